@@ -1,0 +1,112 @@
+"""``fxla-opt``: parse fxla/StableHLO MLIR, run passes in command-line order, print the result.
+
+    fxla-opt input.mlir --convert-fxla-to-stablehlo --canonicalize
+    fxla-opt --split-input-file tests.mlir --verify-fxla
+
+Errors (parse errors, verifier findings, failed conversions) are printed as ``file:line:col: error: …``
+diagnostics and the exit status is 1; a traceback means an fxla bug.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List
+
+from fxla.dialects.fxla import VerificationError, verify_module
+from fxla.dialects.mlir import fxla_context, ir
+from fxla.lowering import LoweringError
+from fxla.lowering.passes import FXLA_PASSES, PassFailure, run_pipeline
+
+from .diagnostics import emit, mlir_error_lines, render
+
+SPLIT_MARKER = "// -----"
+MLIR_PASSES = {"canonicalize": "MLIR's canonicalizer", "cse": "common subexpression elimination",
+               "symbol-dce": "drop unused private symbols", "inline": "inline calls"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fxla-opt", description=__doc__.split("\n\n")[0])
+    p.add_argument("input", nargs="?", default="-", help="input file ('-' for stdin)")
+    p.add_argument("-o", dest="output", default="-", help="output file")
+    p.add_argument("--split-input-file", action="store_true",
+                   help=f"process each chunk between '{SPLIT_MARKER}' lines separately")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
+    p.add_argument("--pass-pipeline", default=None,
+                   help="comma-separated passes, e.g. 'convert-fxla-to-stablehlo,canonicalize'")
+    for name, (_, doc) in FXLA_PASSES.items():
+        p.add_argument(f"--{name}", dest="passes", action="append_const", const=name, help=doc)
+    for name, doc in MLIR_PASSES.items():
+        p.add_argument(f"--{name}", dest="passes", action="append_const", const=name, help=doc)
+    return p
+
+
+def _chunks(text: str, split: bool) -> List[str]:
+    if not split:
+        return [text]
+    chunks, current, start = [], [], 0
+    for i, line in enumerate(text.splitlines(keepends=True)):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append("\n" * start + "".join(current))   # pad so locations keep the file's line numbers
+            current, start = [], i + 1
+        else:
+            current.append(line)
+    chunks.append("\n" * start + "".join(current))
+    return chunks
+
+
+def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_after_all: bool):
+    """Returns (printed module or None, diagnostic lines)."""
+    context = fxla_context()
+    with context:
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as err:
+            return None, mlir_error_lines(err, filename)
+        try:
+            verify_module(module)
+            run_pipeline(module, passes, print_ir_after_all=print_after_all)
+        except PassFailure as err:
+            cause = err.cause
+            found = getattr(cause, "diagnostics", None)
+            if found:
+                return None, [render(d.location, f"'{d.op_name}' op {d.message}", filename) for d in found]
+            return None, [f"{filename}: error: {cause}"]
+        except VerificationError as err:
+            return None, [render(d.location, f"'{d.op_name}' op {d.message}", filename) for d in err.diagnostics]
+        except ir.MLIRError as err:
+            return None, mlir_error_lines(err, filename)
+        except LoweringError as err:
+            return None, [f"{filename}: error: {err}"]
+        return module.operation.get_asm(enable_debug_info=debuginfo), []
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    passes = list(args.passes or [])
+    if args.pass_pipeline:
+        passes += [p.strip() for p in args.pass_pipeline.split(",") if p.strip()]
+    try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+    except OSError as err:
+        print(f"fxla-opt: error: cannot read '{args.input}': {err.strerror}", file=sys.stderr)
+        return 1
+    filename = "<stdin>" if args.input == "-" else args.input
+    outputs, failed = [], False
+    for chunk in _chunks(text, args.split_input_file):
+        printed, diags = process(chunk, passes, filename, args.mlir_print_debuginfo, args.print_ir_after_all)
+        emit(diags)
+        failed |= bool(diags)
+        if printed is not None:
+            outputs.append(printed.rstrip("\n"))
+    result = ("\n" + SPLIT_MARKER + "\n").join(outputs) + ("\n" if outputs else "")
+    if args.output == "-":
+        sys.stdout.write(result)
+    else:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(result)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

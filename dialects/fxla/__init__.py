@@ -1,0 +1,11 @@
+"""The ``fxla`` MLIR dialect: a declarative op table (:mod:`.ops`), its schema (:mod:`.opdef`), type
+inference (:mod:`.infer`), dtype rules (:mod:`.types`), verifier (:mod:`.verifier`) and docs (:mod:`.docs`)."""
+from . import ops
+from .opdef import ANY_ELEM, Attr, AttrKind, InferError, OpDef, Operand, sig_of, type_of
+from .ops import ALL_OPS, BY_NAME
+from .types import Sig, promote_pair, result_elem
+from .verifier import Diagnostic, VerificationError, verify_fxla, verify_module, verify_op
+
+__all__ = ["ops", "OpDef", "Operand", "Attr", "AttrKind", "InferError", "ANY_ELEM", "sig_of", "type_of",
+           "ALL_OPS", "BY_NAME", "Sig", "promote_pair", "result_elem", "Diagnostic", "VerificationError",
+           "verify_fxla", "verify_module", "verify_op"]

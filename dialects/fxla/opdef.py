@@ -1,0 +1,210 @@
+"""Declarative op definitions: the schema every ``fxla`` op is built, read and verified against.
+
+An :class:`OpDef` states an op's operands (:class:`Operand`, possibly optional), its results, its attributes
+(:class:`Attr` with an :class:`AttrKind`), a type-inference function over :class:`~.types.Sig` and an optional
+extra verifier.  From that one table fxla derives builders (``opdef.build``), readers (``opdef.read``),
+the verifier (:mod:`.verifier`) and the reference docs (:mod:`.docs`).
+
+Ops are created in generic form (``"fxla.add"(%a, %b) : (…) -> …``) in fxla's own MLIR context, where
+unregistered dialects are allowed; the table, not MLIR, is the source of truth for their structure.
+Ops with optional operands carry MLIR's standard ``operandSegmentSizes`` attribute.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..mlir import ir
+from .types import ALL_TYPES, FLOAT_TYPES, Sig
+
+SEGMENTS = "operandSegmentSizes"
+ANY_ELEM = "*"          # an inferred element type the op leaves free
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class AttrKind:
+    """How one kind of attribute maps between Python values and MLIR attributes."""
+
+    name: str                                  # as shown in docs, e.g. "i64", "array<i64>"
+    to_mlir: Callable[[Any], ir.Attribute]
+    to_python: Callable[[ir.Attribute], Any]   # raises (TypeError/ValueError) on a wrong kind
+
+
+def _int_attr(value):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def _int_value(attr):
+    return ir.IntegerAttr(attr).value
+
+
+def _float_attr(value):
+    return ir.FloatAttr.get(ir.F64Type.get(), float(value))
+
+
+def _float_value(attr):
+    return ir.FloatAttr(attr).value
+
+
+def _array_value(attr):
+    return tuple(ir.DenseI64ArrayAttr(attr))
+
+
+def _dense_value(attr):
+    return ir.DenseElementsAttr(attr)
+
+
+I64 = AttrKind("i64", _int_attr, _int_value)
+F64 = AttrKind("f64", _float_attr, _float_value)
+BOOL = AttrKind("bool", lambda v: ir.BoolAttr.get(bool(v)), lambda a: ir.BoolAttr(a).value)
+STR = AttrKind("string", lambda v: ir.StringAttr.get(str(v)), lambda a: ir.StringAttr(a).value)
+I64_ARRAY = AttrKind("array<i64>", lambda v: ir.DenseI64ArrayAttr.get([int(x) for x in v]), _array_value)
+DENSE = AttrKind("dense elements", lambda v: v, _dense_value)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand: a ranked tensor whose element type is one of ``elems``."""
+
+    name: str
+    doc: str = ""
+    optional: bool = False
+    elems: Tuple[str, ...] = ALL_TYPES
+
+
+def FloatOperand(name: str, doc: str = "", optional: bool = False) -> Operand:  # noqa: N802 (a constructor)
+    return Operand(name, doc, optional, FLOAT_TYPES)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute: its name, kind, doc and default (``choices`` restricts string/int values)."""
+
+    name: str
+    kind: AttrKind
+    doc: str = ""
+    default: Any = _REQUIRED
+    choices: Tuple[Any, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+InferFn = Callable[[Sequence[Optional[Sig]], Dict[str, Any]], List[Optional[Sig]]]
+VerifyFn = Callable[[Sequence[Optional[Sig]], Dict[str, Any]], Optional[str]]
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """The definition of one ``fxla`` op.  Identity-hashed: lowering tables are keyed by these objects.
+
+    ``infer(operands, attrs)`` receives one :class:`Sig` per declared operand (``None`` for an absent optional
+    one) and the attributes as Python values with defaults filled in.  It returns one ``Sig`` per result; a
+    result whose element type the op leaves to its creator (``convert``) has ``elem == ANY_ELEM``.  It raises
+    :class:`InferError` with a readable reason when the operands do not fit.
+    """
+
+    mnemonic: str
+    summary: str
+    operands: Tuple[Operand, ...]
+    attributes: Tuple[Attr, ...] = ()
+    results: Tuple[str, ...] = ("result",)
+    infer: Optional[InferFn] = None
+    torch: str = ""                       # the torch semantics it mirrors, for the docs
+    description: str = ""
+    attr_index: Dict[str, Attr] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "attr_index", {a.name: a for a in self.attributes})
+
+    @property
+    def name(self) -> str:
+        return f"fxla.{self.mnemonic}"
+
+    @property
+    def has_optional(self) -> bool:
+        return any(o.optional for o in self.operands)
+
+    # -- building -----------------------------------------------------------------------------------------------
+    def build(self, operands: Sequence[Optional[ir.Value]], attrs: Optional[Dict[str, Any]] = None,
+              result_types: Optional[Sequence[ir.Type]] = None, loc: Optional[ir.Location] = None) -> ir.Operation:
+        """Create the op at the current insertion point.
+
+        ``operands`` has one entry per declared operand (``None`` for an absent optional one).  ``attrs`` are
+        Python values (defaults are stored explicitly so the printed IR is self-describing).  Without
+        ``result_types`` the result types are inferred from the op table.
+        """
+        if len(operands) != len(self.operands):
+            raise ValueError(f"{self.name} takes {len(self.operands)} operands, got {len(operands)}")
+        attrs = dict(attrs or {})
+        unknown = set(attrs) - set(self.attr_index)
+        if unknown:
+            raise ValueError(f"{self.name} has no attribute(s) {sorted(unknown)}")
+        mlir_attrs = {}
+        for a in self.attributes:
+            value = attrs.get(a.name, None if a.required else a.default)
+            if value is None and a.required:
+                raise ValueError(f"{self.name} requires attribute '{a.name}'")
+            if value is not None:
+                mlir_attrs[a.name] = a.kind.to_mlir(value)
+        present = [v for v in operands if v is not None]
+        if self.has_optional:
+            mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
+        if result_types is None:
+            sigs = [None if v is None else sig_of(v.type) for v in operands]
+            inferred = self.infer(sigs, self.python_attrs_from(mlir_attrs))
+            if any(s.elem == ANY_ELEM for s in inferred):
+                raise ValueError(f"{self.name}: result type cannot be inferred; pass result_types")
+            result_types = [type_of(s) for s in inferred]
+        return ir.Operation.create(self.name, results=list(result_types), operands=present,
+                                   attributes=mlir_attrs, loc=loc)
+
+    def __call__(self, *operands, loc=None, result_type=None, **attrs) -> ir.Value:
+        """``ops.add(a, b)`` — build a single-result op and return its value."""
+        op = self.build(list(operands), attrs, None if result_type is None else [result_type], loc)
+        return op.result
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    def python_attrs_from(self, mlir_attrs: Dict[str, ir.Attribute]) -> Dict[str, Any]:
+        values = {}
+        for a in self.attributes:
+            if a.name in mlir_attrs:
+                values[a.name] = a.kind.to_python(mlir_attrs[a.name])
+            elif not a.required:
+                values[a.name] = a.default
+        return values
+
+    def read(self, op: ir.Operation) -> Tuple[List[Optional[ir.Value]], Dict[str, Any]]:
+        """Operands (``None`` for absent optional ones) and Python attribute values of a verified op."""
+        attrs = {name: op.attributes[name] for name in attr_names(op)}
+        values = list(op.operands)
+        if self.has_optional:
+            sizes = list(ir.DenseI32ArrayAttr(attrs[SEGMENTS]))
+            it = iter(values)
+            values = [next(it) if size else None for size in sizes]
+        return values, self.python_attrs_from(attrs)
+
+
+def attr_names(op: ir.Operation) -> List[str]:
+    """Names of all attributes on ``op``."""
+    return list(op.attributes)
+
+
+def sig_of(t: ir.Type) -> Optional[Sig]:
+    """The :class:`Sig` of a ranked static tensor type, else ``None``."""
+    rt = t.maybe_downcast() if not isinstance(t, ir.RankedTensorType) else t
+    if not isinstance(rt, ir.RankedTensorType):
+        return None
+    if not rt.has_static_shape:
+        return None
+    return Sig(tuple(rt.shape), str(rt.element_type))
+
+
+def type_of(sig: Sig) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(sig.shape), ir.Type.parse(sig.elem))
+
+
+class InferError(Exception):
+    """Raised by an op's type inference when its operands/attributes are inconsistent (a verifier finding)."""

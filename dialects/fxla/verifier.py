@@ -1,0 +1,140 @@
+"""fxla's verifier: checks every ``fxla.*`` op of a module against the op table.
+
+MLIR treats fxla's generic-form ops as unregistered, so structure is checked here: the op is in the table,
+operand count (and ``operandSegmentSizes``), operand element types, attributes (presence, kind, choices, no
+unknown ones), result count, and the result types against the table's type inference.  All findings are
+collected and raised at once as one :class:`VerificationError`, each with its ``file:line:col``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+from fxla.errors import FxlaError
+
+from ..mlir import ir, location_parts
+from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of
+from .ops import BY_NAME
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One verifier finding at an MLIR location."""
+
+    location: ir.Location
+    op_name: str
+    message: str
+
+    def __str__(self) -> str:
+        parts = location_parts(self.location)
+        where = f"{parts[0]}:{parts[1]}:{parts[2]}: " if parts else ""
+        return f"{where}error: '{self.op_name}' op {self.message}"
+
+
+class VerificationError(FxlaError):
+    """An fxla module failed verification; ``diagnostics`` lists every finding."""
+
+    def __init__(self, diagnostics: List[Diagnostic]):
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+def _check_operands(opdef: OpDef, op: ir.Operation) -> Optional[str]:
+    n = len(op.operands)
+    if opdef.has_optional:
+        if SEGMENTS not in attr_names(op):
+            return f"requires attribute '{SEGMENTS}' (it has optional operands)"
+        sizes = list(ir.DenseI32ArrayAttr(op.attributes[SEGMENTS]))
+        if len(sizes) != len(opdef.operands) or any(s not in (0, 1) for s in sizes):
+            return f"'{SEGMENTS}' must have {len(opdef.operands)} entries of 0 or 1, got {sizes}"
+        for size, decl in zip(sizes, opdef.operands):
+            if size == 0 and not decl.optional:
+                return f"operand '{decl.name}' is required"
+        if sum(sizes) != n:
+            return f"'{SEGMENTS}' adds up to {sum(sizes)} but the op has {n} operands"
+    elif n != len(opdef.operands):
+        return f"expects {len(opdef.operands)} operand{'s' * (len(opdef.operands) != 1)}, but got {n}"
+    return None
+
+
+def verify_op(op: ir.Operation) -> List[Diagnostic]:
+    """Diagnostics for one ``fxla.*`` op (empty when it is valid)."""
+    name = op.name
+    opdef = BY_NAME.get(name)
+    diag = lambda msg: [Diagnostic(op.location, name, msg)]  # noqa: E731
+    if opdef is None:
+        return diag(f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})")
+    problem = _check_operands(opdef, op)
+    if problem:
+        return diag(problem)
+    operands, _ = opdef.read(op) if opdef.has_optional else (list(op.operands), None)
+    sigs = []
+    for value, decl in zip(operands, opdef.operands):
+        if value is None:
+            sigs.append(None)
+            continue
+        sig = sig_of(value.type)
+        if sig is None:
+            return diag(f"operand '{decl.name}' must be a statically shaped ranked tensor, got {value.type}")
+        if sig.elem not in decl.elems:
+            return diag(f"operand '{decl.name}' must have element type in {{{', '.join(decl.elems)}}}, "
+                        f"got {sig.elem}")
+        sigs.append(sig)
+    present = set(attr_names(op)) - {SEGMENTS}
+    unknown = sorted(present - set(opdef.attr_index))
+    if unknown:
+        return diag(f"has unknown attribute{'s' * (len(unknown) > 1)} {', '.join(repr(u) for u in unknown)}")
+    attrs = {}
+    for a in opdef.attributes:
+        if a.name not in present:
+            if a.required:
+                return diag(f"requires attribute '{a.name}' ({a.kind.name})")
+            attrs[a.name] = a.default
+            continue
+        try:
+            attrs[a.name] = a.kind.to_python(op.attributes[a.name])
+        except (TypeError, ValueError):
+            return diag(f"attribute '{a.name}' must be {a.kind.name}, got {op.attributes[a.name]}")
+        if a.choices and attrs[a.name] not in a.choices:
+            return diag(f"attribute '{a.name}' must be one of {list(a.choices)}, got {attrs[a.name]!r}")
+    if len(op.results) != len(opdef.results):
+        return diag(f"expects {len(opdef.results)} result(s), but got {len(op.results)}")
+    try:
+        expected = opdef.infer(sigs, attrs)
+    except InferError as err:
+        return diag(str(err))
+    for i, (res, want) in enumerate(zip(op.results, expected)):
+        got = sig_of(res.type)
+        if got is None or got.shape != want.shape or (want.elem != ANY_ELEM and got.elem != want.elem):
+            shown = str(want) if want.elem != ANY_ELEM else f"tensor<{''.join(f'{d}x' for d in want.shape)}?>"
+            return diag(f"result #{i} has type {res.type}, but the operands imply {shown}")
+    return []
+
+
+def verify_fxla(root: ir.Operation) -> List[Diagnostic]:
+    """Diagnostics for every ``fxla.*`` op nested under ``root``, in program order."""
+    found: List[Diagnostic] = []
+
+    def visit(op):
+        if op.name.startswith("fxla."):
+            found.extend(verify_op(op))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+def verify_module(module) -> None:
+    """Raise :class:`VerificationError` unless MLIR's structural verifier and fxla's verifier both pass.
+
+    ``module`` is an ``ir.Module`` or its ``builtin.module`` operation.
+    """
+    root = module.operation if isinstance(module, ir.Module) else module
+    try:
+        root.verify()
+    except ir.MLIRError as err:
+        raise VerificationError([Diagnostic(d.location, "builtin", d.message) for d in err.error_diagnostics]) \
+            from None
+    found = verify_fxla(root)
+    if found:
+        raise VerificationError(found)

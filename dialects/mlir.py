@@ -1,0 +1,64 @@
+"""The one module that binds fxla to an MLIR engine: jaxlib's bundled MLIR Python bindings.
+
+Everything else in fxla imports ``ir``, ``passmanager``, ``func``, ``hlo`` (StableHLO), ``chlo`` and
+``rewrite`` from here, so swapping the engine is a change to this file alone.
+
+Two kinds of context exist:
+
+* :func:`fxla_context` — the StableHLO/func/chlo dialects registered *and* unregistered dialects allowed,
+  so generic-form ``"fxla.*"`` ops can be created and parsed.  fxla's own verifier
+  (:mod:`fxla.dialects.fxla.verifier`) checks those ops against the op table.
+* :func:`strict_context` — unregistered dialects rejected; used to re-parse and verify StableHLO output with
+  MLIR's real verifier before it is handed to XLA.
+"""
+from __future__ import annotations
+
+import re
+
+from jax.interpreters import mlir as _jax_mlir
+from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
+from jaxlib.mlir.dialects import chlo, func  # noqa: F401
+from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
+from jaxlib.mlir._mlir_libs._mlir import rewrite  # noqa: F401  (raw native rewrite API; no public wrapper in 0.10.2)
+
+__all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context", "strict_context",
+           "location_parts", "register_stablehlo_passes"]
+
+_passes_registered = False
+
+
+def register_stablehlo_passes() -> None:
+    """Register StableHLO's passes (e.g. ``chlo-legalize-to-stablehlo``) with the pass registry once."""
+    global _passes_registered
+    if not _passes_registered:
+        hlo.register_stablehlo_passes()
+        _passes_registered = True
+
+
+def strict_context() -> ir.Context:
+    """A context with StableHLO, CHLO, func, … registered and unregistered dialects *rejected*."""
+    register_stablehlo_passes()
+    ctx = _jax_mlir.make_ir_context()
+    ctx.allow_unregistered_dialects = False
+    return ctx
+
+
+def fxla_context() -> ir.Context:
+    """A context in which generic-form ``fxla.*`` ops may be created and parsed (fxla's own context)."""
+    ctx = strict_context()
+    ctx.allow_unregistered_dialects = True
+    return ctx
+
+
+_FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
+
+def location_parts(loc: ir.Location):
+    """``(file, line, col)`` of the innermost file location inside ``loc``, or ``None``.
+
+    Works for plain file locations and for name/call-site/fused locations wrapping one.
+    """
+    match = _FILE_LOC.search(str(loc))
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3))

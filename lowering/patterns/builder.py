@@ -1,0 +1,91 @@
+"""The helper every fxla -> StableHLO pattern builds with, and the pattern table."""
+from __future__ import annotations
+
+from typing import Callable, Dict, Sequence
+
+from fxla.dialects.fxla import OpDef, Sig, sig_of, type_of
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import hlo, ir
+
+#: OpDef -> pattern
+PATTERNS: Dict[OpDef, Callable] = {}
+
+
+def pattern(*opdefs: OpDef):
+    """Decorator registering a pattern for one or more fxla ops."""
+    def deco(fn):
+        for opdef in opdefs:
+            PATTERNS[opdef] = fn
+        return fn
+    return deco
+
+
+class Builder:
+    """StableHLO building helpers at one fxla op's position; ``result`` is the op's result :class:`Sig`."""
+
+    def __init__(self, op: ir.Operation):
+        self.op = op
+        self.result_type = op.results[0].type
+        self.result: Sig = sig_of(self.result_type)
+
+    @staticmethod
+    def sig(value: ir.Value) -> Sig:
+        return sig_of(value.type)
+
+    @staticmethod
+    def type(shape: Sequence[int], elem: str) -> ir.RankedTensorType:
+        return type_of(Sig(tuple(shape), elem))
+
+    def convert(self, value: ir.Value, elem: str) -> ir.Value:
+        sig = self.sig(value)
+        if sig.elem == elem:
+            return value
+        return hlo.ConvertOp(self.type(sig.shape, elem), value).result
+
+    def broadcast(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+        """Numpy-style broadcast of ``value`` to ``shape`` (trailing dims aligned)."""
+        sig = self.sig(value)
+        shape = tuple(shape)
+        if sig.shape == shape:
+            return value
+        dims = list(range(len(shape) - sig.rank, len(shape)))
+        return hlo.BroadcastInDimOp(self.type(shape, sig.elem), value, dims).result
+
+    def broadcast_dims(self, value: ir.Value, shape: Sequence[int], dims: Sequence[int]) -> ir.Value:
+        """broadcast_in_dim with explicit operand->result dimension mapping."""
+        return hlo.BroadcastInDimOp(self.type(shape, self.sig(value).elem), value, list(dims)).result
+
+    def splat(self, value, elem: str, shape: Sequence[int] = ()) -> ir.Value:
+        t = self.type(shape, elem)
+        scalar_type = t.element_type
+        attr = ir.FloatAttr.get(scalar_type, float(value)) if is_float(elem) else \
+            ir.IntegerAttr.get(scalar_type, int(value))
+        return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, attr)).result
+
+    def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+        sig = self.sig(value)
+        if sig.shape == tuple(shape):
+            return value
+        return hlo.ReshapeOp(self.type(shape, sig.elem), value).result
+
+    def reduce(self, value: ir.Value, dims: Sequence[int], init, body: Callable) -> ir.Value:
+        """``stablehlo.reduce`` over ``dims`` (removed from the shape) with a binary ``body`` op class."""
+        sig = self.sig(value)
+        dims = sorted(dims)
+        out_shape = [d for i, d in enumerate(sig.shape) if i not in dims]
+        init_value = self.splat(init, sig.elem)
+        red = hlo.ReduceOp([self.type(out_shape, sig.elem)], [value], [init_value], dims)
+        scalar = self.type((), sig.elem)
+        block = red.regions[0].blocks.append(scalar, scalar)
+        with ir.InsertionPoint(block):
+            hlo.ReturnOp([body(block.arguments[0], block.arguments[1]).result])
+        return red.result
+
+    def lowest(self, elem: str):
+        """The reduction identity of max: -inf for floats, the minimum integer otherwise."""
+        if is_float(elem):
+            return float("-inf")
+        if elem == "i1":
+            return 0
+        bits = int(elem.lstrip("ui"))
+        return 0 if elem.startswith("ui") else -(1 << (bits - 1))

@@ -1,0 +1,180 @@
+"""Patterns for structured fxla ops: contractions, convolution, pooling, reductions, normalisation, layout."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import broadcast_shapes
+from fxla.dialects.mlir import hlo, ir
+
+from .builder import Builder, pattern
+from .elementwise import compute_type
+
+
+def _dims(dims, rank):
+    return [d % rank for d in dims] if rank else []
+
+
+def _dot(b: Builder, lhs, rhs, out_shape, *, lhs_batch=(), rhs_batch=(), lhs_contract, rhs_contract):
+    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lhs_batch),
+                                     rhs_batching_dimensions=list(rhs_batch),
+                                     lhs_contracting_dimensions=list(lhs_contract),
+                                     rhs_contracting_dimensions=list(rhs_contract))
+    return hlo.DotGeneralOp(b.type(out_shape, b.sig(lhs).elem), lhs, rhs, dn).result
+
+
+@pattern(ops.linear)
+def _linear(b: Builder, x, w, bias):
+    xs = b.sig(x)
+    y = _dot(b, x, w, b.result.shape, lhs_contract=[xs.rank - 1], rhs_contract=[1])
+    if bias is not None:
+        y = hlo.AddOp(y, b.broadcast(bias, b.result.shape)).result
+    return y
+
+
+@pattern(ops.matmul)
+def _matmul(b: Builder, lhs, rhs):
+    ls, rs = b.sig(lhs), b.sig(rhs)
+    if ls.rank == 1:
+        lhs = b.reshape(lhs, (1, ls.shape[0]))
+        ls = b.sig(lhs)
+    if rs.rank == 1:
+        rhs = b.reshape(rhs, (rs.shape[0], 1))
+        rs = b.sig(rhs)
+    batch = broadcast_shapes(ls.shape[:-2], rs.shape[:-2])
+    nb = len(batch)
+    lhs = b.broadcast(lhs, batch + ls.shape[-2:])
+    rhs = b.broadcast(rhs, batch + rs.shape[-2:])
+    out = batch + (ls.shape[-2], rs.shape[-1])
+    y = _dot(b, lhs, rhs, out, lhs_batch=range(nb), rhs_batch=range(nb), lhs_contract=[nb + 1],
+             rhs_contract=[nb])
+    return b.reshape(y, b.result.shape)
+
+
+def _padding_attr(pairs):
+    return ir.DenseIntElementsAttr.get(np.asarray(pairs, dtype=np.int64).reshape(len(pairs), 2))
+
+
+@pattern(ops.conv2d)
+def _conv2d(b: Builder, x, w, bias, *, stride, padding, dilation, groups):
+    dn = hlo.ConvDimensionNumbers.get(
+        input_batch_dimension=0, input_feature_dimension=1, input_spatial_dimensions=[2, 3],
+        kernel_output_feature_dimension=0, kernel_input_feature_dimension=1, kernel_spatial_dimensions=[2, 3],
+        output_batch_dimension=0, output_feature_dimension=1, output_spatial_dimensions=[2, 3])
+    y = hlo.ConvolutionOp(b.result_type, x, w, dn, feature_group_count=groups, batch_group_count=1,
+                          window_strides=list(stride), padding=_padding_attr([(p, p) for p in padding]),
+                          rhs_dilation=list(dilation)).result
+    if bias is not None:
+        y = hlo.AddOp(y, b.broadcast_dims(bias, b.result.shape, [1])).result
+    return y
+
+
+@pattern(ops.max_pool2d)
+def _max_pool2d(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
+    xs = b.sig(x)
+    lead = xs.rank - 2
+    pads = [(0, 0)] * lead
+    for i in range(2):
+        size, k, s, p, d = xs.shape[lead + i], kernel_size[i], stride[i], padding[i], dilation[i]
+        needed = (b.result.shape[lead + i] - 1) * s + d * (k - 1) + 1    # extent the windows cover
+        pads.append((p, max(needed - size - p, 0)))                       # ceil_mode may need more on the high end
+    init = b.splat(b.lowest(xs.elem), xs.elem)
+    op = hlo.ReduceWindowOp([b.result_type], [x], [init], [1] * lead + list(kernel_size),
+                            window_strides=[1] * lead + list(stride), window_dilations=[1] * lead + list(dilation),
+                            padding=_padding_attr(pads))
+    scalar = b.type((), xs.elem)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([hlo.MaxOp(block.arguments[0], block.arguments[1]).result])
+    return op.result
+
+
+@pattern(ops.reshape)
+def _reshape(b: Builder, x, *, shape):
+    return hlo.ReshapeOp(b.result_type, x).result
+
+
+@pattern(ops.permute)
+def _permute(b: Builder, x, *, dims):
+    return hlo.TransposeOp(x, _dims(dims, b.sig(x).rank)).result
+
+
+def _keep(b: Builder, x, dims):
+    """Dims to reduce (all when empty) normalised."""
+    rank = b.sig(x).rank
+    return sorted(set(_dims(dims, rank))) if dims else list(range(rank))
+
+
+@pattern(ops.sum)
+def _sum(b: Builder, x, *, dims, keepdim):
+    x = b.convert(x, b.result.elem)
+    return b.reshape(b.reduce(x, _keep(b, x, dims), 0, hlo.AddOp), b.result.shape)
+
+
+@pattern(ops.mean)
+def _mean(b: Builder, x, *, dims, keepdim):
+    elem = compute_type(b.result.elem)
+    reduced = _keep(b, x, dims)
+    xs = b.sig(x)
+    x = b.convert(x, elem)
+    total = b.reduce(x, reduced, 0, hlo.AddOp)
+    count = math.prod(xs.shape[d] for d in reduced)
+    mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
+    return b.reshape(b.convert(mean, b.result.elem), b.result.shape)
+
+
+def _softmax_parts(b: Builder, x, dim):
+    """(shifted = x - max, exp(shifted), sum broadcast back) computed in the compute type along ``dim``."""
+    xs = b.sig(x)
+    elem = compute_type(xs.elem)
+    d = dim % xs.rank if xs.rank else 0
+    x = b.convert(x, elem)
+    keep_dims = [i for i in range(xs.rank) if i != d]
+    peak = b.broadcast_dims(b.reduce(x, [d], b.lowest(elem), hlo.MaxOp), xs.shape, keep_dims)
+    shifted = hlo.SubtractOp(x, peak).result
+    exps = hlo.ExpOp(shifted).result
+    total = b.broadcast_dims(b.reduce(exps, [d], 0, hlo.AddOp), xs.shape, keep_dims)
+    return shifted, exps, total
+
+
+@pattern(ops.softmax)
+def _softmax(b: Builder, x, *, dim):
+    if b.sig(x).rank == 0:
+        return b.splat(1.0, b.result.elem)
+    _, exps, total = _softmax_parts(b, x, dim)
+    return b.convert(hlo.DivOp(exps, total).result, b.result.elem)
+
+
+@pattern(ops.log_softmax)
+def _log_softmax(b: Builder, x, *, dim):
+    if b.sig(x).rank == 0:
+        return b.splat(0.0, b.result.elem)
+    shifted, _, total = _softmax_parts(b, x, dim)
+    return b.convert(hlo.SubtractOp(shifted, hlo.LogOp(total).result).result, b.result.elem)
+
+
+@pattern(ops.layer_norm)
+def _layer_norm(b: Builder, x, weight, bias, *, normalized_rank, eps):
+    xs = b.sig(x)
+    elem = compute_type(xs.elem)
+    dims = list(range(xs.rank - normalized_rank, xs.rank))
+    lead = list(range(xs.rank - normalized_rank))
+    count = math.prod(xs.shape[d] for d in dims)
+    x = b.convert(x, elem)
+
+    def mean_over(v):
+        total = b.reduce(v, dims, 0, hlo.AddOp)
+        mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
+        return b.broadcast_dims(mean, xs.shape, lead)
+
+    centered = hlo.SubtractOp(x, mean_over(x)).result
+    var = mean_over(hlo.MulOp(centered, centered).result)
+    y = hlo.MulOp(centered, hlo.RsqrtOp(hlo.AddOp(var, b.splat(eps, elem, xs.shape)).result).result).result
+    if weight is not None:
+        y = hlo.MulOp(y, b.broadcast(b.convert(weight, elem), xs.shape)).result
+    if bias is not None:
+        y = hlo.AddOp(y, b.broadcast(b.convert(bias, elem), xs.shape)).result
+    return b.convert(y, b.result.elem)
+

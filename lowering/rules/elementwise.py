@@ -1,0 +1,133 @@
+"""Elementwise arithmetic, comparisons, activations and dtype conversions."""
+from __future__ import annotations
+
+import operator
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import ops
+
+from ..registry import register
+
+
+def _binary(ctx, input, other, *, opdef):
+    return ctx.emit(opdef, ctx.tensor(input), ctx.tensor(other))
+
+
+def _scaled(ctx, input, other, *, opdef, alpha=1, out=None):
+    if out is not None:
+        raise ctx.error("out= is not supported", "fxla programs are functional", "drop out= and use the result")
+    if alpha != 1:
+        other = ctx.emit(ops.mul, ctx.tensor(other), ctx.tensor(alpha))
+    return _binary(ctx, input, other, opdef=opdef)
+
+
+def _rsub(ctx, input, other, *, alpha=1):
+    return _scaled(ctx, other, input, opdef=ops.sub, alpha=alpha)
+
+
+def _div(ctx, input, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        raise ctx.error(f"div with rounding_mode={rounding_mode!r} is not supported yet",
+                        "only true division has an fxla op", "use true division, or torch.floor on its result")
+    return _binary(ctx, input, other, opdef=ops.div)
+
+
+register(operator.add, operator.iadd, torch.add, torch.Tensor.add)(partial(_scaled, opdef=ops.add))
+register(operator.sub, operator.isub, torch.sub, torch.Tensor.sub)(partial(_scaled, opdef=ops.sub))
+register(torch.rsub)(_rsub)
+register(operator.truediv, operator.itruediv, torch.div, torch.true_divide, torch.Tensor.div,
+         torch.Tensor.true_divide)(_div)
+
+for _opdef, _keys in (
+    (ops.mul, (operator.mul, operator.imul, torch.mul, torch.Tensor.mul)),
+    (ops.maximum, (torch.maximum, torch.Tensor.maximum)),
+    (ops.minimum, (torch.minimum, torch.Tensor.minimum)),
+    (ops.pow, (operator.pow, torch.pow, torch.Tensor.pow)),
+    (ops.eq, (operator.eq, torch.eq, torch.Tensor.eq)),
+    (ops.ne, (operator.ne, torch.ne, torch.Tensor.ne)),
+    (ops.lt, (operator.lt, torch.lt, torch.Tensor.lt)),
+    (ops.le, (operator.le, torch.le, torch.Tensor.le)),
+    (ops.gt, (operator.gt, torch.gt, torch.Tensor.gt)),
+    (ops.ge, (operator.ge, torch.ge, torch.Tensor.ge)),
+):
+    register(*_keys)(partial(_binary, opdef=_opdef))
+
+
+def _unary(ctx, input, *, opdef):
+    return ctx.emit(opdef, ctx.tensor(input))
+
+
+def _unary_module(ctx, input, *, mod, opdef):
+    return ctx.emit(opdef, input)
+
+
+def _relu(ctx, input, inplace=False):
+    return ctx.emit(ops.relu, input)
+
+
+for _opdef, _keys, _module in (
+    (ops.neg, (operator.neg, torch.neg, torch.Tensor.neg), None),
+    (ops.abs, (operator.abs, torch.abs, torch.Tensor.abs), None),
+    (ops.exp, (torch.exp, torch.Tensor.exp), None),
+    (ops.log, (torch.log, torch.Tensor.log), None),
+    (ops.sqrt, (torch.sqrt, torch.Tensor.sqrt), None),
+    (ops.rsqrt, (torch.rsqrt, torch.Tensor.rsqrt), None),
+    (ops.tanh, (torch.tanh, F.tanh, torch.Tensor.tanh), torch.nn.Tanh),
+    (ops.sigmoid, (torch.sigmoid, F.sigmoid, torch.Tensor.sigmoid), torch.nn.Sigmoid),
+):
+    register(*_keys)(partial(_unary, opdef=_opdef))
+    if _module is not None:
+        register(_module)(partial(_unary_module, opdef=_opdef))
+
+register(torch.relu, F.relu, torch.Tensor.relu)(_relu)
+
+
+@register(torch.nn.ReLU)
+def _relu_module(ctx, input, *, mod):
+    return ctx.emit(ops.relu, input)
+
+
+@register(F.gelu)
+def _gelu(ctx, input, approximate="none"):
+    return ctx.emit(ops.gelu, input, approximate=approximate)
+
+
+@register(torch.nn.GELU)
+def _gelu_module(ctx, input, *, mod):
+    return ctx.emit(ops.gelu, input, approximate=mod.approximate)
+
+
+def _convert(ctx, input, dtype=None):
+    if ctx.sig(input) == ctx.result_sig:
+        return input
+    return ctx.emit(ops.convert, input, result_type=ctx.result_type)
+
+
+@register(torch.Tensor.to, torch.Tensor.type)
+def _to(ctx, input, *args, **kwargs):
+    dtype = kwargs.pop("dtype", None)
+    for a in args:
+        if isinstance(a, torch.dtype):
+            dtype = a
+        elif not isinstance(a, (str, torch.device)) or (isinstance(a, str) and a != "cpu"):
+            raise ctx.error(f"Tensor.to({a!r}) is not supported", "fxla places tensors itself and converts "
+                            "only element types", "use .to(dtype) inside the model; choose the device with "
+                            "fxla.compile(..., device=...)")
+    kwargs.pop("non_blocking", None), kwargs.pop("copy", None), kwargs.pop("device", None)
+    if kwargs:
+        raise ctx.error(f"Tensor.to(**{kwargs}) is not supported", "unknown keyword arguments", "drop them")
+    return input if dtype is None else _convert(ctx, input, dtype)
+
+
+def _convert_method(ctx, input, memory_format=None, *, dtype):
+    return _convert(ctx, input, dtype)
+
+
+for _method, _dtype in ((torch.Tensor.float, torch.float32), (torch.Tensor.half, torch.float16),
+                        (torch.Tensor.bfloat16, torch.bfloat16), (torch.Tensor.double, torch.float64),
+                        (torch.Tensor.long, torch.int64), (torch.Tensor.int, torch.int32),
+                        (torch.Tensor.bool, torch.bool)):
+    register(_method)(partial(_convert_method, dtype=_dtype))

@@ -1,0 +1,143 @@
+"""Neural-network ops: linear algebra, convolution, pooling, normalisation, softmax, dropout, reductions."""
+from __future__ import annotations
+
+import operator
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import Sig, ops, type_of
+
+from ..dtypes import elem_of
+from ..registry import register
+
+
+def _pair(value, n=2):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+@register(F.linear)
+def _linear(ctx, input, weight, bias=None):
+    return ctx.emit(ops.linear, input, weight, bias)
+
+
+@register(torch.nn.Linear)
+def _linear_module(ctx, input, *, mod):
+    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
+    return ctx.emit(ops.linear, input, ctx.param(f"{ctx.node.target}.weight"), bias)
+
+
+@register(torch.matmul, torch.Tensor.matmul, torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm,
+          operator.matmul)
+def _matmul(ctx, input, other):
+    return ctx.emit(ops.matmul, input, other)
+
+
+def _conv_padding(ctx, padding, weight, dilation):
+    if padding == "valid":
+        return (0, 0)
+    if padding == "same":
+        kernel = ctx.sig(weight).shape[2:]
+        total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        if any(t % 2 for t in total):
+            raise ctx.error("padding='same' with an even effective kernel is not supported yet",
+                            "it needs asymmetric padding", "pad explicitly with F.pad")
+        return tuple(t // 2 for t in total)
+    return _pair(padding)
+
+
+@register(F.conv2d)
+def _conv2d(ctx, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    dilation = _pair(dilation)
+    return ctx.emit(ops.conv2d, input, weight, bias, stride=_pair(stride),
+                    padding=_conv_padding(ctx, padding, weight, dilation), dilation=dilation, groups=groups)
+
+
+@register(torch.nn.Conv2d)
+def _conv2d_module(ctx, input, *, mod):
+    if mod.padding_mode != "zeros":
+        raise ctx.error(f"Conv2d(padding_mode={mod.padding_mode!r}) is not supported yet",
+                        "only zero padding has a lowering", "use padding_mode='zeros' or pad with F.pad")
+    weight = ctx.param(f"{ctx.node.target}.weight")
+    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
+    return _conv2d(ctx, input, weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups)
+
+
+@register(F.max_pool2d, torch.max_pool2d)
+def _max_pool2d(ctx, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                return_indices=False):
+    if return_indices:
+        raise ctx.error("max_pool2d(return_indices=True) is not supported yet", "fxla has no indices output",
+                        "use return_indices=False")
+    kernel = _pair(kernel_size)
+    stride = kernel if stride in (None, [], ()) else _pair(stride)
+    return ctx.emit(ops.max_pool2d, input, kernel_size=kernel, stride=stride, padding=_pair(padding),
+                    dilation=_pair(dilation), ceil_mode=bool(ceil_mode))
+
+
+@register(torch.nn.MaxPool2d)
+def _max_pool2d_module(ctx, input, *, mod):
+    return _max_pool2d(ctx, input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode,
+                       mod.return_indices)
+
+
+def _softmax(ctx, input, dim=None, _stacklevel=3, dtype=None, *, opdef):
+    if dim is None:
+        raise ctx.error(f"{opdef.mnemonic} without dim is not supported", "torch's implicit dim is deprecated",
+                        "pass dim explicitly")
+    if dtype is not None:
+        input = ctx.emit(ops.convert, input, result_type=ctx.result_type)
+    return ctx.emit(opdef, input, dim=dim)
+
+
+def _softmax_module(ctx, input, *, mod, opdef):
+    return _softmax(ctx, input, mod.dim, opdef=opdef)
+
+
+for _opdef, _keys, _module in ((ops.softmax, (torch.softmax, F.softmax, torch.Tensor.softmax), torch.nn.Softmax),
+                               (ops.log_softmax, (torch.log_softmax, F.log_softmax, torch.Tensor.log_softmax),
+                                torch.nn.LogSoftmax)):
+    register(*_keys)(partial(_softmax, opdef=_opdef))
+    register(_module)(partial(_softmax_module, opdef=_opdef))
+
+
+@register(F.layer_norm)
+def _layer_norm(ctx, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return ctx.emit(ops.layer_norm, input, weight, bias, normalized_rank=len(tuple(normalized_shape)), eps=eps)
+
+
+@register(torch.nn.LayerNorm)
+def _layer_norm_module(ctx, input, *, mod):
+    weight = ctx.param(f"{ctx.node.target}.weight") if mod.weight is not None else None
+    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
+    return _layer_norm(ctx, input, mod.normalized_shape, weight, bias, mod.eps)
+
+
+@register(F.dropout)
+def _dropout(ctx, input, p=0.5, training=True, inplace=False):
+    if training and p > 0:
+        raise ctx.error("dropout in training mode is not supported", "fxla compiles inference programs; "
+                        "random masks are not lowered yet", "call model.eval() (or pass training=False)")
+    return input
+
+
+@register(torch.nn.Dropout)
+def _dropout_module(ctx, input, *, mod):
+    return _dropout(ctx, input, mod.p, mod.training)
+
+
+@register(torch.nn.Identity)
+def _identity_module(ctx, input, *args, mod, **kwargs):
+    return input
+
+
+def _reduce(ctx, input, dim=None, keepdim=False, *, dtype=None, opdef):
+    dims = () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    if dtype is not None:
+        input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
+    return ctx.emit(opdef, input, dims=dims, keepdim=bool(keepdim))
+
+
+for _opdef, _keys in ((ops.sum, (torch.sum, torch.Tensor.sum)), (ops.mean, (torch.mean, torch.Tensor.mean))):
+    register(*_keys)(partial(_reduce, opdef=_opdef))

@@ -1,0 +1,160 @@
+"""Graph -> ``fxla`` dialect: one ``func.func @main`` per graph, one rule application per node.
+
+Tensor types come from shape propagation on the example inputs (:func:`fxla.frontend.propagate_shapes`):
+the function is specialised to those shapes and dtypes, and values that only depend on shapes
+(``x.size(0)``, ``x.shape[-1]``) are folded to Python constants.  Function arguments are the tensor leaves of
+the inputs (in order) followed by every parameter/buffer the program reads (``fxla.param`` names them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List
+
+import torch
+from torch.utils import _pytree as pytree
+
+from fxla.dialects.fxla import VerificationError, verify_module
+from fxla.dialects.mlir import fxla_context, func, ir
+from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
+
+from . import rules  # noqa: F401  (fills the rule table)
+from .context import LoweringContext
+from .dtypes import mlir_type
+from .errors import LoweringError, UnsupportedOpError
+from .registry import RULES, describe, op_key
+
+
+@dataclass
+class FxlaProgram:
+    """A graph lowered to the fxla dialect, plus what the runtime needs to call it.
+
+    ``input_spec``/``output_spec`` are pytree specs of the call's inputs/outputs; ``input_static`` holds the
+    non-tensor input leaves the program was specialised to (``None`` at tensor positions);
+    ``output_static`` likewise for the outputs.  ``param_names`` are the qualified names of the parameters
+    and buffers appended to the arguments, ``params`` their tensors.
+    """
+
+    module: ir.Module
+    context: ir.Context
+    input_spec: Any
+    input_static: List[Any]
+    output_spec: Any
+    output_static: List[Any]
+    param_names: List[str]
+    params: Dict[str, torch.Tensor] = field(repr=False)
+
+    def text(self, debug_info: bool = False) -> str:
+        return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+
+def node_location(node) -> ir.Location:
+    """``loc("<node name>"("<file>":<line>:<col>))`` from the node's recorded source location."""
+    src = node.meta.get("source")
+    inner = ir.Location.file(src.file, src.line, src.col) if src is not None else ir.Location.unknown()
+    return ir.Location.name(node.name, childLoc=inner)
+
+
+def _is_static(node) -> bool:
+    """Nodes whose value shape propagation already knows (shape arithmetic, dtypes, …): no op is emitted."""
+    return "value" in node.meta and "tensor_meta" not in node.meta
+
+
+def check_supported(gm: GraphModule) -> None:
+    """Raise one :class:`UnsupportedOpError` naming *every* op without a rule, with its source location."""
+    missing = []
+    for node in gm.graph.nodes:
+        if node.op in ("call_function", "call_method", "call_module") and not _is_static(node):
+            key = op_key(node, gm)
+            if key not in RULES:
+                missing.append((describe(key, node) if key is not None else f"method Tensor.{node.target}",
+                                node.meta.get("source")))
+    if missing:
+        raise UnsupportedOpError(missing)
+
+
+def _check_result(node, produced) -> None:
+    meta = node.meta.get("tensor_meta")
+    if isinstance(meta, TensorMeta) and isinstance(produced, ir.Value):
+        want = mlir_type(meta)
+        if produced.type != want:
+            raise LoweringError(
+                f"internal error: the rule for graph node '{node.name}' produced {produced.type}, but torch "
+                f"computes {want}\nfix: report this as an fxla bug, with the model that triggers it")
+
+
+def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -> FxlaProgram:
+    """Lower ``gm`` specialised to ``example_inputs`` (tensors or nested tuples/lists/dicts of them)."""
+    example_inputs = tuple(example_inputs)
+    propagate_shapes(gm, *example_inputs)
+    check_supported(gm)
+    context = fxla_context()
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        leaves, input_spec = pytree.tree_flatten(example_inputs)
+        input_static = [None if isinstance(v, torch.Tensor) else v for v in leaves]
+        arg_types = [mlir_type(TensorMeta(tuple(v.shape), v.dtype)) for v in leaves if isinstance(v, torch.Tensor)]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp(func_name, ir.FunctionType.get(arg_types, []))
+            block = fn.add_entry_block()
+        ctx = LoweringContext(gm, block, {})
+        args = iter(block.arguments)
+        leaf_values = [next(args) if isinstance(v, torch.Tensor) else v for v in leaves]
+        inputs = iter(pytree.tree_unflatten(leaf_values, input_spec))
+        env: Dict[Any, Any] = {}
+        results = []
+        with ir.InsertionPoint(block):
+            for node in gm.graph.nodes:
+                ctx.node, ctx.loc = node, node_location(node)
+                with ctx.loc:
+                    if node.op == "placeholder":
+                        env[node] = next(inputs, node.args[0] if node.args else None)
+                    elif node.op == "output":
+                        results = map_arg(node.args[0], lambda n: env[n])
+                    elif _is_static(node):
+                        env[node] = node.meta["value"]
+                    elif node.op == "get_attr":
+                        env[node] = _get_attr(ctx, gm, node)
+                    else:
+                        env[node] = _apply_rule(ctx, gm, node, env)
+            out_leaves, output_spec = pytree.tree_flatten(results)
+            returned = [v for v in out_leaves if isinstance(v, ir.Value)]
+            func.ReturnOp(returned)
+        all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))
+        names = [ir.DictAttr.get({}) for _ in arg_types] + \
+            [ir.DictAttr.get({"fxla.param": ir.StringAttr.get(n)}) for n in ctx.param_names]
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(names)
+        try:
+            verify_module(module)
+        except VerificationError as err:
+            raise LoweringError("internal error: lowering produced invalid fxla IR:\n" + str(err) +
+                                "\nfix: report this as an fxla bug, with the model that triggers it") from None
+    output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
+    return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
+                       list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names})
+
+
+def _get_attr(ctx: LoweringContext, gm: GraphModule, node):
+    atoms = node.target.split(".")
+    value = gm
+    for atom in atoms:
+        value = getattr(value, atom)
+    return ctx.param(node.target) if isinstance(value, torch.Tensor) else value
+
+
+def _apply_rule(ctx: LoweringContext, gm: GraphModule, node, env):
+    rule = RULES[op_key(node, gm)]
+    args = map_arg(node.args, lambda n: env[n])
+    kwargs = map_arg(node.kwargs, lambda n: env[n])
+    if node.op == "call_module":
+        kwargs = dict(kwargs, mod=gm.get_submodule(node.target))
+    try:
+        produced = rule(ctx, *args, **kwargs)
+    except LoweringError:
+        raise
+    except TypeError as err:
+        raise ctx.error(f"cannot lower this call: {err}", "its arguments do not match the lowering rule's "
+                        "signature (an unsupported argument or form of the op)",
+                        "call the op with the arguments torch documents, or report the missing form") from err
+    _check_result(node, produced)
+    return produced

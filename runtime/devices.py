@@ -1,0 +1,32 @@
+"""Choosing a PJRT device: ``"cpu"``, ``"gpu"``, ``"tpu"``, a ``jax.Device`` or ``None`` (JAX's default)."""
+from __future__ import annotations
+
+import jax
+
+from fxla.errors import FxlaError
+
+
+class DeviceError(FxlaError):
+    """The requested device does not exist on this machine."""
+
+
+def resolve_device(device=None) -> jax.Device:
+    if device is None:
+        return jax.devices()[0]
+    if isinstance(device, jax.Device):
+        return device
+    if isinstance(device, str):
+        platform, _, index = device.partition(":")
+        try:
+            devices = jax.devices(platform)
+        except RuntimeError as err:
+            raise DeviceError(f"no '{platform}' device is available: {err}\n"
+                              f"fix: use one of the platforms JAX finds here: "
+                              f"{sorted({d.platform for d in jax.devices()})}") from None
+        i = int(index) if index else 0
+        if i >= len(devices):
+            raise DeviceError(f"device '{device}' does not exist: only {len(devices)} {platform} device(s)\n"
+                              f"fix: pick an index below {len(devices)}")
+        return devices[i]
+    raise DeviceError(f"cannot use {device!r} as a device\nfix: pass 'cpu', 'gpu', 'tpu', 'cpu:1' or a "
+                      f"jax.Device")
