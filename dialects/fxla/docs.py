@@ -9,7 +9,7 @@ from .ops import ALL_OPS, __doc__ as OPS_DOC
 def render_markdown() -> str:
     lines = ["# The `fxla` dialect", "", "Generated from `dialects/fxla/ops.py` by "
              "`python -m fxla.dialects.fxla.docs`; do not edit by hand.", ""]
-    lines += [line[4:] if line.startswith("    ") else line for line in OPS_DOC.strip().splitlines()[1:]]
+    lines += OPS_DOC.strip().splitlines()[2:]
     lines.append("")
     for op in ALL_OPS:
         lines += [f"## `{op.name}`", "", op.summary + (f" Mirrors `{op.torch}`." if op.torch else ""), ""]

@@ -1,11 +1,13 @@
 """The ``fxla`` op table.  Every op mirrors one torch operation's semantics on static shapes.
 
-Read this file as the dialect's specification; ``docs/dialect.md`` is generated from it
-(``python -m fxla.dialects.fxla.docs``).  Shared conventions:
+Read this file as the dialect's specification; `docs/dialect.md` is generated from it
+(`python -m fxla.dialects.fxla.docs`).  Shared conventions:
 
-* operands are ranked, statically shaped tensors; Python scalars enter as 0-d ``fxla.constant``\\ s;
-* elementwise ops broadcast like torch and promote element types like ``torch.result_type`` (0-d operands
+* ops are written in MLIR's generic form, e.g. `"fxla.add"(%a, %b) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`;
+* operands are ranked, statically shaped tensors; Python scalars enter as 0-d `fxla.constant` ops;
+* elementwise ops broadcast like torch and promote element types like `torch.result_type` (0-d operands
   only raise the category); the lowering to StableHLO inserts the broadcasts and converts;
+* ops with optional operands carry `operandSegmentSizes` (one 0/1 entry per declared operand);
 * dims may be negative (counted from the end), as in torch.
 """
 from __future__ import annotations

@@ -1,0 +1,25 @@
+# The two commands of the README:  `make demo`  and  `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.fxla-installed
+
+.PHONY: demo test docs clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+	$(VENV)/bin/lit -sv lit_tests
+
+docs: $(STAMP)
+	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
+
+clean:
+	rm -rf $(VENV) build lit_tests/Output

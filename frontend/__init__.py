@@ -1,0 +1,21 @@
+"""fxla.frontend: capture PyTorch programs as graphs with an FX-style symbolic tracer.
+
+``symbolic_trace(model)`` returns a :class:`GraphModule` whose ``graph`` (a :class:`Graph`
+of :class:`Node` s, every node carrying ``meta['source']``) is what later stages consume.
+"""
+from .errors import GraphError, InterpreterError, TraceError
+from .graph import Graph
+from .graph_module import GraphModule
+from .interpreter import Interpreter
+from .node import Node, map_aggregate, map_arg
+from .proxy import Attribute, Proxy
+from .shape_prop import ShapeProp, TensorMeta, propagate_shapes
+from .source import SourceLocation, user_frame_location
+from .tracer import Tracer, symbolic_trace
+from .wrap import wrap
+
+__all__ = [
+    "Graph", "Node", "Proxy", "Attribute", "Tracer", "symbolic_trace", "wrap", "GraphModule",
+    "Interpreter", "ShapeProp", "TensorMeta", "propagate_shapes", "SourceLocation",
+    "user_frame_location", "TraceError", "InterpreterError", "GraphError", "map_arg", "map_aggregate",
+]

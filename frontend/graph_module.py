@@ -1,0 +1,134 @@
+"""The :class:`GraphModule`: an ``nn.Module`` whose ``forward`` is generated from a Graph."""
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+from typing import Any, Dict, Union
+
+import torch
+
+from fxla.errors import format_message
+
+from .errors import GraphError
+from .graph import Graph
+
+__all__ = ["GraphModule"]
+
+_counter = itertools.count()
+
+
+def _copy_attr(src: Any, dst: torch.nn.Module, qualname: str) -> None:
+    """Make ``dst.<qualname>`` refer to the same object as ``src.<qualname>`` (by reference)."""
+    *prefix, field = qualname.split(".")
+    for atom in prefix:
+        src = getattr(src, atom)
+        nxt = dst._modules.get(atom) if atom in dst._modules else None
+        if nxt is None:
+            nxt = torch.nn.Module()
+            dst.add_module(atom, nxt)
+        dst = nxt
+    value = getattr(src, field)
+    _assign(dst, field, value, is_buffer=isinstance(src, torch.nn.Module) and field in src._buffers)
+
+
+def _assign(dst: torch.nn.Module, field: str, value: Any, is_buffer: bool) -> None:
+    if isinstance(value, torch.nn.Module):
+        dst.add_module(field, value)
+    elif isinstance(value, torch.nn.Parameter):
+        dst.register_parameter(field, value)
+    elif is_buffer:
+        dst.register_buffer(field, value)
+    else:
+        setattr(dst, field, value)
+
+
+def _assign_from_dict(root: Dict[str, Any], dst: torch.nn.Module, qualname: str) -> None:
+    *prefix, field = qualname.split(".")
+    for atom in prefix:
+        if atom not in dst._modules:
+            dst.add_module(atom, torch.nn.Module())
+        dst = dst._modules[atom]
+    _assign(dst, field, root[qualname], is_buffer=isinstance(root[qualname], torch.Tensor)
+            and not isinstance(root[qualname], torch.nn.Parameter))
+
+
+class GraphModule(torch.nn.Module):
+    """An ``nn.Module`` built from a :class:`Graph` and the module(s) its targets refer to.
+
+    * ``root`` is an ``nn.Module`` or a dict ``qualname -> object``; every ``get_attr`` and
+      ``call_module`` target is copied over **by reference** at the same qualified path.
+    * ``graph`` (settable; setting recompiles), ``code`` (generated source) and
+      ``forward`` (compiled from ``code``; tracebacks show the generated lines).
+    * Each instance gets its own subclass so that ``forward`` can be set per instance.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        if not getattr(cls, "_fxla_impl", False):
+            cls = type(cls.__name__, (cls,), {"_fxla_impl": True})
+        return super().__new__(cls)
+
+    def __init__(self, root: Union[torch.nn.Module, Dict[str, Any]], graph: Graph,
+                 class_name: str = "GraphModule") -> None:
+        super().__init__()
+        type(self).__name__ = type(self).__qualname__ = class_name
+        if isinstance(root, torch.nn.Module):
+            self.training = root.training
+        for node in graph.nodes:
+            if node.op not in ("get_attr", "call_module"):
+                continue
+            try:
+                if isinstance(root, torch.nn.Module):
+                    _copy_attr(root, self, node.target)
+                else:
+                    _assign_from_dict(root, self, node.target)
+            except (AttributeError, KeyError) as e:
+                raise GraphError(format_message(
+                    f"GraphModule: node %{node.name} refers to {node.target!r}, which the root does not have",
+                    node.meta.get("source"), why=str(e),
+                    fix="pass a root module (or dict) that defines every get_attr/call_module target")) from e
+        self._graph = graph
+        graph.owning_module = self
+        self.recompile()
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: Graph) -> None:
+        self._graph = g
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+    def recompile(self):
+        """Regenerate ``self.code`` from ``self.graph`` and recompile ``forward``."""
+        python_code = self._graph.python_code(root_name="self")
+        self._code = str(python_code)
+        filename = f"<fxla-generated-{next(_counter)}:{type(self).__name__}>"
+        lines = self._code.splitlines(keepends=True)
+        linecache.cache[filename] = (len(self._code), None, lines, filename)
+        globals_ = dict(python_code.globals)
+        globals_["__name__"] = "fxla.generated"
+        exec(compile(self._code, filename, "exec"), globals_)
+        type(self).forward = globals_["forward"]
+        return python_code
+
+    def print_readable(self, print_output: bool = True) -> str:
+        body = "".join(f"    {line}\n" for line in self._code.splitlines())
+        text = f"class {type(self).__name__}(torch.nn.Module):\n{body}"
+        if print_output:
+            print(text)
+        return text
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n\n{self._code}"
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "GraphModule":
+        holder = torch.nn.Module()
+        holder.__dict__ = copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "_graph"}, memo)
+        return GraphModule(holder, self._graph.copy(), type(self).__name__)

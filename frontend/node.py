@@ -1,0 +1,248 @@
+"""The :class:`Node`: one operation of a :class:`~fxla.frontend.graph.Graph`.
+
+Also provides :func:`map_arg` / :func:`map_aggregate`, the helpers for walking the
+nested argument structures (tuples, lists, dicts, slices) that nodes hold.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+from .names import qualified_name
+
+__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "Argument", "Target"]
+
+#: The six opcodes of the IR (see :class:`Node`).
+OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+
+Argument = Any
+Target = Any
+
+# In-place Python operators: never dead even if their result is unused.
+_IMPURE_FUNCTIONS = frozenset({
+    operator.setitem, operator.delitem, operator.iadd, operator.isub, operator.imul,
+    operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul,
+    operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+    builtins.print, torch._assert,
+})
+
+
+def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
+    """Apply ``fn`` to every leaf of ``a``, rebuilding tuples, lists, dicts and slices.
+
+    Named tuples keep their type; ``torch.Size`` stays a ``torch.Size`` when all of its
+    mapped elements are still ints.
+    """
+    if isinstance(a, tuple):
+        t = tuple(map_aggregate(e, fn) for e in a)
+        if isinstance(a, torch.Size):
+            return torch.Size(t) if all(type(e) is int for e in t) else t
+        return type(a)(*t) if hasattr(a, "_fields") else t
+    if isinstance(a, list):
+        return [map_aggregate(e, fn) for e in a]
+    if isinstance(a, dict):
+        out = type(a)() if type(a) is not dict else {}
+        for k, v in a.items():
+            out[k] = map_aggregate(v, fn)
+        return out
+    if isinstance(a, slice):
+        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
+    return fn(a)
+
+
+def map_arg(a: Argument, fn: Callable[["Node"], Argument]) -> Argument:
+    """Apply ``fn`` to every :class:`Node` inside the nested argument ``a``."""
+    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+
+
+def _target_str(target: Target) -> str:
+    if isinstance(target, str):
+        return target
+    dotted = qualified_name(target)
+    if dotted is not None:
+        return dotted
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _format_arg(a: Argument) -> str:
+    if isinstance(a, Node):
+        return f"%{a.name}"
+    if isinstance(a, tuple) and not isinstance(a, torch.Size):
+        inner = ", ".join(_format_arg(e) for e in a)
+        return f"({inner},)" if len(a) == 1 else f"({inner})"
+    if isinstance(a, list):
+        return "[" + ", ".join(_format_arg(e) for e in a) + "]"
+    if isinstance(a, dict):
+        return "{" + ", ".join(f"{k!r}: {_format_arg(v)}" for k, v in a.items()) + "}"
+    if isinstance(a, slice):
+        return f"slice({_format_arg(a.start)}, {_format_arg(a.stop)}, {_format_arg(a.step)})"
+    if callable(a) and not isinstance(a, torch.nn.Module):
+        return _target_str(a)
+    return repr(a)
+
+
+class Node:
+    """One operation in a :class:`Graph` (the IR is in SSA form; a node *is* its value).
+
+    Fields:
+
+    * ``graph``  -- the owning graph.
+    * ``name``   -- unique (within the graph) identifier, a valid Python name.
+    * ``op``     -- one of the six opcodes:
+
+      ================  =========================================  ==============================
+      op                target                                     args / kwargs
+      ================  =========================================  ==============================
+      ``placeholder``   parameter name (``'x'``, ``'*args'``)      ``args`` = ``(default,)`` or ``()``
+      ``get_attr``      qualified attribute name (``'fc1.weight'``) empty
+      ``call_function`` the Python callable (``torch.relu``,       the call's arguments
+                        ``operator.add``)
+      ``call_method``   method name (``'view'``)                   ``args[0]`` is ``self``
+      ``call_module``   qualified submodule name (``'layers.0'``)  the call's arguments
+      ``output``        ``'output'``                               ``args`` = ``(result,)``; result
+                                                                   may be a nested tuple/list/dict
+      ================  =========================================  ==============================
+
+    * ``args`` / ``kwargs`` -- arguments; nested tuples/lists/dicts/slices of Nodes
+      and literals (numbers, str, None, Ellipsis, dtypes, devices, torch.Size, callables).
+    * ``meta``   -- free-form dict. Contract: ``meta['source']`` is a
+      :class:`~fxla.frontend.source.SourceLocation`; shape propagation adds
+      ``meta['tensor_meta']`` or ``meta['value']``.
+    * ``type``   -- optional Python type annotation of the value.
+
+    Use-lists: every node knows ``all_input_nodes`` (nodes it reads) and ``users``
+    (dict ``Node -> None`` of nodes reading it). Assigning ``args``/``kwargs`` keeps both
+    in sync. Nodes form a doubly linked list (``prev``/``next``) in graph order.
+    """
+
+    def __init__(self, graph, name: str, op: str, target: Target, args: Tuple = (),
+                 kwargs: Optional[Dict[str, Any]] = None, type: Optional[Any] = None) -> None:
+        if op not in OPCODES and op != "root":
+            raise ValueError(f"unknown opcode {op!r}; expected one of {OPCODES}")
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self.type = type
+        self.meta: Dict[str, Any] = {}
+        self.users: Dict[Node, None] = {}
+        self._input_nodes: Dict[Node, None] = {}
+        self._args: Tuple = ()
+        self._kwargs: Dict[str, Any] = {}
+        self._prev: Node = self
+        self._next: Node = self
+        self._erased = False
+        self._update_args_kwargs(tuple(args), dict(kwargs or {}))
+
+    # ---- arguments and use-lists -------------------------------------------------------
+    @property
+    def args(self) -> Tuple:
+        return self._args
+
+    @args.setter
+    def args(self, value) -> None:
+        self._update_args_kwargs(tuple(value), self._kwargs)
+
+    @property
+    def kwargs(self) -> Dict[str, Any]:
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, value) -> None:
+        self._update_args_kwargs(self._args, dict(value))
+
+    @property
+    def all_input_nodes(self) -> List["Node"]:
+        """Nodes read by this node, in first-use order, without duplicates."""
+        return list(self._input_nodes)
+
+    def _update_args_kwargs(self, new_args: Tuple, new_kwargs: Dict[str, Any]) -> None:
+        for old in self._input_nodes:
+            old.users.pop(self, None)
+        self._input_nodes = {}
+        self._args = map_arg(new_args, self._collect_input)
+        self._kwargs = map_arg(new_kwargs, self._collect_input)
+        for new in self._input_nodes:
+            new.users.setdefault(self)
+
+    def _collect_input(self, n: "Node") -> "Node":
+        self._input_nodes.setdefault(n)
+        return n
+
+    def replace_input_with(self, old: "Node", new: "Node") -> None:
+        """Make this node read ``new`` wherever it read ``old``."""
+        swap = lambda n: new if n is old else n  # noqa: E731
+        self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
+
+    def replace_all_uses_with(self, replace_with: "Node",
+                              delete_user_cb: Callable[["Node"], bool] = lambda user: True) -> List["Node"]:
+        """Redirect every user of this node to ``replace_with``; returns the users changed."""
+        changed = [u for u in list(self.users) if delete_user_cb(u)]
+        for user in changed:
+            user.replace_input_with(self, replace_with)
+        return changed
+
+    # ---- position in the graph's linked list -------------------------------------------
+    @property
+    def next(self) -> "Node":
+        """The next node in graph order (the graph's sentinel root if this is the last)."""
+        return self._next
+
+    @property
+    def prev(self) -> "Node":
+        """The previous node in graph order (the graph's sentinel root if this is the first)."""
+        return self._prev
+
+    def _remove_from_list(self) -> None:
+        p, n = self._prev, self._next
+        p._next, n._prev = n, p
+        self._prev = self._next = self
+
+    def prepend(self, x: "Node") -> None:
+        """Move/insert node ``x`` immediately before this node."""
+        if x is self:
+            return
+        x._remove_from_list()
+        p = self._prev
+        p._next, x._prev = x, p
+        x._next, self._prev = self, x
+
+    def append(self, x: "Node") -> None:
+        """Move/insert node ``x`` immediately after this node."""
+        self._next.prepend(x)
+
+    # ---- properties ---------------------------------------------------------------------
+    def is_impure(self) -> bool:
+        """True if the node has side effects and must survive dead-code elimination."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function":
+            name = getattr(self.target, "__name__", "")
+            in_place = (name.endswith("_") and not name.endswith("__")
+                        and getattr(self.target, "__module__", None) not in ("_operator", "operator"))
+            return self.target in _IMPURE_FUNCTIONS or in_place
+        if self.op == "call_method":
+            return self.target.endswith("_") and not self.target.endswith("__")
+        return False
+
+    def format_node(self) -> str:
+        """fx-style one-line description, e.g.
+        ``%relu : [num_users=1] = call_function[target=torch.relu](args = (%x,), kwargs = {})``."""
+        head = f"%{self.name} : [num_users={len(self.users)}] = "
+        if self.op == "placeholder":
+            default = f" = {_format_arg(self.args[0])}" if self.args else ""
+            return f"{head}placeholder[target={self.target}]{default}"
+        if self.op == "get_attr":
+            return f"{head}get_attr[target={self.target}]"
+        if self.op == "output":
+            return f"return {_format_arg(self.args[0]) if self.args else 'None'}"
+        return (f"{head}{self.op}[target={_target_str(self.target)}]"
+                f"(args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})")
+
+    def __repr__(self) -> str:
+        return self.name

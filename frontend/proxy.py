@@ -1,0 +1,198 @@
+"""The :class:`Proxy`: a stand-in for a runtime value that records what is done to it."""
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+
+from fxla.errors import format_message
+
+from .errors import TraceError
+from .node import Node, map_aggregate
+from .source import user_frame_location
+
+__all__ = ["Proxy", "Attribute", "find_tracer"]
+
+_CONCRETE_FIX = ("pass the value as a constant with `symbolic_trace(model, concrete_args={...})`, "
+                 "move this code into a function decorated with `fxla.frontend.wrap`, "
+                 "mark the module that contains it as a leaf (override `Tracer.is_leaf_module`), "
+                 "or replace data-dependent branching with `torch.where`")
+
+
+def find_tracer(args: Any, kwargs: Any = None):
+    """The tracer of the first :class:`Proxy` inside ``args``/``kwargs`` (None if none)."""
+    found = []
+
+    def visit(a: Any) -> Any:
+        if isinstance(a, Proxy) and not found:
+            found.append(a.tracer)
+        return a
+    map_aggregate((args, kwargs or {}), visit)
+    return found[0] if found else None
+
+
+class Proxy:
+    """A symbolic value during tracing: wraps the :class:`Node` that will compute it.
+
+    Every operation on a Proxy is recorded into ``tracer.graph`` instead of executed:
+
+    * torch functions (via ``__torch_function__``): ``call_function`` with the torch
+      function object as target; Tensor methods/properties reached that way become
+      ``call_method`` with the method name;
+    * ``proxy.name(...)``: ``call_method`` named ``name``; ``proxy.name`` used as a value:
+      ``call_function builtins.getattr(proxy, 'name')``;
+    * Python operators (also reflected and in-place), ``proxy[idx]``, ``proxy[idx] = v``:
+      ``call_function`` of the matching ``operator`` function.
+
+    Asking for a concrete value (``bool``, ``len``, ``int``, ``float``, ``index``,
+    iteration) raises :class:`TraceError` -- except tuple unpacking of a known length
+    (``a, b = proxy``), which yields ``proxy[0]``, ``proxy[1]``.
+    """
+
+    def __init__(self, node: Node, tracer) -> None:
+        self.node = node
+        self.tracer = tracer
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.node.name})"
+
+    def __getattr__(self, name: str) -> "Attribute":
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Attribute(self, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "Proxy":
+        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+
+    def __getitem__(self, idx: Any) -> "Proxy":
+        return self.tracer.create_proxy("call_function", operator.getitem, (self, idx), {})
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.tracer.create_proxy("call_function", operator.setitem, (self, idx, value), {})
+
+    # ---- concrete-value requests -------------------------------------------------------------
+    def _no_concrete_value(self, what: str) -> TraceError:
+        loc = user_frame_location(self.tracer.module_path)
+        return TraceError(format_message(
+            f"{what} of a symbolic value (%{self.node.name}) during tracing", loc,
+            why=("fxla traces forward() with symbolic values that have no concrete value during tracing, "
+                 "so Python control flow, len(), iteration and int()/float()/bool() on them cannot be "
+                 "decided"),
+            fix=_CONCRETE_FIX))
+
+    def __bool__(self) -> bool:
+        raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)")
+
+    def __len__(self) -> int:
+        raise self._no_concrete_value("cannot take len()")
+
+    def __index__(self) -> int:
+        raise self._no_concrete_value("cannot use as a Python index (__index__)")
+
+    def __int__(self) -> int:
+        raise self._no_concrete_value("cannot convert to int")
+
+    def __float__(self) -> float:
+        raise self._no_concrete_value("cannot convert to float")
+
+    def __iter__(self):
+        caller = sys._getframe(1)
+        n = _unpack_length(caller)
+        if n is not None:
+            return iter([self[i] for i in range(n)])
+        raise self._no_concrete_value("cannot iterate over (for-loop / list() / unpacking of unknown length)")
+
+    def __contains__(self, item: Any) -> bool:
+        raise self._no_concrete_value("cannot test membership (`in`)")
+
+    # ---- torch functions ---------------------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args: Tuple = (), kwargs: Optional[Dict] = None):
+        args, kwargs = args or (), kwargs or {}
+        tracer = find_tracer(args, kwargs)
+        if torch.overrides.is_tensor_method_or_property(orig_method):
+            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs)
+
+
+def _unpack_length(frame) -> Optional[int]:
+    """If ``frame`` is executing ``UNPACK_SEQUENCE n`` right now, return n."""
+    if frame.f_lasti < 0:
+        return None
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            return inst.argval if inst.opname == "UNPACK_SEQUENCE" else None
+    return None
+
+
+class Attribute(Proxy):
+    """``proxy.name``: a ``call_method`` if called, else (lazily) a ``getattr`` node."""
+
+    def __init__(self, root: Proxy, attr: str) -> None:
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node: Optional[Node] = None
+
+    @property
+    def node(self) -> Node:
+        if self._node is None:
+            import builtins
+            self._node = self.tracer.create_proxy("call_function", builtins.getattr,
+                                                  (self.root, self.attr), {}).node
+        return self._node
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+# ---- Python operators ------------------------------------------------------------------------
+_REFLECTABLE = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                "lshift", "rshift", "and_", "or_", "xor")
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+_UNARY = ("neg", "pos", "abs", "invert")
+_INPLACE = ("iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "imatmul",
+            "ilshift", "irshift", "iand", "ior", "ixor")
+
+
+def _dunder(op_name: str) -> str:
+    return f"__{op_name.rstrip('_')}__"
+
+
+def _define_binary(op_name: str) -> None:
+    fn = getattr(operator, op_name)
+
+    def impl(self, other):
+        return self.tracer.create_proxy("call_function", fn, (self, other), {})
+    impl.__name__ = _dunder(op_name)
+    setattr(Proxy, impl.__name__, impl)
+
+
+def _define_reflected(op_name: str) -> None:
+    fn = getattr(operator, op_name)
+
+    def impl(self, other):
+        return self.tracer.create_proxy("call_function", fn, (other, self), {})
+    impl.__name__ = f"__r{op_name.rstrip('_')}__"
+    setattr(Proxy, impl.__name__, impl)
+
+
+def _define_unary(op_name: str) -> None:
+    fn = getattr(operator, op_name)
+
+    def impl(self):
+        return self.tracer.create_proxy("call_function", fn, (self,), {})
+    impl.__name__ = _dunder(op_name)
+    setattr(Proxy, impl.__name__, impl)
+
+
+for _name in _REFLECTABLE + _COMPARISONS + _INPLACE:
+    _define_binary(_name)
+for _name in _REFLECTABLE:
+    _define_reflected(_name)
+for _name in _UNARY:
+    _define_unary(_name)
+Proxy.__hash__ = object.__hash__  # __eq__ is symbolic; hashing stays identity-based

@@ -1,0 +1,93 @@
+"""Shape propagation: run a graph on ``meta`` tensors and record shapes/dtypes per node."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Dict, Tuple
+
+import torch
+
+from .interpreter import Interpreter
+from .node import Node, map_aggregate
+
+__all__ = ["TensorMeta", "ShapeProp", "propagate_shapes"]
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """Static description of a tensor value: its shape and dtype."""
+
+    shape: Tuple[int, ...]
+    dtype: torch.dtype
+
+
+def to_meta(value: Any) -> Any:
+    """Replace every tensor in (nested) ``value`` by an empty ``meta`` tensor of the same shape/dtype."""
+    def convert(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and not (v.device.type == "meta" and type(v) is torch.Tensor):
+            return torch.empty(tuple(v.shape), dtype=v.dtype, device="meta")
+        return v
+    return map_aggregate(value, convert)
+
+
+def _contains_tensor(v: Any) -> bool:
+    found = []
+    map_aggregate(v, lambda x: found.append(x) if isinstance(x, torch.Tensor) else x)
+    return bool(found)
+
+
+def describe(value: Any) -> Any:
+    """TensorMeta for a tensor; same-structure tuple/list/dict of TensorMeta/None otherwise."""
+    if isinstance(value, torch.Tensor):
+        return TensorMeta(tuple(value.shape), value.dtype)
+    if isinstance(value, (tuple, list)):
+        items = [describe(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: describe(v) for k, v in value.items()}
+    return None
+
+
+class ShapeProp(Interpreter):
+    """An :class:`Interpreter` over meta tensors that fills in node metadata:
+
+    * ``node.meta['tensor_meta']``: a :class:`TensorMeta` if the node's value is a tensor,
+      or a tuple/list/dict of the same structure (TensorMeta for tensors, None otherwise)
+      if the value is a container holding tensors;
+    * ``node.meta['value']``: the concrete value otherwise (ints from ``x.size(0)``,
+      ``torch.Size``, floats, bools, None, dtypes, ...).
+
+    Parameters and buffers are read as meta tensors; leaf modules run through
+    ``torch.func.functional_call`` with meta versions of their state, so nothing real is
+    computed or allocated.
+    """
+
+    def run(self, *args: Any) -> Any:
+        return super().run(*to_meta(args))
+
+    def run_node(self, n: Node) -> Any:
+        result = to_meta(super().run_node(n))
+        n.meta.pop("tensor_meta", None)
+        n.meta.pop("value", None)
+        if _contains_tensor(result):
+            n.meta["tensor_meta"] = describe(result)
+        else:
+            n.meta["value"] = result
+        return result
+
+    def get_attr(self, target, args, kwargs) -> Any:
+        return to_meta(super().get_attr(target, args, kwargs))
+
+    def call_module(self, target, args, kwargs) -> Any:
+        mod = self.fetch_attr(target)
+        state: Dict[str, torch.Tensor] = {
+            name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
+        return torch.func.functional_call(mod, state, tuple(args), dict(kwargs))
+
+
+def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:
+    """Run :class:`ShapeProp` on ``gm`` and return the output node's metadata
+    (``tensor_meta`` if the output holds tensors, else its ``value``)."""
+    ShapeProp(gm).run(*example_inputs)
+    out = gm.graph.output_node
+    return out.meta.get("tensor_meta", out.meta.get("value"))

@@ -1,0 +1,110 @@
+"""Source locations: where in the user's program a graph node came from.
+
+The tracer stamps every node with ``node.meta['source']``, a :class:`SourceLocation`
+for the innermost stack frame that belongs to the user's code -- not to fxla
+itself, not to torch, and not to the ``contextlib``/``functools`` plumbing that
+sits between them.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from types import CodeType, FrameType
+from typing import Dict, Optional
+
+import torch
+
+__all__ = ["SourceLocation", "user_frame_location", "location_of_code", "is_internal_file"]
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A position in user source code.
+
+    file:        path of the source file (as in ``code.co_filename``)
+    line:        1-based line number
+    col:         1-based column of the expression that produced the node (1 if unknown)
+    source_line: text of that line (no trailing newline; "" if unavailable)
+    module_path: qualified name of the ``nn.Module`` whose ``forward`` was executing
+                 when the node was recorded ("" for the root module / plain functions)
+    """
+
+    file: str
+    line: int
+    col: int
+    source_line: str
+    module_path: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+def _norm(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_INTERNAL_DIRS = tuple(
+    _norm(os.path.join(_REPO_ROOT, d)) + os.sep
+    for d in ("frontend", "api", "dialects", "lowering", "runtime")
+) + (_norm(os.path.dirname(torch.__file__)) + os.sep,)
+_INTERNAL_FILES = frozenset(_norm(m.__file__) for m in (contextlib, functools))
+_internal_cache: Dict[str, bool] = {}
+
+
+def is_internal_file(filename: str) -> bool:
+    """True if frames from ``filename`` are fxla/torch/stdlib plumbing rather than user code."""
+    cached = _internal_cache.get(filename)
+    if cached is None:
+        if filename.startswith("<") and filename.endswith(">"):
+            cached = filename.startswith("<frozen ")
+        else:
+            path = _norm(filename)
+            cached = path in _INTERNAL_FILES or path.startswith(_INTERNAL_DIRS)
+        _internal_cache[filename] = cached
+    return cached
+
+
+def _source_line(filename: str, line: int) -> str:
+    return linecache.getline(filename, line).rstrip("\n")
+
+
+def _frame_location(frame: FrameType, module_path: str) -> SourceLocation:
+    code = frame.f_code
+    line, col = frame.f_lineno, 1
+    if frame.f_lasti >= 0 and hasattr(code, "co_positions"):
+        pos = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+        if pos is not None:
+            p_line, _, p_col, _ = pos
+            if p_line is not None:
+                line = p_line
+            if p_col is not None:
+                col = p_col + 1
+    line = line or code.co_firstlineno
+    return SourceLocation(code.co_filename, line, col, _source_line(code.co_filename, line), module_path)
+
+
+def user_frame_location(module_path: str = "", frame: Optional[FrameType] = None) -> Optional[SourceLocation]:
+    """Location of the innermost user frame on the current stack (or above ``frame``).
+
+    Returns None if every frame is internal (should not happen in practice).
+    """
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None:
+        if not is_internal_file(f.f_code.co_filename):
+            return _frame_location(f, module_path)
+        f = f.f_back
+    return None
+
+
+def location_of_code(code: CodeType, module_path: str = "") -> SourceLocation:
+    """Location of the ``def`` line of a code object (used for placeholders and outputs)."""
+    line = code.co_firstlineno
+    text = _source_line(code.co_filename, line)
+    col = len(text) - len(text.lstrip()) + 1 if text else 1
+    return SourceLocation(code.co_filename, line, col, text, module_path)
