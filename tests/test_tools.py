@@ -1,0 +1,96 @@
+"""The command-line tools: fxla-dump and fxla-opt (run in-process through their main())."""
+import os
+import textwrap
+
+import pytest
+
+from fxla.tools import dump, opt
+
+MLP_SPEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "models.py")
+
+
+def run_dump(capsys, *argv):
+    rc = dump.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("stage,needle", [("graph", "call_module[target=fc1]"), ("code", "def forward(self, x)"),
+                                          ("fxla", '"fxla.linear"'), ("stablehlo", "stablehlo.dot_general"),
+                                          ("hlo", "HloModule")])
+def test_dump_each_stage(capsys, stage, needle):
+    rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", stage)
+    assert rc == 0 and needle in out
+
+
+def test_dump_all_with_run_and_locations(capsys):
+    rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:small_cnn", "--stage", "all", "--run", "--debug-locations")
+    assert rc == 0
+    for stage in dump.STAGES:
+        assert f"// ===== {stage} =====" in out
+    assert "models.py" in out and "(match)" in out
+
+
+def test_dump_with_input_shape(capsys, tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import torch\ndef make():\n    return torch.nn.Linear(4, 2)\n")
+    rc, out, _ = run_dump(capsys, f"{f}:make", "--input-shape", "3x4", "--stage", "fxla")
+    assert rc == 0 and "tensor<3x4xf32>" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["nope.py:f"], "no such file"),
+    (["no_colon"], "is not a model spec"),
+    ([f"{MLP_SPEC}:missing"], "defines no 'missing'"),
+    ([f"{MLP_SPEC}:mlp", "--input-shape", "2xq"], "bad --input-shape"),
+])
+def test_dump_bad_spec_is_a_clear_error(capsys, argv, needle):
+    rc, out, err = run_dump(capsys, *argv)
+    assert rc == 1 and needle in err and "Traceback" not in err and "fix:" in err
+
+
+def run_opt(capsys, tmp_path, text, *passes):
+    f = tmp_path / "in.mlir"
+    f.write_text(textwrap.dedent(text))
+    rc = opt.main([str(f), *passes])
+    out, err = capsys.readouterr()
+    return rc, out, err, str(f)
+
+
+GOOD = """
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = "fxla.add"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = "fxla.relu"(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+"""
+
+
+def test_opt_converts_fully(capsys, tmp_path):
+    rc, out, err, _ = run_opt(capsys, tmp_path, GOOD, "--convert-fxla-to-stablehlo", "--canonicalize")
+    assert rc == 0 and err == ""
+    assert "stablehlo.broadcast_in_dim" in out and "stablehlo.maximum" in out and "fxla." not in out
+
+
+def test_opt_roundtrips_fxla(capsys, tmp_path):
+    rc, out, _, _ = run_opt(capsys, tmp_path, GOOD)
+    assert rc == 0 and '"fxla.add"' in out and '"fxla.relu"' in out
+
+
+def test_opt_malformed_input_gives_diagnostics_not_traceback(capsys, tmp_path):
+    rc, out, err, path = run_opt(capsys, tmp_path, "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                                 "  %0 = stablehlo.add %a, %nope : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n")
+    assert rc == 1 and f"{path}:2:" in err and "error: use of undeclared SSA value name" in err
+    assert "Traceback" not in err
+
+
+def test_opt_verifier_error_names_line(capsys, tmp_path):
+    bad = GOOD.replace('"fxla.relu"(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>',
+                       '"fxla.relu"(%0, %0) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>')
+    rc, _, err, path = run_opt(capsys, tmp_path, bad, "--convert-fxla-to-stablehlo")
+    assert rc == 1 and f"{path}:4:" in err and "'fxla.relu' op expects 1 operand, but got 2" in err
+
+
+def test_opt_unknown_pass(capsys, tmp_path):
+    rc, _, err, _ = run_opt(capsys, tmp_path, GOOD, "--pass-pipeline=frobnicate")
+    assert rc == 1 and "frobnicate" in err and "Traceback" not in err
