@@ -11,6 +11,7 @@ keyword ``mod``.  A rule returns an ``ir.Value`` (or a tuple/list of them).
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable, Dict, Optional
 
 import torch
@@ -44,25 +45,38 @@ def op_key(node, root: torch.nn.Module) -> Optional[object]:
 def describe(key, node) -> str:
     """A readable name for an op object, e.g. ``torch.nn.functional.embedding`` or ``Tensor.scatter_``."""
     if isinstance(key, type):
-        return f"module {key.__module__}.{key.__qualname__} (call_module '{node.target}')"
+        return f"module {_label(key)} (call_module '{node.target}')"
     if node.op == "call_method":
         return f"method Tensor.{node.target}"
-    module = getattr(key, "__module__", None) or ""
-    name = getattr(key, "__qualname__", None) or getattr(key, "__name__", None) or repr(key)
-    return f"function {module + '.' if module else ''}{name}"
+    return f"function {_label(key)}"
+
+
+def _kind(key) -> str:
+    if isinstance(key, type):
+        return "modules"
+    name = getattr(key, "__name__", "")
+    return "methods" if getattr(torch.Tensor, name, None) is key else "functions"
+
+
+_PUBLIC_NAMESPACES = (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.nn", torch.nn),
+                      ("operator", operator))
+
+
+def _label(key) -> str:
+    """The public spelling of an op object: ``torch.nn.functional.gelu``, ``torch.nn.Linear``, ``Tensor.view``."""
+    name = getattr(key, "__name__", repr(key))
+    if _kind(key) == "methods":
+        return f"Tensor.{name}"
+    for prefix, namespace in _PUBLIC_NAMESPACES:
+        if getattr(namespace, name, None) is key:
+            return f"{prefix}.{name}"
+    module = getattr(key, "__module__", None)
+    return f"{module}.{getattr(key, '__qualname__', name)}" if module else name
 
 
 def coverage() -> Dict[str, list]:
-    """Supported op objects grouped by kind: ``{'functions': [...], 'methods': [...], 'modules': [...]}``."""
-    groups = {"functions": [], "methods": [], "modules": []}
-    methods = {v for k, v in vars(torch.Tensor).items() if callable(v)} | \
-        {getattr(torch.Tensor, k) for k in dir(torch.Tensor) if not k.startswith("__")}
+    """Supported op objects by kind: ``{'functions': [...], 'methods': [...], 'modules': [...]}`` (sorted names)."""
+    groups: Dict[str, set] = {"functions": set(), "methods": set(), "modules": set()}
     for key in RULES:
-        if isinstance(key, type):
-            groups["modules"].append(f"{key.__module__}.{key.__qualname__}")
-        elif key in methods and getattr(torch.Tensor, getattr(key, "__name__", ""), None) is key:
-            groups["methods"].append(f"Tensor.{key.__name__}")
-        else:
-            module = getattr(key, "__module__", None) or ""
-            groups["functions"].append(f"{module}.{getattr(key, '__name__', repr(key))}")
-    return {k: sorted(set(v)) for k, v in groups.items()}
+        groups[_kind(key)].add(_label(key))
+    return {kind: sorted(names) for kind, names in groups.items()}
