@@ -20,7 +20,13 @@ def _arith(b: Builder, lhs, rhs, *, op):
     return op(lhs, rhs).result
 
 
-for _opdef, _op in ((ops.add, hlo.AddOp), (ops.sub, hlo.SubtractOp), (ops.mul, hlo.MulOp),
+@pattern(ops.add)
+def _add(b: Builder, lhs, rhs):
+    # bool + bool is logical or in torch (and in the StableHLO spec), but XLA's CPU backend adds i1 modulo 2.
+    return _arith(b, lhs, rhs, op=hlo.OrOp if b.result.elem == "i1" else hlo.AddOp)
+
+
+for _opdef, _op in ((ops.sub, hlo.SubtractOp), (ops.mul, hlo.MulOp),
                     (ops.div, hlo.DivOp), (ops.maximum, hlo.MaxOp), (ops.minimum, hlo.MinOp),
                     (ops.pow, hlo.PowOp)):
     pattern(_opdef)(partial(_arith, op=_op))
