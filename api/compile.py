@@ -43,11 +43,12 @@ def _signature(args) -> Tuple:
 
 
 class CompiledModule:
-    """A model or function compiled by fxla; call it like the original.
+    """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
     The program is traced once, at construction (trace errors surface here).  Each new input signature
     (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and cached; parameters and
-    buffers are uploaded to the device once and stay there.  Outputs are torch tensors.
+    buffers are uploaded to the device at their first use and stay there, so later in-place changes to the
+    model's weights are not seen — compile again after changing them.  Outputs are torch tensors.
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
@@ -62,6 +63,7 @@ class CompiledModule:
         self._cache: Dict[Tuple, _Entry] = {}
         self._params: Dict[str, Any] = {}
         functools.update_wrapper(self, fn, updated=())
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
 
     # -- compilation ---------------------------------------------------------------------------------------------
     def lower(self, *example_inputs) -> Stages:
@@ -92,7 +94,26 @@ class CompiledModule:
         return len(self._cache)
 
     # -- execution -----------------------------------------------------------------------------------------------
-    def __call__(self, *args):
+    def _bind(self, args: Tuple, kwargs: Dict[str, Any]) -> Tuple:
+        """Arguments in placeholder order; keywords and placeholder defaults fill the rest."""
+        placeholders = [n for n in self.graph_module.graph.nodes if n.op == "placeholder"]
+        if len(args) > len(placeholders):
+            raise TypeError(f"{self.__name__}() takes {len(placeholders)} arguments but {len(args)} were given")
+        bound = list(args)
+        kwargs = dict(kwargs)
+        for node in placeholders[len(args):]:
+            if node.target in kwargs:
+                bound.append(kwargs.pop(node.target))
+            elif node.args:
+                bound.append(node.args[0])
+            else:
+                raise TypeError(f"{self.__name__}() missing required argument '{node.target}'")
+        if kwargs:
+            raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {sorted(kwargs)}")
+        return tuple(bound)
+
+    def __call__(self, *args, **kwargs):
+        args = self._bind(args, kwargs)
         key = _signature(args)
         entry = self._cache.get(key) or self._compile(args, key)
         leaves = pytree.tree_leaves(args)
