@@ -19,3 +19,12 @@ class InterpreterError(FxlaError):
 
 class GraphError(FxlaError):
     """A graph is malformed (raised by :meth:`Graph.lint` and graph-editing APIs)."""
+
+
+class SerializationError(FxlaError):
+    """Saving or loading a GraphModule failed (unsupported content, or a missing, truncated or
+    tampered file); ``__cause__`` holds the underlying exception when there is one."""
+
+
+class PassError(FxlaError):
+    """A graph pass (``fxla.frontend.passes``) cannot be applied to the given graph or arguments."""

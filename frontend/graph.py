@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import inspect
 import keyword
 import re
@@ -193,6 +194,19 @@ class Graph:
         for n in self.nodes:
             env[n] = g.node_copy(n, lambda x: env[x])
         g.owning_module = self.owning_module
+        return g
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Graph":
+        """``copy.deepcopy(graph)``: a structural copy whose node ``meta`` dicts are deep-copied
+        (shared through ``memo``). The copy has no ``owning_module``: attach it to a
+        GraphModule to resolve its targets."""
+        g = Graph()
+        memo[id(self)] = g
+        env: Dict[Node, Node] = {}
+        for n in self.nodes:
+            env[n] = memo[id(n)] = g.node_copy(n, lambda x: env[x])
+        for old, new in env.items():  # meta may refer to nodes: those map to their copies
+            new.meta = copy.deepcopy(old.meta, memo)
         return g
 
     # ---- insertion point ---------------------------------------------------------------

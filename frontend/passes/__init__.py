@@ -1,0 +1,17 @@
+"""Graph passes over fxla GraphModules, after ``torch.fx.passes``.
+
+* :func:`replace_pattern` -- subgraph rewriting (pattern / replacement functions);
+* :func:`split_module` -- partition a graph into ``submod_<id>`` GraphModules;
+* :func:`fuse_conv_bn` -- fold eval-mode BatchNorm2d into the preceding Conv2d;
+* :func:`graph_to_dot` / :func:`graph_to_svg` -- Graphviz rendering.
+
+Passes raise :class:`fxla.frontend.PassError` when they cannot be applied.
+"""
+from .fuse import fuse_conv_bn, fuse_conv_bn_weights
+from .graph_drawer import graph_to_dot, graph_to_svg
+from .matcher import InternalMatch, SubgraphMatcher
+from .split_module import split_module
+from .subgraph_rewriter import Match, replace_pattern
+
+__all__ = ["replace_pattern", "Match", "SubgraphMatcher", "InternalMatch", "split_module", "fuse_conv_bn",
+           "fuse_conv_bn_weights", "graph_to_dot", "graph_to_svg"]
