@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 import torch
 
 from fxla.dialects.fxla import ops, sig_of
+from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.frontend import TensorMeta
 from fxla.dialects.mlir import ir
 
@@ -18,8 +19,9 @@ class LoweringContext:
 
     * ``ctx.node`` — the graph node being lowered; ``ctx.result_type`` its tensor type from shape propagation;
     * ``ctx.emit(opdef, *operands, **attrs)`` — build an fxla op at the node's source location;
-    * ``ctx.tensor(x)`` — a tensor operand from an ``ir.Value`` or a Python scalar (a 0-d ``fxla.constant``:
-      float -> f32, int -> i64, bool -> i1, matching torch's default dtypes);
+    * ``ctx.tensor(x, like=None)`` — a tensor operand from an ``ir.Value`` or a Python scalar (a 0-d
+      ``fxla.constant``; see :func:`scalar_elem` for its element type: next to the tensor ``like`` it takes the
+      type torch computes in, alone float -> f32, int -> i64, bool -> i1);
     * ``ctx.param(qualname)`` — the function argument carrying parameter/buffer ``qualname`` (uploaded once);
     * ``ctx.error(what, why, fix)`` — a :class:`LoweringError` at the node's source line.
     """
@@ -53,28 +55,28 @@ class LoweringContext:
     def emit(self, opdef, *operands, result_type: Optional[ir.Type] = None, **attrs) -> ir.Value:
         return opdef(*operands, loc=self.loc, result_type=result_type, **attrs)
 
-    def tensor(self, value) -> ir.Value:
+    def tensor(self, value, like: Optional[object] = None) -> ir.Value:
         if isinstance(value, ir.Value):
             return value
-        if isinstance(value, (bool, int)):
-            elem = ir.IntegerType.get_signless(1 if isinstance(value, bool) else 64)
-            scalar = ir.IntegerAttr.get(elem, int(value))
-        elif isinstance(value, float):
-            elem = ir.F32Type.get()
-            scalar = ir.FloatAttr.get(elem, value)
-        else:
+        if not isinstance(value, (bool, int, float)):
             raise self.error(f"expected a tensor or a Python number, got {type(value).__name__}",
                              "fxla lowers tensors and scalar constants only",
                              "pass a tensor, or make the value a constant outside the traced code")
-        dense = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], elem), scalar)
+        elem = scalar_elem(value, sig_of(like.type).elem if isinstance(like, ir.Value) else None)
+        scalar_type = ir.Type.parse(elem)
+        if is_float(elem):
+            scalar = ir.FloatAttr.get(scalar_type, float(value))
+        else:
+            v = int(value)
+            scalar = ir.IntegerAttr.get(scalar_type, v % (1 << bit_width(elem)) if elem in UNSIGNED_TYPES else v)
+        dense = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], scalar_type), scalar)
         return self.emit(ops.constant, value=dense)
 
     def param(self, qualname: str) -> ir.Value:
         if qualname not in self._param_args:
             tensor = self._param_values.get(qualname)
             if tensor is None:
-                tensor = self.root.get_parameter(qualname) if _has_param(self.root, qualname) else \
-                    self.root.get_buffer(qualname)
+                tensor = _tensor_attr(self.root, qualname)
                 self._param_values[qualname] = tensor
             arg_type = mlir_type(TensorMeta(tuple(tensor.shape), tensor.dtype))
             self._param_args[qualname] = self.block.add_argument(arg_type, self.loc or ir.Location.unknown())
@@ -86,9 +88,26 @@ class LoweringContext:
         return sig_of(value.type)
 
 
-def _has_param(root: torch.nn.Module, qualname: str) -> bool:
-    try:
-        root.get_parameter(qualname)
-        return True
-    except AttributeError:
-        return False
+def scalar_elem(value, other: Optional[str] = None) -> str:
+    """The element type of a Python scalar operand next to a tensor of element type ``other``.
+
+    torch treats Python numbers as "wrapped numbers": they never change the result's element type unless they
+    raise its category (bool < int < float), and they are used at the computation's precision.  So a scalar
+    that does not raise the category takes ``other`` itself (``x_f64 * 0.1`` keeps 0.1 in f64, a 0-d ``i32``
+    tensor ``+ 2`` stays ``i32``); one that does takes torch's default dtype (float -> f32, int -> i64).
+    """
+    if isinstance(value, bool):
+        return other or "i1"
+    if isinstance(value, int):
+        return "i64" if other in (None, "i1") else other
+    return other if other is not None and is_float(other) else "f32"
+
+
+def _tensor_attr(root: torch.nn.Module, qualname: str) -> torch.Tensor:
+    """A parameter, buffer or plain tensor attribute (e.g. a ``_tensor_constant<N>`` the tracer stored)."""
+    value = root
+    for atom in qualname.split("."):
+        value = getattr(value, atom)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"'{qualname}' is a {type(value).__name__}, not a tensor")
+    return value

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Sequence
 
 from fxla.dialects.fxla import VerificationError, verify_module
-from fxla.dialects.mlir import ir, passmanager, register_stablehlo_passes
+from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
 from .errors import LoweringError
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean
@@ -44,22 +44,33 @@ def _python_pass(name: str, fn: Callable, failures: List[Exception]):
     return run
 
 
+def _add_passes(pm, names: Sequence[str], failures: List[Exception]) -> None:
+    for name in names:
+        if name in FXLA_PASSES:
+            fn, _ = FXLA_PASSES[name]
+            pm.add(_python_pass(name, fn, failures), name=name, argument=name)
+            continue
+        try:
+            pm.add(name)
+        except (ValueError, ir.MLIRError) as err:
+            raise LoweringError(f"unknown pass '{name}': {err}\nfix: use one of {', '.join(FXLA_PASSES)} or an "
+                                f"MLIR pass such as canonicalize, cse, func.func(canonicalize)") from None
+
+
+def check_pipeline(names: Sequence[str]) -> None:
+    """Raise :class:`LoweringError` if any pass name is unknown (before any input is read)."""
+    register_stablehlo_passes()
+    with fxla_context():
+        _add_passes(passmanager.PassManager("builtin.module"), names, [])
+
+
 def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all: bool = False) -> None:
     """Run ``names`` (fxla passes or MLIR pass-pipeline elements, e.g. ``canonicalize``) in order."""
     register_stablehlo_passes()
     failures: List[Exception] = []
     with module.context:
         pm = passmanager.PassManager("builtin.module")
-        for name in names:
-            if name in FXLA_PASSES:
-                fn, _ = FXLA_PASSES[name]
-                pm.add(_python_pass(name, fn, failures), name=name, argument=name)
-            else:
-                try:
-                    pm.add(name)
-                except (ValueError, ir.MLIRError) as err:
-                    raise LoweringError(f"unknown pass '{name}': {err}\nfix: use one of "
-                                        f"{', '.join(FXLA_PASSES)} or an MLIR pass such as canonicalize, cse")
+        _add_passes(pm, names, failures)
         if print_ir_after_all:
             pm.enable_ir_printing(print_after_all=True)
         try:

@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.dialects.fxla import VerificationError, verify_module
+from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
 
@@ -156,5 +156,9 @@ def _apply_rule(ctx: LoweringContext, gm: GraphModule, node, env):
         raise ctx.error(f"cannot lower this call: {err}", "its arguments do not match the lowering rule's "
                         "signature (an unsupported argument or form of the op)",
                         "call the op with the arguments torch documents, or report the missing form") from err
+    except InferError as err:
+        raise ctx.error(f"cannot lower this call: {err}", "the fxla op it maps to does not accept these operands "
+                        "(an unsupported form of the op)",
+                        "rewrite the call with supported shapes/dtypes, or report the missing form") from err
     _check_result(node, produced)
     return produced

@@ -15,7 +15,7 @@ from typing import List
 from fxla.dialects.fxla import VerificationError, verify_module
 from fxla.dialects.mlir import fxla_context, ir
 from fxla.lowering import LoweringError
-from fxla.lowering.passes import FXLA_PASSES, PassFailure, run_pipeline
+from fxla.lowering.passes import FXLA_PASSES, PassFailure, check_pipeline, run_pipeline
 
 from .diagnostics import emit, mlir_error_lines, render
 
@@ -55,6 +55,30 @@ def _chunks(text: str, split: bool) -> List[str]:
     return chunks
 
 
+def split_pipeline(text: str) -> List[str]:
+    """Split a pass pipeline at top-level commas: ``a,func.func(b,c)`` -> ``['a', 'func.func(b,c)']``."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _printed(module: ir.Module, filename: str, debuginfo: bool) -> str:
+    text = module.operation.get_asm(enable_debug_info=debuginfo)
+    # parsed text carries the buffer name "-"; show the input's name as mlir-opt does
+    return text.replace('loc("-":', f'loc({_quoted(filename)}:') if debuginfo else text
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_after_all: bool):
     """Returns (printed module or None, diagnostic lines)."""
     context = fxla_context()
@@ -78,14 +102,19 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
             return None, mlir_error_lines(err, filename)
         except LoweringError as err:
             return None, [f"{filename}: error: {err}"]
-        return module.operation.get_asm(enable_debug_info=debuginfo), []
+        return _printed(module, filename, debuginfo), []
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     passes = list(args.passes or [])
     if args.pass_pipeline:
-        passes += [p.strip() for p in args.pass_pipeline.split(",") if p.strip()]
+        passes += split_pipeline(args.pass_pipeline)
+    try:
+        check_pipeline(passes)
+    except LoweringError as err:
+        print(f"fxla-opt: error: {err}", file=sys.stderr)
+        return 1
     try:
         text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
     except OSError as err:

@@ -13,14 +13,18 @@ from ..registry import register
 
 
 def _binary(ctx, input, other, *, opdef):
-    return ctx.emit(opdef, ctx.tensor(input), ctx.tensor(other))
+    # a Python scalar is materialised in the element type of the tensor next to it (torch's wrapped numbers)
+    return ctx.emit(opdef, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
 
 
 def _scaled(ctx, input, other, *, opdef, alpha=1, out=None):
     if out is not None:
         raise ctx.error("out= is not supported", "fxla programs are functional", "drop out= and use the result")
     if alpha != 1:
-        other = ctx.emit(ops.mul, ctx.tensor(other), ctx.tensor(alpha))
+        if isinstance(other, (bool, int, float)):
+            other = other * alpha
+        else:
+            other = ctx.emit(ops.mul, other, ctx.tensor(alpha, like=other))
     return _binary(ctx, input, other, opdef=opdef)
 
 

@@ -19,6 +19,9 @@ def _pair(value, n=2):
 
 @register(F.linear)
 def _linear(ctx, input, weight, bias=None):
+    if ctx.sig(weight).rank == 1:             # torch allows a [in] weight: y = x @ w (+ bias), dim dropped
+        y = ctx.emit(ops.matmul, input, weight)
+        return y if bias is None else ctx.emit(ops.add, y, bias)
     return ctx.emit(ops.linear, input, weight, bias)
 
 
@@ -136,7 +139,12 @@ def _reduce(ctx, input, dim=None, keepdim=False, *, dtype=None, opdef):
     dims = () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     if dtype is not None:
         input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
-    return ctx.emit(opdef, input, dims=dims, keepdim=bool(keepdim))
+    result = ctx.emit(opdef, input, dims=dims, keepdim=bool(keepdim))
+    if dtype is not None and ctx.sig(result).elem != elem_of(dtype):
+        # fxla.sum widens integers to i64; an explicit dtype= (e.g. int32) is kept by torch.  Integer sums wrap
+        # modulo 2**bits, so summing in i64 and narrowing gives the same values.
+        result = ctx.emit(ops.convert, result, result_type=ctx.result_type)
+    return result
 
 
 for _opdef, _keys in ((ops.sum, (torch.sum, torch.Tensor.sum)), (ops.mean, (torch.mean, torch.Tensor.mean))):

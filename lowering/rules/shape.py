@@ -10,6 +10,9 @@ from ..registry import register
 
 def _reshape_to_result(ctx, input, *args, **kwargs):
     """view/reshape/flatten/unflatten/squeeze/unsqueeze: torch already resolved -1 and the dims."""
+    if ctx.result_sig.elem != ctx.sig(input).elem:
+        raise ctx.error("Tensor.view(dtype) is not supported yet", "it reinterprets the bits of the elements "
+                        "(a bitcast), which fxla has no op for", "use .to(dtype) to convert the values instead")
     return ctx.emit(ops.reshape, input, shape=ctx.result_sig.shape)
 
 
@@ -32,8 +35,10 @@ def _permute(ctx, input, *dims):
 @register(torch.Tensor.transpose, torch.transpose, torch.swapaxes, torch.Tensor.swapaxes)
 def _transpose(ctx, input, dim0, dim1):
     rank = ctx.sig(input).rank
+    if rank == 0:
+        return input                          # torch allows dims 0/-1 on a 0-d tensor: a no-op
     perm = list(range(rank))
-    a, b = dim0 % max(rank, 1), dim1 % max(rank, 1)
+    a, b = dim0 % rank, dim1 % rank
     perm[a], perm[b] = perm[b], perm[a]
     return ctx.emit(ops.permute, input, dims=perm)
 

@@ -6,11 +6,12 @@
 // numbers, even with --split-input-file), a failing exit status, and never a Python traceback.
 // Chunks that do parse are still processed; their output is printed after all diagnostics.
 
-// An unknown pass is reported (with the fix) for each chunk that parses; parse errors are still reported.
+// An unknown pass is reported once, with the fix, before any input is read.
 // PASS-NOT:  Traceback
-// PASS:      parse-error.mlir:{{[0-9]+}}:21: error: expected ')' to end operand list
-// PASS:      parse-error.mlir: error: unknown pass 'no-such-pass': {{.*}}'no-such-pass' does not refer to a registered pass or pass pipeline
+// PASS:      fxla-opt: error: unknown pass 'no-such-pass': {{.*}}'no-such-pass' does not refer to a registered pass or pass pipeline
 // PASS:      fix: use one of convert-fxla-to-stablehlo, verify-fxla or an MLIR pass such as canonicalize, cse
+// PASS-NOT:  unknown pass
+// PASS-NOT:  error: expected
 // PASS-NOT:  module {
 // PASS-NOT:  Traceback
 
