@@ -1,0 +1,280 @@
+"""Lowering: unsupported-op and rule-level errors (with the user's file:line), the fxla and StableHLO text,
+the strict StableHLO check, source locations in the IR and custom rules."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxla
+from fxla.frontend import symbolic_trace
+from fxla.lowering import (RULES, ConversionError, LoweringError, UnsupportedOpError, coverage, lower_to_fxla,
+                           register, verify_stablehlo)
+
+THIS_FILE = __file__
+
+
+def line_of(marker: str) -> int:
+    """The line number of the unique line of this file ending in ``# <marker>``."""
+    with open(THIS_FILE) as f:
+        hits = [i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}")]
+    assert len(hits) == 1, (marker, hits)
+    return hits[0]
+
+
+def at(marker: str) -> str:
+    return f"{THIS_FILE}:{line_of(marker)}:"
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))  # mlp-fc1
+        return F.log_softmax(self.fc2(h), dim=-1)  # mlp-fc2
+
+
+def mlp():
+    torch.manual_seed(0)
+    return MLP().eval(), torch.randn(3, 8)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# unsupported ops: every one listed at once, each with its source line
+# ---------------------------------------------------------------------------------------------------------------
+class UsesUnsupported(nn.Module):
+    def forward(self, x):
+        a = torch.relu(x)
+        b = torch.cumsum(a, 0)  # unsupported-cumsum
+        c = torch.flip(b, [1])  # unsupported-flip
+        d = torch.tril(c) * 2  # unsupported-tril
+        return d + x
+
+
+def test_unsupported_ops_are_all_listed_with_locations():
+    compiled = fxla.compile(UsesUnsupported())          # tracing works; lowering is per signature
+    with pytest.raises(UnsupportedOpError) as info:
+        compiled(torch.randn(4, 4))
+    err = info.value
+    msg = str(err)
+    assert msg.startswith("fxla cannot lower 3 ops of this program:")
+    assert [what for what, _ in err.ops] == ["function torch.cumsum", "function torch.flip", "function torch.tril"]
+    for marker in ("unsupported-cumsum", "unsupported-flip", "unsupported-tril"):
+        assert at(marker) in msg, marker
+    assert "torch.cumsum(a, 0)" in msg                       # the source line itself is shown
+    assert [loc.line for _, loc in err.ops] == [line_of("unsupported-cumsum"), line_of("unsupported-flip"),
+                                                line_of("unsupported-tril")]
+    assert "fix:" in msg and "fxla.lowering.register" in msg
+    assert isinstance(err, LoweringError) and isinstance(err, fxla.FxlaError)
+    assert compiled.cache_size == 0
+
+
+def test_unsupported_method_and_module_are_named():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            y = self.norm(x)  # unsupported-module
+            return y.cumsum(1)  # unsupported-method
+
+    with pytest.raises(UnsupportedOpError) as info:
+        fxla.compile(M().eval()).lower(torch.randn(2, 4))
+    msg = str(info.value)
+    assert "module torch.nn.BatchNorm1d (call_module 'norm')" in msg
+    assert "method Tensor.cumsum" in msg
+    assert at("unsupported-module") in msg and at("unsupported-method") in msg
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# rule-level errors: a LoweringError at the user's line, with a fix
+# ---------------------------------------------------------------------------------------------------------------
+def _dropout_training(x):
+    return F.dropout(x, 0.5, training=True)  # err-dropout
+
+
+def _div_floor(x):
+    return torch.div(x, 2, rounding_mode="floor")  # err-div
+
+
+def _softmax_no_dim(x):
+    return F.softmax(x)  # err-softmax
+
+
+def _conv_same_even(x, w):
+    return F.conv2d(x, w, padding="same")  # err-conv-same
+
+
+class _ReflectConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+
+    def forward(self, x):
+        return self.conv(x)  # err-conv-reflect
+
+
+class _TrainingDropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.drop(x) + 1  # err-dropout-module
+
+
+@pytest.mark.parametrize("fn,inputs,marker,what", [
+    (_dropout_training, (torch.randn(3, 4),), "err-dropout", "dropout in training mode is not supported"),
+    (_div_floor, (torch.randn(3, 4),), "err-div", "div with rounding_mode='floor' is not supported yet"),
+    (_softmax_no_dim, (torch.randn(3, 4),), "err-softmax", "softmax without dim is not supported"),
+    (_conv_same_even, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 2, 2)), "err-conv-same",
+     "padding='same' with an even effective kernel is not supported yet"),
+    (_ReflectConv(), (torch.randn(1, 2, 6, 6),), "err-conv-reflect", "Conv2d(padding_mode='reflect')"),
+    (_TrainingDropout().train(), (torch.randn(3, 4),), "err-dropout-module", "dropout in training mode"),
+], ids=["dropout", "div-floor", "softmax-no-dim", "conv-same-even", "conv-reflect", "dropout-module-train"])
+def test_rule_errors_point_at_the_user_line(fn, inputs, marker, what):
+    compiled = fxla.compile(fn)
+    with warnings.catch_warnings(), pytest.raises(LoweringError) as info:
+        warnings.simplefilter("ignore")         # torch warns about softmax's implicit dim
+        compiled(*inputs)
+    msg = str(info.value)
+    assert not isinstance(info.value, UnsupportedOpError)
+    assert what in msg
+    assert at(marker) in msg, msg
+    assert "\nfix: " in msg
+    assert "(graph node '" in msg
+
+
+def _matmul_out(x, y, z):
+    return torch.matmul(x, y, out=z)  # err-matmul-out
+
+
+def _to_memory_format(x):
+    return x.to(torch.float16, memory_format=torch.contiguous_format)  # err-to-kwargs
+
+
+def test_rule_signature_mismatch_is_a_lowering_error():
+    """A form of a supported op that its rule does not take (out=) is reported, not crashed on."""
+    with pytest.raises(LoweringError) as info:
+        fxla.compile(_matmul_out)(torch.randn(2, 3), torch.randn(3, 4), torch.empty(2, 4))
+    msg = str(info.value)
+    assert "cannot lower this call" in msg and "out" in msg
+    assert at("err-matmul-out") in msg and "\nfix: " in msg
+
+
+def _view_dtype(x):
+    return x.view(torch.int32)  # err-view-dtype
+
+
+def _matmul_mixed(x, y):
+    return x @ y  # err-matmul-mixed
+
+
+def test_view_dtype_is_reported_not_an_internal_error():
+    with pytest.raises(LoweringError) as info:
+        fxla.compile(_view_dtype)(torch.randn(3))
+    msg = str(info.value)
+    assert "Tensor.view(dtype) is not supported yet" in msg and "internal error" not in msg
+    assert at("err-view-dtype") in msg and "\nfix: " in msg
+
+
+def test_op_table_rejection_becomes_a_lowering_error():
+    """The fxla op's own checks (here: matmul does not promote) surface as a LoweringError at the user line."""
+    with pytest.raises(LoweringError) as info:
+        fxla.compile(_matmul_mixed)(torch.randn(2, 3), torch.randn(3, 2).half())
+    msg = str(info.value)
+    assert "torch.matmul does not promote" in msg and at("err-matmul-mixed") in msg and "\nfix: " in msg
+
+
+def test_unknown_keyword_of_a_rule_is_reported():
+    with pytest.raises(LoweringError) as info:
+        fxla.compile(_to_memory_format)(torch.randn(2, 3))
+    msg = str(info.value)
+    assert "memory_format" in msg and at("err-to-kwargs") in msg and "\nfix: " in msg
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the IR text of each stage
+# ---------------------------------------------------------------------------------------------------------------
+def test_mlp_fxla_and_stablehlo_text():
+    model, x = mlp()
+    stages = fxla.compile(model).lower(x)
+    assert '"fxla.linear"' in stages.fxla and '"fxla.relu"' in stages.fxla and '"fxla.log_softmax"' in stages.fxla
+    assert 'fxla.param = "fc1.weight"' in stages.fxla
+    assert "func.func @main" in stages.fxla
+    assert "fxla." not in stages.stablehlo and "fxla." not in stages.stablehlo_debug
+    assert "stablehlo.dot_general" in stages.stablehlo
+    module = verify_stablehlo(stages.stablehlo)           # strict context: unregistered dialects rejected
+    assert "stablehlo.dot_general" in str(module)
+    verify_stablehlo(stages.stablehlo_debug)
+
+
+def test_strict_context_rejects_fxla_ops():
+    model, x = mlp()
+    stages = fxla.compile(model).lower(x)
+    with pytest.raises(ConversionError) as info:
+        verify_stablehlo(stages.fxla)
+    assert "fxla" in str(info.value)
+
+
+def test_source_locations_in_the_ir():
+    model, x = mlp()
+    gm = symbolic_trace(model)
+    program = lower_to_fxla(gm, (x,))
+    plain, debug = program.text(), program.text(debug_info=True)
+    assert THIS_FILE not in plain
+    for marker in ("mlp-fc1", "mlp-fc2"):
+        assert f'"{THIS_FILE}":{line_of(marker)}:' in debug, marker
+    # each op's location is named after its graph node and wraps the file location
+    assert re.search(r'loc\("fc1"\(#loc\d+\)\)', debug), debug
+    # the StableHLO that is compiled keeps them too
+    stages = fxla.compile(model).lower(x)
+    assert f'"{THIS_FILE}":{line_of("mlp-fc2")}:' in stages.stablehlo_debug
+
+
+def test_program_metadata():
+    model, x = mlp()
+    program = lower_to_fxla(symbolic_trace(model), (x,))
+    assert sorted(program.param_names) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+    assert program.params["fc2.bias"] is model.fc2.bias
+    assert program.output_static == [None]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the rule table
+# ---------------------------------------------------------------------------------------------------------------
+def test_coverage_groups_rules():
+    cov = coverage()
+    assert "Tensor.view" in cov["methods"] and "Tensor.float" in cov["methods"]
+    assert "torch.nn.Linear" in cov["modules"]
+    assert "torch.matmul" in cov["functions"] and "operator.add" in cov["functions"]
+    assert "torch.nn.functional.gelu" in cov["functions"]
+    assert sum(map(len, cov.values())) <= len(RULES)
+
+
+def test_register_a_custom_rule():
+    from fxla.dialects.fxla import ops
+
+    def fn(x):
+        return torch.square(x) + 1
+
+    x = torch.randn(3, 4)
+    with pytest.raises(UnsupportedOpError, match="torch.square"):
+        fxla.compile(fn)(x)
+    assert torch.square not in RULES
+    try:
+        @register(torch.square)
+        def _square(ctx, input):
+            return ctx.emit(ops.mul, input, input)
+
+        torch.testing.assert_close(fxla.compile(fn)(x), fn(x))
+    finally:
+        RULES.pop(torch.square, None)
