@@ -30,6 +30,18 @@ def to_meta(value: Any) -> Any:
     return map_aggregate(value, convert)
 
 
+def _as_meta_device(v: Any) -> Any:
+    """Device arguments (``torch.device`` or a device string such as ``'cpu'``/``'cuda:0'``) -> ``'meta'``."""
+    if isinstance(v, torch.device):
+        return torch.device("meta")
+    if isinstance(v, str) and v.split(":")[0] in _DEVICE_TYPES:
+        return "meta"
+    return v
+
+
+_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "hip", "xla")
+
+
 def _contains_tensor(v: Any) -> bool:
     found = []
     map_aggregate(v, lambda x: found.append(x) if isinstance(x, torch.Tensor) else x)
@@ -59,11 +71,16 @@ class ShapeProp(Interpreter):
 
     Parameters and buffers are read as meta tensors; leaf modules run through
     ``torch.func.functional_call`` with meta versions of their state, so nothing real is
-    computed or allocated.
+    computed or allocated.  Device arguments are retargeted to ``meta``.
     """
 
     def run(self, *args: Any) -> Any:
         return super().run(*to_meta(args))
+
+    def fetch_args_kwargs_from_env(self, n: Node) -> Tuple[Tuple, Dict[str, Any]]:
+        # everything runs on the meta device, so device arguments (x.to('cpu'), device=...) are retargeted
+        args, kwargs = super().fetch_args_kwargs_from_env(n)
+        return map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
 
     def run_node(self, n: Node) -> Any:
         result = to_meta(super().run_node(n))

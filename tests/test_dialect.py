@@ -324,3 +324,11 @@ def test_docs_mention_every_op_and_attribute():
             assert f"`{a.name}`" in md
         for o in op.operands:
             assert f"`{o.name}`" in md
+
+
+def test_docs_dialect_md_is_up_to_date():
+    import pathlib
+
+    from fxla.dialects.fxla import docs
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "dialect.md"
+    assert path.read_text() == docs.render_markdown(), "regenerate with `make docs`"

@@ -239,9 +239,8 @@ case(torch.Tensor.to, "to_dtype_kw", lambda x: x.to(dtype=torch.bfloat16), t(3, 
 case(torch.Tensor.to, "to_int_truncates", lambda x: x.to(torch.int64) * 1, t(3, 4), dtypes=(F32, BF16))
 case(torch.Tensor.to, "to_same_dtype", lambda x: x.to(torch.float32) + 1, t(3, 4))
 # The rule accepts .to("cpu"), but shape propagation runs the graph on meta tensors and cannot copy them to cpu.
-_META_TO_CPU = "frontend shape propagation: Tensor.to('cpu') on a meta tensor raises 'Cannot copy out of meta tensor'"
-case(torch.Tensor.to, "to_cpu_and_dtype", lambda x: x.to("cpu", torch.float16), t(3, 4), xfail={F32: _META_TO_CPU})
-case(torch.Tensor.to, "to_cpu", lambda x: x.to("cpu") * 2, t(3, 4), xfail={F32: _META_TO_CPU})
+case(torch.Tensor.to, "to_cpu_and_dtype", lambda x: x.to("cpu", torch.float16), t(3, 4))
+case(torch.Tensor.to, "to_cpu", lambda x: x.to("cpu") * 2, t(3, 4))
 case(torch.Tensor.type, "Tensor.type", lambda x: x.type(torch.int32), t(3, 4))
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -42,8 +42,17 @@ def softmax(ops, attrs) -> list:
     return [x]
 
 
+def _same_elems(ops, names) -> None:
+    present = [(n, s) for n, s in zip(names, ops) if s is not None]
+    elems = {s.elem for _, s in present}
+    if len(elems) > 1:
+        raise InferError("operands must share one element type (torch does not promote here), got " +
+                         ", ".join(f"{n}: {s.elem}" for n, s in present))
+
+
 def linear(ops, attrs) -> list:
     x, w, b = ops
+    _same_elems(ops, ("input", "weight", "bias"))
     if x.rank < 1 or w.rank != 2:
         raise InferError(f"expects input of rank >= 1 and a rank-2 weight, got ranks {x.rank} and {w.rank}")
     if x.shape[-1] != w.shape[1]:
@@ -90,6 +99,7 @@ def _pair_attrs(attrs, names, n):
 
 def conv(ops, attrs, *, spatial: int) -> list:
     x, w, b = ops
+    _same_elems(ops, ("input", "weight", "bias"))
     if x.rank != spatial + 2 or w.rank != spatial + 2:
         raise InferError(f"expects rank-{spatial + 2} input and weight, got {x.rank} and {w.rank}")
     v = _pair_attrs(attrs, ("stride", "padding", "dilation"), spatial)

@@ -16,6 +16,7 @@ from functools import partial
 
 from . import infer
 from .opdef import BOOL, DENSE, F64, I64, I64_ARRAY, STR, Attr, FloatOperand, OpDef, Operand
+from .types import FLOAT_TYPES, INT_TYPES
 
 _X = (Operand("input"),)
 _XY = (Operand("lhs"), Operand("rhs"))
@@ -45,8 +46,11 @@ le = _binary("le", "torch.le", "Elementwise <=, an i1 result.", result="i1")
 gt = _binary("gt", "torch.gt", "Elementwise >, an i1 result.", result="i1")
 ge = _binary("ge", "torch.ge", "Elementwise >=, an i1 result.", result="i1")
 
-neg = _unary("neg", "torch.neg", "Elementwise negation.")
-abs = _unary("abs", "torch.abs", "Elementwise absolute value.")  # noqa: A001
+_NUMBERS = (Operand("input", elems=INT_TYPES + FLOAT_TYPES),)   # torch rejects neg/abs on bool
+neg = OpDef("neg", "Elementwise negation (unsigned integers wrap).", _NUMBERS, infer=infer.same_as_first,
+            torch="torch.neg")
+abs = OpDef("abs", "Elementwise absolute value (identity on unsigned integers).", _NUMBERS,  # noqa: A001
+            infer=infer.same_as_first, torch="torch.abs")
 relu = _unary("relu", "torch.relu", "max(x, 0).")
 exp = _unary("exp", "torch.exp", "Elementwise e**x; integer input gives float32.", float_result=True)
 log = _unary("log", "torch.log", "Natural logarithm; integer input gives float32.", float_result=True)

@@ -50,7 +50,12 @@ def _unary(b: Builder, x, *, op):
     return op(b.convert(x, b.result.elem)).result
 
 
-for _opdef, _op in ((ops.neg, hlo.NegOp), (ops.abs, hlo.AbsOp), (ops.exp, hlo.ExpOp), (ops.log, hlo.LogOp),
+@pattern(ops.abs)
+def _abs(b: Builder, x):
+    return x if b.result.elem in UNSIGNED_TYPES else hlo.AbsOp(x).result
+
+
+for _opdef, _op in ((ops.neg, hlo.NegOp), (ops.exp, hlo.ExpOp), (ops.log, hlo.LogOp),
                     (ops.sqrt, hlo.SqrtOp), (ops.rsqrt, hlo.RsqrtOp), (ops.tanh, hlo.TanhOp),
                     (ops.sigmoid, hlo.LogisticOp)):
     pattern(_opdef)(partial(_unary, op=_op))

@@ -191,5 +191,21 @@ func.func @two_findings(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 
+// -----
+
+func.func @neg_bool(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.neg' op operand 'input' must have element type in {ui8, i8, i16, i32, i64, f16, bf16, f32, f64}, got i1
+  %0 = "fxla.neg"(%a) : (tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @linear_mixed_types(%x: tensor<2x3xf32>, %w: tensor<4x3xf16>) -> tensor<2x4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.linear' op operands must share one element type (torch does not promote here), got input: f32, weight: f16
+  %0 = "fxla.linear"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x3xf32>, tensor<4x3xf16>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
 // CHECK-NOT: error:
 // CHECK-NOT: Traceback
