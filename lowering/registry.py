@@ -11,7 +11,9 @@ keyword ``mod``.  A rule returns an ``ir.Value`` (or a tuple/list of them).
 """
 from __future__ import annotations
 
-import operator
+import functools
+import importlib
+
 from typing import Callable, Dict, Optional
 
 import torch
@@ -58,8 +60,20 @@ def _kind(key) -> str:
     return "methods" if getattr(torch.Tensor, name, None) is key else "functions"
 
 
-_PUBLIC_NAMESPACES = (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.nn", torch.nn),
-                      ("operator", operator))
+_PUBLIC_NAMESPACES = ("torch", "torch.nn.functional", "torch.nn", "torch.special", "torch.linalg", "torch.fft",
+                      "operator", "math", "builtins")
+
+
+@functools.lru_cache(maxsize=None)
+def _public_names() -> Dict[int, str]:
+    """id(op object) -> its public spelling, first namespace wins (``torch.special.bessel_j0``, not ``torch._C…``)."""
+    names: Dict[int, str] = {}
+    for prefix in _PUBLIC_NAMESPACES:
+        namespace = importlib.import_module(prefix)
+        for name, value in vars(namespace).items():
+            if not name.startswith("_"):
+                names.setdefault(id(value), f"{prefix}.{name}")
+    return names
 
 
 def _label(key) -> str:
@@ -67,9 +81,9 @@ def _label(key) -> str:
     name = getattr(key, "__name__", repr(key))
     if _kind(key) == "methods":
         return f"Tensor.{name}"
-    for prefix, namespace in _PUBLIC_NAMESPACES:
-        if getattr(namespace, name, None) is key:
-            return f"{prefix}.{name}"
+    public = _public_names().get(id(key))
+    if public is not None:
+        return public
     module = getattr(key, "__module__", None)
     return f"{module}.{getattr(key, '__qualname__', name)}" if module else name
 
