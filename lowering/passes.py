@@ -5,13 +5,16 @@ MLIR's built-in passes such as ``canonicalize`` and ``cse``); any other name is 
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence
+import hashlib
+import os
+import tempfile
+from typing import Callable, Dict, List, Optional, Sequence
 
 from fxla.dialects.fxla import VerificationError, verify_module
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
 from .errors import LoweringError
-from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean
+from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
 
 def _convert(root: ir.Operation) -> None:
@@ -81,3 +84,49 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
             raise
     if failures:
         raise failures[0]
+
+
+#: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
+DEFAULT_PIPELINE = ("verify-fxla", "convert-fxla-to-stablehlo", "canonicalize", "cse")
+
+
+class PipelineError(LoweringError):
+    """The lowering pipeline failed.  The IR it failed on was written to ``reproducer``; ``command`` re-runs it."""
+
+    def __init__(self, cause: Exception, reproducer: str, command: str):
+        self.cause, self.reproducer, self.command = cause, reproducer, command
+        super().__init__(f"the fxla -> StableHLO pipeline failed:\n{cause}\n"
+                         f"the fxla IR it failed on was written to {reproducer}\n"
+                         f"reproduce with: {command}\n"
+                         "fix: this is an fxla bug unless the IR was written by hand; report it with that file")
+
+
+def _write_reproducer(text: str, directory: Optional[str]) -> str:
+    directory = directory or tempfile.gettempdir()
+    os.makedirs(directory, exist_ok=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = os.path.join(directory, f"fxla-reproducer-{digest}.mlir")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+def lower_to_stablehlo(module: ir.Module, *, print_ir_after_all: bool = False,
+                       reproducer_dir: Optional[str] = None) -> ir.Module:
+    """Run :data:`DEFAULT_PIPELINE` on an fxla module (in place) and return the StableHLO re-parsed and
+    verified in a strict context (source locations kept).
+
+    On failure the input IR is written to ``reproducer_dir`` (default: the temp dir) and a
+    :class:`PipelineError` names the file and the exact ``fxla-opt`` command that reproduces it.
+    ``print_ir_after_all`` prints the IR after every pass to stderr (MLIR's ``--print-ir-after-all``).
+    """
+    snapshot = module.operation.clone()
+    try:
+        run_pipeline(module, DEFAULT_PIPELINE, print_ir_after_all=print_ir_after_all)
+        return verify_stablehlo(module.operation.get_asm(enable_debug_info=True))
+    except (LoweringError, VerificationError, ir.MLIRError) as err:
+        path = _write_reproducer(snapshot.get_asm(enable_debug_info=True), reproducer_dir)
+        command = f"fxla-opt {path} --mlir-print-debuginfo --pass-pipeline={','.join(DEFAULT_PIPELINE)}"
+        raise PipelineError(err, path, command) from err
+    finally:
+        snapshot.erase()

@@ -1,10 +1,11 @@
-"""fxla -> StableHLO: the ``convert-fxla-to-stablehlo`` pass and the verified lowering pipeline.
+"""fxla -> StableHLO: the ``convert-fxla-to-stablehlo`` conversion and the strict StableHLO verifier.
 
 Each :data:`~fxla.lowering.patterns.PATTERNS` entry becomes an MLIR rewrite pattern rooted at its op's name
 (the root name is read off the ``OpDef`` key, never dispatched on), applied with MLIR's
 ``walk_and_apply_patterns`` driver.  Afterwards no ``fxla.*`` op may remain, CHLO is legalised to StableHLO,
 and the module is re-parsed in a *strict* context (unregistered dialects rejected) and checked by MLIR's own
-verifier — the StableHLO handed to XLA is always verified.
+verifier — the StableHLO handed to XLA is always verified (:func:`fxla.lowering.passes.lower_to_stablehlo`
+runs the whole pipeline).
 """
 from __future__ import annotations
 
@@ -95,13 +96,3 @@ def verify_stablehlo(text: str, context: Optional[ir.Context] = None) -> ir.Modu
         raise ConversionError([Diagnostic(d.location, "stablehlo", d.message) for d in err.error_diagnostics],
                               "MLIR's verifier rejected the StableHLO fxla produced (an fxla bug)") from None
     return module
-
-
-def lower_to_stablehlo(module: ir.Module) -> ir.Module:
-    """The full pipeline on an fxla module (mutated in place): convert, legalise CHLO, clean up, verify.
-
-    Returns the StableHLO module re-parsed and verified in a strict context (source locations kept).
-    """
-    convert_fxla_to_stablehlo(module)
-    legalize_and_clean(module)
-    return verify_stablehlo(module.operation.get_asm(enable_debug_info=True))

@@ -2,6 +2,7 @@
 the strict StableHLO check, source locations in the IR and custom rules."""
 from __future__ import annotations
 
+import os
 import re
 import warnings
 
@@ -280,3 +281,35 @@ def test_register_a_custom_rule():
         torch.testing.assert_close(fxla.compile(fn)(x), fn(x))
     finally:
         RULES.pop(torch.square, None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a failing pipeline leaves a reproducer and the fxla-opt command that re-runs it
+# ---------------------------------------------------------------------------------------------------------------
+def test_failing_pipeline_writes_reproducer(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from fxla.dialects.fxla import ops
+    from fxla.dialects.mlir import hlo
+    from fxla.lowering import PipelineError, lower_to_fxla, lower_to_stablehlo
+    from fxla.lowering.patterns import PATTERNS
+
+    def broken_relu(b, x):     # an injected bug: emits a type-incorrect StableHLO op
+        return hlo.AddOp(x, b.splat(0, "i32", b.result.shape)).result
+
+    monkeypatch.setitem(PATTERNS, ops.relu, broken_relu)
+    program = lower_to_fxla(fxla.compile(lambda x: torch.relu(x) + 1).graph_module, (torch.randn(2, 3),))
+    with pytest.raises(PipelineError) as info:
+        lower_to_stablehlo(program.module, reproducer_dir=str(tmp_path))
+    err = info.value
+    assert os.path.exists(err.reproducer) and err.reproducer.startswith(str(tmp_path))
+    assert '"fxla.relu"' in open(err.reproducer).read()
+    assert f"reproduce with: {err.command}" in str(err) and "fix:" in str(err)
+    monkeypatch.undo()
+    # with the bug gone, the recorded command lowers the same IR cleanly
+    argv = err.command.split()
+    opt = os.path.join(os.path.dirname(sys.executable), argv[0])
+    done = subprocess.run([opt] + argv[1:], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "stablehlo.maximum" in done.stdout and "fxla." not in done.stdout
