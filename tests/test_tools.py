@@ -94,3 +94,37 @@ def test_opt_verifier_error_names_line(capsys, tmp_path):
 def test_opt_unknown_pass(capsys, tmp_path):
     rc, _, err, _ = run_opt(capsys, tmp_path, GOOD, "--pass-pipeline=frobnicate")
     assert rc == 1 and "frobnicate" in err and "Traceback" not in err
+
+
+def test_dump_verbose_reports_phases_with_timings(capsys):
+    rc, _, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "hlo", "-v")
+    assert rc == 0
+    for phase in ("tracing", "shape propagation + lowering to fxla", "fxla -> StableHLO", "XLA compile"):
+        assert f"[fxla] {phase}" in err
+    assert err.count(" ms") >= 4
+
+
+def test_dump_print_ir_after_all(capfd):
+    assert dump.main([f"{MLP_SPEC}:mlp", "--stage", "stablehlo", "--print-ir-after-all"]) == 0
+    err = capfd.readouterr().err       # MLIR prints from C++, straight to file descriptor 2
+    for name in ("verify-fxla", "convert-fxla-to-stablehlo", "CanonicalizerPass", "CSEPass"):
+        assert f"IR Dump After {name}" in err
+
+
+def test_dump_html_has_every_stage(capsys):
+    rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--format", "html")
+    assert rc == 0 and out.startswith("<!doctype html>")
+    for stage in ("graph", "code", "fxla", "stablehlo", "hlo"):
+        assert f"<h2 id='{stage}'>" in out
+    assert "&quot;fxla.linear&quot;" in out
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_dump_graph_as_svg(capsys):
+    rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "graph", "--format", "svg")
+    assert rc == 0 and "<svg" in out and "fc1" in out
+
+
+def test_dump_svg_needs_graph_stage(capsys):
+    rc, _, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "fxla", "--format", "svg")
+    assert rc == 1 and "--format svg draws the graph only" in err

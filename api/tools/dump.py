@@ -3,6 +3,9 @@
     fxla-dump examples/models.py:mlp --stage all
     fxla-dump examples/models.py:small_cnn --stage stablehlo --debug-locations
     fxla-dump mypkg.models:make_model --input-shape 1x3x32x32 --run
+    fxla-dump examples/models.py:mlp --stage graph --format svg > mlp.svg
+    fxla-dump examples/models.py:mlp --format html > mlp.html      # every stage on one page
+    fxla-dump examples/models.py:mlp -v --print-ir-after-all        # timings and IR after each pass (stderr)
 
 SPEC is ``path/to/file.py:factory`` or ``package.module:factory``.  The factory is called with no arguments and
 returns either ``(model, example_inputs)`` or just a model/function, in which case ``--input-shape`` gives the
@@ -11,10 +14,13 @@ example inputs (``2x16`` or ``2x16:f16``; repeat the flag for several inputs).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import html
 import importlib
 import importlib.util
 import os
 import sys
+import time
 
 from fxla.errors import FxlaError
 
@@ -73,6 +79,12 @@ def _parser():
     p.add_argument("--debug-locations", action="store_true", help="print MLIR locations (the user's source lines)")
     p.add_argument("--run", action="store_true", help="also run the compiled model and compare with eager torch")
     p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
+    p.add_argument("--format", choices=("text", "svg", "html"), default="text",
+                   help="text (default); svg: the graph drawn by Graphviz (with --stage graph); "
+                        "html: every requested stage on one page, the graph as SVG when Graphviz is installed")
+    p.add_argument("--print-ir-after-all", action="store_true",
+                   help="print the IR after every pass of the fxla -> StableHLO pipeline (to stderr)")
+    p.add_argument("-v", "--verbose", action="store_true", help="report each phase and its time (to stderr)")
     return p
 
 
@@ -85,10 +97,24 @@ def main(argv=None) -> int:
         return 1
 
 
-def _dump(args) -> int:
-    import torch
+class _Progress:
+    """``-v``: one line per phase on stderr, with its wall time."""
 
-    import fxla
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    @contextlib.contextmanager
+    def phase(self, what: str):
+        if self.enabled:
+            print(f"[fxla] {what} ...", end="", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        yield
+        if self.enabled:
+            print(f" {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr, flush=True)
+
+
+def _load(args):
+    import torch
 
     made = load_factory(args.spec)()
     if isinstance(made, tuple) and len(made) == 2 and not isinstance(made[0], torch.Tensor):
@@ -103,25 +129,75 @@ def _dump(args) -> int:
                         "--input-shape")
     if isinstance(model, torch.nn.Module):
         model.eval()
-    compiled = fxla.compile(model, device=args.device)
-    stages = compiled.lower(*inputs)
-    wanted = STAGES if args.stage == "all" else (args.stage,)
-    texts = {
-        "graph": lambda: stages.graph,
-        "code": lambda: stages.code,
-        "fxla": lambda: stages.program.text(debug_info=args.debug_locations) if args.debug_locations
-        else stages.fxla,
-        "stablehlo": lambda: stages.stablehlo_debug if args.debug_locations else stages.stablehlo,
-        "hlo": lambda: compiled.executable_for(*inputs).hlo_text(),
-    }
+    return model, inputs
+
+
+def _stage_texts(args, model, inputs, progress: _Progress):
+    import fxla
+    from fxla.lowering import lower_to_fxla, lower_to_stablehlo
+    from fxla.runtime import compile_stablehlo, resolve_device
+
+    with progress.phase("tracing"):
+        compiled = fxla.compile(model, device=args.device)
+    gm = compiled.graph_module
+    with progress.phase("shape propagation + lowering to fxla"):
+        program = lower_to_fxla(gm, inputs)
+    texts = {"graph": str(gm.graph), "code": gm.code, "fxla": program.text(debug_info=args.debug_locations)}
+    with progress.phase("fxla -> StableHLO (pipeline + MLIR verifier)"):
+        stablehlo = lower_to_stablehlo(program.module, print_ir_after_all=args.print_ir_after_all)
+    texts["stablehlo"] = stablehlo.operation.get_asm(enable_debug_info=args.debug_locations)
+    if args.stage in ("hlo", "all") or args.run:
+        with progress.phase("XLA compile"):
+            executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True),
+                                           resolve_device(args.device))
+        texts["hlo"] = executable.hlo_text()
+    return compiled, texts
+
+
+def _html(texts, wanted, graph_svg) -> str:
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>fxla-dump</title>",
+             "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f8fa;padding:1em;overflow:auto;"
+             "font-size:12px}h2{border-bottom:1px solid #ddd}</style></head><body><h1>fxla-dump</h1>"]
     for stage in wanted:
-        if len(wanted) > 1:
-            print(f"// ===== {stage} =====")
-        print(texts[stage]().rstrip("\n"))
+        parts.append(f"<h2 id='{stage}'>{stage}</h2>")
+        if stage == "graph" and graph_svg is not None:
+            parts.append(graph_svg)
+        parts.append(f"<pre>{html.escape(texts[stage])}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _dump(args) -> int:
+    import torch
+
+    from fxla.frontend.errors import PassError
+    from fxla.frontend.passes import graph_to_svg
+
+    progress = _Progress(args.verbose)
+    model, inputs = _load(args)
+    compiled, texts = _stage_texts(args, model, inputs, progress)
+    wanted = STAGES if args.stage == "all" else (args.stage,)
+    graph = compiled.graph_module.graph
+    if args.format == "svg":
+        if wanted != ("graph",):
+            raise SpecError("--format svg draws the graph only\nfix: add --stage graph")
+        print(graph_to_svg(graph))
+    elif args.format == "html":
+        try:
+            svg = graph_to_svg(graph) if "graph" in wanted else None
+        except PassError:
+            svg = None          # no Graphviz: the page still has the graph as text
+        print(_html(texts, wanted, svg))
+    else:
+        for stage in wanted:
+            if len(wanted) > 1:
+                print(f"// ===== {stage} =====")
+            print(texts[stage].rstrip("\n"))
     if args.run:
         with torch.no_grad():
             expected = model(*inputs)
-        got = compiled(*inputs)
+        with progress.phase("run"):
+            got = compiled(*inputs)
         diff = (got.float() - expected.float()).abs().max().item()
         ok = torch.allclose(got.float(), expected.float(), rtol=1e-4, atol=1e-5)
         print(f"// run: max |fxla - eager| = {diff:.3g} ({'match' if ok else 'MISMATCH'})")
