@@ -102,7 +102,24 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
             return None, mlir_error_lines(err, filename)
         except LoweringError as err:
             return None, [f"{filename}: error: {err}"]
+        unregistered = _unregistered_ops(module, context)
+        if passes and unregistered and not any(op.name.startswith("fxla.") for op in unregistered):
+            # fully converted from fxla: what remains must be ops MLIR knows (and verifies)
+            return None, [render(op.location, f"'{op.name}' op is not in a registered dialect (the output of "
+                                 "the pipeline must be pure StableHLO/func)", filename) for op in unregistered]
         return _printed(module, filename, debuginfo), []
+
+
+def _unregistered_ops(module: ir.Module, context: ir.Context) -> List[ir.Operation]:
+    found: List[ir.Operation] = []
+
+    def visit(op):
+        if not context.is_registered_operation(op.name):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
 
 
 def main(argv=None) -> int:
