@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fxla-installed
 
-.PHONY: demo test docs clean
+.PHONY: demo test docs bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q tests
 	$(VENV)/bin/lit -sv lit_tests
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
 
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
