@@ -109,6 +109,9 @@ class Graph:
         self._namespace = Namespace()
         self._insert_before: Node = self._root
         self.owning_module = None
+        #: free-form graph-level metadata; the tracer's ``concrete_shapes`` mode stores the
+        #: input shapes it specialised to under ``meta['specialization']``
+        self.meta: Dict[str, Any] = {}
 
     # ---- node list ---------------------------------------------------------------------
     @property
@@ -194,6 +197,7 @@ class Graph:
         for n in self.nodes:
             env[n] = g.node_copy(n, lambda x: env[x])
         g.owning_module = self.owning_module
+        g.meta = dict(self.meta)
         return g
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Graph":
@@ -207,6 +211,7 @@ class Graph:
             env[n] = memo[id(n)] = g.node_copy(n, lambda x: env[x])
         for old, new in env.items():  # meta may refer to nodes: those map to their copies
             new.meta = copy.deepcopy(old.meta, memo)
+        g.meta = copy.deepcopy(self.meta, memo)
         return g
 
     # ---- insertion point ---------------------------------------------------------------

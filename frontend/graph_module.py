@@ -102,6 +102,13 @@ class GraphModule(torch.nn.Module):
         self.recompile()
 
     @property
+    def specialization(self):
+        """What a ``concrete_shapes`` trace specialised to (``graph.meta['specialization']``):
+        ``{'inputs': {name: TensorMeta or structure}, 'fixed': {name: value baked in},
+        'device': torch.device}``; None for a shape-agnostic (default) trace."""
+        return self._graph.meta.get("specialization")
+
+    @property
     def code(self) -> str:
         return self._code
 

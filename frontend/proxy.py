@@ -62,7 +62,28 @@ class Proxy:
     def __getattr__(self, name: str) -> "Attribute":
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if getattr(self.tracer, "concrete_shapes", False):
+            meta = self._tensor_meta()
+            if meta is not None:
+                if name in _CONCRETE_ATTRS or name in _CONCRETE_METHODS:
+                    return _concrete_attribute(self, meta, name)
+                if not hasattr(meta, name):  # duck typing (hasattr(x, "jax")) sees a real tensor's answer
+                    raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         return Attribute(self, name)
+
+    # ---- concrete_shapes mode ----------------------------------------------------------------
+    def _meta(self) -> Any:
+        """This value's meta value, or ``_NO_META`` (default mode, or the op failed on meta)."""
+        if not getattr(self.tracer, "concrete_shapes", False):
+            return _NO_META
+        try:
+            return self.tracer.meta_value(self)
+        except LookupError:
+            return _NO_META
+
+    def _tensor_meta(self) -> Optional[torch.Tensor]:
+        m = self._meta()
+        return m if isinstance(m, torch.Tensor) else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> "Proxy":
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
@@ -76,17 +97,41 @@ class Proxy:
     # ---- concrete-value requests -------------------------------------------------------------
     def _no_concrete_value(self, what: str) -> TraceError:
         loc = user_frame_location(self.tracer.module_path)
+        if getattr(self.tracer, "concrete_shapes", False):
+            err = self.tracer.meta_error(self)
+            why = ("in concrete_shapes mode shapes, dtypes and devices are concrete, but tensor values have "
+                   "no concrete value during tracing: this depends on the data, so one trace cannot "
+                   "capture every outcome")
+            if err:
+                why += f"; the shape of %{self.node.name} is unknown too ({err})"
+            return TraceError(format_message(f"{what} of a symbolic value (%{self.node.name}) during tracing",
+                                             loc, why=why, fix=_CONCRETE_FIX))
         return TraceError(format_message(
             f"{what} of a symbolic value (%{self.node.name}) during tracing", loc,
             why=("fxla traces forward() with symbolic values that have no concrete value during tracing, "
                  "so Python control flow, len(), iteration and int()/float()/bool() on them cannot be "
                  "decided"),
-            fix=_CONCRETE_FIX))
+            fix=_CONCRETE_FIX + _SHAPES_HINT))
+
+    def _static_length(self) -> Optional[int]:
+        """len() known from the meta value (concrete_shapes mode): dim 0 of a tensor, or the
+        length of a tuple/list (whose structure the example inputs fixed)."""
+        m = self._meta()
+        if isinstance(m, torch.Tensor):
+            if m.dim() == 0:
+                return None
+            return m.shape[0]
+        if isinstance(m, (tuple, list)):
+            return len(m)
+        return None
 
     def __bool__(self) -> bool:
         raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)")
 
     def __len__(self) -> int:
+        n = self._static_length()
+        if n is not None:
+            return n
         raise self._no_concrete_value("cannot take len()")
 
     def __index__(self) -> int:
@@ -103,7 +148,18 @@ class Proxy:
         n = _unpack_length(caller)
         if n is not None:
             return iter([self[i] for i in range(n)])
+        n = self._static_length()
+        if n is not None:
+            return self._speculative_iter(n)
         raise self._no_concrete_value("cannot iterate over (for-loop / list() / unpacking of unknown length)")
+
+    def _speculative_iter(self, n: int):
+        # lazily: code that only peeks at the first element (e.g. HF ModelOutput.__post_init__)
+        # leaves one getitem node, which the tracer drops at the end if it stayed unused
+        for i in range(n):
+            item = self[i]
+            self.tracer._speculative.append(item.node)
+            yield item
 
     def __contains__(self, item: Any) -> bool:
         raise self._no_concrete_value("cannot test membership (`in`)")
@@ -116,6 +172,35 @@ class Proxy:
         if torch.overrides.is_tensor_method_or_property(orig_method):
             return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs)
+
+
+_NO_META = object()
+_SHAPES_HINT = (", or, if the branch depends only on shapes, trace with concrete shapes: "
+                "`symbolic_trace(model, example_inputs=(...))`")
+
+#: Tensor attributes / methods that are concrete Python values in concrete_shapes mode.
+_CONCRETE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda", "is_cpu", "is_meta",
+                             "is_sparse", "is_quantized", "is_mkldnn", "is_nested"})
+_CONCRETE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size",
+                               "is_floating_point", "is_complex", "get_device"})
+
+
+def _concrete_attribute(p: "Proxy", meta: torch.Tensor, name: str) -> Any:
+    device = p.tracer.device
+    if name == "device":
+        return device
+    if name in ("is_cuda", "is_cpu", "is_meta"):
+        return device.type == name[3:]
+    if name == "get_device":
+        return lambda: -1 if device.type == "cpu" else (device.index or 0)
+    value = getattr(meta, name)
+    if name in _CONCRETE_METHODS:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if find_tracer(args, kwargs) is not None:  # x.size(proxy): record it
+                return p.tracer.create_proxy("call_method", name, (p,) + args, kwargs)
+            return value(*args, **kwargs)
+        return call
+    return value
 
 
 def _unpack_length(frame) -> Optional[int]:

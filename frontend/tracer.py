@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import inspect
+import itertools
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import torch
@@ -13,7 +14,9 @@ from fxla.errors import format_message
 from .errors import TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
+from .node import map_aggregate, map_arg
 from .proxy import Proxy
+from .shape_prop import _as_meta_device, _contains_tensor, describe, to_meta
 from .source import location_of_code, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
@@ -39,9 +42,18 @@ class Tracer:
     After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
     ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh
     ``nn.Module`` holding any tensor constants).
+
+    ``Tracer(concrete_shapes=True)`` is the shape-specialising mode (see :meth:`trace`'s
+    ``example_inputs``): every Proxy carries a *meta value* -- its result computed on
+    ``meta`` tensors as the op is recorded -- so ``x.shape``, ``x.size(i)``, ``x.dim()``,
+    ``len(x)``, ``x.dtype`` and ``x.device`` are concrete Python values (no node) and Python
+    control flow on them just runs.  Tensor *values* stay symbolic: ``if x.sum() > 0`` still
+    raises :class:`TraceError`.  The graph is valid for the traced shapes only; they are
+    recorded in ``graph.meta['specialization']``.  The default mode is torch.fx-compatible.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, concrete_shapes: bool = False) -> None:
+        self.concrete_shapes = concrete_shapes
         self.graph: Optional[Graph] = None
         self.root: Optional[torch.nn.Module] = None
         self._module_stack: List[str] = []
@@ -49,6 +61,12 @@ class Tracer:
         self._tensor_attrs: Dict[int, Tuple[str, torch.Tensor]] = {}
         self._attr_nodes: Dict[str, Node] = {}
         self._constant_count = 0
+        # concrete_shapes mode
+        self._meta_values: Dict[Node, Any] = {}
+        self._meta_errors: Dict[Node, str] = {}
+        self._speculative: List[Node] = []
+        self._computing_meta = False
+        self.device = torch.device("cpu")
 
     # ---- hooks ----------------------------------------------------------------------------
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
@@ -80,6 +98,8 @@ class Tracer:
         """Insert a node into ``self.graph``, stamping ``meta['source']``."""
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         node.meta["source"] = user_frame_location(self.module_path)
+        if self.concrete_shapes and kind not in ("placeholder", "output"):
+            self._record_meta(node)
         return node
 
     def proxy(self, node: Node) -> Proxy:
@@ -90,7 +110,88 @@ class Tracer:
         """Record ``target(*args, **kwargs)`` and return a Proxy for its result."""
         node = self.create_node(kind, target, self.create_arg(tuple(args)), self.create_arg(dict(kwargs)),
                                 name, type_expr)
+        if self.concrete_shapes and kind in ("call_function", "call_method") and self._foldable(node):
+            value = self._meta_values[node]
+            self.graph.erase_node(node)  # a shape-derived Python value: no node, just the value
+            return value
         return self.proxy(node)
+
+    # ---- concrete_shapes mode: meta values --------------------------------------------------
+    def meta_value(self, p: Proxy) -> Any:
+        """The meta value of ``p`` (a meta tensor, or a structure/Python value); raises
+        LookupError if it is unknown (not in concrete_shapes mode, or the op failed on meta)."""
+        node = p.node
+        if node in self._meta_values:
+            return self._meta_values[node]
+        raise LookupError(self._meta_errors.get(node, "no meta value recorded"))
+
+    def meta_error(self, p: Proxy) -> Optional[str]:
+        """Why ``p`` has no meta value (None if it has one or the mode is off)."""
+        return self._meta_errors.get(p.node)
+
+    def _foldable(self, node: Node) -> bool:
+        from .wrap import wrapper_for
+        if node not in self._meta_values or node.is_impure():
+            return False
+        if node.op == "call_function" and wrapper_for(node.target) is not None:
+            return False  # a user leaf stays in the graph
+        v = self._meta_values[node]
+        return type(v) in (bool, int, float, torch.Size, torch.dtype)
+
+    def _set_meta(self, node: Node, value: Any) -> None:
+        self._meta_values[node] = value
+        node.meta.pop("tensor_meta", None)
+        node.meta.pop("value", None)
+        if _contains_tensor(value):
+            node.meta["tensor_meta"] = describe(value)
+        else:
+            node.meta["value"] = value
+
+    def _record_meta(self, node: Node) -> None:
+        missing: List[Node] = []
+
+        def lookup(n: Node) -> Any:
+            if n not in self._meta_values:
+                missing.append(n)
+                return None
+            return self._meta_values[n]
+        args, kwargs = map_arg(node.args, lookup), map_arg(node.kwargs, lookup)
+        if missing:
+            self._meta_errors[node] = (f"its input %{missing[0].name} has no meta value"
+                                       + (f" ({self._meta_errors[missing[0]]})" if missing[0] in self._meta_errors else ""))
+            return
+        args, kwargs = map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
+        self._computing_meta = True
+        try:
+            value = self._run_on_meta(node, args, kwargs)
+        except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
+            self._meta_errors[node] = f"running %{node.name} on meta tensors failed: {type(e).__name__}: {e}"
+            return
+        finally:
+            self._computing_meta = False
+        self._set_meta(node, value)
+
+    def _run_on_meta(self, node: Node, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        op, target = node.op, node.target
+        if op == "get_attr":
+            obj = self.root
+            for atom in target.split("."):
+                obj = getattr(obj, atom)
+            return to_meta(obj)
+        if op == "call_function":
+            return to_meta(target(*args, **kwargs))
+        if op == "call_method":
+            self_obj, *rest = args
+            if target in ("cpu", "cuda") and isinstance(self_obj, torch.Tensor):
+                return self_obj
+            return to_meta(getattr(self_obj, target)(*rest, **kwargs))
+        if op == "output":
+            return args[0]
+        if op == "call_module":
+            mod = self.root.get_submodule(target)
+            state = {name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
+            return to_meta(torch.func.functional_call(mod, state, tuple(args), dict(kwargs)))
+        raise LookupError(op)
 
     def create_arg(self, a: Any) -> Argument:
         """Turn a Python value into a node argument (see the Node docstring for what is allowed).
@@ -191,9 +292,13 @@ class Tracer:
         tracer = self
 
         def module_call(mod, *args, **kwargs):
+            if tracer._computing_meta:  # computing a leaf module's meta value: run it for real
+                return orig_call(mod, *args, **kwargs)
             return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args, kwargs)
 
         def module_getattr(mod, attr):
+            if tracer._computing_meta:
+                return orig_getattr(mod, attr)
             return tracer.getattr(attr, orig_getattr(mod, attr))
 
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
@@ -204,11 +309,18 @@ class Tracer:
 
     # ---- entry point ----------------------------------------------------------------------
     def trace(self, root: Union[torch.nn.Module, Callable[..., Any]],
-              concrete_args: Optional[Dict[str, Any]] = None) -> Graph:
+              concrete_args: Optional[Dict[str, Any]] = None,
+              example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None) -> Graph:
         """Trace ``root`` (a module's ``forward`` or a function) into a new :class:`Graph`.
 
         Each parameter of the signature (after ``self``) becomes a ``placeholder``
         (keeping defaults), unless named in ``concrete_args``: those values are baked in.
+
+        ``example_inputs`` (required in ``concrete_shapes`` mode, refused otherwise): a
+        tuple of positional inputs or a dict by parameter name; their shapes/dtypes seed the
+        meta values.  Parameters given neither an example input nor a concrete arg are
+        baked in at their default (``*args``/``**kwargs`` as empty) -- listed, with the
+        input shapes, in ``graph.meta['specialization']``.
         """
         concrete_args = dict(concrete_args or {})
         if isinstance(root, torch.nn.Module):
@@ -217,6 +329,7 @@ class Tracer:
             self.root, fn, bound = torch.nn.Module(), root, ()
         self.graph = Graph()
         self._module_stack, self._attr_nodes, self._constant_count = [], {}, 0
+        self._meta_values, self._meta_errors, self._speculative = {}, {}, []
         self._collect_root_state()
 
         code = getattr(inspect.unwrap(fn), "__code__", None)
@@ -228,12 +341,16 @@ class Tracer:
                 f"concrete_args names unknown parameter(s) {sorted(unknown)}", def_loc,
                 why=f"the traced signature has parameters {[p.name for p in params]}",
                 fix="use the parameter names of forward() as concrete_args keys"))
+        examples = self._bind_examples(params, concrete_args, example_inputs, def_loc)
+        fixed: Dict[str, Any] = {}
         pos_args: List[Any] = []
         kw_args: Dict[str, Any] = {}
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                if p.name in concrete_args:
-                    value = concrete_args[p.name]
+                if p.name in concrete_args or (self.concrete_shapes and p.name not in examples):
+                    value = concrete_args.get(p.name, () if p.kind == p.VAR_POSITIONAL else {})
+                    if p.name not in concrete_args:
+                        fixed[p.name] = value
                     pos_args.extend(value) if p.kind == p.VAR_POSITIONAL else kw_args.update(value)
                     continue
                 raise TraceError(format_message(
@@ -242,10 +359,19 @@ class Tracer:
                     fix=f"give forward() explicit parameters, or pass concrete_args={{'{p.name}': ...}}"))
             if p.name in concrete_args:
                 value = concrete_args[p.name]
+            elif self.concrete_shapes and p.name not in examples:
+                if p.default is p.empty:
+                    raise TraceError(format_message(
+                        f"concrete_shapes tracing needs an example input for parameter '{p.name}'", def_loc,
+                        why="each graph input's meta value is computed from its example input",
+                        fix=f"pass example_inputs={{'{p.name}': ...}} (or a value in concrete_args)"))
+                value = fixed[p.name] = p.default
             else:
                 default = p.default
                 node = self.create_node("placeholder", p.name, () if default is p.empty else (default,), {})
                 node.meta["source"] = def_loc
+                if self.concrete_shapes:
+                    self._set_meta(node, to_meta(examples[p.name]))
                 value = self.proxy(node)
             if p.kind == p.POSITIONAL_ONLY:
                 pos_args.append(value)
@@ -254,17 +380,84 @@ class Tracer:
 
         with self._patch_module_class():
             result = fn(*bound, *pos_args, **kw_args)
-        out = self.create_node("output", "output", (self.create_arg(result),), {})
+        try:
+            out_arg = self.create_arg(result)
+        except TraceError as e:
+            raise TraceError(format_message(
+                f"forward() returned a value that cannot be a graph output: {str(e).splitlines()[0]}", def_loc,
+                why="graph outputs are tensors, Python scalars and tuples/lists/dicts of those "
+                    "(a ModelOutput or other dict subclass becomes a plain dict)",
+                fix="return only such values; a Hugging Face model returns a KV cache object unless "
+                    "called with use_cache=False (concrete_args={'use_cache': False})")) from None
+        out = self.create_node("output", "output", (out_arg,), {})
         out.meta["source"] = def_loc
+        if self.concrete_shapes:
+            self._record_meta(out)
+        for node in reversed(self._speculative):  # getitem nodes made by iterating a Proxy, then unused
+            if not node._erased and not node.users:
+                self.graph.erase_node(node)
+        if self.concrete_shapes:
+            self.graph.meta["specialization"] = {
+                "inputs": {k: describe(v) if _contains_tensor(v) else v for k, v in examples.items()},
+                "fixed": fixed, "device": self.device}
         return self.graph
+
+    def _bind_examples(self, params, concrete_args, example_inputs, def_loc) -> Dict[str, Any]:
+        if example_inputs is None:
+            if self.concrete_shapes:
+                raise TraceError(format_message(
+                    "concrete_shapes tracing needs example inputs", def_loc,
+                    why="shapes are made concrete by running each op on meta tensors shaped like the inputs",
+                    fix="call tracer.trace(model, example_inputs=(x, ...)) or "
+                        "symbolic_trace(model, example_inputs=(x, ...))"))
+            return {}
+        if not self.concrete_shapes:
+            raise TraceError(format_message(
+                "example_inputs given to a Tracer that is not in concrete_shapes mode", def_loc,
+                why="the default tracer is shape-agnostic (torch.fx-compatible) and takes no example inputs",
+                fix="use Tracer(concrete_shapes=True), or symbolic_trace(model, example_inputs=...)"))
+        free = [p for p in params if p.name not in concrete_args]
+        if isinstance(example_inputs, dict):
+            examples = dict(example_inputs)
+            bad = set(examples) - {p.name for p in free}
+            if bad:
+                raise TraceError(format_message(
+                    f"example_inputs names unknown (or concrete) parameter(s) {sorted(bad)}", def_loc,
+                    why=f"the traced signature has free parameters {[p.name for p in free]}",
+                    fix="use the parameter names of forward() as example_inputs keys"))
+        else:
+            if not isinstance(example_inputs, (tuple, list)):
+                example_inputs = (example_inputs,)
+            positional = [p for p in free if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if len(example_inputs) > len(positional):
+                raise TraceError(format_message(
+                    f"{len(example_inputs)} example inputs for {len(positional)} positional parameter(s)", def_loc,
+                    why=f"the free positional parameters are {[p.name for p in positional]}",
+                    fix="pass fewer example inputs, or a dict of them by parameter name"))
+            examples = {p.name: v for p, v in zip(positional, example_inputs)}
+        devices: List[torch.device] = []
+        map_aggregate(examples, lambda v: devices.append(v.device) if isinstance(v, torch.Tensor) else v)
+        if not devices and isinstance(self.root, torch.nn.Module):
+            devices = [t.device for t in itertools.chain(self.root.parameters(), self.root.buffers())][:1]
+        self.device = devices[0] if devices else torch.device("cpu")
+        return examples
 
 
 def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
-                   concrete_args: Optional[Dict[str, Any]] = None):
-    """Trace ``root`` with a default :class:`Tracer` and wrap the result in a GraphModule
-    named after ``root``'s class (or function)."""
+                   concrete_args: Optional[Dict[str, Any]] = None,
+                   example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None,
+                   concrete_shapes: Optional[bool] = None):
+    """Trace ``root`` and wrap the result in a GraphModule named after ``root``'s class (or function).
+
+    With ``example_inputs`` (a tuple, or a dict by parameter name) the trace is
+    shape-specialising (``Tracer(concrete_shapes=True)``): shapes, dtypes and devices are
+    concrete while tracing, and the GraphModule is valid for those input shapes only
+    (``gm.specialization``).  Without, it is the default torch.fx-compatible trace.
+    """
     from .graph_module import GraphModule
-    tracer = Tracer()
-    graph = tracer.trace(root, concrete_args)
+    if concrete_shapes is None:
+        concrete_shapes = example_inputs is not None
+    tracer = Tracer(concrete_shapes=concrete_shapes)
+    graph = tracer.trace(root, concrete_args, example_inputs=example_inputs)
     name = type(root).__name__ if isinstance(root, torch.nn.Module) else getattr(root, "__name__", "Function")
     return GraphModule(tracer.root, graph, name)

@@ -146,3 +146,43 @@ def test_bad_concrete_args_and_variadic():
     assert "fix:" in str(info.value)
     gm = symbolic_trace(VarArgs(), concrete_args={"rest": ()})
     assert torch.equal(gm(torch.ones(2)), torch.ones(2))
+
+
+# ---- concrete_shapes mode: shapes are concrete, tensor values still are not --------------------
+class ShapeThenData(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 1:  # fine: a Python int
+            x = x * 2
+        if x.max().item() > 3:  # @item-line
+            return x
+        return -x
+
+
+def test_concrete_shapes_data_dependent_if_still_raises():
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(Branchy(), example_inputs=(torch.randn(3),))
+    _check(info.value, "@if-line", "if x.sum() > 0:")
+    assert "shapes, dtypes and devices are concrete" in str(info.value)
+
+
+def test_concrete_shapes_item_names_the_failed_meta_op():
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(ShapeThenData(), example_inputs=(torch.randn(3),))
+    _check(info.value, "@item-line", "if x.max().item() > 3:")
+    assert "running %item on meta tensors failed" in str(info.value)
+
+
+def test_default_mode_error_suggests_concrete_shapes():
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(ShapeThenData())
+    assert "example_inputs" in str(info.value).split("fix:")[1]
+
+
+def test_non_tensor_output_is_named():
+    class ReturnsModule(nn.Module):
+        def forward(self, x):
+            return x, self
+
+    with pytest.raises(TraceError, match="forward\\(\\) returned a value that cannot be a graph output") as info:
+        symbolic_trace(ReturnsModule())
+    assert "use_cache=False" in str(info.value)
