@@ -73,7 +73,21 @@ def check_supported(gm: GraphModule) -> None:
 
 
 def _check_result(node, produced) -> None:
+    """The rule's value(s) must have the types torch computed; tuple results (``torch.split``, ``torch.max(x,
+    dim)``) are checked element by element, and must have as many elements as torch's."""
     meta = node.meta.get("tensor_meta")
+    if isinstance(meta, (tuple, list)) and isinstance(produced, (tuple, list)):
+        if len(meta) != len(produced):
+            raise LoweringError(
+                f"internal error: the rule for graph node '{node.name}' produced {len(produced)} values, but torch "
+                f"computes {len(meta)}\nfix: report this as an fxla bug, with the model that triggers it")
+        for m, p in zip(meta, produced):
+            _check_one(node, m, p)
+    else:
+        _check_one(node, meta, produced)
+
+
+def _check_one(node, meta, produced) -> None:
     if isinstance(meta, TensorMeta) and isinstance(produced, ir.Value):
         want = mlir_type(meta)
         if produced.type != want:

@@ -32,7 +32,7 @@ def _rewrite(opdef, fn):
         operands, attrs = opdef.read(op)
         with ir.InsertionPoint(op), op.location:
             value = fn(Builder(op), *operands, **attrs)
-        rewriter.replace_op(op, [value])
+        rewriter.replace_op(op, list(value) if isinstance(value, (tuple, list)) else [value])
     return apply
 
 

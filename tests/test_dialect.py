@@ -332,3 +332,55 @@ def test_docs_dialect_md_is_up_to_date():
     from fxla.dialects.fxla import docs
     path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "dialect.md"
     assert path.read_text() == docs.render_markdown(), "regenerate with `make docs`"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# indexing, joining and creation ops (dialects/fxla/ops_indexing.py)
+# ---------------------------------------------------------------------------------------------------------------
+def test_indexing_op_inference(fn_factory):
+    f = fn_factory("tensor<4x6xf32>", "tensor<4x2xi64>", "tensor<3xi32>", "tensor<4x6xi1>", "tensor<6xf16>",
+                   "tensor<4x1xi64>")
+    x, i2, i1, c, h, col = f.args
+    assert sig(ops.slice(x, start=(1, 0), limit=(3, 6), stride=(1, 4))) == "tensor<2x2xf32>"
+    assert sig(ops.concat([x, x, col], dim=-1)) == "tensor<4x13xf32>"         # variadic, promotes like torch.cat
+    assert sig(ops.gather(x, i2, dim=1)) == "tensor<4x2xf32>"
+    assert sig(ops.index_select(x, i1, dim=0)) == "tensor<3x6xf32>"
+    assert sig(ops.scatter(x, i2, x, dim=1, reduce="add")) == "tensor<4x6xf32>"
+    assert sig(ops.where(c, h, x)) == "tensor<4x6xf32>"
+    assert sig(ops.where(c, col, const(0.5, "f32"))) == "tensor<4x6xf32>"
+    assert sig(ops.expand(col, shape=(2, 4, 3))) == "tensor<2x4x3xi64>"
+    assert sig(ops.flip(x, dims=(0, -1))) == "tensor<4x6xf32>"
+    assert sig(ops.pad(x, low=(1, -2), high=(0, 3), value=1.0)) == "tensor<5x7xf32>"
+    assert sig(ops.arange(start=0.0, step=1.0, length=5, result_type=type_of(Sig((5,), "i64")))) == "tensor<5xi64>"
+    assert sig(ops.tril(x, diagonal=-1)) == "tensor<4x6xf32>" and sig(ops.triu(x)) == "tensor<4x6xf32>"
+    assert verify_op(ops.concat([x, col], dim=1).owner) == []
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda x, i, c: ops.slice(x, start=(0, 0), limit=(5, 6), stride=(1, 1)), "is not a forward slice of size 4"),
+    (lambda x, i, c: ops.slice(x, start=(0,), limit=(4,), stride=(1,)), "need 2 entries each"),
+    (lambda x, i, c: ops.concat([x, i], dim=0), "differ outside dim 0"),
+    (lambda x, i, c: ops.gather(x, c, dim=0), "index rank 1 != input rank 2"),
+    (lambda x, i, c: ops.expand(x, shape=(4, 7)), "cannot expand [4, 6] to [4, 7]"),
+    (lambda x, i, c: ops.flip(x, dims=(1, -1)), "repeat a dimension"),
+    (lambda x, i, c: ops.tril(c), "rank >= 2"),
+    (lambda x, i, c: ops.pad(x, low=(-5, 0), high=(0, 0)), "crops [4, 6] below zero"),
+])
+def test_indexing_inference_errors(fn_factory, build, message):
+    f = fn_factory("tensor<4x6xf32>", "tensor<4x2xi64>", "tensor<3xi64>")
+    with pytest.raises(InferError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        build(*f.args)
+
+
+def test_variadic_concat_verifies_and_round_trips():
+    text = ('func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x1xi64>) -> tensor<2x4xf32> {\n'
+            '  %0 = "fxla.concat"(%a, %b) {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>\n'
+            '  return %0 : tensor<2x4xf32>\n}\n')
+    with fxla_context():
+        module = ir.Module.parse(text)
+        verify_module(module)
+        op = module.body.operations[0].regions[0].blocks[0].operations[0]
+        (inputs,), attrs = ops.concat.read(op)
+        assert len(inputs) == 2 and attrs == {"dim": 1}
+    err = verify_text('  %0 = "fxla.concat"() {dim = 0 : i64} : () -> tensor<2x3xf32>')
+    assert "expects at least one 'inputs' operand" in str(err)

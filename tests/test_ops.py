@@ -7,8 +7,11 @@ the traced graph must really contain the key (so a case cannot silently test som
 """
 from __future__ import annotations
 
+import importlib
 import operator
+import pathlib
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import pytest
@@ -41,10 +44,22 @@ class T:
     shape: Tuple[int, ...]
     dtype: Optional[torch.dtype] = None
     kind: str = "normal"        # normal | positive | small (integer-valued, ties likely) | unit (|x| < 1)
+    #                             | index (integers in [0, high)) | perm (along dim 0: distinct values < high)
+    high: Optional[int] = None
 
 
-def t(*shape, dtype=None, kind="normal") -> T:
-    return T(tuple(shape), dtype, kind)
+def t(*shape, dtype=None, kind="normal", high=None) -> T:
+    return T(tuple(shape), dtype, kind, high)
+
+
+def index(*shape, high, dtype=None) -> T:
+    """Valid indices for a dim of size ``high`` (int64 unless ``dtype``)."""
+    return T(tuple(shape), dtype or torch.int64, "index", high)
+
+
+def perm(*shape, high) -> T:
+    """int64 indices, distinct along dim 0 (scatter targets without collisions)."""
+    return T(tuple(shape), torch.int64, "perm", high)
 
 
 @dataclass
@@ -64,6 +79,10 @@ def make(spec: T, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
     shape = spec.shape
     if dt == BOOL:
         return torch.randint(0, 2, shape, generator=gen).bool()
+    if spec.kind == "index":
+        return torch.randint(0, spec.high, shape, generator=gen).to(dt)
+    if spec.kind == "perm":
+        return torch.rand((spec.high,) + shape[1:], generator=gen).argsort(0)[:shape[0]]
     if not dt.is_floating_point:
         low = 1 if spec.kind == "positive" else -5
         return torch.randint(low, 6, shape, generator=gen).to(dt)
@@ -78,13 +97,17 @@ def make(spec: T, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
     return x.to(dt)
 
 
-CASES = []
+def add_case(table, keys, name, fn, *inputs, dtypes=(F32,), tol=1.0, module=False, xfail=None):
+    """Add a row to ``table``; ``keys`` is one RULES key or a tuple of them (all must appear in the traced graph).
 
-
-def case(keys, name, fn, *inputs, dtypes=(F32,), tol=1.0, module=False, xfail=None):
-    """Add a row; ``keys`` is one RULES key or a tuple of them (all must appear in the traced graph)."""
+    Every ``tests/test_ops*.py`` file has its own ``CASES`` table and ``case = partial(add_case, CASES)``.
+    """
     keys = keys if isinstance(keys, tuple) else (keys,)
-    CASES.append(Case(keys, name, fn, tuple(inputs), tuple(dtypes), tol, module, dict(xfail or {})))
+    table.append(Case(keys, name, fn, tuple(inputs), tuple(dtypes), tol, module, dict(xfail or {})))
+
+
+CASES = []
+case = partial(add_case, CASES)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -389,9 +412,9 @@ case(nn.Unflatten, "nn.Unflatten", lambda: nn.Unflatten(1, (3, 4)), t(2, 12), mo
 # ---------------------------------------------------------------------------------------------------------------
 # the runner
 # ---------------------------------------------------------------------------------------------------------------
-def _params():
+def params_of(cases):
     params = []
-    for c in CASES:
+    for c in cases:
         for dtype in c.dtypes:
             marks = [pytest.mark.xfail(strict=True, reason=c.xfail[dtype])] if dtype in c.xfail else []
             params.append(pytest.param(c, dtype, id=f"{c.name.replace('/', '+')}-{SHORT[dtype]}", marks=marks))
@@ -438,8 +461,7 @@ def assert_matches(got, want, dtype: torch.dtype, tol: float):
             assert torch.equal(g, w), f"{where}\ngot:  {g}\nwant: {w}"
 
 
-@pytest.mark.parametrize("c,dtype", _params())
-def test_op(c: Case, dtype: torch.dtype):
+def run_case(c: Case, dtype: torch.dtype):
     gen = torch.Generator().manual_seed(0)
     inputs = tuple(make(spec, dtype, gen) for spec in c.inputs)
     fn = _build(c, dtype)
@@ -454,14 +476,26 @@ def test_op(c: Case, dtype: torch.dtype):
     assert_matches(got, want, dtype, c.tol)
 
 
+@pytest.mark.parametrize("c,dtype", params_of(CASES))
+def test_op(c: Case, dtype: torch.dtype):
+    run_case(c, dtype)
+
+
+def all_cases():
+    """The case tables of every ``tests/test_ops*.py`` file."""
+    here = pathlib.Path(__file__).resolve().parent
+    return [c for path in sorted(here.glob("test_ops*.py")) for c in importlib.import_module(path.stem).CASES]
+
+
 def test_every_rule_has_a_case():
-    covered = {id(k) for c in CASES for k in c.keys}
+    cases = all_cases()
+    covered = {id(k) for c in cases for k in c.keys}
     missing = [_label(k) for k in RULES if id(k) not in covered]
-    assert not missing, "lowering rules without a case in tests/test_ops.py: " + ", ".join(missing)
+    assert not missing, "lowering rules without a case in tests/test_ops*.py: " + ", ".join(missing)
 
 
 def test_every_case_names_a_rule():
-    stray = [(c.name, k) for c in CASES for k in c.keys if not any(k is r for r in RULES)]
+    stray = [(c.name, k) for c in all_cases() for k in c.keys if not any(k is r for r in RULES)]
     assert not stray, f"cases whose key has no lowering rule: {stray}"
 
 

@@ -17,7 +17,7 @@ def render_markdown() -> str:
             lines.append("| operand | element types | notes |")
             lines.append("|---|---|---|")
             for o in op.operands:
-                note = ("optional; " if o.optional else "") + o.doc
+                note = ("optional; " if o.optional else "") + ("variadic; " if o.variadic else "") + o.doc
                 lines.append(f"| `{o.name}` | {', '.join(o.elems)} | {note} |")
             lines.append("")
         if op.attributes:

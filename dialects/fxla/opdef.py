@@ -71,10 +71,16 @@ class Operand:
     doc: str = ""
     optional: bool = False
     elems: Tuple[str, ...] = ALL_TYPES
+    variadic: bool = False          # one or more values (the op's only operand; its Sig arrives as a list)
 
 
 def FloatOperand(name: str, doc: str = "", optional: bool = False) -> Operand:  # noqa: N802 (a constructor)
     return Operand(name, doc, optional, FLOAT_TYPES)
+
+
+def Variadic(name: str, doc: str = "", elems: Tuple[str, ...] = ALL_TYPES) -> Operand:  # noqa: N802
+    """One or more tensors (e.g. the inputs of ``fxla.concat``); must be the op's only operand."""
+    return Operand(name, doc, False, elems, variadic=True)
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,12 @@ class OpDef:
 
     def __post_init__(self):
         object.__setattr__(self, "attr_index", {a.name: a for a in self.attributes})
+        if self.is_variadic and len(self.operands) != 1:
+            raise ValueError(f"{self.name}: a variadic operand must be the op's only operand")
+
+    @property
+    def is_variadic(self) -> bool:
+        return any(o.variadic for o in self.operands)
 
     @property
     def name(self) -> str:
@@ -132,7 +144,8 @@ class OpDef:
               result_types: Optional[Sequence[ir.Type]] = None, loc: Optional[ir.Location] = None) -> ir.Operation:
         """Create the op at the current insertion point.
 
-        ``operands`` has one entry per declared operand (``None`` for an absent optional one).  ``attrs`` are
+        ``operands`` has one entry per declared operand (``None`` for an absent optional one; a list for a
+        variadic one).  ``attrs`` are
         Python values (defaults are stored explicitly so the printed IR is self-describing).  Without
         ``result_types`` the result types are inferred from the op table.
         """
@@ -149,11 +162,17 @@ class OpDef:
                 raise ValueError(f"{self.name} requires attribute '{a.name}'")
             if value is not None:
                 mlir_attrs[a.name] = a.kind.to_mlir(value)
-        present = [v for v in operands if v is not None]
+        if self.is_variadic:
+            values = list(operands[0])
+            if not values:
+                raise ValueError(f"{self.name} needs at least one '{self.operands[0].name}' operand")
+            present, sigs = values, [[sig_of(v.type) for v in values]]
+        else:
+            present = [v for v in operands if v is not None]
+            sigs = [None if v is None else sig_of(v.type) for v in operands]
         if self.has_optional:
             mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
         if result_types is None:
-            sigs = [None if v is None else sig_of(v.type) for v in operands]
             inferred = self.infer(sigs, self.python_attrs_from(mlir_attrs))
             if any(s.elem == ANY_ELEM for s in inferred):
                 raise ValueError(f"{self.name}: result type cannot be inferred; pass result_types")
@@ -161,10 +180,15 @@ class OpDef:
         return ir.Operation.create(self.name, results=list(result_types), operands=present,
                                    attributes=mlir_attrs, loc=loc)
 
-    def __call__(self, *operands, loc=None, result_type=None, **attrs) -> ir.Value:
-        """``ops.add(a, b)`` — build a single-result op and return its value."""
-        op = self.build(list(operands), attrs, None if result_type is None else [result_type], loc)
-        return op.result
+    def __call__(self, *operands, loc=None, result_type=None, **attrs):
+        """``ops.add(a, b)`` — build the op and return its value (a tuple of values for a multi-result op).
+
+        ``result_type`` is one type, or a sequence of types for a multi-result op.
+        """
+        types = None if result_type is None else \
+            (list(result_type) if isinstance(result_type, (list, tuple)) else [result_type])
+        op = self.build(list(operands), attrs, types, loc)
+        return op.result if len(self.results) == 1 else tuple(op.results)
 
     # -- reading ------------------------------------------------------------------------------------------------
     def python_attrs_from(self, mlir_attrs: Dict[str, ir.Attribute]) -> Dict[str, Any]:
@@ -180,6 +204,8 @@ class OpDef:
         """Operands (``None`` for absent optional ones) and Python attribute values of a verified op."""
         attrs = {name: op.attributes[name] for name in attr_names(op)}
         values = list(op.operands)
+        if self.is_variadic:
+            return [values], self.python_attrs_from(attrs)
         if self.has_optional:
             sizes = list(ir.DenseI32ArrayAttr(attrs[SEGMENTS]))
             it = iter(values)

@@ -17,6 +17,8 @@ from functools import partial
 from . import infer
 from .opdef import BOOL, DENSE, F64, I64, I64_ARRAY, STR, Attr, FloatOperand, OpDef, Operand
 from .types import FLOAT_TYPES, INT_TYPES
+from .ops_indexing import (INDEXING_OPS, arange, concat, expand, flip, gather, index_select, pad, scatter,  # noqa: F401
+                           slice, tril, triu, where)
 
 _X = (Operand("input"),)
 _XY = (Operand("lhs"), Operand("rhs"))
@@ -114,10 +116,13 @@ constant = OpDef("constant", "A tensor literal (also how Python scalars enter th
 convert = OpDef("convert", "Element type conversion (Tensor.to(dtype)); the result type names the target.", _X,
                 infer=infer.convert, torch="torch.Tensor.to")
 
-#: Every op of the dialect, in documentation order.
-ALL_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
+#: The original core ops; the groups of ops_*.py follow them in ALL_OPS.
+CORE_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
            neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, softmax, log_softmax,
            linear, matmul, conv2d, max_pool2d, reshape, permute, sum, mean, layer_norm, constant, convert)
+
+#: Every op of the dialect, in documentation order.
+ALL_OPS = CORE_OPS + INDEXING_OPS
 
 #: Op definitions by full name (``"fxla.add"``); used by the verifier and the parser-facing tools.
 BY_NAME = {op.name: op for op in ALL_OPS}

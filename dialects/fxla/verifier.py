@@ -52,6 +52,9 @@ def _check_operands(opdef: OpDef, op: ir.Operation) -> Optional[str]:
                 return f"operand '{decl.name}' is required"
         if sum(sizes) != n:
             return f"'{SEGMENTS}' adds up to {sum(sizes)} but the op has {n} operands"
+    elif opdef.is_variadic:
+        if n < 1:
+            return f"expects at least one '{opdef.operands[0].name}' operand"
     elif n != len(opdef.operands):
         return f"expects {len(opdef.operands)} operand{'s' * (len(opdef.operands) != 1)}, but got {n}"
     return None
@@ -68,8 +71,11 @@ def verify_op(op: ir.Operation) -> List[Diagnostic]:
     if problem:
         return diag(problem)
     operands, _ = opdef.read(op) if opdef.has_optional else (list(op.operands), None)
+    decls = opdef.operands
+    if opdef.is_variadic:
+        decls = decls * len(operands)
     sigs = []
-    for value, decl in zip(operands, opdef.operands):
+    for value, decl in zip(operands, decls):
         if value is None:
             sigs.append(None)
             continue
@@ -99,6 +105,8 @@ def verify_op(op: ir.Operation) -> List[Diagnostic]:
             return diag(f"attribute '{a.name}' must be one of {list(a.choices)}, got {attrs[a.name]!r}")
     if len(op.results) != len(opdef.results):
         return diag(f"expects {len(opdef.results)} result(s), but got {len(op.results)}")
+    if opdef.is_variadic:
+        sigs = [sigs]
     try:
         expected = opdef.infer(sigs, attrs)
     except InferError as err:

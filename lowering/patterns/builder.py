@@ -27,6 +27,7 @@ class Builder:
         self.op = op
         self.result_type = op.results[0].type
         self.result: Sig = sig_of(self.result_type)
+        self.results = [sig_of(r.type) for r in op.results]     # every result (multi-result ops)
 
     @staticmethod
     def sig(value: ir.Value) -> Sig:

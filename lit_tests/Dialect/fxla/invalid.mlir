@@ -207,5 +207,29 @@ func.func @linear_mixed_types(%x: tensor<2x3xf32>, %w: tensor<4x3xf16>) -> tenso
   return %0 : tensor<2x4xf32>
 }
 
+// -----
+
+func.func @concat_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<5x3xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.concat' op shapes [2, 3], [3, 3] differ outside dim 1
+  %0 = "fxla.concat"(%a, %b) {dim = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @slice_negative_bound(%a: tensor<4xf32>) -> tensor<2xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.slice' op dim 0: slice [-2:4:1] is not a forward slice of size 4
+  %0 = "fxla.slice"(%a) {start = array<i64: -2>, limit = array<i64: 4>, stride = array<i64: 1>} : (tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @where_int_condition(%c: tensor<4xi64>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.where' op operand 'condition' must have element type in {i1}, got i64
+  %0 = "fxla.where"(%c, %a, %a) : (tensor<4xi64>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
 // CHECK-NOT: error:
 // CHECK-NOT: Traceback

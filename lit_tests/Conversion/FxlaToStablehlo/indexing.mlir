@@ -1,0 +1,149 @@
+// RUN: fxla-opt %s --split-input-file --convert-fxla-to-stablehlo -o %t
+// RUN: FileCheck %s --input-file %t
+// RUN: FileCheck %s --input-file %t --check-prefix=NOFXLA
+
+// NOFXLA-NOT: fxla
+
+// Indexing, joining and creation fxla ops -> StableHLO.
+
+// fxla.slice takes normalised bounds: it is one stablehlo.slice.
+// CHECK-LABEL: func.func @slice
+// CHECK:   %[[V0:.+]] = stablehlo.slice %arg0 [1:3, 0:6:3] : (tensor<4x6xf32>) -> tensor<2x2xf32>
+// CHECK:   return %[[V0]] : tensor<2x2xf32>
+// CHECK-NOT: fxla.
+func.func @slice(%x: tensor<4x6xf32>) -> tensor<2x2xf32> {
+  %0 = "fxla.slice"(%x) {start = array<i64: 1, 0>, limit = array<i64: 3, 6>, stride = array<i64: 1, 3>} : (tensor<4x6xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// concat promotes like torch.cat: the i64 input is converted to f16 first; dim -1 is normalised.
+// CHECK-LABEL: func.func @concat_promotes
+// CHECK:   %[[V0:.+]] = stablehlo.convert %arg1 : (tensor<2x1xi64>) -> tensor<2x1xf16>
+// CHECK:   %[[V1:.+]] = stablehlo.concatenate %arg0, %[[V0]], dim = 1 : (tensor<2x3xf16>, tensor<2x1xf16>) -> tensor<2x4xf16>
+// CHECK:   return %[[V1]] : tensor<2x4xf16>
+// CHECK-NOT: fxla.
+func.func @concat_promotes(%a: tensor<2x3xf16>, %b: tensor<2x1xi64>) -> tensor<2x4xf16> {
+  %0 = "fxla.concat"(%a, %b) {dim = -1 : i64} : (tensor<2x3xf16>, tensor<2x1xi64>) -> tensor<2x4xf16>
+  return %0 : tensor<2x4xf16>
+}
+
+// -----
+
+// torch.gather: each index element becomes a full coordinate (iota along the other dims), one gather.
+// CHECK-LABEL: func.func @gather
+// CHECK:   %[[V0:.+]] = stablehlo.iota dim = 0 : tensor<3x2xi64>
+// CHECK:   %[[V1:.+]] = stablehlo.reshape %[[V0]] : (tensor<3x2xi64>) -> tensor<3x2x1xi64>
+// CHECK:   %[[V2:.+]] = stablehlo.reshape %arg1 : (tensor<3x2xi64>) -> tensor<3x2x1xi64>
+// CHECK:   %[[V3:.+]] = stablehlo.concatenate %[[V1]], %[[V2]], dim = 2 : (tensor<3x2x1xi64>, tensor<3x2x1xi64>) -> tensor<3x2x2xi64>
+// CHECK:   %[[V4:.+]] = "stablehlo.gather"(%arg0, %[[V3]]) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1>}> : (tensor<3x4xf32>, tensor<3x2x2xi64>) -> tensor<3x2xf32>
+// CHECK:   return %[[V4]] : tensor<3x2xf32>
+// CHECK-NOT: fxla.
+func.func @gather(%x: tensor<3x4xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = "fxla.gather"(%x, %i) {dim = 1 : i64} : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// index_select: a gather whose slices keep every other dim whole; i32 indices widen to i64.
+// CHECK-LABEL: func.func @index_select
+// CHECK:   %[[V0:.+]] = stablehlo.convert %arg1 : (tensor<3xi32>) -> tensor<3xi64>
+// CHECK:   %[[V1:.+]] = stablehlo.reshape %[[V0]] : (tensor<3xi64>) -> tensor<3x1xi64>
+// CHECK:   %[[V2:.+]] = "stablehlo.gather"(%arg0, %[[V1]]) <{dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>, slice_sizes = array<i64: 5, 1>}> : (tensor<5x4xf32>, tensor<3x1xi64>) -> tensor<5x3xf32>
+// CHECK:   return %[[V2]] : tensor<5x3xf32>
+// CHECK-NOT: fxla.
+func.func @index_select(%x: tensor<5x4xf32>, %i: tensor<3xi32>) -> tensor<5x3xf32> {
+  %0 = "fxla.index_select"(%x, %i) {dim = -1 : i64} : (tensor<5x4xf32>, tensor<3xi32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// scatter with reduce = add: src is cut to the index shape, the update region adds.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK:   %[[V0:.+]] = stablehlo.slice %arg2 [0:2, 0:4] : (tensor<2x5xf32>) -> tensor<2x4xf32>
+// CHECK:   %[[V1:.+]] = stablehlo.iota dim = 1 : tensor<2x4xi64>
+// CHECK:   %[[V2:.+]] = stablehlo.reshape %arg1 : (tensor<2x4xi64>) -> tensor<2x4x1xi64>
+// CHECK:   %[[V3:.+]] = stablehlo.reshape %[[V1]] : (tensor<2x4xi64>) -> tensor<2x4x1xi64>
+// CHECK:   %[[V4:.+]] = stablehlo.concatenate %[[V2]], %[[V3]], dim = 2 : (tensor<2x4x1xi64>, tensor<2x4x1xi64>) -> tensor<2x4x2xi64>
+// CHECK:   %[[V5:.+]] = "stablehlo.scatter"(%arg0, %[[V4]], %[[V0]]) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 2>}> ({
+// CHECK:   ^bb0(%{{.+}}: tensor<f32>, %{{.+}}: tensor<f32>):
+// CHECK:   %[[V6:.+]] = stablehlo.add %arg3, %arg4 : tensor<f32>
+// CHECK:   stablehlo.return %[[V6]] : tensor<f32>
+// CHECK:   }) : (tensor<3x4xf32>, tensor<2x4x2xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>
+// CHECK:   return %[[V5]] : tensor<3x4xf32>
+// CHECK-NOT: fxla.
+func.func @scatter_add(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>, %s: tensor<2x5xf32>) -> tensor<3x4xf32> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "add"} : (tensor<3x4xf32>, tensor<2x4xi64>, tensor<2x5xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// where broadcasts and promotes input/other (i64 with a 0-d f32 gives f32), then selects.
+// CHECK-LABEL: func.func @where
+// CHECK:   %[[V0:.+]] = stablehlo.convert %arg1 : (tensor<4xi64>) -> tensor<4xf32>
+// CHECK:   %[[V1:.+]] = stablehlo.broadcast_in_dim %[[V0]], dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+// CHECK:   %[[V2:.+]] = stablehlo.broadcast_in_dim %arg2, dims = [] : (tensor<f32>) -> tensor<3x4xf32>
+// CHECK:   %[[V3:.+]] = stablehlo.select %arg0, %[[V1]], %[[V2]] : tensor<3x4xi1>, tensor<3x4xf32>
+// CHECK:   return %[[V3]] : tensor<3x4xf32>
+// CHECK-NOT: fxla.
+func.func @where(%c: tensor<3x4xi1>, %x: tensor<4xi64>, %y: tensor<f32>) -> tensor<3x4xf32> {
+  %0 = "fxla.where"(%c, %x, %y) : (tensor<3x4xi1>, tensor<4xi64>, tensor<f32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// expand is broadcast_in_dim (trailing dims aligned); flip is reverse; pad takes negative high padding (cropping).
+// CHECK-LABEL: func.func @expand_flip_pad
+// CHECK:   %[[V0:.+]] = stablehlo.broadcast_in_dim %arg0, dims = [1, 2] : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+// CHECK:   %[[V1:.+]] = stablehlo.reverse %[[V0]], dims = [2, 0] : tensor<2x3x4xf32>
+// CHECK:   %[[V2:.+]] = stablehlo.constant dense<1.500000e+00> : tensor<f32>
+// CHECK:   %[[V3:.+]] = stablehlo.pad %[[V1]], %[[V2]], low = [0, 1, 1], high = [0, 1, -1], interior = [0, 0, 0] : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x5x4xf32>
+// CHECK:   return %[[V3]] : tensor<2x5x4xf32>
+// CHECK-NOT: fxla.
+func.func @expand_flip_pad(%x: tensor<3x1xf32>) -> tensor<2x5x4xf32> {
+  %0 = "fxla.expand"(%x) {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  %1 = "fxla.flip"(%0) {dims = array<i64: -1, 0>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "fxla.pad"(%1) {low = array<i64: 0, 1, 1>, high = array<i64: 0, 1, -1>, value = 1.5 : f64} : (tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  return %2 : tensor<2x5x4xf32>
+}
+
+// -----
+
+// arange computes start + i * step in f64 for a float result, then converts.
+// CHECK-LABEL: func.func @arange
+// CHECK:   %[[V0:.+]] = stablehlo.iota dim = 0 : tensor<4xi64>
+// CHECK:   %[[V1:.+]] = stablehlo.convert %[[V0]] : (tensor<4xi64>) -> tensor<4xf64>
+// CHECK:   %[[V2:.+]] = stablehlo.constant dense<2.000000e+00> : tensor<4xf64>
+// CHECK:   %[[V3:.+]] = stablehlo.multiply %[[V1]], %[[V2]] : tensor<4xf64>
+// CHECK:   %[[V4:.+]] = stablehlo.constant dense<5.000000e-01> : tensor<4xf64>
+// CHECK:   %[[V5:.+]] = stablehlo.add %[[V3]], %[[V4]] : tensor<4xf64>
+// CHECK:   %[[V6:.+]] = stablehlo.convert %[[V5]] : (tensor<4xf64>) -> tensor<4xf32>
+// CHECK:   return %[[V6]] : tensor<4xf32>
+// CHECK-NOT: fxla.
+func.func @arange() -> tensor<4xf32> {
+  %0 = "fxla.arange"() {start = 0.5 : f64, step = 2.0 : f64, length = 4 : i64} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// tril keeps j - i <= diagonal via iotas, a compare and a select.
+// CHECK-LABEL: func.func @tril
+// CHECK:   %[[V0:.+]] = stablehlo.iota dim = 0 : tensor<3x4xi64>
+// CHECK:   %[[V1:.+]] = stablehlo.iota dim = 1 : tensor<3x4xi64>
+// CHECK:   %[[V2:.+]] = stablehlo.subtract %[[V1]], %[[V0]] : tensor<3x4xi64>
+// CHECK:   %[[V3:.+]] = stablehlo.constant dense<1> : tensor<3x4xi64>
+// CHECK:   %[[V4:.+]] = stablehlo.compare LE, %[[V2]], %[[V3]], SIGNED : (tensor<3x4xi64>, tensor<3x4xi64>) -> tensor<3x4xi1>
+// CHECK:   %[[V5:.+]] = stablehlo.constant dense<0> : tensor<3x4xi64>
+// CHECK:   %[[V6:.+]] = stablehlo.select %[[V4]], %arg0, %[[V5]] : tensor<3x4xi1>, tensor<3x4xi64>
+// CHECK:   return %[[V6]] : tensor<3x4xi64>
+// CHECK-NOT: fxla.
+func.func @tril(%x: tensor<3x4xi64>) -> tensor<3x4xi64> {
+  %0 = "fxla.tril"(%x) {diagonal = 1 : i64} : (tensor<3x4xi64>) -> tensor<3x4xi64>
+  return %0 : tensor<3x4xi64>
+}

@@ -1,0 +1,135 @@
+"""Patterns for indexing, joining and creation ops: slice/concat/gather/scatter/select/pad/reverse/iota."""
+from __future__ import annotations
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import hlo, ir
+
+from .builder import Builder, pattern
+
+
+def _norm(dims, rank):
+    return [d % rank for d in dims] if rank else []
+
+
+@pattern(ops.slice)
+def _slice(b: Builder, x, *, start, limit, stride):
+    return hlo.SliceOp(x, list(start), list(limit), list(stride)).result
+
+
+@pattern(ops.concat)
+def _concat(b: Builder, inputs, *, dim):
+    values = [b.convert(v, b.result.elem) for v in inputs]
+    return hlo.ConcatenateOp(values, dim % b.result.rank).result
+
+
+def _coordinates(b: Builder, index, dim: int) -> ir.Value:
+    """[*index.shape, rank] full coordinates: ``index`` along ``dim``, the position (iota) along the others."""
+    s = b.sig(index)
+    index = b.convert(index, "i64")
+    parts = [index if d == dim else hlo.IotaOp(b.type(s.shape, "i64"), d).result for d in range(s.rank)]
+    return hlo.ConcatenateOp([b.reshape(p, s.shape + (1,)) for p in parts], s.rank).result
+
+
+@pattern(ops.gather)
+def _gather(b: Builder, x, index, *, dim):
+    rank = b.sig(x).rank
+    dn = hlo.GatherDimensionNumbers.get(offset_dims=[], collapsed_slice_dims=list(range(rank)),
+                                        operand_batching_dims=[], start_indices_batching_dims=[],
+                                        start_index_map=list(range(rank)), index_vector_dim=rank)
+    return hlo.GatherOp(x, _coordinates(b, index, dim % rank), dn, [1] * rank).result
+
+
+@pattern(ops.index_select)
+def _index_select(b: Builder, x, index, *, dim):
+    xs = b.sig(x)
+    if xs.rank == 0:
+        return x
+    d = dim % xs.rank
+    n = b.sig(index).shape[0]
+    starts = b.reshape(b.convert(index, "i64"), (n, 1))
+    dn = hlo.GatherDimensionNumbers.get(offset_dims=[i for i in range(xs.rank) if i != d], collapsed_slice_dims=[d],
+                                        operand_batching_dims=[], start_indices_batching_dims=[],
+                                        start_index_map=[d], index_vector_dim=1)
+    sizes = [1 if i == d else s for i, s in enumerate(xs.shape)]
+    return hlo.GatherOp(x, starts, dn, sizes).result
+
+
+def _binary_region(op, elem: str, body):
+    scalar = ir.RankedTensorType.get([], ir.Type.parse(elem))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([body(block.arguments[0], block.arguments[1])])
+
+
+@pattern(ops.scatter)
+def _scatter(b: Builder, x, index, src, *, dim, reduce):
+    xs, ix = b.sig(x), b.sig(index)
+    rank = xs.rank
+    if b.sig(src).shape != ix.shape:
+        src = hlo.SliceOp(src, [0] * rank, list(ix.shape), [1] * rank).result
+    dn = hlo.ScatterDimensionNumbers.get(update_window_dims=[], inserted_window_dims=list(range(rank)),
+                                         input_batching_dims=[], scatter_indices_batching_dims=[],
+                                         scattered_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
+    op = hlo.ScatterOp([b.result_type], [x], _coordinates(b, index, dim % rank), [src], dn)
+    combine = hlo.OrOp if xs.elem == "i1" else hlo.AddOp
+    _binary_region(op, xs.elem, (lambda old, new: new) if reduce == "none" else
+                   (lambda old, new: combine(old, new).result))
+    return op.results[0]
+
+
+@pattern(ops.where)
+def _where(b: Builder, cond, x, y):
+    shape, elem = b.result.shape, b.result.elem
+    x, y = (b.broadcast(b.convert(v, elem), shape) for v in (x, y))
+    return hlo.SelectOp(b.broadcast(cond, shape), x, y).result
+
+
+@pattern(ops.expand)
+def _expand(b: Builder, x, *, shape):
+    return b.broadcast(x, shape)
+
+
+@pattern(ops.flip)
+def _flip(b: Builder, x, *, dims):
+    dims = _norm(dims, b.sig(x).rank)
+    return hlo.ReverseOp(x, dims).result if dims else x
+
+
+@pattern(ops.pad)
+def _pad(b: Builder, x, *, low, high, value):
+    elem = b.result.elem
+    fill = b.splat(value if is_float(elem) else int(value), elem)
+    return hlo.PadOp(x, fill, list(low), list(high), [0] * len(low)).result
+
+
+@pattern(ops.arange)
+def _arange(b: Builder, *, start, step, length):
+    elem = b.result.elem
+    work = "f64" if is_float(elem) else "i64"
+    i = b.convert(hlo.IotaOp(b.type((length,), "i64"), 0).result, work)
+    cast = float if work == "f64" else int
+    y = hlo.AddOp(hlo.MulOp(i, b.splat(cast(step), work, (length,))).result,
+                  b.splat(cast(start), work, (length,))).result
+    return b.convert(y, elem)
+
+
+def _triangle(b: Builder, x, *, diagonal, keep_lower: bool):
+    shape, rank = b.result.shape, b.result.rank
+    rows = hlo.IotaOp(b.type(shape, "i64"), rank - 2).result
+    cols = hlo.IotaOp(b.type(shape, "i64"), rank - 1).result
+    offset = hlo.SubtractOp(cols, rows).result                       # j - i
+    direction = "LE" if keep_lower else "GE"
+    keep = hlo.CompareOp(offset, b.splat(diagonal, "i64", shape), hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get("SIGNED")).result
+    return hlo.SelectOp(keep, x, b.splat(0, b.result.elem, shape)).result
+
+
+@pattern(ops.tril)
+def _tril(b: Builder, x, *, diagonal):
+    return _triangle(b, x, diagonal=diagonal, keep_lower=True)
+
+
+@pattern(ops.triu)
+def _triu(b: Builder, x, *, diagonal):
+    return _triangle(b, x, diagonal=diagonal, keep_lower=False)

@@ -1,0 +1,208 @@
+"""Indexing: ``x[...]`` (operator.getitem), index_select, gather, scatter, masked_fill, where, embedding."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import ir
+
+from ..registry import register
+
+
+def int_constant(ctx, values) -> ir.Value:
+    """A 1-D i64 ``fxla.constant`` (index lists written in the program, e.g. ``x[[0, 2]]``)."""
+    return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(values, dtype=np.int64)))
+
+
+def slice_dim(ctx, x, dim: int, start: int, limit: int, stride: int = 1) -> ir.Value:
+    """``x`` sliced along one (non-negative) dim."""
+    shape = ctx.sig(x).shape
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[dim], limits[dim], strides[dim] = start, limit, stride
+    return ctx.emit(ops.slice, x, start=starts, limit=limits, stride=strides)
+
+
+def reshape(ctx, x, shape) -> ir.Value:
+    shape = tuple(shape)
+    return x if ctx.sig(x).shape == shape else ctx.emit(ops.reshape, x, shape=shape)
+
+
+def _wrap_negative(ctx, index, size: int) -> ir.Value:
+    """index < 0 ? index + size : index (torch's advanced indexing counts negative indices from the end)."""
+    negative = ctx.emit(ops.lt, index, ctx.tensor(0, like=index))
+    return ctx.emit(ops.where, negative, ctx.emit(ops.add, index, ctx.tensor(size, like=index)), index)
+
+
+def _expand_key(ctx, key, rank: int) -> list:
+    key = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in key) > 1:
+        raise ctx.error("an index can only have a single ellipsis ('...')", "torch rejects it too",
+                        "use one '...'")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > rank:
+        raise ctx.error(f"too many indices ({consumed}) for a rank-{rank} tensor", "torch rejects it too",
+                        "index at most as many dims as the tensor has")
+    fill = [slice(None)] * (rank - consumed)
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        return key[:at] + fill + key[at + 1:]
+    return key + fill
+
+
+def _getitem(ctx, input, idx):
+    if not isinstance(input, ir.Value):
+        return input[idx]        # an element of a tuple result: torch.split(x, 2)[0], torch.max(x, 1)[1]
+    sig = ctx.sig(input)
+    starts, limits, strides, shape = [], [], [], []
+    tensor_at, tensor_index, d = None, None, 0
+    for k in _expand_key(ctx, idx, sig.rank):
+        if k is None:
+            shape.append(1)
+            continue
+        size = sig.shape[d]
+        if isinstance(k, bool) or not isinstance(k, (int, slice, ir.Value, list)):
+            raise ctx.error(f"indexing with {type(k).__name__} is not supported", "fxla lowers ints, slices, "
+                            "None, '...' and one integer tensor index", "rewrite the index with those")
+        if isinstance(k, int):
+            i = k + size if k < 0 else k
+            starts.append(i), limits.append(i + 1), strides.append(1)
+        elif isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ctx.error("slice steps must be positive", "torch rejects them too", "use torch.flip")
+            lo, hi, step = k.indices(size)
+            starts.append(lo), limits.append(max(hi, lo)), strides.append(step)
+            shape.append(len(range(lo, hi, step)))
+        else:
+            if tensor_at is not None:
+                raise ctx.error("indexing with more than one tensor index is not supported yet",
+                                "only a single advanced (tensor) index has a lowering",
+                                "index one dim at a time, or use torch.gather")
+            tensor_at, tensor_index = len(shape), k
+            starts.append(0), limits.append(size), strides.append(1)
+            shape.append(size)
+        d += 1
+    y = input
+    if (tuple(starts), tuple(limits)) != ((0,) * sig.rank, sig.shape) or any(s != 1 for s in strides):
+        y = ctx.emit(ops.slice, y, start=starts, limit=limits, stride=strides)
+    y = reshape(ctx, y, shape)
+    if tensor_at is None:
+        return y
+    size = shape[tensor_at]
+    if isinstance(tensor_index, list):
+        index = int_constant(ctx, [i + size if i < 0 else i for i in tensor_index])
+    else:
+        if is_float(ctx.sig(tensor_index).elem) or ctx.sig(tensor_index).elem == "i1":
+            raise ctx.error("indexing with a bool or float tensor is not supported",
+                            "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
+                            "use torch.where / masked_fill, or integer indices")
+        index = _wrap_negative(ctx, tensor_index, size)
+    index_shape = ctx.sig(index).shape
+    flat = reshape(ctx, index, (int(np.prod(index_shape)),))
+    y = ctx.emit(ops.index_select, y, flat, dim=tensor_at)
+    y = reshape(ctx, y, tuple(shape[:tensor_at]) + index_shape + tuple(shape[tensor_at + 1:]))
+    if ctx.sig(y).shape != ctx.result_sig.shape:
+        raise ctx.error("this mix of integer and tensor indices is not supported yet",
+                        "torch moves the indexed dims to the front in some such cases",
+                        "index with the tensor in a separate step")
+    return y
+
+
+register(operator.getitem)(_getitem)
+
+
+@register(torch.index_select, torch.Tensor.index_select)
+def _index_select(ctx, input, dim, index):
+    return ctx.emit(ops.index_select, input, reshape(ctx, index, (int(np.prod(ctx.sig(index).shape)),)), dim=dim)
+
+
+@register(torch.gather, torch.Tensor.gather)
+def _gather(ctx, input, dim, index, *, sparse_grad=False):
+    return ctx.emit(ops.gather, input, index, dim=dim)
+
+
+def _scatter_src(ctx, input, index, src):
+    if isinstance(src, ir.Value):
+        return src
+    value = ctx.tensor(src, like=input)
+    value = ctx.emit(ops.convert, value, result_type=ir.RankedTensorType.get([], ctx.result_type.element_type))
+    return ctx.emit(ops.expand, value, shape=ctx.sig(index).shape)
+
+
+@register(torch.scatter, torch.Tensor.scatter)
+def _scatter(ctx, input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce not in (None, "add"):
+        raise ctx.error(f"scatter(reduce={reduce!r}) is not supported yet", "only overwrite and 'add' have a "
+                        "lowering", "use reduce=None or 'add'")
+    src = _scatter_src(ctx, input, index, value if src is None else src)
+    return ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
+
+
+@register(torch.scatter_add, torch.Tensor.scatter_add)
+def _scatter_add(ctx, input, dim, index, src):
+    return ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="add")
+
+
+@register(torch.masked_fill, torch.Tensor.masked_fill)
+def _masked_fill(ctx, input, mask, value):
+    fill = ctx.tensor(value, like=input)
+    elem_type = ir.RankedTensorType(input.type).element_type
+    if ir.RankedTensorType(fill.type).element_type != elem_type:
+        fill = ctx.emit(ops.convert, fill, result_type=ir.RankedTensorType.get(ctx.sig(fill).shape, elem_type))
+    return ctx.emit(ops.where, mask, fill, input)
+
+
+@register(torch.where)
+def _where(ctx, condition, input=None, other=None):
+    if input is None or other is None:
+        raise ctx.error("torch.where(condition) is not supported", "it is nonzero(), a data-dependent shape",
+                        "use the three-argument form")
+    return ctx.emit(ops.where, condition, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
+
+
+@register(torch.Tensor.where)
+def _where_method(ctx, input, condition, other):
+    return _where(ctx, condition, input, other)
+
+
+def _lookup(ctx, weight, indices):
+    index_shape = ctx.sig(indices).shape
+    rows = ctx.emit(ops.index_select, weight, reshape(ctx, indices, (int(np.prod(index_shape)),)), dim=0)
+    return reshape(ctx, rows, index_shape + ctx.sig(weight).shape[1:])
+
+
+@register(F.embedding)
+def _embedding(ctx, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+               sparse=False):
+    if max_norm is not None:
+        raise ctx.error("embedding(max_norm=...) is not supported", "it renormalises the weight in place",
+                        "drop max_norm for inference")
+    return _lookup(ctx, weight, input)
+
+
+@register(torch.embedding)
+def _torch_embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return _lookup(ctx, weight, indices)
+
+
+@register(torch.nn.Embedding)
+def _embedding_module(ctx, input, *, mod):
+    return _embedding(ctx, input, ctx.param(f"{ctx.node.target}.weight"), max_norm=mod.max_norm)
+
+
+@register(torch.narrow, torch.Tensor.narrow)
+def _narrow(ctx, input, dim, start, length):
+    dim %= ctx.sig(input).rank
+    start = start + ctx.sig(input).shape[dim] if start < 0 else start
+    return slice_dim(ctx, input, dim, start, start + length)
+
+
+@register(torch.select, torch.Tensor.select)
+def _select(ctx, input, dim, index):
+    dim %= ctx.sig(input).rank
+    index = index + ctx.sig(input).shape[dim] if index < 0 else index
+    return reshape(ctx, slice_dim(ctx, input, dim, index, index + 1), ctx.result_sig.shape)

@@ -1,0 +1,125 @@
+"""Joining and splitting: cat/stack, split/chunk/unbind, expand/repeat/tile, flip/roll."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from fxla.dialects.fxla import ops
+
+from ..dtypes import sig_of_meta
+from ..registry import register
+from .indexing import reshape, slice_dim
+
+
+def _sizes(args):
+    """``f(x, 2, 3)`` and ``f(x, (2, 3))`` / ``f(x, torch.Size([2, 3]))`` spell the same sizes."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+@register(torch.cat, torch.concat, torch.concatenate)
+def _cat(ctx, tensors, dim=0, *, axis=None, out=None):
+    return ctx.emit(ops.concat, list(tensors), dim=dim if axis is None else axis)
+
+
+@register(torch.stack)
+def _stack(ctx, tensors, dim=0, *, out=None):
+    rank = ctx.sig(tensors[0]).rank + 1
+    d = dim % rank
+    pieces = [reshape(ctx, t, ctx.sig(t).shape[:d] + (1,) + ctx.sig(t).shape[d:]) for t in tensors]
+    return ctx.emit(ops.concat, pieces, dim=d)
+
+
+def _pieces(ctx, input, dim, *, squeeze=False):
+    """Consecutive slices along ``dim`` with the sizes torch gave each piece (``tensor_meta`` is a tuple)."""
+    metas = ctx.node.meta["tensor_meta"]
+    rank = ctx.sig(input).rank
+    d = dim % rank
+    out, offset = [], 0
+    for meta in metas:
+        size = 1 if squeeze else sig_of_meta(meta).shape[d]
+        piece = slice_dim(ctx, input, d, offset, offset + size)
+        out.append(reshape(ctx, piece, sig_of_meta(meta).shape))
+        offset += size
+    return tuple(out)
+
+
+@register(torch.split, torch.Tensor.split, torch.Tensor.split_with_sizes, torch.split_with_sizes)
+def _split(ctx, tensor, split_size_or_sections, dim=0):
+    return _pieces(ctx, tensor, dim)
+
+
+@register(torch.chunk, torch.Tensor.chunk)
+def _chunk(ctx, input, chunks, dim=0):
+    return _pieces(ctx, input, dim)
+
+
+@register(torch.tensor_split, torch.Tensor.tensor_split)
+def _tensor_split(ctx, input, indices_or_sections, dim=0):
+    return _pieces(ctx, input, dim)
+
+
+@register(torch.unbind, torch.Tensor.unbind)
+def _unbind(ctx, input, dim=0):
+    return _pieces(ctx, input, dim, squeeze=True)
+
+
+@register(torch.Tensor.expand, torch.broadcast_to, torch.Tensor.broadcast_to, torch.Tensor.expand_as)
+def _expand(ctx, input, *sizes, **kwargs):
+    shape = ctx.result_sig.shape                 # torch resolved the -1 entries
+    return input if ctx.sig(input).shape == shape else ctx.emit(ops.expand, input, shape=shape)
+
+
+def _tile(ctx, input, reps):
+    """Repeat the whole tensor reps[i] times along dim i (``reps`` at least as long as the rank)."""
+    shape = (1,) * (len(reps) - ctx.sig(input).rank) + ctx.sig(input).shape
+    interleaved = [v for r, s in zip(reps, shape) for v in (1, s)]
+    spread = [v for r, s in zip(reps, shape) for v in (r, s)]
+    x = reshape(ctx, input, interleaved)
+    if tuple(spread) != tuple(interleaved):
+        x = ctx.emit(ops.expand, x, shape=spread)
+    return reshape(ctx, x, [r * s for r, s in zip(reps, shape)])
+
+
+@register(torch.Tensor.repeat)
+def _repeat(ctx, input, *sizes):
+    return _tile(ctx, input, _sizes(sizes))
+
+
+@register(torch.tile, torch.Tensor.tile)
+def _tile_rule(ctx, input, dims):
+    dims = tuple(dims)
+    return _tile(ctx, input, (1,) * (ctx.sig(input).rank - len(dims)) + dims)
+
+
+@register(torch.flip, torch.Tensor.flip)
+def _flip(ctx, input, *dims):
+    return ctx.emit(ops.flip, input, dims=_sizes(dims))
+
+
+@register(torch.fliplr)
+def _fliplr(ctx, input):
+    return ctx.emit(ops.flip, input, dims=(1,))
+
+
+@register(torch.flipud)
+def _flipud(ctx, input):
+    return ctx.emit(ops.flip, input, dims=(0,))
+
+
+@register(torch.roll, torch.Tensor.roll)
+def _roll(ctx, input, shifts, dims=None):
+    if dims is None:                             # roll the flattened tensor, then restore the shape
+        shape = ctx.sig(input).shape
+        flat = reshape(ctx, input, (math.prod(shape),))
+        return reshape(ctx, _roll(ctx, flat, shifts, 0), shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    y = input
+    for shift, dim in zip(shifts, dims):
+        d = dim % ctx.sig(y).rank
+        n = ctx.sig(y).shape[d]
+        s = shift % n if n else 0
+        if s:
+            y = ctx.emit(ops.concat, [slice_dim(ctx, y, d, n - s, n), slice_dim(ctx, y, d, 0, n - s)], dim=d)
+    return y
