@@ -4,14 +4,15 @@
 
     graph.json     {"format": "fxla.graph_module", "version": 1, "class_name", "training",
                     "nodes": [{"name", "op", "target", "args": [...], "kwargs": {...}, "meta"}],
-                    "attributes": {get_attr target: {"kind", "value"}},
+                    "attributes": {get_attr target: {"kind", "value"}}, "graph_meta": {...},
                     "files": {"modules.json" | "tensors.bin": {"size", "sha256"}}}
     modules.json   {call_module target: module record}
     tensors.bin    every tensor the module needs (see :mod:`fxla.frontend.tensor_file`)
 
 Values (node args/kwargs, ``call_function`` targets, module attributes) use the tagged
 JSON scheme of :mod:`fxla.frontend.json_values`. Node ``meta`` keeps ``source`` and
-``tensor_meta``; other meta entries and node type annotations are dropped.
+``tensor_meta``; other meta entries and node type annotations are dropped.  ``graph_meta``
+(optional) holds a concrete_shapes trace's ``graph.meta['specialization']``.
 
 A module record is ``{"class": {"module", "qualname"}, "training", "attributes",
 "parameters", "buffers", "non_persistent_buffers", "children"}``: the instance
@@ -100,6 +101,21 @@ class _Saver:
             self.tensors[key] = t
         return key
 
+    def graph_meta(self) -> Dict[str, Any]:
+        """``graph.meta['specialization']`` (a concrete_shapes trace); a fixed argument value the
+        tagged JSON cannot hold is kept as its ``repr`` string."""
+        spec = self.gm.graph.meta.get("specialization")
+        if spec is None:
+            return {}
+        fixed = {}
+        for k, v in spec.get("fixed", {}).items():
+            try:
+                fixed[k] = self.values.encode(v, f"specialization of parameter {k!r}")
+            except SerializationError:
+                fixed[k] = repr(v)
+        return {"specialization": {"inputs": self.values.encode(spec["inputs"], "specialization inputs"),
+                                   "fixed": fixed, "device": self.values.encode(spec["device"], "device")}}
+
     def node_record(self, n: Node) -> Dict[str, Any]:
         where = f"node %{n.name} ({n.format_node()})"
         target = self.values.encode(n.target, where) if n.op == "call_function" else n.target
@@ -172,7 +188,7 @@ def save(gm: GraphModule, path: PathLike) -> None:
     modules_bytes = json.dumps(modules, indent=1, allow_nan=False).encode()
     tensors_bytes = encode_tensors(saver.tensors)
     graph = {"format": FORMAT, "version": VERSION, "class_name": type(gm).__name__, "training": gm.training,
-             "nodes": nodes, "attributes": attributes,
+             "nodes": nodes, "attributes": attributes, "graph_meta": saver.graph_meta(),
              "files": {MODULES_FILE: _digest(modules_bytes), TENSORS_FILE: _digest(tensors_bytes)}}
     os.makedirs(path, exist_ok=True)
     for name, data in ((TENSORS_FILE, tensors_bytes), (MODULES_FILE, modules_bytes),
@@ -365,6 +381,11 @@ def load(path: PathLike) -> GraphModule:
             loader.attribute(*_install_path(root, target), record)
         root.training = bool(header["training"])
         graph = _graph_from(header["nodes"], loader.values)
+        spec = header.get("graph_meta", {}).get("specialization")
+        if spec is not None:
+            graph.meta["specialization"] = {
+                "inputs": loader.values.decode(spec["inputs"]), "device": loader.values.decode(spec["device"]),
+                "fixed": {k: loader.values.decode(v) for k, v in spec["fixed"].items()}}
         gm = GraphModule(root, graph, str(header["class_name"]))
         gm.graph.lint()
     return gm

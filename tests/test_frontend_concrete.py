@@ -214,3 +214,15 @@ def test_device_is_the_inputs_device():
     assert gm.specialization["device"] == torch.device("cpu")
     assert_close(gm(x), x)
     assert "zeros" not in gm.code  # a factory call on concrete shapes ran eagerly: a constant
+
+
+def test_save_and_load_keep_the_specialization(tmp_path):
+    from fxla.frontend import load, save
+    x = torch.randn(3)
+    gm = symbolic_trace(KwargsModel(), example_inputs={"x": x})
+    save(gm, tmp_path / "m")
+    back = load(tmp_path / "m")
+    assert back.specialization == gm.specialization
+    assert_close(back(x)["y"], gm(x)["y"])
+    save(symbolic_trace(KwargsModel(), concrete_args={"extra": {}}), tmp_path / "plain")
+    assert load(tmp_path / "plain").specialization is None
