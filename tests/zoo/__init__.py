@@ -26,7 +26,7 @@ class Entry:
         return model.eval(), inputs
 
 
-def _hand(make, *shapes, dtype=None):
+def _hand(make, *shapes):
     def factory():
         return make(), tuple(torch.randn(*s) for s in shapes)
     return factory
