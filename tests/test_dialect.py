@@ -384,3 +384,23 @@ def test_variadic_concat_verifies_and_round_trips():
         assert len(inputs) == 2 and attrs == {"dim": 1}
     err = verify_text('  %0 = "fxla.concat"() {dim = 0 : i64} : () -> tensor<2x3xf32>')
     assert "expects at least one 'inputs' operand" in str(err)
+
+
+def test_math_op_inference(fn_factory):
+    f = fn_factory("tensor<2x3xf16>", "tensor<3xi64>", "tensor<3xi1>", "tensor<3xi32>")
+    h, i, b, i32 = f.args
+    assert sig(ops.floor(i)) == "tensor<3xi64>" and sig(ops.round(h, decimals=2)) == "tensor<2x3xf16>"
+    assert sig(ops.sin(i)) == "tensor<3xf32>" and sig(ops.erf(h)) == "tensor<2x3xf16>"
+    assert sig(ops.logical_and(h, i)) == "tensor<2x3xi1>" and sig(ops.logical_not(i)) == "tensor<3xi1>"
+    assert sig(ops.bitwise_or(b, i32)) == "tensor<3xi32>"
+    assert sig(ops.floor_divide(i, h)) == "tensor<2x3xf16>" and sig(ops.remainder(i, i32)) == "tensor<3xi64>"
+    assert sig(ops.clamp(i, const(0.5, "f32"), None)) == "tensor<3xf32>"      # a float bound raises the category
+    assert sig(ops.clamp(h, None, const(1.0, "f32"))) == "tensor<2x3xf16>"
+    assert sig(ops.leaky_relu(h, negative_slope=0.2)) == "tensor<2x3xf16>"
+    with pytest.raises(InferError, match="do not broadcast"):
+        ops.clamp(h, const(1.0, "f16", (2,)), None)
+    assert verify_op(ops.silu(h).owner) == []
+    err = verify_text('  %0 = "fxla.silu"(%a) : (tensor<2x3xi64>) -> tensor<2x3xi64>', args="%a: tensor<2x3xi64>")
+    assert "operand 'input' must have element type in {f16, bf16, f32, f64}, got i64" in str(err)
+    err = verify_text('  %0 = "fxla.bitwise_not"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>')
+    assert "must have element type in {ui8, i8, i16, i32, i64, i1}, got f32" in str(err)

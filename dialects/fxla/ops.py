@@ -19,6 +19,10 @@ from .opdef import BOOL, DENSE, F64, I64, I64_ARRAY, STR, Attr, FloatOperand, Op
 from .types import FLOAT_TYPES, INT_TYPES
 from .ops_indexing import (INDEXING_OPS, arange, concat, expand, flip, gather, index_select, pad, scatter,  # noqa: F401
                            slice, tril, triu, where)
+from .ops_math import (MATH_OPS, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp, cos,  # noqa: F401
+                       elu, erf, expm1, floor, floor_divide, fmod, hardsigmoid, hardswish, leaky_relu, log1p,
+                       logical_and, logical_not, logical_or, logical_xor, logsigmoid, mish, reciprocal, remainder,
+                       round, sign, silu, sin, softplus, tan, trunc)
 
 _X = (Operand("input"),)
 _XY = (Operand("lhs"), Operand("rhs"))
@@ -122,7 +126,7 @@ CORE_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
            linear, matmul, conv2d, max_pool2d, reshape, permute, sum, mean, layer_norm, constant, convert)
 
 #: Every op of the dialect, in documentation order.
-ALL_OPS = CORE_OPS + INDEXING_OPS
+ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS
 
 #: Op definitions by full name (``"fxla.add"``); used by the verifier and the parser-facing tools.
 BY_NAME = {op.name: op for op in ALL_OPS}

@@ -1,0 +1,150 @@
+"""Elementwise math (rounding, trigonometry, logic/bitwise, integer division, clamp) and nn activations."""
+from __future__ import annotations
+
+import operator
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.mlir import ir
+
+from ..registry import register
+
+
+def _unary(ctx, input, *, opdef):
+    return ctx.emit(opdef, ctx.tensor(input))
+
+
+for _opdef, _keys in (
+    (ops.floor, (torch.floor, torch.Tensor.floor)), (ops.ceil, (torch.ceil, torch.Tensor.ceil)),
+    (ops.trunc, (torch.trunc, torch.Tensor.trunc, torch.fix, torch.Tensor.fix)),
+    (ops.sign, (torch.sign, torch.Tensor.sign)),
+    (ops.reciprocal, (torch.reciprocal, torch.Tensor.reciprocal)),
+    (ops.sin, (torch.sin, torch.Tensor.sin)), (ops.cos, (torch.cos, torch.Tensor.cos)),
+    (ops.tan, (torch.tan, torch.Tensor.tan)), (ops.erf, (torch.erf, torch.Tensor.erf, torch.special.erf)),
+    (ops.log1p, (torch.log1p, torch.Tensor.log1p)), (ops.expm1, (torch.expm1, torch.Tensor.expm1)),
+    (ops.logical_not, (torch.logical_not, torch.Tensor.logical_not)),
+    (ops.bitwise_not, (torch.bitwise_not, torch.Tensor.bitwise_not, operator.invert)),
+):
+    register(*_keys)(partial(_unary, opdef=_opdef))
+
+
+@register(torch.round, torch.Tensor.round)
+def _round(ctx, input, *, decimals=0):
+    return ctx.emit(ops.round, input, decimals=decimals)
+
+
+@register(torch.square, torch.Tensor.square)
+def _square(ctx, input):
+    return ctx.emit(ops.pow, input, ctx.tensor(2, like=input))     # torch.square is pow(x, 2): bool -> int64
+
+
+def _binary(ctx, input, other, *, opdef):
+    return ctx.emit(opdef, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
+
+
+for _opdef, _keys in (
+    (ops.logical_and, (torch.logical_and, torch.Tensor.logical_and)),
+    (ops.logical_or, (torch.logical_or, torch.Tensor.logical_or)),
+    (ops.logical_xor, (torch.logical_xor, torch.Tensor.logical_xor)),
+    (ops.bitwise_and, (torch.bitwise_and, torch.Tensor.bitwise_and, operator.and_)),
+    (ops.bitwise_or, (torch.bitwise_or, torch.Tensor.bitwise_or, operator.or_)),
+    (ops.bitwise_xor, (torch.bitwise_xor, torch.Tensor.bitwise_xor, operator.xor)),
+    (ops.floor_divide, (torch.floor_divide, torch.Tensor.floor_divide, operator.floordiv)),
+    (ops.remainder, (torch.remainder, torch.Tensor.remainder, operator.mod)),
+    (ops.fmod, (torch.fmod, torch.Tensor.fmod)),
+):
+    register(*_keys)(partial(_binary, opdef=_opdef))
+
+
+def _bound(ctx, value, input):
+    return None if value is None else ctx.tensor(value, like=input)
+
+
+@register(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip)
+def _clamp(ctx, input, min=None, max=None):
+    if min is None and max is None:
+        raise ctx.error("clamp needs min or max", "torch rejects clamp() without bounds", "pass min= or max=")
+    return ctx.emit(ops.clamp, input, _bound(ctx, min, input), _bound(ctx, max, input))
+
+
+@register(torch.clamp_min, torch.Tensor.clamp_min)
+def _clamp_min(ctx, input, min):
+    return ctx.emit(ops.clamp, input, ctx.tensor(min, like=input), None)
+
+
+@register(torch.clamp_max, torch.Tensor.clamp_max)
+def _clamp_max(ctx, input, max):
+    return ctx.emit(ops.clamp, input, None, ctx.tensor(max, like=input))
+
+
+def _in_type_of(ctx, value, input):
+    """A scalar bound as a 0-d tensor of ``input``'s element type (hardtanh keeps the input's type)."""
+    v = ctx.tensor(value, like=input)
+    elem_type = ir.RankedTensorType(input.type).element_type
+    if ir.RankedTensorType(v.type).element_type == elem_type:
+        return v
+    return ctx.emit(ops.convert, v, result_type=ir.RankedTensorType.get([], elem_type))
+
+
+def _hardtanh(ctx, input, min_val=-1.0, max_val=1.0, inplace=False):
+    return ctx.emit(ops.clamp, input, _in_type_of(ctx, min_val, input), _in_type_of(ctx, max_val, input))
+
+
+register(F.hardtanh)(_hardtanh)
+register(F.relu6)(partial(_hardtanh, min_val=0.0, max_val=6.0))
+
+
+@register(torch.nn.Hardtanh, torch.nn.ReLU6)
+def _hardtanh_module(ctx, input, *, mod):
+    return _hardtanh(ctx, input, mod.min_val, mod.max_val)
+
+
+# -- activations: functional forms take (input, <params>, inplace=False); modules carry the params ---------------
+def _plain(ctx, input, inplace=False, *, opdef):
+    return ctx.emit(opdef, input)
+
+
+def _plain_module(ctx, input, *, mod, opdef):
+    return ctx.emit(opdef, input)
+
+
+for _opdef, _keys, _module in (
+    (ops.silu, (F.silu,), torch.nn.SiLU), (ops.mish, (F.mish,), torch.nn.Mish),
+    (ops.hardswish, (F.hardswish,), torch.nn.Hardswish), (ops.hardsigmoid, (F.hardsigmoid,), torch.nn.Hardsigmoid),
+    (ops.logsigmoid, (F.logsigmoid,), torch.nn.LogSigmoid),
+):
+    register(*_keys)(partial(_plain, opdef=_opdef))
+    register(_module)(partial(_plain_module, opdef=_opdef))
+
+
+@register(F.leaky_relu)
+def _leaky_relu(ctx, input, negative_slope=0.01, inplace=False):
+    return ctx.emit(ops.leaky_relu, input, negative_slope=negative_slope)
+
+
+@register(torch.nn.LeakyReLU)
+def _leaky_relu_module(ctx, input, *, mod):
+    return _leaky_relu(ctx, input, mod.negative_slope)
+
+
+@register(F.elu)
+def _elu(ctx, input, alpha=1.0, inplace=False):
+    return ctx.emit(ops.elu, input, alpha=alpha)
+
+
+@register(torch.nn.ELU)
+def _elu_module(ctx, input, *, mod):
+    return _elu(ctx, input, mod.alpha)
+
+
+@register(F.softplus)
+def _softplus(ctx, input, beta=1.0, threshold=20.0):
+    return ctx.emit(ops.softplus, input, beta=beta, threshold=threshold)
+
+
+@register(torch.nn.Softplus)
+def _softplus_module(ctx, input, *, mod):
+    return _softplus(ctx, input, mod.beta, mod.threshold)
