@@ -404,3 +404,25 @@ def test_math_op_inference(fn_factory):
     assert "operand 'input' must have element type in {f16, bf16, f32, f64}, got i64" in str(err)
     err = verify_text('  %0 = "fxla.bitwise_not"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>')
     assert "must have element type in {ui8, i8, i16, i32, i64, i1}, got f32" in str(err)
+
+
+def test_reduction_op_inference(fn_factory):
+    f = fn_factory("tensor<3x4x5xf32>", "tensor<3x4xi32>", "tensor<3x4xui8>")
+    x, i, u = f.args
+    assert sig(ops.amax(x, dims=(1,), keepdim=True)) == "tensor<3x1x5xf32>"
+    assert sig(ops.argmax(x, dim=-1)) == "tensor<3x4xi64>" and sig(ops.argmin(x)) == "tensor<i64>"
+    assert sig(ops.argmax(x, keepdim=True)) == "tensor<1x1x1xi64>"
+    assert sig(ops.prod(i, dims=())) == "tensor<i64>" and sig(ops.cumsum(i, dim=1)) == "tensor<3x4xi64>"
+    assert sig(ops.var(x, dims=(0, 2), correction=0)) == "tensor<4xf32>"
+    assert sig(ops.any(i, dims=(0,))) == "tensor<4xi1>" and sig(ops.all(u, dims=())) == "tensor<ui8>"
+    assert sig(ops.logsumexp(i, dims=(1,))) == "tensor<3xf32>"
+    values, indices = ops.topk(x, k=2, dim=1)
+    assert (sig(values), sig(indices)) == ("tensor<3x2x5xf32>", "tensor<3x2x5xi64>")
+    values, indices = ops.sort(i, dim=0, descending=True)
+    assert (sig(values), sig(indices)) == ("tensor<3x4xi32>", "tensor<3x4xi64>")
+    with pytest.raises(InferError, match="k=6 is out of range"):
+        ops.topk(x, k=6)
+    with pytest.raises(InferError, match="expects a floating-point operand"):
+        ops.var(i, dims=())
+    err = verify_text('  %0 = "fxla.sort"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>')
+    assert "expects 2 result(s), but got 1" in str(err)

@@ -23,6 +23,8 @@ from .ops_math import (MATH_OPS, bitwise_and, bitwise_not, bitwise_or, bitwise_x
                        elu, erf, expm1, floor, floor_divide, fmod, hardsigmoid, hardswish, leaky_relu, log1p,
                        logical_and, logical_not, logical_or, logical_xor, logsigmoid, mish, reciprocal, remainder,
                        round, sign, silu, sin, softplus, tan, trunc)
+from .ops_reduce import (REDUCE_OPS, all, amax, amin, any, argmax, argmin, cumsum, logsumexp, prod, sort,  # noqa: F401
+                         topk, var)
 
 _X = (Operand("input"),)
 _XY = (Operand("lhs"), Operand("rhs"))
@@ -126,7 +128,7 @@ CORE_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
            linear, matmul, conv2d, max_pool2d, reshape, permute, sum, mean, layer_norm, constant, convert)
 
 #: Every op of the dialect, in documentation order.
-ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS
+ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS + REDUCE_OPS
 
 #: Op definitions by full name (``"fxla.add"``); used by the verifier and the parser-facing tools.
 BY_NAME = {op.name: op for op in ALL_OPS}

@@ -1,6 +1,7 @@
 """Indexing: ``x[...]`` (operator.getitem), index_select, gather, scatter, masked_fill, where, embedding."""
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -113,6 +114,15 @@ def _getitem(ctx, input, idx):
 
 
 register(operator.getitem)(_getitem)
+
+
+@register(builtins.getattr)
+def _getattr(ctx, obj, name, *default):
+    """A field of a named-tuple result (``torch.max(x, 1).values``); tensor attributes are not lowered here."""
+    if isinstance(obj, ir.Value):
+        raise ctx.error(f"the tensor attribute .{name} is not supported", "only named-tuple fields of results "
+                        "(.values, .indices) are lowered", "use the equivalent method (e.g. .t() for .T)")
+    return getattr(obj, name, *default)
 
 
 @register(torch.index_select, torch.Tensor.index_select)

@@ -1,0 +1,188 @@
+"""Patterns for reductions, arg-reductions, scans, sort and top-k."""
+from __future__ import annotations
+
+import math
+from functools import partial
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import INT_TYPES, UNSIGNED_TYPES, is_float
+from fxla.dialects.mlir import hlo, ir
+
+from .builder import Builder, pattern
+from .elementwise import compute_type
+from .nn import _keep, _padding_attr
+
+
+def _highest(elem: str):
+    if is_float(elem):
+        return float("inf")
+    if elem == "i1":
+        return 1
+    bits = int(elem.lstrip("ui"))
+    return (1 << bits) - 1 if elem.startswith("ui") else (1 << (bits - 1)) - 1
+
+
+def _compare(a, c, direction: str, elem: str):
+    kind = "FLOAT" if is_float(elem) else ("SIGNED" if elem in INT_TYPES and elem not in UNSIGNED_TYPES
+                                           else "UNSIGNED")
+    return hlo.CompareOp(a, c, hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get(kind)).result
+
+
+def _reduce_to_result(b: Builder, x, dims, init, body):
+    return b.reshape(b.reduce(x, _keep(b, x, dims), init, body), b.result.shape)
+
+
+@pattern(ops.amax)
+def _amax(b: Builder, x, *, dims, keepdim):
+    return _reduce_to_result(b, x, dims, b.lowest(b.result.elem), hlo.MaxOp)
+
+
+@pattern(ops.amin)
+def _amin(b: Builder, x, *, dims, keepdim):
+    return _reduce_to_result(b, x, dims, _highest(b.result.elem), hlo.MinOp)
+
+
+@pattern(ops.prod)
+def _prod(b: Builder, x, *, dims, keepdim):
+    x = b.convert(x, b.result.elem)
+    return _reduce_to_result(b, x, dims, 1, hlo.AndOp if b.result.elem == "i1" else hlo.MulOp)
+
+
+def _truth(b: Builder, x, *, dims, keepdim, combine, init):
+    s = b.sig(x)
+    if s.elem != "i1":
+        x = _compare(x, b.splat(0, s.elem, s.shape), "NE", s.elem)
+    y = b.reshape(b.reduce(x, _keep(b, x, dims), init, combine), b.result.shape)
+    return b.convert(y, b.result.elem)
+
+
+pattern(ops.any)(partial(_truth, combine=hlo.OrOp, init=0))
+pattern(ops.all)(partial(_truth, combine=hlo.AndOp, init=1))
+
+
+@pattern(ops.var)
+def _var(b: Builder, x, *, dims, keepdim, correction):
+    xs = b.sig(x)
+    elem = compute_type(xs.elem)
+    reduced = _keep(b, x, dims)
+    kept = [i for i in range(xs.rank) if i not in reduced]
+    count = math.prod(xs.shape[d] for d in reduced)
+    x = b.convert(x, elem)
+    total = b.reduce(x, reduced, 0, hlo.AddOp)
+    mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
+    centered = hlo.SubtractOp(x, b.broadcast_dims(mean, xs.shape, kept)).result
+    squares = b.reduce(hlo.MulOp(centered, centered).result, reduced, 0, hlo.AddOp)
+    var = hlo.DivOp(squares, b.splat(count - correction, elem, b.sig(squares).shape)).result
+    return b.reshape(b.convert(var, b.result.elem), b.result.shape)
+
+
+@pattern(ops.logsumexp)
+def _logsumexp(b: Builder, x, *, dims, keepdim):
+    elem = compute_type(b.result.elem)
+    xs = b.sig(x)
+    reduced = _keep(b, x, dims)
+    kept = [i for i in range(xs.rank) if i not in reduced]
+    x = b.convert(x, elem)
+    peak = b.reduce(x, reduced, float("-inf"), hlo.MaxOp)
+    ps = b.sig(peak)
+    # an infinite maximum (all -inf, or +inf present) is not subtracted, as in torch
+    finite = hlo.CompareOp(hlo.AbsOp(peak).result, b.splat(float("inf"), elem, ps.shape),
+                           hlo.ComparisonDirectionAttr.get("NE")).result
+    shift = hlo.SelectOp(finite, peak, b.splat(0.0, elem, ps.shape)).result
+    exps = hlo.ExpOp(hlo.SubtractOp(x, b.broadcast_dims(shift, xs.shape, kept)).result).result
+    y = hlo.AddOp(hlo.LogOp(b.reduce(exps, reduced, 0, hlo.AddOp)).result, shift).result
+    return b.reshape(b.convert(y, b.result.elem), b.result.shape)
+
+
+def _arg(b: Builder, x, *, dim, keepdim, direction):
+    xs = b.sig(x)
+    if dim is None or xs.rank == 0:
+        x = b.reshape(x, (math.prod(xs.shape),))
+        xs, d = b.sig(x), 0
+    else:
+        d = dim % xs.rank
+    out_shape = [s for i, s in enumerate(xs.shape) if i != d]
+    iota = hlo.IotaOp(b.type(xs.shape, "i64"), d).result
+    init = b.lowest(xs.elem) if direction == "GT" else _highest(xs.elem)
+    red = hlo.ReduceOp([b.type(out_shape, xs.elem), b.type(out_shape, "i64")], [x, iota],
+                       [b.splat(init, xs.elem), b.splat(0, "i64")], [d])
+    sv, si = b.type((), xs.elem), b.type((), "i64")
+    block = red.regions[0].blocks.append(sv, si, sv, si)
+    with ir.InsertionPoint(block):
+        av, ai, cv, ci = block.arguments
+        better = _compare(av, cv, direction, xs.elem)
+        tie = _compare(av, cv, "EQ", xs.elem)
+        if is_float(xs.elem):                   # NaN wins (torch treats it as the extreme), the first one
+            a_nan, c_nan = (_compare(v, v, "NE", xs.elem) for v in (av, cv))
+            better = hlo.OrOp(hlo.AndOp(a_nan, hlo.NotOp(c_nan).result).result,
+                              hlo.AndOp(better, hlo.NotOp(c_nan).result).result).result
+            tie = hlo.OrOp(tie, hlo.AndOp(a_nan, c_nan).result).result
+        first = hlo.CompareOp(ai, ci, hlo.ComparisonDirectionAttr.get("LT")).result
+        pick = hlo.OrOp(better, hlo.AndOp(tie, first).result).result
+        hlo.ReturnOp([hlo.SelectOp(pick, av, cv).result, hlo.SelectOp(pick, ai, ci).result])
+    return b.reshape(red.results[1], b.result.shape)
+
+
+pattern(ops.argmax)(partial(_arg, direction="GT"))
+pattern(ops.argmin)(partial(_arg, direction="LT"))
+
+
+@pattern(ops.cumsum)
+def _cumsum(b: Builder, x, *, dim):
+    xs = b.sig(x)
+    if xs.rank == 0:
+        return b.convert(x, b.result.elem)
+    elem = compute_type(b.result.elem)
+    x = b.convert(x, elem)
+    d = dim % xs.rank
+    n = xs.shape[d]
+    window = [n if i == d else 1 for i in range(xs.rank)]
+    pads = [(n - 1, 0) if i == d else (0, 0) for i in range(xs.rank)]
+    op = hlo.ReduceWindowOp([b.type(xs.shape, elem)], [x], [b.splat(0, elem)], window,
+                            window_strides=[1] * xs.rank, padding=_padding_attr(pads))
+    scalar = b.type((), elem)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([hlo.AddOp(block.arguments[0], block.arguments[1]).result])
+    return b.convert(op.result, b.result.elem)
+
+
+def _sorted(b: Builder, x, dim: int, descending: bool):
+    """(values, indices) of a stable sort along ``dim``; floats compare in total order (NaN largest)."""
+    xs = b.sig(x)
+    iota = hlo.IotaOp(b.type(xs.shape, "i64"), dim).result
+    op = hlo.SortOp([x.type, iota.type], [x, iota], dimension=dim, is_stable=True)
+    sv, si = b.type((), xs.elem), b.type((), "i64")
+    block = op.regions[0].blocks.append(sv, sv, si, si)
+    with ir.InsertionPoint(block):
+        lhs, rhs = block.arguments[0], block.arguments[1]
+        direction = "GT" if descending else "LT"
+        kind = "TOTALORDER" if is_float(xs.elem) else \
+            ("SIGNED" if xs.elem in INT_TYPES and xs.elem not in UNSIGNED_TYPES else "UNSIGNED")
+        if is_float(xs.elem):                    # +0.0 and -0.0 are equal in torch: compare x + 0.0
+            zero = b.splat(0.0, xs.elem)
+            lhs, rhs = hlo.AddOp(lhs, zero).result, hlo.AddOp(rhs, zero).result
+        hlo.ReturnOp([hlo.CompareOp(lhs, rhs, hlo.ComparisonDirectionAttr.get(direction),
+                                    compare_type=hlo.ComparisonTypeAttr.get(kind)).result])
+    return op.results[0], op.results[1]
+
+
+@pattern(ops.sort)
+def _sort(b: Builder, x, *, dim, descending):
+    rank = b.sig(x).rank
+    if rank == 0:
+        return x, b.splat(0, "i64")
+    return _sorted(b, x, dim % rank, descending)
+
+
+@pattern(ops.topk)
+def _topk(b: Builder, x, *, k, dim, largest):
+    xs = b.sig(x)
+    if xs.rank == 0:
+        return x, b.splat(0, "i64")
+    d = dim % xs.rank
+    values, indices = _sorted(b, x, d, largest)
+    limit = [k if i == d else s for i, s in enumerate(xs.shape)]
+    cut = partial(hlo.SliceOp, start_indices=[0] * xs.rank, limit_indices=limit, strides=[1] * xs.rank)
+    return cut(values).result, cut(indices).result

@@ -1,0 +1,104 @@
+"""Reductions beyond sum/mean: amax/amin, max/min (all three overloads), argmax/argmin, prod, var/std, any/all,
+logsumexp, cumsum, sort/argsort, topk.  Ops with (values, indices) results return torch's named tuples."""
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.mlir import ir
+
+from ..dtypes import elem_of
+from ..registry import register
+from .nn import _reduce
+
+
+def _dims(dim):
+    return () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+
+
+def _extreme(ctx, input, dim=(), keepdim=False, *, opdef):
+    return ctx.emit(opdef, input, dims=_dims(dim), keepdim=bool(keepdim))
+
+
+register(torch.amax, torch.Tensor.amax)(partial(_extreme, opdef=ops.amax))
+register(torch.amin, torch.Tensor.amin)(partial(_extreme, opdef=ops.amin))
+
+
+def _max_min(ctx, input, dim=None, keepdim=False, *, extreme, arg, elementwise, result):
+    """torch.max(x) / torch.max(x, dim, keepdim) -> (values, indices) / torch.max(x, other)."""
+    if isinstance(dim, ir.Value):
+        return ctx.emit(elementwise, input, dim)
+    if dim is None:
+        return ctx.emit(extreme, input, dims=(), keepdim=False)
+    values = ctx.emit(extreme, input, dims=(dim,), keepdim=bool(keepdim))
+    return result((values, ctx.emit(arg, input, dim=dim, keepdim=bool(keepdim))))
+
+
+register(torch.max, torch.Tensor.max)(partial(_max_min, extreme=ops.amax, arg=ops.argmax, elementwise=ops.maximum,
+                                              result=torch.return_types.max))
+register(torch.min, torch.Tensor.min)(partial(_max_min, extreme=ops.amin, arg=ops.argmin, elementwise=ops.minimum,
+                                              result=torch.return_types.min))
+
+
+def _arg(ctx, input, dim=None, keepdim=False, *, opdef):
+    return ctx.emit(opdef, input, dim=dim, keepdim=bool(keepdim))
+
+
+register(torch.argmax, torch.Tensor.argmax)(partial(_arg, opdef=ops.argmax))
+register(torch.argmin, torch.Tensor.argmin)(partial(_arg, opdef=ops.argmin))
+
+
+@register(torch.prod, torch.Tensor.prod)
+def _prod(ctx, input, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(ctx, input, dim, keepdim, dtype=dtype, opdef=ops.prod)
+
+
+def _variance(ctx, input, dim=None, unbiased=None, keepdim=False, *, correction=None, root=False):
+    if isinstance(dim, bool):                    # the var(input, unbiased) overload
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    y = ctx.emit(ops.var, input, dims=_dims(dim), keepdim=bool(keepdim), correction=int(correction))
+    return ctx.emit(ops.sqrt, y) if root else y
+
+
+register(torch.var, torch.Tensor.var)(_variance)
+register(torch.std, torch.Tensor.std)(partial(_variance, root=True))
+
+
+def _truth(ctx, input, dim=None, keepdim=False, *, opdef):
+    return ctx.emit(opdef, input, dims=_dims(dim), keepdim=bool(keepdim))
+
+
+register(torch.any, torch.Tensor.any)(partial(_truth, opdef=ops.any))
+register(torch.all, torch.Tensor.all)(partial(_truth, opdef=ops.all))
+
+
+@register(torch.logsumexp, torch.Tensor.logsumexp)
+def _logsumexp(ctx, input, dim, keepdim=False):
+    return ctx.emit(ops.logsumexp, input, dims=_dims(dim), keepdim=bool(keepdim))
+
+
+@register(torch.cumsum, torch.Tensor.cumsum)
+def _cumsum(ctx, input, dim, *, dtype=None):
+    if dtype is not None:
+        input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
+    y = ctx.emit(ops.cumsum, input, dim=dim)
+    return y if ctx.sig(y) == ctx.result_sig else ctx.emit(ops.convert, y, result_type=ctx.result_type)
+
+
+@register(torch.sort, torch.Tensor.sort)
+def _sort(ctx, input, dim=-1, descending=False, stable=False):
+    return torch.return_types.sort(ctx.emit(ops.sort, input, dim=dim, descending=bool(descending)))
+
+
+@register(torch.argsort, torch.Tensor.argsort)
+def _argsort(ctx, input, dim=-1, descending=False, stable=False):
+    return ctx.emit(ops.sort, input, dim=dim, descending=bool(descending))[1]
+
+
+@register(torch.topk, torch.Tensor.topk)
+def _topk(ctx, input, k, dim=-1, largest=True, sorted=True):
+    return torch.return_types.topk(ctx.emit(ops.topk, input, k=k, dim=dim, largest=bool(largest)))
