@@ -505,3 +505,10 @@ def test_python_float_scalar_keeps_float64_precision():
     eq, scaled = fxla.compile(lambda x: (x == 0.1, x * 0.1))(x)
     assert eq.tolist() == [True, False, False]
     assert torch.equal(scaled, x * 0.1)
+
+
+def test_docs_ops_md_is_up_to_date():
+    from fxla.lowering import coverage_doc
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+    assert path.read_text() == coverage_doc.render_markdown(), \
+        "regenerate with `.venv/bin/python -m fxla.lowering.coverage_doc > docs/ops.md`"
