@@ -28,9 +28,9 @@ KNOWN_UNSUPPORTED = (
      "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
     ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`, `nn.EmbeddingBag`", "not lowered yet"),
-    ("`conv1d`/`conv3d`/`conv_transpose*`, `avg_pool*`, `adaptive_avg_pool*`, `batch_norm`, `group_norm`, "
-     "`rms_norm`, `scaled_dot_product_attention`, `F.pad`, `F.interpolate`",
-     "planned (issue #4); the fxla.pad op exists, these rules do not yet"),
+    ("`conv1d`/`conv3d`/`conv_transpose*`, `avg_pool*`, `adaptive_avg_pool*`, `group_norm`, `F.interpolate`, "
+     "`F.pad` modes other than constant", "planned (issue #4), not lowered yet"),
+    ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 
 

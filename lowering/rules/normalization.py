@@ -1,0 +1,130 @@
+"""F.pad (constant), batch_norm (eval), rms_norm and scaled_dot_product_attention, as compositions of fxla ops
+(half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import Sig, ops, type_of
+
+from ..registry import register
+from .indexing import reshape
+
+
+def _as(ctx, x, elem):
+    s = ctx.sig(x)
+    return x if s.elem == elem else ctx.emit(ops.convert, x, result_type=type_of(Sig(s.shape, elem)))
+
+
+def _work_elem(elem):
+    return "f32" if elem in ("f16", "bf16") else elem
+
+
+@register(F.pad)
+def _pad(ctx, input, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise ctx.error(f"F.pad(mode={mode!r}) is not supported yet", "only constant padding has a lowering",
+                        "use mode='constant'")
+    rank = ctx.sig(input).rank
+    low, high = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):                 # pairs from the last dim backwards, as torch orders them
+        low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return ctx.emit(ops.pad, input, low=low, high=high, value=0.0 if value is None else float(value))
+
+
+def _per_channel(ctx, v, rank, elem):
+    """A [C] vector shaped [C, 1, …] to broadcast along dim 1 of a rank-``rank`` input."""
+    return reshape(ctx, _as(ctx, v, elem), (ctx.sig(v).shape[0],) + (1,) * (rank - 2))
+
+
+@register(F.batch_norm)
+def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                eps=1e-5):
+    if training or running_mean is None:
+        raise ctx.error("batch_norm with batch statistics (training mode) is not supported",
+                        "fxla compiles inference programs with the running statistics", "call model.eval()")
+    s = ctx.sig(input)
+    elem = _work_elem(s.elem)
+    x = _as(ctx, input, elem)
+    scale = ctx.emit(ops.rsqrt, ctx.emit(ops.add, _per_channel(ctx, running_var, s.rank, elem),
+                                         ctx.tensor(eps, like=x)))
+    y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, _per_channel(ctx, running_mean, s.rank, elem)), scale)
+    if weight is not None:
+        y = ctx.emit(ops.mul, y, _per_channel(ctx, weight, s.rank, elem))
+    if bias is not None:
+        y = ctx.emit(ops.add, y, _per_channel(ctx, bias, s.rank, elem))
+    return _as(ctx, y, s.elem)
+
+
+@register(torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
+def _batch_norm_module(ctx, input, *, mod):
+    if mod.training or not mod.track_running_stats:
+        raise ctx.error(f"{type(mod).__name__} in training mode (or without running stats) is not supported",
+                        "fxla compiles inference programs with the running statistics", "call model.eval()")
+    target = ctx.node.target
+    weight = ctx.param(f"{target}.weight") if mod.weight is not None else None
+    bias = ctx.param(f"{target}.bias") if mod.bias is not None else None
+    return _batch_norm(ctx, input, ctx.param(f"{target}.running_mean"), ctx.param(f"{target}.running_var"),
+                       weight, bias, False, eps=mod.eps)
+
+
+@register(F.rms_norm)
+def _rms_norm(ctx, input, normalized_shape, weight=None, eps=None):
+    s = ctx.sig(input)
+    if eps is None:
+        eps = torch.finfo(_torch_dtype(s.elem)).eps
+    elem = _work_elem(s.elem)
+    x = _as(ctx, input, elem)
+    k = len(tuple(normalized_shape))
+    dims = tuple(range(s.rank - k, s.rank))
+    ms = ctx.emit(ops.mean, ctx.emit(ops.mul, x, x), dims=dims, keepdim=True)
+    y = ctx.emit(ops.mul, x, ctx.emit(ops.rsqrt, ctx.emit(ops.add, ms, ctx.tensor(float(eps), like=ms))))
+    if weight is not None:
+        y = ctx.emit(ops.mul, y, _as(ctx, weight, elem))
+    return _as(ctx, y, s.elem)
+
+
+def _torch_dtype(elem):
+    from ..dtypes import ELEM_TO_TORCH
+    return ELEM_TO_TORCH[elem]
+
+
+@register(torch.nn.RMSNorm)
+def _rms_norm_module(ctx, input, *, mod):
+    weight = ctx.param(f"{ctx.node.target}.weight") if mod.weight is not None else None
+    return _rms_norm(ctx, input, mod.normalized_shape, weight, mod.eps)
+
+
+@register(F.scaled_dot_product_attention)
+def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if dropout_p:
+        raise ctx.error("scaled_dot_product_attention(dropout_p > 0) is not supported",
+                        "random masks are not lowered", "pass dropout_p=0.0 for inference")
+    if enable_gqa:
+        raise ctx.error("enable_gqa=True is not supported yet", "grouped heads are not lowered",
+                        "repeat key/value heads explicitly")
+    qs, ks = ctx.sig(query), ctx.sig(key)
+    elem = _work_elem(qs.elem)
+    q, k, v = (_as(ctx, t, elem) for t in (query, key, value))
+    perm = list(range(ks.rank - 2)) + [ks.rank - 1, ks.rank - 2]
+    scores = ctx.emit(ops.matmul, q, ctx.emit(ops.permute, k, dims=perm))
+    factor = 1.0 / math.sqrt(qs.shape[-1]) if scale is None else float(scale)
+    scores = ctx.emit(ops.mul, scores, ctx.tensor(factor, like=scores))
+    if is_causal:
+        ones = ctx.emit(ops.constant, value=_bool_ones(qs.shape[-2], ks.shape[-2]))
+        attn_mask = ctx.emit(ops.tril, ones)
+    if attn_mask is not None:
+        if ctx.sig(attn_mask).elem == "i1":
+            scores = ctx.emit(ops.where, attn_mask, scores, ctx.tensor(float("-inf"), like=scores))
+        else:
+            scores = ctx.emit(ops.add, scores, _as(ctx, attn_mask, elem))
+    weights = ctx.emit(ops.softmax, scores, dim=-1)
+    return _as(ctx, ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
+
+
+def _bool_ones(rows, cols):
+    import numpy as np
+    from fxla.dialects.mlir import ir
+    return ir.DenseElementsAttr.get(np.ones((rows, cols), dtype=np.bool_), type=ir.IntegerType.get_signless(1))
