@@ -33,14 +33,16 @@ _IMPURE_FUNCTIONS = frozenset({
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """Apply ``fn`` to every leaf of ``a``, rebuilding tuples, lists, dicts and slices.
 
-    Named tuples keep their type; ``torch.Size`` stays a ``torch.Size`` when all of its
-    mapped elements are still ints.
+    Named tuples and struct sequences (``torch.return_types.max`` …) keep their type;
+    ``torch.Size`` stays a ``torch.Size`` when all of its mapped elements are still ints.
     """
     if isinstance(a, tuple):
         t = tuple(map_aggregate(e, fn) for e in a)
         if isinstance(a, torch.Size):
             return torch.Size(t) if all(type(e) is int for e in t) else t
-        return type(a)(*t) if hasattr(a, "_fields") else t
+        if hasattr(a, "_fields"):
+            return type(a)(*t)
+        return type(a)(t) if hasattr(type(a), "n_sequence_fields") else t
     if isinstance(a, list):
         return [map_aggregate(e, fn) for e in a]
     if isinstance(a, dict):

@@ -55,9 +55,7 @@ case((torch.topk, torch.Tensor.topk), "topk",
 case(torch.topk, "topk_int_values", lambda x: (torch.topk(x, 3)[0], torch.topk(x, 2, 0, largest=False)[0]), t(4, 6),
      dtypes=(I64,))                               # torch orders tied indices arbitrarily: values only
 
-case((builtins.getattr, torch.max), "named_tuple_fields", lambda x: (torch.max(x, 1).values, x.sort().indices), t(3, 4),
-     xfail={F32: "frontend: shape propagation turns torch.return_types named tuples into plain tuples, so "
-                 ".values/.indices fail at trace-time shape propagation (reported)"})
+case((builtins.getattr, torch.max), "named_tuple_fields", lambda x: (torch.max(x, 1).values, x.sort().indices), t(3, 4))
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
