@@ -23,6 +23,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
+	$(PY) -m fxla.lowering.coverage_doc > docs/ops.md
 
 clean:
 	rm -rf $(VENV) build lit_tests/Output
