@@ -21,15 +21,15 @@ KNOWN_UNSUPPORTED = (
     ("`torch.zeros(x.size(0), 3)` and other size lists mixing traced ints",
      "the tracer cannot pass a traced int inside a size list to torch factories yet (use x.new_zeros or *_like)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
-    ("`torch.div(..., rounding_mode=...)`", "use torch.floor_divide or torch.trunc(a / b)"),
     ("`scatter(reduce='multiply')`, `scatter_reduce`, `index_add`, `index_copy`",
      "not lowered yet; scatter and scatter_add are"),
     ("`torch.cumprod`, `cummax`, `logcumsumexp`, `torch.kron`, `torch.rot90`, `torch.special.*` (Bessel, i0e, erfcx)",
      "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
-    ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`, `nn.EmbeddingBag`", "not lowered yet"),
-    ("`conv1d`/`conv3d`/`conv_transpose*`, `avg_pool*`, `adaptive_avg_pool*`, `group_norm`, `F.interpolate`, "
-     "`F.pad` modes other than constant", "planned (issue #4), not lowered yet"),
+    ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`, `nn.EmbeddingBag` with offsets (1-D input)", "not lowered yet"),
+    ("`F.pad` modes other than constant, `F.interpolate` modes bicubic/area, `adaptive_max_pool*`, "
+     "`adaptive_avg_pool3d`, `max_pool1d/3d`", "not lowered yet"),
+    ("`torch.einsum` with a repeated subscript in one operand (diagonals)", "not lowered yet"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 

@@ -104,8 +104,8 @@ def _dropout_training(x):
     return F.dropout(x, 0.5, training=True)  # err-dropout
 
 
-def _div_floor(x):
-    return torch.div(x, 2, rounding_mode="floor")  # err-div
+def _bicubic(x):
+    return F.interpolate(x, scale_factor=2, mode="bicubic")  # err-bicubic
 
 
 def _softmax_no_dim(x):
@@ -136,13 +136,13 @@ class _TrainingDropout(nn.Module):
 
 @pytest.mark.parametrize("fn,inputs,marker,what", [
     (_dropout_training, (torch.randn(3, 4),), "err-dropout", "dropout in training mode is not supported"),
-    (_div_floor, (torch.randn(3, 4),), "err-div", "div with rounding_mode='floor' is not supported yet"),
+    (_bicubic, (torch.randn(1, 2, 3, 4),), "err-bicubic", "interpolate(mode='bicubic') is not supported yet"),
     (_softmax_no_dim, (torch.randn(3, 4),), "err-softmax", "softmax without dim is not supported"),
     (_conv_same_even, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 2, 2)), "err-conv-same",
      "padding='same' with an even effective kernel is not supported yet"),
     (_ReflectConv(), (torch.randn(1, 2, 6, 6),), "err-conv-reflect", "Conv2d(padding_mode='reflect')"),
     (_TrainingDropout().train(), (torch.randn(3, 4),), "err-dropout-module", "dropout in training mode"),
-], ids=["dropout", "div-floor", "softmax-no-dim", "conv-same-even", "conv-reflect", "dropout-module-train"])
+], ids=["dropout", "interpolate-bicubic", "softmax-no-dim", "conv-same-even", "conv-reflect", "dropout-module-train"])
 def test_rule_errors_point_at_the_user_line(fn, inputs, marker, what):
     compiled = fxla.compile(fn)
     with warnings.catch_warnings(), pytest.raises(LoweringError) as info:

@@ -1,6 +1,7 @@
 """nn rules built from fxla ops (F.pad, batch_norm, rms_norm, scaled_dot_product_attention) against eager."""
 from __future__ import annotations
 
+import operator
 from functools import partial
 
 import pytest
@@ -8,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from test_ops import BF16, BOOL, F16, F32, FLOATS, I64, add_case, params_of, run_case, t
+from test_ops import BF16, BOOL, F16, F32, FLOATS, I64, add_case, index, params_of, run_case, t
 
 CASES = []
 case = partial(add_case, CASES)
@@ -44,6 +45,129 @@ case(F.scaled_dot_product_attention, "sdpa",
                             F.scaled_dot_product_attention(q, k, v, attn_mask=a, scale=0.5),
                             F.scaled_dot_product_attention(q, k[:, :, :4], v[:, :, :4], is_causal=True)),
      t(2, 3, 4, 8), t(2, 3, 5, 8), t(2, 3, 5, 6), t(4, 5, dtype=BOOL), t(1, 4, 5), dtypes=FLOATS, tol=4)
+
+
+# convolutions of every spatial rank, transposed convolutions (one fxla.conv op)
+case(F.conv1d, "F.conv1d", lambda x, w, b: (F.conv1d(x, w, b), F.conv1d(x, w, stride=2, padding=1, dilation=2),
+                                            F.conv1d(x[0], w, b, padding="same")),
+     t(2, 4, 9), t(6, 4, 3), t(6), dtypes=FLOATS, tol=3)
+case(F.conv3d, "F.conv3d", lambda x, w, b: (F.conv3d(x, w, b, padding=1), F.conv3d(x, w[:, :1], stride=(1, 2, 2),
+                                                                                    groups=2)),
+     t(1, 2, 4, 5, 6), t(4, 2, 3, 3, 3), t(4), dtypes=FLOATS, tol=3)
+case(nn.Conv1d, "nn.Conv1d", lambda: nn.Conv1d(3, 4, 3, padding=2, dilation=2), t(2, 3, 8), module=True,
+     dtypes=(F32, BF16), tol=3)
+case(nn.Conv3d, "nn.Conv3d", lambda: nn.Conv3d(2, 4, (1, 3, 3), stride=(1, 2, 1), bias=False), t(1, 2, 3, 6, 5),
+     module=True, tol=3)
+case(F.conv_transpose2d, "F.conv_transpose2d",
+     lambda x, w, b: (F.conv_transpose2d(x, w, b), F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+                      F.conv_transpose2d(x, w[:, :2], None, stride=(2, 1), groups=2, dilation=(1, 2))),
+     t(2, 4, 5, 6), t(4, 3, 3, 3), t(3), dtypes=FLOATS, tol=3)
+case(F.conv_transpose1d, "F.conv_transpose1d", lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2, dilation=2),
+     t(2, 4, 5), t(4, 3, 3), tol=3)
+case(F.conv_transpose3d, "F.conv_transpose3d", lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=1),
+     t(1, 2, 3, 4, 3), t(2, 3, 2, 2, 2), tol=3)
+case(nn.ConvTranspose2d, "nn.ConvTranspose2d", lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                                                          output_padding=1, groups=2),
+     t(2, 4, 5, 6), module=True, dtypes=(F32, BF16), tol=3)
+case(nn.ConvTranspose2d, "nn.ConvTranspose2d_unet", lambda: nn.ConvTranspose2d(4, 2, 2, stride=2), t(2, 4, 3, 3),
+     module=True, tol=3)
+case(nn.ConvTranspose1d, "nn.ConvTranspose1d", lambda: nn.ConvTranspose1d(3, 2, 4, stride=2), t(2, 3, 5), module=True,
+     tol=3)
+case(nn.ConvTranspose3d, "nn.ConvTranspose3d", lambda: nn.ConvTranspose3d(2, 2, 2, stride=2, bias=False),
+     t(1, 2, 2, 3, 2), module=True, tol=3)
+
+# average pooling (fxla.avg_pool), adaptive pooling
+case(F.avg_pool2d, "F.avg_pool2d",
+     lambda x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+                F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), F.avg_pool2d(x, 3, 2, 1, True, False),
+                F.avg_pool2d(x, (2, 3), ceil_mode=True), F.avg_pool2d(x, 2, divisor_override=3)),
+     t(2, 3, 8, 9), dtypes=FLOATS, tol=2)
+case(F.avg_pool1d, "F.avg_pool1d", lambda x: (F.avg_pool1d(x, 3, 2, 1, ceil_mode=True), torch.avg_pool1d(x, 2)),
+     t(2, 3, 8), dtypes=(F32, BF16))
+case(F.avg_pool3d, "F.avg_pool3d", lambda x: (F.avg_pool3d(x, 2), F.avg_pool3d(x, 3, 2, 1, count_include_pad=False)),
+     t(1, 2, 4, 5, 6))
+case(nn.AvgPool2d, "nn.AvgPool2d", lambda: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
+                                                        count_include_pad=False), t(3, 7, 8), module=True)
+case(nn.AvgPool1d, "nn.AvgPool1d", lambda: nn.AvgPool1d(2), t(2, 3, 7), module=True)
+case(nn.AvgPool3d, "nn.AvgPool3d", lambda: nn.AvgPool3d(2, ceil_mode=True), t(1, 2, 3, 5, 4), module=True)
+case(F.adaptive_avg_pool2d, "F.adaptive_avg_pool2d",
+     lambda x: (F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (3, 2)), F.adaptive_avg_pool2d(x, (None, 4)),
+                F.adaptive_avg_pool2d(x, (7, 5))),
+     t(2, 3, 7, 6), dtypes=FLOATS, tol=2)
+case(F.adaptive_avg_pool1d, "F.adaptive_avg_pool1d", lambda x: (F.adaptive_avg_pool1d(x, 3), F.adaptive_avg_pool1d(x, 4)),
+     t(2, 3, 8), dtypes=(F32, BF16))
+case(nn.AdaptiveAvgPool2d, "nn.AdaptiveAvgPool2d", lambda: nn.AdaptiveAvgPool2d((1, 1)), t(2, 4, 5, 5), module=True)
+case(nn.AdaptiveAvgPool2d, "nn.AdaptiveAvgPool2d_uneven", lambda: nn.AdaptiveAvgPool2d((2, 3)), t(2, 4, 5, 7),
+     module=True)
+case(nn.AdaptiveAvgPool1d, "nn.AdaptiveAvgPool1d", lambda: nn.AdaptiveAvgPool1d(3), t(2, 4, 7), module=True)
+
+# group_norm
+case(F.group_norm, "F.group_norm", lambda x, w, b: (F.group_norm(x, 2, w, b), F.group_norm(x, 3, eps=1e-3),
+                                                    F.group_norm(x[..., 0], 6, w, b)),
+     t(2, 6, 4, 5), t(6), t(6), dtypes=FLOATS, tol=4)
+case(torch.group_norm, "torch.group_norm", lambda x, w, b: torch.group_norm(x, 2, w, b, 1e-5, False), t(2, 4, 3, 3, 2),
+     t(4), t(4), tol=4)
+case(nn.GroupNorm, "nn.GroupNorm", lambda: nn.GroupNorm(2, 4), t(2, 4, 3, 3), module=True, dtypes=(F32, BF16), tol=4)
+
+# interpolate / Upsample
+case(F.interpolate, "F.interpolate_nearest",
+     lambda x: (F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 7)), F.interpolate(x, size=(2, 3)),
+                F.interpolate(x, scale_factor=(1.5, 0.5)), F.interpolate(x, size=(5, 7), mode="nearest-exact")),
+     t(2, 3, 4, 6), dtypes=FLOATS)
+case(F.interpolate, "F.interpolate_bilinear",
+     lambda x: (F.interpolate(x, scale_factor=2, mode="bilinear"), F.interpolate(x, size=(5, 7), mode="bilinear"),
+                F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=True),
+                F.interpolate(x, size=(2, 3), mode="bilinear"), F.interpolate(x, size=(1, 1), mode="bilinear",
+                                                                              align_corners=True)),
+     t(2, 3, 4, 6), dtypes=FLOATS, tol=3)
+case(F.interpolate, "F.interpolate_linear_trilinear",
+     lambda x, v: (F.interpolate(x, scale_factor=2.5, mode="linear"), F.interpolate(v, size=(3, 4, 5), mode="trilinear")),
+     t(2, 3, 7), t(1, 2, 2, 3, 4), tol=3)
+case(nn.Upsample, "nn.Upsample_nearest", lambda: nn.Upsample(scale_factor=2), t(2, 3, 3, 4), module=True)
+case(nn.Upsample, "nn.Upsample_bilinear", lambda: nn.Upsample(size=(6, 5), mode="bilinear", align_corners=False),
+     t(2, 3, 3, 4), module=True, dtypes=(F32, BF16), tol=3)
+case(nn.UpsamplingNearest2d, "nn.UpsamplingNearest2d", lambda: nn.UpsamplingNearest2d(size=(5, 5)), t(1, 2, 3, 4),
+     module=True)
+case(nn.UpsamplingBilinear2d, "nn.UpsamplingBilinear2d", lambda: nn.UpsamplingBilinear2d(scale_factor=2),
+     t(1, 2, 3, 4), module=True, tol=3)
+
+# matrix products with accumulation, type_as, EmbeddingBag, normalize, einsum
+case((torch.addmm, torch.Tensor.addmm), "addmm",
+     lambda a, m1, m2, v: (torch.addmm(a, m1, m2), torch.addmm(v, m1, m2, beta=0.5, alpha=2.0), a.addmm(m1, m2),
+                           torch.addmm(a, m1, m2, beta=0)),
+     t(3, 5), t(3, 4), t(4, 5), t(5), dtypes=FLOATS, tol=3)
+case((torch.baddbmm, torch.Tensor.baddbmm), "baddbmm",
+     lambda a, b1, b2: (torch.baddbmm(a, b1, b2, alpha=0.3), a.baddbmm(b1, b2, beta=2)),
+     t(2, 3, 5), t(2, 3, 4), t(2, 4, 5), dtypes=FLOATS, tol=3)
+case(torch.Tensor.type_as, "type_as", lambda x, y, i: (x.type_as(y), y.type_as(x), x.type_as(i), i.type_as(x)),
+     t(3, 4), t(3, dtype=F16), t(2, dtype=I64))
+case(F.embedding_bag, "F.embedding_bag",
+     lambda i, w, p: (F.embedding_bag(i, w, mode="sum"), F.embedding_bag(i, w), F.embedding_bag(i, w, mode="max"),
+                      F.embedding_bag(i, w, mode="sum", per_sample_weights=p)),
+     index(4, 3, high=10), t(10, 5), t(4, 3), dtypes=(F32, BF16), tol=2)
+case(nn.EmbeddingBag, "nn.EmbeddingBag_sum", lambda: nn.EmbeddingBag(10, 4, mode="sum"), index(3, 2, high=10),
+     module=True)
+case(nn.EmbeddingBag, "nn.EmbeddingBag_mean", lambda: nn.EmbeddingBag(10, 4), index(3, 5, high=10), module=True)
+case(F.normalize, "F.normalize",
+     lambda x: (F.normalize(x), F.normalize(x, dim=-1), F.normalize(x, p=1, dim=0), F.normalize(x, p=3, dim=1),
+                F.normalize(x * 0, eps=1e-3), F.normalize(x, p=float("inf"))),
+     t(3, 4, 2), dtypes=FLOATS, tol=3)
+case(torch.einsum, "torch.einsum",
+     lambda a, b, c, v: (torch.einsum("ij,jk->ik", a[0, 0], b[0, 0].transpose(0, 1)),
+                         torch.einsum("bhqd,bhkd->bhqk", a, b), torch.einsum("...qd,...kd->...qk", a, b),
+                         torch.einsum("bhqd,bhkd,bhke->bhqe", a, b, c), torch.einsum("bhqd->bq", a),
+                         torch.einsum("ij->ji", a[0, 0]), torch.einsum("i,i->", v, v), torch.einsum("i,j", v, v),
+                         torch.einsum("bhqd,bkd->bhqk", a, b[:, 0]), torch.einsum("bqd", a[0]),
+                         torch.einsum("ij,jk", [a[0, 0], c[0, 0, :5]])),
+     t(2, 3, 4, 5), t(2, 3, 6, 5), t(2, 3, 6, 2), t(5), dtypes=FLOATS, tol=3)
+case(torch.div, "div_rounding_mode",
+     lambda a, b: (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+                   a.div(3, rounding_mode="trunc"), torch.div(a, -2, rounding_mode="floor")),
+     t(4, 5), t(4, 5, kind="positive"), dtypes=(F32, BF16, I64))
+case(operator.getitem, "getitem_adjacent_tensor_indices",
+     lambda x, i, j: (x[:, i, j], x[i, j], x[1:, [0, 2], [1, -1]], x[:, i[:, None], j]),
+     t(6, 6, 6), index(3, high=6), index(3, high=6))
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))

@@ -97,37 +97,55 @@ def _pair_attrs(attrs, names, n):
     return values
 
 
-def conv(ops, attrs, *, spatial: int) -> list:
+def conv(ops, attrs) -> list:
+    """N-d convolution (spatial rank = input rank - 2), or its transpose (torch's conv_transpose*d)."""
     x, w, b = ops
     _same_elems(ops, ("input", "weight", "bias"))
-    if x.rank != spatial + 2 or w.rank != spatial + 2:
-        raise InferError(f"expects rank-{spatial + 2} input and weight, got {x.rank} and {w.rank}")
+    spatial = x.rank - 2
+    if spatial < 1 or w.rank != x.rank:
+        raise InferError(f"expects input and weight of equal rank >= 3, got {x.rank} and {w.rank}")
     v = _pair_attrs(attrs, ("stride", "padding", "dilation"), spatial)
+    out_pad = tuple(attrs["output_padding"]) or (0,) * spatial
+    if len(out_pad) != spatial:
+        raise InferError(f"attribute 'output_padding' must have {spatial} entries, got {len(out_pad)}")
     groups = attrs["groups"]
-    if groups < 1 or x.shape[1] % groups or w.shape[0] % groups:
-        raise InferError(f"groups={groups} must divide input channels {x.shape[1]} and output channels {w.shape[0]}")
-    if x.shape[1] // groups != w.shape[1]:
-        raise InferError(f"input channels {x.shape[1]} / groups {groups} != weight's {w.shape[1]}")
-    if b is not None and b.shape != (w.shape[0],):
-        raise InferError(f"bias shape {list(b.shape)} does not match {w.shape[0]} output channels")
-    out = [_window_out(x.shape[2 + i], w.shape[2 + i], v["stride"][i], v["padding"][i], v["dilation"][i])
-           for i in range(spatial)]
+    transposed = attrs["transposed"]
+    cin_w, cout = (w.shape[0], w.shape[1] * groups) if transposed else (w.shape[1] * groups, w.shape[0])
+    if groups < 1 or x.shape[1] % groups or (w.shape[0] % groups):
+        raise InferError(f"groups={groups} must divide input channels {x.shape[1]} and the weight's dim 0 "
+                         f"({w.shape[0]})")
+    if x.shape[1] != cin_w:
+        raise InferError(f"input channels {x.shape[1]} do not match the weight's {cin_w} (groups={groups})")
+    if b is not None and b.shape != (cout,):
+        raise InferError(f"bias shape {list(b.shape)} does not match {cout} output channels")
+    if not transposed and any(out_pad):
+        raise InferError("output_padding is only meaningful for a transposed convolution")
+    if transposed:
+        out = [(x.shape[2 + i] - 1) * v["stride"][i] - 2 * v["padding"][i] + v["dilation"][i] * (w.shape[2 + i] - 1)
+               + out_pad[i] + 1 for i in range(spatial)]
+    else:
+        out = [_window_out(x.shape[2 + i], w.shape[2 + i], v["stride"][i], v["padding"][i], v["dilation"][i])
+               for i in range(spatial)]
     if any(o <= 0 for o in out):
         raise InferError(f"output spatial size {out} is not positive")
-    return [Sig((x.shape[0], w.shape[0], *out), x.elem)]
+    return [Sig((x.shape[0], cout, *out), x.elem)]
 
 
-def pool(ops, attrs, *, spatial: int) -> list:
+def pool(ops, attrs, *, spatial: Optional[int] = None) -> list:
+    """Window pooling over the trailing ``spatial`` dims (default: as many as ``kernel_size`` has)."""
     x = ops[0]
-    if x.rank not in (spatial + 1, spatial + 2):
+    spatial = spatial or len(attrs["kernel_size"])
+    if spatial < 1 or x.rank not in (spatial + 1, spatial + 2):
         raise InferError(f"expects a rank-{spatial + 1} or rank-{spatial + 2} input, got rank {x.rank}")
-    v = _pair_attrs(attrs, ("kernel_size", "stride", "padding", "dilation"), spatial)
+    names = ("kernel_size", "stride", "padding") + (("dilation",) if "dilation" in attrs else ())
+    v = _pair_attrs(attrs, names, spatial)
+    dilation = v.get("dilation", (1,) * spatial)
     lead = x.rank - spatial
     for i in range(spatial):
         if v["padding"][i] * 2 > v["kernel_size"][i]:
             raise InferError("padding must be at most half the kernel size")
     out = [_window_out(x.shape[lead + i], v["kernel_size"][i], v["stride"][i], v["padding"][i],
-                       v["dilation"][i], attrs["ceil_mode"]) for i in range(spatial)]
+                       dilation[i], attrs["ceil_mode"]) for i in range(spatial)]
     if any(o <= 0 for o in out):
         raise InferError(f"output spatial size {out} is not positive")
     return [Sig(x.shape[:lead] + tuple(out), x.elem)]

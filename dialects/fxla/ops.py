@@ -87,16 +87,32 @@ matmul = OpDef("matmul", "torch.matmul: 1-D/2-D products and broadcast batched m
 _SPATIAL2 = (Attr("stride", I64_ARRAY, "window strides, one per spatial dim"),
              Attr("padding", I64_ARRAY, "symmetric zero padding, one per spatial dim"),
              Attr("dilation", I64_ARRAY, "window dilation, one per spatial dim"))
-conv2d = OpDef("conv2d", "2-D convolution, NCHW input and OIHW weight (cross-correlation, like torch).",
-               (Operand("input", "[N, C, H, W]"), Operand("weight", "[O, C/groups, kH, kW]"),
-                Operand("bias", "[O]", optional=True)),
-               _SPATIAL2 + (Attr("groups", I64, "feature groups", default=1),),
-               infer=partial(infer.conv, spatial=2), torch="torch.nn.functional.conv2d")
+conv = OpDef("conv", "N-d convolution (1-, 2- or 3-D: the spatial rank is the input rank - 2), NC... input; "
+             "cross-correlation like torch.  `transposed` gives torch's conv_transpose*d (its gradient).",
+             (Operand("input", "[N, C, *spatial]"),
+              Operand("weight", "[O, C/groups, *kernel], transposed: [C, O/groups, *kernel]"),
+              Operand("bias", "[O]", optional=True)),
+             _SPATIAL2 + (Attr("groups", I64, "feature groups", default=1),
+                          Attr("transposed", BOOL, "a transposed convolution (conv_transpose*d)", default=False),
+                          Attr("output_padding", I64_ARRAY, "transposed only: extra size on the high end of each "
+                               "spatial dim (empty: none)", default=())),
+             infer=infer.conv, torch="torch.nn.functional.conv2d")
+conv2d = conv   # the former name of the op
 max_pool2d = OpDef("max_pool2d", "2-D max pooling over the last two dims (padding counts as -inf).",
                    (Operand("input", "[N, C, H, W] or [C, H, W]"),),
                    (Attr("kernel_size", I64_ARRAY, "window size"),) + _SPATIAL2 +
                    (Attr("ceil_mode", BOOL, "round output size up", default=False),),
                    infer=partial(infer.pool, spatial=2), torch="torch.nn.functional.max_pool2d")
+avg_pool = OpDef("avg_pool", "N-d average pooling over the trailing len(kernel_size) dims (torch's avg_pool1d/2d/3d: "
+                 "windows are clipped to the padded input; padding counts per `count_include_pad`).",
+                 (FloatOperand("input", "[N, C, *spatial] or [C, *spatial]"),),
+                 (Attr("kernel_size", I64_ARRAY, "window size"),
+                  Attr("stride", I64_ARRAY, "window strides, one per spatial dim"),
+                  Attr("padding", I64_ARRAY, "symmetric zero padding, one per spatial dim"),
+                  Attr("ceil_mode", BOOL, "round output size up", default=False),
+                  Attr("count_include_pad", BOOL, "padding elements count in the divisor", default=True),
+                  Attr("divisor_override", I64, "divide by this instead (0: none)", default=0)),
+                 infer=infer.pool, torch="torch.nn.functional.avg_pool2d")
 
 reshape = OpDef("reshape", "Row-major reshape to a fully static `shape` (view/reshape/flatten).", _X,
                 (Attr("shape", I64_ARRAY, "the result shape"),), infer=infer.reshape, torch="torch.reshape")
@@ -125,7 +141,7 @@ convert = OpDef("convert", "Element type conversion (Tensor.to(dtype)); the resu
 #: The original core ops; the groups of ops_*.py follow them in ALL_OPS.
 CORE_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
            neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, softmax, log_softmax,
-           linear, matmul, conv2d, max_pool2d, reshape, permute, sum, mean, layer_norm, constant, convert)
+           linear, matmul, conv, max_pool2d, avg_pool, reshape, permute, sum, mean, layer_norm, constant, convert)
 
 #: Every op of the dialect, in documentation order.
 ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS + REDUCE_OPS

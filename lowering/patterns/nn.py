@@ -57,38 +57,102 @@ def _padding_attr(pairs):
     return ir.DenseIntElementsAttr.get(np.asarray(pairs, dtype=np.int64).reshape(len(pairs), 2))
 
 
-@pattern(ops.conv2d)
-def _conv2d(b: Builder, x, w, bias, *, stride, padding, dilation, groups):
+@pattern(ops.conv)
+def _conv(b: Builder, x, w, bias, *, stride, padding, dilation, groups, transposed, output_padding):
+    xs, ws = b.sig(x), b.sig(w)
+    n = xs.rank - 2
+    spatial = list(range(2, 2 + n))
     dn = hlo.ConvDimensionNumbers.get(
-        input_batch_dimension=0, input_feature_dimension=1, input_spatial_dimensions=[2, 3],
-        kernel_output_feature_dimension=0, kernel_input_feature_dimension=1, kernel_spatial_dimensions=[2, 3],
-        output_batch_dimension=0, output_feature_dimension=1, output_spatial_dimensions=[2, 3])
-    y = hlo.ConvolutionOp(b.result_type, x, w, dn, feature_group_count=groups, batch_group_count=1,
-                          window_strides=list(stride), padding=_padding_attr([(p, p) for p in padding]),
-                          rhs_dilation=list(dilation)).result
+        input_batch_dimension=0, input_feature_dimension=1, input_spatial_dimensions=spatial,
+        kernel_output_feature_dimension=0, kernel_input_feature_dimension=1, kernel_spatial_dimensions=spatial,
+        output_batch_dimension=0, output_feature_dimension=1, output_spatial_dimensions=spatial)
+    if not transposed:
+        y = hlo.ConvolutionOp(b.result_type, x, w, dn, feature_group_count=groups, batch_group_count=1,
+                              window_strides=list(stride), padding=_padding_attr([(p, p) for p in padding]),
+                              rhs_dilation=list(dilation)).result
+    else:
+        # conv_transpose == a stride-1 convolution of the input dilated by `stride`, with the kernel flipped
+        # spatially and its [C, O/g] feature dims swapped per group, padded by d*(k-1)-p (+ output_padding high)
+        kernel = ws.shape[2:]
+        cin, cout_g = ws.shape[0], ws.shape[1]
+        w = hlo.ReverseOp(w, spatial).result
+        w = b.reshape(w, (groups, cin // groups, cout_g) + tuple(kernel))
+        w = hlo.TransposeOp(w, [0, 2, 1] + [3 + i for i in range(n)]).result
+        w = b.reshape(w, (groups * cout_g, cin // groups) + tuple(kernel))
+        out_pad = list(output_padding) or [0] * n
+        pads = [(d * (k - 1) - p, d * (k - 1) - p + op) for k, p, d, op in zip(kernel, padding, dilation, out_pad)]
+        y = hlo.ConvolutionOp(b.result_type, x, w, dn, feature_group_count=groups, batch_group_count=1,
+                              window_strides=[1] * n, padding=_padding_attr(pads), lhs_dilation=list(stride),
+                              rhs_dilation=list(dilation)).result
     if bias is not None:
         y = hlo.AddOp(y, b.broadcast_dims(bias, b.result.shape, [1])).result
     return y
+
+
+def _window_pads(b: Builder, xs, lead, kernel_size, stride, padding, dilation):
+    pads = [(0, 0)] * lead
+    for i in range(len(kernel_size)):
+        size, k, s, p, d = xs.shape[lead + i], kernel_size[i], stride[i], padding[i], dilation[i]
+        needed = (b.result.shape[lead + i] - 1) * s + d * (k - 1) + 1    # extent the windows cover
+        pads.append((p, max(needed - size - p, 0)))                       # ceil_mode may need more on the high end
+    return pads
+
+
+def _reduce_window(b: Builder, x, init, body, window, strides, dilations, pads, result_type):
+    elem = b.sig(x).elem
+    op = hlo.ReduceWindowOp([result_type], [x], [b.splat(init, elem)], list(window), window_strides=list(strides),
+                            window_dilations=list(dilations), padding=_padding_attr(pads))
+    scalar = b.type((), elem)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([body(block.arguments[0], block.arguments[1]).result])
+    return op.result
+
+
+def _avg_divisors(size, out, k, s, p, include_pad):
+    """torch's per-window divisor along one dim: the window clipped to the padded input (include_pad), or to
+    the input itself."""
+    counts = []
+    for o in range(out):
+        start = o * s - p
+        end = min(start + k, size + p)
+        if not include_pad:
+            start, end = max(start, 0), min(end, size)
+        counts.append(end - start)
+    return np.asarray(counts, dtype=np.float64)
+
+
+@pattern(ops.avg_pool)
+def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    xs = b.sig(x)
+    n = len(kernel_size)
+    lead = xs.rank - n
+    elem = compute_type(xs.elem)
+    ones = [1] * n
+    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, ones)
+    total = _reduce_window(b, b.convert(x, elem), 0, hlo.AddOp, [1] * lead + list(kernel_size),
+                           [1] * lead + list(stride), [1] * xs.rank, pads, b.type(b.result.shape, elem))
+    out = b.result.shape[lead:]
+    if divisor_override:
+        div = b.splat(divisor_override, elem, b.result.shape)
+    else:
+        counts = np.ones((), dtype=np.float64)
+        for i in range(n):
+            c = _avg_divisors(xs.shape[lead + i], out[i], kernel_size[i], stride[i], padding[i], count_include_pad)
+            counts = np.multiply.outer(counts, c)
+        np_dtype = np.float64 if elem == "f64" else np.float32
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(counts.astype(np_dtype)), type=b.type(out, elem).element_type)
+        div = b.broadcast(hlo.ConstantOp(attr).result, b.result.shape)
+    return b.convert(hlo.DivOp(total, div).result, b.result.elem)
 
 
 @pattern(ops.max_pool2d)
 def _max_pool2d(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
     lead = xs.rank - 2
-    pads = [(0, 0)] * lead
-    for i in range(2):
-        size, k, s, p, d = xs.shape[lead + i], kernel_size[i], stride[i], padding[i], dilation[i]
-        needed = (b.result.shape[lead + i] - 1) * s + d * (k - 1) + 1    # extent the windows cover
-        pads.append((p, max(needed - size - p, 0)))                       # ceil_mode may need more on the high end
-    init = b.splat(b.lowest(xs.elem), xs.elem)
-    op = hlo.ReduceWindowOp([b.result_type], [x], [init], [1] * lead + list(kernel_size),
-                            window_strides=[1] * lead + list(stride), window_dilations=[1] * lead + list(dilation),
-                            padding=_padding_attr(pads))
-    scalar = b.type((), xs.elem)
-    block = op.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp([hlo.MaxOp(block.arguments[0], block.arguments[1]).result])
-    return op.result
+    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation)
+    return _reduce_window(b, x, b.lowest(xs.elem), hlo.MaxOp, [1] * lead + list(kernel_size),
+                          [1] * lead + list(stride), [1] * lead + list(dilation), pads, b.result_type)
 
 
 @pattern(ops.reshape)

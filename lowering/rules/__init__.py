@@ -1,2 +1,3 @@
 """Lowering rules, one small function per torch op family (importing this package fills the table)."""
-from . import activations, creation, elementwise, indexing, joining, nn, normalization, reductions, shape  # noqa: F401
+from . import (activations, composite, creation, elementwise, indexing, joining, nn, normalization,  # noqa: F401
+               reductions, shape)

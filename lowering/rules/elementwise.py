@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
 
 from ..registry import register
 
@@ -33,10 +34,18 @@ def _rsub(ctx, input, other, *, alpha=1):
 
 
 def _div(ctx, input, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        raise ctx.error(f"div with rounding_mode={rounding_mode!r} is not supported yet",
-                        "only true division has an fxla op", "use true division, or torch.floor on its result")
-    return _binary(ctx, input, other, opdef=ops.div)
+    if rounding_mode is None:
+        return _binary(ctx, input, other, opdef=ops.div)
+    if rounding_mode == "floor":
+        return _binary(ctx, input, other, opdef=ops.floor_divide)
+    if rounding_mode != "trunc":
+        raise ctx.error(f"div with rounding_mode={rounding_mode!r} is unknown", "torch accepts None, 'trunc' and "
+                        "'floor'", "use one of those")
+    a, b = ctx.tensor(input, like=other), ctx.tensor(other, like=input)
+    if is_float(ctx.result_sig.elem):
+        return ctx.emit(ops.trunc, ctx.emit(ops.div, a, b))
+    # integers: x - fmod(x, y) is an exact multiple of y, so floor division of it is the truncated quotient
+    return ctx.emit(ops.floor_divide, ctx.emit(ops.sub, a, ctx.emit(ops.fmod, a, b)), b)
 
 
 register(operator.add, operator.iadd, torch.add, torch.Tensor.add)(partial(_scaled, opdef=ops.add))

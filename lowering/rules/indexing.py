@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
@@ -61,6 +61,7 @@ def _getitem(ctx, input, idx):
     sig = ctx.sig(input)
     starts, limits, strides, shape = [], [], [], []
     tensor_at, tensor_index, d = None, None, 0
+    extra = []          # further tensor indices: (position, index), lowered when adjacent to the first
     for k in _expand_key(ctx, idx, sig.rank):
         if k is None:
             shape.append(1)
@@ -80,10 +81,9 @@ def _getitem(ctx, input, idx):
             shape.append(len(range(lo, hi, step)))
         else:
             if tensor_at is not None:
-                raise ctx.error("indexing with more than one tensor index is not supported yet",
-                                "only a single advanced (tensor) index has a lowering",
-                                "index one dim at a time, or use torch.gather")
-            tensor_at, tensor_index = len(shape), k
+                extra.append((len(shape), k))
+            else:
+                tensor_at, tensor_index = len(shape), k
             starts.append(0), limits.append(size), strides.append(1)
             shape.append(size)
         d += 1
@@ -93,15 +93,10 @@ def _getitem(ctx, input, idx):
     y = reshape(ctx, y, shape)
     if tensor_at is None:
         return y
-    size = shape[tensor_at]
-    if isinstance(tensor_index, list):
-        index = int_constant(ctx, [i + size if i < 0 else i for i in tensor_index])
+    if extra:
+        y, shape, index = _merge_tensor_indices(ctx, y, shape, [(tensor_at, tensor_index)] + extra)
     else:
-        if is_float(ctx.sig(tensor_index).elem) or ctx.sig(tensor_index).elem == "i1":
-            raise ctx.error("indexing with a bool or float tensor is not supported",
-                            "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
-                            "use torch.where / masked_fill, or integer indices")
-        index = _wrap_negative(ctx, tensor_index, size)
+        index = _tensor_index(ctx, tensor_index, shape[tensor_at])
     index_shape = ctx.sig(index).shape
     flat = reshape(ctx, index, (int(np.prod(index_shape)),))
     y = ctx.emit(ops.index_select, y, flat, dim=tensor_at)
@@ -111,6 +106,35 @@ def _getitem(ctx, input, idx):
                         "torch moves the indexed dims to the front in some such cases",
                         "index with the tensor in a separate step")
     return y
+
+
+def _tensor_index(ctx, k, size):
+    if isinstance(k, list):
+        return int_constant(ctx, [i + size if i < 0 else i for i in k])
+    if is_float(ctx.sig(k).elem) or ctx.sig(k).elem == "i1":
+        raise ctx.error("indexing with a bool or float tensor is not supported",
+                        "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
+                        "use torch.where / masked_fill, or integer indices")
+    return _wrap_negative(ctx, k, size)
+
+
+def _merge_tensor_indices(ctx, y, shape, indexed):
+    """Several tensor indices on adjacent dims (``x[:, i, j]``): merge those dims and index them with the
+    row-major linear index ``i * size_j + j`` (the indices broadcast against each other, as in torch)."""
+    at = [p for p, _ in indexed]
+    if at != list(range(at[0], at[0] + len(at))):
+        raise ctx.error("tensor indices on non-adjacent dims are not supported yet",
+                        "torch moves the indexed dims to the front there", "index one dim at a time")
+    indices = [_tensor_index(ctx, k, shape[p]) for p, k in indexed]
+    indices = [ctx.emit(ops.convert, i, result_type=type_of(Sig(ctx.sig(i).shape, "i64")))
+               if ctx.sig(i).elem != "i64" else i for i in indices]
+    common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
+    linear = None
+    for p, i in zip(at, indices):
+        i = i if ctx.sig(i).shape == common else ctx.emit(ops.expand, i, shape=common)
+        linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
+    merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
+    return reshape(ctx, y, merged), list(merged), linear
 
 
 register(operator.getitem)(_getitem)

@@ -11,6 +11,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 
 from ..dtypes import elem_of
 from ..registry import register
+from .indexing import reshape
 
 
 def _pair(value, n=2):
@@ -37,9 +38,9 @@ def _matmul(ctx, input, other):
     return ctx.emit(ops.matmul, input, other)
 
 
-def _conv_padding(ctx, padding, weight, dilation):
+def _conv_padding(ctx, padding, weight, dilation, n=2):
     if padding == "valid":
-        return (0, 0)
+        return (0,) * n
     if padding == "same":
         kernel = ctx.sig(weight).shape[2:]
         total = [d * (k - 1) for k, d in zip(kernel, dilation)]
@@ -47,24 +48,53 @@ def _conv_padding(ctx, padding, weight, dilation):
             raise ctx.error("padding='same' with an even effective kernel is not supported yet",
                             "it needs asymmetric padding", "pad explicitly with F.pad")
         return tuple(t // 2 for t in total)
-    return _pair(padding)
+    return _pair(padding, n)
 
 
-@register(F.conv2d)
-def _conv2d(ctx, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    dilation = _pair(dilation)
-    return ctx.emit(ops.conv2d, input, weight, bias, stride=_pair(stride),
-                    padding=_conv_padding(ctx, padding, weight, dilation), dilation=dilation, groups=groups)
+def _conv(ctx, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, n):
+    if ctx.sig(input).rank == n + 1:        # unbatched input: add N = 1 and drop it again
+        y = _conv(ctx, reshape(ctx, input, (1,) + ctx.sig(input).shape), weight, bias, stride, padding, dilation,
+                  groups, n=n)
+        return reshape(ctx, y, ctx.sig(y).shape[1:])
+    dilation = _pair(dilation, n)
+    return ctx.emit(ops.conv, input, weight, bias, stride=_pair(stride, n),
+                    padding=_conv_padding(ctx, padding, weight, dilation, n), dilation=dilation, groups=groups)
 
 
-@register(torch.nn.Conv2d)
-def _conv2d_module(ctx, input, *, mod):
+def _conv_transpose(ctx, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1,
+                    *, n):
+    if ctx.sig(input).rank == n + 1:
+        y = _conv_transpose(ctx, reshape(ctx, input, (1,) + ctx.sig(input).shape), weight, bias, stride, padding,
+                            output_padding, groups, dilation, n=n)
+        return reshape(ctx, y, ctx.sig(y).shape[1:])
+    if isinstance(padding, str):
+        raise ctx.error(f"conv_transpose{n}d(padding={padding!r}) is not supported", "torch takes numbers here",
+                        "pass the padding as numbers")
+    return ctx.emit(ops.conv, input, weight, bias, stride=_pair(stride, n), padding=_pair(padding, n),
+                    dilation=_pair(dilation, n), groups=groups, transposed=True,
+                    output_padding=_pair(output_padding, n))
+
+
+def _conv_module(ctx, input, *, mod, n, transposed=False):
     if mod.padding_mode != "zeros":
-        raise ctx.error(f"Conv2d(padding_mode={mod.padding_mode!r}) is not supported yet",
+        raise ctx.error(f"{type(mod).__name__}(padding_mode={mod.padding_mode!r}) is not supported yet",
                         "only zero padding has a lowering", "use padding_mode='zeros' or pad with F.pad")
     weight = ctx.param(f"{ctx.node.target}.weight")
     bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
-    return _conv2d(ctx, input, weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups)
+    if transposed:
+        return _conv_transpose(ctx, input, weight, bias, mod.stride, mod.padding, mod.output_padding, mod.groups,
+                               mod.dilation, n=n)
+    return _conv(ctx, input, weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups, n=n)
+
+
+for _n, (_f, _t, _m, _mt) in enumerate(((F.conv1d, F.conv_transpose1d, torch.nn.Conv1d, torch.nn.ConvTranspose1d),
+                                        (F.conv2d, F.conv_transpose2d, torch.nn.Conv2d, torch.nn.ConvTranspose2d),
+                                        (F.conv3d, F.conv_transpose3d, torch.nn.Conv3d, torch.nn.ConvTranspose3d)),
+                                       start=1):
+    register(_f)(partial(_conv, n=_n))
+    register(_t)(partial(_conv_transpose, n=_n))
+    register(_m)(partial(_conv_module, n=_n))
+    register(_mt)(partial(_conv_module, n=_n, transposed=True))
 
 
 @register(F.max_pool2d, torch.max_pool2d)

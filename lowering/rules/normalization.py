@@ -102,10 +102,10 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     if dropout_p:
         raise ctx.error("scaled_dot_product_attention(dropout_p > 0) is not supported",
                         "random masks are not lowered", "pass dropout_p=0.0 for inference")
-    if enable_gqa:
-        raise ctx.error("enable_gqa=True is not supported yet", "grouped heads are not lowered",
-                        "repeat key/value heads explicitly")
     qs, ks = ctx.sig(query), ctx.sig(key)
+    if enable_gqa and ks.rank >= 3 and ks.shape[-3] != qs.shape[-3]:
+        key, value = (_repeat_heads(ctx, t, qs.shape[-3]) for t in (key, value))
+        ks = ctx.sig(key)
     elem = _work_elem(qs.elem)
     q, k, v = (_as(ctx, t, elem) for t in (query, key, value))
     perm = list(range(ks.rank - 2)) + [ks.rank - 1, ks.rank - 2]
@@ -122,6 +122,17 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
             scores = ctx.emit(ops.add, scores, _as(ctx, attn_mask, elem))
     weights = ctx.emit(ops.softmax, scores, dim=-1)
     return _as(ctx, ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
+
+
+def _repeat_heads(ctx, t, heads):
+    """[..., Hkv, S, D] -> [..., heads, S, D], query head h reading key/value head h // (heads / Hkv)
+    (torch's repeat_interleave for enable_gqa)."""
+    s = ctx.sig(t)
+    kv = s.shape[-3]
+    lead, tail = s.shape[:-3], s.shape[-2:]
+    x = reshape(ctx, t, lead + (kv, 1) + tail)
+    x = ctx.emit(ops.expand, x, shape=lead + (kv, heads // kv) + tail)
+    return reshape(ctx, x, lead + (heads,) + tail)
 
 
 def _bool_ones(rows, cols):

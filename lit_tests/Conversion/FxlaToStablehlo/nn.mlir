@@ -119,7 +119,7 @@ func.func @matmul_batched_vector(%a: tensor<2x3x4xf32>, %b: tensor<4xf32>) -> te
 // CHECK:         stablehlo.add [[C]], [[B]] : tensor<2x8x7x7xf32>
 // CHECK-NOT:     fxla.
 func.func @conv2d(%x: tensor<2x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
-  %0 = "fxla.conv2d"(%x, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<2x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x7x7xf32>
+  %0 = "fxla.conv"(%x, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<2x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x7x7xf32>
   return %0 : tensor<2x8x7x7xf32>
 }
 
@@ -131,7 +131,7 @@ func.func @conv2d(%x: tensor<2x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor
 // CHECK-NEXT:    return [[C]] : tensor<1x4x6x6xf32>
 // CHECK-NOT:     fxla.
 func.func @conv2d_no_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  %0 = "fxla.conv2d"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %0 = "fxla.conv"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -322,4 +322,72 @@ func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
 func.func @permute(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   %0 = "fxla.permute"(%x) {dims = array<i64: -1, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
   return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// fxla.conv is rank-generic: a 1-D convolution has one spatial dim in the dimension numbers.
+// CHECK-LABEL: func.func @conv1d
+// CHECK:         stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [2], pad = {{\[\[}}1, 1]], rhs_dilate = [1]}
+// CHECK-SAME:      (tensor<2x4x9xf32>, tensor<6x4x3xf32>) -> tensor<2x6x5xf32>
+// CHECK-NOT:     fxla.
+func.func @conv1d(%x: tensor<2x4x9xf32>, %w: tensor<6x4x3xf32>) -> tensor<2x6x5xf32> {
+  %0 = "fxla.conv"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 1 : i64} : (tensor<2x4x9xf32>, tensor<6x4x3xf32>) -> tensor<2x6x5xf32>
+  return %0 : tensor<2x6x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv3d
+// CHECK:         stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0, 1, 2]x[o, i, 0, 1, 2]->[b, f, 0, 1, 2]
+// CHECK-SAME:      (tensor<1x2x4x5x6xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x4x5x6xf32>
+// CHECK-NOT:     fxla.
+func.func @conv3d(%x: tensor<1x2x4x5x6xf32>, %w: tensor<4x2x3x3x3xf32>) -> tensor<1x4x4x5x6xf32> {
+  %0 = "fxla.conv"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 1, 1, 1>, padding = array<i64: 1, 1, 1>, dilation = array<i64: 1, 1, 1>, groups = 1 : i64} : (tensor<1x2x4x5x6xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x4x5x6xf32>
+  return %0 : tensor<1x4x4x5x6xf32>
+}
+
+// -----
+
+// A transposed convolution: the kernel is flipped spatially, its [C, O/g] dims swapped per group, and the
+// input dilated by the stride (lhs_dilate), padded by d*(k-1)-p low and that + output_padding high.
+// CHECK-LABEL: func.func @conv_transpose2d
+// CHECK:         [[R:%.+]] = stablehlo.reverse %arg1, dims = [2, 3] : tensor<4x3x3x3xf32>
+// CHECK:         [[T:%.+]] = stablehlo.transpose
+// CHECK:         stablehlo.convolution(%arg0, {{%.+}}) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = {{\[\[}}1, 2], [1, 2]], lhs_dilate = [2, 2], rhs_dilate = [1, 1]}
+// CHECK-SAME:      (tensor<2x4x5x6xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x10x12xf32>
+// CHECK-NOT:     fxla.
+func.func @conv_transpose2d(%x: tensor<2x4x5x6xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x6x10x12xf32> {
+  %0 = "fxla.conv"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, transposed = true, output_padding = array<i64: 1, 1>} : (tensor<2x4x5x6xf32>, tensor<4x3x3x3xf32>) -> tensor<2x6x10x12xf32>
+  return %0 : tensor<2x6x10x12xf32>
+}
+
+// -----
+
+// avg_pool: a summing reduce_window, divided by torch's per-window counts (a constant; with
+// count_include_pad=false the border windows count only real elements).
+// CHECK-LABEL: func.func @avg_pool2d
+// CHECK:         [[S:%.+]] = "stablehlo.reduce_window"(%arg0, %{{.+}}) <{padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]>
+// CHECK:           stablehlo.add
+// CHECK:         [[C:%.+]] = stablehlo.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 4.000000e+00]
+// CHECK:         [[B:%.+]] = stablehlo.broadcast_in_dim [[C]], dims = [2, 3]
+// CHECK:         stablehlo.divide [[S]], [[B]] : tensor<1x2x3x3xf32>
+// CHECK-NOT:     fxla.
+func.func @avg_pool2d(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false, divisor_override = 0 : i64} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Half-precision average pooling sums in f32 and rounds once.
+// CHECK-LABEL: func.func @avg_pool1d_bf16
+// CHECK:         stablehlo.convert %arg0 : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK:         "stablehlo.reduce_window"
+// CHECK:         stablehlo.divide
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+// CHECK-NOT:     fxla.
+func.func @avg_pool1d_bf16(%x: tensor<2x8xbf16>) -> tensor<2x4xbf16> {
+  %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 2>, stride = array<i64: 2>, padding = array<i64: 0>} : (tensor<2x8xbf16>) -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
 }

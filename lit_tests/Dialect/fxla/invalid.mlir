@@ -87,8 +87,8 @@ func.func @attribute_choice(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @attribute_arity(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.conv2d' op attribute 'stride' must have 2 entries, got 1
-  %0 = "fxla.conv2d"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.conv' op attribute 'stride' must have 2 entries, got 1
+  %0 = "fxla.conv"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>, stride = array<i64: 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 

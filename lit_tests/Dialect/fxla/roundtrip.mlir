@@ -104,10 +104,10 @@ func.func @contractions(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %b: tensor<
 
 // Attributes print sorted by name.
 // CHECK-LABEL: func.func @conv_pool
-// CHECK:         %[[C:.+]] = "fxla.conv2d"(%{{.+}}, %{{.+}}, %{{.+}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
+// CHECK:         %[[C:.+]] = "fxla.conv"(%{{.+}}, %{{.+}}, %{{.+}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
 // CHECK:         "fxla.max_pool2d"(%[[C]]) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>
 func.func @conv_pool(%x: tensor<2x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x8x8xf32> {
-  %0 = "fxla.conv2d"(%x, %w, %b) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
+  %0 = "fxla.conv"(%x, %w, %b) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
   %1 = "fxla.max_pool2d"(%0) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>
   return %1 : tensor<2x8x8x8xf32>
 }
