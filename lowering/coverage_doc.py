@@ -33,6 +33,29 @@ KNOWN_UNSUPPORTED = (
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 
+#: Models of the test zoo (tests/zoo) that compile through fxla and match eager PyTorch at rtol 1e-4 in float32,
+#: every tensor output compared (tests/test_real_models.py runs exactly these).
+REAL_MODELS = (
+    ("resnet18", "hand-built ResNet-18: basic blocks, BatchNorm (eval), AdaptiveAvgPool2d"),
+    ("resnet50", "hand-built ResNet-50 bottlenecks"),
+    ("mobilenet_v2", "depthwise convs, ReLU6, inverted residuals, F.adaptive_avg_pool2d"),
+    ("vit", "hand-built ViT: patch conv, attention, LayerNorm"),
+    ("vit_resizing", "ViT resizing its position grid with F.interpolate(bilinear)"),
+    ("unet", "UNet blocks: ConvTranspose2d, F.pad by size differences, skip concat"),
+    ("dlrm", "EmbeddingBag(sum) tables, bmm interaction, `z[:, li, lj]`"),
+    ("tcn", "dilated causal Conv1d"),
+    ("tiny_gpt", "hand-built GPT: causal attention with a tril mask"),
+    ("gpt2", "HF GPT2Model (Conv1D = torch.addmm)"),
+    ("bert", "HF BertModel"),
+    ("roberta", "HF RobertaModel (position ids via cumsum + type_as)"),
+    ("distilbert", "HF DistilBertModel"),
+    ("t5", "HF T5Model, encoder-decoder, relative position buckets"),
+    ("llama", "HF LlamaModel: RoPE, RMSNorm, GQA (sdpa enable_gqa)"),
+    ("mistral", "HF MistralModel"),
+    ("qwen2", "HF Qwen2Model"),
+    ("vit_hf", "HF ViTModel"),
+)
+
 
 def render_markdown() -> str:
     cov = coverage()
@@ -47,6 +70,12 @@ def render_markdown() -> str:
         lines += [f"## {kind.capitalize()}", "", "| op |", "|---|"]
         lines += [f"| `{name}` |" for name in cov[kind]]
         lines.append("")
+    lines += ["## Real models", "",
+              "Compiled through `fxla.symbolic_trace(model, example_inputs=...)` + `fxla.compile` and checked "
+              "against eager (rtol 1e-4, float32, every tensor output) by `tests/test_real_models.py`; small "
+              "configs with random weights from `tests/zoo`.", "", "| model | what it exercises |", "|---|---|"]
+    lines += [f"| `{name}` | {what} |" for name, what in REAL_MODELS]
+    lines.append("")
     lines += ["## Known unsupported", "", "| op | why |", "|---|---|"]
     lines += [f"| {op} | {why} |" for op, why in KNOWN_UNSUPPORTED]
     lines.append("")
