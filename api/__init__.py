@@ -14,3 +14,6 @@ from fxla.compile import CompiledModule, Stages, compile
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError"]
 __version__ = "0.1.0"
+from fxla.export import LoadedModule, export, load
+from fxla.runtime import ArtifactError, Mesh, set_cache_dir
+__all__ += ["export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir"]

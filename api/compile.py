@@ -2,15 +2,27 @@
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
-from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo
+from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo
 from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
+from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
+from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
+
+
+class OptionError(FxlaError):
+    """An ``fxla.compile`` option with a value fxla does not support."""
+
+
+class SignatureError(FxlaError):
+    """The inputs of a call cannot be compiled (e.g. a rank or dtype the model cannot take)."""
 
 
 @dataclass
@@ -29,17 +41,35 @@ class Stages:
 class _Entry:
     program: FxlaProgram
     executable: Executable
+    stablehlo: str = ""                       # without source locations (for export / JAX interop)
+    input_shardings: Optional[List[Any]] = None
+    program_args: Tuple = ()                  # the call that compiled it (for error messages)
+
+
+def _leaf_key(leaf):
+    if isinstance(leaf, torch.Tensor):
+        return ("tensor", tuple(leaf.shape), leaf.dtype)
+    if is_array(leaf):                      # a jax.Array: the same key as the equivalent torch tensor
+        return ("tensor", tuple(leaf.shape), torch_dtype(leaf))
+    return ("static", type(leaf), leaf)
 
 
 def _signature(args) -> Tuple:
     leaves, spec = pytree.tree_flatten(args)
-    key = []
-    for leaf in leaves:
-        if isinstance(leaf, torch.Tensor):
-            key.append(("tensor", tuple(leaf.shape), leaf.dtype))
-        else:
-            key.append(("static", type(leaf), leaf))
-    return (str(spec), tuple(key))
+    return (str(spec), tuple(_leaf_key(leaf) for leaf in leaves))
+
+
+def _describe(value) -> str:
+    if is_array(value):
+        dtype = value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value)
+        return f"{str(dtype).rpartition('.')[2]}{list(value.shape)}"
+    if isinstance(value, (tuple, list, dict)):
+        return type(value).__name__ + "(" + ", ".join(
+            _describe(v) for v in (value.values() if isinstance(value, dict) else value)) + ")"
+    return repr(value)
+
+
+_INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
 
 
 class CompiledModule:
@@ -48,13 +78,33 @@ class CompiledModule:
     The program is traced once, at construction (trace errors surface here).  Each new input signature
     (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and cached; parameters and
     buffers are uploaded to the device at their first use and stay there, so later in-place changes to the
-    model's weights are not seen — compile again after changing them.  Outputs are torch tensors.
+    model's weights are not seen — compile again after changing them.  Inputs may be torch tensors or
+    ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device).
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
-                 tracer: Optional[Tracer] = None):
+                 tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
+                 cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None):
+        if output not in ("torch", "jax"):
+            raise OptionError(f"output={output!r} is not supported\nfix: pass output='torch' (default) or "
+                              f"output='jax'")
+        if dynamic is not False:
+            raise OptionError(f"dynamic={dynamic!r} is not supported: fxla specialises every program to the "
+                              f"shapes of its inputs and compiles each new signature once\n"
+                              f"fix: leave dynamic=False (the default); pad inputs to a few fixed sizes to "
+                              f"bound the number of compilations")
+        if shard and mesh is None:
+            raise ShardingError("shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh({'x': 4}) "
+                                "(or a jax.sharding.Mesh) as well")
+        if mesh is not None and device is not None:
+            raise ShardingError("pass either device= or mesh=, not both\nfix: a sharded program runs on every "
+                                "device of its mesh; drop device=")
         self.original = fn
-        self.device = resolve_device(device)
+        self.output = output
+        self.cache_dir = cache_dir
+        self.mesh = as_mesh(mesh) if mesh is not None else None
+        self.device = self.mesh.devices.flat[0] if self.mesh is not None else resolve_device(device)
+        self.shard: Dict[str, Any] = dict(shard or {})
         tracer = tracer or Tracer()
         graph = tracer.trace(fn, concrete_args=concrete_args)
         root = tracer.root
@@ -64,29 +114,110 @@ class CompiledModule:
         self._params: Dict[str, Any] = {}
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self._check_shard_names()
 
     # -- compilation ---------------------------------------------------------------------------------------------
+    def _placeholders(self):
+        return [n for n in self.graph_module.graph.nodes if n.op == "placeholder"]
+
+    def _state_names(self):
+        gm = self.graph_module
+        return [n for n, _ in gm.named_parameters()] + [n for n, _ in gm.named_buffers()]
+
+    def _check_shard_names(self) -> None:
+        known = set(self._state_names()) | {n.target for n in self._placeholders()}
+        bad = [k for k in self.shard if not (isinstance(k, str) and (k in known or _INPUT_KEY.match(k)))]
+        if bad:
+            raise ShardingError(f"shard= names {bad!r}, which this model does not have\n"
+                                f"fix: use 'input:<i>' / 'output:<i>' (tensor inputs/outputs in order), an "
+                                f"argument name ({[n.target for n in self._placeholders()]}) or a parameter/buffer "
+                                f"name ({sorted(self._state_names())})")
+
     def lower(self, *example_inputs) -> Stages:
         """Trace/lower/verify for ``example_inputs`` and return the IR of every stage (nothing is executed)."""
+        example_inputs = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, example_inputs)
         program = lower_to_fxla(self.graph_module, example_inputs)
         fxla_text = program.text()
         stablehlo = lower_to_stablehlo(program.module)
         return Stages(str(self.graph_module.graph), self.graph_module.code, fxla_text,
                       stablehlo.operation.get_asm(), stablehlo.operation.get_asm(enable_debug_info=True), program)
 
+    def _describe_call(self, args) -> str:
+        return ", ".join(f"{node.target}={_describe(value)}" for node, value in zip(self._placeholders(), args))
+
+    def _lower_for_call(self, args) -> Stages:
+        try:
+            return self.lower(*args)
+        except UnsupportedOpError:
+            raise                                   # about the program, not about these inputs
+        except FxlaError as err:
+            seen = "; ".join(f"({self._describe_call(e.program_args)})" for e in self._cache.values()) or "none"
+            note = f"while compiling {self.__name__} for inputs ({self._describe_call(args)}); compiled so far: {seen}"
+            if type(err).__str__ is BaseException.__str__ and len(err.args) == 1 and isinstance(err.args[0], str):
+                text = err.args[0]
+                cut = text.rfind("\nfix:")
+                err.args = (f"{text[:cut]}\n{note}{text[cut:]}" if cut >= 0 else f"{text}\n{note}",)
+            else:
+                err.add_note(note)
+            raise
+        except (RuntimeError, TypeError, ValueError, IndexError) as err:
+            raise SignatureError(f"{self.__name__}: cannot compile for inputs ({self._describe_call(args)}): "
+                                 f"{type(err).__name__}: {err}\n"
+                                 f"why: running the captured graph on inputs of these shapes/dtypes failed\n"
+                                 f"fix: pass inputs of a rank/dtype the model accepts") from err
+
+    def _partitioning(self, program: FxlaProgram, args) -> Optional[Partitioning]:
+        if self.mesh is None:
+            return None
+        leaves = pytree.tree_leaves(args)
+        tensors = [v for v in leaves if is_array(v)]
+        arg_of_name = {}
+        for i, (node, value) in enumerate(zip(self._placeholders(), args)):
+            if is_array(value):
+                arg_of_name[node.target] = sum(1 for v in pytree.tree_leaves(list(args[:i])) if is_array(v))
+        specs = []
+        for i, t in enumerate(tensors):
+            names = [k for k in (f"input:{i}",) + tuple(n for n, j in arg_of_name.items() if j == i) if k in self.shard]
+            specs.append(normalize_spec(self.shard[names[0]] if names else None, t.dim(), tuple(t.shape),
+                                        self.mesh, names[0] if names else f"input:{i}"))
+        for name in program.param_names:
+            p = program.params[name]
+            specs.append(normalize_spec(self.shard.get(name), p.dim(), tuple(p.shape), self.mesh, name))
+        out_leaves = [v for v in program.output_static if v is None]
+        for key in self.shard:
+            m = _INPUT_KEY.match(key)
+            if m and int(m.group(2)) >= (len(tensors) if m.group(1) == "input" else len(out_leaves)):
+                raise ShardingError(f"shard= names '{key}', but the call has {len(tensors)} tensor inputs and "
+                                    f"{len(out_leaves)} tensor outputs\nfix: count tensor inputs/outputs from 0")
+        return Partitioning(self.mesh, specs, [])      # out_specs: filled in once the result types are known
+
     def _compile(self, args, key) -> _Entry:
-        stages = self.lower(*args)
-        entry = _Entry(stages.program, compile_stablehlo(stages.stablehlo_debug, self.device))
-        for name in stages.program.param_names:
+        stages = self._lower_for_call(args)
+        program = stages.program
+        part = self._partitioning(program, args)
+        if part is not None:
+            outs = signature_of(stages.stablehlo)[1]
+            part.out_specs = [normalize_spec(self.shard.get(f"output:{i}"), len(shape), shape, self.mesh,
+                                             f"output:{i}") for i, (shape, _) in enumerate(outs)]
+        executable = compile_stablehlo(stages.stablehlo_debug, self.device, partitioning=part,
+                                       cache_dir=self.cache_dir, cache_text=stages.stablehlo)
+        n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0
+        entry = _Entry(program, executable, stages.stablehlo,
+                       executable.in_shardings[:n_inputs] if part is not None else None, args)
+        for i, name in enumerate(program.param_names):
             if name not in self._params:
-                self._params[name] = to_device(stages.program.params[name], self.device)
+                placement = executable.in_shardings[n_inputs + i] if part is not None else self.device
+                self._params[name] = to_device(program.params[name], placement)
         self._cache[key] = entry
         return entry
 
+    def _entry(self, args) -> _Entry:
+        key = _signature(args)
+        return self._cache.get(key) or self._compile(args, key)
+
     def executable_for(self, *args) -> Executable:
         """The compiled executable for ``args``' signature (compiling it if needed)."""
-        key = _signature(args)
-        return (self._cache.get(key) or self._compile(args, key)).executable
+        return self._entry(args).executable
 
     @property
     def cache_size(self) -> int:
@@ -96,7 +227,7 @@ class CompiledModule:
     # -- execution -----------------------------------------------------------------------------------------------
     def _bind(self, args: Tuple, kwargs: Dict[str, Any]) -> Tuple:
         """Arguments in placeholder order; keywords and placeholder defaults fill the rest."""
-        placeholders = [n for n in self.graph_module.graph.nodes if n.op == "placeholder"]
+        placeholders = self._placeholders()
         if len(args) > len(placeholders):
             raise TypeError(f"{self.__name__}() takes {len(placeholders)} arguments but {len(args)} were given")
         bound = list(args)
@@ -112,29 +243,98 @@ class CompiledModule:
             raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {sorted(kwargs)}")
         return tuple(bound)
 
+    def _device_args(self, entry: _Entry, args) -> List[Any]:
+        tensors = [t for t in pytree.tree_leaves(args) if is_array(t)]
+        if entry.input_shardings is not None:
+            buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
+        else:
+            buffers = [to_device(t, self.device) for t in tensors]
+        return buffers + [self._params[name] for name in entry.program.param_names]
+
     def __call__(self, *args, **kwargs):
         args = self._bind(args, kwargs)
-        key = _signature(args)
-        entry = self._cache.get(key) or self._compile(args, key)
-        leaves = pytree.tree_leaves(args)
-        buffers = [to_device(t, self.device) for t in leaves if isinstance(t, torch.Tensor)]
-        buffers += [self._params[name] for name in entry.program.param_names]
-        outputs = iter(entry.executable(buffers))
+        entry = self._entry(args)
+        shared = any(isinstance(t, torch.Tensor) for t in pytree.tree_leaves(args))   # DLPack views of torch memory
+        outputs = iter(entry.executable(self._device_args(entry, args), wait=shared))
         program = entry.program
-        values = [from_device(next(outputs)) if static is None else static for static in program.output_static]
+        convert = from_device if self.output == "torch" else (lambda a: a)
+        values = [convert(next(outputs)) if static is None else static for static in program.output_static]
         return pytree.tree_unflatten(values, program.output_spec)
 
+    # -- interop -------------------------------------------------------------------------------------------------
+    def as_jax_function(self, *example_inputs):
+        """A JAX-traceable function for ``example_inputs``' signature: takes ``jax.Array``\\ s (same structure,
+        shapes and dtypes as the examples) and returns ``jax.Array``\\ s; use it inside ``jax.jit`` / ``jax.vmap``.
+
+        Parameters are passed as the extra arguments of the embedded program (under ``jax.jit`` they become
+        constants of the surrounding program).  ``jax.grad`` is not supported (see docs/runtime.md).
+        """
+        import jax
+
+        from fxla.runtime.jax_interop import InteropError, stablehlo_function
+        if self.mesh is not None:
+            raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
+                               "fix: compile without mesh= and shard with jax.jit around the function")
+        args = tuple(example_inputs)
+        entry = self._entry(args)
+        program = entry.program
+        params = [self._params[n] for n in program.param_names]
+        leaves, spec = pytree.tree_flatten(args)
+        in_avals = [jax.core.ShapedArray(tuple(v.shape), to_device(v, self.device).dtype)
+                    for v in leaves if is_array(v)] + [jax.core.ShapedArray(p.shape, p.dtype) for p in params]
+        out_avals = [jax.core.ShapedArray(shape, _np_dtype(dt)) for shape, dt in signature_of(entry.stablehlo)[1]]
+        call = stablehlo_function(entry.stablehlo, in_avals, out_avals)
+        statics = [None if is_array(v) else v for v in leaves]
+
+        def fxla_function(*inputs):
+            got, got_spec = pytree.tree_flatten(tuple(inputs))
+            if got_spec != spec or [None if is_array(v) else v for v in got] != statics:
+                raise InteropError(f"{self.__name__}: as_jax_function was built for inputs "
+                                   f"({self._describe_call(args)}) and cannot take a different structure or "
+                                   f"non-tensor values\nfix: call as_jax_function with new example inputs")
+            arrays = [v if not isinstance(v, torch.Tensor) else to_device(v, self.device) for v in got if is_array(v)]
+            values = iter(call(*arrays, *params))
+            return pytree.tree_unflatten([next(values) if s is None else s for s in program.output_static],
+                                         program.output_spec)
+
+        fxla_function.__name__ = f"fxla_{self.__name__}"
+        return fxla_function
+
     def __repr__(self) -> str:
-        return f"fxla.compile({type(self.original).__name__}, device={self.device})"
+        where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"
+        return f"fxla.compile({type(self.original).__name__}, {where})"
 
 
-def compile(fn=None, *, device=None, concrete_args=None, tracer=None):  # noqa: A001  (mirrors torch.compile)
+def _np_dtype(mlir_type: str):
+    import ml_dtypes
+    import numpy as np
+    table = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
+             "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+             "ui8": np.uint8}
+    if mlir_type not in table:
+        raise FxlaError(f"internal error: no numpy dtype for MLIR type {mlir_type}\nfix: report this as an fxla bug")
+    return np.dtype(table[mlir_type])
+
+
+def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
+            cache_dir=None, mesh=None, shard=None):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
     ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, a ``jax.Device`` or ``None`` (JAX's default).
     ``concrete_args``: arguments to bake in while tracing (as in torch.fx).  ``tracer``: a custom
     :class:`fxla.frontend.Tracer` (e.g. with its own ``is_leaf_module``).
+    ``output``: ``"torch"`` (default) returns torch tensors; ``"jax"`` returns ``jax.Array``\\ s left on the device.
+    ``dynamic``: only ``False`` — every input signature (shapes, dtypes, non-tensor values) is compiled once and
+    cached; there are no symbolic shapes.
+    ``cache_dir``: a folder for fxla's on-disk executable cache, so another process with the same program, device
+    and jaxlib deserializes instead of recompiling (default: :func:`fxla.runtime.set_cache_dir`'s, else none).
+    ``mesh`` / ``shard``: run SPMD-partitioned over ``mesh`` (``fxla.runtime.Mesh({"x": 4})`` or a
+    ``jax.sharding.Mesh``); ``shard`` maps ``"input:<i>"``, an argument name, a parameter/buffer name or
+    ``"output:<i>"`` to a spec with one entry per dimension (``None`` or mesh axis names), e.g.
+    ``{"input:0": ("x", None), "fc1.weight": ("x", None)}``; unnamed values are replicated.
     """
+    options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
+                   cache_dir=cache_dir, mesh=mesh, shard=shard)
     if fn is None:
-        return functools.partial(compile, device=device, concrete_args=concrete_args, tracer=tracer)
-    return CompiledModule(fn, device=device, concrete_args=concrete_args, tracer=tracer)
+        return functools.partial(compile, **options)
+    return CompiledModule(fn, **options)

@@ -1,10 +1,24 @@
-"""Runtime stage: PJRT devices, compiling verified StableHLO, device buffers and execution.
+"""Runtime stage: PJRT devices, compiling verified StableHLO, device buffers and execution, the on-disk
+executable cache, sharding (Shardy/SPMD), portable artifacts and JAX interop.
 
-Only this stage (and :mod:`fxla.dialects.mlir`) imports jax/jaxlib.
+Only this stage (and :mod:`fxla.dialects.mlir`) imports jax/jaxlib.  It never imports the frontend or the
+lowering: it receives StableHLO text and metadata.
 """
 from .devices import DeviceError, resolve_device
-from .buffers import from_device, to_device
+from .buffers import InputError, from_device, to_device
+from .cache import CacheError, CacheWarning, get_cache_dir, set_cache_dir
 from .executable import CompileError, Executable, compile_stablehlo
+from .sharding import Mesh, Partitioning, ShardingError
+from .artifact import ArtifactError
 
-__all__ = ["DeviceError", "resolve_device", "to_device", "from_device", "CompileError", "Executable",
-           "compile_stablehlo"]
+
+def compile_stats() -> dict:
+    """Process-wide counters: ``compiles`` (XLA compilations run), ``disk_hits`` / ``disk_misses`` /
+    ``disk_writes`` / ``disk_errors`` (the on-disk executable cache)."""
+    from .cache import STATS
+    return STATS.as_dict()
+
+
+__all__ = ["DeviceError", "resolve_device", "to_device", "from_device", "InputError", "CompileError",
+           "Executable", "compile_stablehlo", "CacheError", "CacheWarning", "set_cache_dir", "get_cache_dir",
+           "compile_stats", "Mesh", "Partitioning", "ShardingError", "ArtifactError"]

@@ -6,6 +6,13 @@ import jax
 from fxla.errors import FxlaError
 
 
+_INSTALL = {"gpu": "; for an NVIDIA GPU install the CUDA plugin matching jaxlib (pip install "
+                  "'jax[cuda12]==<jax version>') on a machine with a GPU",
+            "cuda": "; for an NVIDIA GPU install the CUDA plugin matching jaxlib (pip install "
+                    "'jax[cuda12]==<jax version>') on a machine with a GPU",
+            "tpu": "; for a TPU install libtpu (pip install 'jax[tpu]==<jax version>') on a TPU host"}
+
+
 class DeviceError(FxlaError):
     """The requested device does not exist on this machine."""
 
@@ -20,9 +27,13 @@ def resolve_device(device=None) -> jax.Device:
         try:
             devices = jax.devices(platform)
         except RuntimeError as err:
+            hint = _INSTALL.get(platform, "")
             raise DeviceError(f"no '{platform}' device is available: {err}\n"
                               f"fix: use one of the platforms JAX finds here: "
-                              f"{sorted({d.platform for d in jax.devices()})}") from None
+                              f"{sorted({d.platform for d in jax.devices()})}{hint}") from None
+        if index and not index.isdigit():
+            raise DeviceError(f"cannot use {device!r} as a device: '{index}' is not a device index\n"
+                              f"fix: write '{platform}:0', '{platform}:1', ...")
         i = int(index) if index else 0
         if i >= len(devices):
             raise DeviceError(f"device '{device}' does not exist: only {len(devices)} {platform} device(s)\n"

@@ -1,0 +1,165 @@
+"""``fxla.export`` / ``fxla.load``: a portable artifact that runs without the model's Python code.
+
+An artifact directory holds the program as StableHLO portable bytecode, the parameters in fxla's pickle-free
+``tensors.bin`` format (raw bytes + JSON index), and ``metadata.json`` with the input/output specs, parameter
+names, versions and the SHA-256 of every file (see :mod:`fxla.runtime.artifact`).  Loading checks all of it
+and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modified file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Dict, List
+
+import jax
+import jaxlib
+import torch
+from torch.utils import _pytree as pytree
+
+from fxla.compile import CompiledModule
+from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
+from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
+from fxla.runtime.artifact import PROGRAM, ArtifactError, portable_bytecode, read_artifact, write_artifact
+from fxla.runtime.buffers import InputError, is_array, torch_dtype
+from fxla.runtime.sharding import signature_of
+
+WEIGHTS = "weights.bin"
+
+_MLIR_TO_TORCH = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "i1": "bool",
+                  "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8"}
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).rpartition(".")[2]
+
+
+def _json_static(value, what: str):
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ArtifactError(f"cannot export: {what} is the non-tensor value {value!r}, which JSON cannot hold\n"
+                            f"fix: bake it in with concrete_args= or pass it as a tensor") from None
+    return value
+
+
+def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]:
+    """Write a portable artifact for ``model`` specialised to ``example_inputs`` (a tuple) to folder ``path``.
+
+    ``model``: an ``nn.Module``, a function, or an :class:`fxla.CompiledModule`.  Returns the metadata written.
+    """
+    compiled = model if isinstance(model, CompiledModule) else CompiledModule(model, concrete_args=concrete_args)
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    args = compiled._bind(tuple(example_inputs), {})
+    stages = compiled._lower_for_call(args)
+    program = stages.program
+    text = stages.stablehlo                       # without source locations: no user paths in the artifact
+    bytecode, target = portable_bytecode(text)
+    leaves = pytree.tree_leaves(args)
+    inputs = [{"shape": list(v.shape), "dtype": _dtype_name(v.dtype if isinstance(v, torch.Tensor) else torch_dtype(v))}
+              for v in leaves if is_array(v)]
+    outputs = [{"shape": list(shape), "dtype": _MLIR_TO_TORCH[dt]} for shape, dt in signature_of(text)[1]]
+    params = [(name, program.params[name]) for name in program.param_names]
+    weights = encode_tensors({name: t.detach() for name, t in params})
+    meta = {
+        "name": compiled.__name__,
+        "inputs": inputs,
+        "input_spec": pytree.treespec_dumps(program.input_spec),
+        "input_static": [_json_static(v, f"input leaf {i}") for i, v in enumerate(program.input_static)],
+        "outputs": outputs,
+        "output_spec": pytree.treespec_dumps(program.output_spec),
+        "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
+        "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
+        "stablehlo_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "stablehlo_target_version": target,
+        "versions": {"fxla": _fxla_version(), "jax": jax.__version__, "jaxlib": jaxlib.__version__,
+                     "torch": torch.__version__.split("+")[0]},
+    }
+    write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights})
+    return meta
+
+
+def _fxla_version() -> str:
+    import fxla
+    return getattr(fxla, "__version__", "unknown")
+
+
+class LoadedModule:
+    """A program loaded from an artifact; call it with inputs of the exported shapes and dtypes."""
+
+    def __init__(self, path, *, device=None, output: str = "torch", cache_dir=None):
+        if output not in ("torch", "jax"):
+            raise ArtifactError(f"output={output!r} is not supported\nfix: pass output='torch' or output='jax'")
+        self.path = str(path)
+        self.output = output
+        self.device = resolve_device(device)
+        meta, files = read_artifact(path)
+        self.metadata = meta
+        if WEIGHTS not in files:
+            raise self._bad(f"metadata.json lists no {WEIGHTS}")
+        try:
+            self._input_spec = pytree.treespec_loads(meta["input_spec"])
+            self._output_spec = pytree.treespec_loads(meta["output_spec"])
+            self._inputs: List[dict] = list(meta["inputs"])
+            self._input_static = list(meta["input_static"])
+            self._output_static = list(meta["output_static"])
+            param_meta = list(meta["params"])
+            names = [p["name"] for p in param_meta]
+        except (KeyError, TypeError, ValueError) as err:
+            raise self._bad(f"metadata.json is missing or has a malformed entry ({type(err).__name__}: {err})") \
+                from None
+        try:
+            tensors = decode_tensors(bytearray(files[WEIGHTS]))
+        except TensorFileError as err:
+            raise self._bad(f"{WEIGHTS} is malformed: {err}") from None
+        for p in param_meta:
+            t = tensors.get(p["name"])
+            if t is None or list(t.shape) != p["shape"] or _dtype_name(t.dtype) != p["dtype"]:
+                raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
+        self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir)
+        self._params = [to_device(tensors[n], self.device) for n in names]
+        self.__name__ = meta.get("name", "loaded")
+
+    def _bad(self, what: str) -> ArtifactError:
+        return ArtifactError(f"cannot load the fxla artifact at '{self.path}': {what}\n"
+                             f"fix: re-export the model with fxla.export")
+
+    def _describe(self) -> str:
+        return ", ".join(f"{i['dtype']}{i['shape']}" for i in self._inputs)
+
+    def __call__(self, *args):
+        leaves, spec = pytree.tree_flatten(tuple(args))
+        if spec != self._input_spec:
+            raise InputError(f"{self.__name__}: the inputs have structure {spec}, but the artifact was exported "
+                             f"for {self._input_spec}\nfix: call it like the example inputs given to fxla.export")
+        tensors = []
+        for i, (value, static) in enumerate(zip(leaves, self._input_static)):
+            if static is None:
+                want = self._inputs[len(tensors)]
+                if not is_array(value):
+                    raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact takes a "
+                                     f"{want['dtype']}{want['shape']} tensor there\nfix: pass a tensor")
+                dtype = _dtype_name(value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value))
+                if list(value.shape) != want["shape"] or dtype != want["dtype"]:
+                    raise InputError(f"{self.__name__}: tensor input {len(tensors)} is {dtype}{list(value.shape)}, "
+                                     f"but the artifact was exported for {want['dtype']}{want['shape']} (all "
+                                     f"inputs: {self._describe()})\nwhy: an artifact holds one compiled "
+                                     f"signature\nfix: pass that shape/dtype, or export again with such example "
+                                     f"inputs")
+                tensors.append(to_device(value, self.device))
+            elif value != static:
+                raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact was specialised "
+                                 f"to {static!r}\nfix: pass {static!r}, or export again with this value")
+        shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
+        outputs = iter(self.executable(tensors + self._params, wait=shared))
+        convert = from_device if self.output == "torch" else (lambda a: a)
+        values = [convert(next(outputs)) if s is None else s for s in self._output_static]
+        return pytree.tree_unflatten(values, self._output_spec)
+
+    def __repr__(self) -> str:
+        return f"fxla.load({self.path!r}, device={self.device})"
+
+
+def load(path, *, device=None, output: str = "torch", cache_dir=None) -> LoadedModule:
+    """Load an artifact written by :func:`export`; returns a callable (no model code needed)."""
+    return LoadedModule(path, device=device, output=output, cache_dir=cache_dir)
