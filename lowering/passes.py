@@ -14,6 +14,7 @@ from fxla.dialects.fxla import VerificationError, verify_module
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
 from .errors import LoweringError
+from .fold import dead_code_elimination, fold_constants
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
 
@@ -26,6 +27,9 @@ def _convert(root: ir.Operation) -> None:
 FXLA_PASSES: Dict[str, tuple] = {
     "convert-fxla-to-stablehlo": (_convert, "lower every fxla op to StableHLO (CHLO legalised too)"),
     "verify-fxla": (verify_module, "check every fxla op against the op table"),
+    "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
+                            "arithmetic, comparisons, where, reshape/permute/expand, convert) into constants"),
+    "fxla-dce": (dead_code_elimination, "erase fxla ops whose results are unused"),
 }
 
 
@@ -87,7 +91,8 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
 
 
 #: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
-DEFAULT_PIPELINE = ("verify-fxla", "convert-fxla-to-stablehlo", "canonicalize", "cse")
+DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "canonicalize",
+                    "cse")
 
 
 class PipelineError(LoweringError):
