@@ -17,3 +17,5 @@ __version__ = "0.1.0"
 from fxla.export import LoadedModule, export, load
 from fxla.runtime import ArtifactError, Mesh, set_cache_dir
 __all__ += ["export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir"]
+from fxla.compile import OptionError, SignatureError
+__all__ += ["OptionError", "SignatureError"]

@@ -169,17 +169,21 @@ class CompiledModule:
     def _partitioning(self, program: FxlaProgram, args) -> Optional[Partitioning]:
         if self.mesh is None:
             return None
-        leaves = pytree.tree_leaves(args)
-        tensors = [v for v in leaves if is_array(v)]
-        arg_of_name = {}
-        for i, (node, value) in enumerate(zip(self._placeholders(), args)):
+        tensors = [v for v in pytree.tree_leaves(args) if is_array(v)]
+        by_index: Dict[int, str] = {}            # tensor-input index -> argument name (arguments that are one tensor)
+        seen = 0
+        for node, value in zip(self._placeholders(), args):
             if is_array(value):
-                arg_of_name[node.target] = sum(1 for v in pytree.tree_leaves(list(args[:i])) if is_array(v))
+                by_index[seen] = node.target
+            seen += sum(1 for v in pytree.tree_leaves(value) if is_array(v))
         specs = []
         for i, t in enumerate(tensors):
-            names = [k for k in (f"input:{i}",) + tuple(n for n, j in arg_of_name.items() if j == i) if k in self.shard]
-            specs.append(normalize_spec(self.shard[names[0]] if names else None, t.dim(), tuple(t.shape),
-                                        self.mesh, names[0] if names else f"input:{i}"))
+            names = [k for k in (f"input:{i}", by_index.get(i)) if k in self.shard]
+            if len(names) > 1:
+                raise ShardingError(f"shard= gives tensor input {i} twice, as {names[0]!r} and {names[1]!r}\n"
+                                    f"fix: keep one of them")
+            key = names[0] if names else f"input:{i}"
+            specs.append(normalize_spec(self.shard.get(key), len(t.shape), tuple(t.shape), self.mesh, key))
         for name in program.param_names:
             p = program.params[name]
             specs.append(normalize_spec(self.shard.get(name), p.dim(), tuple(p.shape), self.mesh, name))

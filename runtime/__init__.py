@@ -10,6 +10,7 @@ from .cache import CacheError, CacheWarning, get_cache_dir, set_cache_dir
 from .executable import CompileError, Executable, compile_stablehlo
 from .sharding import Mesh, Partitioning, ShardingError
 from .artifact import ArtifactError
+from .jax_interop import InteropError
 
 
 def compile_stats() -> dict:
@@ -21,4 +22,4 @@ def compile_stats() -> dict:
 
 __all__ = ["DeviceError", "resolve_device", "to_device", "from_device", "InputError", "CompileError",
            "Executable", "compile_stablehlo", "CacheError", "CacheWarning", "set_cache_dir", "get_cache_dir",
-           "compile_stats", "Mesh", "Partitioning", "ShardingError", "ArtifactError"]
+           "compile_stats", "Mesh", "Partitioning", "ShardingError", "ArtifactError", "InteropError"]

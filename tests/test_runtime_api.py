@@ -173,7 +173,7 @@ def test_wrong_dtype_names_the_input(mlp):
 
 
 def test_unsupported_options(mlp):
-    from fxla.compile import OptionError
+    from fxla import OptionError
     with pytest.raises(OptionError, match="dynamic=True is not supported.*\nfix:"):
         fxla.compile(mlp, dynamic=True)
     with pytest.raises(OptionError, match="output='numpy'"):
