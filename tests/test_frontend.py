@@ -19,15 +19,13 @@ from fxla.frontend import (Graph, GraphError, GraphModule, Interpreter, Interpre
                            SourceLocation, TensorMeta, TraceError, Tracer, map_arg, propagate_shapes,
                            symbolic_trace, wrap)
 
+from support import marker_line  # noqa: E402
+
 THIS_FILE = __file__
 
 
 def line_of(marker: str) -> int:
-    """Line number (1-based) of the unique line of this file containing ``marker``."""
-    with open(THIS_FILE) as f:
-        hits = [i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}")]
-    assert len(hits) == 1, (marker, hits)
-    return hits[0]
+    return marker_line(THIS_FILE, marker)
 
 
 def same(actual, expected):

@@ -16,15 +16,13 @@ from fxla.frontend import symbolic_trace
 from fxla.lowering import (RULES, ConversionError, LoweringError, UnsupportedOpError, coverage, lower_to_fxla,
                            register, verify_stablehlo)
 
+from support import marker_line  # noqa: E402
+
 THIS_FILE = __file__
 
 
 def line_of(marker: str) -> int:
-    """The line number of the unique line of this file ending in ``# <marker>``."""
-    with open(THIS_FILE) as f:
-        hits = [i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}")]
-    assert len(hits) == 1, (marker, hits)
-    return hits[0]
+    return marker_line(THIS_FILE, marker)
 
 
 def at(marker: str) -> str:

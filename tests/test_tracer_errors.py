@@ -6,14 +6,13 @@ import torch.nn as nn
 from fxla.errors import FxlaError
 from fxla.frontend import TraceError, symbolic_trace
 
+from support import marker_line  # noqa: E402
+
 THIS_FILE = __file__
 
 
 def line_of(marker: str) -> int:
-    with open(THIS_FILE) as f:
-        hits = [i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}")]
-    assert len(hits) == 1, (marker, hits)
-    return hits[0]
+    return marker_line(THIS_FILE, marker)
 
 
 class Branchy(nn.Module):
