@@ -60,6 +60,16 @@ def describe(value: Any) -> Any:
     return None
 
 
+def set_node_meta(node: Node, value: Any) -> None:
+    """Record ``value`` on ``node``: ``meta['tensor_meta']`` if it holds tensors, else ``meta['value']``."""
+    node.meta.pop("tensor_meta", None)
+    node.meta.pop("value", None)
+    if _contains_tensor(value):
+        node.meta["tensor_meta"] = describe(value)
+    else:
+        node.meta["value"] = value
+
+
 class ShapeProp(Interpreter):
     """An :class:`Interpreter` over meta tensors that fills in node metadata:
 
@@ -84,12 +94,7 @@ class ShapeProp(Interpreter):
 
     def run_node(self, n: Node) -> Any:
         result = to_meta(super().run_node(n))
-        n.meta.pop("tensor_meta", None)
-        n.meta.pop("value", None)
-        if _contains_tensor(result):
-            n.meta["tensor_meta"] = describe(result)
-        else:
-            n.meta["value"] = result
+        set_node_meta(n, result)
         return result
 
     def get_attr(self, target, args, kwargs) -> Any:

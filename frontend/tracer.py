@@ -16,7 +16,7 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import _as_meta_device, _contains_tensor, describe, to_meta
+from .shape_prop import _as_meta_device, _contains_tensor, describe, set_node_meta, to_meta
 from .source import location_of_code, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
@@ -140,12 +140,7 @@ class Tracer:
 
     def _set_meta(self, node: Node, value: Any) -> None:
         self._meta_values[node] = value
-        node.meta.pop("tensor_meta", None)
-        node.meta.pop("value", None)
-        if _contains_tensor(value):
-            node.meta["tensor_meta"] = describe(value)
-        else:
-            node.meta["value"] = value
+        set_node_meta(node, value)
 
     def _record_meta(self, node: Node) -> None:
         missing: List[Node] = []
