@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -54,7 +54,16 @@ def _leaf_key(leaf):
     return ("static", type(leaf), leaf)
 
 
+def _leaves(args) -> Sequence[Any]:
+    """The pytree leaves of the call's arguments (the common all-tensor call skips pytree work)."""
+    if all(is_array(a) for a in args):
+        return args
+    return pytree.tree_leaves(args)
+
+
 def _signature(args) -> Tuple:
+    if all(is_array(a) for a in args):           # fast path: a flat tuple of tensors / jax arrays
+        return ("flat", tuple(_leaf_key(a) for a in args))
     leaves, spec = pytree.tree_flatten(args)
     return (str(spec), tuple(_leaf_key(leaf) for leaf in leaves))
 
@@ -112,13 +121,17 @@ class CompiledModule:
         self.graph_module = GraphModule(root, graph, class_name=name)
         self._cache: Dict[Tuple, _Entry] = {}
         self._params: Dict[str, Any] = {}
+        self._placeholder_nodes = None
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._check_shard_names()
 
     # -- compilation ---------------------------------------------------------------------------------------------
     def _placeholders(self):
-        return [n for n in self.graph_module.graph.nodes if n.op == "placeholder"]
+        # computed once: the call path must not walk the whole graph on every call
+        if self._placeholder_nodes is None:
+            self._placeholder_nodes = [n for n in self.graph_module.graph.nodes if n.op == "placeholder"]
+        return self._placeholder_nodes
 
     def _state_names(self):
         gm = self.graph_module
@@ -232,6 +245,8 @@ class CompiledModule:
     def _bind(self, args: Tuple, kwargs: Dict[str, Any]) -> Tuple:
         """Arguments in placeholder order; keywords and placeholder defaults fill the rest."""
         placeholders = self._placeholders()
+        if not kwargs and len(args) == len(placeholders):
+            return args
         if len(args) > len(placeholders):
             raise TypeError(f"{self.__name__}() takes {len(placeholders)} arguments but {len(args)} were given")
         bound = list(args)
@@ -247,8 +262,8 @@ class CompiledModule:
             raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {sorted(kwargs)}")
         return tuple(bound)
 
-    def _device_args(self, entry: _Entry, args) -> List[Any]:
-        tensors = [t for t in pytree.tree_leaves(args) if is_array(t)]
+    def _device_args(self, entry: _Entry, leaves) -> List[Any]:
+        tensors = [t for t in leaves if is_array(t)]
         if entry.input_shardings is not None:
             buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
         else:
@@ -258,8 +273,9 @@ class CompiledModule:
     def __call__(self, *args, **kwargs):
         args = self._bind(args, kwargs)
         entry = self._entry(args)
-        shared = any(isinstance(t, torch.Tensor) for t in pytree.tree_leaves(args))   # DLPack views of torch memory
-        outputs = iter(entry.executable(self._device_args(entry, args), wait=shared))
+        leaves = _leaves(args)
+        shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
+        outputs = iter(entry.executable(self._device_args(entry, leaves), wait=shared))
         program = entry.program
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
