@@ -25,6 +25,16 @@ _LITERAL_TYPES = (str, bytes, int, float, bool, complex, type(None), type(Ellips
                   torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum, type)
 
 
+def _check_names(given, params, what: str, kind: str, listed: str, def_loc) -> None:
+    """TraceError unless every key of ``given`` (concrete_args / example_inputs) names one of ``params``."""
+    unknown = set(given) - {p.name for p in params}
+    if unknown:
+        raise TraceError(format_message(
+            f"{what} names {kind} parameter(s) {sorted(unknown)}", def_loc,
+            why=f"the traced signature has {listed} {[p.name for p in params]}",
+            fix=f"use the parameter names of forward() as {what} keys"))
+
+
 class Tracer:
     """Symbolically executes ``forward`` with :class:`Proxy` inputs, recording a :class:`Graph`.
 
@@ -330,12 +340,7 @@ class Tracer:
         code = getattr(inspect.unwrap(fn), "__code__", None)
         def_loc = location_of_code(code) if code is not None else None
         params = list(inspect.signature(fn).parameters.values())[len(bound):]
-        unknown = set(concrete_args) - {p.name for p in params}
-        if unknown:
-            raise TraceError(format_message(
-                f"concrete_args names unknown parameter(s) {sorted(unknown)}", def_loc,
-                why=f"the traced signature has parameters {[p.name for p in params]}",
-                fix="use the parameter names of forward() as concrete_args keys"))
+        _check_names(concrete_args, params, "concrete_args", "unknown", "parameters", def_loc)
         examples = self._bind_examples(params, concrete_args, example_inputs, def_loc)
         fixed: Dict[str, Any] = {}
         pos_args: List[Any] = []
@@ -414,12 +419,7 @@ class Tracer:
         free = [p for p in params if p.name not in concrete_args]
         if isinstance(example_inputs, dict):
             examples = dict(example_inputs)
-            bad = set(examples) - {p.name for p in free}
-            if bad:
-                raise TraceError(format_message(
-                    f"example_inputs names unknown (or concrete) parameter(s) {sorted(bad)}", def_loc,
-                    why=f"the traced signature has free parameters {[p.name for p in free]}",
-                    fix="use the parameter names of forward() as example_inputs keys"))
+            _check_names(examples, free, "example_inputs", "unknown (or concrete)", "free parameters", def_loc)
         else:
             if not isinstance(example_inputs, (tuple, list)):
                 example_inputs = (example_inputs,)
