@@ -77,8 +77,10 @@ def _put(host: np.ndarray, placement: Placement) -> jax.Array:
         aval = _jax_core.ShapedArray(host.shape, host.dtype)
         return _xla_client.batched_device_put(aval, _single_device(placement), [host], [placement], True,
                                               enable_x64=True)
-    with jax.enable_x64(host.dtype.itemsize == 8):
-        return jax.device_put(host, placement)
+    if host.dtype.itemsize == 8:          # jax narrows 64-bit values unless x64 is on: only for this transfer
+        with jax.enable_x64(True):
+            return jax.device_put(host, placement)
+    return jax.device_put(host, placement)
 
 
 def to_device(value, placement: Placement) -> jax.Array:
