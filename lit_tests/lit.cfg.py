@@ -20,8 +20,11 @@ import lit.formats
 config.name = "fxla"
 # lit's internal shell (execute_external=True is deprecated in lit >= 23 and raises).
 config.test_format = lit.formats.ShTest()
-config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "Output", "CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# .py: the torch -> fxla tests of TorchToFxla/ (Python programs printing IR through fxla.testing); helper
+# modules do not live under lit_tests/ (fxla.testing is part of the package), so every other .py is excluded.
+config.suffixes = [".mlir", ".py"]
+config.excludes = ["Inputs", "Output", "CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "lit.local.cfg", "__init__.py", "__pycache__"]
 
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 _obj_root = getattr(config, "fxla_obj_root", None)
