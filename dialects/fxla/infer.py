@@ -135,13 +135,20 @@ def pool(ops, attrs, *, spatial: Optional[int] = None) -> list:
     """Window pooling over the trailing ``spatial`` dims (default: as many as ``kernel_size`` has)."""
     x = ops[0]
     spatial = spatial or len(attrs["kernel_size"])
-    if spatial < 1 or x.rank not in (spatial + 1, spatial + 2):
+    if spatial < 1:
+        raise InferError("attribute 'kernel_size' must have one entry per pooled dim, got none")
+    if x.rank not in (spatial + 1, spatial + 2):
         raise InferError(f"expects a rank-{spatial + 1} or rank-{spatial + 2} input, got rank {x.rank}")
     names = ("kernel_size", "stride", "padding") + (("dilation",) if "dilation" in attrs else ())
     v = _pair_attrs(attrs, names, spatial)
     dilation = v.get("dilation", (1,) * spatial)
     lead = x.rank - spatial
+    for name in ("kernel_size", "stride") + (("dilation",) if "dilation" in v else ()):
+        if any(k < 1 for k in v[name]):
+            raise InferError(f"attribute '{name}' must be positive, got {list(v[name])}")
     for i in range(spatial):
+        if v["padding"][i] < 0:
+            raise InferError(f"attribute 'padding' must be non-negative, got {list(v['padding'])}")
         if v["padding"][i] * 2 > v["kernel_size"][i]:
             raise InferError("padding must be at most half the kernel size")
     out = [_window_out(x.shape[lead + i], v["kernel_size"][i], v["stride"][i], v["padding"][i],

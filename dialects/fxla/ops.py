@@ -25,6 +25,8 @@ from .ops_math import (MATH_OPS, bitwise_and, bitwise_not, bitwise_or, bitwise_x
                        round, sign, silu, sin, softplus, tan, trunc)
 from .ops_reduce import (REDUCE_OPS, all, amax, amin, any, argmax, argmin, cumsum, logsumexp, prod, sort,  # noqa: F401
                          topk, var)
+from .ops_pool import POOL_OPS, max_pool, max_pool_with_indices  # noqa: F401
+from .ops_scan import SCAN_OPS, cummax, cummin, cumprod, logcumsumexp  # noqa: F401
 
 _X = (Operand("input"),)
 _XY = (Operand("lhs"), Operand("rhs"))
@@ -98,7 +100,8 @@ conv = OpDef("conv", "N-d convolution (1-, 2- or 3-D: the spatial rank is the in
                                "spatial dim (empty: none)", default=())),
              infer=infer.conv, torch="torch.nn.functional.conv2d")
 conv2d = conv   # the former name of the op
-max_pool2d = OpDef("max_pool2d", "2-D max pooling over the last two dims (padding counts as -inf).",
+max_pool2d = OpDef("max_pool2d", "2-D max pooling over the last two dims (padding counts as -inf); the 2-D spelling "
+                   "of `fxla.max_pool`, kept for existing IR (the lowering emits `fxla.max_pool`).",
                    (Operand("input", "[N, C, H, W] or [C, H, W]"),),
                    (Attr("kernel_size", I64_ARRAY, "window size"),) + _SPATIAL2 +
                    (Attr("ceil_mode", BOOL, "round output size up", default=False),),
@@ -144,7 +147,7 @@ CORE_OPS = (add, sub, mul, div, maximum, minimum, pow, eq, ne, lt, le, gt, ge,
            linear, matmul, conv, max_pool2d, avg_pool, reshape, permute, sum, mean, layer_norm, constant, convert)
 
 #: Every op of the dialect, in documentation order.
-ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS + REDUCE_OPS
+ALL_OPS = CORE_OPS + INDEXING_OPS + MATH_OPS + REDUCE_OPS + POOL_OPS + SCAN_OPS
 
 #: Op definitions by full name (``"fxla.add"``); used by the verifier and the parser-facing tools.
 BY_NAME = {op.name: op for op in ALL_OPS}

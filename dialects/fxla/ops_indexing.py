@@ -30,9 +30,11 @@ index_select = OpDef("index_select", "Select the entries `index` (1-D) along `di
                      "x[idx]).", (Operand("input"), Operand("index", "[n]", elems=SIGNED_TYPES)), (_DIM,),
                      infer=inf.index_select, torch="torch.index_select")
 scatter = OpDef("scatter", "Functional scatter: a copy of input with self[index[i][j]][j] = src[i][j] "
-                "(dim=0); `reduce='add'` accumulates instead (scatter_add).",
+                "(dim=0); `reduce` combines each scattered value with the one already there instead "
+                "(scatter_add, scatter_reduce with include_self=True: sum, prod, amax, amin).",
                 (Operand("input"), _INDEX, Operand("src", "at least index's shape; only that part is used")),
-                (_DIM, Attr("reduce", STR, "'none' (overwrite) or 'add'", default="none", choices=("none", "add"))),
+                (_DIM, Attr("reduce", STR, "'none' (overwrite), 'add', 'multiply', 'amax' or 'amin' (NaN "
+                            "propagates)", default="none", choices=("none", "add", "multiply", "amax", "amin"))),
                 infer=inf.scatter, torch="torch.scatter")
 where = OpDef("where", "condition ? input : other, broadcasting all three; input/other promote like torch.where.",
               (Operand("condition", elems=BOOL_TYPES), Operand("input"), Operand("other")), infer=inf.where,

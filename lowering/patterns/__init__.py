@@ -6,4 +6,4 @@ one) and attrs its attributes as Python values.  :mod:`fxla.lowering.to_stablehl
 rewrite pattern.
 """
 from .builder import PATTERNS, Builder, pattern  # noqa: F401
-from . import elementwise, indexing, math, nn, reduce  # noqa: F401,E402  (fill the table)
+from . import elementwise, indexing, math, nn, pool, reduce, scan  # noqa: F401,E402  (fill the table)

@@ -72,10 +72,15 @@ def _scatter(b: Builder, x, index, src, *, dim, reduce):
                                          input_batching_dims=[], scatter_indices_batching_dims=[],
                                          scattered_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
     op = hlo.ScatterOp([b.result_type], [x], _coordinates(b, index, dim % rank), [src], dn)
-    combine = hlo.OrOp if xs.elem == "i1" else hlo.AddOp
-    _binary_region(op, xs.elem, (lambda old, new: new) if reduce == "none" else
+    combine = (_BOOL_COMBINE if xs.elem == "i1" else _COMBINE).get(reduce)
+    _binary_region(op, xs.elem, (lambda old, new: new) if combine is None else
                    (lambda old, new: combine(old, new).result))
     return op.results[0]
+
+
+#: scatter's `reduce` -> the StableHLO op combining the value already there with a scattered one (bool: logic)
+_COMBINE = {"add": hlo.AddOp, "multiply": hlo.MulOp, "amax": hlo.MaxOp, "amin": hlo.MinOp}
+_BOOL_COMBINE = {"add": hlo.OrOp, "multiply": hlo.AndOp, "amax": hlo.OrOp, "amin": hlo.AndOp}
 
 
 @pattern(ops.where)

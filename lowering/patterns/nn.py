@@ -146,10 +146,10 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
     return b.convert(hlo.DivOp(total, div).result, b.result.elem)
 
 
-@pattern(ops.max_pool2d)
-def _max_pool2d(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
+@pattern(ops.max_pool, ops.max_pool2d)
+def _max_pool(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
-    lead = xs.rank - 2
+    lead = xs.rank - len(kernel_size)
     pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation)
     return _reduce_window(b, x, b.lowest(xs.elem), hlo.MaxOp, [1] * lead + list(kernel_size),
                           [1] * lead + list(stride), [1] * lead + list(dilation), pads, b.result_type)

@@ -100,8 +100,10 @@ def _adaptive_module(ctx, input, *, mod, n):
 
 register(F.adaptive_avg_pool1d, torch.adaptive_avg_pool1d)(partial(_adaptive_avg_pool, n=1))
 register(F.adaptive_avg_pool2d)(partial(_adaptive_avg_pool, n=2))
+register(F.adaptive_avg_pool3d)(partial(_adaptive_avg_pool, n=3))
 register(torch.nn.AdaptiveAvgPool1d)(partial(_adaptive_module, n=1))
 register(torch.nn.AdaptiveAvgPool2d)(partial(_adaptive_module, n=2))
+register(torch.nn.AdaptiveAvgPool3d)(partial(_adaptive_module, n=3))
 
 
 # -- group_norm --------------------------------------------------------------------------------------------------

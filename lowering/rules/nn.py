@@ -97,24 +97,6 @@ for _n, (_f, _t, _m, _mt) in enumerate(((F.conv1d, F.conv_transpose1d, torch.nn.
     register(_mt)(partial(_conv_module, n=_n, transposed=True))
 
 
-@register(F.max_pool2d, torch.max_pool2d)
-def _max_pool2d(ctx, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                return_indices=False):
-    if return_indices:
-        raise ctx.error("max_pool2d(return_indices=True) is not supported yet", "fxla has no indices output",
-                        "use return_indices=False")
-    kernel = _pair(kernel_size)
-    stride = kernel if stride in (None, [], ()) else _pair(stride)
-    return ctx.emit(ops.max_pool2d, input, kernel_size=kernel, stride=stride, padding=_pair(padding),
-                    dilation=_pair(dilation), ceil_mode=bool(ceil_mode))
-
-
-@register(torch.nn.MaxPool2d)
-def _max_pool2d_module(ctx, input, *, mod):
-    return _max_pool2d(ctx, input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode,
-                       mod.return_indices)
-
-
 def _softmax(ctx, input, dim=None, _stacklevel=3, dtype=None, *, opdef):
     if dim is None:
         raise ctx.error(f"{opdef.mnemonic} without dim is not supported", "torch's implicit dim is deprecated",

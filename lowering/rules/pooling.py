@@ -1,0 +1,141 @@
+"""Max pooling: max_pool1d/2d/3d (fxla.max_pool, or fxla.max_pool_with_indices for return_indices=True) and
+adaptive_max_pool1d/2d/3d (+ their nn modules).
+
+Adaptive windows are torch's [floor(o * size / out), ceil((o + 1) * size / out)).  When every pooled dim divides
+evenly they are a plain strided max pool; otherwise each output's window is gathered (fxla.index_select with a
+constant [out, K] table, K the longest window, shorter windows repeating their last element, which changes no
+maximum and no first-maximum position) and reduced with fxla.amax; indices take the box's first maximum (the
+last NaN when it holds one, as torch) and map it back to a flattened input position through a constant table.
+"""
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import ir
+
+from ..registry import register
+from .indexing import int_constant, reshape
+from .nn import _pair
+
+
+def _max_pool(ctx, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False,
+              *, n, indices=None):
+    kernel = _pair(kernel_size, n)
+    stride = kernel if stride in (None, [], ()) else _pair(stride, n)
+    attrs = dict(kernel_size=kernel, stride=stride, padding=_pair(padding, n), dilation=_pair(dilation, n),
+                 ceil_mode=bool(ceil_mode))
+    if indices if indices is not None else return_indices:
+        return ctx.emit(ops.max_pool_with_indices, input, **attrs)
+    return ctx.emit(ops.max_pool, input, **attrs)
+
+
+def _max_pool_module(ctx, input, *, mod, n):
+    return _max_pool(ctx, input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode,
+                     mod.return_indices, n=n)
+
+
+for _n, _keys in ((1, (F.max_pool1d, torch.max_pool1d)), (2, (F.max_pool2d, torch.max_pool2d)),
+                  (3, (F.max_pool3d, torch.max_pool3d))):
+    register(*_keys)(partial(_max_pool, n=_n))
+    register(getattr(F, f"max_pool{_n}d_with_indices"))(partial(_max_pool, n=_n, indices=True))
+    register(getattr(torch.nn, f"MaxPool{_n}d"))(partial(_max_pool_module, n=_n))
+register(torch.max_pool1d_with_indices)(partial(_max_pool, n=1, indices=True))
+
+
+# -- adaptive max pooling ----------------------------------------------------------------------------------------
+def _windows(size: int, out: int) -> np.ndarray:
+    """[out, K] input positions of each adaptive window, the shorter ones padded with their last position."""
+    bounds = [((o * size) // out, -((-(o + 1) * size) // out)) for o in range(out)]
+    k = max(end - start for start, end in bounds)
+    return np.asarray([[min(start + j, end - 1) for j in range(k)] for start, end in bounds], dtype=np.int64)
+
+
+def _out_sizes(ctx, sizes, output_size, n):
+    out = tuple(s if o is None else int(o) for s, o in zip(sizes, _pair(output_size, n)))
+    if any(o < 1 for o in out):
+        raise ctx.error(f"adaptive_max_pool{n}d: output_size {list(out)} must be positive", "torch rejects it too",
+                        "pass positive output sizes")
+    return out
+
+
+def _boxes(ctx, input, lead, tables):
+    """[*lead, O1, .., On, K1 * .. * Kn]: every output's window, gathered dim by dim."""
+    x = input
+    for i, table in enumerate(tables):
+        d = lead + 2 * i
+        x = ctx.emit(ops.index_select, x, int_constant(ctx, table.reshape(-1)), dim=d)
+        shape = ctx.sig(x).shape
+        x = reshape(ctx, x, shape[:d] + table.shape + shape[d + 1:])
+    n = len(tables)
+    perm = list(range(lead)) + [lead + 2 * i for i in range(n)] + [lead + 2 * i + 1 for i in range(n)]
+    x = ctx.emit(ops.permute, x, dims=perm)
+    shape = ctx.sig(x).shape
+    return reshape(ctx, x, shape[:lead + n] + (math.prod(shape[lead + n:]),))
+
+
+def _box_positions(sizes, tables) -> np.ndarray:
+    """[O1, .., On, K1 * .. * Kn] row-major positions (in the flattened pooled dims) of the box elements."""
+    n = len(tables)
+    pos = np.zeros((), dtype=np.int64)
+    for i, table in enumerate(tables):
+        axes = [1] * (2 * n)
+        axes[2 * i], axes[2 * i + 1] = table.shape
+        pos = pos + table.reshape(axes) * math.prod(sizes[i + 1:])
+    pos = pos.transpose([2 * i for i in range(n)] + [2 * i + 1 for i in range(n)])
+    return pos.reshape(pos.shape[:n] + (-1,))
+
+
+def _first_max_position(ctx, box):
+    """Index along the last dim of ``box`` of torch's pick: the first maximum, or the last NaN if there is one."""
+    first = ctx.emit(ops.argmax, box, dim=-1, keepdim=True)
+    if not is_float(ctx.sig(box).elem):
+        return first
+    nan = ctx.emit(ops.ne, box, box)
+    k = ctx.sig(box).shape[-1]
+    from_end = ctx.emit(ops.argmax, ctx.emit(ops.flip, nan, dims=(-1,)), dim=-1, keepdim=True)
+    last_nan = ctx.emit(ops.sub, ctx.tensor(k - 1, like=from_end), from_end)
+    return ctx.emit(ops.where, ctx.emit(ops.any, nan, dims=(-1,), keepdim=True), last_nan, first)
+
+
+def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indices=None):
+    want_indices = indices if indices is not None else return_indices
+    s = ctx.sig(input)
+    lead = s.rank - n
+    if lead not in (1, 2):
+        raise ctx.error(f"adaptive_max_pool{n}d expects a rank-{n + 1} or rank-{n + 2} input, got rank {s.rank}",
+                        "torch rejects it too", f"pass [N, C, *spatial] or [C, *spatial] with {n} spatial dims")
+    sizes = s.shape[lead:]
+    out = _out_sizes(ctx, sizes, output_size, n)
+    if all(size % o == 0 for size, o in zip(sizes, out)):        # even windows: a plain strided max pool
+        kernel = tuple(size // o for size, o in zip(sizes, out))
+        result = _max_pool(ctx, input, kernel, kernel, 0, 1, False, want_indices, n=n)
+        return tuple(result) if want_indices else result
+    tables = [_windows(size, o) for size, o in zip(sizes, out)]
+    box = _boxes(ctx, input, lead, tables)
+    values = ctx.emit(ops.amax, box, dims=(-1,))
+    if not want_indices:
+        return values
+    pick = _first_max_position(ctx, box)
+    table = _box_positions(sizes, tables)
+    positions = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(table)))
+    positions = ctx.emit(ops.expand, positions, shape=ctx.sig(box).shape)
+    picked = ctx.emit(ops.gather, positions, pick, dim=-1)
+    return values, reshape(ctx, picked, ctx.sig(values).shape)
+
+
+def _adaptive_max_module(ctx, input, *, mod, n):
+    return _adaptive_max_pool(ctx, input, mod.output_size, mod.return_indices, n=n)
+
+
+for _n in (1, 2, 3):
+    register(getattr(F, f"adaptive_max_pool{_n}d"))(partial(_adaptive_max_pool, n=_n))
+    register(getattr(F, f"adaptive_max_pool{_n}d_with_indices"))(partial(_adaptive_max_pool, n=_n, indices=True))
+    register(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"))(partial(_adaptive_max_module, n=_n))
+register(torch.adaptive_max_pool1d)(partial(_adaptive_max_pool, n=1, indices=True))

@@ -1,0 +1,86 @@
+"""Rules of issue #4 against eager: N-d and adaptive max pooling, padding modes, bicubic/area interpolation,
+EmbeddingBag with offsets, einsum diagonals, scans, rot90/kron, scatter_reduce/index_add/index_copy, bilinear."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from test_ops import BF16, F16, F32, FLOATS, I64, add_case, params_of, run_case, t
+
+CASES = []
+case = partial(add_case, CASES)
+
+# -- max pooling of every spatial rank, with indices -------------------------------------------------------------
+case(F.max_pool1d, "F.max_pool1d",
+     lambda x: (F.max_pool1d(x, 2), F.max_pool1d(x, 3, 2, 1, ceil_mode=True), F.max_pool1d(x, 3, 1, 1, dilation=2),
+                F.max_pool1d(x[0], 4, 3)),
+     t(2, 3, 11), dtypes=(F32, BF16, F16))
+case(F.max_pool3d, "F.max_pool3d",
+     lambda x: (F.max_pool3d(x, 2), F.max_pool3d(x, (1, 3, 2), (1, 2, 1), (0, 1, 1)),
+                F.max_pool3d(x, 3, 2, 1, ceil_mode=True), F.max_pool3d(x, 2, 1, dilation=(1, 2, 2))),
+     t(2, 2, 4, 7, 6), dtypes=(F32, BF16, I64))
+case((torch.max_pool1d, torch.max_pool3d), "torch.max_pool1d/3d",
+     lambda x, v: (torch.max_pool1d(x, 3, 2, 1, 1, True), torch.max_pool3d(v, 2, 2, 0, 1, False)),
+     t(2, 3, 8), t(1, 2, 4, 4, 5))
+case(F.max_pool2d_with_indices, "F.max_pool2d_return_indices",
+     lambda x: (F.max_pool2d(x, 2, return_indices=True), F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True),
+                F.max_pool2d(x[0], (2, 3), dilation=(2, 1), return_indices=True)),
+     t(2, 3, 7, 8), dtypes=(F32, BF16, I64))
+case((F.max_pool1d_with_indices, F.max_pool2d_with_indices, F.max_pool3d_with_indices, torch.max_pool1d_with_indices),
+     "max_pool_with_indices",
+     lambda x, y, z: (F.max_pool1d_with_indices(x, 3, 2, 1), F.max_pool2d_with_indices(y, 2, 1),
+                      F.max_pool3d_with_indices(z, 2, ceil_mode=True), torch.max_pool1d_with_indices(x, 2)),
+     t(2, 3, 9), t(1, 2, 5, 5), t(1, 2, 3, 5, 4))
+case(F.max_pool2d_with_indices, "F.max_pool2d_indices_ties_nan_inf",
+     lambda x: (F.max_pool2d(x, 2, return_indices=True), F.max_pool2d(x.masked_fill(x > 1, float("nan")), 3, 1, 1,
+                                                                       return_indices=True),
+                F.max_pool2d(torch.full_like(x, float("-inf")), 2, 2, 1, return_indices=True)),
+     t(2, 3, 6, 6, kind="small"))
+case(nn.MaxPool1d, "nn.MaxPool1d", lambda: nn.MaxPool1d(3, stride=2, padding=1), t(2, 4, 9), module=True,
+     dtypes=(F32, F16))
+case(nn.MaxPool3d, "nn.MaxPool3d", lambda: nn.MaxPool3d(2, ceil_mode=True), t(1, 2, 3, 5, 5), module=True)
+case(nn.MaxPool2d, "nn.MaxPool2d_return_indices", lambda: nn.MaxPool2d(2, return_indices=True), t(2, 3, 6, 5),
+     module=True)
+
+# -- adaptive pooling --------------------------------------------------------------------------------------------
+case(F.adaptive_max_pool2d, "F.adaptive_max_pool2d",
+     lambda x: (F.adaptive_max_pool2d(x, 1), F.adaptive_max_pool2d(x, (3, 2)), F.adaptive_max_pool2d(x, (None, 4)),
+                F.adaptive_max_pool2d(x, (5, 5)), F.adaptive_max_pool2d(x[0], 3)),
+     t(2, 3, 7, 6), dtypes=(F32, BF16))
+case(F.adaptive_max_pool2d_with_indices, "F.adaptive_max_pool2d_indices",
+     lambda x: (F.adaptive_max_pool2d(x, (3, 4), return_indices=True), F.adaptive_max_pool2d(x, 2, True),
+                F.adaptive_max_pool2d(x.masked_fill(x > 1, float("nan")), (4, 3), True)),
+     t(2, 3, 7, 6, kind="small"), dtypes=(F32, BF16))
+case(F.adaptive_max_pool1d, "F.adaptive_max_pool1d",
+     lambda x: (F.adaptive_max_pool1d(x, 3), F.adaptive_max_pool1d(x, 4), F.adaptive_max_pool1d(x, 5, True),
+                F.adaptive_max_pool1d(x, 2, return_indices=True)),
+     t(2, 3, 8), dtypes=(F32, F16))
+case((F.adaptive_max_pool1d_with_indices, F.adaptive_max_pool2d_with_indices, F.adaptive_max_pool3d_with_indices,
+      torch.adaptive_max_pool1d, F.adaptive_max_pool3d), "adaptive_max_pool_with_indices",
+     lambda x, y, z: (F.adaptive_max_pool1d_with_indices(x, 3), F.adaptive_max_pool2d_with_indices(y, (2, 3)),
+                      F.adaptive_max_pool3d_with_indices(z, (2, 3, 2)), torch.adaptive_max_pool1d(x, 4),
+                      F.adaptive_max_pool3d(z, 2)),
+     t(2, 3, 7), t(1, 2, 5, 7), t(1, 2, 3, 5, 4))
+case(nn.AdaptiveMaxPool1d, "nn.AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(3), t(2, 4, 7), module=True)
+case(nn.AdaptiveMaxPool2d, "nn.AdaptiveMaxPool2d", lambda: nn.AdaptiveMaxPool2d((2, 3)), t(2, 4, 5, 7), module=True,
+     dtypes=(F32, BF16))
+case(nn.AdaptiveMaxPool2d, "nn.AdaptiveMaxPool2d_indices", lambda: nn.AdaptiveMaxPool2d(3, return_indices=True),
+     t(2, 4, 5, 7), module=True)
+case(nn.AdaptiveMaxPool3d, "nn.AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d((1, 2, 3)), t(1, 2, 3, 4, 5),
+     module=True)
+
+case(F.adaptive_avg_pool3d, "F.adaptive_avg_pool3d",
+     lambda x: (F.adaptive_avg_pool3d(x, 1), F.adaptive_avg_pool3d(x, (2, 3, 2)), F.adaptive_avg_pool3d(x, (None, 4, 3)),
+                F.adaptive_avg_pool3d(x[0], (3, 5, 1))),
+     t(2, 3, 4, 6, 5), dtypes=FLOATS, tol=2)
+case(nn.AdaptiveAvgPool3d, "nn.AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((1, 2, 3)), t(1, 2, 3, 4, 5),
+     module=True, dtypes=(F32, BF16))
+
+
+@pytest.mark.parametrize("c,dtype", params_of(CASES))
+def test_op(c, dtype):
+    run_case(c, dtype)
