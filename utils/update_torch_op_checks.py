@@ -57,6 +57,14 @@ def input_names(func: ast.FunctionDef, n_args: int) -> List[str]:
     return names if names else ["X", "Y", "Z"][:n_args]
 
 
+def use_value(v: re.Match, captures: Dict[str, str]) -> str:
+    """An SSA value as a check pattern: its capture if it has one (``%0#1`` -> ``%[[SORT]]#1``), else any value."""
+    base, _, index = v.group(0).partition("#")
+    if base in captures:
+        return f"%[[{captures[base]}]]" + (f"#{index}" if index else "")
+    return "%{{.+}}"
+
+
 def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[str]:
     out = [f"# CHECK-LABEL: {label}:"]
     sig = next((ln for ln in lines if "func.func @main" in ln), None)
@@ -81,13 +89,7 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
     for m, ln in ops[:max_ops]:
         results, opname, rest = m.group(1), m.group(2), m.group(3)
 
-        def use(v: re.Match) -> str:
-            base, _, index = v.group(0).partition("#")
-            if base in captures:
-                return f"%[[{captures[base]}]]" + (f"#{index}" if index else "")
-            return "%{{.+}}"
-        rest = escape(rest)
-        rest = VALUE.sub(use, rest)
+        rest = VALUE.sub(lambda v: use_value(v, captures), escape(rest))
         if results:
             base = opname.upper()
             taken[base] = taken.get(base, 0) + 1
@@ -100,10 +102,12 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
     if len(ops) > max_ops:
         out.append(f"# ({len(ops) - max_ops} more fxla ops not checked)")
     ret = next((RET.match(ln) for ln in body if RET.match(ln)), None)
-    if ret is not None and (not ops or len(ops) > max_ops):
+    if ret is not None:
         vals = [v.strip() for v in ret.group(1).split(",")]
-        if all(v in captures and v.startswith("%arg") for v in vals) or not ops:
-            shown = ", ".join(f"%[[{captures[v]}]]" if v in captures else "%{{.+}}" for v in vals)
+        picked = any("#" in v and v.partition("#")[0] in captures for v in vals) and len(vals) == 1
+        if picked or (not ops or len(ops) > max_ops) and all(v in captures and v.startswith("%arg") for v in vals) \
+                or not ops:
+            shown = ", ".join(VALUE.sub(lambda m: use_value(m, captures), v) for v in vals)
             out.append(f"# CHECK:         return {shown}")
     return out
 
