@@ -1,3 +1,3 @@
 """Lowering rules, one small function per torch op family (importing this package fills the table)."""
 from . import (activations, composite, creation, elementwise, indexing, joining, nn, normalization,  # noqa: F401
-               pooling, reductions, shape)
+               padding, pooling, reductions, shape)

@@ -1,4 +1,4 @@
-"""F.pad (constant), batch_norm (eval), rms_norm and scaled_dot_product_attention, as compositions of fxla ops
+"""batch_norm (eval), rms_norm and scaled_dot_product_attention, as compositions of fxla ops
 (half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
 from __future__ import annotations
 
@@ -20,18 +20,6 @@ def _as(ctx, x, elem):
 
 def _work_elem(elem):
     return "f32" if elem in ("f16", "bf16") else elem
-
-
-@register(F.pad)
-def _pad(ctx, input, pad, mode="constant", value=None):
-    if mode != "constant":
-        raise ctx.error(f"F.pad(mode={mode!r}) is not supported yet", "only constant padding has a lowering",
-                        "use mode='constant'")
-    rank = ctx.sig(input).rank
-    low, high = [0] * rank, [0] * rank
-    for i in range(len(pad) // 2):                 # pairs from the last dim backwards, as torch orders them
-        low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-    return ctx.emit(ops.pad, input, low=low, high=high, value=0.0 if value is None else float(value))
 
 
 def _per_channel(ctx, v, rank, elem):

@@ -1,0 +1,82 @@
+"""F.pad in every mode (+ the nn padding modules).
+
+``constant`` is one fxla.pad.  ``reflect``, ``replicate`` and ``circular`` gather each padded dim with a
+constant index list (fxla.index_select): output position o reads input position src(o - low), reflected about
+the edges without repeating them, clamped, or wrapped around.  Negative padding crops first, then the
+remaining padding is applied to the cropped tensor (torch's order, visible in circular mode).
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..registry import register
+from fxla.dialects.fxla import ops
+
+from .indexing import int_constant
+
+
+def _sources(size: int, low: int, high: int, mode: str) -> np.ndarray:
+    """The input position each output position of one dim reads."""
+    start, stop = max(-low, 0), size - max(-high, 0)         # crop first
+    n = stop - start
+    j = np.arange(-max(low, 0), n + max(high, 0))
+    if mode == "replicate":
+        j = np.clip(j, 0, n - 1)
+    elif mode == "circular":
+        j = np.mod(j, n)
+    else:                                                    # reflect: ... 2 1 | 0 1 2 ... n-1 | n-2 ...
+        period = 2 * (n - 1)
+        j = np.abs(np.mod(j, period)) if period else np.zeros_like(j)
+        j = np.where(j > n - 1, period - j, j)
+    return j + start
+
+
+def _check(ctx, size, low, high, mode, dim):
+    n = size - max(-low, 0) - max(-high, 0)
+    if n < 1:
+        raise ctx.error(f"F.pad(mode={mode!r}) crops dim {dim} of size {size} to nothing", "torch rejects it too",
+                        "pad by less")
+    limit = {"reflect": n - 1, "circular": n}.get(mode)
+    if limit is not None and max(low, high) > limit:
+        raise ctx.error(f"F.pad(mode={mode!r}): padding ({low}, {high}) of dim {dim} must be at most {limit} "
+                        f"for a size-{n} dim", "torch rejects it too", "pad by less, or use mode='replicate'")
+
+
+@register(F.pad)
+def _pad(ctx, input, pad, mode="constant", value=None):
+    rank = ctx.sig(input).rank
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise ctx.error(f"F.pad: {len(pad)} padding sizes for a rank-{rank} input", "torch needs pairs, at most "
+                        "one per dim", "pass (low, high) pairs from the last dim backwards")
+    pairs = [(rank - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    if mode == "constant":
+        low, high = [0] * rank, [0] * rank
+        for d, lo, hi in pairs:                    # pairs from the last dim backwards, as torch orders them
+            low[d], high[d] = lo, hi
+        return ctx.emit(ops.pad, input, low=low, high=high, value=0.0 if value is None else float(value))
+    if mode not in ("reflect", "replicate", "circular"):
+        raise ctx.error(f"F.pad(mode={mode!r}) is unknown", "torch accepts constant, reflect, replicate and "
+                        "circular", "use one of those")
+    y = input
+    for d, lo, hi in pairs:
+        size = ctx.sig(y).shape[d]
+        _check(ctx, size, lo, hi, mode, d)
+        src = _sources(size, lo, hi, mode)
+        if not np.array_equal(src, np.arange(size)):
+            y = ctx.emit(ops.index_select, y, int_constant(ctx, src), dim=d)
+    return y
+
+
+def _pad_module(ctx, input, *, mod, mode):
+    return _pad(ctx, input, mod.padding, mode, getattr(mod, "value", None))
+
+
+for _n in (1, 2, 3):
+    for _name, _mode in (("ConstantPad", "constant"), ("ZeroPad", "constant"), ("ReflectionPad", "reflect"),
+                         ("ReplicationPad", "replicate"), ("CircularPad", "circular")):
+        register(getattr(torch.nn, f"{_name}{_n}d"))(partial(_pad_module, mode=_mode))
