@@ -5,17 +5,61 @@ StableHLO, and run them with PJRT.
     y = fast(x)                     # matches model(x)
 
 Stages: :mod:`fxla.frontend` -> :mod:`fxla.lowering` (with :mod:`fxla.dialects`) -> :mod:`fxla.runtime`.
+
+``import fxla`` is cheap: each public name is imported from its stage on first use (PEP 562), so tools that
+only need MLIR (``fxla-opt``, ``import fxla.dialects``) never import torch.
 """
+import importlib
+import sys
+import types
+
 from fxla.errors import FxlaError
-from fxla.frontend import GraphModule, Tracer, TraceError, symbolic_trace, wrap
-from fxla.lowering import LoweringError, UnsupportedOpError
-from fxla.compile import CompiledModule, Stages, compile
+
+__version__ = "0.1.0"
+
+#: public name -> the module it comes from (imported on first access)
+_LAZY = {
+    "compile": "fxla.compile", "CompiledModule": "fxla.compile", "Stages": "fxla.compile",
+    "OptionError": "fxla.compile", "SignatureError": "fxla.compile",
+    "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
+    "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend",
+    "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
+    "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
+    "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
+}
+#: the stage packages, reachable as attributes (``fxla.frontend.Graph``) after a plain ``import fxla``
+_SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
 
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
-           "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError"]
-__version__ = "0.1.0"
-from fxla.export import LoadedModule, export, load
-from fxla.runtime import ArtifactError, Mesh, set_cache_dir
-__all__ += ["export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir"]
-from fxla.compile import OptionError, SignatureError
-__all__ += ["OptionError", "SignatureError"]
+           "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
+           "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
+           "OptionError", "SignatureError"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"fxla.{name}")
+    else:
+        raise AttributeError(f"module 'fxla' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))
+
+
+class _Package(types.ModuleType):
+    """``fxla.compile`` and ``fxla.export`` are functions that live in submodules of the same name.  Importing
+    such a submodule (``from fxla.compile import CompiledModule``) makes Python bind it on this package; keep
+    the function there instead, as an eager ``from fxla.compile import compile`` always did."""
+
+    def __setattr__(self, name, value):
+        if name in ("compile", "export") and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -3,13 +3,34 @@ fxla ``OpDef``\\ s).
 
 Public API: :func:`lower_to_fxla`, :func:`lower_to_stablehlo`, :func:`convert_fxla_to_stablehlo`,
 :func:`register`, :func:`coverage`, :class:`UnsupportedOpError`, :class:`LoweringError`.
+
+The fxla -> StableHLO half (:mod:`.to_stablehlo`, :mod:`.passes`) needs only MLIR and is imported with the
+package; the graph -> fxla half (rule table, :func:`lower_to_fxla`) needs torch and is imported on first use
+of one of its names (PEP 562), so ``fxla-opt`` does not import torch.
 """
+import importlib
+
 from .errors import LoweringError, UnsupportedOpError
-from .registry import RULES, coverage, register
-from .to_fxla import FxlaProgram, check_supported, lower_to_fxla
 from .to_stablehlo import ConversionError, convert_fxla_to_stablehlo, verify_stablehlo
 from .passes import DEFAULT_PIPELINE, PipelineError, lower_to_stablehlo, run_pipeline
+
+#: names of the torch half -> their module; any of them imports :mod:`.to_fxla` first (which fills ``RULES``)
+_LAZY = {"RULES": "registry", "coverage": "registry", "register": "registry",
+         "FxlaProgram": "to_fxla", "check_supported": "to_fxla", "lower_to_fxla": "to_fxla"}
 
 __all__ = ["LoweringError", "UnsupportedOpError", "ConversionError", "RULES", "coverage", "register",
            "FxlaProgram", "check_supported", "lower_to_fxla", "lower_to_stablehlo", "convert_fxla_to_stablehlo",
            "verify_stablehlo", "DEFAULT_PIPELINE", "PipelineError", "run_pipeline"]
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'fxla.lowering' has no attribute {name!r}")
+    importlib.import_module(".to_fxla", __name__)       # the rules, so RULES is complete
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
