@@ -108,6 +108,25 @@ for _name, _args in (("ReflectionPad1d", (2,)), ("ReflectionPad2d", ((1, 2, 2, 0
          dtypes=(F32, BF16) if _name.startswith("Reflection") else (F32,))
 
 
+# -- interpolate: bicubic (A = -0.75, both align_corners) and area -----------------------------------------------
+case(F.interpolate, "F.interpolate_bicubic",
+     lambda x: (F.interpolate(x, scale_factor=2, mode="bicubic"), F.interpolate(x, size=(5, 9), mode="bicubic"),
+                F.interpolate(x, size=(5, 9), mode="bicubic", align_corners=True),
+                F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True),
+                F.interpolate(x, scale_factor=(0.5, 1.3), mode="bicubic"),
+                F.interpolate(x, size=(2, 3), mode="bicubic", align_corners=False),
+                F.interpolate(x, size=(1, 1), mode="bicubic", align_corners=True),
+                F.interpolate(x, scale_factor=1.5, mode="bicubic", recompute_scale_factor=True)),
+     t(2, 3, 4, 6), dtypes=FLOATS, tol=4)
+case(F.interpolate, "F.interpolate_area",
+     lambda x, v, w: (F.interpolate(x, size=(3, 4), mode="area"), F.interpolate(x, scale_factor=0.5, mode="area"),
+                      F.interpolate(x, size=(8, 7), mode="area"), F.interpolate(v, size=5, mode="area"),
+                      F.interpolate(w, size=(2, 3, 2), mode="area")),
+     t(2, 3, 6, 5), t(2, 3, 7), t(1, 2, 4, 5, 3), dtypes=FLOATS, tol=2)
+case(nn.Upsample, "nn.Upsample_bicubic", lambda: nn.Upsample(scale_factor=2, mode="bicubic", align_corners=True),
+     t(1, 2, 3, 4), module=True, dtypes=(F32, BF16), tol=4)
+
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)

@@ -1,8 +1,9 @@
-"""Ops lowered as compositions of fxla ops: pooling (avg / adaptive avg), group_norm, interpolate / nn.Upsample,
+"""Ops lowered as compositions of fxla ops: pooling (avg / adaptive avg), group_norm, interpolate / nn.Upsample
+(nearest, linear modes, bicubic, area),
 addmm / baddbmm, Tensor.type_as, EmbeddingBag, F.normalize and torch.einsum.
 
 Half-precision inputs of the float compositions are computed in f32 and rounded once, like torch's CPU kernels.
-Resampling (adaptive pooling with uneven windows, linear/bilinear/trilinear interpolation) is a product with a
+Resampling (adaptive pooling with uneven windows, linear/bilinear/trilinear/bicubic interpolation) is a product with a
 constant [out, in] weight matrix per spatial dim, built here with torch's index arithmetic.
 """
 from __future__ import annotations
@@ -161,6 +162,34 @@ def _linear_matrix(size, out, scale, align_corners):
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
+def _cubic_weights(t: np.float32, a: np.float32 = np.float32(-0.75)):
+    """torch's cubic convolution coefficients of the 4 taps at offsets -1, 0, 1, 2 (float32, A = -0.75)."""
+    one, two = np.float32(1), np.float32(2)
+
+    def near(x):                  # |x| <= 1
+        return ((a + two) * x - (a + np.float32(3))) * x * x + one
+
+    def far(x):                   # 1 < |x| < 2
+        return ((a * x - np.float32(5) * a) * x + np.float32(8) * a) * x - np.float32(4) * a
+
+    return far(t + one), near(t), near(one - t), far(two - t)
+
+
+def _cubic_matrix(size, out, scale, align_corners):
+    """[out, size] bicubic weights: 4 taps around torch's unclamped source index, taps clamped into the input."""
+    m = np.zeros((out, size))
+    for o in range(out):
+        if align_corners:
+            src = np.float32(o) * (np.float32(size - 1) / np.float32(out - 1)) if out > 1 else np.float32(0)
+        else:
+            src = np.float32(scale) * (np.float32(o) + np.float32(0.5)) - np.float32(0.5)
+        i0 = int(np.floor(src))
+        t = np.float32(src - np.float32(i0))
+        for k, w in enumerate(_cubic_weights(t)):
+            m[o, min(max(i0 - 1 + k, 0), size - 1)] += float(w)
+    return m
+
+
 @register(F.interpolate)
 def _interpolate(ctx, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None, antialias=False):
@@ -191,8 +220,20 @@ def _interpolate(ctx, input, size=None, scale_factor=None, mode="nearest", align
             if not (m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0]))):
                 x = _resample_dim(ctx, x, 2 + i, m)
         return _as(ctx, x, s.elem)
+    if mode == "bicubic":
+        if n != 2:
+            raise ctx.error(f"interpolate(mode='bicubic') expects a rank-4 input, got rank {s.rank}",
+                            "torch rejects it too", "pass an [N, C, H, W] input")
+        x = _as(ctx, input, _work_elem(s.elem))
+        for i in range(n):
+            m = _cubic_matrix(s.shape[2 + i], out[i], scales[i], bool(align_corners))
+            if not (m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0]))):
+                x = _resample_dim(ctx, x, 2 + i, m)
+        return _as(ctx, x, s.elem)
+    if mode == "area":               # torch's definition: adaptive average pooling to the output size
+        return _adaptive_avg_pool(ctx, input, out, n=n)
     raise ctx.error(f"interpolate(mode={mode!r}) is not supported yet", "fxla lowers nearest, nearest-exact, linear, "
-                    "bilinear and trilinear", "use one of those modes")
+                    "bilinear, trilinear, bicubic and area", "use one of those modes")
 
 
 @register(torch.nn.Upsample, torch.nn.UpsamplingNearest2d, torch.nn.UpsamplingBilinear2d)
