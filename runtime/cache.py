@@ -66,6 +66,7 @@ def set_cache_dir(path: Optional[Union[str, os.PathLike]]) -> None:
 
 
 def get_cache_dir() -> Optional[str]:
+    """The default on-disk executable cache directory set by :func:`set_cache_dir` (``None``: no disk cache)."""
     return _default_dir
 
 

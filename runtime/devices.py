@@ -18,6 +18,12 @@ class DeviceError(FxlaError):
 
 
 def resolve_device(device=None) -> jax.Device:
+    """The ``jax.Device`` for ``device``: ``None`` (JAX's default device), ``"cpu"``/``"gpu"``/``"tpu"`` (index 0
+    of that platform), ``"cpu:1"`` (an index), or a ``jax.Device`` (returned as is).
+
+    Raises :class:`DeviceError` for a platform JAX does not find here, a bad or out-of-range index, or another
+    kind of value.
+    """
     if device is None:
         return jax.devices()[0]
     if isinstance(device, jax.Device):
