@@ -96,7 +96,8 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
             name = base if taken[base] == 1 else f"{base}_{taken[base]}"
             for r in re.split(r", ", results):
                 captures[r.split(":")[0]] = name
-            out.append(f'# CHECK:         %[[{name}:.+]] = "fxla.{opname}"{rest}')
+            count = results.split(":")[1] if ":" in results else ""     # %0:2 = ... (a multi-result op)
+            out.append(f'# CHECK:         %[[{name}:.+]]{":" + count if count else ""} = "fxla.{opname}"{rest}')
         else:
             out.append(f'# CHECK:         "fxla.{opname}"{rest}')
     if len(ops) > max_ops:

@@ -255,7 +255,7 @@ def tensor_cumsum_int(x):
 
 # CHECK-LABEL: case torch.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]] = "fxla.sort"(%[[X]]) {descending = true, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
 @case(torch.sort, t(3, 4))
 def sort(x):
     return torch.sort(x, dim=0, descending=True)
@@ -263,7 +263,7 @@ def sort(x):
 
 # CHECK-LABEL: case Tensor.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[SORT:.+]] = "fxla.sort"(%[[X]]) {descending = false, dim = -1 : i64} : (tensor<3x4xi64>) -> (tensor<3x4xi64>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = -1 : i64} : (tensor<3x4xi64>) -> (tensor<3x4xi64>, tensor<3x4xi64>)
 @case(torch.Tensor.sort, t(3, 4, dtype=I64))
 def tensor_sort(x):
     return x.sort()
@@ -271,7 +271,7 @@ def tensor_sort(x):
 
 # CHECK-LABEL: case torch.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]] = "fxla.sort"(%[[X]]) {descending = true, dim = -1 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = -1 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#1
 @case(torch.argsort, t(3, 4))
 def argsort(x):
@@ -280,7 +280,7 @@ def argsort(x):
 
 # CHECK-LABEL: case Tensor.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]] = "fxla.sort"(%[[X]]) {descending = false, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#1
 @case(torch.Tensor.argsort, t(3, 4))
 def tensor_argsort(x):
@@ -289,7 +289,7 @@ def tensor_argsort(x):
 
 # CHECK-LABEL: case torch.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
-# CHECK:         %[[TOPK:.+]] = "fxla.topk"(%[[X]]) {dim = -1 : i64, k = 3 : i64, largest = true} : (tensor<3x8xf32>) -> (tensor<3x3xf32>, tensor<3x3xi64>)
+# CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = -1 : i64, k = 3 : i64, largest = true} : (tensor<3x8xf32>) -> (tensor<3x3xf32>, tensor<3x3xi64>)
 @case(torch.topk, t(3, 8))
 def topk(x):
     return torch.topk(x, 3)
@@ -297,7 +297,7 @@ def topk(x):
 
 # CHECK-LABEL: case Tensor.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
-# CHECK:         %[[TOPK:.+]] = "fxla.topk"(%[[X]]) {dim = 0 : i64, k = 2 : i64, largest = false} : (tensor<3x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
+# CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = 0 : i64, k = 2 : i64, largest = false} : (tensor<3x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
 @case(torch.Tensor.topk, t(3, 8))
 def tensor_topk_smallest(x):
     return x.topk(2, dim=0, largest=False)
