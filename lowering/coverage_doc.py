@@ -26,7 +26,7 @@ KNOWN_UNSUPPORTED = (
     ("`torch.cumprod`, `cummax`, `logcumsumexp`, `torch.kron`, `torch.rot90`, `torch.special.*` (Bessel, i0e, erfcx)",
      "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
-    ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`, `nn.EmbeddingBag` with offsets (1-D input)", "not lowered yet"),
+    ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`", "not lowered yet"),
     ("`torch.einsum` with a repeated subscript in one operand (diagonals)", "not lowered yet"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )

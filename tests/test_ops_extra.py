@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from test_ops import BF16, F16, F32, FLOATS, I64, add_case, params_of, run_case, t
+from test_ops import BF16, F16, F32, FLOATS, I64, add_case, index, params_of, run_case, t
 
 CASES = []
 case = partial(add_case, CASES)
@@ -125,6 +125,47 @@ case(F.interpolate, "F.interpolate_area",
      t(2, 3, 6, 5), t(2, 3, 7), t(1, 2, 4, 5, 3), dtypes=FLOATS, tol=2)
 case(nn.Upsample, "nn.Upsample_bicubic", lambda: nn.Upsample(scale_factor=2, mode="bicubic", align_corners=True),
      t(1, 2, 3, 4), module=True, dtypes=(F32, BF16), tol=4)
+
+
+# -- EmbeddingBag with offsets (bag boundaries are data: sorted from a traced tensor) ----------------------------
+def _offsets(o):
+    """Non-decreasing offsets starting at 0 (empty bags likely), computed in the traced program."""
+    o = torch.sort(o)[0]
+    return o - o[0]
+
+
+case(F.embedding_bag, "F.embedding_bag_offsets",
+     lambda i, w, o, p: (F.embedding_bag(i, w, _offsets(o), mode="sum"), F.embedding_bag(i, w, _offsets(o)),
+                         F.embedding_bag(i, w, _offsets(o), mode="max"),
+                         F.embedding_bag(i, w, _offsets(o), mode="sum", per_sample_weights=p),
+                         F.embedding_bag(i, w, _offsets(o), mode="sum", include_last_offset=True),
+                         F.embedding_bag(i, w, _offsets(o), mode="mean", include_last_offset=True),
+                         F.embedding_bag(i, w, _offsets(o), mode="max", padding_idx=3),
+                         F.embedding_bag(i, w, _offsets(o), mode="mean", padding_idx=-7)),
+     index(12, high=10), t(10, 5), index(5, high=12), t(12), dtypes=(F32, BF16, F16), tol=2)
+case(F.embedding_bag, "F.embedding_bag_2d_padding_idx",
+     lambda i, w: (F.embedding_bag(i, w, mode="sum", padding_idx=2), F.embedding_bag(i, w, padding_idx=2),
+                   F.embedding_bag(i, w, mode="max", padding_idx=2)),
+     index(4, 3, high=4), t(4, 6), dtypes=(F32, BF16), tol=2)
+
+
+class _Bag(nn.Module):
+    """An nn.EmbeddingBag called with 1-D input and offsets (a buffer: a runtime tensor of the compiled program)."""
+
+    def __init__(self, mode, include_last_offset=False, padding_idx=None):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, 4, mode=mode, include_last_offset=include_last_offset, padding_idx=padding_idx)
+        self.register_buffer("offsets", torch.tensor([0, 2, 2, 5, 7]))
+
+    def forward(self, x):
+        return self.bag(x, self.offsets)
+
+
+case(nn.EmbeddingBag, "nn.EmbeddingBag_offsets_sum", lambda: _Bag("sum"), index(9, high=10), module=True)
+case(nn.EmbeddingBag, "nn.EmbeddingBag_offsets_mean_last", lambda: _Bag("mean", True), index(9, high=10),
+     module=True, dtypes=(F32, BF16), tol=2)
+case(nn.EmbeddingBag, "nn.EmbeddingBag_offsets_max_padding", lambda: _Bag("max", padding_idx=1), index(9, high=10),
+     module=True)
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))

@@ -1,3 +1,3 @@
 """Lowering rules, one small function per torch op family (importing this package fills the table)."""
-from . import (activations, composite, creation, elementwise, indexing, joining, nn, normalization,  # noqa: F401
-               padding, pooling, reductions, shape)
+from . import (activations, composite, creation, elementwise, embedding_bag, indexing, joining, nn,  # noqa: F401
+               normalization, padding, pooling, reductions, shape)

@@ -1,6 +1,6 @@
 """Ops lowered as compositions of fxla ops: pooling (avg / adaptive avg), group_norm, interpolate / nn.Upsample
 (nearest, linear modes, bicubic, area),
-addmm / baddbmm, Tensor.type_as, EmbeddingBag, F.normalize and torch.einsum.
+addmm / baddbmm, Tensor.type_as, F.normalize and torch.einsum.
 
 Half-precision inputs of the float compositions are computed in f32 and rounded once, like torch's CPU kernels.
 Resampling (adaptive pooling with uneven windows, linear/bilinear/trilinear/bicubic interpolation) is a product with a
@@ -266,40 +266,6 @@ def _type_as(ctx, input, other):
     if ctx.sig(input).elem == ctx.result_sig.elem:
         return input
     return ctx.emit(ops.convert, input, result_type=ctx.result_type)
-
-
-# -- EmbeddingBag ------------------------------------------------------------------------------------------------
-@register(F.embedding_bag)
-def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
-                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    if offsets is not None or ctx.sig(input).rank != 2:
-        raise ctx.error("embedding_bag with 1-D input and offsets is not supported yet",
-                        "bag sizes given by offsets are data-dependent", "pass a 2-D [bags, bag_size] input")
-    if max_norm is not None or padding_idx is not None:
-        raise ctx.error("embedding_bag(max_norm=/padding_idx=) is not supported yet", "not lowered",
-                        "drop those arguments")
-    bags, size = ctx.sig(input).shape
-    dim = ctx.sig(weight).shape[1]
-    rows = ctx.emit(ops.index_select, weight, reshape(ctx, input, (bags * size,)), dim=0)
-    rows = reshape(ctx, rows, (bags, size, dim))
-    if per_sample_weights is not None:
-        if mode != "sum":
-            raise ctx.error("per_sample_weights needs mode='sum'", "torch rejects it too", "use mode='sum'")
-        rows = ctx.emit(ops.mul, rows, reshape(ctx, per_sample_weights, (bags, size, 1)))
-    if mode == "sum":
-        return ctx.emit(ops.sum, rows, dims=(1,))
-    if mode == "mean":
-        return ctx.emit(ops.mean, rows, dims=(1,))
-    if mode == "max":
-        return ctx.emit(ops.amax, rows, dims=(1,))
-    raise ctx.error(f"embedding_bag(mode={mode!r}) is unknown", "torch accepts sum, mean, max", "use one of those")
-
-
-@register(torch.nn.EmbeddingBag)
-def _embedding_bag_module(ctx, input, offsets=None, per_sample_weights=None, *, mod):
-    return _embedding_bag(ctx, input, ctx.param(f"{ctx.node.target}.weight"), offsets, mod.max_norm, mod.norm_type,
-                          mode=mod.mode, per_sample_weights=per_sample_weights,
-                          include_last_offset=mod.include_last_offset, padding_idx=mod.padding_idx)
 
 
 # -- F.normalize -------------------------------------------------------------------------------------------------
