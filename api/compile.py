@@ -16,6 +16,8 @@ from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_dev
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
+from .dispatch import call_plan, fast_key
+
 
 class OptionError(FxlaError):
     """An ``fxla.compile`` option with a value fxla does not support."""
@@ -120,6 +122,7 @@ class CompiledModule:
         name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
         self.graph_module = GraphModule(root, graph, class_name=name)
         self._cache: Dict[Tuple, _Entry] = {}
+        self._plans: Dict[Tuple, Any] = {}             # fast_key -> call plan of a compiled signature
         self._params: Dict[str, Any] = {}
         self._placeholder_nodes = None
         functools.update_wrapper(self, fn, updated=())
@@ -271,14 +274,28 @@ class CompiledModule:
         return buffers + [self._params[name] for name in entry.program.param_names]
 
     def __call__(self, *args, **kwargs):
-        args = self._bind(args, kwargs)
-        entry = self._entry(args)
-        leaves = _leaves(args)
+        if not kwargs:
+            plan = self._plans.get(fast_key(args))
+            if plan is not None:
+                return plan(args)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """The general call path; it also records the fast call plan of a signature (see fxla.dispatch)."""
+        bound = self._bind(args, kwargs)
+        entry = self._entry(bound)
+        leaves = _leaves(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         outputs = iter(entry.executable(self._device_args(entry, leaves), wait=shared))
         program = entry.program
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
+        if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:
+            key = fast_key(args)
+            if key is not None:
+                self._plans[key] = call_plan(entry.executable, args,
+                                            [self._params[name] for name in program.param_names], self.output,
+                                            program.output_spec, program.output_static)
         return pytree.tree_unflatten(values, program.output_spec)
 
     # -- interop -------------------------------------------------------------------------------------------------

@@ -67,6 +67,11 @@ def _single_device(device: jax.Device) -> jax.sharding.SingleDeviceSharding:
     return jax.sharding.SingleDeviceSharding(device)
 
 
+@functools.lru_cache(maxsize=4096)
+def _aval(shape, dtype) -> _jax_core.ShapedArray:
+    return _jax_core.ShapedArray(shape, dtype)
+
+
 def _put(host: np.ndarray, placement: Placement) -> jax.Array:
     """Host array -> device array keeping its exact dtype (64-bit types too); aliases aligned CPU memory.
 
@@ -74,13 +79,29 @@ def _put(host: np.ndarray, placement: Placement) -> jax.Array:
     ~3 µs a call instead of ~27 µs through ``jax.device_put``'s generic argument handling.
     """
     if isinstance(placement, jax.Device):
-        aval = _jax_core.ShapedArray(host.shape, host.dtype)
-        return _xla_client.batched_device_put(aval, _single_device(placement), [host], [placement], True,
-                                              enable_x64=True)
+        return _xla_client.batched_device_put(_aval(host.shape, host.dtype), _single_device(placement), [host],
+                                              [placement], True, enable_x64=True)
     if host.dtype.itemsize == 8:          # jax narrows 64-bit values unless x64 is on: only for this transfer
         with jax.enable_x64(True):
             return jax.device_put(host, placement)
     return jax.device_put(host, placement)
+
+
+def tensor_to_device(t: torch.Tensor, device: jax.Device) -> jax.Array:
+    """A torch tensor on one device (the call path's hot spot: no pytree or generic argument handling).
+
+    On the CPU, placing an aligned numpy view aliases the tensor's memory (no copy).  It is used instead of
+    DLPack on purpose: a DLPack-imported buffer is freed through torch's deleter, which takes the GIL from
+    XLA's worker thread and aborts the process when that happens during interpreter exit (measured: 20-60 %
+    of short scripts died with "terminate called without an active exception").
+    """
+    if t.requires_grad:
+        t = t.detach()
+    if not t.is_cpu:
+        t = t.cpu()
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return _put(_numpy(t), device)
 
 
 def to_device(value, placement: Placement) -> jax.Array:
@@ -89,28 +110,61 @@ def to_device(value, placement: Placement) -> jax.Array:
         if _placed(value, placement):
             return value
         return jax.device_put(value, placement)
+    if isinstance(placement, jax.Device):
+        return tensor_to_device(value, placement)
     t = value.detach()
     if t.device.type != "cpu":
         t = t.cpu()
-    t = t.contiguous()
-    # On the CPU, placing an aligned numpy view aliases the tensor's memory (no copy).  It is used instead of
-    # DLPack on purpose: a DLPack-imported buffer is freed through torch's deleter, which takes the GIL from
-    # XLA's worker thread and aborts the process when that happens during interpreter exit (measured: 20-60 %
-    # of short scripts died with "terminate called without an active exception").
-    return _put(_numpy(t), placement)
+    return _put(_numpy(t.contiguous()), placement)
+
+
+class _HostView:
+    """Exposes a single-device CPU ``jax.Array``'s buffer to numpy as a writable array (and keeps it alive)."""
+
+    __slots__ = ("__array_interface__", "array")
+
+    def __init__(self, array: jax.Array, typestr: str):
+        self.array = array
+        self.__array_interface__ = {"shape": array.shape, "typestr": typestr, "version": 3,
+                                    "data": (array.unsafe_buffer_pointer(), False)}
+
+
+# numpy typestr and torch dtype of the zero-copy view of each result dtype (bf16: viewed as int16, then cast).
+_VIEW = {np.dtype(d): (np.dtype(v).str, t) for d, v, t in (
+    (np.float32, np.float32, None), (np.float16, np.float16, None), (np.float64, np.float64, None),
+    (np.int8, np.int8, None), (np.int16, np.int16, None), (np.int32, np.int32, None), (np.int64, np.int64, None),
+    (np.uint8, np.uint8, None), (np.bool_, np.bool_, None), (ml_dtypes.bfloat16, np.int16, torch.bfloat16))}
+
+
+def cpu_view(array: jax.Array, view=None) -> torch.Tensor:
+    """A zero-copy torch view of a single-device CPU array's buffer (which it keeps alive); waits for the value.
+
+    Nothing else refers to a program's result buffer, so writing to the tensor is safe.  ``view``: the
+    array's entry of ``_VIEW`` (looked up when not given).
+    """
+    if view is None:
+        view = _VIEW.get(array.dtype)
+        if view is None:                   # a dtype torch has no zero-copy view of: copy
+            return from_device(array)
+    array.block_until_ready()
+    if array.size == 0:
+        out = torch.from_numpy(np.empty(array.shape, view[0]))
+    else:
+        out = torch.from_numpy(np.asarray(_HostView(array, view[0])))
+    return out if view[1] is None else out.view(view[1])
 
 
 def from_device(array: jax.Array) -> torch.Tensor:
-    """A torch view of a device array (zero-copy on the CPU for a single-device array)."""
-    if array.dtype in (np.int64, np.float64) or array.dtype == np.bool_ or len(array.devices()) > 1:
-        host = np.asarray(array)
-        if host.dtype == ml_dtypes.bfloat16:
-            return torch.from_numpy(host.view(np.int16).copy()).view(torch.bfloat16)
-        return torch.from_numpy(host.copy())
-    try:
-        return torch.from_dlpack(array)
-    except (RuntimeError, TypeError, BufferError):
-        return torch.from_numpy(np.asarray(array).copy())
+    """A torch tensor of a device array: a zero-copy view for a single-device CPU array (:func:`cpu_view`),
+    else a copy through the host.  Returns once the value is computed."""
+    view = _VIEW.get(array.dtype)
+    if view is not None and len(array.sharding.device_set) == 1 and array.is_fully_addressable \
+            and next(iter(array.sharding.device_set)).platform == "cpu":
+        return cpu_view(array, view)
+    host = np.asarray(array)
+    if host.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(host.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(host.copy())
 
 
 def example_tensor(value) -> torch.Tensor:

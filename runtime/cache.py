@@ -1,13 +1,15 @@
-"""fxla's on-disk cache of compiled PJRT executables (so a second process does not recompile).
+"""fxla's on-disk cache of compiled executables (so a second process does not recompile).
 
-JAX's persistent compilation cache (``jax_compilation_cache_dir``) only covers ``jax.jit``: fxla compiles with
-``Client.compile_and_load`` directly, which never consults it (measured: the cache directory stays empty).  So
-fxla keeps its own cache: one file per executable, named by a SHA-256 of
+fxla keeps its own cache, per module (``cache_dir=``) or per process (:func:`set_cache_dir`), instead of
+turning on JAX's persistent compilation cache, which is a process-wide setting of the user's JAX (and does not
+cover the partitioned programs fxla compiles with ``Client.compile_and_load``).  One file per executable, named
+by a SHA-256 of
 
     the StableHLO text (or bytecode) + platform + device kind + platform version + number of devices
     + partitioning options + jaxlib version + this file format's version,
 
-holding ``LoadedExecutable.serialize()`` behind a magic header and a SHA-256 of the payload.  Files are written
+holding the serialized executable (single device: JAX's ``serialize_executable`` of the ``Compiled``;
+partitioned: ``LoadedExecutable.serialize()``) behind a magic header and a SHA-256 of the payload.  Files are written
 atomically (a temporary file in the same folder, then ``os.replace``), so a crash or a concurrent writer never
 leaves a half-written entry under the final name.  An entry that is unreadable, fails its checksum or that
 PJRT refuses to deserialize is ignored with a :class:`CacheWarning` and recompiled (and rewritten).
@@ -26,7 +28,7 @@ import jaxlib
 from fxla.errors import FxlaError
 
 MAGIC = b"FXLAEXE1"
-_FORMAT = "1"
+_FORMAT = "2"   # 2: single-device entries hold a serialized jax Compiled
 SUFFIX = ".fxlaexe"
 
 

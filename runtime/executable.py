@@ -1,8 +1,13 @@
-"""Compiling verified StableHLO text with PJRT and running it on device buffers.
+"""Compiling verified StableHLO text and running it on device buffers.
 
-Single-device programs compile for one ``jax.Device``; partitioned ones (see :mod:`fxla.runtime.sharding`) for
-every device of a mesh through XLA's SPMD partitioner (Shardy).  With a cache directory, executables are
-serialized to / deserialized from fxla's on-disk cache (:mod:`fxla.runtime.cache`).
+Single-device programs are compiled through JAX's ahead-of-time API: the module is wrapped in the
+``fxla_call`` primitive (:mod:`fxla.runtime.jax_interop`), traced with ``jax.jit(...).lower(...)`` for the
+program's exact argument types on one ``jax.Device`` and compiled.  XLA inlines the wrapper away, so the
+executable is the program's own; what this buys is JAX's C++ dispatch path — a call costs what a ``jax.jit``
+call costs (a few µs), where driving the PJRT executable from Python costs 2–3× more.  Partitioned programs
+(see :mod:`fxla.runtime.sharding`) are compiled with PJRT directly for every device of a mesh through XLA's
+SPMD partitioner (Shardy).  With a cache directory, executables are serialized to / deserialized from fxla's
+on-disk cache (:mod:`fxla.runtime.cache`).
 """
 from __future__ import annotations
 
@@ -10,30 +15,54 @@ import time
 from typing import List, Optional, Sequence, Union
 
 import jax
+import ml_dtypes
 import numpy as np
+from jax.experimental import serialize_executable as _serialize
 from jax.extend import backend as jax_backend
 from jaxlib import xla_client
 
 from fxla.errors import FxlaError
 
 from . import cache as _cache
+from .jax_interop import stablehlo_function
 from .sharding import Partitioning, annotate, named_sharding, signature_of
+
+# MLIR element type -> numpy dtype of the jax.Array carrying it.
+_NUMPY_OF_MLIR = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
+                  "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+                  "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
+                  "complex<f32>": np.complex64, "complex<f64>": np.complex128}
+_NUMPY_OF_MLIR.update({mlir: getattr(ml_dtypes, name) for mlir, name in (
+    ("i2", "int2"), ("ui2", "uint2"), ("i4", "int4"), ("ui4", "uint4"), ("f8E4M3FN", "float8_e4m3fn"),
+    ("f8E5M2", "float8_e5m2"), ("f8E4M3FNUZ", "float8_e4m3fnuz"), ("f8E5M2FNUZ", "float8_e5m2fnuz"),
+    ("f8E4M3B11FNUZ", "float8_e4m3b11fnuz"), ("f8E3M4", "float8_e3m4"), ("f8E4M3", "float8_e4m3"),
+    ("f8E8M0FNU", "float8_e8m0fnu"), ("f4E2M1FN", "float4_e2m1fn")) if hasattr(ml_dtypes, name)})
 
 
 class CompileError(FxlaError):
     """XLA rejected a module (an fxla bug or a backend limitation)."""
 
 
-class Executable:
-    """A loaded PJRT executable; ``__call__`` takes and returns ``jax.Array``\\ s.
+def numpy_dtype(mlir_type: str) -> np.dtype:
+    """The numpy dtype of a ``jax.Array`` holding MLIR element type ``mlir_type`` (``"f32"``, ``"i64"``…)."""
+    try:
+        return np.dtype(_NUMPY_OF_MLIR[mlir_type])
+    except KeyError:
+        raise CompileError(f"the program has a value of MLIR type {mlir_type}, which fxla's runtime cannot "
+                           f"hold in a jax.Array\nfix: use one of {sorted(_NUMPY_OF_MLIR)}") from None
 
-    Single device: arguments live on :attr:`device`.  Partitioned: arguments are global arrays laid out as
-    :attr:`in_shardings` says, results are global arrays with :attr:`out_shardings`.
+
+class Executable:
+    """A compiled program; ``__call__`` takes and returns lists of ``jax.Array``\\ s.
+
+    Single device: arguments live on :attr:`device`; the call goes through JAX's C++ dispatch (a
+    ``jax.stages.Compiled``).  Partitioned: arguments are global arrays laid out as :attr:`in_shardings` says,
+    results are global arrays with :attr:`out_shardings`.
     """
 
-    def __init__(self, loaded, device: jax.Device, text, *, partitioning: Optional[Partitioning] = None,
+    def __init__(self, runner, device: jax.Device, text, *, partitioning: Optional[Partitioning] = None,
                  from_cache: bool = False, compile_seconds: float = 0.0, out_shapes=None):
-        self._loaded = loaded
+        self._runner = runner                 # jax.stages.Compiled (single device) or a PJRT LoadedExecutable
         self.device = device
         self.stablehlo = text
         self.partitioning = partitioning
@@ -46,6 +75,14 @@ class Executable:
             self.out_shardings = [named_sharding(mesh, s) for s in partitioning.out_specs]
 
     @property
+    def runner(self):
+        """Single device: the compiled program as a ``jax.stages.Compiled`` — call it with the arguments
+        positionally, it returns the list of results (the fast path of :class:`fxla.CompiledModule`)."""
+        if self.partitioning is not None:
+            raise CompileError("a partitioned executable has no single-device runner\nfix: call the Executable")
+        return self._runner
+
+    @property
     def devices(self) -> List[jax.Device]:
         return self.partitioning.devices if self.partitioning is not None else [self.device]
 
@@ -55,11 +92,10 @@ class Executable:
         Pass ``wait=True`` when an argument shares memory with a torch tensor: the caller may change that
         tensor as soon as the call returns, so the program must have read it by then.
         """
-        args = list(args)
-        results = self._loaded.execute_sharded(args).disassemble_into_single_device_arrays()
         if self.partitioning is None:
-            outs = [outs[0] for outs in results]
+            outs = self._runner(*args)
             return jax.block_until_ready(outs) if wait else outs
+        results = self._runner.execute_sharded(list(args)).disassemble_into_single_device_arrays()
         outs = [jax.make_array_from_single_device_arrays(shape, sharding, shards)
                 for shape, sharding, shards in zip(self._out_shapes, self.out_shardings, results)]
         # Back-to-back un-synchronised partitioned runs with collectives deadlock the CPU client on small
@@ -68,26 +104,64 @@ class Executable:
 
     def hlo_text(self) -> str:
         """XLA's optimised HLO for this executable."""
-        return self._loaded.hlo_modules()[0].to_string() if hasattr(self._loaded, "hlo_modules") else \
-            self._loaded.get_hlo_text()
+        if self.partitioning is None:
+            return self._runner.as_text()
+        loaded = self._runner
+        return loaded.hlo_modules()[0].to_string() if hasattr(loaded, "hlo_modules") else loaded.get_hlo_text()
 
-    def serialize(self) -> bytes:
-        return self._loaded.serialize()
 
-
-def _options(partitioning: Optional[Partitioning], devices: Sequence[jax.Device]):
+def _options(partitioning: Partitioning):
     options = xla_client.CompileOptions()
+    devices = partitioning.devices
     # Without an explicit assignment XLA assumes device 0, and buffers on e.g. cpu:1 are then rejected.
     ids = np.array([d.id for d in devices]).reshape(1, len(devices))
     options.device_assignment = xla_client.DeviceAssignment.create(ids)
-    if partitioning is not None:
-        n = len(partitioning.devices)
-        options.num_replicas = 1
-        options.num_partitions = n
-        build = options.executable_build_options
-        build.use_spmd_partitioning = True
-        build.use_shardy_partitioner = True
+    options.num_replicas = 1
+    options.num_partitions = len(devices)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
     return options
+
+
+def _as_text(program: Union[str, bytes]) -> str:
+    """StableHLO text of ``program`` (text, MLIR bytecode or a StableHLO portable artifact)."""
+    if isinstance(program, str):
+        return program
+    from jax.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+    with jax_mlir.make_ir_context() as ctx:
+        try:
+            module = stablehlo.deserialize_portable_artifact(ctx, bytes(program))
+        except Exception:  # noqa: BLE001  (not an artifact: plain MLIR bytecode)
+            try:
+                module = ir.Module.parse(bytes(program))
+            except Exception as err:  # noqa: BLE001
+                raise CompileError(f"cannot read the program: it is neither StableHLO text, MLIR bytecode nor "
+                                   f"a portable artifact ({err})\nfix: pass the module as StableHLO text") from None
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def _trees(n_in: int, n_out: int):
+    in_tree = jax.tree_util.tree_structure(((0,) * n_in, {}))
+    out_tree = jax.tree_util.tree_structure([0] * n_out)
+    return in_tree, out_tree
+
+
+def _jax_compile(text: str, device: jax.Device, signature) -> "jax.stages.Compiled":
+    (ins, outs) = signature
+    in_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in ins]
+    out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in outs]
+    call = stablehlo_function(text, in_avals, out_avals, check_x64=False)
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding) for a in in_avals]
+    def fxla_main(*xs):                 # names XLA's module: HloModule jit_fxla_main
+        return list(call(*xs))
+
+    # keep_unused: every parameter stays an argument, so the call signature is the program's.
+    with jax.enable_x64(True):          # 64-bit arguments/results keep their width (JAX narrows them otherwise)
+        return jax.jit(fxla_main, keep_unused=True).lower(*specs).compile()
 
 
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
@@ -101,10 +175,9 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     locations, so the same program traced from another line or file still hits).
     """
     key_source = cache_text if cache_text is not None else text
+    text = _as_text(text)
     out_shapes = None
     if partitioning is not None:
-        if not isinstance(text, str):
-            raise CompileError("partitioned compilation needs StableHLO text\nfix: pass the module as text")
         text = annotate(text, partitioning)
         out_shapes = [shape for shape, _ in signature_of(text)[1]]
         devices = partitioning.devices
@@ -114,34 +187,48 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
             device = jax.devices()[0]
         devices = [device]
     backend = jax_backend.get_backend(device.platform)
-    options = _options(partitioning, devices)
-    device_list = xla_client.DeviceList(tuple(devices))
+    signature = signature_of(text)
     cache_dir = cache_dir if cache_dir is not None else _cache.get_cache_dir()
     disk = key = None
     if cache_dir is not None:
         disk = _cache.DiskCache(cache_dir)
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
+                       f"device={device.id}/jax-{jax.__version__}/"
                        f"{partitioning.fingerprint() if partitioning else 'single'}")
         key = _cache.cache_key(key_source, fingerprint)
         payload = disk.load(key)
         if payload is not None:
             try:
-                loaded = backend.deserialize_executable(payload, device_list, options)
+                runner = _deserialize(payload, backend, devices, partitioning, signature)
             except Exception as err:  # noqa: BLE001  (PJRT raises JaxRuntimeError on a bad blob)
-                disk.corrupt(key, f"PJRT could not deserialize it ({str(err).splitlines()[0]})")
+                disk.corrupt(key, f"it could not be deserialized ({str(err).splitlines()[0]})")
             else:
                 _cache.STATS.disk_hits += 1
-                return Executable(loaded, device, text, partitioning=partitioning, from_cache=True,
+                return Executable(runner, device, text, partitioning=partitioning, from_cache=True,
                                   out_shapes=out_shapes)
     start = time.perf_counter()
     try:
-        loaded = backend.compile_and_load(text, device_list, options)
+        if partitioning is None:
+            runner = _jax_compile(text, device, signature)
+        else:
+            runner = backend.compile_and_load(text, xla_client.DeviceList(tuple(devices)), _options(partitioning))
+    except FxlaError:
+        raise
     except Exception as err:  # jaxlib raises XlaRuntimeError (a RuntimeError) with XLA's message
         raise CompileError(f"XLA could not compile the module for {device}:\n{err}\n"
                            f"fix: report this with `fxla-dump --stage stablehlo` output") from err
     seconds = time.perf_counter() - start
     _cache.STATS.compiles += 1
     if disk is not None:
-        disk.store(key, loaded.serialize())
-    return Executable(loaded, device, text, partitioning=partitioning, compile_seconds=seconds,
+        disk.store(key, runner.serialize() if partitioning is not None else _serialize.serialize(runner)[0])
+    return Executable(runner, device, text, partitioning=partitioning, compile_seconds=seconds,
                       out_shapes=out_shapes)
+
+
+def _deserialize(payload: bytes, backend, devices, partitioning, signature):
+    if partitioning is not None:
+        return backend.deserialize_executable(payload, xla_client.DeviceList(tuple(devices)),
+                                              _options(partitioning))
+    in_tree, out_tree = _trees(len(signature[0]), len(signature[1]))
+    return _serialize.deserialize_and_load(payload, in_tree, out_tree, backend=backend,
+                                           execution_devices=jax.devices(devices[0].platform))

@@ -89,11 +89,15 @@ ad.primitive_jvps[fxla_call_p] = _no_jvp
 
 
 def stablehlo_function(text: str, in_avals: Sequence[jax.core.ShapedArray],
-                       out_avals: Sequence[jax.core.ShapedArray]):
-    """A JAX-traceable function ``f(*args) -> list of arrays`` running the StableHLO ``@main`` of ``text``."""
+                       out_avals: Sequence[jax.core.ShapedArray], *, check_x64: bool = True):
+    """A JAX-traceable function ``f(*args) -> list of arrays`` running the StableHLO ``@main`` of ``text``.
+
+    ``check_x64``: refuse 64-bit values when JAX runs with x64 off (JAX arrays could not carry them).  The
+    runtime passes ``False``: it traces and compiles under ``jax.enable_x64(True)`` itself.
+    """
     in_avals: Tuple = tuple(in_avals)
     out_avals: Tuple = tuple(out_avals)
-    if not jax.config.jax_enable_x64:
+    if check_x64 and not jax.config.jax_enable_x64:
         wide = [a for a in in_avals + out_avals if np.dtype(a.dtype).itemsize == 8]
         if wide:
             raise InteropError(f"the program uses 64-bit values ({wide[0].dtype}) but JAX runs with x64 off, so "

@@ -39,16 +39,28 @@ def close(got, want):
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Every call of an Executable: (argument buffers, result buffers)."""
+    """Every run of a compiled program, through the general path (``Executable.__call__``) or a call plan
+    (``Executable.runner``): (argument buffers, result buffers)."""
     calls = []
     original = Executable.__call__
+    original_runner = Executable.runner.fget
 
     def spy(self, args, **kw):
         out = original(self, args, **kw)
         calls.append((list(args), list(out)))
         return out
 
+    def runner_spy(self):
+        run = original_runner(self)
+
+        def spied(*args):
+            out = run(*args)
+            calls.append((list(args), list(out)))
+            return out
+        return spied
+
     monkeypatch.setattr(Executable, "__call__", spy)
+    monkeypatch.setattr(Executable, "runner", property(runner_spy))
     return calls
 
 
