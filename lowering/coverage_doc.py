@@ -27,7 +27,6 @@ KNOWN_UNSUPPORTED = (
      "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
     ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`", "not lowered yet"),
-    ("`torch.einsum` with a repeated subscript in one operand (diagonals)", "not lowered yet"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 

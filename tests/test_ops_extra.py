@@ -168,6 +168,15 @@ case(nn.EmbeddingBag, "nn.EmbeddingBag_offsets_max_padding", lambda: _Bag("max",
      module=True)
 
 
+# -- einsum with repeated subscripts in one operand (diagonals) --------------------------------------------------
+case(torch.einsum, "torch.einsum_diagonal",
+     lambda a, b, c, v: (torch.einsum("ii->i", a), torch.einsum("ii", a), torch.einsum("bii->bi", b),
+                         torch.einsum("bii", b), torch.einsum("iji->j", c), torch.einsum("ii,i->i", a, v),
+                         torch.einsum("bii,bjj->bij", b, b), torch.einsum("...ii->...i", b),
+                         torch.einsum("iii->i", v[:, None, None] * a), torch.einsum("ij,ii->j", a, a)),
+     t(4, 4), t(2, 4, 4), t(4, 3, 4), t(4), dtypes=(F32, BF16, I64), tol=2)
+
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)

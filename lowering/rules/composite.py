@@ -308,9 +308,6 @@ def _parse_einsum(ctx, equation, ranks):
         if len(t) != r:
             raise ctx.error(f"einsum term '{t}' does not match a rank-{r} operand", "torch rejects it too",
                             "name one subscript per dim")
-        if len(set(t)) != len(t):
-            raise ctx.error(f"einsum with a repeated subscript in one operand ('{t}', a diagonal) is not supported "
-                            "yet", "diagonals have no lowering", "use torch.diagonal")
         expanded.append(t)
     if arrow:
         out = rhs.replace("...", ell)
@@ -321,6 +318,29 @@ def _parse_einsum(ctx, equation, ranks):
                 counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c in counts if counts[c] == 1 and c not in ell))
     return expanded, out
+
+
+def _einsum_diagonal(ctx, x, term):
+    """Take the diagonal of every subscript repeated within ``term`` ('ii' -> 'i'): the two dims moved last,
+    merged into one of n * n elements and sliced with stride n + 1."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        p = term.index(c)
+        q = term.index(c, p + 1)
+        shape = ctx.sig(x).shape
+        if shape[p] != shape[q]:
+            raise ctx.error(f"einsum subscript '{c}' is repeated for dims of sizes {shape[p]} and {shape[q]}",
+                            "a diagonal needs equal sizes; torch rejects it too", "fix the equation")
+        n = shape[p]
+        rest = [i for i in range(len(term)) if i not in (p, q)]
+        if rest + [p, q] != list(range(len(term))):
+            x = ctx.emit(ops.permute, x, dims=rest + [p, q])
+        lead = tuple(shape[i] for i in rest)
+        x = reshape(ctx, x, lead + (n * n,))
+        starts, limits, strides = [0] * (len(lead) + 1), list(lead) + [n * n], [1] * len(lead) + [n + 1]
+        x = ctx.emit(ops.slice, x, start=starts, limit=limits, stride=strides)
+        term = "".join(term[i] for i in rest) + c
+    return x, term
 
 
 def _einsum_reduce(ctx, x, term, keep):
@@ -368,6 +388,7 @@ def _einsum(ctx, equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     terms, out = _parse_einsum(ctx, equation, [ctx.sig(x).rank for x in operands])
+    operands, terms = zip(*(_einsum_diagonal(ctx, x, t) for x, t in zip(operands, terms)))
     x, t = operands[0], terms[0]
     for i in range(1, len(operands)):
         later = set(out).union(*terms[i + 1:])
