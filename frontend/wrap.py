@@ -67,7 +67,12 @@ def _make_wrapper(fn: Callable) -> Callable:
 
 
 def wrap(fn_or_name: Union[str, Callable]) -> Callable:
-    """Make a function a tracing leaf; see the module docstring."""
+    """Make a function a tracing leaf: called with a :class:`Proxy` argument it is recorded as one
+    ``call_function`` node (target: the original function) instead of being traced into.
+
+    ``@wrap`` on a function returns the wrapper; ``wrap("name")`` at module level rebinds that global of the
+    calling module to the wrapper.  Only calls through the wrapper are leaves; with concrete values it runs.
+    """
     if callable(fn_or_name):
         return _make_wrapper(fn_or_name)
     caller_globals = sys._getframe(1).f_globals

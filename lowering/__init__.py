@@ -12,15 +12,16 @@ import importlib
 
 from .errors import LoweringError, UnsupportedOpError
 from .to_stablehlo import ConversionError, convert_fxla_to_stablehlo, verify_stablehlo
-from .passes import DEFAULT_PIPELINE, PipelineError, lower_to_stablehlo, run_pipeline
+from .passes import DEFAULT_PIPELINE, PassFailure, PipelineError, lower_to_stablehlo, run_pipeline
 
 #: names of the torch half -> their module; any of them imports :mod:`.to_fxla` first (which fills ``RULES``)
 _LAZY = {"RULES": "registry", "coverage": "registry", "register": "registry",
-         "FxlaProgram": "to_fxla", "check_supported": "to_fxla", "lower_to_fxla": "to_fxla"}
+         "FxlaProgram": "to_fxla", "check_supported": "to_fxla", "lower_to_fxla": "to_fxla",
+         "LoweringContext": "context"}
 
 __all__ = ["LoweringError", "UnsupportedOpError", "ConversionError", "RULES", "coverage", "register",
            "FxlaProgram", "check_supported", "lower_to_fxla", "lower_to_stablehlo", "convert_fxla_to_stablehlo",
-           "verify_stablehlo", "DEFAULT_PIPELINE", "PipelineError", "run_pipeline"]
+           "verify_stablehlo", "DEFAULT_PIPELINE", "PipelineError", "PassFailure", "run_pipeline", "LoweringContext"]
 
 
 def __getattr__(name):

@@ -18,7 +18,8 @@ from ..mlir import ir
 from .types import ALL_TYPES, FLOAT_TYPES, Sig
 
 SEGMENTS = "operandSegmentSizes"
-ANY_ELEM = "*"          # an inferred element type the op leaves free
+#: the element type of an inferred result that the op leaves to its creator (e.g. ``convert``'s)
+ANY_ELEM = "*"
 _REQUIRED = object()
 
 
@@ -229,6 +230,7 @@ def sig_of(t: ir.Type) -> Optional[Sig]:
 
 
 def type_of(sig: Sig) -> ir.RankedTensorType:
+    """The MLIR tensor type of ``sig`` (the inverse of :func:`sig_of`); needs an active MLIR context."""
     return ir.RankedTensorType.get(list(sig.shape), ir.Type.parse(sig.elem))
 
 

@@ -7,3 +7,5 @@ rewrite pattern.
 """
 from .builder import PATTERNS, Builder, pattern  # noqa: F401
 from . import elementwise, indexing, math, nn, pool, reduce, scan  # noqa: F401,E402  (fill the table)
+
+__all__ = ["PATTERNS", "Builder", "pattern"]
