@@ -20,11 +20,30 @@ from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
 from jaxlib.mlir.dialects import chlo, func  # noqa: F401
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 from jaxlib.mlir._mlir_libs._mlir import rewrite  # noqa: F401  (raw native rewrite API; no public wrapper in 0.10.2)
+from jaxlib.mlir._mlir_libs._mlir import globals as _bindings_globals
 
 __all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context", "strict_context",
            "location_parts", "register_stablehlo_passes"]
 
 _passes_registered = False
+_dialect_module_registered = False
+
+
+def _register_fxla_dialect_module() -> None:
+    """Make the bindings find a Python module for the ``fxla`` dialect namespace (this package), once.
+
+    Whenever the bindings wrap an op (``value.owner``, the ops a rewrite pattern receives) they look up the
+    Python module of its dialect, importing ``<prefix>.<namespace>`` for every search prefix; a namespace with
+    no module is never remembered, so each wrapped ``fxla.*`` op cost three failing imports (a file-system
+    search each).  With ``fxla.dialects`` as a search prefix the lookup succeeds once (``fxla.dialects.fxla``
+    registers no op classes, so ops stay generic ``OpView``\ s) and is cached for the rest of the process.
+    """
+    global _dialect_module_registered
+    if not _dialect_module_registered:
+        if "fxla.dialects" not in _bindings_globals.dialect_search_modules:
+            _bindings_globals.append_dialect_search_prefix("fxla.dialects")
+        _bindings_globals._check_dialect_module_loaded("fxla")
+        _dialect_module_registered = True
 
 
 def register_stablehlo_passes() -> None:
@@ -45,6 +64,7 @@ def strict_context() -> ir.Context:
 
 def fxla_context() -> ir.Context:
     """A context in which generic-form ``fxla.*`` ops may be created and parsed (fxla's own context)."""
+    _register_fxla_dialect_module()
     ctx = strict_context()
     ctx.allow_unregistered_dialects = True
     return ctx

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from dataclasses import dataclass
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
 from .interpreter import Interpreter
-from .node import Node, map_aggregate
+from .node import _IMPURE_FUNCTIONS, Node, map_aggregate
 
 __all__ = ["TensorMeta", "ShapeProp", "propagate_shapes"]
 
@@ -70,6 +71,144 @@ def set_node_meta(node: Node, value: Any) -> None:
         node.meta["value"] = value
 
 
+# ---- memoising meta results -------------------------------------------------------------------------------------
+# Running an op on meta tensors costs 100-1000 µs (torch's Python meta kernels, decompositions, FakeTensor-style
+# checks), so graphs that repeat ops -- every layer of a transformer, a chain of elementwise ops -- spend most of
+# shape propagation recomputing the same answer.  Within one run, a node whose op is a known side-effect-free torch
+# op, whose arguments are meta tensors and plain immutable values, and whose result is tensors (and such values) is
+# looked up by (op, argument signature); a hit rebuilds fresh meta tensors with the recorded
+# shape/stride/offset/dtype instead of running the kernel.  Anything else runs as before.
+
+class _NoKey(Exception):
+    """The value cannot be part of a memo key / template (unknown type, tensor subclass, ...)."""
+
+
+_SCALAR_TYPES = (int, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
+_EMPTY_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs", "_backward_hooks",
+                "_backward_pre_hooks", "_forward_hooks_always_called")
+_MODULE_INTERNALS = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
+                               "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                               "_load_state_dict_post_hooks", *_EMPTY_HOOKS})
+
+
+def _tensor_sig(t: torch.Tensor) -> tuple:
+    if type(t) is not torch.Tensor or t.device.type != "meta" or t.requires_grad or t.is_conj() or t.is_neg():
+        raise _NoKey
+    return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype)
+
+
+def _key_of(v: Any) -> Any:
+    """A hashable description of an argument that fixes everything a meta kernel can depend on."""
+    tv = type(v)
+    if tv is torch.Tensor:
+        return ("T",) + _tensor_sig(v)
+    if tv is float:
+        return (float, v.hex())                 # -0.0 and 0.0 differ; NaN equals NaN
+    if tv in _SCALAR_TYPES:
+        return (tv, v)
+    if tv is torch.Size:
+        return (torch.Size, tuple(v))
+    if tv is tuple or tv is list:
+        return (tv, tuple(_key_of(e) for e in v))
+    if tv is dict:
+        if not all(type(k) is str for k in v):
+            raise _NoKey
+        return (dict, tuple((k, _key_of(e)) for k, e in v.items()))
+    if tv is slice:
+        return (slice, _key_of(v.start), _key_of(v.stop), _key_of(v.step))
+    if v is Ellipsis:
+        return (type(Ellipsis),)
+    raise _NoKey
+
+
+class _MetaSpec:
+    """A meta tensor of a recorded result, rebuilt on every memo hit."""
+
+    __slots__ = ("shape", "stride", "offset", "dtype")
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.shape, self.stride, self.offset, self.dtype = _tensor_sig(t)
+
+    def make(self) -> torch.Tensor:
+        t = torch.empty_strided(self.shape, self.stride, dtype=self.dtype, device="meta")
+        return t.as_strided(self.shape, self.stride, self.offset) if self.offset else t
+
+
+def _template(v: Any) -> Any:
+    """The result with every tensor replaced by a :class:`_MetaSpec` (containers rebuilt), or ``_NoKey``."""
+    tv = type(v)
+    if tv is torch.Tensor:
+        return _MetaSpec(v)
+    if tv is float or tv in _SCALAR_TYPES or tv is torch.Size:
+        return v
+    if tv is tuple or tv is list:
+        return tv(_template(e) for e in v)
+    if isinstance(v, tuple) and hasattr(type(v), "n_sequence_fields"):     # torch.return_types.*
+        return tv(tuple(_template(e) for e in v))
+    raise _NoKey
+
+
+def _instantiate(t: Any) -> Any:
+    tt = type(t)
+    if tt is _MetaSpec:
+        return t.make()
+    if tt is tuple or tt is list:
+        return tt(_instantiate(e) for e in t)
+    if isinstance(t, tuple) and hasattr(tt, "n_sequence_fields"):
+        return tt(tuple(_instantiate(e) for e in t))
+    return t
+
+
+def _has_spec(t: Any) -> bool:
+    if type(t) is _MetaSpec:
+        return True
+    return isinstance(t, (tuple, list)) and any(_has_spec(e) for e in t)
+
+
+_OPERATOR_MODULES = ("_operator", "operator")
+
+
+def _pure_function(target: Any) -> bool:
+    """A torch function / ``operator`` function / Tensor method without side effects on its arguments."""
+    try:
+        if target in _IMPURE_FUNCTIONS:
+            return False
+    except TypeError:                            # unhashable callable
+        return False
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return False                             # aten ops: in-place ones are not spelled with a trailing _
+    name = getattr(target, "__name__", "")
+    if not isinstance(name, str) or name.endswith("_"):
+        return False                             # in-place variants (relu_, add_) and dunders
+    module = getattr(target, "__module__", None)
+    if module in _OPERATOR_MODULES:
+        return getattr(operator, name, None) is target
+    if isinstance(module, str):
+        return module == "torch" or module.startswith("torch.")
+    return getattr(torch.Tensor, name, None) is target        # method descriptors (torch.Tensor.view)
+
+
+def _module_key(mod: torch.nn.Module) -> tuple:
+    """Type, configuration and state signature of a stock ``torch.nn`` layer without submodules or hooks."""
+    cls = type(mod)
+    if not (cls.__module__ == "torch.nn" or cls.__module__.startswith("torch.nn.")) or mod._modules:
+        raise _NoKey
+    d = mod.__dict__
+    if any(d.get(h) for h in _EMPTY_HOOKS) or _global_module_hooks():
+        raise _NoKey
+    config = tuple((k, _key_of(v)) for k, v in sorted(d.items()) if k not in _MODULE_INTERNALS)
+    state = tuple((k, None if t is None else (tuple(t.shape), t.dtype))
+                  for k, t in itertools.chain(mod._parameters.items(), mod._buffers.items()))
+    return (cls, config, state)
+
+
+def _global_module_hooks() -> bool:
+    from torch.nn.modules import module as m
+    return any(getattr(m, h, None) for h in ("_global_forward_hooks", "_global_forward_pre_hooks",
+                                              "_global_forward_hooks_always_called", "_global_backward_hooks",
+                                              "_global_backward_pre_hooks"))
+
+
 class ShapeProp(Interpreter):
     """An :class:`Interpreter` over meta tensors that fills in node metadata:
 
@@ -84,7 +223,16 @@ class ShapeProp(Interpreter):
     computed or allocated.  Device arguments are retargeted to ``meta``.
     """
 
+    def __init__(self, module: torch.nn.Module, graph=None) -> None:
+        super().__init__(module, graph)
+        # (op, target, argument key) -> result template; only for ShapeProp itself (a subclass may override how
+        # ops run, which a memo hit would bypass)
+        self._memo: Optional[Dict[Any, Any]] = {} if type(self) is ShapeProp else None
+        self.memo_hits = 0
+
     def run(self, *args: Any) -> Any:
+        if self._memo is not None:
+            self._memo.clear()
         return super().run(*to_meta(args))
 
     def fetch_args_kwargs_from_env(self, n: Node) -> Tuple[Tuple, Dict[str, Any]]:
@@ -93,8 +241,50 @@ class ShapeProp(Interpreter):
         return map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
 
     def run_node(self, n: Node) -> Any:
-        result = to_meta(super().run_node(n))
+        if self._memo is None or n.op not in ("call_function", "call_method", "call_module"):
+            result = to_meta(super().run_node(n))
+        else:
+            result = self._run_memoised(n)
         set_node_meta(n, result)
+        return result
+
+    def _memo_key(self, n: Node, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        op, target = n.op, n.target
+        if "out" in kwargs:
+            return None                          # out= resizes its argument
+        if op == "call_function":
+            if not _pure_function(target):
+                return None
+            head = target
+        elif op == "call_method":
+            if not isinstance(target, str) or target.endswith("_"):
+                return None
+            head = target
+        else:
+            head = _module_key(self.fetch_attr(target))
+        key = (op, head, _key_of(args), _key_of(kwargs))
+        hash(key)                                # an unhashable piece fails here (TypeError), not in the dict
+        return key
+
+    def _run_memoised(self, n: Node) -> Any:
+        args, kwargs = self.fetch_args_kwargs_from_env(n)
+        try:
+            key = self._memo_key(n, args, kwargs)
+        except (_NoKey, TypeError):
+            key = None
+        if key is not None:
+            template = self._memo.get(key)
+            if template is not None:
+                self.memo_hits += 1
+                return _instantiate(template)
+        result = to_meta(self._opcode_impl[n.op](n.target, args, kwargs))
+        if key is not None:
+            try:
+                template = _template(result)
+            except _NoKey:
+                template = None
+            if template is not None and _has_spec(template):
+                self._memo[key] = template
         return result
 
     def get_attr(self, target, args, kwargs) -> Any:
