@@ -116,16 +116,20 @@ class Graph:
     # ---- node list ---------------------------------------------------------------------
     @property
     def nodes(self) -> _NodeList:
+        """The nodes in graph order: a live view (``len``, iteration, ``reversed``); iterate over
+        ``list(graph.nodes)`` to edit the graph meanwhile."""
         return _NodeList(self)
 
     @property
     def output_node(self) -> Optional[Node]:
+        """The ``output`` node (``None`` while the graph has none)."""
         for n in reversed(self.nodes):
             if n.op == "output":
                 return n
         return None
 
     def find_nodes(self, op: str, target: Target = None) -> List[Node]:
+        """The nodes with opcode ``op`` (and, if given, target ``target``), in graph order."""
         return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
 
     # ---- node creation -----------------------------------------------------------------
@@ -169,17 +173,21 @@ class Graph:
 
     def call_function(self, the_function: Callable, args: Optional[Tuple] = None,
                       kwargs: Optional[Dict[str, Any]] = None, type_expr: Optional[Any] = None) -> Node:
+        """A ``call_function`` node: ``the_function(*args, **kwargs)``."""
         return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name: str, args: Optional[Tuple] = None,
                     kwargs: Optional[Dict[str, Any]] = None, type_expr: Optional[Any] = None) -> Node:
+        """A ``call_method`` node: ``args[0].<method_name>(*args[1:], **kwargs)``."""
         return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
 
     def call_module(self, module_name: str, args: Optional[Tuple] = None,
                     kwargs: Optional[Dict[str, Any]] = None, type_expr: Optional[Any] = None) -> Node:
+        """A ``call_module`` node: the submodule ``owning_module.<module_name>`` called with the arguments."""
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def output(self, result: Argument, type_expr: Optional[Any] = None) -> Node:
+        """The ``output`` node returning ``result`` (a node or a nested tuple/list/dict of them)."""
         return self.create_node("output", "output", (result,), {}, type_expr=type_expr)
 
     def node_copy(self, node: Node, arg_transform: Callable[[Node], Argument] = lambda x: x) -> Node:
@@ -335,6 +343,7 @@ class Graph:
         return "\n".join([fmt(rows[0]), fmt(tuple("-" * w for w in widths))] + [fmt(r) for r in rows[1:]])
 
     def print_tabular(self) -> None:
+        """Print :meth:`tabular`."""
         print(self.tabular())
 
     def python_code(self, root_name: str = "self"):

@@ -93,6 +93,7 @@ class GraphModule(torch.nn.Module):
 
     @property
     def graph(self) -> Graph:
+        """The module's :class:`Graph`; assigning a new one makes this its owner and recompiles."""
         return self._graph
 
     @graph.setter
@@ -110,6 +111,7 @@ class GraphModule(torch.nn.Module):
 
     @property
     def code(self) -> str:
+        """The generated Python source of ``forward``."""
         return self._code
 
     def recompile(self):
@@ -126,6 +128,7 @@ class GraphModule(torch.nn.Module):
         return python_code
 
     def print_readable(self, print_output: bool = True) -> str:
+        """The generated code as a ``class <Name>(torch.nn.Module)`` listing; printed unless ``print_output=False``."""
         body = "".join(f"    {line}\n" for line in self._code.splitlines())
         text = f"class {type(self).__name__}(torch.nn.Module):\n{body}"
         if print_output:

@@ -40,6 +40,7 @@ class Interpreter:
                              "call_module": self.call_module, "output": self.output}
 
     def run(self, *args: Any) -> Any:
+        """Execute the graph on ``args`` (bound to the placeholders in order) and return the output's value."""
         self.env = {}
         self.args_iter = iter(args)
         for node in self.graph.nodes:
@@ -58,14 +59,17 @@ class Interpreter:
         return None
 
     def run_node(self, n: Node) -> Any:
+        """Execute one node: fetch its arguments from ``env`` and call the method named after its opcode."""
         args, kwargs = self.fetch_args_kwargs_from_env(n)
         return self._opcode_impl[n.op](n.target, args, kwargs)
 
     def fetch_args_kwargs_from_env(self, n: Node) -> Tuple[Tuple, Dict[str, Any]]:
+        """``n``'s args and kwargs with every input node replaced by its value in ``env``."""
         lookup = self.env.__getitem__
         return map_arg(n.args, lookup), map_arg(n.kwargs, lookup)
 
     def fetch_attr(self, target: str) -> Any:
+        """The attribute at dotted path ``target`` of the module."""
         obj = self.module
         for atom in target.split("."):
             obj = getattr(obj, atom)
@@ -73,6 +77,7 @@ class Interpreter:
 
     # ---- one method per opcode ---------------------------------------------------------------
     def placeholder(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """The next input (``*name``: the remaining ones; ``**name``: ``{}``), else the default in ``args[0]``."""
         if target.startswith("**"):
             return {}
         if target.startswith("*"):
@@ -85,17 +90,22 @@ class Interpreter:
             raise TypeError(f"missing value for graph input {target!r}") from None
 
     def get_attr(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """The module attribute ``target`` (a parameter, buffer or constant)."""
         return self.fetch_attr(target)
 
     def call_function(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """``target(*args, **kwargs)``."""
         return target(*args, **kwargs)
 
     def call_method(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """``args[0].<target>(*args[1:], **kwargs)``."""
         self_obj, *rest = args
         return getattr(self_obj, target)(*rest, **kwargs)
 
     def call_module(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """Call the submodule ``target`` with the arguments."""
         return self.fetch_attr(target)(*args, **kwargs)
 
     def output(self, target: Target, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        """The value the graph returns (``args[0]``)."""
         return args[0]

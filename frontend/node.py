@@ -144,6 +144,7 @@ class Node:
     # ---- arguments and use-lists -------------------------------------------------------
     @property
     def args(self) -> Tuple:
+        """The positional arguments (a tuple); assigning them updates the use-lists."""
         return self._args
 
     @args.setter
@@ -152,6 +153,7 @@ class Node:
 
     @property
     def kwargs(self) -> Dict[str, Any]:
+        """The keyword arguments (a dict); assigning them updates the use-lists."""
         return self._kwargs
 
     @kwargs.setter

@@ -224,6 +224,7 @@ class Attribute(Proxy):
 
     @property
     def node(self) -> Node:
+        """The ``getattr`` node, created on first use (not created when the attribute is only called)."""
         if self._node is None:
             import builtins
             self._node = self.tracer.create_proxy("call_function", builtins.getattr,

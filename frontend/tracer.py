@@ -113,6 +113,7 @@ class Tracer:
         return node
 
     def proxy(self, node: Node) -> Proxy:
+        """Wrap ``node`` in a :class:`Proxy` of this tracer (override to return a Proxy subclass)."""
         return Proxy(node, self)
 
     def create_proxy(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],

@@ -96,6 +96,7 @@ class Attr:
 
     @property
     def required(self) -> bool:
+        """Whether the attribute has no default (it must be given)."""
         return self.default is _REQUIRED
 
 
@@ -130,14 +131,17 @@ class OpDef:
 
     @property
     def is_variadic(self) -> bool:
+        """Whether an operand is variadic (e.g. ``fxla.concat``'s inputs)."""
         return any(o.variadic for o in self.operands)
 
     @property
     def name(self) -> str:
+        """The op's full name, ``fxla.<mnemonic>``."""
         return f"fxla.{self.mnemonic}"
 
     @property
     def has_optional(self) -> bool:
+        """Whether an operand is optional."""
         return any(o.optional for o in self.operands)
 
     # -- building -----------------------------------------------------------------------------------------------
@@ -193,6 +197,7 @@ class OpDef:
 
     # -- reading ------------------------------------------------------------------------------------------------
     def python_attrs_from(self, mlir_attrs: Dict[str, ir.Attribute]) -> Dict[str, Any]:
+        """The op's attributes as Python values, absent optional ones at their defaults."""
         values = {}
         for a in self.attributes:
             if a.name in mlir_attrs:

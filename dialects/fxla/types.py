@@ -28,6 +28,7 @@ class Sig:
 
     @property
     def rank(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     def __str__(self) -> str:

@@ -35,6 +35,7 @@ class InternalMatch:
 
     @property
     def anchor(self) -> Node:
+        """The first returning node of the match."""
         return self.returning_nodes[0]
 
     def internal_nodes(self) -> List[Node]:

@@ -31,13 +31,16 @@ class Builder:
 
     @staticmethod
     def sig(value: ir.Value) -> Sig:
+        """The :class:`Sig` (shape, element type) of ``value``."""
         return sig_of(value.type)
 
     @staticmethod
     def type(shape: Sequence[int], elem: str) -> ir.RankedTensorType:
+        """The tensor type of ``shape`` and element type ``elem`` (e.g. ``'f32'``)."""
         return type_of(Sig(tuple(shape), elem))
 
     def convert(self, value: ir.Value, elem: str) -> ir.Value:
+        """``value`` converted to element type ``elem`` (unchanged if it has it already)."""
         sig = self.sig(value)
         if sig.elem == elem:
             return value
@@ -57,6 +60,7 @@ class Builder:
         return hlo.BroadcastInDimOp(self.type(shape, self.sig(value).elem), value, list(dims)).result
 
     def splat(self, value, elem: str, shape: Sequence[int] = ()) -> ir.Value:
+        """A constant tensor of ``shape`` filled with the Python number ``value``."""
         t = self.type(shape, elem)
         scalar_type = t.element_type
         attr = ir.FloatAttr.get(scalar_type, float(value)) if is_float(elem) else \
@@ -64,6 +68,7 @@ class Builder:
         return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, attr)).result
 
     def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+        """``value`` reshaped to ``shape`` (unchanged if it has it already)."""
         sig = self.sig(value)
         if sig.shape == tuple(shape):
             return value
