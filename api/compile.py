@@ -11,12 +11,14 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
+from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo
 from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
 from .dispatch import call_plan, fast_key
+from .per_shape import PerShapeTraces
 
 
 class OptionError(FxlaError):
@@ -80,6 +82,27 @@ def _describe(value) -> str:
     return repr(value)
 
 
+def _meta(value):
+    """Shape/dtype description of a (nested) call argument, for comparison with a trace's specialisation."""
+    if is_array(value):
+        return TensorMeta(tuple(value.shape), value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_meta(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _meta(v) for k, v in value.items()}
+    return value
+
+
+def _meta_text(meta) -> str:
+    if isinstance(meta, TensorMeta):
+        return f"{str(meta.dtype).rpartition('.')[2]}{list(meta.shape)}"
+    if isinstance(meta, (tuple, list)):
+        return type(meta).__name__ + "(" + ", ".join(_meta_text(m) for m in meta) + ")"
+    if isinstance(meta, dict):
+        return "dict(" + ", ".join(f"{k}={_meta_text(v)}" for k, v in meta.items()) + ")"
+    return repr(meta)
+
+
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
 
 
@@ -95,7 +118,7 @@ class CompiledModule:
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
-                 cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None):
+                 cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False):
         if output not in ("torch", "jax"):
             raise OptionError(f"output={output!r} is not supported\nfix: pass output='torch' (default) or "
                               f"output='jax'")
@@ -116,17 +139,27 @@ class CompiledModule:
         self.mesh = as_mesh(mesh) if mesh is not None else None
         self.device = self.mesh.devices.flat[0] if self.mesh is not None else resolve_device(device)
         self.shard: Dict[str, Any] = dict(shard or {})
-        tracer = tracer or Tracer()
-        graph = tracer.trace(fn, concrete_args=concrete_args)
-        root = tracer.root
-        name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
-        self.graph_module = GraphModule(root, graph, class_name=name)
         self._cache: Dict[Tuple, _Entry] = {}
         self._plans: Dict[Tuple, Any] = {}             # fast_key -> call plan of a compiled signature
         self._params: Dict[str, Any] = {}
         self._placeholder_nodes = None
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard)
+        self._per_shape: Optional[PerShapeTraces] = None
+        if concrete_shapes:
+            if tracer is not None:
+                raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
+                                  "tracer= cannot be combined with it\nfix: drop one of the two options")
+            self._per_shape = PerShapeTraces(self, fn, concrete_args)
+            self.graph_module = None          # set by each new input signature's trace
+            return
+        tracer = tracer or Tracer()
+        graph = tracer.trace(fn, concrete_args=concrete_args)
+        if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
+            graph.meta["specialization"] = fn.specialization
+        name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
+        self.graph_module = GraphModule(tracer.root, graph, class_name=name)
         self._check_shard_names()
 
     # -- compilation ---------------------------------------------------------------------------------------------
@@ -151,6 +184,9 @@ class CompiledModule:
 
     def lower(self, *example_inputs) -> Stages:
         """Trace/lower/verify for ``example_inputs`` and return the IR of every stage (nothing is executed)."""
+        if self._per_shape is not None:
+            module, values = self._per_shape.module_for(example_inputs, {})
+            return module.lower(*values)
         example_inputs = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, example_inputs)
         program = lower_to_fxla(self.graph_module, example_inputs)
         fxla_text = program.text()
@@ -211,7 +247,26 @@ class CompiledModule:
                                     f"{len(out_leaves)} tensor outputs\nfix: count tensor inputs/outputs from 0")
         return Partitioning(self.mesh, specs, [])      # out_specs: filled in once the result types are known
 
+    def _check_specialization(self, args) -> None:
+        """A shape-specialised GraphModule (a concrete_shapes trace) only runs on the inputs it was traced for."""
+        spec = self.graph_module.specialization
+        if not spec:
+            return
+        traced = spec["inputs"]
+        got = {node.target: _meta(value) for node, value in zip(self._placeholders(), args)}
+        bad = [name for name in got if name in traced and _meta_text(traced[name]) != _meta_text(got[name])]
+        if bad:
+            want = ", ".join(f"{n}={_meta_text(traced[n])}" for n in bad)
+            have = ", ".join(f"{n}={_meta_text(got[n])}" for n in bad)
+            raise SignatureError(f"{self.__name__} was traced with concrete shapes for inputs ({want}) and cannot "
+                                 f"run on ({have})\n"
+                                 f"why: shape-dependent Python (sizes, shape branches) ran while tracing and its "
+                                 f"results are baked into the graph, so other shapes would give wrong results\n"
+                                 f"fix: trace again with these example inputs, or let fxla re-trace per input "
+                                 f"signature: fxla.compile(model, concrete_shapes=True)")
+
     def _compile(self, args, key) -> _Entry:
+        self._check_specialization(args)
         stages = self._lower_for_call(args)
         program = stages.program
         part = self._partitioning(program, args)
@@ -237,11 +292,16 @@ class CompiledModule:
 
     def executable_for(self, *args) -> Executable:
         """The compiled executable for ``args``' signature (compiling it if needed)."""
+        if self._per_shape is not None:
+            module, values = self._per_shape.module_for(args, {})
+            return module.executable_for(*values)
         return self._entry(args).executable
 
     @property
     def cache_size(self) -> int:
         """How many input signatures have been compiled."""
+        if self._per_shape is not None:
+            return sum(m.cache_size for m in self._per_shape.compiled.values())
         return len(self._cache)
 
     # -- execution -----------------------------------------------------------------------------------------------
@@ -278,6 +338,9 @@ class CompiledModule:
             plan = self._plans.get(fast_key(args))
             if plan is not None:
                 return plan(args)
+        if self._per_shape is not None:
+            module, values = self._per_shape.module_for(args, kwargs)
+            return module(*values)
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
@@ -309,6 +372,9 @@ class CompiledModule:
         import jax
 
         from fxla.runtime.jax_interop import InteropError, stablehlo_function
+        if self._per_shape is not None:
+            module, values = self._per_shape.module_for(example_inputs, {})
+            return module.as_jax_function(*values)
         if self.mesh is not None:
             raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
                                "fix: compile without mesh= and shard with jax.jit around the function")
@@ -354,7 +420,7 @@ def _np_dtype(mlir_type: str):
 
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
-            cache_dir=None, mesh=None, shard=None):
+            cache_dir=None, mesh=None, shard=None, concrete_shapes=False):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
     ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, a ``jax.Device`` or ``None`` (JAX's default).
@@ -369,9 +435,13 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     ``jax.sharding.Mesh``); ``shard`` maps ``"input:<i>"``, an argument name, a parameter/buffer name or
     ``"output:<i>"`` to a spec with one entry per dimension (``None`` or mesh axis names), e.g.
     ``{"input:0": ("x", None), "fc1.weight": ("x", None)}``; unnamed values are replicated.
+    ``concrete_shapes``: trace lazily, once per input signature, with concrete shapes (``Tracer(concrete_shapes=
+    True)``), so models that branch on shapes or compute with sizes (Hugging Face transformers) compile directly;
+    every signature's graph is shape-specialised and the parameters are shared.  Without it, the module is
+    traced once, shape-agnostically, at construction.
     """
     options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
-                   cache_dir=cache_dir, mesh=mesh, shard=shard)
+                   cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes)
     if fn is None:
         return functools.partial(compile, **options)
     return CompiledModule(fn, **options)

@@ -1,0 +1,81 @@
+"""fxla.compile(model, concrete_shapes=True) re-traces per input signature; a shape-specialised GraphModule
+refuses inputs of other shapes instead of silently computing with the traced ones."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fxla
+from zoo import hf
+
+
+class ShapeBranch(torch.nn.Module):
+    """Branches on and computes with the batch size: not traceable shape-agnostically."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(3.0))
+
+    def forward(self, x, offset: float = 0.0):
+        b = x.shape[0]
+        y = x.reshape(b, -1).sum(1) if b > 1 else x.sum()
+        return y * self.scale + offset
+
+
+def test_specialised_graph_module_refuses_other_shapes():
+    gm = fxla.symbolic_trace(ShapeBranch(), example_inputs=(torch.randn(2, 3, 4),))
+    fast = fxla.compile(gm)
+    x = torch.randn(2, 3, 4)
+    torch.testing.assert_close(fast(x), ShapeBranch()(x).detach())
+    with pytest.raises(fxla.SignatureError) as info:
+        fast(torch.randn(4, 3, 4))                           # would silently reshape(2, -1)
+    text = str(info.value)
+    assert "traced with concrete shapes for inputs (x=float32[2, 3, 4])" in text
+    assert "cannot run on (x=float32[4, 3, 4])" in text
+    assert "fix:" in text and "concrete_shapes=True" in text
+
+
+def test_concrete_shapes_traces_per_signature():
+    model = ShapeBranch()
+    fast = fxla.compile(model, concrete_shapes=True)
+    assert fast.graph_module is None and fast.cache_size == 0
+    for b in (2, 4, 1, 4, 2):
+        x = torch.randn(b, 3, 4)
+        torch.testing.assert_close(fast(x), model(x).detach())
+    assert fast.cache_size == 3
+    torch.testing.assert_close(fast(torch.ones(2, 3, 4), offset=1.5), model(torch.ones(2, 3, 4), 1.5).detach())
+    assert fast.cache_size == 4                              # a keyword given: its own trace
+    stages = fast.lower(torch.randn(5, 3, 4))
+    assert "tensor<5x12xf32>" in stages.fxla and "fxla.reshape" in stages.fxla
+
+
+def test_concrete_shapes_share_parameters():
+    model = ShapeBranch()
+    fast = fxla.compile(model, concrete_shapes=True)
+    fast(torch.randn(2, 3))
+    fast(torch.randn(3, 3))
+    modules = list(fast._per_shape.compiled.values())
+    assert len(modules) == 2 and modules[0]._params is modules[1]._params is fast._params
+    assert list(fast._params) == ["scale"]
+
+
+def test_concrete_shapes_rejects_bad_calls_and_options():
+    fast = fxla.compile(ShapeBranch(), concrete_shapes=True)
+    with pytest.raises(TypeError, match="ShapeBranch"):
+        fast(torch.randn(2), 1.0, 2.0)
+    with pytest.raises(fxla.OptionError, match="tracer="):
+        fxla.compile(ShapeBranch(), concrete_shapes=True, tracer=fxla.Tracer())
+
+
+@pytest.mark.skipif(hf.transformers is None, reason="transformers is not installed")
+def test_hugging_face_model_compiles_directly():
+    model, inputs = hf.gpt2()
+    model.eval()
+    fixed = hf.fixed_kwargs(model)
+    fast = fxla.compile(model, concrete_shapes=True, concrete_args=fixed)
+    for ids in (inputs["input_ids"], inputs["input_ids"][:, :5]):
+        with torch.no_grad():
+            want = model(input_ids=ids, **fixed).last_hidden_state
+        got = fast(input_ids=ids)["last_hidden_state"]
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert fast.cache_size == 2
