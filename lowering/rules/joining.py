@@ -87,8 +87,8 @@ def _repeat(ctx, input, *sizes):
 
 
 @register(torch.tile, torch.Tensor.tile)
-def _tile_rule(ctx, input, dims):
-    dims = tuple(dims)
+def _tile_rule(ctx, input, *sizes, dims=None):
+    dims = _sizes(sizes) if dims is None else tuple(dims)      # x.tile(2, 2), x.tile((2, 2)), torch.tile(x, dims=...)
     return _tile(ctx, input, (1,) * (ctx.sig(input).rank - len(dims)) + dims)
 
 
