@@ -24,6 +24,7 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
 	$(PY) -m fxla.lowering.coverage_doc > docs/ops.md
+	$(PY) -m fxla.tools.apidoc > docs/api.md
 
 clean:
 	rm -rf $(VENV) build lit_tests/Output

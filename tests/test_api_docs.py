@@ -1,6 +1,7 @@
 """The public API: ``import fxla`` stays light (no torch for MLIR-only tools), every public name is documented,
 and docs/api.md is what ``python -m fxla.tools.apidoc`` generates."""
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -45,3 +46,56 @@ def test_lazy_names_resolve_as_eager_imports_did():
     import fxla
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         fxla.nope
+
+
+# ---------------------------------------------------------------------------------------- docs/api.md
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: public members still without a docstring, in files other engineers own; the set may only shrink
+KNOWN_UNDOCUMENTED_MEMBERS = {
+    "fxla.lowering.FxlaProgram.text",
+    "fxla.lowering.LoweringContext.emit", "fxla.lowering.LoweringContext.error",
+    "fxla.lowering.LoweringContext.param", "fxla.lowering.LoweringContext.result_sig",
+    "fxla.lowering.LoweringContext.result_type", "fxla.lowering.LoweringContext.sig",
+    "fxla.lowering.LoweringContext.tensor",
+    "fxla.runtime.Executable.devices", "fxla.runtime.Partitioning.devices",
+    "fxla.runtime.Partitioning.fingerprint",
+}
+
+
+def test_docs_api_md_is_up_to_date():
+    generated = run_python("import sys\nfrom fxla.tools import apidoc\nsys.stdout.write(apidoc.render_markdown())")
+    assert (ROOT / "docs" / "api.md").read_text() == generated, "regenerate with `make docs`"
+
+
+def test_every_public_name_has_a_docstring():
+    from fxla.tools import apidoc
+    assert apidoc.undocumented() == []
+    new = set(apidoc.undocumented_members()) - KNOWN_UNDOCUMENTED_MEMBERS
+    assert not new, f"public members without a docstring: {sorted(new)}"
+
+
+def test_public_errors_derive_from_fxla_error():
+    import importlib
+    import fxla
+    from fxla.tools import apidoc
+    for package, _, _ in apidoc.SECTIONS:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, Warning):
+                assert issubclass(obj, fxla.FxlaError) or f"{package}.{name}" in apidoc.NOT_FXLA_ERRORS, \
+                    f"{package}.{name} does not derive from fxla.FxlaError"
+
+
+def test_api_md_covers_every_public_name_and_tool():
+    text = (ROOT / "docs" / "api.md").read_text()
+    import fxla
+    import fxla.lowering
+    for name in fxla.__all__:
+        assert f"### `fxla.{name}`" in text
+    for name in ("lower_to_fxla", "lower_to_stablehlo", "register", "coverage", "run_pipeline"):
+        assert f"### `fxla.lowering.{name}`" in text
+    assert "$ fxla-opt --help" in text and "$ fxla-dump --help" in text
+    assert "(docs/api.md)" in (ROOT / "README.md").read_text()
