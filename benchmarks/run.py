@@ -1,22 +1,36 @@
 """fxla's benchmarks (``make bench``; not part of CI).  Everything is measured in this one run, on this machine.
 
-For each model and batch size it prints the median time per call of: fxla, torch eager, torch.compile
-(inductor) and the same model hand-written in JAX under jax.jit, and the ratios against fxla.  Then: per-call
-dispatch overhead against jax.jit on a tiny function, trace time against torch.fx, trace+lower time against
-XLA's compile time, and how lowering time grows with graph size.
+For each model and batch size: the median time per call of fxla, torch eager, torch.compile (inductor) and the
+same model hand-written in JAX under jax.jit, with the ratios against fxla (every baseline's output is first
+checked against eager torch).  Then: per-call dispatch overhead against jax.jit on a tiny function, trace time
+against torch.fx, trace+lower time against XLA's compile time, lowering time against graph size, and whether
+each target of issue #6 is met.
 
-    .venv/bin/python benchmarks/run.py            # everything
-    .venv/bin/python benchmarks/run.py --quick    # fewer repetitions, no 100k-node graph, no inductor
+    .venv/bin/python benchmarks/run.py                       # everything (~10 min on 2 cores)
+    .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (< 1 min)
+    .venv/bin/python benchmarks/run.py --models gpt2,bert --batches 1
+    .venv/bin/python benchmarks/run.py --markdown docs/performance.md   # also write the results there
+    .venv/bin/python benchmarks/run.py --models resnet18 --dump-hlo /tmp/hlo  # fxla's and jax's optimised HLO
 """
 from __future__ import annotations
 
 import argparse
+import collections
+import datetime
+import gc
+import math
 import os
+import platform
+import re
 import statistics
 import sys
 import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
 
 import jax
+import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -24,132 +38,562 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fxla  # noqa: E402
-import jax_models  # noqa: E402
+import jax_models as jm  # noqa: E402
 import models  # noqa: E402
+import torch_models as tm  # noqa: E402
 from fxla.lowering import lower_to_fxla, lower_to_stablehlo  # noqa: E402
 from fxla.runtime import compile_stablehlo, resolve_device  # noqa: E402
 
-
-def timeit(fn, repeat: int, warmup: int = 3) -> float:
-    """Median seconds per call (after ``warmup`` calls)."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+RTOL = 1e-4                 # outputs must match eager torch: |got - want| <= RTOL * |want| + RTOL * max(1, max|want|)
+MIN_SAMPLES = 5
 
 
-def _inputs(factory, batch):
-    model, (x,) = factory()
-    return model, torch.randn((batch,) + tuple(x.shape[1:]))
+# -- output: stdout, and the same lines for --markdown -------------------------------------------------------------
+class Report:
+    def __init__(self):
+        self.lines: List[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def table(self, header: List[str], rows: List[List[str]]) -> None:
+        self("| " + " | ".join(header) + " |")
+        self("|" + "---|" * len(header))
+        for row in rows:
+            self("| " + " | ".join(row) + " |")
 
 
-MODELS = [("MLP", models.mlp, jax_models.mlp), ("small CNN", models.small_cnn, jax_models.small_cnn),
-          ("encoder block", models.encoder_block, jax_models.encoder_block)]
+out = Report()
 
 
-def bench_models(repeat: int, inductor: bool) -> None:
-    print("\n## Run time per call (median), ratios are baseline / fxla (>1: fxla faster)\n")
-    print("| model | batch | fxla | eager | torch.compile | jax.jit | vs eager | vs inductor | vs jax |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, factory, jax_fn in MODELS:
-        for batch in (1, 32):
-            model, x = _inputs(factory, batch)
-            fast = fxla.compile(model)
-            t_fxla = timeit(lambda: fast(x), repeat)
+def _us(seconds: float) -> str:
+    if seconds != seconds:           # nan
+        return "n/a"
+    if seconds >= 0.1:
+        return f"{seconds * 1e3:.0f} ms"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def _ms(seconds: float) -> str:
+    if seconds != seconds:
+        return "n/a"
+    return f"{seconds:.2f} s" if seconds >= 10 else f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _ratio(num: float, den: float) -> str:
+    return "n/a" if num != num or den != den else f"{num / den:.2f}"
+
+
+def _mark(ok: Optional[bool]) -> str:
+    return "n/a" if ok is None else ("✓" if ok else "✗")
+
+
+# -- timing --------------------------------------------------------------------------------------------------------
+def measure(fns: Dict[str, Callable[[], object]], repeat: int, budget_s: float, warmup: int = 2,
+            inner: int = 1, cpu: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    """Median wall-clock seconds per call of each function.
+
+    Rounds alternate between the functions, so load from other processes on the machine hits all of them
+    alike; within a round each function runs a block of consecutive calls (about 0.2 s of them; for calls under
+    20 ms the block starts with one untimed call), so no sample pays for the switch from one runtime's thread
+    pool to another's.  Stops after ``repeat`` rounds, or after ``budget_s`` seconds once ``MIN_SAMPLES`` rounds
+    are done.  ``inner``: calls per sample.  ``cpu``: filled with the median CPU time per call (all threads of
+    this process), which other processes' load inflates much less than wall-clock time."""
+    block = {}
+    for name, fn in fns.items():
+        for _ in range(warmup - 1):
+            fn()
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        est = (time.perf_counter() - t0) / inner
+        block[name] = (max(1, min(50, int(0.2 / max(est * inner, 1e-9)))), est < 0.02)
+    samples: Dict[str, List[float]] = {k: [] for k in fns}
+    cpu_samples: Dict[str, List[float]] = {k: [] for k in fns}
+    start = time.perf_counter()
+    for r in range(repeat):
+        for name, fn in fns.items():
+            n, untimed = block[name]
+            if untimed:
+                fn()
+            for _ in range(n):
+                c0, t0 = time.process_time(), time.perf_counter()
+                for _ in range(inner):
+                    fn()
+                samples[name].append((time.perf_counter() - t0) / inner)
+                cpu_samples[name].append((time.process_time() - c0) / inner)
+        if r + 1 >= MIN_SAMPLES and time.perf_counter() - start > budget_s:
+            break
+    if cpu is not None:
+        cpu.update({k: statistics.median(v) for k, v in cpu_samples.items()})
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def once(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def close(got: np.ndarray, want: np.ndarray) -> bool:
+    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=RTOL * scale))
+
+
+def max_err(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.abs(got.astype(np.float64) - want).max()) if got.shape == want.shape else float("inf")
+
+
+# -- the models ----------------------------------------------------------------------------------------------------
+def _example_model(factory):
+    return lambda: factory()[0]
+
+
+@dataclass
+class Spec:
+    key: str
+    name: str
+    build: Callable[[], torch.nn.Module]
+    make_input: Callable[[int], torch.Tensor]          # batch -> the one input tensor
+    describe: Callable[[int], str]                     # batch -> shape text for the table
+    jax_fn: Callable
+    jax_params: Callable                               # torch model -> params pytree
+    jax_input: Callable = lambda x: jax.numpy.asarray(x.numpy())
+    hf: bool = False                                   # trace with concrete shapes (example_inputs)
+    jax_note: str = ""
+
+
+def _seq(batch):
+    return 64 if batch == 1 else 16
+
+
+def _img(batch):
+    return 224 if batch == 1 else 112
+
+
+def _ids(vocab):
+    def make(batch):
+        g = torch.Generator().manual_seed(batch)
+        return torch.randint(0, vocab, (batch, _seq(batch)), generator=g)
+    return make
+
+
+def _randn(*shape):
+    def make(batch):
+        g = torch.Generator().manual_seed(batch)
+        return torch.randn((batch,) + shape, generator=g)
+    return make
+
+
+def _resnet_input(batch):
+    g = torch.Generator().manual_seed(batch)
+    return torch.randn(batch, 3, _img(batch), _img(batch), generator=g)
+
+
+SPECS = [
+    Spec("mlp", "MLP", _example_model(models.mlp), _randn(64), lambda b: f"[{b}, 64]", jm.mlp, jm.params_of),
+    Spec("cnn", "small CNN", _example_model(models.small_cnn), _randn(3, 16, 16), lambda b: f"[{b}, 3, 16, 16]",
+         jm.small_cnn, jm.params_of),
+    Spec("encoder", "encoder block", _example_model(models.encoder_block), _randn(16, 64),
+         lambda b: f"[{b}, 16, 64]", jm.encoder_block, jm.params_of),
+    Spec("resnet18", "ResNet-18", tm.resnet18, _resnet_input, lambda b: f"[{b}, 3, {_img(b)}, {_img(b)}]",
+         jm.resnet18, jm.resnet18_params, jm.resnet18_input, jax_note="NHWC"),
+    Spec("gpt2", "GPT-2 small", tm.gpt2_small, _ids(50257), lambda b: f"ids [{b}, {_seq(b)}]", jm.gpt2,
+         jm.gpt2_params, jm.ids_input, hf=True),
+    Spec("bert", "BERT-base", tm.bert_base, _ids(30522), lambda b: f"ids [{b}, {_seq(b)}]", jm.bert,
+         jm.bert_params, jm.ids_input, hf=True),
+]
+BY_KEY = {s.key: s for s in SPECS}
+QUICK_MODELS = ["mlp", "cnn", "encoder"]
+
+
+def fxla_compile(spec: Spec, model, x, **options):
+    if spec.hf:     # shape-dependent Python in HF forwards: trace with concrete shapes, then compile the graph
+        return fxla.compile(fxla.symbolic_trace(model, example_inputs={"input_ids": x}), **options)
+    return fxla.compile(model, **options)
+
+
+# -- run time --------------------------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    spec: Spec
+    batch: int
+    times: Dict[str, float]
+    cpu: Dict[str, float]
+    ok: Dict[str, Optional[bool]]
+    errs: Dict[str, float] = field(default_factory=dict)
+
+
+def _hlo_summary(text: str) -> Dict[str, int]:
+    """Opcode counts of an optimised HLO module (entry and fused computations)."""
+    counts = collections.Counter()
+    for line in text.splitlines():
+        m = re.match(r"\s*(?:ROOT\s+)?%?[\w.-]+\s*=\s*(.*)", line)
+        op = m and re.search(r"(?<![\w.-])([a-z][a-z0-9-]*)\(", m.group(1))
+        if op:
+            counts[op.group(1)] += 1
+    return counts
+
+
+def _dump_hlo(directory: str, spec: Spec, batch: int, fast, x, jitted, params, xj) -> str:
+    os.makedirs(directory, exist_ok=True)
+    fxla_text = fast.executable_for(x).hlo_text()
+    jax_text = jitted.lower(params, xj).compile().as_text()
+    base = os.path.join(directory, f"{spec.key}_b{batch}")
+    for suffix, text in (("fxla", fxla_text), ("jax", jax_text)):
+        with open(f"{base}.{suffix}.hlo.txt", "w") as f:
+            f.write(text)
+    a, b = _hlo_summary(fxla_text), _hlo_summary(jax_text)
+    keys = sorted(k for k in set(a) | set(b) if a[k] != b[k])
+    return ", ".join(f"{k} {a[k]}/{b[k]}" for k in keys) or "same opcode counts"
+
+
+def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: float, inductor: bool,
+                 dump_hlo: Optional[str]) -> List[Row]:
+    rows: List[Row] = []
+    hlo_notes = []
+    for spec in specs:
+        model = spec.build().eval()
+        params = spec.jax_params(model)
+        for batch in batches:
+            x = spec.make_input(batch)
             with torch.no_grad():
-                t_eager = timeit(lambda: model(x), repeat)
-                if inductor:
-                    compiled = torch.compile(model)
-                    t_ind = timeit(lambda: compiled(x), repeat)
-                else:
-                    t_ind = float("nan")
-            params = jax_models.params_of(model)
-            jitted = jax.jit(jax_fn)
-            xj = jax.numpy.asarray(x.numpy())
-            t_jax = timeit(lambda: jitted(params, xj).block_until_ready(), repeat)
-            print(f"| {name} | {batch} | {t_fxla * 1e6:.0f} µs | {t_eager * 1e6:.0f} µs | {t_ind * 1e6:.0f} µs | "
-                  f"{t_jax * 1e6:.0f} µs | {t_eager / t_fxla:.2f} | {t_ind / t_fxla:.2f} | {t_jax / t_fxla:.2f} |")
+                want = model(x).numpy()
+            xj = spec.jax_input(x)
+            fast = fxla_compile(spec, model, x)
+            jitted = jax.jit(spec.jax_fn)
+            fns = {"fxla": lambda: fast(x),
+                   "eager": lambda: model(x),
+                   "jax": lambda: jitted(params, xj).block_until_ready()}
+            got = {"fxla": fast(x).numpy(), "jax": np.asarray(jitted(params, xj))}
+            if inductor:
+                torch._dynamo.reset()
+                compiled = torch.compile(model, dynamic=False)
+                with torch.no_grad():
+                    got["inductor"] = compiled(x).numpy()
+                fns["inductor"] = lambda: compiled(x)
+            ok = {k: close(v, want) for k, v in got.items()}
+            errs = {k: max_err(v, want) for k, v in got.items()}
+            for k, good in ok.items():
+                if not good:
+                    out(f"> **{spec.name} batch {batch}: {k} does not match eager** (max |Δ| {errs[k]:.2e})")
+            cpu: Dict[str, float] = {}
+            time.sleep(0.5)                 # let threads busy from the compiles above go idle
+            with torch.no_grad():
+                times = measure(fns, repeat, budget_s, cpu=cpu)
+            times.setdefault("inductor", float("nan"))
+            ok.setdefault("inductor", None)
+            rows.append(Row(spec, batch, times, cpu, ok, errs))
+            if dump_hlo:
+                hlo_notes.append(f"{spec.name} batch {batch}: " +
+                                 _dump_hlo(dump_hlo, spec, batch, fast, x, jitted, params, xj))
+            print(f"  [{spec.name} batch {batch}: " + ", ".join(f"{k} {_us(v)}" for k, v in times.items()) + "]",
+                  file=sys.stderr, flush=True)
+            del fast, jitted, fns
+            torch._dynamo.reset()
+        del model, params
+    out("## Run time per call (median); ratios are baseline time / fxla time (> 1: fxla faster)\n")
+    header = ["model", "batch", "input", "fxla", "eager", "torch.compile", "jax.jit", "vs eager", "vs inductor",
+              "vs jax", "vs jax, CPU time", "matches eager (fxla / inductor / jax)"]
+    table = []
+    for r in rows:
+        t = r.times
+        note = f" ({r.spec.jax_note})" if r.spec.jax_note else ""
+        table.append([r.spec.name, str(r.batch), r.spec.describe(r.batch), _us(t["fxla"]), _us(t["eager"]),
+                      _us(t["inductor"]), _us(t["jax"]) + note, _ratio(t["eager"], t["fxla"]),
+                      _ratio(t["inductor"], t["fxla"]), _ratio(t["jax"], t["fxla"]),
+                      _ratio(r.cpu["jax"], r.cpu["fxla"]), " / ".join(_mark(r.ok[k]) for k in ("fxla", "inductor", "jax"))])
+    out.table(header, table)
+    if dump_hlo:
+        out(f"\nOptimised HLO written to {dump_hlo}/<model>_b<batch>.{{fxla,jax}}.hlo.txt; opcodes whose counts "
+            f"differ (fxla/jax):\n")
+        for note in hlo_notes:
+            out(f"* {note}")
+    return rows
 
 
-def bench_dispatch(repeat: int) -> None:
+# -- dispatch --------------------------------------------------------------------------------------------------------
+def bench_dispatch(repeat: int) -> Dict[str, float]:
+    def fn(t):
+        return t + 1
+
     x = torch.randn(4)
-    fast = fxla.compile(lambda t: t + 1)
-    jitted = jax.jit(lambda t: t + 1)
     xj = jax.numpy.asarray(x.numpy())
-    t_fxla = timeit(lambda: fast(x), repeat * 10)
-    t_jax = timeit(lambda: jitted(xj).block_until_ready(), repeat * 10)
-    print("\n## Dispatch overhead on a tiny function (x + 1, 4 elements)\n")
-    print(f"fxla {t_fxla * 1e6:.1f} µs/call (torch in, torch out), jax.jit {t_jax * 1e6:.1f} µs/call: "
-          f"fxla / jax = {t_fxla / t_jax:.2f}")
+    fast = fxla.compile(fn)
+    fast_jax = fxla.compile(fn, output="jax")
+    jitted = jax.jit(fn)
+    assert close(fast(x).numpy(), x.numpy() + 1) and close(np.asarray(fast_jax(xj)), x.numpy() + 1)
+    times = measure({"fxla": lambda: fast(x),
+                     "fxla_jax": lambda: fast_jax(xj).block_until_ready(),
+                     "jax": lambda: jitted(xj).block_until_ready(),
+                     "eager": lambda: fn(x)}, repeat=repeat, budget_s=10.0, warmup=200, inner=200)
+    out("\n## Dispatch overhead on a tiny function (x + 1, 4 float32 elements), median per call\n")
+    out.table(["caller", "per call", "/ jax.jit"], [
+        ["fxla, torch in / torch out", _us(times["fxla"]), _ratio(times["fxla"], times["jax"])],
+        ["fxla `output=\"jax\"`, jax.Array in / out", _us(times["fxla_jax"]), _ratio(times["fxla_jax"], times["jax"])],
+        ["jax.jit, jax.Array in / out", _us(times["jax"]), "1.00"],
+        ["torch eager (no compiler, for scale)", _us(times["eager"]), _ratio(times["eager"], times["jax"])]])
+    return times
 
 
-def bench_trace_and_compile() -> None:
-    print("\n## Trace, lower and compile times\n")
-    print("| model | fxla trace | torch.fx trace | fxla/fx | lower to fxla | fxla -> StableHLO | XLA compile |")
-    print("|---|---|---|---|---|---|---|")
-    for name, factory, _ in MODELS:
-        model, inputs = factory()
-        t_trace = timeit(lambda: fxla.symbolic_trace(model), 10, warmup=1)
-        t_fx = timeit(lambda: torch.fx.symbolic_trace(model), 10, warmup=1)
-        gm = fxla.symbolic_trace(model)
-        lower_to_fxla(gm, inputs)                       # warm torch's meta kernels once
+# -- trace, lower, compile --------------------------------------------------------------------------------------------
+def _fx_error(model) -> str:
+    try:
+        torch.fx.symbolic_trace(model)
+    except Exception as err:  # noqa: BLE001  (torch.fx fails on shape-dependent control flow)
+        return f"{type(err).__name__}: {str(err).splitlines()[0][:70]}"
+    return ""
+
+
+def _hf_fx_note() -> str:
+    try:
+        import transformers.utils.fx  # noqa: F401
+    except ImportError:
+        return "transformers " + __import__("transformers").__version__ + " has no transformers.utils.fx"
+    return ""
+
+
+def bench_trace_and_compile(specs: List[Spec]) -> List[dict]:
+    results = []
+    notes = []
+    for spec in specs:
+        model = spec.build().eval()
+        x = spec.make_input(1)
+        if spec.hf:
+            trace = lambda: fxla.symbolic_trace(model, example_inputs={"input_ids": x})  # noqa: E731
+        else:
+            trace = lambda: fxla.symbolic_trace(model)  # noqa: E731
+        why = _fx_error(model)
+        fns = {"fxla": trace} if why else {"fxla": trace, "fx": lambda: torch.fx.symbolic_trace(model)}
+        t = measure(fns, repeat=5 if spec.hf else 15, budget_s=10.0, warmup=1)
+        t_trace, t_fx = t["fxla"], t.get("fx", float("nan"))
+        if why:
+            notes.append(f"{spec.name}: torch.fx.symbolic_trace fails ({why})"
+                         + (f"; {_hf_fx_note()}" if spec.hf and _hf_fx_note() else ""))
+        gm = trace()
+        nodes = len(list(gm.graph.nodes))
+        lower_to_fxla(gm, (x,))                          # warm torch's meta kernels once
         start = time.perf_counter()
-        program = lower_to_fxla(gm, inputs)
+        program = lower_to_fxla(gm, (x,))
         t_lower = time.perf_counter() - start
         start = time.perf_counter()
         stablehlo = lower_to_stablehlo(program.module)
+        text = stablehlo.operation.get_asm(enable_debug_info=True)
         t_conv = time.perf_counter() - start
+        t_xla = once(lambda: compile_stablehlo(text, resolve_device("cpu"), cache_dir=None))
+        params = spec.jax_params(model)
+        xj = spec.jax_input(x)
+        jitted = jax.jit(lambda p, v: spec.jax_fn(p, v))     # a new function: no cached trace/lowering/executable
         start = time.perf_counter()
-        compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True), resolve_device("cpu"))
-        t_xla = time.perf_counter() - start
-        print(f"| {name} | {t_trace * 1e3:.2f} ms | {t_fx * 1e3:.2f} ms | {t_trace / t_fx:.2f} | "
-              f"{t_lower * 1e3:.1f} ms | {t_conv * 1e3:.1f} ms | {t_xla * 1e3:.0f} ms |")
+        lowered = jitted.lower(params, xj)
+        t_jax_lower = time.perf_counter() - start
+        t_jax_compile = once(lowered.compile)
+        results.append(dict(spec=spec, nodes=nodes, trace=t_trace, fx=t_fx, lower=t_lower, conv=t_conv, xla=t_xla,
+                            jax_lower=t_jax_lower, jax_compile=t_jax_compile))
+        del model, params
+    out("\n## Trace, lower and compile times (batch 1)\n")
+    out("fxla's tracer against torch.fx's `symbolic_trace` (HF models: fxla traces with concrete shapes, "
+        "`example_inputs=`); then lowering the graph to verified StableHLO against XLA compiling it, and the same "
+        "two phases for the hand-written JAX model (`jax.jit(f).lower`, `.compile()`).\n")
+    out.table(["model", "graph nodes", "fxla trace", "torch.fx trace", "fxla / fx", "lower to fxla",
+               "fxla → StableHLO", "trace + lower", "XLA compile", "(trace + lower) / XLA", "jax lower",
+               "jax XLA compile"],
+              [[r["spec"].name, str(r["nodes"]), _ms(r["trace"]), _ms(r["fx"]), _ratio(r["trace"], r["fx"]),
+                _ms(r["lower"]), _ms(r["conv"]), _ms(r["trace"] + r["lower"] + r["conv"]), _ms(r["xla"]),
+                _ratio(r["trace"] + r["lower"] + r["conv"], r["xla"]), _ms(r["jax_lower"]), _ms(r["jax_compile"])]
+               for r in results])
+    for note in notes:
+        out(f"\n* {note}")
+    return results
 
 
-def _chain(n: int):
+# -- lowering time against graph size ----------------------------------------------------------------------------------
+def _chain(n_ops: int):
     def fn(x):
-        for i in range(n // 2):
-            x = x * 1.0001 + 0.5 if i % 2 else x + 0.25
+        for i in range(n_ops):
+            x = x * 1.0001 if i % 2 else x + 0.25
         return x
     return fn
 
 
-def bench_scaling(sizes) -> None:
-    print("\n## Lowering time against graph size (a chain of elementwise ops on a [16] tensor)\n")
-    print("| graph nodes | trace | lower to fxla | fxla -> StableHLO | per node |")
-    print("|---|---|---|---|---|")
+def bench_scaling(sizes: List[int]) -> List[dict]:
+    results = []
     x = torch.randn(16)
+    lower_to_fxla(fxla.symbolic_trace(_chain(4)), (x,))
     for n in sizes:
-        fn = _chain(n)
+        fn = _chain(n - 2)                                   # + placeholder + output
         start = time.perf_counter()
         gm = fxla.symbolic_trace(fn)
         t_trace = time.perf_counter() - start
         nodes = len(list(gm.graph.nodes))
-        start = time.perf_counter()
+        gc.collect()
+        c0, start = time.process_time(), time.perf_counter()
         program = lower_to_fxla(gm, (x,))
         t_lower = time.perf_counter() - start
         start = time.perf_counter()
         lower_to_stablehlo(program.module)
         t_conv = time.perf_counter() - start
-        per = (t_lower + t_conv) / nodes
-        print(f"| {nodes} | {t_trace:.2f} s | {t_lower:.2f} s | {t_conv:.2f} s | {per * 1e6:.0f} µs |")
+        results.append(dict(nodes=nodes, trace=t_trace, lower=t_lower, conv=t_conv, cpu=time.process_time() - c0))
+        del gm, program
+    out("\n## Lowering time against graph size (a chain of elementwise ops on a [16] tensor)\n")
+    out.table(["graph nodes", "trace", "lower to fxla", "fxla → StableHLO", "lowering per node",
+               "lowering CPU time per node"],
+              [[str(r["nodes"]), _ms(r["trace"]), _ms(r["lower"]), _ms(r["conv"]),
+                _us((r["lower"] + r["conv"]) / r["nodes"]), _us(r["cpu"] / r["nodes"])] for r in results])
+    if len(results) >= 2:
+        a, b = results[0], results[-1]
+        span = math.log(b["nodes"] / a["nodes"])
+        exponent = math.log((b["lower"] + b["conv"]) / (a["lower"] + a["conv"])) / span
+        cpu_exponent = math.log(b["cpu"] / a["cpu"]) / span
+        out(f"\nLowering time grows as nodes^{exponent:.2f} (wall clock) and nodes^{cpu_exponent:.2f} (CPU time) "
+            f"from {a['nodes']} to {b['nodes']} nodes (1.00 = linear).")
+        for r in results:
+            r["exponent"], r["cpu_exponent"] = exponent, cpu_exponent
+    return results
+
+
+# -- targets -----------------------------------------------------------------------------------------------------------
+def report_targets(rows, dispatch, traces, scaling) -> None:
+    out("\n## Issue #6 targets (measured in this run)\n")
+    lines = []
+    pairs = [(r, r.times["fxla"] / r.times["jax"]) for r in rows if r.ok["jax"] and r.ok["fxla"]]
+    if pairs:
+        worst = max(pairs, key=lambda p: p[1])
+        met = sum(1 for _, q in pairs if q <= 1.05)
+        cpu_worst = max(r.cpu["fxla"] / r.cpu["jax"] for r, _ in pairs)
+        lines.append([f"run time ≤ 1.05× hand-written JAX (fxla / jax.jit, each model × batch)",
+                      f"{met} of {len(pairs)} rows; worst {worst[0].spec.name} batch {worst[0].batch}: "
+                      f"{worst[1]:.2f}× (CPU time: worst {cpu_worst:.2f}×)", _mark(met == len(pairs))])
+    gpt = [r for r in rows if r.spec.key == "gpt2" and r.batch == 1]
+    if gpt:
+        speed = gpt[0].times["eager"] / gpt[0].times["fxla"]
+        lines.append(["≥ 1.5× faster than eager, GPT-2 small batch 1", f"{speed:.2f}× eager's speed",
+                      _mark(speed >= 1.5 and gpt[0].ok["fxla"])])
+    if dispatch:
+        q, qj = dispatch["fxla"] / dispatch["jax"], dispatch["fxla_jax"] / dispatch["jax"]
+        lines.append(["dispatch overhead ≤ 1.2× jax.jit (tiny function)",
+                      f"torch in/out {q:.2f}×, jax in/out {qj:.2f}×", _mark(q <= 1.2) + " / " + _mark(qj <= 1.2)])
+    traced = [r for r in traces if r["fx"] == r["fx"]]
+    if traced:
+        worst = max(traced, key=lambda r: r["trace"] / r["fx"])
+        met = sum(1 for r in traced if r["trace"] <= r["fx"])
+        lines.append(["trace time ≤ torch.fx's", f"{met} of {len(traced)} models torch.fx traces; worst "
+                      f"{worst['spec'].name}: {worst['trace'] / worst['fx']:.2f}×", _mark(met == len(traced))])
+    if scaling and "exponent" in scaling[0]:
+        e, ec = scaling[0]["exponent"], scaling[0]["cpu_exponent"]
+        lines.append([f"lowering time linear in nodes ({scaling[0]['nodes']}–{scaling[-1]['nodes']}; exponent "
+                      f"≤ 1.15)", f"nodes^{e:.2f} wall clock, nodes^{ec:.2f} CPU time",
+                      _mark(e <= 1.15) + " / " + _mark(ec <= 1.15)])
+    out.table(["target", "measured", "met"], lines)
+
+
+# -- main --------------------------------------------------------------------------------------------------------------
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(next(line.split()[1] for line in f if line.startswith("MemTotal")))
+        mem = f", {kb / 2 ** 20:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return f"{os.cpu_count()} CPU cores ({cpu}){mem}"
+
+
+def _load() -> str:
+    try:
+        return "/".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def write_markdown(path: str, text: str) -> None:
+    """Replace the block between the BEGIN/END markers of ``path`` (or write the whole file)."""
+    begin, end = "<!-- benchmarks/run.py: BEGIN -->", "<!-- benchmarks/run.py: END -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}\n"
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if begin in old and end in old:
+            block = old[:old.index(begin)] + block.rstrip("\n") + old[old.index(end) + len(end):]
+    with open(path, "w") as f:
+        f.write(block)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions, skip inductor and 100k nodes")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"models {','.join(QUICK_MODELS)}, fewer repetitions, no inductor, graphs up to 10k "
+                             f"nodes (< 1 min)")
+    parser.add_argument("--models", help=f"comma-separated subset of {','.join(BY_KEY)} (default: all; --quick: "
+                                         f"{','.join(QUICK_MODELS)})")
+    parser.add_argument("--batches", default="1,32", help="comma-separated batch sizes (default 1,32)")
+    parser.add_argument("--repeat", type=int, help="timed rounds per measurement (default 30; --quick 10)")
+    parser.add_argument("--budget", type=float, help="seconds per measurement after which timing stops once "
+                                                     f"{MIN_SAMPLES} rounds are in (default 20; --quick 3)")
+    parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile (slow to compile)")
+    parser.add_argument("--sizes", help="graph sizes for the lowering-scaling table (default 1000,10000,100000; "
+                                        "--quick 1000,10000)")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: run,dispatch,trace,scaling")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the results as markdown to PATH (between "
+                                                          "BEGIN/END markers if the file has them)")
+    parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
     args = parser.parse_args(argv)
-    repeat = 20 if args.quick else 100
-    print(f"# fxla benchmarks — {os.cpu_count()} CPU cores, torch {torch.__version__}, jax {jax.__version__}, "
-          f"device {resolve_device()}")
-    bench_models(repeat, inductor=not args.quick)
-    bench_dispatch(repeat)
-    bench_trace_and_compile()
-    bench_scaling((1_000, 10_000) if args.quick else (1_000, 10_000, 100_000))
+    keys = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else list(BY_KEY))
+    unknown = [k for k in keys if k not in BY_KEY]
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; choose from {','.join(BY_KEY)}")
+    specs = [BY_KEY[k] for k in keys]
+    batches = [int(b) for b in args.batches.split(",")]
+    repeat = args.repeat or (10 if args.quick else 30)
+    budget = args.budget if args.budget is not None else (3.0 if args.quick else 20.0)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
+        ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
+    skip = set(filter(None, args.skip.split(",")))
+    inductor = not (args.quick or args.no_inductor)
+
+    torch.set_num_threads(os.cpu_count())
+    warnings.filterwarnings("ignore")
+    started = time.perf_counter()
+    load_start = _load()
+    out("## Set-up\n")
+    command = " ".join(["benchmarks/run.py"] + list(argv if argv is not None else sys.argv[1:]))
+    out(f"* {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, `{command}`")
+    out(f"* {machine()}, {platform.system()} {platform.release()}, Python {platform.python_version()}")
+    import transformers
+    out(f"* torch {torch.__version__}, jax/jaxlib {jax.__version__}, transformers {transformers.__version__}; "
+        f"fxla device {resolve_device()}")
+    out(f"* threads: torch intra-op {torch.get_num_threads()} (`torch.set_num_threads(os.cpu_count())`), "
+        f"inter-op {torch.get_num_interop_threads()}; fxla and jax.jit share jaxlib's PJRT CPU client (XLA's "
+        f"default: one intra-op thread per core)")
+    out(f"* float32, eval mode, `torch.no_grad()`; every number is the median of the calls timed in up to "
+        f"{repeat} rounds that alternate between the contenders (each runs ~0.2 s of consecutive calls per round; "
+        f"{MIN_SAMPLES} rounds at least, at most {budget:.0f} s per measurement) after 2 warm-up calls; outputs checked against eager at rtol {RTOL:g} first")
+    rows, dispatch, traces, scaling = [], None, [], []
+    out()
+    if "run" not in skip:
+        rows = bench_models(specs, batches, repeat, budget, inductor, args.dump_hlo)
+    if "dispatch" not in skip:
+        dispatch = bench_dispatch(repeat=max(repeat, 15))
+    if "trace" not in skip:
+        traces = bench_trace_and_compile(specs)
+    if "scaling" not in skip:
+        scaling = bench_scaling(sizes)
+    report_targets(rows, dispatch, traces, scaling)
+    out(f"\nWhole run: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load_start} at the start, "
+        f"{_load()} at the end.")
+    if args.markdown:
+        write_markdown(args.markdown, "\n".join(out.lines))
+        print(f"\nwrote {args.markdown}", file=sys.stderr)
     return 0
 
 
