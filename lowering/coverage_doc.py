@@ -21,11 +21,9 @@ KNOWN_UNSUPPORTED = (
     ("`torch.zeros(x.size(0), 3)` and other size lists mixing traced ints",
      "the tracer cannot pass a traced int inside a size list to torch factories yet (use x.new_zeros or *_like)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
-    ("`scatter(reduce='multiply')`, `scatter_reduce`, `index_add`, `index_copy`",
-     "not lowered yet; scatter and scatter_add are"),
-    ("`torch.kron`, `torch.rot90`, `torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
+    ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
-    ("RNNs (`nn.LSTM`, `nn.GRU`), `nn.Bilinear`", "not lowered yet"),
+    ("RNNs (`nn.LSTM`, `nn.GRU`)", "not lowered yet"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 

@@ -205,6 +205,64 @@ case(torch.logcumsumexp, "logcumsumexp_inf_nan",
      t(3, 8))
 
 
+# -- rot90, kron -------------------------------------------------------------------------------------------------
+case((torch.rot90, torch.Tensor.rot90), "rot90",
+     lambda x: (torch.rot90(x), torch.rot90(x, 2), torch.rot90(x, 3, (1, 2)), torch.rot90(x, -1, (0, -1)),
+                x.rot90(5, [-1, -2]), torch.rot90(x, 0)),
+     t(2, 3, 4), dtypes=(F32, I64, torch.bool))
+case(torch.kron, "torch.kron",
+     lambda a, b, v: (torch.kron(a, b), torch.kron(b, a), torch.kron(v, a), torch.kron(a, v), torch.kron(v, v)),
+     t(2, 3), t(2, 4, 2), t(3), dtypes=(F32, BF16, I64))
+case(torch.kron, "torch.kron_promotes", lambda a, b: torch.kron(a, b), t(2, 2, dtype=I64), t(3, 2))
+
+# -- scatter_reduce, index_add, index_copy -----------------------------------------------------------------------
+_REDUCES = ("sum", "prod", "amax", "amin", "mean")
+
+
+def _all_reduces(x, i, s, dim):
+    return tuple(torch.scatter_reduce(x, dim, i, s, r, include_self=inc) for r in _REDUCES for inc in (True, False))
+
+
+case((torch.scatter_reduce, torch.Tensor.scatter_reduce), "scatter_reduce",
+     lambda x, i, s, j: _all_reduces(x, i, s, 0) + _all_reduces(x, j, s, -1) +
+     (x.scatter_reduce(1, j, s, "amax"), x.scatter_reduce(0, i[:2], s, "mean", include_self=False)),
+     t(5, 4, kind="small"), index(6, 4, high=5), t(6, 4, kind="small"), index(5, 3, high=4),
+     dtypes=(F32, BF16, F16, I64), tol=2)
+case(torch.scatter_reduce, "scatter_reduce_bool",
+     lambda x, i, s: tuple(torch.scatter_reduce(x, 0, i, s, r, include_self=inc) for r in ("sum", "prod", "amax", "amin")
+                           for inc in (True, False)),
+     t(4, 3, dtype=torch.bool), index(5, 3, high=4), t(5, 3, dtype=torch.bool))
+case(torch.scatter, "scatter_reduce_multiply", lambda x, i, s: (torch.scatter(x, 0, i, s, reduce="multiply"),
+                                                               torch.scatter(x, 1, i[:4, :2], 2.0, reduce="multiply")),
+     t(4, 3), index(5, 3, high=3), t(5, 3), dtypes=(F32, I64))
+case((torch.index_add, torch.Tensor.index_add), "index_add",
+     lambda x, i, s, r: (torch.index_add(x, 0, i, s), x.index_add(0, i, s, alpha=2), torch.index_add(x, -1, i[:3], r),
+                         x.index_add(1, i[:3], r, alpha=-2)),
+     t(4, 5), index(6, high=4), t(6, 5), t(4, 3), dtypes=(F32, BF16, I64), tol=2)
+case((torch.index_copy, torch.Tensor.index_copy), "index_copy",
+     lambda x, s, r: (torch.index_copy(x, 0, torch.tensor([3, 0]), s), x.index_copy(-1, torch.tensor([4, 1, 2]), r)),
+     t(4, 5), t(2, 5), t(4, 3), dtypes=(F32, I64, torch.bool))
+
+# -- bilinear ----------------------------------------------------------------------------------------------------
+case((F.bilinear, torch.bilinear), "F.bilinear",
+     lambda a, b, w, bias: (F.bilinear(a, b, w, bias), F.bilinear(a, b, w), torch.bilinear(a[0], b[0], w, bias),
+                            F.bilinear(a[0, 0], b[0, 0], w, bias)),
+     t(2, 3, 4), t(2, 3, 5), t(6, 4, 5), t(6), dtypes=FLOATS, tol=3)
+
+
+class _TwoInput(nn.Module):
+    def __init__(self, bias=True):
+        super().__init__()
+        self.bil = nn.Bilinear(3, 4, 5, bias=bias)
+
+    def forward(self, x):
+        return self.bil(x[..., :3], x[..., 3:])
+
+
+case(nn.Bilinear, "nn.Bilinear", _TwoInput, t(2, 6, 7), module=True, dtypes=(F32, BF16), tol=3)
+case(nn.Bilinear, "nn.Bilinear_no_bias", partial(_TwoInput, False), t(5, 7), module=True, tol=3)
+
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)

@@ -169,9 +169,9 @@ def _scatter_src(ctx, input, index, src):
 
 @register(torch.scatter, torch.Tensor.scatter)
 def _scatter(ctx, input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce not in (None, "add"):
-        raise ctx.error(f"scatter(reduce={reduce!r}) is not supported yet", "only overwrite and 'add' have a "
-                        "lowering", "use reduce=None or 'add'")
+    if reduce not in (None, "add", "multiply"):
+        raise ctx.error(f"scatter(reduce={reduce!r}) is unknown", "torch accepts 'add' and 'multiply'",
+                        "use reduce=None, 'add' or 'multiply' (or scatter_reduce)")
     src = _scatter_src(ctx, input, index, value if src is None else src)
     return ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
 

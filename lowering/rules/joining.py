@@ -1,4 +1,4 @@
-"""Joining and splitting: cat/stack, split/chunk/unbind, expand/repeat/tile, flip/roll."""
+"""Joining and splitting: cat/stack, split/chunk/unbind, expand/repeat/tile, flip/roll/rot90, kron."""
 from __future__ import annotations
 
 import math
@@ -123,3 +123,31 @@ def _roll(ctx, input, shifts, dims=None):
         if s:
             y = ctx.emit(ops.concat, [slice_dim(ctx, y, d, n - s, n), slice_dim(ctx, y, d, 0, n - s)], dim=d)
     return y
+
+
+@register(torch.rot90, torch.Tensor.rot90)
+def _rot90(ctx, input, k=1, dims=(0, 1)):
+    """torch's rot90: k = 1 flips dims[1] then swaps the two dims, k = 2 flips both, k = 3 flips dims[0] then swaps."""
+    rank = ctx.sig(input).rank
+    a, b = (d % rank for d in dims)
+    k %= 4
+    if k == 0:
+        return input
+    if k == 2:
+        return ctx.emit(ops.flip, input, dims=(a, b))
+    y = ctx.emit(ops.flip, input, dims=(b,) if k == 1 else (a,))
+    perm = list(range(rank))
+    perm[a], perm[b] = b, a
+    return ctx.emit(ops.permute, y, dims=perm)
+
+
+@register(torch.kron)
+def _kron(ctx, input, other):
+    """Kronecker product: a as [a0, 1, a1, 1, ...] times b as [1, b0, 1, b1, ...] (ranks aligned at the end),
+    then each (a_i, b_i) pair of dims merged."""
+    sa, sb = ctx.sig(input).shape, ctx.sig(other).shape
+    rank = max(len(sa), len(sb))
+    sa, sb = (1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb
+    a = reshape(ctx, input, tuple(x for d in sa for x in (d, 1)))
+    b = reshape(ctx, other, tuple(x for d in sb for x in (1, d)))
+    return reshape(ctx, ctx.emit(ops.mul, a, b), tuple(x * y for x, y in zip(sa, sb)))

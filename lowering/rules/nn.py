@@ -1,6 +1,7 @@
 """Neural-network ops: linear algebra, convolution, pooling, normalisation, softmax, dropout, reductions."""
 from __future__ import annotations
 
+import math
 import operator
 from functools import partial
 
@@ -30,6 +31,33 @@ def _linear(ctx, input, weight, bias=None):
 def _linear_module(ctx, input, *, mod):
     bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
     return ctx.emit(ops.linear, input, ctx.param(f"{ctx.node.target}.weight"), bias)
+
+
+@register(F.bilinear, torch.bilinear)
+def _bilinear(ctx, input1, input2, weight, bias=None):
+    """y[.., o] = sum_ij x1[.., i] W[o, i, j] x2[.., j] (+ b[o]): x1 @ W as [in1, out * in2], then a product with x2
+    summed over in2; half precision is computed in f32 and rounded once."""
+    s1, s2 = ctx.sig(input1), ctx.sig(input2)
+    out, in1, in2 = ctx.sig(weight).shape
+    lead = s1.shape[:-1]
+    m = math.prod(lead)
+    elem = "f32" if s1.elem in ("f16", "bf16") else s1.elem
+    as_work = lambda v: v if ctx.sig(v).elem == elem else \
+        ctx.emit(ops.convert, v, result_type=type_of(Sig(ctx.sig(v).shape, elem)))  # noqa: E731
+    w = reshape(ctx, ctx.emit(ops.permute, as_work(weight), dims=(1, 0, 2)), (in1, out * in2))
+    t = reshape(ctx, ctx.emit(ops.matmul, reshape(ctx, as_work(input1), (m, in1)), w), (m, out, in2))
+    y = ctx.emit(ops.sum, ctx.emit(ops.mul, t, reshape(ctx, as_work(input2), (m, 1, in2))), dims=(-1,))
+    if bias is not None:
+        y = ctx.emit(ops.add, y, as_work(bias))
+    y = reshape(ctx, y, lead + (out,))
+    return y if ctx.sig(y).elem == s1.elem else ctx.emit(ops.convert, y, result_type=type_of(Sig(ctx.sig(y).shape,
+                                                                                                  s1.elem)))
+
+
+@register(torch.nn.Bilinear)
+def _bilinear_module(ctx, input1, input2, *, mod):
+    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
+    return _bilinear(ctx, input1, input2, ctx.param(f"{ctx.node.target}.weight"), bias)
 
 
 @register(torch.matmul, torch.Tensor.matmul, torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm,
