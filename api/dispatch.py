@@ -51,7 +51,10 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     """The call path of one compiled single-device signature (see the module docstring): a function of the
     call's positional arguments (``args`` is the call that compiled it)."""
     device = executable.device
-    run = executable.runner               # JAX's C++ dispatch of the compiled program
+    run = executable.runner               # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled)
+    # Once called, a Compiled holds its C++ call object in ``_call`` (jax 0.10.2; semi-public, covered by
+    # tests/test_dispatch.py): calling that directly skips a Python frame per call.
+    run = getattr(run, "_call", None) or run
     build = _builder(output_spec, output_static)
     params = tuple(params)
     jax_only = all(isinstance(a, jax.Array) for a in args)
