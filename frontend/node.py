@@ -30,12 +30,24 @@ _IMPURE_FUNCTIONS = frozenset({
 })
 
 
+_AGGREGATES = (tuple, list, dict, slice)
+
+
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """Apply ``fn`` to every leaf of ``a``, rebuilding tuples, lists, dicts and slices.
 
     Named tuples and struct sequences (``torch.return_types.max`` …) keep their type;
     ``torch.Size`` stays a ``torch.Size`` when all of its mapped elements are still ints.
     """
+    # fast paths for the exact built-in containers (what almost every node's args are); leaves are mapped
+    # in place, subclasses and slices take the general path below -- same results, same order of fn calls
+    ta = type(a)
+    if ta is tuple:
+        return tuple([map_aggregate(e, fn) if isinstance(e, _AGGREGATES) else fn(e) for e in a])
+    if ta is list:
+        return [map_aggregate(e, fn) if isinstance(e, _AGGREGATES) else fn(e) for e in a]
+    if ta is dict:
+        return {k: map_aggregate(v, fn) if isinstance(v, _AGGREGATES) else fn(v) for k, v in a.items()}
     if isinstance(a, tuple):
         t = tuple(map_aggregate(e, fn) for e in a)
         if isinstance(a, torch.Size):
@@ -57,6 +69,13 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
 
 def map_arg(a: Argument, fn: Callable[["Node"], Argument]) -> Argument:
     """Apply ``fn`` to every :class:`Node` inside the nested argument ``a``."""
+    ta = type(a)
+    if ta is tuple:                  # fast path: a flat tuple of nodes and literals (most nodes' args)
+        return tuple([fn(e) if isinstance(e, Node) else (map_arg(e, fn) if isinstance(e, _AGGREGATES) else e)
+                      for e in a])
+    if ta is dict:
+        return {k: fn(v) if isinstance(v, Node) else (map_arg(v, fn) if isinstance(v, _AGGREGATES) else v)
+                for k, v in a.items()}
     return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
 
 

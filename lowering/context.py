@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 import torch
 
 from fxla.dialects.fxla import ops, sig_of
+from fxla.dialects.fxla.opdef import elem_type
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.frontend import TensorMeta
 from fxla.dialects.mlir import ir
@@ -34,6 +35,7 @@ class LoweringContext:
         self.param_names: List[str] = []
         self._param_args: Dict[str, ir.Value] = {}
         self._param_values = param_values
+        self._scalars: Dict[tuple, ir.Attribute] = {}
 
     # -- the node being lowered ----------------------------------------------------------------------------------
     @property
@@ -63,13 +65,19 @@ class LoweringContext:
                              "fxla lowers tensors and scalar constants only",
                              "pass a tensor, or make the value a constant outside the traced code")
         elem = scalar_elem(value, sig_of(like.type).elem if isinstance(like, ir.Value) else None)
-        scalar_type = ir.Type.parse(elem)
-        if is_float(elem):
-            scalar = ir.FloatAttr.get(scalar_type, float(value))
-        else:
-            v = int(value)
-            scalar = ir.IntegerAttr.get(scalar_type, v % (1 << bit_width(elem)) if elem in UNSIGNED_TYPES else v)
-        dense = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], scalar_type), scalar)
+        # the 0-d splat attribute, made once per (element type, value) in this lowering (floats keyed by their
+        # exact bits: -0.0 and 0.0 differ)
+        key = (elem, type(value), value.hex() if isinstance(value, float) else value)
+        dense = self._scalars.get(key)
+        if dense is None:
+            scalar_type = elem_type(elem)
+            if is_float(elem):
+                scalar = ir.FloatAttr.get(scalar_type, float(value))
+            else:
+                v = int(value)
+                scalar = ir.IntegerAttr.get(scalar_type, v % (1 << bit_width(elem)) if elem in UNSIGNED_TYPES else v)
+            dense = self._scalars[key] = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], scalar_type),
+                                                                        scalar)
         return self.emit(ops.constant, value=dense)
 
     def param(self, qualname: str) -> ir.Value:

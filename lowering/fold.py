@@ -19,6 +19,7 @@ from typing import Callable, Dict, Optional
 import numpy as np
 
 from fxla.dialects.fxla import BY_NAME, ops, result_elem, sig_of
+from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import ir
 
 #: the largest result (in elements) constant folding materialises
@@ -145,7 +146,7 @@ def _ops_of(root: ir.Operation):
 def fold_constants(module) -> None:
     """Replace every foldable fxla op whose operands are all ``fxla.constant`` by its value (in place)."""
     root = module.operation if isinstance(module, ir.Module) else module
-    with root.context:
+    with root.context, type_cache():
         for op in _ops_of(root):
             opdef = BY_NAME.get(op.name)
             fold = _FOLDERS.get(opdef)

@@ -11,6 +11,7 @@ import tempfile
 from typing import Callable, Dict, List, Optional, Sequence
 
 from fxla.dialects.fxla import VerificationError, verify_module
+from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
 from .errors import LoweringError
@@ -75,7 +76,7 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
     """Run ``names`` (fxla passes or MLIR pass-pipeline elements, e.g. ``canonicalize``) in order."""
     register_stablehlo_passes()
     failures: List[Exception] = []
-    with module.context:
+    with module.context, type_cache():
         pm = passmanager.PassManager("builtin.module")
         _add_passes(pm, names, failures)
         if print_ir_after_all:

@@ -14,6 +14,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import InferError, VerificationError, verify_module
+from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
 
@@ -102,7 +103,7 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
     propagate_shapes(gm, *example_inputs)
     check_supported(gm)
     context = fxla_context()
-    with context, ir.Location.unknown():
+    with context, ir.Location.unknown(), type_cache():
         module = ir.Module.create()
         leaves, input_spec = pytree.tree_flatten(example_inputs)
         input_static = [None if isinstance(v, torch.Tensor) else v for v in leaves]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from fxla.dialects.fxla import verify_module
+from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.fxla.verifier import Diagnostic
 from fxla.dialects.mlir import ir, passmanager, rewrite, strict_context
 
@@ -62,9 +63,10 @@ def _leftovers(root: ir.Operation) -> List[Diagnostic]:
 def convert_fxla_to_stablehlo(module) -> None:
     """Rewrite every fxla op of ``module`` (an ``ir.Module`` or its operation) in place, verifying it first."""
     root = _root(module)
-    verify_module(root)
-    with root.context:
-        rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
+    with type_cache():
+        verify_module(root)
+        with root.context:
+            rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
     left = _leftovers(root)
     if left:
         raise ConversionError(left, "these fxla ops have no StableHLO pattern")

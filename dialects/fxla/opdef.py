@@ -11,6 +11,8 @@ Ops with optional operands carry MLIR's standard ``operandSegmentSizes`` attribu
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -126,23 +128,27 @@ class OpDef:
 
     def __post_init__(self):
         object.__setattr__(self, "attr_index", {a.name: a for a in self.attributes})
+        # derived once: read on every build/read/verify of an op
+        object.__setattr__(self, "_variadic", any(o.variadic for o in self.operands))
+        object.__setattr__(self, "_optional", any(o.optional for o in self.operands))
+        object.__setattr__(self, "_name", f"fxla.{self.mnemonic}")
         if self.is_variadic and len(self.operands) != 1:
             raise ValueError(f"{self.name}: a variadic operand must be the op's only operand")
 
     @property
     def is_variadic(self) -> bool:
         """Whether an operand is variadic (e.g. ``fxla.concat``'s inputs)."""
-        return any(o.variadic for o in self.operands)
+        return self._variadic
 
     @property
     def name(self) -> str:
         """The op's full name, ``fxla.<mnemonic>``."""
-        return f"fxla.{self.mnemonic}"
+        return self._name
 
     @property
     def has_optional(self) -> bool:
         """Whether an operand is optional."""
-        return any(o.optional for o in self.operands)
+        return self._optional
 
     # -- building -----------------------------------------------------------------------------------------------
     def build(self, operands: Sequence[Optional[ir.Value]], attrs: Optional[Dict[str, Any]] = None,
@@ -178,12 +184,24 @@ class OpDef:
         if self.has_optional:
             mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
         if result_types is None:
-            inferred = self.infer(sigs, self.python_attrs_from(mlir_attrs))
+            inferred = self._infer_cached(sigs, mlir_attrs)
             if any(s.elem == ANY_ELEM for s in inferred):
                 raise ValueError(f"{self.name}: result type cannot be inferred; pass result_types")
             result_types = [type_of(s) for s in inferred]
         return ir.Operation.create(self.name, results=list(result_types), operands=present,
                                    attributes=mlir_attrs, loc=loc)
+
+    def _infer_cached(self, sigs, mlir_attrs: Dict[str, ir.Attribute]) -> List[Sig]:
+        """``infer`` on the op's operand sigs and attributes; inside a :func:`type_cache` block each distinct
+        (op, operand sigs, attributes) is inferred once (attributes are uniqued MLIR objects: compared exactly)."""
+        caches = _CACHES.get()
+        if caches is None:
+            return self.infer(sigs, self.python_attrs_from(mlir_attrs))
+        key = (self, tuple(tuple(s) if type(s) is list else s for s in sigs), tuple(mlir_attrs.items()))
+        inferred = caches.infer.get(key)
+        if inferred is None:
+            inferred = caches.infer[key] = tuple(self.infer(sigs, self.python_attrs_from(mlir_attrs)))
+        return list(inferred)
 
     def __call__(self, *operands, loc=None, result_type=None, **attrs):
         """``ops.add(a, b)`` — build the op and return its value (a tuple of values for a multi-result op).
@@ -224,19 +242,88 @@ def attr_names(op: ir.Operation) -> List[str]:
     return list(op.attributes)
 
 
-def sig_of(t: ir.Type) -> Optional[Sig]:
-    """The :class:`Sig` of a ranked static tensor type, else ``None``."""
-    rt = t.maybe_downcast() if not isinstance(t, ir.RankedTensorType) else t
+# The same few types and op forms recur in every op of a module (each operand and result, in every pass), so
+# inside a ``type_cache()`` block sig_of and type inference remember their answers.  Keys are ``ir.Type`` /
+# ``ir.Attribute`` objects (hashed and compared by MLIR's uniqued pointer); each key keeps its context alive, so a
+# cached pointer cannot be reused for another type while the block lasts, and the caches are dropped when the
+# outermost block ends (nothing outlives one lowering / one pass).
+class _Caches:
+    __slots__ = ("sigs", "infer")
+
+    def __init__(self) -> None:
+        self.sigs: Dict[Any, Optional[Sig]] = {}       # ir.Type -> Sig (or None)
+        self.infer: Dict[tuple, tuple] = {}            # (OpDef, operand sigs, MLIR attributes) -> result sigs
+
+
+_CACHES: contextvars.ContextVar = contextvars.ContextVar("fxla_type_caches", default=None)
+
+
+@contextlib.contextmanager
+def type_cache():
+    """Remember :func:`sig_of` answers and inferred result types for the duration of the block (nested blocks
+    share the outermost one's caches)."""
+    if _CACHES.get() is not None:
+        yield
+        return
+    token = _CACHES.set(_Caches())
+    try:
+        yield
+    finally:
+        _CACHES.reset(token)
+
+
+_FLOAT_ELEMS = {ir.F16Type: "f16", ir.BF16Type: "bf16", ir.F32Type: "f32", ir.F64Type: "f64"}
+
+
+def _elem_name(et: ir.Type) -> str:
+    """MLIR's spelling of an element type, without printing it for the common ones."""
+    name = _FLOAT_ELEMS.get(type(et))
+    if name is not None:
+        return name
+    if type(et) is ir.IntegerType:
+        if et.is_signless:
+            return f"i{et.width}"
+        if et.is_unsigned:
+            return f"ui{et.width}"
+    return str(et)
+
+
+def _sig_of(t: ir.Type) -> Optional[Sig]:
+    rt = t if isinstance(t, ir.RankedTensorType) else t.maybe_downcast()
     if not isinstance(rt, ir.RankedTensorType):
         return None
     if not rt.has_static_shape:
         return None
-    return Sig(tuple(rt.shape), str(rt.element_type))
+    return Sig(tuple(rt.shape), _elem_name(rt.element_type))
+
+
+def sig_of(t: ir.Type) -> Optional[Sig]:
+    """The :class:`Sig` of a ranked static tensor type, else ``None``."""
+    caches = _CACHES.get()
+    if caches is None:
+        return _sig_of(t)
+    cache = caches.sigs
+    sig = cache.get(t, cache)
+    if sig is cache:
+        sig = cache[t] = _sig_of(t)
+    return sig
+
+
+_ELEM_TYPES = {"f16": ir.F16Type.get, "bf16": ir.BF16Type.get, "f32": ir.F32Type.get, "f64": ir.F64Type.get,
+               "i1": lambda: ir.IntegerType.get_signless(1), "i8": lambda: ir.IntegerType.get_signless(8),
+               "i16": lambda: ir.IntegerType.get_signless(16), "i32": lambda: ir.IntegerType.get_signless(32),
+               "i64": lambda: ir.IntegerType.get_signless(64), "ui8": lambda: ir.IntegerType.get_unsigned(8)}
+
+
+def elem_type(elem: str) -> ir.Type:
+    """The MLIR element type spelled ``elem`` (``'f32'``, ``'ui8'`` …) in the current context."""
+    make = _ELEM_TYPES.get(elem)
+    return make() if make is not None else ir.Type.parse(elem)
 
 
 def type_of(sig: Sig) -> ir.RankedTensorType:
     """The MLIR tensor type of ``sig`` (the inverse of :func:`sig_of`); needs an active MLIR context."""
-    return ir.RankedTensorType.get(list(sig.shape), ir.Type.parse(sig.elem))
+    return ir.RankedTensorType.get(list(sig.shape), elem_type(sig.elem))
 
 
 class InferError(Exception):

@@ -13,7 +13,7 @@ from typing import List, Optional
 from fxla.errors import FxlaError
 
 from ..mlir import ir, location_parts
-from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of
+from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of, type_cache
 from .ops import BY_NAME
 
 
@@ -62,14 +62,20 @@ def _check_operands(opdef: OpDef, op: ir.Operation) -> Optional[str]:
 
 def verify_op(op: ir.Operation) -> List[Diagnostic]:
     """Diagnostics for one ``fxla.*`` op (empty when it is valid)."""
+    problem = _problem(op)
+    return [] if problem is None else [Diagnostic(op.location, op.name, problem)]
+
+
+def _problem(op: ir.Operation) -> Optional[str]:
+    """What is wrong with one ``fxla.*`` op (``None`` when it is valid).  A function of the op's name, operand
+    types, attributes and result types only (:func:`verify_fxla` relies on that to reuse verdicts)."""
     name = op.name
     opdef = BY_NAME.get(name)
-    diag = lambda msg: [Diagnostic(op.location, name, msg)]  # noqa: E731
     if opdef is None:
-        return diag(f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})")
+        return f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})"
     problem = _check_operands(opdef, op)
     if problem:
-        return diag(problem)
+        return problem
     operands, _ = opdef.read(op) if opdef.has_optional else (list(op.operands), None)
     decls = opdef.operands
     if opdef.is_variadic:
@@ -81,54 +87,73 @@ def verify_op(op: ir.Operation) -> List[Diagnostic]:
             continue
         sig = sig_of(value.type)
         if sig is None:
-            return diag(f"operand '{decl.name}' must be a statically shaped ranked tensor, got {value.type}")
+            return f"operand '{decl.name}' must be a statically shaped ranked tensor, got {value.type}"
         if sig.elem not in decl.elems:
-            return diag(f"operand '{decl.name}' must have element type in {{{', '.join(decl.elems)}}}, "
-                        f"got {sig.elem}")
+            return (f"operand '{decl.name}' must have element type in {{{', '.join(decl.elems)}}}, "
+                    f"got {sig.elem}")
         sigs.append(sig)
     present = set(attr_names(op)) - {SEGMENTS}
     unknown = sorted(present - set(opdef.attr_index))
     if unknown:
-        return diag(f"has unknown attribute{'s' * (len(unknown) > 1)} {', '.join(repr(u) for u in unknown)}")
+        return f"has unknown attribute{'s' * (len(unknown) > 1)} {', '.join(repr(u) for u in unknown)}"
     attrs = {}
     for a in opdef.attributes:
         if a.name not in present:
             if a.required:
-                return diag(f"requires attribute '{a.name}' ({a.kind.name})")
+                return f"requires attribute '{a.name}' ({a.kind.name})"
             attrs[a.name] = a.default
             continue
         try:
             attrs[a.name] = a.kind.to_python(op.attributes[a.name])
         except (TypeError, ValueError):
-            return diag(f"attribute '{a.name}' must be {a.kind.name}, got {op.attributes[a.name]}")
+            return f"attribute '{a.name}' must be {a.kind.name}, got {op.attributes[a.name]}"
         if a.choices and attrs[a.name] not in a.choices:
-            return diag(f"attribute '{a.name}' must be one of {list(a.choices)}, got {attrs[a.name]!r}")
+            return f"attribute '{a.name}' must be one of {list(a.choices)}, got {attrs[a.name]!r}"
     if len(op.results) != len(opdef.results):
-        return diag(f"expects {len(opdef.results)} result(s), but got {len(op.results)}")
+        return f"expects {len(opdef.results)} result(s), but got {len(op.results)}"
     if opdef.is_variadic:
         sigs = [sigs]
     try:
         expected = opdef.infer(sigs, attrs)
     except InferError as err:
-        return diag(str(err))
+        return str(err)
     for i, (res, want) in enumerate(zip(op.results, expected)):
         got = sig_of(res.type)
         if got is None or got.shape != want.shape or (want.elem != ANY_ELEM and got.elem != want.elem):
             shown = str(want) if want.elem != ANY_ELEM else f"tensor<{''.join(f'{d}x' for d in want.shape)}?>"
-            return diag(f"result #{i} has type {res.type}, but the operands imply {shown}")
-    return []
+            return f"result #{i} has type {res.type}, but the operands imply {shown}"
+    return None
+
+
+def _signature(op: ir.Operation) -> tuple:
+    """Everything :func:`_problem` reads: name, operand types, attributes, result types.  Types and attributes
+    are uniqued by MLIR, so they hash and compare by pointer (cheap, and exact within one context)."""
+    attrs = op.attributes
+    return (op.name, tuple(v.type for v in op.operands), tuple((n, attrs[n]) for n in attrs),
+            tuple(op.results.types))
 
 
 def verify_fxla(root: ir.Operation) -> List[Diagnostic]:
-    """Diagnostics for every ``fxla.*`` op nested under ``root``, in program order."""
+    """Diagnostics for every ``fxla.*`` op nested under ``root``, in program order.
+
+    Ops with the same signature (:func:`_signature`) get the same verdict, so each distinct signature is checked
+    once per call: a graph of repeated layers costs one hash lookup per repeated op.
+    """
     found: List[Diagnostic] = []
+    verdicts: dict = {}
 
     def visit(op):
         if op.name.startswith("fxla."):
-            found.extend(verify_op(op))
+            key = _signature(op)
+            problem = verdicts.get(key, verdicts)
+            if problem is verdicts:
+                problem = verdicts[key] = _problem(op)
+            if problem is not None:
+                found.append(Diagnostic(op.location, op.name, problem))
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit)
+    with type_cache():
+        root.walk(visit)
     return found
 
 
