@@ -1,0 +1,63 @@
+# RUN: %python %s | FileCheck %s --enable-var-scope
+# Torch -> fxla: the newer forms of ops lowered elsewhere -- F.interpolate bicubic (a constant [out, in] weight
+# matrix per spatial dim, computed in f32) and area (adaptive average pooling), F.embedding_bag with 1-D input
+# and traced offsets (bag ids from the data, a segment sum by fxla.scatter into a trash-padded table) and
+# torch.einsum with a repeated subscript (a diagonal: the two dims merged and sliced with stride n + 1).
+# Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
+import torch
+import torch.nn.functional as F
+from fxla.testing import case, t
+
+BF16 = torch.bfloat16
+
+
+# CHECK-LABEL: case torch.nn.functional.interpolate (bicubic):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4xbf16>)
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[X]]) : (tensor<1x2x3x4xbf16>) -> tensor<1x2x3x4xf32>
+# CHECK:         %[[M:.+]] = "fxla.constant"() {value = dense<{{.+}}> : tensor<4x6xf32>}
+# CHECK:         %[[MATMUL:.+]] = "fxla.matmul"(%[[CONVERT]], %[[M]]) : (tensor<1x2x3x4xf32>, tensor<4x6xf32>) -> tensor<1x2x3x6xf32>
+# CHECK:         %[[CONVERT_2:.+]] = "fxla.convert"(%[[MATMUL]]) : (tensor<1x2x3x6xf32>) -> tensor<1x2x3x6xbf16>
+# CHECK:         return %[[CONVERT_2]] : tensor<1x2x3x6xbf16>
+@case(F.interpolate, t(1, 2, 3, 4, dtype=BF16), variant="bicubic")
+def interpolate_bicubic(x):
+    return F.interpolate(x, size=(3, 6), mode="bicubic", align_corners=True)
+
+
+# CHECK-LABEL: case torch.nn.functional.interpolate (area):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x6x4xf32>)
+# CHECK:         %[[AVG_POOL:.+]] = "fxla.avg_pool"(%[[X]]) {ceil_mode = false, count_include_pad = true, divisor_override = 0 : i64, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x2x6x4xf32>) -> tensor<1x2x3x2xf32>
+@case(F.interpolate, t(1, 2, 6, 4), variant="area")
+def interpolate_area(x):
+    return F.interpolate(x, scale_factor=0.5, mode="area")
+
+
+# CHECK-LABEL: case torch.nn.functional.embedding_bag (offsets):
+# CHECK:         func.func @main(%[[I:.+]]: tensor<5xi64>, %[[W:.+]]: tensor<8x3xf32>, %[[O:.+]]: tensor<3xi64>)
+# CHECK:         %[[J:.+]] = "fxla.arange"() {length = 5 : i64, start = 0.000000e+00 : f64, step = 1.000000e+00 : f64} : () -> tensor<5xi64>
+# CHECK:         %[[OCOL:.+]] = "fxla.reshape"(%[[O]]) {shape = array<i64: 3, 1>} : (tensor<3xi64>) -> tensor<3x1xi64>
+# CHECK:         %[[JROW:.+]] = "fxla.reshape"(%[[J]]) {shape = array<i64: 1, 5>} : (tensor<5xi64>) -> tensor<1x5xi64>
+# CHECK:         %[[STARTED:.+]] = "fxla.le"(%[[OCOL]], %[[JROW]]) : (tensor<3x1xi64>, tensor<1x5xi64>) -> tensor<3x5xi1>
+# CHECK:         %[[COUNT:.+]] = "fxla.sum"(%[[STARTED]]) {dims = array<i64: 0>, keepdim = false} : (tensor<3x5xi1>) -> tensor<5xi64>
+# CHECK:         %[[BAG:.+]] = "fxla.sub"(%[[COUNT]], %{{.+}}) : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+# CHECK:         %[[OUTSIDE:.+]] = "fxla.logical_or"
+# CHECK:         %[[TRASH:.+]] = "fxla.constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[IDS:.+]] = "fxla.where"(%[[OUTSIDE]], %[[TRASH]], %[[BAG]]) : (tensor<5xi1>, tensor<i64>, tensor<5xi64>) -> tensor<5xi64>
+# CHECK:         %[[ROWS:.+]] = "fxla.index_select"(%[[W]], %[[I]]) {dim = 0 : i64} : (tensor<8x3xf32>, tensor<5xi64>) -> tensor<5x3xf32>
+# CHECK:         %[[IDCOL:.+]] = "fxla.reshape"(%[[IDS]]) {shape = array<i64: 5, 1>} : (tensor<5xi64>) -> tensor<5x1xi64>
+# CHECK:         %[[INDEX:.+]] = "fxla.expand"(%[[IDCOL]]) {shape = array<i64: 5, 3>} : (tensor<5x1xi64>) -> tensor<5x3xi64>
+# CHECK:         %[[ZEROS:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 4, 3>} : (tensor<f32>) -> tensor<4x3xf32>
+# CHECK:         %[[SUMS:.+]] = "fxla.scatter"(%[[ZEROS]], %[[INDEX]], %[[ROWS]]) {dim = 0 : i64, reduce = "add"} : (tensor<4x3xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x3xf32>
+# CHECK:         %[[BAGS:.+]] = "fxla.slice"(%[[SUMS]]) {limit = array<i64: 3, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<3x3xf32>
+# CHECK:         return %[[BAGS]] : tensor<3x3xf32>
+@case(F.embedding_bag, torch.tensor([1, 4, 2, 7, 0]), t(8, 3), torch.tensor([0, 2, 2]), variant="offsets")
+def embedding_bag_offsets(i, w, o):
+    return F.embedding_bag(i, w, o, mode="sum")
+
+
+# CHECK-LABEL: case torch.einsum (diagonal):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x4xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 16>} : (tensor<2x4x4xf32>) -> tensor<2x16xf32>
+# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[RESHAPE]]) {limit = array<i64: 2, 16>, start = array<i64: 0, 0>, stride = array<i64: 1, 5>} : (tensor<2x16xf32>) -> tensor<2x4xf32>
+@case(torch.einsum, t(2, 4, 4), variant="diagonal")
+def einsum_diagonal(x):
+    return torch.einsum("bii->bi", x)
