@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from test_dialect import verify_text
 from test_ops import BF16, F16, F32, FLOATS, I64, add_case, index, params_of, run_case, t
 
 CASES = []
@@ -266,3 +267,47 @@ case(nn.Bilinear, "nn.Bilinear_no_bias", partial(_TwoInput, False), t(5, 7), mod
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
+
+
+# -- the verifier on the new ops ---------------------------------------------------------------------------------
+_POOL = 'kernel_size = array<i64: {k}>, stride = array<i64: {s}>, padding = array<i64: {p}>, dilation = array<i64: {d}>'
+
+
+def _pool(op, k="2, 2", s="2, 2", p="0, 0", d="1, 1", result="tensor<1x2x2x2xf32>", arg="tensor<1x2x4x4xf32>"):
+    attrs = _POOL.format(k=k, s=s, p=p, d=d).replace("array<i64: >", "array<i64>")
+    return f'%0 = "fxla.{op}"(%a) {{{attrs}}} : ({arg}) -> {result}', f"%a: {arg}"
+
+
+@pytest.mark.parametrize("body,args,message", [
+    _pool("max_pool", k="", s="", p="", d="") + ("attribute 'kernel_size' must have one entry per pooled dim, "
+                                                 "got none",),
+    _pool("max_pool", s="0, 2") + ("attribute 'stride' must be positive, got [0, 2]",),
+    _pool("max_pool", d="1, -1") + ("attribute 'dilation' must be positive, got [1, -1]",),
+    _pool("max_pool", p="2, 0") + ("padding must be at most half the kernel size",),
+    _pool("max_pool", k="2", s="2", p="0", d="1") + ("expects a rank-2 or rank-3 input, got rank 4",),
+    _pool("max_pool", s="2") + ("attribute 'stride' must have 2 entries, got 1",),
+    _pool("max_pool", result="tensor<1x2x3x3xf32>") + ("result #0 has type tensor<1x2x3x3xf32>, but the operands "
+                                                       "imply tensor<1x2x2x2xf32>",),
+    _pool("max_pool", arg="tensor<1x2x4x4xi1>", result="tensor<1x2x2x2xi1>") + ("operand 'input' must have element "
+                                                                             "type in",),
+    ('%0:2 = "fxla.max_pool_with_indices"(%a) {' + _POOL.format(k="2, 2", s="2, 2", p="0, 0", d="1, 1") +
+     '} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>)', "%a: tensor<1x2x4x4xf32>",
+     "result #1 has type tensor<1x2x2x2xi32>, but the operands imply tensor<1x2x2x2xi64>"),
+    ('%0 = "fxla.cumprod"(%a) {dim = 1 : i64} : (tensor<2x3xi32>) -> tensor<2x3xi32>', "%a: tensor<2x3xi32>",
+     "result #0 has type tensor<2x3xi32>, but the operands imply tensor<2x3xi64>"),
+    ('%0:2 = "fxla.cummax"(%a) {dim = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)',
+     "%a: tensor<2x3xf32>", "dim 2 is out of range for a rank-2 operand"),
+    ('%0 = "fxla.cummin"(%a) {dim = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>', "%a: tensor<2x3xf32>",
+     "expects 2 result(s), but got 1"),
+    ('%0 = "fxla.logcumsumexp"(%a) {dim = 0 : i64} : (tensor<4xi64>) -> tensor<4xi64>', "%a: tensor<4xi64>",
+     "operand 'input' must have element type in {f16, bf16, f32, f64}, got i64"),
+    ('%0 = "fxla.logcumsumexp"(%a) : (tensor<4xf32>) -> tensor<4xf32>', "%a: tensor<4xf32>",
+     "requires attribute 'dim' (i64)"),
+    ('%0 = "fxla.scatter"(%a, %i, %a) {dim = 0 : i64, reduce = "mean"} : (tensor<4xf32>, tensor<4xi64>, '
+     'tensor<4xf32>) -> tensor<4xf32>', "%a: tensor<4xf32>, %i: tensor<4xi64>",
+     "attribute 'reduce' must be one of ['none', 'add', 'multiply', 'amax', 'amin'], got 'mean'"),
+])
+def test_verifier_messages_of_new_ops(body, args, message):
+    err = verify_text("  " + body, args=args)
+    assert len(err.diagnostics) == 1
+    assert message in str(err), str(err)
