@@ -3,7 +3,8 @@
 A 2-D [bags, size] input without padding_idx is a lookup and one reduction over dim 1.  Otherwise (1-D input
 with ``offsets``, or padding_idx) it is a segment reduction: every entry j gets a bag id, the rows are scattered
 into [bags + 1, dim] (fxla.scatter with add / amax) and the extra trash bag is cut off.  With traced offsets
-the bag id is ``count(offsets <= j) - 1``, computed from the data; the result shape is static (len(offsets),
+the bag id is ``count(offsets <= j) - 1``, computed from the data by a binary search over the (non-decreasing,
+as torch requires) offsets; the result shape is static (len(offsets),
 or len(offsets) - 1 with include_last_offset).  Entries equal to padding_idx, and with include_last_offset
 those at or after the last offset, go to the trash bag (except where torch's kernel counts them into the last
 bag: mean's divisor and max).  Empty bags give 0 in every mode, as in torch.
@@ -27,13 +28,30 @@ def _full(ctx, value, shape, elem):
     return ctx.emit(ops.expand, scalar, shape=tuple(shape))
 
 
+def _count_at_most(ctx, offsets, j):
+    """[n] i64: how many of the (non-decreasing) ``offsets`` are <= each ``j`` -- a branchless binary search, one
+    gather per halving step (O(n log bags), not an [offsets, n] comparison)."""
+    count = ctx.sig(offsets).shape[0]
+    n = ctx.sig(j).shape[0]
+    pos = ctx.emit(ops.expand, ctx.tensor(0, like=j), shape=(n,))
+    step = 1 << (count.bit_length() - 1) if count else 0
+    while step:
+        cand = ctx.emit(ops.add, pos, ctx.tensor(step, like=pos))
+        valid = ctx.emit(ops.le, cand, ctx.tensor(count, like=cand))
+        probe_at = ctx.emit(ops.sub, ctx.emit(ops.minimum, cand, ctx.tensor(count, like=cand)),
+                            ctx.tensor(1, like=cand))
+        probe = ctx.emit(ops.index_select, offsets, probe_at, dim=0)
+        take = ctx.emit(ops.logical_and, valid, ctx.emit(ops.le, probe, j))
+        pos = ctx.emit(ops.where, take, cand, pos)
+        step //= 2
+    return pos
+
+
 def _bag_ids(ctx, n, offsets, bags, tail):
     """[n] i64 bag of each entry: count(offsets <= j) - 1; entries outside every bag -> ``bags`` (the trash).
     ``tail``: entries at or after the last offset (include_last_offset) belong to the last bag instead."""
     j = ctx.emit(ops.arange, start=0.0, step=1.0, length=n, result_type=type_of(Sig((n,), "i64")))
-    count = ctx.sig(offsets).shape[0]
-    starts = ctx.emit(ops.le, reshape(ctx, offsets, (count, 1)), reshape(ctx, j, (1, n)))
-    ids = ctx.emit(ops.sub, ctx.emit(ops.sum, starts, dims=(0,)), ctx.tensor(1, like=j))
+    ids = ctx.emit(ops.sub, _count_at_most(ctx, offsets, j), ctx.tensor(1, like=j))
     if tail:
         ids = ctx.emit(ops.minimum, ids, ctx.tensor(bags - 1, like=ids))
     outside = ctx.emit(ops.logical_or, ctx.emit(ops.lt, ids, ctx.tensor(0, like=ids)),
