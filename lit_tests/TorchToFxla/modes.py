@@ -34,11 +34,16 @@ def interpolate_area(x):
 # CHECK-LABEL: case torch.nn.functional.embedding_bag (offsets):
 # CHECK:         func.func @main(%[[I:.+]]: tensor<5xi64>, %[[W:.+]]: tensor<8x3xf32>, %[[O:.+]]: tensor<3xi64>)
 # CHECK:         %[[J:.+]] = "fxla.arange"() {length = 5 : i64, start = 0.000000e+00 : f64, step = 1.000000e+00 : f64} : () -> tensor<5xi64>
-# CHECK:         %[[OCOL:.+]] = "fxla.reshape"(%[[O]]) {shape = array<i64: 3, 1>} : (tensor<3xi64>) -> tensor<3x1xi64>
-# CHECK:         %[[JROW:.+]] = "fxla.reshape"(%[[J]]) {shape = array<i64: 1, 5>} : (tensor<5xi64>) -> tensor<1x5xi64>
-# CHECK:         %[[STARTED:.+]] = "fxla.le"(%[[OCOL]], %[[JROW]]) : (tensor<3x1xi64>, tensor<1x5xi64>) -> tensor<3x5xi1>
-# CHECK:         %[[COUNT:.+]] = "fxla.sum"(%[[STARTED]]) {dims = array<i64: 0>, keepdim = false} : (tensor<3x5xi1>) -> tensor<5xi64>
-# CHECK:         %[[BAG:.+]] = "fxla.sub"(%[[COUNT]], %{{.+}}) : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+# Binary search for count(offsets <= j): steps of 2, then 1 (3 offsets), each probing offsets[pos + step - 1].
+# CHECK:         %[[CAND:.+]] = "fxla.add"(%[[POS0:.+]], %{{.+}}) : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+# CHECK:         %[[PROBE:.+]] = "fxla.index_select"(%[[O]], %{{.+}}) {dim = 0 : i64} : (tensor<3xi64>, tensor<5xi64>) -> tensor<5xi64>
+# CHECK:         %[[BELOW:.+]] = "fxla.le"(%[[PROBE]], %[[J]]) : (tensor<5xi64>, tensor<5xi64>) -> tensor<5xi1>
+# CHECK:         %[[TAKE:.+]] = "fxla.logical_and"(%{{.+}}, %[[BELOW]])
+# CHECK:         %[[POS1:.+]] = "fxla.where"(%[[TAKE]], %[[CAND]], %[[POS0]]) : (tensor<5xi1>, tensor<5xi64>, tensor<5xi64>) -> tensor<5xi64>
+# CHECK:         "fxla.index_select"(%[[O]], %{{.+}}) {dim = 0 : i64} : (tensor<3xi64>, tensor<5xi64>) -> tensor<5xi64>
+# CHECK:         %[[POS2:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %[[POS1]]) : (tensor<5xi1>, tensor<5xi64>, tensor<5xi64>) -> tensor<5xi64>
+# CHECK-NOT:     "fxla.index_select"(%[[O]]
+# CHECK:         %[[BAG:.+]] = "fxla.sub"(%[[POS2]], %{{.+}}) : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
 # CHECK:         %[[OUTSIDE:.+]] = "fxla.logical_or"
 # CHECK:         %[[TRASH:.+]] = "fxla.constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
 # CHECK:         %[[IDS:.+]] = "fxla.where"(%[[OUTSIDE]], %[[TRASH]], %[[BAG]]) : (tensor<5xi1>, tensor<i64>, tensor<5xi64>) -> tensor<5xi64>
