@@ -13,9 +13,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..registry import register
 from fxla.dialects.fxla import ops
 
+from ..registry import register
 from .indexing import int_constant
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
