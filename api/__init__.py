@@ -22,7 +22,7 @@ _LAZY = {
     "compile": "fxla.compile", "CompiledModule": "fxla.compile", "Stages": "fxla.compile",
     "OptionError": "fxla.compile", "SignatureError": "fxla.compile",
     "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
-    "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend",
+    "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
     "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
@@ -33,7 +33,7 @@ _SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
-           "OptionError", "SignatureError"]
+           "OptionError", "SignatureError", "SpecializationError"]
 
 
 def __getattr__(name):

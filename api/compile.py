@@ -11,6 +11,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
+from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo
 from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
@@ -83,24 +84,14 @@ def _describe(value) -> str:
 
 
 def _meta(value):
-    """Shape/dtype description of a (nested) call argument, for comparison with a trace's specialisation."""
-    if is_array(value):
-        return TensorMeta(tuple(value.shape), value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value))
+    """What a specialisation records of a call argument (jax arrays described like torch tensors)."""
+    if is_array(value) and not isinstance(value, torch.Tensor):
+        return TensorMeta(tuple(value.shape), torch_dtype(value))
     if isinstance(value, (tuple, list)):
         return type(value)(_meta(v) for v in value)
     if isinstance(value, dict):
         return {k: _meta(v) for k, v in value.items()}
-    return value
-
-
-def _meta_text(meta) -> str:
-    if isinstance(meta, TensorMeta):
-        return f"{str(meta.dtype).rpartition('.')[2]}{list(meta.shape)}"
-    if isinstance(meta, (tuple, list)):
-        return type(meta).__name__ + "(" + ", ".join(_meta_text(m) for m in meta) + ")"
-    if isinstance(meta, dict):
-        return "dict(" + ", ".join(f"{k}={_meta_text(v)}" for k, v in meta.items()) + ")"
-    return repr(meta)
+    return describe_input(value)
 
 
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
@@ -250,20 +241,9 @@ class CompiledModule:
     def _check_specialization(self, args) -> None:
         """A shape-specialised GraphModule (a concrete_shapes trace) only runs on the inputs it was traced for."""
         spec = self.graph_module.specialization
-        if not spec:
-            return
-        traced = spec["inputs"]
-        got = {node.target: _meta(value) for node, value in zip(self._placeholders(), args)}
-        bad = [name for name in got if name in traced and _meta_text(traced[name]) != _meta_text(got[name])]
-        if bad:
-            want = ", ".join(f"{n}={_meta_text(traced[n])}" for n in bad)
-            have = ", ".join(f"{n}={_meta_text(got[n])}" for n in bad)
-            raise SignatureError(f"{self.__name__} was traced with concrete shapes for inputs ({want}) and cannot "
-                                 f"run on ({have})\n"
-                                 f"why: shape-dependent Python (sizes, shape branches) ran while tracing and its "
-                                 f"results are baked into the graph, so other shapes would give wrong results\n"
-                                 f"fix: trace again with these example inputs, or let fxla re-trace per input "
-                                 f"signature: fxla.compile(model, concrete_shapes=True)")
+        if spec:
+            check_specialization(self.__name__, spec,
+                                 {node.target: _meta(value) for node, value in zip(self._placeholders(), args)})
 
     def _compile(self, args, key) -> _Entry:
         self._check_specialization(args)

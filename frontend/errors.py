@@ -28,3 +28,8 @@ class SerializationError(FxlaError):
 
 class PassError(FxlaError):
     """A graph pass (``fxla.frontend.passes``) cannot be applied to the given graph or arguments."""
+
+
+class SpecializationError(FxlaError):
+    """A shape-specialised graph (a ``concrete_shapes`` trace) was given inputs of other shapes, dtypes or
+    values than it was traced for; running it would silently compute with the traced ones."""

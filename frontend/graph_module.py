@@ -10,8 +10,9 @@ import torch
 
 from fxla.errors import format_message
 
-from .errors import GraphError
+from .errors import GraphError, SpecializationError
 from .graph import Graph
+from .node import map_aggregate
 
 __all__ = ["GraphModule"]
 
@@ -51,6 +52,52 @@ def _assign_from_dict(root: Dict[str, Any], dst: torch.nn.Module, qualname: str)
         dst = dst._modules[atom]
     _assign(dst, field, root[qualname], is_buffer=isinstance(root[qualname], torch.Tensor)
             and not isinstance(root[qualname], torch.nn.Parameter))
+
+
+def describe_input(value: Any) -> Any:
+    """What a specialisation records of an input: TensorMeta for tensors (also nested), the value otherwise."""
+    from .shape_prop import TensorMeta
+    if isinstance(value, torch.Tensor):
+        return TensorMeta(tuple(value.shape), value.dtype)
+    if isinstance(value, (tuple, list)):
+        return type(value)(describe_input(v) for v in value)
+    if isinstance(value, dict):
+        return {k: describe_input(v) for k, v in value.items()}
+    return value
+
+
+def _text(meta: Any) -> str:
+    from .shape_prop import TensorMeta
+    if isinstance(meta, TensorMeta):
+        return f"{str(meta.dtype).rpartition('.')[2]}{list(meta.shape)}"
+    if isinstance(meta, (tuple, list)):
+        return type(meta).__name__ + "(" + ", ".join(_text(m) for m in meta) + ")"
+    if isinstance(meta, dict):
+        return "dict(" + ", ".join(f"{k}={_text(v)}" for k, v in meta.items()) + ")"
+    return repr(meta)
+
+
+def check_specialization(name: str, spec: Dict[str, Any], given: Dict[str, Any]) -> None:
+    """Raise :class:`SpecializationError` unless every input described in ``given`` (name -> what
+    :func:`describe_input` gives) is what the concrete_shapes trace ``spec`` was made for."""
+    traced = spec["inputs"]
+    bad = [k for k, v in given.items() if k in traced and _text(traced[k]) != _text(v)]
+    if bad:
+        want = ", ".join(f"{k}={_text(traced[k])}" for k in bad)
+        have = ", ".join(f"{k}={_text(given[k])}" for k in bad)
+        raise SpecializationError(
+            f"{name} was traced with concrete shapes for inputs ({want}) and cannot run on ({have})\n"
+            f"why: shape-dependent Python (sizes, shape branches) ran while tracing and its results are baked "
+            f"into the graph, so other shapes would give wrong results\n"
+            f"fix: trace again with these example inputs, or let fxla re-trace per input signature: "
+            f"fxla.compile(model, concrete_shapes=True)")
+
+
+def _is_proxy(value: Any) -> bool:
+    from .proxy import Proxy
+    found = []
+    map_aggregate(value, lambda v: found.append(v) if isinstance(v, Proxy) else v)
+    return bool(found)
 
 
 class GraphModule(torch.nn.Module):
@@ -101,6 +148,14 @@ class GraphModule(torch.nn.Module):
         self._graph = g
         g.owning_module = self
         self.recompile()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        spec = self._graph.meta.get("specialization")
+        if spec:                              # a concrete_shapes trace: only valid for the traced inputs
+            named = dict(zip([n.target for n in self._graph.nodes if n.op == "placeholder"], args), **kwargs)
+            if not any(_is_proxy(v) for v in named.values()):     # (being traced again: nothing to check)
+                check_specialization(type(self).__name__, spec, {k: describe_input(v) for k, v in named.items()})
+        return super().__call__(*args, **kwargs)
 
     @property
     def specialization(self):

@@ -2,6 +2,7 @@
 refuses inputs of other shapes instead of silently computing with the traced ones."""
 from __future__ import annotations
 
+import jax.numpy as jnp
 import pytest
 import torch
 
@@ -27,12 +28,17 @@ def test_specialised_graph_module_refuses_other_shapes():
     fast = fxla.compile(gm)
     x = torch.randn(2, 3, 4)
     torch.testing.assert_close(fast(x), ShapeBranch()(x).detach())
-    with pytest.raises(fxla.SignatureError) as info:
-        fast(torch.randn(4, 3, 4))                           # would silently reshape(2, -1)
-    text = str(info.value)
-    assert "traced with concrete shapes for inputs (x=float32[2, 3, 4])" in text
-    assert "cannot run on (x=float32[4, 3, 4])" in text
-    assert "fix:" in text and "concrete_shapes=True" in text
+    for run in (fast, gm):                                   # compiled, and the GraphModule run eagerly
+        with pytest.raises(fxla.SpecializationError) as info:
+            run(torch.randn(4, 3, 4))                        # would silently reshape(2, -1)
+        text = str(info.value)
+        assert "traced with concrete shapes for inputs (x=float32[2, 3, 4])" in text
+        assert "cannot run on (x=float32[4, 3, 4])" in text
+        assert "fix:" in text and "concrete_shapes=True" in text
+    with pytest.raises(fxla.SpecializationError, match=r"\(x=float32\[2, 3, 4\]\).*\(x=float16\[2, 3, 4\]\)"):
+        gm(torch.randn(2, 3, 4).half())
+    torch.testing.assert_close(gm(x=x), ShapeBranch()(x).detach())   # keywords are checked (and pass) too
+    assert fxla.compile(gm)(jnp.asarray(x.numpy())).shape == (2,)     # jax arrays are described like tensors
 
 
 def test_concrete_shapes_traces_per_signature():
