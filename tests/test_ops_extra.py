@@ -108,6 +108,13 @@ for _name, _args in (("ReflectionPad1d", (2,)), ("ReflectionPad2d", ((1, 2, 2, 0
     case(_cls, f"nn.{_name}", partial(_cls, *_args), t(*(2, 3, 4, 5, 4)[:_rank]), module=True,
          dtypes=(F32, BF16) if _name.startswith("Reflection") else (F32,))
 
+case(nn.Conv2d, "nn.Conv2d_padding_modes", lambda: nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode="reflect"),
+     t(2, 3, 6, 7), module=True, dtypes=(F32, BF16), tol=3)
+case(nn.Conv1d, "nn.Conv1d_circular", lambda: nn.Conv1d(2, 3, 4, padding="same", padding_mode="circular"),
+     t(2, 2, 9), module=True, tol=3)
+case(nn.Conv3d, "nn.Conv3d_replicate", lambda: nn.Conv3d(2, 2, 3, stride=2, padding=1, padding_mode="replicate"),
+     t(1, 2, 4, 5, 6), module=True, tol=3)
+
 
 # -- interpolate: bicubic (A = -0.75, both align_corners) and area -----------------------------------------------
 case(F.interpolate, "F.interpolate_bicubic",

@@ -13,6 +13,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from ..dtypes import elem_of
 from ..registry import register
 from .indexing import reshape
+from .padding import _pad
 
 
 def _pair(value, n=2):
@@ -104,14 +105,14 @@ def _conv_transpose(ctx, input, weight, bias=None, stride=1, padding=0, output_p
 
 
 def _conv_module(ctx, input, *, mod, n, transposed=False):
-    if mod.padding_mode != "zeros":
-        raise ctx.error(f"{type(mod).__name__}(padding_mode={mod.padding_mode!r}) is not supported yet",
-                        "only zero padding has a lowering", "use padding_mode='zeros' or pad with F.pad")
     weight = ctx.param(f"{ctx.node.target}.weight")
     bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
     if transposed:
         return _conv_transpose(ctx, input, weight, bias, mod.stride, mod.padding, mod.output_padding, mod.groups,
                                mod.dilation, n=n)
+    if mod.padding_mode != "zeros":      # torch pads with F.pad in that mode, then convolves without padding
+        input = _pad(ctx, input, mod._reversed_padding_repeated_twice, mod.padding_mode)
+        return _conv(ctx, input, weight, bias, mod.stride, 0, mod.dilation, mod.groups, n=n)
     return _conv(ctx, input, weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups, n=n)
 
 
