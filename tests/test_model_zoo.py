@@ -16,12 +16,11 @@ import re
 
 import pytest
 import torch
-
-from fxla.frontend import SpecializationError
 import torch.fx
 from torch.testing import assert_close
 
-from fxla.frontend import GraphModule, Interpreter, TensorMeta, TraceError, propagate_shapes, symbolic_trace
+from fxla.frontend import (GraphModule, Interpreter, SpecializationError, TensorMeta, TraceError, propagate_shapes,
+                           symbolic_trace)
 from zoo import BY_NAME, ZOO, hf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
