@@ -18,8 +18,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q tests
 	$(VENV)/bin/lit -sv lit_tests
 
+# make bench BENCH_ARGS="--quick" | "--models gpt2,bert" | "--markdown docs/performance.md" (see benchmarks/run.py -h)
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md

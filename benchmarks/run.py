@@ -456,22 +456,44 @@ def bench_scaling(sizes: List[int]) -> List[dict]:
 
 
 # -- targets -----------------------------------------------------------------------------------------------------------
-def report_targets(rows, dispatch, traces, scaling) -> None:
+def busy() -> bool:
+    """More runnable processes than cores (1-minute load average)?"""
+    try:
+        return os.getloadavg()[0] > (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+BUSY_NOTE = ("the machine was busy (load average above the core count) during this run: torch's eager and "
+             "inductor timings (OpenMP thread teams) degrade far more under oversubscription than XLA's; "
+             "fxla-vs-jax.jit ratios stay meaningful, ratios against torch do not")
+
+
+def report_targets(rows, dispatch, traces, scaling, was_busy: bool) -> None:
     out("\n## Issue #6 targets (measured in this run)\n")
+    if was_busy:
+        out(f"> **Note:** {BUSY_NOTE}.\n")
     lines = []
     pairs = [(r, r.times["fxla"] / r.times["jax"]) for r in rows if r.ok["jax"] and r.ok["fxla"]]
     if pairs:
         worst = max(pairs, key=lambda p: p[1])
         met = sum(1 for _, q in pairs if q <= 1.05)
         cpu_worst = max(r.cpu["fxla"] / r.cpu["jax"] for r, _ in pairs)
+        big = [(r, q) for r, q in pairs if r.times["jax"] > 0.01]
+        big_text = ""
+        if big and len(big) < len(pairs):
+            big_worst = max(big, key=lambda p: p[1])
+            big_text = (f"; calls over 10 ms: {sum(1 for _, q in big if q <= 1.05)} of {len(big)}, worst "
+                        f"{big_worst[0].spec.name} batch {big_worst[0].batch}: {big_worst[1]:.2f}×")
         lines.append([f"run time ≤ 1.05× hand-written JAX (fxla / jax.jit, each model × batch)",
                       f"{met} of {len(pairs)} rows; worst {worst[0].spec.name} batch {worst[0].batch}: "
-                      f"{worst[1]:.2f}× (CPU time: worst {cpu_worst:.2f}×)", _mark(met == len(pairs))])
+                      f"{worst[1]:.2f}× (CPU time: worst {cpu_worst:.2f}×){big_text}", _mark(met == len(pairs))])
     gpt = [r for r in rows if r.spec.key == "gpt2" and r.batch == 1]
     if gpt:
         speed = gpt[0].times["eager"] / gpt[0].times["fxla"]
-        lines.append(["≥ 1.5× faster than eager, GPT-2 small batch 1", f"{speed:.2f}× eager's speed",
-                      _mark(speed >= 1.5 and gpt[0].ok["fxla"])])
+        lines.append(["≥ 1.5× faster than eager, GPT-2 small batch 1", f"{speed:.2f}× eager's speed"
+                      + (" (machine busy: not reliable)" if was_busy else ""),
+                      _mark(speed >= 1.5 and gpt[0].ok["fxla"]) + ("?" if was_busy else "")])
     if dispatch:
         q, qj = dispatch["fxla"] / dispatch["jax"], dispatch["fxla_jax"] / dispatch["jax"]
         lines.append(["dispatch overhead ≤ 1.2× jax.jit (tiny function)",
@@ -580,15 +602,17 @@ def main(argv=None) -> int:
         f"{MIN_SAMPLES} rounds at least, at most {budget:.0f} s per measurement) after 2 warm-up calls; outputs checked against eager at rtol {RTOL:g} first")
     rows, dispatch, traces, scaling = [], None, [], []
     out()
+    was_busy = busy()
     if "run" not in skip:
         rows = bench_models(specs, batches, repeat, budget, inductor, args.dump_hlo)
+        was_busy = was_busy or busy()
     if "dispatch" not in skip:
         dispatch = bench_dispatch(repeat=max(repeat, 15))
     if "trace" not in skip:
         traces = bench_trace_and_compile(specs)
     if "scaling" not in skip:
         scaling = bench_scaling(sizes)
-    report_targets(rows, dispatch, traces, scaling)
+    report_targets(rows, dispatch, traces, scaling, was_busy or busy())
     out(f"\nWhole run: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load_start} at the start, "
         f"{_load()} at the end.")
     if args.markdown:
