@@ -344,7 +344,7 @@ class Renderer:
         if members:
             self.add("Members:", "")
             for member, what, value in members:
-                self.member(member, what, value)
+                self.member(cls, member, what, value)
 
     def type_link(self, cls) -> str:
         home = self.home.get(id(cls))
@@ -352,13 +352,13 @@ class Renderer:
             return f"[`{home}`](#{anchor(f'`{home}`')})"
         return f"`{_type_name(cls)}`"
 
-    def member(self, name: str, what: str, value) -> None:
+    def member(self, cls, name: str, what: str, value) -> None:
         if what == "property":
             head = f"* **`{name}`** (property)"
         else:
             sig = signature(value, bound=what != "staticmethod")
             head = f"* **`{name}{sig or '(...)'}`**" + (f" ({what})" if what != "method" else "")
-        doc = member_doc(value)
+        doc = member_doc(cls, name, value)
         if not doc:
             self.add(head)
             return
@@ -376,9 +376,17 @@ class Renderer:
         self.text(rst_to_md(doc_comment(modules, name)))
 
 
-def member_doc(value) -> str:
-    """A method's or property's docstring, or the one of the member it overrides in a base class."""
-    return inspect.getdoc(value) or ""
+def member_doc(cls, name: str, value) -> str:
+    """A member's docstring, or that of the member it overrides in an fxla base class (not ``object``'s)."""
+    for owner in cls.__mro__:
+        if owner.__module__.split(".")[0] != "fxla" or name not in owner.__dict__:
+            continue
+        member = owner.__dict__[name]
+        member = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+        doc = docstring(member) if member is not None else ""
+        if doc:
+            return doc
+    return ""
 
 
 def class_members(cls):
@@ -499,7 +507,7 @@ def render_markdown() -> str:
 
 def undocumented_members() -> List[str]:
     """``package.Class.member`` for every public member (method, property) of a public fxla class that has no
-    docstring of its own or inherited."""
+    docstring of its own or inherited (``__call__`` is exempt: the class docstring says how to call it)."""
     import_everything()
     missing = []
     for package, _, _ in SECTIONS:
@@ -507,7 +515,8 @@ def undocumented_members() -> List[str]:
             cls = getattr(sys.modules[package], name)
             if inspect.isclass(cls) and cls.__module__.split(".")[0] == "fxla" and not issubclass(
                     cls, (BaseException, enum.Enum)):
-                missing += [f"{package}.{name}.{m}" for m, _, value in class_members(cls) if not member_doc(value)]
+                missing += [f"{package}.{name}.{m}" for m, _, value in class_members(cls)
+                            if m != "__call__" and not member_doc(cls, m, value)]   # the class says how to call
     return sorted(set(missing))
 
 
