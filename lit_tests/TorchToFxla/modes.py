@@ -1,8 +1,9 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
 # Torch -> fxla: the newer forms of ops lowered elsewhere -- F.interpolate bicubic (a constant [out, in] weight
 # matrix per spatial dim, computed in f32) and area (adaptive average pooling), F.embedding_bag with 1-D input
-# and traced offsets (bag ids from the data, a segment sum by fxla.scatter into a trash-padded table) and
-# torch.einsum with a repeated subscript (a diagonal: the two dims merged and sliced with stride n + 1).
+# and traced offsets (bag ids from the data, a segment sum by fxla.scatter into a trash-padded table),
+# torch.einsum with a repeated subscript (a diagonal: the two dims merged and sliced with stride n + 1), and
+# nn.Conv2d with padding_mode="reflect" (F.pad in that mode, then an unpadded convolution).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn.functional as F
@@ -66,3 +67,16 @@ def embedding_bag_offsets(i, w, o):
 @case(torch.einsum, t(2, 4, 4), variant="diagonal")
 def einsum_diagonal(x):
     return torch.einsum("bii->bi", x)
+
+
+# CHECK-LABEL: case torch.nn.Conv2d (padding_mode=reflect):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4xf32>, %[[WEIGHT:.+]]: tensor<3x2x3x3xf32> {fxla.param = "mod.weight"})
+# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 3, 2]> : tensor<6xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<6xi64>) -> tensor<1x2x4x6xf32>
+# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 3, 2]> : tensor<6xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 2 : i64} : (tensor<1x2x4x6xf32>, tensor<6xi64>) -> tensor<1x2x6x6xf32>
+# CHECK:         %[[CONV:.+]] = "fxla.conv"(%[[INDEX_SELECT_2]], %[[WEIGHT]]) {dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>, output_padding = array<i64>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, transposed = false} : (tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+# CHECK:         return %[[CONV]] : tensor<1x3x4x4xf32>
+@case(torch.nn.Conv2d, t(1, 2, 4, 4), variant="padding_mode=reflect")
+def conv2d_reflect():
+    return torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect", bias=False)
