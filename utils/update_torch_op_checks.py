@@ -89,7 +89,12 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
     shown = [(m, ln) for m, ln in ops if m.group(2) != "constant" or ln.rstrip().endswith(("tensor<i64>",
              "tensor<i32>", "tensor<f32>", "tensor<f16>", "tensor<bf16>", "tensor<f64>", "tensor<i1>"))]
     if len(shown) > max_ops:                 # a composite: its first ops and the one producing the result
-        shown = shown[:max_ops - 1] + shown[-1:]
+        def form(m: re.Match) -> str:
+            return m.group(2) + VALUE.sub("%", m.group(3))
+        skipped = shown[max_ops - 1:-1]
+        # the last op only if no skipped op looks the same (the check would match that one first)
+        tail = [] if any(form(m) == form(shown[-1][0]) for m, _ in skipped) else shown[-1:]
+        shown = shown[:max_ops - 1] + tail
     taken: Dict[str, int] = {}
     for m, ln in shown:
         results, opname, rest = m.group(1), m.group(2), m.group(3)
@@ -107,8 +112,9 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
     ret = next((RET.match(ln) for ln in body if RET.match(ln)), None)
     if ret is not None:
         vals = [v.strip() for v in ret.group(1).split(",")]
-        picked = any("#" in v and v.partition("#")[0] in captures for v in vals) and len(vals) == 1
-        if picked or len(shown) < len(ops) or not ops:
+        last = shown[-1][0].group(1) if shown else None
+        if not (len(shown) == len(ops) and last is not None and vals == [last.split(":")[0]]):
+            # the result is not simply the last checked op's: say which value is returned
             out.append("# CHECK:         return " + ", ".join(VALUE.sub(lambda v: use_value(v, captures), v)
                                                               for v in vals) + (ret.group(2) or ""))
     return out

@@ -162,8 +162,8 @@ def true_divide_scalar(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>)
 # CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
 # CHECK:         %[[FMOD:.+]] = "fxla.fmod"(%[[X]], %[[CONSTANT]]) : (tensor<4x5xi64>, tensor<i64>) -> tensor<4x5xi64>
-# CHECK:         %[[SUB:.+]] = "fxla.sub"(%[[X]], %[[FMOD]]) : (tensor<4x5xi64>, tensor<4x5xi64>) -> tensor<4x5xi64>
-# (1 more fxla ops not checked)
+# CHECK:         %[[FLOOR_DIVIDE:.+]] = "fxla.floor_divide"(%{{.+}}, %[[CONSTANT]]) : (tensor<4x5xi64>, tensor<i64>) -> tensor<4x5xi64>
+# CHECK:         return %[[FLOOR_DIVIDE]] : tensor<4x5xi64>
 @case(torch.Tensor.div, t(4, 5, dtype=I64))
 def tensor_div_trunc(x):
     return x.div(3, rounding_mode="trunc")

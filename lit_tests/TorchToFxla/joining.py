@@ -48,6 +48,7 @@ def stack(x, y):
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 4>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
 # CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 4>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<1x4xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4xf32>
 @case(torch.split, t(5, 4))
 def split_size(x):
     return torch.split(x, 2)
@@ -57,6 +58,7 @@ def split_size(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x6xf32>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x1xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 6>, start = array<i64: 0, 1>, stride = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x5xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<4x1xf32>, tensor<4x5xf32>
 @case(torch.Tensor.split, t(4, 6))
 def tensor_split_sizes(x):
     return x.split([1, 5], dim=-1)
@@ -66,6 +68,7 @@ def tensor_split_sizes(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<6x2xf32>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<6x2xf32>) -> tensor<2x2xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 6, 2>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<6x2xf32>) -> tensor<4x2xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x2xf32>, tensor<4x2xf32>
 @case(torch.Tensor.split_with_sizes, t(6, 2))
 def tensor_split_with_sizes(x):
     return x.split_with_sizes([2, 4])
@@ -75,6 +78,7 @@ def tensor_split_with_sizes(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x5xf32>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x3xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 5>, start = array<i64: 0, 3>, stride = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x2xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<3x3xf32>, tensor<3x2xf32>
 @case(torch.split_with_sizes, t(3, 5))
 def split_with_sizes(x):
     return torch.split_with_sizes(x, [3, 2], 1)
@@ -85,6 +89,7 @@ def split_with_sizes(x):
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 4>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
 # CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 4>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<1x4xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4xf32>
 @case(torch.chunk, t(5, 4))
 def chunk_uneven(x):
     return torch.chunk(x, 3)
@@ -94,6 +99,7 @@ def chunk_uneven(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x6xf32>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 6>, start = array<i64: 0, 3>, stride = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x3xf32>, tensor<2x3xf32>
 @case(torch.Tensor.chunk, t(2, 6))
 def tensor_chunk(x):
     return x.chunk(2, dim=-1)
@@ -104,6 +110,7 @@ def tensor_chunk(x):
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<3x2xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 2>, start = array<i64: 3, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<2x2xf32>
 # CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 7, 2>, start = array<i64: 5, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<2x2xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<3x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 @case(torch.tensor_split, t(7, 2))
 def tensor_split_sections(x):
     return torch.tensor_split(x, 3)
@@ -114,6 +121,7 @@ def tensor_split_sections(x):
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x1xf32>
 # CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 5>, start = array<i64: 0, 1>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x4xf32>
 # CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 8>, start = array<i64: 0, 5>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x3xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x1xf32>, tensor<2x4xf32>, tensor<2x3xf32>
 @case(torch.Tensor.tensor_split, t(2, 8))
 def tensor_tensor_split_indices(x):
     return x.tensor_split([1, 5], dim=1)
@@ -123,8 +131,7 @@ def tensor_tensor_split_indices(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x2xf32>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 1, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<3x2xf32>) -> tensor<1x2xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 2>} : (tensor<1x2xf32>) -> tensor<2xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 2>} : (tensor<1x2xf32>) -> tensor<2xf32>
-# CHECK:         return %[[RESHAPE]], %{{.+}}, %[[RESHAPE_2]] : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+# CHECK:         return %[[RESHAPE]], %{{.+}}, %{{.+}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 @case(torch.unbind, t(3, 2))
 def unbind(x):
     return torch.unbind(x)
@@ -134,8 +141,7 @@ def unbind(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
 # CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x3xi64>) -> tensor<2x1xi64>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 2>} : (tensor<2x1xi64>) -> tensor<2xi64>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 2>} : (tensor<2x1xi64>) -> tensor<2xi64>
-# CHECK:         return %[[RESHAPE]], %{{.+}}, %[[RESHAPE_2]] : tensor<2xi64>, tensor<2xi64>, tensor<2xi64>
+# CHECK:         return %[[RESHAPE]], %{{.+}}, %{{.+}} : tensor<2xi64>, tensor<2xi64>, tensor<2xi64>
 @case(torch.Tensor.unbind, t(2, 3, dtype=I64))
 def tensor_unbind(x):
     return x.unbind(-1)

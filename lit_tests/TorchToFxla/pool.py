@@ -30,6 +30,7 @@ def torch_max_pool1d(x):
 # CHECK-LABEL: case torch.nn.functional.max_pool1d_with_indices:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x9xf32>)
 # CHECK:         %[[MAX_POOL_WITH_INDICES:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = false, dilation = array<i64: 1>, kernel_size = array<i64: 3>, padding = array<i64: 1>, stride = array<i64: 2>} : (tensor<2x4x9xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xi64>)
+# CHECK:         return %[[MAX_POOL_WITH_INDICES]]#0, %[[MAX_POOL_WITH_INDICES]]#1 : tensor<2x4x5xf32>, tensor<2x4x5xi64>
 @case(F.max_pool1d_with_indices, t(2, 4, 9))
 def max_pool1d_with_indices(x):
     return F.max_pool1d_with_indices(x, 3, 2, 1)
@@ -38,6 +39,7 @@ def max_pool1d_with_indices(x):
 # CHECK-LABEL: case torch.max_pool1d_with_indices:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x8xf32>)
 # CHECK:         %[[MAX_POOL_WITH_INDICES:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = false, dilation = array<i64: 1>, kernel_size = array<i64: 2>, padding = array<i64: 0>, stride = array<i64: 2>} : (tensor<2x4x8xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4xi64>)
+# CHECK:         return %[[MAX_POOL_WITH_INDICES]]#0, %[[MAX_POOL_WITH_INDICES]]#1 : tensor<2x4x4xf32>, tensor<2x4x4xi64>
 @case(torch.max_pool1d_with_indices, t(2, 4, 8))
 def torch_max_pool1d_with_indices(x):
     return torch.max_pool1d_with_indices(x, 2)
@@ -70,6 +72,7 @@ def torch_max_pool2d_ceil(x):
 # CHECK-LABEL: case torch.nn.functional.max_pool2d_with_indices:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4xf32>)
 # CHECK:         %[[MAX_POOL_WITH_INDICES:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+# CHECK:         return %[[MAX_POOL_WITH_INDICES]]#0, %[[MAX_POOL_WITH_INDICES]]#1 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>
 @case(F.max_pool2d_with_indices, t(1, 2, 4, 4))
 def max_pool2d_with_indices(x):
     return F.max_pool2d_with_indices(x, 2, 1)
@@ -102,6 +105,7 @@ def torch_max_pool3d(x):
 # CHECK-LABEL: case torch.nn.functional.max_pool3d_with_indices:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x5x5xf32>)
 # CHECK:         %[[MAX_POOL_WITH_INDICES:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = true, dilation = array<i64: 1, 1, 1>, kernel_size = array<i64: 2, 2, 2>, padding = array<i64: 0, 0, 0>, stride = array<i64: 2, 2, 2>} : (tensor<1x2x3x5x5xf32>) -> (tensor<1x2x2x3x3xf32>, tensor<1x2x2x3x3xi64>)
+# CHECK:         return %[[MAX_POOL_WITH_INDICES]]#0, %[[MAX_POOL_WITH_INDICES]]#1 : tensor<1x2x2x3x3xf32>, tensor<1x2x2x3x3xi64>
 @case(F.max_pool3d_with_indices, t(1, 2, 3, 5, 5))
 def max_pool3d_with_indices(x):
     return F.max_pool3d_with_indices(x, 2, ceil_mode=True)
@@ -279,6 +283,7 @@ def adaptive_max_pool2d(x):
 # CHECK-LABEL: case torch.nn.functional.adaptive_max_pool2d_with_indices:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x6x6xf32>)
 # CHECK:         %[[MAX_POOL_WITH_INDICES:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 2>, padding = array<i64: 0, 0>, stride = array<i64: 3, 2>} : (tensor<2x3x6x6xf32>) -> (tensor<2x3x2x3xf32>, tensor<2x3x2x3xi64>)
+# CHECK:         return %[[MAX_POOL_WITH_INDICES]]#0, %[[MAX_POOL_WITH_INDICES]]#1 : tensor<2x3x2x3xf32>, tensor<2x3x2x3xi64>
 @case(F.adaptive_max_pool2d_with_indices, t(2, 3, 6, 6))
 def adaptive_max_pool2d_with_indices(x):
     return F.adaptive_max_pool2d_with_indices(x, (2, 3))

@@ -77,6 +77,7 @@ def tensor_amin(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64: -1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
 # CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {dim = -1 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi64>
+# CHECK:         return %[[AMAX]], %[[ARGMAX]] : tensor<3xf32>, tensor<3xi64>
 @case(torch.max, t(3, 4))
 def max_dim_values_indices(x):
     return torch.max(x, -1)
@@ -102,6 +103,7 @@ def min_elementwise(x, y):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[AMIN:.+]] = "fxla.amin"(%[[X]]) {dims = array<i64: 0>, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>
 # CHECK:         %[[ARGMIN:.+]] = "fxla.argmin"(%[[X]]) {dim = 0 : i64, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xi64>
+# CHECK:         return %[[AMIN]], %[[ARGMIN]] : tensor<1x4xf32>, tensor<1x4xi64>
 @case(torch.Tensor.min, t(3, 4))
 def tensor_min_keepdim(x):
     return x.min(0, keepdim=True)
@@ -256,6 +258,7 @@ def tensor_cumsum_int(x):
 # CHECK-LABEL: case torch.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         return %[[SORT]]#0, %[[SORT]]#1 : tensor<3x4xf32>, tensor<3x4xi64>
 @case(torch.sort, t(3, 4))
 def sort(x):
     return torch.sort(x, dim=0, descending=True)
@@ -264,6 +267,7 @@ def sort(x):
 # CHECK-LABEL: case Tensor.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
 # CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = -1 : i64} : (tensor<3x4xi64>) -> (tensor<3x4xi64>, tensor<3x4xi64>)
+# CHECK:         return %[[SORT]]#0, %[[SORT]]#1 : tensor<3x4xi64>, tensor<3x4xi64>
 @case(torch.Tensor.sort, t(3, 4, dtype=I64))
 def tensor_sort(x):
     return x.sort()
@@ -272,7 +276,7 @@ def tensor_sort(x):
 # CHECK-LABEL: case torch.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = -1 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
-# CHECK:         return %[[SORT]]#1
+# CHECK:         return %[[SORT]]#1 : tensor<3x4xi64>
 @case(torch.argsort, t(3, 4))
 def argsort(x):
     return torch.argsort(x, dim=-1, descending=True)
@@ -281,7 +285,7 @@ def argsort(x):
 # CHECK-LABEL: case Tensor.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
-# CHECK:         return %[[SORT]]#1
+# CHECK:         return %[[SORT]]#1 : tensor<3x4xi64>
 @case(torch.Tensor.argsort, t(3, 4))
 def tensor_argsort(x):
     return x.argsort(0)
@@ -290,6 +294,7 @@ def tensor_argsort(x):
 # CHECK-LABEL: case torch.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
 # CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = -1 : i64, k = 3 : i64, largest = true} : (tensor<3x8xf32>) -> (tensor<3x3xf32>, tensor<3x3xi64>)
+# CHECK:         return %[[TOPK]]#0, %[[TOPK]]#1 : tensor<3x3xf32>, tensor<3x3xi64>
 @case(torch.topk, t(3, 8))
 def topk(x):
     return torch.topk(x, 3)
@@ -298,6 +303,7 @@ def topk(x):
 # CHECK-LABEL: case Tensor.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
 # CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = 0 : i64, k = 2 : i64, largest = false} : (tensor<3x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
+# CHECK:         return %[[TOPK]]#0, %[[TOPK]]#1 : tensor<2x8xf32>, tensor<2x8xi64>
 @case(torch.Tensor.topk, t(3, 8))
 def tensor_topk_smallest(x):
     return x.topk(2, dim=0, largest=False)
