@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 import operator
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
@@ -84,11 +84,7 @@ class _NoKey(Exception):
 
 
 _SCALAR_TYPES = (int, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
-_EMPTY_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs", "_backward_hooks",
-                "_backward_pre_hooks", "_forward_hooks_always_called")
-_MODULE_INTERNALS = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
-                               "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-                               "_load_state_dict_post_hooks", *_EMPTY_HOOKS})
+_MODULE_STATE = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 
 
 def _tensor_sig(t: torch.Tensor) -> tuple:
@@ -193,13 +189,20 @@ def _module_key(mod: torch.nn.Module) -> tuple:
     cls = type(mod)
     if not (cls.__module__ == "torch.nn" or cls.__module__.startswith("torch.nn.")) or mod._modules:
         raise _NoKey
-    d = mod.__dict__
-    if any(d.get(h) for h in _EMPTY_HOOKS) or _global_module_hooks():
+    if _global_module_hooks():
         raise _NoKey
-    config = tuple((k, _key_of(v)) for k, v in sorted(d.items()) if k not in _MODULE_INTERNALS)
+    config = []
+    for k, v in sorted(mod.__dict__.items()):
+        if k in _MODULE_STATE or "state_dict" in k:      # state (keyed below) and state_dict hooks
+            continue
+        if "hook" in k:                                  # forward/backward hooks could change the result
+            if v:
+                raise _NoKey
+            continue
+        config.append((k, _key_of(v)))
     state = tuple((k, None if t is None else (tuple(t.shape), t.dtype))
                   for k, t in itertools.chain(mod._parameters.items(), mod._buffers.items()))
-    return (cls, config, state)
+    return (cls, tuple(config), state)
 
 
 def _global_module_hooks() -> bool:
@@ -207,6 +210,58 @@ def _global_module_hooks() -> bool:
     return any(getattr(m, h, None) for h in ("_global_forward_hooks", "_global_forward_pre_hooks",
                                               "_global_forward_hooks_always_called", "_global_backward_hooks",
                                               "_global_backward_pre_hooks"))
+
+
+class MetaMemo:
+    """Meta results of side-effect-free ops by (op, target, argument signature), for one graph run/trace."""
+
+    def __init__(self) -> None:
+        self.table: Dict[Any, Any] = {}
+        self.hits = 0
+
+    @staticmethod
+    def key(op: str, target: Any, args: Tuple, kwargs: Dict[str, Any], module_of: Callable[[str], Any]) -> Any:
+        """The memo key of a ``call_*`` node with meta arguments, or ``None`` when it must run every time."""
+        if "out" in kwargs:
+            return None                          # out= resizes its argument
+        if op == "call_function":
+            if not _pure_function(target):
+                return None
+            head = target
+        elif op == "call_method":
+            if not isinstance(target, str) or target.endswith("_"):
+                return None
+            head = target
+        elif op == "call_module":
+            head = _module_key(module_of(target))
+        else:
+            return None
+        key = (op, head, _key_of(args), _key_of(kwargs))
+        hash(key)                                # an unhashable piece fails here (TypeError), not in the dict
+        return key
+
+    def run(self, op: str, target: Any, args: Tuple, kwargs: Dict[str, Any], module_of: Callable[[str], Any],
+            compute: Callable[[], Any]) -> Any:
+        """``compute()`` (the node's meta result), or fresh meta tensors like the memoised result of an equal
+        call.  Exceptions of ``compute`` propagate (and nothing is remembered)."""
+        try:
+            key = self.key(op, target, args, kwargs, module_of)
+        except (_NoKey, TypeError):
+            key = None
+        if key is not None:
+            template = self.table.get(key)
+            if template is not None:
+                self.hits += 1
+                return _instantiate(template)
+        result = compute()
+        if key is not None:
+            try:
+                template = _template(result)
+            except _NoKey:
+                template = None
+            if template is not None and _has_spec(template):
+                self.table[key] = template
+        return result
 
 
 class ShapeProp(Interpreter):
@@ -225,14 +280,12 @@ class ShapeProp(Interpreter):
 
     def __init__(self, module: torch.nn.Module, graph=None) -> None:
         super().__init__(module, graph)
-        # (op, target, argument key) -> result template; only for ShapeProp itself (a subclass may override how
-        # ops run, which a memo hit would bypass)
-        self._memo: Optional[Dict[Any, Any]] = {} if type(self) is ShapeProp else None
-        self.memo_hits = 0
+        # only for ShapeProp itself: a subclass may override how ops run, which a memo hit would bypass
+        self._memo: Optional[MetaMemo] = MetaMemo() if type(self) is ShapeProp else None
 
     def run(self, *args: Any) -> Any:
         if self._memo is not None:
-            self._memo.clear()
+            self._memo = MetaMemo()
         return super().run(*to_meta(args))
 
     def fetch_args_kwargs_from_env(self, n: Node) -> Tuple[Tuple, Dict[str, Any]]:
@@ -248,44 +301,15 @@ class ShapeProp(Interpreter):
         set_node_meta(n, result)
         return result
 
-    def _memo_key(self, n: Node, args: Tuple, kwargs: Dict[str, Any]) -> Any:
-        op, target = n.op, n.target
-        if "out" in kwargs:
-            return None                          # out= resizes its argument
-        if op == "call_function":
-            if not _pure_function(target):
-                return None
-            head = target
-        elif op == "call_method":
-            if not isinstance(target, str) or target.endswith("_"):
-                return None
-            head = target
-        else:
-            head = _module_key(self.fetch_attr(target))
-        key = (op, head, _key_of(args), _key_of(kwargs))
-        hash(key)                                # an unhashable piece fails here (TypeError), not in the dict
-        return key
-
     def _run_memoised(self, n: Node) -> Any:
         args, kwargs = self.fetch_args_kwargs_from_env(n)
-        try:
-            key = self._memo_key(n, args, kwargs)
-        except (_NoKey, TypeError):
-            key = None
-        if key is not None:
-            template = self._memo.get(key)
-            if template is not None:
-                self.memo_hits += 1
-                return _instantiate(template)
-        result = to_meta(self._opcode_impl[n.op](n.target, args, kwargs))
-        if key is not None:
-            try:
-                template = _template(result)
-            except _NoKey:
-                template = None
-            if template is not None and _has_spec(template):
-                self._memo[key] = template
-        return result
+        return self._memo.run(n.op, n.target, args, kwargs, self.fetch_attr,
+                              lambda: to_meta(self._opcode_impl[n.op](n.target, args, kwargs)))
+
+    @property
+    def memo_hits(self) -> int:
+        """How many nodes of the last run reused a memoised meta result."""
+        return self._memo.hits if self._memo is not None else 0
 
     def get_attr(self, target, args, kwargs) -> Any:
         return to_meta(super().get_attr(target, args, kwargs))

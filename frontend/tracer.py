@@ -16,7 +16,7 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import _as_meta_device, _contains_tensor, describe, set_node_meta, to_meta
+from .shape_prop import MetaMemo, _as_meta_device, _contains_tensor, describe, set_node_meta, to_meta
 from .source import location_of_code, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
@@ -76,6 +76,7 @@ class Tracer:
         self._meta_errors: Dict[Node, str] = {}
         self._speculative: List[Node] = []
         self._computing_meta = False
+        self._meta_memo: Optional[MetaMemo] = None
         self.device = torch.device("cpu")
 
     # ---- hooks ----------------------------------------------------------------------------
@@ -169,7 +170,11 @@ class Tracer:
         args, kwargs = map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
         self._computing_meta = True
         try:
-            value = self._run_on_meta(node, args, kwargs)
+            if self._meta_memo is not None:
+                value = self._meta_memo.run(node.op, node.target, args, kwargs, self.root.get_submodule,
+                                            lambda: self._run_on_meta(node, args, kwargs))
+            else:
+                value = self._run_on_meta(node, args, kwargs)
         except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
             self._meta_errors[node] = f"running %{node.name} on meta tensors failed: {type(e).__name__}: {e}"
             return
@@ -336,6 +341,8 @@ class Tracer:
         self.graph = Graph()
         self._module_stack, self._attr_nodes, self._constant_count = [], {}, 0
         self._meta_values, self._meta_errors, self._speculative = {}, {}, []
+        # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
+        self._meta_memo = MetaMemo() if type(self)._run_on_meta is Tracer._run_on_meta else None
         self._collect_root_state()
 
         code = getattr(inspect.unwrap(fn), "__code__", None)

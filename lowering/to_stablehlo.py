@@ -9,7 +9,7 @@ runs the whole pipeline).
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from fxla.dialects.fxla import verify_module
 from fxla.dialects.fxla.opdef import type_cache
@@ -87,8 +87,9 @@ def legalize_and_clean(module, pipeline: str = "func.func(chlo-legalize-to-stabl
         passmanager.PassManager.parse(f"builtin.module({pipeline})").run(root)
 
 
-def verify_stablehlo(text: str, context: Optional[ir.Context] = None) -> ir.Module:
-    """Parse ``text`` with unregistered dialects rejected and run MLIR's verifier; return the strict module."""
+def verify_stablehlo(text: Union[str, bytes], context: Optional[ir.Context] = None) -> ir.Module:
+    """Parse ``text`` (MLIR text, or MLIR bytecode as ``bytes``) with unregistered dialects rejected and run
+    MLIR's verifier; return the strict module."""
     ctx = context or strict_context()
     try:
         with ctx:

@@ -226,7 +226,8 @@ class OpDef:
 
     def read(self, op: ir.Operation) -> Tuple[List[Optional[ir.Value]], Dict[str, Any]]:
         """Operands (``None`` for absent optional ones) and Python attribute values of a verified op."""
-        attrs = {name: op.attributes[name] for name in attr_names(op)}
+        op_attrs = op.attributes
+        attrs = {name: op_attrs[name] for name in op_attrs}
         values = list(op.operands)
         if self.is_variadic:
             return [values], self.python_attrs_from(attrs)

@@ -25,9 +25,11 @@ class Builder:
 
     def __init__(self, op: ir.Operation):
         self.op = op
-        self.result_type = op.results[0].type
+        results = op.results
+        self.result_type = results[0].type
         self.result: Sig = sig_of(self.result_type)
-        self.results = [sig_of(r.type) for r in op.results]     # every result (multi-result ops)
+        # every result (multi-result ops); a single-result op's list is just ``[self.result]``
+        self.results = [self.result] if len(results) == 1 else [sig_of(t) for t in results.types]
 
     @staticmethod
     def sig(value: ir.Value) -> Sig:
