@@ -1,0 +1,145 @@
+# RUN: %python %s | FileCheck %s --enable-var-scope
+# Torch -> fxla: creation ops in their traced forms (a shape or dtype taken from a traced tensor), arange, tril
+# and triu -- one case per op object of fxla.lowering.RULES; the checks show the default and inferred dtypes
+# (float32, the input's dtype for *_like/new_*, int64 for an integer fill or arange).
+# Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
+import torch
+from fxla.testing import case, t
+
+I64, I32, BF16, F16, BOOL = torch.int64, torch.int32, torch.bfloat16, torch.float16, torch.bool
+
+
+# CHECK-LABEL: case torch.zeros:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+@case(torch.zeros, t(2, 3, dtype=I64))
+def zeros_traced_shape(x):
+    return torch.zeros(x.shape)
+
+
+# CHECK-LABEL: case torch.zeros_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xbf16>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<2x3xbf16>} : () -> tensor<2x3xbf16>
+@case(torch.zeros_like, t(2, 3, dtype=BF16))
+def zeros_like(x):
+    return torch.zeros_like(x)
+
+
+# CHECK-LABEL: case Tensor.new_zeros:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0> : tensor<3xi64>} : () -> tensor<3xi64>
+@case(torch.Tensor.new_zeros, t(2, 3, dtype=I64))
+def new_zeros(x):
+    return x.new_zeros(3)
+
+
+# CHECK-LABEL: case torch.ones:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1> : tensor<2x3xi32>} : () -> tensor<2x3xi32>
+@case(torch.ones, t(2, 3))
+def ones_int32(x):
+    return torch.ones(x.shape, dtype=torch.int32)
+
+
+# CHECK-LABEL: case torch.ones_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1.000000e+00> : tensor<2x3xf16>} : () -> tensor<2x3xf16>
+@case(torch.ones_like, t(2, 3))
+def ones_like_dtype(x):
+    return torch.ones_like(x, dtype=torch.float16)
+
+
+# CHECK-LABEL: case Tensor.new_ones:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf16>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1.000000e+00> : tensor<2x2xf16>} : () -> tensor<2x2xf16>
+@case(torch.Tensor.new_ones, t(2, 3, dtype=F16))
+def new_ones(x):
+    return x.new_ones((2, 2))
+
+
+# CHECK-LABEL: case torch.empty:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+@case(torch.empty, t(2, 3))
+def empty(x):
+    return torch.empty((x.shape[0], 4))
+
+
+# CHECK-LABEL: case torch.empty_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0> : tensor<2x3xi32>} : () -> tensor<2x3xi32>
+@case(torch.empty_like, t(2, 3, dtype=I32))
+def empty_like(x):
+    return torch.empty_like(x)
+
+
+# CHECK-LABEL: case Tensor.new_empty:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0> : tensor<2xi64>} : () -> tensor<2xi64>
+@case(torch.Tensor.new_empty, t(2, 3))
+def new_empty(x):
+    return x.new_empty(2, dtype=torch.int64)
+
+
+# CHECK-LABEL: case torch.full:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<3> : tensor<2x3xi64>} : () -> tensor<2x3xi64>
+@case(torch.full, t(2, 3))
+def full_int_fill(x):
+    return torch.full(x.shape, 3)
+
+
+# CHECK-LABEL: case torch.full_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<true> : tensor<2x3xi1>} : () -> tensor<2x3xi1>
+@case(torch.full_like, t(2, 3, dtype=I64))
+def full_like_bool(x):
+    return torch.full_like(x, True, dtype=torch.bool)
+
+
+# CHECK-LABEL: case Tensor.new_full:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xbf16>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<4.000000e+00> : tensor<2xbf16>} : () -> tensor<2xbf16>
+@case(torch.Tensor.new_full, t(2, 3, dtype=BF16))
+def new_full(x):
+    return x.new_full((2,), 4)
+
+
+# CHECK-LABEL: case torch.arange:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<5x7xf32>)
+# CHECK:         %[[ARANGE:.+]] = "fxla.arange"() {length = 3 : i64, start = 1.000000e+00 : f64, step = 2.000000e+00 : f64} : () -> tensor<3xi64>
+@case(torch.arange, t(5, 7))
+def arange_start_step(x):
+    return torch.arange(1, x.size(1), 2)
+
+
+# CHECK-LABEL: case torch.tril:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x5xf32>)
+# CHECK:         %[[TRIL:.+]] = "fxla.tril"(%[[X]]) {diagonal = -1 : i64} : (tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+@case(torch.tril, t(2, 4, 5))
+def tril_negative_diagonal(x):
+    return torch.tril(x, -1)
+
+
+# CHECK-LABEL: case Tensor.tril:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi1>)
+# CHECK:         %[[TRIL:.+]] = "fxla.tril"(%[[X]]) {diagonal = 1 : i64} : (tensor<4x5xi1>) -> tensor<4x5xi1>
+@case(torch.Tensor.tril, t(4, 5, dtype=BOOL))
+def tensor_tril(x):
+    return x.tril(1)
+
+
+# CHECK-LABEL: case torch.triu:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>)
+# CHECK:         %[[TRIU:.+]] = "fxla.triu"(%[[X]]) {diagonal = 0 : i64} : (tensor<4x5xi64>) -> tensor<4x5xi64>
+@case(torch.triu, t(4, 5, dtype=I64))
+def triu(x):
+    return torch.triu(x)
+
+
+# CHECK-LABEL: case Tensor.triu:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
+# CHECK:         %[[TRIU:.+]] = "fxla.triu"(%[[X]]) {diagonal = -2 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+@case(torch.Tensor.triu, t(4, 5))
+def tensor_triu(x):
+    return x.triu(-2)
