@@ -16,6 +16,7 @@ from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo
 from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
+from fxla.runtime.executable import numpy_dtype
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
 from .dispatch import call_plan, fast_key
@@ -365,7 +366,7 @@ class CompiledModule:
         leaves, spec = pytree.tree_flatten(args)
         in_avals = [jax.core.ShapedArray(tuple(v.shape), to_device(v, self.device).dtype)
                     for v in leaves if is_array(v)] + [jax.core.ShapedArray(p.shape, p.dtype) for p in params]
-        out_avals = [jax.core.ShapedArray(shape, _np_dtype(dt)) for shape, dt in signature_of(entry.stablehlo)[1]]
+        out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in signature_of(entry.stablehlo)[1]]
         call = stablehlo_function(entry.stablehlo, in_avals, out_avals)
         statics = [None if is_array(v) else v for v in leaves]
 
@@ -386,17 +387,6 @@ class CompiledModule:
     def __repr__(self) -> str:
         where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"
         return f"fxla.compile({type(self.original).__name__}, {where})"
-
-
-def _np_dtype(mlir_type: str):
-    import ml_dtypes
-    import numpy as np
-    table = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
-             "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-             "ui8": np.uint8}
-    if mlir_type not in table:
-        raise FxlaError(f"internal error: no numpy dtype for MLIR type {mlir_type}\nfix: report this as an fxla bug")
-    return np.dtype(table[mlir_type])
 
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
