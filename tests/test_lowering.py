@@ -81,17 +81,17 @@ def test_unsupported_method_and_module_are_named():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
-            self.norm = nn.Bilinear(4, 4, 4)
+            self.norm = nn.LSTM(4, 4)
 
         def forward(self, x):
-            y = self.norm(x, x)  # unsupported-module
-            return y.logcumsumexp(1)  # unsupported-method
+            y = self.norm(x)[0]  # unsupported-module
+            return y.lgamma()  # unsupported-method
 
     with pytest.raises(UnsupportedOpError) as info:
         fxla.compile(M().eval()).lower(torch.randn(2, 4))
     msg = str(info.value)
-    assert "module torch.nn.Bilinear (call_module 'norm')" in msg
-    assert "method Tensor.logcumsumexp" in msg
+    assert "module torch.nn.LSTM (call_module 'norm')" in msg
+    assert "method Tensor.lgamma" in msg
     assert at("unsupported-module") in msg and at("unsupported-method") in msg
 
 
@@ -102,8 +102,8 @@ def _dropout_training(x):
     return F.dropout(x, 0.5, training=True)  # err-dropout
 
 
-def _bicubic(x):
-    return F.interpolate(x, scale_factor=2, mode="bicubic")  # err-bicubic
+def _antialias(x):
+    return F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)  # err-antialias
 
 
 def _softmax_no_dim(x):
@@ -114,13 +114,13 @@ def _conv_same_even(x, w):
     return F.conv2d(x, w, padding="same")  # err-conv-same
 
 
-class _ReflectConv(nn.Module):
+class _MaxNormEmbedding(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+        self.embed = nn.Embedding(10, 3, max_norm=1.0)
 
     def forward(self, x):
-        return self.conv(x)  # err-conv-reflect
+        return self.embed(x)  # err-embedding-max-norm
 
 
 class _TrainingDropout(nn.Module):
@@ -134,13 +134,15 @@ class _TrainingDropout(nn.Module):
 
 @pytest.mark.parametrize("fn,inputs,marker,what", [
     (_dropout_training, (torch.randn(3, 4),), "err-dropout", "dropout in training mode is not supported"),
-    (_bicubic, (torch.randn(1, 2, 3, 4),), "err-bicubic", "interpolate(mode='bicubic') is not supported yet"),
+    (_antialias, (torch.randn(1, 2, 4, 4),), "err-antialias", "interpolate(antialias=True) is not supported"),
     (_softmax_no_dim, (torch.randn(3, 4),), "err-softmax", "softmax without dim is not supported"),
     (_conv_same_even, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 2, 2)), "err-conv-same",
      "padding='same' with an even effective kernel is not supported yet"),
-    (_ReflectConv(), (torch.randn(1, 2, 6, 6),), "err-conv-reflect", "Conv2d(padding_mode='reflect')"),
+    (_MaxNormEmbedding(), (torch.tensor([1, 4]),), "err-embedding-max-norm", "embedding(max_norm=...) is not "
+     "supported"),
     (_TrainingDropout().train(), (torch.randn(3, 4),), "err-dropout-module", "dropout in training mode"),
-], ids=["dropout", "interpolate-bicubic", "softmax-no-dim", "conv-same-even", "conv-reflect", "dropout-module-train"])
+], ids=["dropout", "interpolate-antialias", "softmax-no-dim", "conv-same-even", "embedding-max-norm",
+                                "dropout-module-train"])
 def test_rule_errors_point_at_the_user_line(fn, inputs, marker, what):
     compiled = fxla.compile(fn)
     with warnings.catch_warnings(), pytest.raises(LoweringError) as info:
