@@ -61,3 +61,21 @@ def test_each_case_has_one_unique_label():
                                            f"CHECK-LABEL lines\nfix: give every case its CHECK-LABEL")
         dupes = sorted({f"{n} ({v})" if v else n for n, v in labels if labels.count((n, v)) > 1})
         assert not dupes, f"{path.name}: labels used twice: {dupes}\nfix: tell the cases apart with variant="
+
+
+def test_a_failing_case_is_reported_and_fails_the_file(tmp_path):
+    """fxla.testing never skips silently: a case naming an op its graph does not call prints an error instead of
+    IR, the next case still runs, and the process exits with status 1."""
+    import subprocess
+    import sys
+    script = tmp_path / "cases.py"
+    script.write_text("import torch\nfrom fxla.testing import case, t\n\n"
+                      "@case(torch.sub, t(3))\ndef wrong_op(x):\n    return torch.add(x, 1)\n\n"
+                      "@case(torch.nn.ReLU, t(3))\ndef relu():\n    return torch.nn.ReLU()\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "// case torch.sub:\n// error: CaseError: the traced graph has no torch.sub node (it has: torch.add)" \
+        in proc.stdout
+    assert '// case torch.nn.ReLU:\nmodule {' in proc.stdout and '"fxla.relu"' in proc.stdout
+    assert "case torch.sub (cases.py:4) failed" in proc.stderr
+    assert "1 case(s) failed: case torch.sub" in proc.stderr
