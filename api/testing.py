@@ -5,14 +5,14 @@ with it.  Each case names the op object it tests (a key of :data:`fxla.lowering.
 program that calls it, lowers it to the fxla dialect for the example inputs (nothing is compiled or
 executed) and prints a label line followed by the module::
 
-    # RUN: %python %s | FileCheck %s
+    # RUN: %python %s | FileCheck %s --enable-var-scope
     import torch
-    from fxla.testing import case
+    from fxla.testing import case, t
 
     # CHECK-LABEL: case torch.add:
     # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<4xf32>)
     # CHECK:         "fxla.add"(%[[X]], %[[Y]]) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
-    @case(torch.add, torch.randn(3, 4), torch.randn(4))
+    @case(torch.add, t(3, 4), t(4))
     def add(x, y):
         return torch.add(x, y)
 
@@ -25,6 +25,11 @@ A case fails — it prints the label and ``// error: ...`` lines instead of a mo
 stderr with the case's ``file:line``, and the process exits with status 1 at the end — when tracing or
 lowering raises, when the op is not a key of ``RULES``, or when the traced graph does not contain the op
 (so a case cannot silently test some other rule).  Later cases still run.
+
+The exit status is set by an ``atexit`` handler registered at the first failure (it flushes the output and
+calls ``os._exit(1)``, so handlers registered before it are skipped); :func:`failures` lists the failed labels
+for a caller that wants to check them itself.  ``utils/update_torch_op_checks.py`` drafts the check lines of
+a file from what its cases print.
 """
 from __future__ import annotations
 
