@@ -305,7 +305,8 @@ def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: f
         table.append([r.spec.name, str(r.batch), r.spec.describe(r.batch), _us(t["fxla"]), _us(t["eager"]),
                       _us(t["inductor"]), _us(t["jax"]) + note, _ratio(t["eager"], t["fxla"]),
                       _ratio(t["inductor"], t["fxla"]), _ratio(t["jax"], t["fxla"]),
-                      _ratio(r.cpu["jax"], r.cpu["fxla"]), " / ".join(_mark(r.ok[k]) for k in ("fxla", "inductor", "jax"))])
+                      _ratio(r.cpu["jax"], r.cpu["fxla"]),
+                      " / ".join(_mark(r.ok[k]) for k in ("fxla", "inductor", "jax"))])
     out.table(header, table)
     if dump_hlo:
         out(f"\nOptimised HLO written to {dump_hlo}/<model>_b<batch>.{{fxla,jax}}.hlo.txt; opcodes whose counts "
@@ -599,7 +600,8 @@ def main(argv=None) -> int:
         f"default: one intra-op thread per core)")
     out(f"* float32, eval mode, `torch.no_grad()`; every number is the median of the calls timed in up to "
         f"{repeat} rounds that alternate between the contenders (each runs ~0.2 s of consecutive calls per round; "
-        f"{MIN_SAMPLES} rounds at least, at most {budget:.0f} s per measurement) after 2 warm-up calls; outputs checked against eager at rtol {RTOL:g} first")
+        f"{MIN_SAMPLES} rounds at least, at most {budget:.0f} s per measurement) after 2 warm-up calls; outputs "
+        f"checked against eager at rtol {RTOL:g} first")
     rows, dispatch, traces, scaling = [], None, [], []
     out()
     was_busy = busy()
