@@ -118,6 +118,30 @@ def to_device(value, placement: Placement) -> jax.Array:
     return _put(_numpy(t.contiguous()), placement)
 
 
+def _host_array(t: torch.Tensor) -> np.ndarray:
+    try:
+        return t.numpy()                  # the common case: a plain CPU tensor (any strides)
+    except (RuntimeError, TypeError):     # requires_grad, another device, bfloat16
+        return _numpy(t.detach().cpu())
+
+
+def host_input(dtype: torch.dtype, device: jax.Device):
+    """How a call plan hands a torch tensor of ``dtype`` to a compiled program on ``device``.
+
+    For dtypes of at most 32 bits: the tensor's numpy view, which JAX's C++ dispatch places itself (measured
+    ~6 µs less per call than placing it first: a separately placed buffer is an extra Python-level transfer,
+    and the run then waits on its definition event).  64-bit dtypes keep :func:`tensor_to_device`, because
+    JAX's C++ path would narrow them to 32 bits with x64 off.
+    """
+    if dtype in _WIDE:
+        return functools.partial(_tensor_to_device_on, device)
+    return _host_array
+
+
+def _tensor_to_device_on(device: jax.Device, t: torch.Tensor) -> jax.Array:
+    return tensor_to_device(t, device)
+
+
 class _HostView:
     """Exposes a single-device CPU ``jax.Array``'s buffer to numpy as a writable array (and keeps it alive)."""
 
@@ -165,6 +189,29 @@ def from_device(array: jax.Array) -> torch.Tensor:
     if host.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(host.view(np.int16).copy()).view(torch.bfloat16)
     return torch.from_numpy(host.copy())
+
+
+def viewer(array: jax.Array):
+    """The converter :func:`from_device` applies to results shaped and typed like ``array``, resolved once:
+    a call plan builds one per result position and skips the per-call lookups (zero-size results, the
+    dtype's view, the placement)."""
+    view = _VIEW.get(array.dtype)
+    if view is None or len(array.sharding.device_set) != 1 or not array.is_fully_addressable \
+            or next(iter(array.sharding.device_set)).platform != "cpu":
+        return from_device
+    typestr, cast = view
+    if array.size == 0:
+        return lambda a: torch.from_numpy(np.empty(a.shape, typestr)) if cast is None else \
+            torch.from_numpy(np.empty(a.shape, typestr)).view(cast)
+    if cast is None:
+        def convert(a):
+            a.block_until_ready()
+            return torch.from_numpy(np.asarray(_HostView(a, typestr)))
+    else:
+        def convert(a):
+            a.block_until_ready()
+            return torch.from_numpy(np.asarray(_HostView(a, typestr))).view(cast)
+    return convert
 
 
 def example_tensor(value) -> torch.Tensor:

@@ -153,3 +153,37 @@ def test_plan_results_match_the_general_path_on_a_model():
     first = fast(x).clone()
     np.testing.assert_array_equal(fast(x).numpy(), first.numpy())
     torch.testing.assert_close(first, model(x).detach(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
+                                   torch.int32, torch.int8, torch.uint8, torch.bool], ids=str)
+def test_input_dtypes_through_the_plan(dtype):
+    fast = fxla.compile(lambda x, y: (x.to(torch.float32) * 2 + y, x))
+    x = (torch.arange(12).reshape(3, 4) % 3).to(dtype)
+    y = jnp.ones((3, 4), jnp.float32)                     # a jax array next to a torch tensor
+    for _ in range(2):                                    # general path, then the plan
+        doubled, same = fast(x, y)
+        assert same.dtype == dtype and torch.equal(same, x)
+        torch.testing.assert_close(doubled, x.to(torch.float32) * 2 + 1)
+    bf = torch.randn(3, 4, dtype=torch.bfloat16, requires_grad=True)
+    if dtype == torch.bfloat16:                           # the numpy view's fallback: grad + bfloat16
+        torch.testing.assert_close(fast(bf, y)[1], bf.detach())
+
+
+def test_host_input_hands_views_or_wide_buffers():
+    from fxla.runtime.buffers import host_input
+    device = jax.devices("cpu")[0]
+    t = torch.randn(5)
+    view = host_input(torch.float32, device)(t)
+    assert isinstance(view, np.ndarray) and view.ctypes.data == t.data_ptr()   # no copy made by fxla
+    wide = host_input(torch.int64, device)(torch.arange(5))
+    assert isinstance(wide, jax.Array) and wide.dtype == np.int64              # kept 64-bit with x64 off
+
+
+def test_zero_size_and_scalar_results_through_the_plan():
+    fast = fxla.compile(lambda x: (x[:0] * 2, x.sum()))
+    x = torch.randn(4, 3)
+    for _ in range(2):
+        empty, total = fast(x)
+        assert empty.shape == (0, 3) and empty.dtype == torch.float32
+        torch.testing.assert_close(total, x.sum())
