@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from jax.interpreters import mlir as _jax_mlir
+import jaxlib.mlir._mlir_libs._jax_mlir_ext as _jax_mlir_ext   # registers the upstream dialects jaxlib links
 from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
-from jaxlib.mlir.dialects import chlo, func  # noqa: F401
+from jaxlib.mlir.dialects import chlo, func, mhlo, sdy  # noqa: F401
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 from jaxlib.mlir._mlir_libs._mlir import rewrite  # noqa: F401  (raw native rewrite API; no public wrapper in 0.10.2)
 from jaxlib.mlir._mlir_libs._mlir import globals as _bindings_globals
@@ -26,6 +26,8 @@ __all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context"
            "location_parts", "register_stablehlo_passes"]
 
 _passes_registered = False
+_upstream_dialects = None
+_thread_pool = None
 _dialect_module_registered = False
 
 
@@ -54,10 +56,36 @@ def register_stablehlo_passes() -> None:
         _passes_registered = True
 
 
+class _Context(ir.Context):
+    def __init__(self):
+        # Skips ir.Context.__init__, which loads every dialect linked into jaxlib; only the ones below are
+        # loaded (what JAX's own make_ir_context does, built from jaxlib alone: fxla-opt never imports jax).
+        super(ir.Context, self).__init__()
+
+
+def _make_context() -> ir.Context:
+    """The dialects JAX's IR contexts hold: jaxlib's upstream set (func, arith, math, memref, scf, vector),
+    StableHLO, CHLO, MHLO and Shardy, with one thread pool shared by every context."""
+    global _upstream_dialects, _thread_pool
+    if _upstream_dialects is None:
+        _upstream_dialects = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(_upstream_dialects)
+        _thread_pool = ir.ThreadPool()
+    ctx = _Context()
+    ctx.append_dialect_registry(_upstream_dialects)
+    ctx.load_all_available_dialects()
+    ctx.set_thread_pool(_thread_pool)
+    sdy.register_dialect(ctx)
+    mhlo.register_mhlo_dialect(ctx)
+    chlo.register_dialect(ctx)
+    hlo.register_dialect(ctx)
+    return ctx
+
+
 def strict_context() -> ir.Context:
     """A context with StableHLO, CHLO, func, … registered and unregistered dialects *rejected*."""
     register_stablehlo_passes()
-    ctx = _jax_mlir.make_ir_context()
+    ctx = _make_context()
     ctx.allow_unregistered_dialects = False
     return ctx
 
