@@ -45,7 +45,8 @@ def constant_value(op) -> Optional[np.ndarray]:
         if sig.elem.startswith("f"):
             value = ir.FloatAttr(scalar).value
         elif sig.elem == "i1":
-            value = ir.BoolAttr(scalar).value if ir.BoolAttr.isinstance(scalar) else bool(ir.IntegerAttr(scalar).value)
+            # the bindings return i1 splats already down-cast to BoolAttr (there is no BoolAttr.isinstance)
+            value = scalar.value if isinstance(scalar, ir.BoolAttr) else bool(ir.IntegerAttr(scalar).value)
         else:
             value = ir.IntegerAttr(scalar).value
         return np.full(sig.shape, value, dtype=dtype)

@@ -24,8 +24,9 @@ def scatter_reduce_amax(x, i, s):
 
 # CHECK-LABEL: case torch.scatter_reduce (prod, include_self=False):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x3xf32>, %[[I:.+]]: tensor<4x3xi64>, %[[S:.+]]: tensor<4x3xf32>)
-# CHECK:         %[[HITS:.+]] = "fxla.scatter"(%{{.+}}, %[[I]], %{{.+}}) {dim = 0 : i64, reduce = "add"} : (tensor<5x3xi64>, tensor<4x3xi64>, tensor<4x3xi64>) -> tensor<5x3xi64>
-# CHECK:         %[[TOUCHED:.+]] = "fxla.gt"(%[[HITS]], %{{.+}}) : (tensor<5x3xi64>, tensor<i64>) -> tensor<5x3xi1>
+# CHECK:         %[[NONE:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 5, 3>} : (tensor<i1>) -> tensor<5x3xi1>
+# CHECK:         %[[MARKS:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 4, 3>} : (tensor<i1>) -> tensor<4x3xi1>
+# CHECK:         %[[TOUCHED:.+]] = "fxla.scatter"(%[[NONE]], %[[I]], %[[MARKS]]) {dim = 0 : i64, reduce = "none"} : (tensor<5x3xi1>, tensor<4x3xi64>, tensor<4x3xi1>) -> tensor<5x3xi1>
 # CHECK:         %[[ONE:.+]] = "fxla.convert"(%{{.+}}) : (tensor<i64>) -> tensor<f32>
 # CHECK:         %[[START:.+]] = "fxla.where"(%[[TOUCHED]], %[[ONE]], %[[X]]) : (tensor<5x3xi1>, tensor<f32>, tensor<5x3xf32>) -> tensor<5x3xf32>
 # CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[START]], %[[I]], %[[S]]) {dim = 0 : i64, reduce = "multiply"} : (tensor<5x3xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<5x3xf32>

@@ -72,3 +72,26 @@ func.func @not_folded(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<bf16
   %3 = "fxla.expand"(%c) {shape = array<i64: 100, 100>} : (tensor<f32>) -> tensor<100x100xf32>
   return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<bf16>, tensor<100x100xf32>
 }
+
+// -----
+
+// Bool (i1) constants as operands, splat and dense: comparisons of bools and a where on a folded bool mask.
+// CHECK-LABEL: func.func @bool_operands
+// CHECK-DAG:     "fxla.constant"() {value = dense<[true, false, true]> : tensor<3xi1>}
+// CHECK-DAG:     "fxla.constant"() {value = dense<true> : tensor<3xi1>}
+// CHECK-DAG:     "fxla.constant"() {value = dense<[1.000000e+00, -2.000000e+00, 3.000000e+00]> : tensor<3xf32>}
+// CHECK-NOT:     fxla.eq
+// CHECK-NOT:     fxla.ne
+// CHECK-NOT:     fxla.where
+// CHECK:         return
+func.func @bool_operands() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xf32>) {
+  %t = "fxla.constant"() {value = dense<true> : tensor<3xi1>} : () -> tensor<3xi1>
+  %m = "fxla.constant"() {value = dense<[true, false, true]> : tensor<3xi1>} : () -> tensor<3xi1>
+  %eq = "fxla.eq"(%t, %m) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %f = "fxla.constant"() {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %ne = "fxla.ne"(%t, %f) : (tensor<3xi1>, tensor<i1>) -> tensor<3xi1>
+  %a = "fxla.constant"() {value = dense<[1.0, 2.0, 3.0]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %n = "fxla.neg"(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  %w = "fxla.where"(%eq, %a, %n) : (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %eq, %ne, %w : tensor<3xi1>, tensor<3xi1>, tensor<3xf32>
+}

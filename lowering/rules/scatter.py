@@ -40,11 +40,9 @@ def _identity(sig, which):
 
 
 def _touched(ctx, input, index, dim):
-    """i1 [input.shape]: whether some element of ``index`` scatters to each position (counted in i64)."""
-    s = ctx.sig(input)
-    hits = ctx.emit(ops.scatter, _splat(ctx, 0, Sig(s.shape, "i64")), index,
-                    _splat(ctx, 1, Sig(ctx.sig(index).shape, "i64")), dim=dim, reduce="add")
-    return ctx.emit(ops.gt, hits, ctx.tensor(0, like=hits))
+    """i1 [input.shape]: whether some element of ``index`` scatters to each position (a bool scatter)."""
+    return ctx.emit(ops.scatter, _splat(ctx, False, Sig(ctx.sig(input).shape, "i1")), index,
+                    _splat(ctx, True, Sig(ctx.sig(index).shape, "i1")), dim=dim)
 
 
 @register(torch.scatter_reduce, torch.Tensor.scatter_reduce)
