@@ -144,13 +144,18 @@ def _scales(in_sizes, out_sizes, scale_factor, recompute_scale_factor):
     return [np.float32(np.float32(i) / np.float32(o)) for i, o in zip(in_sizes, out_sizes)]
 
 
+def _source_index(o, size, out, scale, align_corners, clamp):
+    """torch's float32 source coordinate of output index ``o`` (``clamp``: negative ones become 0, as linear modes)."""
+    if align_corners:
+        return np.float32(o) * (np.float32(size - 1) / np.float32(out - 1)) if out > 1 else np.float32(0)
+    src = np.float32(scale) * (np.float32(o) + np.float32(0.5)) - np.float32(0.5)
+    return max(src, np.float32(0)) if clamp else src
+
+
 def _linear_matrix(size, out, scale, align_corners):
     m = np.zeros((out, size))
     for o in range(out):
-        if align_corners:
-            src = np.float32(o) * (np.float32(size - 1) / np.float32(out - 1)) if out > 1 else np.float32(0)
-        else:
-            src = max(np.float32(scale) * (np.float32(o) + np.float32(0.5)) - np.float32(0.5), np.float32(0))
+        src = _source_index(o, size, out, scale, align_corners, clamp=True)
         i0 = min(int(np.floor(src)), size - 1)
         i1 = min(i0 + 1, size - 1)
         lam = float(src) - i0
@@ -179,10 +184,7 @@ def _cubic_matrix(size, out, scale, align_corners):
     """[out, size] bicubic weights: 4 taps around torch's unclamped source index, taps clamped into the input."""
     m = np.zeros((out, size))
     for o in range(out):
-        if align_corners:
-            src = np.float32(o) * (np.float32(size - 1) / np.float32(out - 1)) if out > 1 else np.float32(0)
-        else:
-            src = np.float32(scale) * (np.float32(o) + np.float32(0.5)) - np.float32(0.5)
+        src = _source_index(o, size, out, scale, align_corners, clamp=False)
         i0 = int(np.floor(src))
         t = np.float32(src - np.float32(i0))
         for k, w in enumerate(_cubic_weights(t)):
