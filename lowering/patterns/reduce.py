@@ -128,24 +128,32 @@ pattern(ops.argmax)(partial(_arg, direction="GT"))
 pattern(ops.argmin)(partial(_arg, direction="LT"))
 
 
+def _prefix_window(b: Builder, operands, inits, dim: int, body):
+    """reduce_window over ``operands`` (same shape) computing inclusive prefixes along ``dim``; ``body(*acc, *new)``
+    returns the combined values."""
+    shape = b.sig(operands[0]).shape
+    rank, n = len(shape), shape[dim]
+    window = [n if i == dim else 1 for i in range(rank)]
+    pads = [(n - 1, 0) if i == dim else (0, 0) for i in range(rank)]
+    elems = [b.sig(v).elem for v in operands]
+    op = hlo.ReduceWindowOp([b.type(shape, e) for e in elems], list(operands),
+                            [b.splat(v, e) for v, e in zip(inits, elems)], window, window_strides=[1] * rank,
+                            padding=_padding_attr(pads))
+    scalars = [b.type((), e) for e in elems]
+    block = op.regions[0].blocks.append(*(scalars + scalars))
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp(list(body(*block.arguments)))
+    return list(op.results)
+
+
 @pattern(ops.cumsum)
 def _cumsum(b: Builder, x, *, dim):
     xs = b.sig(x)
     if xs.rank == 0:
         return b.convert(x, b.result.elem)
     elem = compute_type(b.result.elem)
-    x = b.convert(x, elem)
-    d = dim % xs.rank
-    n = xs.shape[d]
-    window = [n if i == d else 1 for i in range(xs.rank)]
-    pads = [(n - 1, 0) if i == d else (0, 0) for i in range(xs.rank)]
-    op = hlo.ReduceWindowOp([b.type(xs.shape, elem)], [x], [b.splat(0, elem)], window,
-                            window_strides=[1] * xs.rank, padding=_padding_attr(pads))
-    scalar = b.type((), elem)
-    block = op.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp([hlo.AddOp(block.arguments[0], block.arguments[1]).result])
-    return b.convert(op.result, b.result.elem)
+    (y,) = _prefix_window(b, [b.convert(x, elem)], [0], dim % xs.rank, lambda a, c: [hlo.AddOp(a, c).result])
+    return b.convert(y, b.result.elem)
 
 
 def _sorted(b: Builder, x, dim: int, descending: bool):

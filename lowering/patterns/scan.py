@@ -12,26 +12,7 @@ from fxla.dialects.mlir import hlo, ir
 
 from .builder import Builder, pattern
 from .elementwise import compute_type
-from .nn import _padding_attr
-from .reduce import _compare, _highest
-
-
-def _prefix_window(b: Builder, operands, inits, dim: int, body):
-    """reduce_window over ``operands`` (same shape) computing inclusive prefixes along ``dim``; ``body(*acc, *new)``
-    returns the combined values."""
-    shape = b.sig(operands[0]).shape
-    rank, n = len(shape), shape[dim]
-    window = [n if i == dim else 1 for i in range(rank)]
-    pads = [(n - 1, 0) if i == dim else (0, 0) for i in range(rank)]
-    elems = [b.sig(v).elem for v in operands]
-    op = hlo.ReduceWindowOp([b.type(shape, e) for e in elems], list(operands),
-                            [b.splat(v, e) for v, e in zip(inits, elems)], window, window_strides=[1] * rank,
-                            padding=_padding_attr(pads))
-    scalars = [b.type((), e) for e in elems]
-    block = op.regions[0].blocks.append(*(scalars + scalars))
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp(list(body(*block.arguments)))
-    return list(op.results)
+from .reduce import _compare, _highest, _prefix_window
 
 
 @pattern(ops.cumprod)

@@ -81,12 +81,15 @@ def _logsumexp(ctx, input, dim, keepdim=False):
     return ctx.emit(ops.logsumexp, input, dims=_dims(dim), keepdim=bool(keepdim))
 
 
-@register(torch.cumsum, torch.Tensor.cumsum)
-def _cumsum(ctx, input, dim, *, dtype=None):
+def typed_scan(ctx, input, dim, *, dtype=None, opdef):
+    """cumsum / cumprod: ``input`` converted to ``dtype`` first (if given), the scan, then torch's result type."""
     if dtype is not None:
         input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
-    y = ctx.emit(ops.cumsum, input, dim=dim)
+    y = ctx.emit(opdef, input, dim=dim)
     return y if ctx.sig(y) == ctx.result_sig else ctx.emit(ops.convert, y, result_type=ctx.result_type)
+
+
+register(torch.cumsum, torch.Tensor.cumsum)(partial(typed_scan, opdef=ops.cumsum))
 
 
 @register(torch.sort, torch.Tensor.sort)

@@ -5,18 +5,13 @@ from functools import partial
 
 import torch
 
-from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla import ops
 
-from ..dtypes import elem_of
 from ..registry import register
+from .reductions import typed_scan
 
 
-@register(torch.cumprod, torch.Tensor.cumprod)
-def _cumprod(ctx, input, dim, *, dtype=None):
-    if dtype is not None:
-        input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
-    y = ctx.emit(ops.cumprod, input, dim=dim)
-    return y if ctx.sig(y) == ctx.result_sig else ctx.emit(ops.convert, y, result_type=ctx.result_type)
+register(torch.cumprod, torch.Tensor.cumprod)(partial(typed_scan, opdef=ops.cumprod))
 
 
 def _cum_extreme(ctx, input, dim, *, opdef, result):
