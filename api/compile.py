@@ -13,7 +13,8 @@ from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta
-from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo
+from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
+from fxla.lowering.param_layout import permute_trailing_params
 from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
 from fxla.runtime.executable import numpy_dtype
@@ -50,6 +51,18 @@ class _Entry:
     stablehlo: str = ""                       # without source locations (for export / JAX interop)
     input_shardings: Optional[List[Any]] = None
     program_args: Tuple = ()                  # the call that compiled it (for error messages)
+    params: List[Any] = None                  # the device buffers of the parameters, in the layout compiled for
+
+
+def _param_layouts(stages: Stages) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
+    """Run ``fxla-param-layout`` on the verified StableHLO (see :mod:`fxla.lowering.param_layout`): the module
+    text without and with locations, and ``{parameter: permutation}`` for the parameters stored permuted."""
+    program = stages.program
+    module = verify_stablehlo(stages.stablehlo_debug)
+    layouts = permute_trailing_params(module, program.param_names)
+    if not layouts:
+        return stages.stablehlo, stages.stablehlo_debug, {}
+    return module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts
 
 
 def _leaf_key(leaf):
@@ -133,7 +146,7 @@ class CompiledModule:
         self.shard: Dict[str, Any] = dict(shard or {})
         self._cache: Dict[Tuple, _Entry] = {}
         self._plans: Dict[Tuple, Any] = {}             # fast_key -> call plan of a compiled signature
-        self._params: Dict[str, Any] = {}
+        self._params: Dict[Tuple[str, Tuple[int, ...]], Any] = {}   # (name, stored permutation) -> device buffer
         self._placeholder_nodes = None
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
@@ -255,15 +268,22 @@ class CompiledModule:
             outs = signature_of(stages.stablehlo)[1]
             part.out_specs = [normalize_spec(self.shard.get(f"output:{i}"), len(shape), shape, self.mesh,
                                              f"output:{i}") for i, (shape, _) in enumerate(outs)]
-        executable = compile_stablehlo(stages.stablehlo_debug, self.device, partitioning=part,
-                                       cache_dir=self.cache_dir, cache_text=stages.stablehlo)
+        text, debug_text, layouts = stages.stablehlo, stages.stablehlo_debug, {}
+        if part is None:
+            text, debug_text, layouts = _param_layouts(stages)
+        executable = compile_stablehlo(debug_text, self.device, partitioning=part, cache_dir=self.cache_dir,
+                                       cache_text=text)
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0
-        entry = _Entry(program, executable, stages.stablehlo,
-                       executable.in_shardings[:n_inputs] if part is not None else None, args)
+        params = []
         for i, name in enumerate(program.param_names):
-            if name not in self._params:
+            perm = layouts.get(name, ())
+            if (name, perm) not in self._params:
                 placement = executable.in_shardings[n_inputs + i] if part is not None else self.device
-                self._params[name] = to_device(program.params[name], placement)
+                value = program.params[name]
+                self._params[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+            params.append(self._params[name, perm])
+        entry = _Entry(program, executable, text, executable.in_shardings[:n_inputs] if part is not None else None,
+                       args, params)
         self._cache[key] = entry
         return entry
 
@@ -312,7 +332,7 @@ class CompiledModule:
             buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
         else:
             buffers = [to_device(t, self.device) for t in tensors]
-        return buffers + [self._params[name] for name in entry.program.param_names]
+        return buffers + entry.params
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -337,8 +357,7 @@ class CompiledModule:
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:
             key = fast_key(args)
             if key is not None:
-                self._plans[key] = call_plan(entry.executable, args,
-                                            [self._params[name] for name in program.param_names], self.output,
+                self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
                                             program.output_spec, program.output_static)
         return pytree.tree_unflatten(values, program.output_spec)
 
@@ -362,7 +381,7 @@ class CompiledModule:
         args = tuple(example_inputs)
         entry = self._entry(args)
         program = entry.program
-        params = [self._params[n] for n in program.param_names]
+        params = entry.params
         leaves, spec = pytree.tree_flatten(args)
         in_avals = [jax.core.ShapedArray(tuple(v.shape), to_device(v, self.device).dtype)
                     for v in leaves if is_array(v)] + [jax.core.ShapedArray(p.shape, p.dtype) for p in params]

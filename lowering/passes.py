@@ -17,6 +17,7 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
+from .param_layout import param_layout_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
 
@@ -32,6 +33,8 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
                             "arithmetic, comparisons, where, reshape/permute/expand, convert) into constants"),
     "fxla-dce": (dead_code_elimination, "erase fxla ops whose results are unused"),
+    "fxla-param-layout": (param_layout_pass, "store @main's fxla.param arguments in the layout their dots "
+                          "([in, out]) or convolutions (HWIO) want; records fxla.layout on each permuted argument"),
 }
 
 

@@ -72,7 +72,8 @@ def parse_shape(text: str):
 def _parser():
     p = argparse.ArgumentParser(prog="fxla-dump", description=__doc__.split("\n\n")[0],
                                 epilog="stages: graph (captured graph), code (regenerated Python), fxla (the fxla "
-                                "dialect), stablehlo (verified StableHLO), hlo (XLA's optimised HLO)")
+                                "dialect), stablehlo (verified StableHLO), hlo (XLA's optimised HLO of what fxla.compile runs: "
+                                "the StableHLO after fxla-param-layout)")
     p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
     p.add_argument("--stage", choices=STAGES + ("all",), default="all")
     p.add_argument("--input-shape", action="append", default=[], help="example input, e.g. 2x16 or 2x16:f16")
@@ -135,6 +136,7 @@ def _load(args):
 def _stage_texts(args, model, inputs, progress: _Progress):
     import fxla
     from fxla.lowering import lower_to_fxla, lower_to_stablehlo
+    from fxla.lowering.param_layout import permute_trailing_params
     from fxla.runtime import compile_stablehlo, resolve_device
 
     with progress.phase("tracing"):
@@ -147,6 +149,8 @@ def _stage_texts(args, model, inputs, progress: _Progress):
         stablehlo = lower_to_stablehlo(program.module, print_ir_after_all=args.print_ir_after_all)
     texts["stablehlo"] = stablehlo.operation.get_asm(enable_debug_info=args.debug_locations)
     if args.stage in ("hlo", "all") or args.run:
+        with progress.phase("fxla-param-layout"):       # what fxla.compile does before XLA (same HLO)
+            permute_trailing_params(stablehlo, program.param_names)
         with progress.phase("XLA compile"):
             executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True),
                                            resolve_device(args.device))
