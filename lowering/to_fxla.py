@@ -97,6 +97,16 @@ def _check_one(node, meta, produced) -> None:
                 f"computes {want}\nfix: report this as an fxla bug, with the model that triggers it")
 
 
+class _NoneOutput:
+    """A ``None`` in a program's outputs.  torch's pytree treats ``None`` as a leaf, which ``output_static`` would
+    read as "a tensor result" (``None`` marks those); this node has no leaves and unflattens back to ``None``."""
+
+
+pytree.register_pytree_node(_NoneOutput, lambda _: ([], None), lambda _children, _context: None,
+                            serialized_type_name="fxla.NoneOutput")
+_NONE_OUTPUT = _NoneOutput()
+
+
 def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -> FxlaProgram:
     """Lower ``gm`` specialised to ``example_inputs`` (tensors or nested tuples/lists/dicts of them)."""
     example_inputs = tuple(example_inputs)
@@ -131,7 +141,8 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                         env[node] = _get_attr(ctx, gm, node)
                     else:
                         env[node] = _apply_rule(ctx, gm, node, env)
-            out_leaves, output_spec = pytree.tree_flatten(results)
+            out_leaves, output_spec = pytree.tree_flatten(
+                pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
             func.ReturnOp(returned)
         all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]

@@ -2,6 +2,8 @@
 EmbeddingBag with offsets, einsum diagonals, scans, rot90/kron, scatter_reduce/index_add/index_copy, bilinear."""
 from __future__ import annotations
 
+import builtins
+import re
 from functools import partial
 
 import pytest
@@ -269,6 +271,34 @@ class _TwoInput(nn.Module):
 
 case(nn.Bilinear, "nn.Bilinear", _TwoInput, t(2, 6, 7), module=True, dtypes=(F32, BF16), tol=3)
 case(nn.Bilinear, "nn.Bilinear_no_bias", partial(_TwoInput, False), t(5, 7), module=True, tol=3)
+
+
+# -- tensor attributes that are values (x.T, x.mT, ...) ----------------------------------------------------------
+case(builtins.getattr, "tensor_attributes",
+     lambda x, v, s: (x.mT, x.mH, v.T, v.H, v.T @ v, s.T, x.real * 2, x.data + 1, x @ v.mT, v.mT.T @ x.mT, x.T),
+     t(2, 3, 4), t(3, 4), t(5), dtypes=(F32, BF16, I64))
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: x.H, "tensor.H is only supported on matrices"),
+    (lambda x: x[0, 0].mT, "tensor.mT is only supported on matrices"),
+])
+def test_tensor_attribute_errors(fn, message):
+    import fxla
+    with pytest.raises(fxla.FxlaError, match=re.escape(message)) as err:
+        fxla.compile(fn)(torch.randn(2, 3, 4))
+    assert "test_ops_extra.py" in str(err.value) and "fix:" in str(err.value)
+
+
+def test_none_outputs_and_attributes_that_are_none():
+    import fxla
+    x = torch.randn(3)
+    fast = fxla.compile(lambda x: (x + 1, None, {"a": None, "b": x.grad_fn, "c": x * 2}))
+    for _ in range(2):                              # the general call path, then the call plan
+        got = fast(x)
+        assert got[1] is None and got[2]["a"] is None and got[2]["b"] is None
+        torch.testing.assert_close(got[0], x + 1)
+        torch.testing.assert_close(got[2]["c"], x * 2)
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))

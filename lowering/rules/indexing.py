@@ -140,12 +140,49 @@ def _merge_tensor_indices(ctx, y, shape, indexed):
 register(operator.getitem)(_getitem)
 
 
+def _reversed_dims(ctx, x):
+    rank = ctx.sig(x).rank
+    return x if rank < 2 else ctx.emit(ops.permute, x, dims=tuple(reversed(range(rank))))
+
+
+def _adjoint(ctx, x):
+    if ctx.sig(x).rank > 2:
+        raise ctx.error(f".H of a {ctx.sig(x).rank}-D tensor", "torch defines .H for tensors of at most 2 dims",
+                        "use .mH (the last two dims) or .transpose(-2, -1)")
+    return _reversed_dims(ctx, x)         # fxla tensors are real: the conjugate is the tensor itself
+
+
+def _matrix_transpose(ctx, x):
+    rank = ctx.sig(x).rank
+    if rank < 2:
+        raise ctx.error(f".mT / .mH of a {rank}-D tensor", "they swap the last two dims, so need at least 2",
+                        "use .T, or unsqueeze first")
+    perm = list(range(rank))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return ctx.emit(ops.permute, x, dims=perm)
+
+
+def _same(ctx, x):
+    return x
+
+
+#: tensor attributes that compute a value (``x.T``), by attribute name; ``.shape``/``.dtype``... are static
+_TENSOR_ATTRIBUTES = {"T": _reversed_dims, "mT": _matrix_transpose, "H": _adjoint, "mH": _matrix_transpose,
+                      "real": _same, "data": _same}
+
+
 @register(builtins.getattr)
 def _getattr(ctx, obj, name, *default):
-    """A field of a named-tuple result (``torch.max(x, 1).values``); tensor attributes are not lowered here."""
+    """A tensor attribute that is a value (``x.T``, ``x.mT``, ``x.H``, ``x.mH``, ``x.real``, ``x.data``), or a
+    field of a named-tuple result (``torch.max(x, 1).values``)."""
     if isinstance(obj, ir.Value):
-        raise ctx.error(f"the tensor attribute .{name} is not supported", "only named-tuple fields of results "
-                        "(.values, .indices) are lowered", "use the equivalent method (e.g. .t() for .T)")
+        rule = _TENSOR_ATTRIBUTES.get(name)
+        if rule is None:
+            raise ctx.error(f"the tensor attribute .{name} is not supported",
+                            f"the lowered tensor attributes are {', '.join('.' + n for n in _TENSOR_ATTRIBUTES)} "
+                            "(and static ones such as .shape and .dtype)",
+                            "use the equivalent method or torch function")
+        return rule(ctx, obj)
     return getattr(obj, name, *default)
 
 
