@@ -53,7 +53,11 @@ def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
 def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
               output_static) -> Callable[[Sequence[Any]], Any]:
     """The call path of one compiled single-device signature (see the module docstring): a function of the
-    call's positional arguments (``args`` is the call that compiled it)."""
+    call's positional arguments (``args`` is the call that compiled it).
+
+    ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device (then
+    ``build(run(*args, *params))`` is the whole call, which ``CompiledModule.__call__`` makes without entering
+    the plan; a ``ValueError`` — an array on another device — falls back to the plan), else ``None``."""
     device = executable.device
     run = executable.runner               # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled)
     # Once called, a Compiled holds its C++ call object in ``_call`` (jax 0.10.2; semi-public, covered by
@@ -83,13 +87,15 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                 o.block_until_ready()
             return build(outs)
 
-    if jax_only and finish is build:      # device arrays in and out: one Python frame around the C++ call
+    if jax_only and finish is build:      # device arrays in and out: the caller runs ``call.direct`` itself
         def call(args):
             try:
                 return build(run(*args, *params))
             except ValueError:            # an array on another device than the program's: move it
                 return build(run(*place(args), *params))
-    elif jax_only:
+        call.direct = (run, params, build)
+        return call
+    if jax_only:
         def call(args):
             try:
                 outs = run(*args, *params)
@@ -109,4 +115,5 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
         def call(args):
             return finish(run(*place([convert(a) if convert else a for convert, a in zip(inputs, args)]),
                               *params))
+    call.direct = None
     return call

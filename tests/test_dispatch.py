@@ -125,6 +125,10 @@ def test_jax_inputs_pass_through_and_give_jax_outputs():
     for _ in range(2):
         y = fast(x)
         assert isinstance(y, jax.Array) and y.tolist() == [1, 2, 3, 4]
+    (plan,) = fast._plans.values()
+    assert plan.direct is not None              # jax in and out: CompiledModule.__call__ makes the C++ call
+    fast(torch.arange(4.0))
+    assert [p.direct for p in fast._plans.values()][1] is None     # torch in: through the plan
 
 
 def test_jax_input_on_another_device_is_moved():
