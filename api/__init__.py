@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 #: public name -> the module it comes from (imported on first access)
 _LAZY = {
     "compile": "fxla.compile", "CompiledModule": "fxla.compile", "Stages": "fxla.compile",
-    "OptionError": "fxla.compile", "SignatureError": "fxla.compile",
+    "OptionError": "fxla.compile", "SignatureError": "fxla.compile", "InputMutationError": "fxla.compile",
     "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
     "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
@@ -33,7 +33,7 @@ _SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
-           "OptionError", "SignatureError", "SpecializationError"]
+           "OptionError", "SignatureError", "InputMutationError", "SpecializationError"]
 
 
 def __getattr__(name):

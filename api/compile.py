@@ -28,6 +28,11 @@ class OptionError(FxlaError):
     """An ``fxla.compile`` option with a value fxla does not support."""
 
 
+class InputMutationError(FxlaError):
+    """A program that changes an input in place (``x += 1``) was given one that cannot be changed (a
+    ``jax.Array``), or asked to run where nothing can be written back (``as_jax_function``)."""
+
+
 class SignatureError(FxlaError):
     """The inputs of a call cannot be compiled (e.g. a rank or dtype the model cannot take)."""
 
@@ -364,11 +369,15 @@ class CompiledModule:
         entry = self._entry(bound)
         leaves = _leaves(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
-        outputs = iter(entry.executable(self._device_args(entry, leaves), wait=shared))
         program = entry.program
+        results = entry.executable(self._device_args(entry, leaves), wait=shared or bool(program.mutated_inputs))
+        if program.mutated_inputs:
+            results = write_back(self.__name__, program.mutated_inputs, leaves, results)
+        outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
-        if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:
+        if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
+                and not program.mutated_inputs:
             key = fast_key(args)
             if key is not None:
                 self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
@@ -395,6 +404,10 @@ class CompiledModule:
         args = tuple(example_inputs)
         entry = self._entry(args)
         program = entry.program
+        if program.mutated_inputs:
+            raise InputMutationError(f"{self.__name__} changes tensor input(s) {program.mutated_inputs} in place "
+                                     f"(e.g. `x += 1`); a JAX function cannot change its arguments\n"
+                                     f"fix: compute a new tensor in the model (y = x + 1) and return it")
         params = entry.params
         leaves, spec = pytree.tree_flatten(args)
         in_avals = [jax.core.ShapedArray(tuple(v.shape), to_device(v, self.device).dtype)
@@ -420,6 +433,26 @@ class CompiledModule:
     def __repr__(self) -> str:
         where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"
         return f"fxla.compile({type(self.original).__name__}, {where})"
+
+
+def write_back(name: str, mutated: Sequence[int], leaves, results) -> List[Any]:
+    """Copy the new values of the tensor inputs a program changes in place (``mutated``: their numbers among the
+    tensor inputs; their values are the last results) into the caller's tensors; return the other results."""
+    tensors = [t for t in leaves if is_array(t)]
+    for index in mutated:
+        if not isinstance(tensors[index], torch.Tensor):
+            kind = "jax.Array" if type(tensors[index]).__module__.startswith("jax") else type(tensors[index]).__name__
+            raise InputMutationError(
+                f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but it was given a {kind}, "
+                f"which cannot be changed\n"
+                f"why: fxla copies a mutated input's new value into the caller's torch tensor after the call, as "
+                f"eager PyTorch would have changed it\n"
+                f"fix: pass a torch tensor, or compute a new tensor in the model (y = x + 1) and return it")
+    n = len(mutated)
+    with torch.no_grad():
+        for index, value in zip(mutated, results[-n:]):
+            tensors[index].copy_(from_device(value))
+    return list(results[:-n])
 
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001

@@ -16,7 +16,7 @@ import jaxlib
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.compile import CompiledModule
+from fxla.compile import CompiledModule, write_back
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
 from fxla.runtime.artifact import PROGRAM, ArtifactError, portable_bytecode, read_artifact, write_artifact
@@ -69,6 +69,7 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
         "outputs": outputs,
         "output_spec": pytree.treespec_dumps(program.output_spec),
         "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
+        "mutated_inputs": list(program.mutated_inputs),
         "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
         "stablehlo_sha256": hashlib.sha256(text.encode()).hexdigest(),
         "stablehlo_target_version": target,
@@ -103,6 +104,7 @@ class LoadedModule:
             self._inputs: List[dict] = list(meta["inputs"])
             self._input_static = list(meta["input_static"])
             self._output_static = list(meta["output_static"])
+            self._mutated = [int(i) for i in meta.get("mutated_inputs", [])]
             param_meta = list(meta["params"])
             names = [p["name"] for p in param_meta]
         except (KeyError, TypeError, ValueError) as err:
@@ -151,7 +153,10 @@ class LoadedModule:
                 raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact was specialised "
                                  f"to {static!r}\nfix: pass {static!r}, or export again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
-        outputs = iter(self.executable(tensors + self._params, wait=shared))
+        results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
+        if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
+            results = write_back(self.__name__, self._mutated, leaves, results)
+        outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if s is None else s for s in self._output_static]
         return pytree.tree_unflatten(values, self._output_spec)

@@ -23,7 +23,8 @@ against the rule table.
 
 A case fails — it prints the label and ``// error: ...`` lines instead of a module, the error goes to
 stderr with the case's ``file:line``, and the process exits with status 1 at the end — when tracing or
-lowering raises, when the op is not a key of ``RULES``, or when the traced graph does not contain the op
+lowering raises, when the op is not a key of ``RULES``, or when the traced graph (functionalized: ``x[i] = v``
+becomes ``fxla.frontend.passes.functionalize.setitem``) does not contain the op
 (so a case cannot silently test some other rule).  Later cases still run.
 
 The exit status is set by an ``atexit`` handler registered at the first failure (it flushes the output and
@@ -42,7 +43,8 @@ from typing import Any, Callable, List, Optional
 
 import torch
 
-from fxla.frontend import GraphModule, Tracer
+from fxla.frontend import GraphModule, Tracer, propagate_shapes
+from fxla.frontend.passes import functionalize
 from fxla.lowering import RULES, lower_to_fxla
 from fxla.lowering.registry import _label, op_key
 
@@ -169,7 +171,9 @@ def _run(label: str, program: Callable, example_inputs, op: Any, where: str) -> 
         tracer = Tracer()
         graph = tracer.trace(program)
         gm = GraphModule(tracer.root, graph, getattr(program, "__name__", type(program).__name__))
-        if op is not None:
+        if op is not None:              # in-place ops (x[i] = v) are checked as the op lowering sees
+            propagate_shapes(gm, *example_inputs)
+            gm = functionalize(gm)
             _check_op_in_graph(op, gm)
         text = lower_to_fxla(gm, example_inputs).text()
     except Exception as err:  # noqa: BLE001 -- every failure is reported, none is skipped

@@ -38,7 +38,7 @@ def _register_fxla_dialect_module() -> None:
     Python module of its dialect, importing ``<prefix>.<namespace>`` for every search prefix; a namespace with
     no module is never remembered, so each wrapped ``fxla.*`` op cost three failing imports (a file-system
     search each).  With ``fxla.dialects`` as a search prefix the lookup succeeds once (``fxla.dialects.fxla``
-    registers no op classes, so ops stay generic ``OpView``\ s) and is cached for the rest of the process.
+    registers no op classes, so ops stay generic ``OpView`` objects) and is cached for the rest of the process.
     """
     global _dialect_module_registered
     if not _dialect_module_registered:

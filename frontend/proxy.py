@@ -170,8 +170,30 @@ class Proxy:
         args, kwargs = args or (), kwargs or {}
         tracer = find_tracer(args, kwargs)
         if torch.overrides.is_tensor_method_or_property(orig_method):
-            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+            name = orig_method.__name__
+            if args and isinstance(args[0], torch.Tensor) and _is_inplace_name(name):
+                raise _untraced_mutation(tracer, name)
+            return tracer.create_proxy("call_method", name, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs)
+
+
+def _is_inplace_name(name: str) -> bool:
+    if name.startswith("__"):
+        return name == "__setitem__" or (name.startswith("__i") and name not in ("__index__", "__int__",
+                                                                                 "__invert__"))
+    return name.endswith("_")
+
+
+def _untraced_mutation(tracer, name: str) -> TraceError:
+    """``t.add_(proxy)`` / ``t[i] = proxy`` on a concrete tensor ``t``: its later uses would read trace-time data."""
+    what = "t[...] = <traced value>" if name == "__setitem__" else f"in-place .{name}(<traced value>)"
+    return TraceError(format_message(
+        f"{what} on a tensor that is not traced (a concrete tensor, e.g. made by torch.empty(3, 4) from "
+        f"constant sizes)", user_frame_location(tracer.module_path),
+        why="the tensor's later uses are evaluated while tracing, with its old contents, and cannot see the "
+            "change",
+        fix="create the tensor from a traced value (x.new_zeros(3, 4), torch.zeros_like(x)), or compute the "
+            "new value out of place"))
 
 
 _NO_META = object()

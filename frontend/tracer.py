@@ -25,6 +25,21 @@ _LITERAL_TYPES = (str, bytes, int, float, bool, complex, type(None), type(Ellips
                   torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum, type)
 
 
+#: torch functions taking sizes as varargs (``torch.zeros(n, 4)``).  torch's argument parser rejects a Proxy
+#: among several size ints with a plain TypeError before ``__torch_function__`` is consulted, so while tracing
+#: these names of the ``torch`` module record the call with the sizes packed into one tuple (which it accepts).
+_SIZE_VARARG_FUNCTIONS = (torch.zeros, torch.ones, torch.empty, torch.rand, torch.randn)
+
+
+def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
+    def record(*size, **kwargs):
+        if len(size) < 2 or not any(isinstance(s, Proxy) for s in size):
+            return fn(*size, **kwargs)
+        return tracer.create_proxy("call_function", fn, (tuple(size),), kwargs)
+    record.__wrapped__ = fn
+    return record
+
+
 def _check_names(given, params, what: str, kind: str, listed: str, def_loc) -> None:
     """TraceError unless every key of ``given`` (concrete_args / example_inputs) names one of ``params``."""
     unknown = set(given) - {p.name for p in params}
@@ -47,7 +62,9 @@ class Tracer:
 
     While :meth:`trace` runs, ``torch.nn.Module.__call__`` is routed through
     :meth:`call_module` and ``torch.nn.Module.__getattr__`` turns the root's parameters and
-    buffers into ``get_attr`` proxies; both are restored afterwards, even on error.
+    buffers into ``get_attr`` proxies, and ``torch.zeros/ones/empty/rand/randn`` accept symbolic
+    sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as ``torch.zeros((getitem, 4))``);
+    all are restored afterwards, even on error.
 
     After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
     ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh
@@ -313,10 +330,15 @@ class Tracer:
             return tracer.getattr(attr, orig_getattr(mod, attr))
 
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
+        size_functions = {fn.__name__: fn for fn in _SIZE_VARARG_FUNCTIONS}
+        for name, fn in size_functions.items():
+            setattr(torch, name, _size_vararg_recorder(fn, tracer))
         try:
             yield
         finally:
             torch.nn.Module.__call__, torch.nn.Module.__getattr__ = orig_call, orig_getattr
+            for name, fn in size_functions.items():
+                setattr(torch, name, fn)
 
     # ---- entry point ----------------------------------------------------------------------
     def trace(self, root: Union[torch.nn.Module, Callable[..., Any]],

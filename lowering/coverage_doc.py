@@ -13,13 +13,14 @@ from . import coverage
 KNOWN_UNSUPPORTED = (
     ("boolean-mask indexing `x[mask]`, `torch.nonzero`, `torch.masked_select`, `torch.unique`, `torch.where(cond)`",
      "the result shape depends on the data; fxla programs have static shapes"),
-    ("in-place mutation (`x[i] = v`, `Tensor.add_`, `Tensor.scatter_`, `out=`)",
-     "fxla programs are functional; use the out-of-place op"),
+    ("in-place mutation of parameters/buffers or of views; `t_`/`unsqueeze_`; `out=`",
+     "parameters stay resident and unchanged, views are not tracked (other in-place ops, on inputs too, are "
+     "functionalized: docs/tracing.md, In-place operations)"),
+    ("`x[a:b:step] = v` (step ≠ 1), `x[mask] = tensor`, `x[i, j] = v` (several tensor indices)",
+     "not lowered yet; use index_copy, torch.where or scatter"),
     ("indexing with several tensor indices (`x[i, j]`)", "only one advanced index is lowered; use torch.gather"),
     ("named-tuple fields `torch.max(x, 1).values`",
      "frontend shape propagation turns torch.return_types into plain tuples (index with [0]/[1] instead)"),
-    ("`torch.zeros(x.size(0), 3)` and other size lists mixing traced ints",
-     "the tracer cannot pass a traced int inside a size list to torch factories yet (use x.new_zeros or *_like)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),

@@ -7,6 +7,7 @@ the inputs (in order) followed by every parameter/buffer the program reads (``fx
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
@@ -17,6 +18,7 @@ from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
+from fxla.frontend.passes import functionalize
 
 from . import rules  # noqa: F401  (fills the rule table)
 from .context import LoweringContext
@@ -32,7 +34,10 @@ class FxlaProgram:
     ``input_spec``/``output_spec`` are pytree specs of the call's inputs/outputs; ``input_static`` holds the
     non-tensor input leaves the program was specialised to (``None`` at tensor positions);
     ``output_static`` likewise for the outputs.  ``param_names`` are the qualified names of the parameters
-    and buffers appended to the arguments, ``params`` their tensors.
+    and buffers appended to the arguments, ``params`` their tensors.  ``mutated_inputs`` are the argument
+    numbers of the tensor inputs the program changes in place (``x += 1``; see
+    :func:`fxla.frontend.passes.functionalize`): their new values are the last ``len(mutated_inputs)`` results,
+    after the outputs, and the caller writes them back.
     """
 
     module: ir.Module
@@ -43,6 +48,7 @@ class FxlaProgram:
     output_static: List[Any]
     param_names: List[str]
     params: Dict[str, torch.Tensor] = field(repr=False)
+    mutated_inputs: List[int] = field(default_factory=list)
 
     def text(self, debug_info: bool = False) -> str:
         return self.module.operation.get_asm(enable_debug_info=debug_info)
@@ -57,7 +63,11 @@ def node_location(node) -> ir.Location:
 
 def _is_static(node) -> bool:
     """Nodes whose value shape propagation already knows (shape arithmetic, dtypes, …): no op is emitted."""
-    return "value" in node.meta and "tensor_meta" not in node.meta
+    return "value" in node.meta and "tensor_meta" not in node.meta and node.target not in _MUTATIONS
+
+
+#: never static, although they return None: left in a graph (not functionalized), they have no rule
+_MUTATIONS = (operator.setitem, operator.delitem)
 
 
 def check_supported(gm: GraphModule) -> None:
@@ -111,6 +121,10 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
     """Lower ``gm`` specialised to ``example_inputs`` (tensors or nested tuples/lists/dicts of them)."""
     example_inputs = tuple(example_inputs)
     propagate_shapes(gm, *example_inputs)
+    functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
+    if functional is not gm:
+        gm = functional
+        propagate_shapes(gm, *example_inputs)
     check_supported(gm)
     context = fxla_context()
     with context, ir.Location.unknown(), type_cache():
@@ -144,6 +158,11 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
             out_leaves, output_spec = pytree.tree_flatten(
                 pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
+            mutated = []
+            for name, value in gm.graph.meta.get("input_mutations", {}).items():
+                placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.target == name)
+                mutated.append(ir.BlockArgument(env[placeholder]).arg_number)
+                returned.append(env[value])
             func.ReturnOp(returned)
         all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))
@@ -157,7 +176,7 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                                 "\nfix: report this as an fxla bug, with the model that triggers it") from None
     output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
-                       list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names})
+                       list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated)
 
 
 def _get_attr(ctx: LoweringContext, gm: GraphModule, node):

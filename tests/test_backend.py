@@ -60,3 +60,16 @@ def test_conversion_keeps_targets_and_names():
     assert ours == theirs
     with torch.no_grad():
         torch.testing.assert_close(gm(x), model(x))
+
+
+def test_input_mutation_in_a_dynamo_graph_is_written_back():
+    def fn(x, y):
+        x += y                   # dynamo hands fxla a graph that mutates its input
+        x[:, 0] = 0
+        return x.relu().sum(1)
+
+    x, y = torch.randn(3, 4), torch.randn(4)
+    xe = x.clone()
+    want = fn(xe, y)
+    torch.testing.assert_close(torch.compile(fn, backend="fxla")(x, y), want)
+    torch.testing.assert_close(x, xe)

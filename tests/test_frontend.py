@@ -631,3 +631,20 @@ def test_public_api():
     assert issubclass(InterpreterError, FxlaError)
     assert isinstance(next(iter(symbolic_trace(MLP()).graph.nodes)), Node)
     assert Proxy.__hash__ is object.__hash__
+
+
+def test_size_varargs_with_symbolic_sizes():
+    # torch's argument parser rejects a Proxy among several size ints before __torch_function__ runs; the
+    # tracer packs the sizes into one tuple while tracing and restores torch.zeros & co. afterwards.
+    def fn(x):
+        n = x.shape[0]
+        return torch.zeros(n, 4) + torch.ones(n, 1), torch.empty(2, n).shape, torch.rand(n, 3).shape
+
+    original = torch.zeros
+    gm = symbolic_trace(fn)
+    assert torch.zeros is original
+    assert [n.args for n in gm.graph.nodes if n.target is torch.zeros][0][0][1] == 4
+    x = torch.randn(5, 2)
+    got = gm(x)
+    assert torch.equal(got[0], torch.ones(5, 4)) and got[1] == (2, 5) and got[2] == (5, 3)
+    assert torch.zeros(2, 3).shape == (2, 3)       # outside tracing: the real function

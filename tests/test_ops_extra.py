@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from fxla.frontend.passes.functionalize import setitem as functional_setitem
 from test_dialect import verify_text
 from test_ops import BF16, F16, F32, FLOATS, I64, add_case, index, params_of, run_case, t
 
@@ -253,6 +254,27 @@ case((torch.index_copy, torch.Tensor.index_copy), "index_copy",
      lambda x, s, r: (torch.index_copy(x, 0, torch.tensor([3, 0]), s), x.index_copy(-1, torch.tensor([4, 1, 2]), r)),
      t(4, 5), t(2, 5), t(4, 3), dtypes=(F32, I64, torch.bool))
 
+# -- x[idx] = value (functionalized to fxla.frontend.passes.functionalize.setitem) ---------------------------------
+
+
+def _setitems(x, v):
+    i, m = torch.tensor([1, -2]), torch.tensor([True, False, False, True])
+    y = x.clone()
+    y[0] = 5                      # int: a row, scalar broadcast
+    y[1:3, 2:] = v                # step-1 slices: a box
+    y[..., -1] = x[:, 0]          # ellipsis, negative index, a tensor value
+    y[:, i] = 0                   # one integer index tensor (negative entries wrap)
+    y[m] = -1                     # bool mask, scalar value
+    y[None, 3] = 7                # None
+    z = x.clone()
+    z[[0, 2]] = v[:, :1]          # list index, broadcast value
+    z[x > 0.5] = torch.tensor(2.0)
+    return y, z
+
+
+case(functional_setitem, "setitem", _setitems, t(4, 5), t(2, 3), dtypes=(F32, I64, F16))
+
+
 # -- bilinear ----------------------------------------------------------------------------------------------------
 case((F.bilinear, torch.bilinear), "F.bilinear",
      lambda a, b, w, bias: (F.bilinear(a, b, w, bias), F.bilinear(a, b, w), torch.bilinear(a[0], b[0], w, bias),
@@ -348,3 +370,4 @@ def test_verifier_messages_of_new_ops(body, args, message):
     err = verify_text("  " + body, args=args)
     assert len(err.diagnostics) == 1
     assert message in str(err), str(err)
+

@@ -9,6 +9,7 @@ import operator
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fxla.frontend.passes.functionalize import setitem as functional_setitem
 from fxla.testing import case, t
 
 I64, I32, BOOL, BF16 = torch.int64, torch.int32, torch.bool, torch.bfloat16
@@ -227,3 +228,46 @@ def select_negative_index(x):
 @case(torch.Tensor.select, t(3, 4))
 def tensor_select(x):
     return x.select(0, 1)
+
+
+# x[i] = v is functionalized first (fxla.frontend.passes.functionalize): a box of ints and step-1 slices is the
+# value padded into place and selected by a padded mask; the mutated tensor's later uses read the result.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[V:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[MASK:.+]] = "fxla.pad"(%{{.+}}) {high = array<i64: 1, 0>, low = array<i64: 1, 2>, value = 0.000000e+00 : f64} : (tensor<2x3xi1>) -> tensor<4x5xi1>
+# CHECK:         %[[PADDED:.+]] = "fxla.pad"(%[[V]]) {high = array<i64: 1, 0>, low = array<i64: 1, 2>, value = 0.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[MASK]], %[[PADDED]], %[[X]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         return %[[WHERE]] : tensor<4x5xf32>
+@case(functional_setitem, t(4, 5), t(2, 3))
+def setitem_box(x, v):
+    y = x.clone()
+    y[1:3, 2:] = v
+    return y
+
+
+# One integer index tensor: a scatter of whole rows.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensor):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<2xi64>)
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[I]], %{{.+}}) : (tensor<2xi64>, tensor<i64>) -> tensor<2xi1>
+# CHECK:         %[[VALUE:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 2, 5>} : (tensor<f32>) -> tensor<2x5xf32>
+# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %{{.+}}, %[[VALUE]]) {dim = 0 : i64, reduce = "none"} : (tensor<4x5xf32>, tensor<2x5xi64>, tensor<2x5xf32>) -> tensor<4x5xf32>
+# CHECK:         return %[[SCATTER]] : tensor<4x5xf32>
+@case(functional_setitem, t(4, 5), t(2, dtype=I64), variant="index tensor")
+def setitem_index(x, i):
+    y = x.clone()
+    y[i] = 0.5
+    return y
+
+
+# A bool mask with a scalar value: a select.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %{{.+}}) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xf32>
+# CHECK:         %[[GT:.+]] = "fxla.gt"(%[[X]], %{{.+}}) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xi1>
+# CHECK:         %[[WHERE:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %[[MUL]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         "fxla.add"(%[[WHERE]], %[[WHERE]]) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+@case(functional_setitem, t(4, 5), variant="mask")
+def setitem_mask(x):
+    y = x * 2
+    y[x > 0] = 0
+    return y + y

@@ -7,13 +7,17 @@ index is broadcast over the source's other dims.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 
+from fxla.dialects.mlir import ir
+from fxla.frontend.passes.functionalize import setitem as functional_setitem
+
 from ..registry import register
-from .indexing import reshape
+from .indexing import _expand_key, _wrap_negative, int_constant, reshape
 
 #: scatter_reduce's reduce -> (fxla.scatter's reduce, the identity used when include_self=False)
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "amax": ("amax", "lowest"), "amin": ("amin", "highest"),
@@ -91,3 +95,102 @@ def _index_add(ctx, input, dim, index, source, *, alpha=1):
 @register(torch.index_copy, torch.Tensor.index_copy)
 def _index_copy(ctx, input, dim, index, source):
     return ctx.emit(ops.scatter, input, _slice_index(ctx, index, source, dim), source, dim=dim)
+
+
+# -- x[idx] = value, out of place (what fxla.frontend.passes.functionalize records) -------------------------------
+def _assigned(ctx, value, elem: str, shape) -> "ir.Value":
+    """``value`` (tensor or number) in ``elem``, broadcast to ``shape`` as torch's ``x[idx] = value`` does
+    (leading size-1 dims of the value beyond ``shape``'s rank are dropped)."""
+    v = value if isinstance(value, ir.Value) else ctx.tensor(value)
+    if ctx.sig(v).elem != elem:
+        v = ctx.emit(ops.convert, v, result_type=type_of(Sig(ctx.sig(v).shape, elem)))
+    vs = ctx.sig(v).shape
+    while len(vs) > len(shape) and vs[0] == 1:
+        vs = vs[1:]
+        v = reshape(ctx, v, vs)
+    return v if tuple(vs) == tuple(shape) else ctx.emit(ops.expand, v, shape=tuple(shape))
+
+
+def _set_mask(ctx, input, at: int, mask, value):
+    sig = ctx.sig(input)
+    if isinstance(value, ir.Value) and ctx.sig(value).shape and int(np.prod(ctx.sig(value).shape)) != 1:
+        raise ctx.error("x[mask] = tensor is not supported", "the number of selected elements depends on the "
+                        "data, so the value's shape cannot be checked statically",
+                        "use torch.where(mask, value, x) with a value shaped like x (or a scalar value)")
+    m = ctx.sig(mask).shape
+    mask = reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * (sig.rank - at - len(m)))
+    mask = ctx.emit(ops.expand, mask, shape=sig.shape)
+    v = _assigned(ctx, value if not isinstance(value, ir.Value) else reshape(ctx, value, ()), sig.elem, sig.shape)
+    return ctx.emit(ops.where, mask, v, input)
+
+
+def _set_index(ctx, input, at: int, index, value):
+    sig = ctx.sig(input)
+    index = int_constant(ctx, index) if isinstance(index, list) else index
+    if ctx.sig(index).rank > 1:
+        raise ctx.error("x[index] = value with a multi-dimensional index tensor is not supported",
+                        "fxla lowers a 0-d or 1-D integer index", "flatten the index (and the value) first")
+    zero_d = ctx.sig(index).rank == 0             # x[:, i] = v with a 0-d i: v lacks that dim
+    n = 1 if zero_d else ctx.sig(index).shape[0]
+    index = _wrap_negative(ctx, reshape(ctx, index, (n,)), sig.shape[at])
+    indexed = tuple(sig.shape[:at]) + (n,) + tuple(sig.shape[at + 1:])
+    torch_shape = indexed[:at] + indexed[at + 1:] if zero_d else indexed
+    v = reshape(ctx, _assigned(ctx, value, sig.elem, torch_shape), indexed)
+    return ctx.emit(ops.scatter, input, _slice_index(ctx, index, v, at), v, dim=at)
+
+
+def _set_box(ctx, input, key, value):
+    """Ints, step-1 slices and None: the value padded into place, selected by a padded mask."""
+    sig = ctx.sig(input)
+    low, high, region, indexed, d = [], [], [], [], 0
+    for k in key:
+        if k is None:
+            indexed.append(1)
+            continue
+        size = sig.shape[d]
+        if isinstance(k, int):
+            lo, n = (k + size if k < 0 else k), 1
+        else:
+            lo, hi, step = k.indices(size)
+            if step != 1:
+                raise ctx.error("x[a:b:step] = value with a step other than 1 is not supported yet",
+                                "fxla writes a contiguous box", "use x.index_copy(dim, torch.arange(a, b, step), "
+                                "value), or write the positions one slice at a time")
+            n = max(hi - lo, 0)
+            indexed.append(n)
+        low.append(lo), high.append(size - lo - n), region.append(n)
+        d += 1
+    if 0 in region:
+        return input
+    v = reshape(ctx, _assigned(ctx, value, sig.elem, tuple(indexed)), tuple(region))
+    if tuple(region) == tuple(sig.shape):
+        return v
+    mask = ctx.emit(ops.expand, ctx.tensor(True), shape=tuple(region))
+    return ctx.emit(ops.where, ctx.emit(ops.pad, mask, low=low, high=high), ctx.emit(ops.pad, v, low=low, high=high),
+                    input)
+
+
+@register(functional_setitem)
+def _setitem(ctx, input, idx, value):
+    """``x[idx] = value`` as a new tensor: ints, step-1 slices, None and ``...``; a bool mask (scalar value);
+    or one integer tensor/list index with full slices on the other dims."""
+    sig = ctx.sig(input)
+    key = _expand_key(ctx, idx, sig.rank)
+    for k in key:
+        if isinstance(k, bool) or not isinstance(k, (int, slice, ir.Value, list, type(None))):
+            raise ctx.error(f"x[...] = value with a {type(k).__name__} index is not supported",
+                            "fxla lowers ints, slices, None, '...', a bool mask or one integer index tensor",
+                            "rewrite the index with those")
+    tensors = [(p, k) for p, k in enumerate(k for k in key if k is not None) if isinstance(k, (ir.Value, list))]
+    if not tensors:
+        return _set_box(ctx, input, key, value)
+    (at, index), rest = tensors[0], [k for k in key if k is not None]
+    if len(tensors) > 1 or any(k != slice(None) for p, k in enumerate(rest) if p != at):
+        raise ctx.error("x[...] = value mixing a tensor index with other indices is not supported yet",
+                        "fxla lowers one tensor index with ':' on every other dim",
+                        "index in two steps, or use index_copy / scatter / torch.where")
+    if isinstance(index, ir.Value) and ctx.sig(index).elem == "i1":
+        return _set_mask(ctx, input, at, index, value)
+    if isinstance(index, ir.Value) and is_float(ctx.sig(index).elem):
+        raise ctx.error("indexing with a float tensor", "torch rejects it too", "use an integer or bool index")
+    return _set_index(ctx, input, at, index, value)

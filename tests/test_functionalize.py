@@ -1,0 +1,256 @@
+"""In-place tensor mutation (fxla.frontend.passes.functionalize): compiled results match eager, later uses read the
+new value, dtypes are kept, and what needs view tracking or a write-back is refused with a clear error."""
+from __future__ import annotations
+
+import operator
+import re
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxla
+from fxla.frontend import PassError, propagate_shapes, symbolic_trace
+from fxla.frontend.passes import functionalize
+from fxla.frontend.passes.functionalize import setitem
+
+
+def _check(fn, *inputs, atol=1e-6):
+    want = fn(*(x.clone() for x in inputs))
+    got = fxla.compile(fn)(*inputs)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, atol=atol, rtol=1e-5)
+
+
+def _methods(x):
+    y = x.clone()
+    y.add_(1).mul_(2)              # chained: add_ returns y itself
+    a = y * 1                      # reads y between two mutations
+    y.clamp_(-1, 1)
+    z = y                          # a Python alias is the same tensor
+    z.sub_(x)
+    y.masked_fill_(x > 0, 3.0)
+    return a, y, z
+
+
+def _operators(x, w):
+    y = x @ w
+    y += 1
+    s = y
+    y *= x[:, :1]
+    y /= 2
+    return s, y
+
+
+def _fill_zero_copy(x, w):
+    y = x.new_empty(3, 4)
+    y.copy_(x)
+    a = y.sum()
+    y.zero_()
+    b = y + 1
+    y.fill_(w[0, 0])
+    return a, b, y
+
+
+def _setitem_then_read(x):
+    y = x.exp()
+    before = y[0].clone()
+    y[0] = 0
+    y[:, 1] = y[:, 2]               # the value reads the already-mutated y
+    after = y.sum(0)
+    return before, after, y
+
+
+def test_methods_chain_alias_and_later_uses():
+    _check(_methods, torch.randn(3, 4))
+
+
+def test_python_inplace_operators():
+    _check(_operators, torch.randn(3, 4), torch.randn(4, 4))
+
+
+def test_fill_zero_copy():
+    _check(_fill_zero_copy, torch.randn(3, 4), torch.randn(4, 4))
+
+
+def test_setitem_later_uses_read_the_new_value():
+    _check(_setitem_then_read, torch.randn(3, 4))
+
+
+def test_inplace_keeps_self_dtype():
+    def fn(x):
+        y = x.half()
+        y.add_(torch.ones(3, dtype=torch.float32) * 0.5)     # f16 += f32: stays f16
+        i = x.long()
+        i.add_(3)
+        return y, i
+    _check(fn, torch.randn(2, 3) * 4, atol=1e-3)
+
+
+def test_inplace_activation_module_and_functional():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True), nn.Linear(4, 4), nn.Hardtanh(inplace=True))
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(fxla.compile(model)(x), model(x))
+
+    def fn(x):
+        y = x * 3
+        torch.nn.functional.relu(y, inplace=True)
+        return y + 1
+    _check(fn, torch.randn(4, 4))
+
+
+def test_graph_without_mutation_is_returned_unchanged():
+    gm = symbolic_trace(lambda x: x.relu() + 1)
+    propagate_shapes(gm, torch.randn(2))
+    assert functionalize(gm) is gm
+
+
+def test_rewrite_replaces_setitem_and_does_not_touch_the_input_graph():
+    gm = symbolic_trace(_setitem_then_read)
+    propagate_shapes(gm, torch.randn(3, 4))
+    before = gm.code
+    out = functionalize(gm)
+    targets = [n.target for n in out.graph.nodes]
+    assert operator.setitem not in targets and targets.count(setitem) == 2
+    assert gm.code == before and operator.setitem in [n.target for n in gm.graph.nodes]
+    x = torch.randn(3, 4)
+    for w, g in zip(_setitem_then_read(x.clone()), out(x)):
+        torch.testing.assert_close(g, w)
+
+
+def test_setitem_function_is_out_of_place():
+    x = torch.zeros(2, 3)
+    y = setitem(x, (slice(None), 1), 5.0)
+    assert x.sum() == 0 and y[:, 1].tolist() == [5.0, 5.0]
+
+
+def _error(fn, *inputs, module=None):
+    with pytest.raises(PassError) as info:
+        fxla.compile(module or fn)(*inputs)
+    return str(info.value)
+
+
+def test_error_mutating_a_view():
+    def fn(x):
+        y = x * 2
+        v = y.view(-1)
+        v.add_(1)
+        return y
+    msg = _error(fn, torch.randn(2, 3))
+    assert "in-place .add_() on %view, which is (or may be) a view of .view()'s input" in msg
+    assert "test_functionalize.py:" in msg and "v.add_(1)" in msg
+    assert "fix: call .clone() on the view before changing it" in msg
+
+
+def test_error_mutating_after_a_view_that_is_used_later():
+    def fn(x):
+        y = x * 2
+        row = y[0]
+        y.mul_(3)
+        return row + 1
+    msg = _error(fn, torch.randn(2, 3))
+    assert re.search(r"in-place \.mul_\(\) on %mul, after %getitem took a view of it that is used later "
+                     r"\(by %add\)", msg), msg
+    assert "y.mul_(3)" in msg and "fix: clone the view (%getitem.clone())" in msg
+
+
+def _bump(x, y):
+    x += y                          # the caller's x changes, as in eager
+    x[0] = 7
+    return x * 2, y.relu_()         # so does y (an in-place activation)
+
+
+def test_mutated_inputs_are_written_back():
+    fast = fxla.compile(_bump)
+    for _ in range(2):              # the second call: no fast plan skips the write-back
+        x, y = torch.randn(3, 4), torch.randn(4)
+        xe, ye = x.clone(), y.clone()
+        want = _bump(xe, ye)
+        got = fast(x, y)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)
+        torch.testing.assert_close(x, xe)
+        torch.testing.assert_close(y, ye)
+    assert fast.lower(x, y).program.mutated_inputs == [0, 1]
+    assert not fast._plans
+
+
+def test_mutated_jax_input_is_an_error():
+    import jax.numpy as jnp
+    fast = fxla.compile(_bump)
+    with pytest.raises(fxla.InputMutationError) as info:
+        fast(jnp.ones((3, 4)), torch.ones(4))
+    msg = str(info.value)
+    assert "_bump changes its tensor input 0 in place (e.g. `x += 1`), but it was given a jax.Array" in msg
+    assert "fix: pass a torch tensor" in msg
+    with pytest.raises(fxla.InputMutationError, match=r"a JAX function cannot change its arguments"):
+        fast.as_jax_function(torch.ones(3, 4), torch.ones(4))
+
+
+def test_export_and_load_write_mutated_inputs_back(tmp_path):
+    x, y = torch.randn(3, 4), torch.randn(4)
+    meta = fxla.export(_bump, (x, y), tmp_path / "bump")
+    assert meta["mutated_inputs"] == [0, 1]
+    loaded = fxla.load(tmp_path / "bump")
+    xe, ye = x.clone(), y.clone()
+    want = _bump(xe, ye)
+    got = loaded(x, y)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(x, xe)
+    torch.testing.assert_close(y, ye)
+
+
+def test_error_mutating_a_parameter():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros(()))
+
+        def forward(self, x):
+            self.steps.add_(1)
+            return x * 2
+    msg = _error(None, torch.randn(3), module=Counter())
+    assert "mutates the parameter/buffer 'steps'" in msg and "self.steps.add_(1)" in msg
+
+
+def test_error_shape_changing_inplace():
+    def fn(x):
+        y = x + 1
+        y.unsqueeze_(0)
+        return y
+    msg = _error(fn, torch.randn(3))
+    assert "in-place .unsqueeze_() on %add changes the tensor's shape or strides in place" in msg
+    assert "fix: use the out-of-place form (y = y.unsqueeze(...))" in msg
+
+
+@pytest.mark.parametrize("body,wording", [
+    (lambda y: y.__setitem__(slice(0, 4, 2), 1.0), "x[a:b:step] = value with a step other than 1"),
+    (lambda y: y.__setitem__(y > 0, torch.ones(2)), "x[mask] = tensor is not supported"),
+])
+def test_setitem_lowering_errors(body, wording):
+    def fn(x):
+        y = x.clone()
+        body(y)
+        return y
+    with pytest.raises(fxla.FxlaError, match=re.escape(wording)):
+        fxla.compile(fn)(torch.randn(4, 2))
+
+
+def test_error_mutating_a_concrete_tensor_with_a_traced_value():
+    def fn(x):
+        y = torch.zeros(3, 4)       # concrete: its later uses would be evaluated at trace time
+        y[0] = x[0]
+        return y
+
+    def gn(x):
+        y = torch.empty(3, 4)
+        y.copy_(x)
+        return y.sum()
+    for f, what in ((fn, "t[...] = <traced value>"), (gn, "in-place .copy_(<traced value>)")):
+        with pytest.raises(fxla.TraceError) as info:
+            fxla.compile(f)(torch.randn(3, 4))
+        msg = str(info.value)
+        assert f"{what} on a tensor that is not traced" in msg and "test_functionalize.py:" in msg
+        assert "fix: create the tensor from a traced value (x.new_zeros(3, 4)" in msg
