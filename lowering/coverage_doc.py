@@ -16,7 +16,7 @@ KNOWN_UNSUPPORTED = (
     ("in-place mutation of parameters/buffers or of views; `t_`/`unsqueeze_`; `out=`",
      "parameters stay resident and unchanged, views are not tracked (other in-place ops, on inputs too, are "
      "functionalized: docs/tracing.md, In-place operations)"),
-    ("`x[a:b:step] = v` (step ≠ 1), `x[mask] = tensor`, `x[i, j] = v` (several tensor indices)",
+    ("`x[mask] = tensor`, `x[i, j] = v` (several tensor indices), `x[i] = v` with a multi-dimensional index",
      "not lowered yet; use index_copy, torch.where or scatter"),
     ("indexing with several tensor indices (`x[i, j]`)", "only one advanced index is lowered; use torch.gather"),
     ("named-tuple fields `torch.max(x, 1).values`",

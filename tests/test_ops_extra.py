@@ -266,6 +266,7 @@ def _setitems(x, v):
     y[:, i] = 0                   # one integer index tensor (negative entries wrap)
     y[m] = -1                     # bool mask, scalar value
     y[None, 3] = 7                # None
+    y[::2, 1::3] = -2             # strided slices
     z = x.clone()
     z[[0, 2]] = v[:, :1]          # list index, broadcast value
     z[x > 0.5] = torch.tensor(2.0)

@@ -230,7 +230,7 @@ def tensor_select(x):
     return x.select(0, 1)
 
 
-# x[i] = v is functionalized first (fxla.frontend.passes.functionalize): a box of ints and step-1 slices is the
+# x[i] = v is functionalized first (fxla.frontend.passes.functionalize): a box of ints and slices is the
 # value padded into place and selected by a padded mask; the mutated tensor's later uses read the result.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[V:.+]]: tensor<2x3xf32>)
@@ -271,3 +271,18 @@ def setitem_mask(x):
     y = x * 2
     y[x > 0] = 0
     return y + y
+
+
+# A strided slice: the value and the mask are spread out first (reshape, pad the new dim, reshape, crop), then
+# padded into place.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (strided):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<7xf32>, %[[V:.+]]: tensor<2xf32>)
+# CHECK:         %[[COL:.+]] = "fxla.reshape"(%[[V]]) {shape = array<i64: 2, 1>} : (tensor<2xf32>) -> tensor<2x1xf32>
+# CHECK:         %[[ROWS:.+]] = "fxla.pad"(%[[COL]]) {high = array<i64: 0, 2>, low = array<i64: 0, 0>, value = 0.000000e+00 : f64} : (tensor<2x1xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[SPREAD:.+]] = "fxla.pad"(%{{.+}}) {high = array<i64: -2>, low = array<i64: 0>, value = 0.000000e+00 : f64} : (tensor<6xf32>) -> tensor<4xf32>
+# CHECK:         "fxla.pad"(%[[SPREAD]]) {high = array<i64: 2>, low = array<i64: 1>, value = 0.000000e+00 : f64} : (tensor<4xf32>) -> tensor<7xf32>
+@case(functional_setitem, t(7), t(2), variant="strided")
+def setitem_strided(x, v):
+    y = x.clone()
+    y[1::3] = v
+    return y

@@ -139,40 +139,54 @@ def _set_index(ctx, input, at: int, index, value):
     return ctx.emit(ops.scatter, input, _slice_index(ctx, index, v, at), v, dim=at)
 
 
+def _spread(ctx, v, steps):
+    """``v`` with ``step - 1`` zeros between neighbours along each dim (StableHLO's interior padding, built from
+    reshape and pad): [n] -> [n, 1] -> pad to [n, step] -> [n * step] -> crop to [(n - 1) * step + 1]."""
+    for d, step in enumerate(steps):
+        shape = list(ctx.sig(v).shape)
+        if step == 1 or shape[d] == 1:
+            continue
+        rank = len(shape)
+        v = reshape(ctx, v, tuple(shape[:d + 1]) + (1,) + tuple(shape[d + 1:]))
+        v = ctx.emit(ops.pad, v, low=[0] * (rank + 1), high=[step - 1 if i == d + 1 else 0 for i in range(rank + 1)])
+        v = reshape(ctx, v, tuple(shape[:d]) + (shape[d] * step,) + tuple(shape[d + 1:]))
+        v = ctx.emit(ops.pad, v, low=[0] * rank, high=[-(step - 1) if i == d else 0 for i in range(rank)])
+    return v
+
+
 def _set_box(ctx, input, key, value):
-    """Ints, step-1 slices and None: the value padded into place, selected by a padded mask."""
+    """Ints, slices (any step) and None: the value padded into place (spread out by the steps), selected by a
+    mask padded the same way."""
     sig = ctx.sig(input)
-    low, high, region, indexed, d = [], [], [], [], 0
+    low, high, region, steps, indexed, d = [], [], [], [], [], 0
     for k in key:
         if k is None:
             indexed.append(1)
             continue
         size = sig.shape[d]
         if isinstance(k, int):
-            lo, n = (k + size if k < 0 else k), 1
+            lo, n, step = (k + size if k < 0 else k), 1, 1
         else:
             lo, hi, step = k.indices(size)
-            if step != 1:
-                raise ctx.error("x[a:b:step] = value with a step other than 1 is not supported yet",
-                                "fxla writes a contiguous box", "use x.index_copy(dim, torch.arange(a, b, step), "
-                                "value), or write the positions one slice at a time")
-            n = max(hi - lo, 0)
+            n = len(range(lo, hi, step))
             indexed.append(n)
-        low.append(lo), high.append(size - lo - n), region.append(n)
+        span = (n - 1) * step + 1 if n else 0
+        low.append(lo), high.append(size - lo - span), region.append(n), steps.append(step)
         d += 1
     if 0 in region:
         return input
     v = reshape(ctx, _assigned(ctx, value, sig.elem, tuple(indexed)), tuple(region))
     if tuple(region) == tuple(sig.shape):
         return v
-    mask = ctx.emit(ops.expand, ctx.tensor(True), shape=tuple(region))
+    mask = _spread(ctx, ctx.emit(ops.expand, ctx.tensor(True), shape=tuple(region)), steps)
+    v = _spread(ctx, v, steps)
     return ctx.emit(ops.where, ctx.emit(ops.pad, mask, low=low, high=high), ctx.emit(ops.pad, v, low=low, high=high),
                     input)
 
 
 @register(functional_setitem)
 def _setitem(ctx, input, idx, value):
-    """``x[idx] = value`` as a new tensor: ints, step-1 slices, None and ``...``; a bool mask (scalar value);
+    """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (scalar value);
     or one integer tensor/list index with full slices on the other dims."""
     sig = ctx.sig(input)
     key = _expand_key(ctx, idx, sig.rank)
