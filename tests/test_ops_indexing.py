@@ -117,6 +117,13 @@ case(torch.arange, "arange",
      lambda x: (torch.arange(x.size(0)), torch.arange(1, x.size(1), 2), torch.arange(x.size(0), dtype=torch.float32),
                 torch.arange(0.5, x.size(1)), torch.arange(x.size(1), 0, -1) * 2,
                 torch.arange(x.size(0), dtype=torch.bfloat16)), t(5, 7))
+case((torch.eye, torch.linspace, torch.logspace), "eye_linspace_logspace",
+     lambda x: (torch.eye(x.size(0)), torch.eye(x.size(0), 3, dtype=torch.int64), torch.eye(x.size(1), dtype=torch.bool),
+                torch.linspace(x.min(), x.max(), 7), torch.linspace(0, x.size(0), 5),
+                torch.linspace(-1, 1, x.size(1), dtype=torch.float64), torch.linspace(0, 10, x.size(0), dtype=torch.int64),
+                torch.linspace(x.max(), 3, 1), torch.linspace(0, 1, x.size(1), dtype=torch.float16),
+                torch.logspace(0, x.max().clamp(max=3), 4), torch.logspace(-2, 2, x.size(0), base=2.0)),
+     t(5, 7), dtypes=(F32,))
 case((torch.tril, torch.Tensor.tril, torch.triu, torch.Tensor.triu), "tril_triu",
      lambda x: (torch.tril(x), x.tril(1), torch.tril(x, -1), torch.triu(x), x.triu(-2), torch.triu(x, 2)),
      t(2, 4, 5), dtypes=ALL3)

@@ -1,7 +1,7 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: creation ops in their traced forms (a shape or dtype taken from a traced tensor), arange, tril
-# and triu -- one case per op object of fxla.lowering.RULES; the checks show the default and inferred dtypes
-# (float32, the input's dtype for *_like/new_*, int64 for an integer fill or arange).
+# Torch -> fxla: creation ops in their traced forms (a shape or dtype taken from a traced tensor), arange,
+# eye/linspace/logspace, tril and triu -- one case per op object of fxla.lowering.RULES; the checks show the
+# default and inferred dtypes (float32, the input's dtype for *_like/new_*, int64 for an integer fill or arange).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 from fxla.testing import case, t
@@ -111,6 +111,43 @@ def new_full(x):
 @case(torch.arange, t(5, 7))
 def arange_start_step(x):
     return torch.arange(1, x.size(1), 2)
+
+
+# torch.eye with a traced size: two iotas compared, converted to the result type.
+# CHECK-LABEL: case torch.eye:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x3xf32>) -> tensor<4x3xi64>
+# CHECK:         %[[ROWS:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 4, 1>} : (tensor<4xi64>) -> tensor<4x1xi64>
+# CHECK:         %[[COLS:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 1, 3>} : (tensor<3xi64>) -> tensor<1x3xi64>
+# CHECK:         %[[EQ:.+]] = "fxla.eq"(%[[ROWS]], %[[COLS]]) : (tensor<4x1xi64>, tensor<1x3xi64>) -> tensor<4x3xi1>
+# CHECK:         "fxla.convert"(%[[EQ]]) : (tensor<4x3xi1>) -> tensor<4x3xi64>
+@case(torch.eye, t(4, 3))
+def eye(x):
+    return torch.eye(x.size(0), x.size(1), dtype=torch.int64)
+
+
+# torch.linspace with 0-d tensor endpoints: torch's two-sided formula (start + i * step for the first half,
+# end - (steps - 1 - i) * step for the rest) selected by i < steps // 2.
+# CHECK-LABEL: case torch.linspace:
+# CHECK:         %[[START:.+]] = "fxla.amin"
+# CHECK:         %[[END:.+]] = "fxla.amax"
+# CHECK:         %[[IDX:.+]] = "fxla.arange"() {length = 5 : i64, start = 0.000000e+00 : f64, step = 1.000000e+00 : f64} : () -> tensor<5xf32>
+# CHECK:         %[[LOW:.+]] = "fxla.add"(%[[START]], %{{.+}}) : (tensor<f32>, tensor<5xf32>) -> tensor<5xf32>
+# CHECK:         %[[HIGH:.+]] = "fxla.sub"(%[[END]], %{{.+}}) : (tensor<f32>, tensor<5xf32>) -> tensor<5xf32>
+# CHECK:         %[[HALF:.+]] = "fxla.lt"(%[[IDX]], %{{.+}}) : (tensor<5xf32>, tensor<f32>) -> tensor<5xi1>
+# CHECK:         "fxla.where"(%[[HALF]], %[[LOW]], %[[HIGH]]) : (tensor<5xi1>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+@case(torch.linspace, t(4, 3))
+def linspace(x):
+    return torch.linspace(x.min(), x.max(), 5)
+
+
+# torch.logspace: base ** linspace.
+# CHECK-LABEL: case torch.logspace:
+# CHECK:         %[[EXP:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+# CHECK:         %[[BASE:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         "fxla.pow"(%[[BASE]], %[[EXP]]) : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+@case(torch.logspace, t(4, 3))
+def logspace(x):
+    return torch.logspace(-1, 1, x.size(0), base=2.0)
 
 
 # CHECK-LABEL: case torch.tril:

@@ -1,16 +1,18 @@
 """Tensor creation.  Calls without traced arguments run at trace time and become tensor constants; these rules
-cover the traced forms (``*_like``, ``Tensor.new_*``, sizes read from a traced tensor) and tril/triu."""
+cover the traced forms (``*_like``, ``Tensor.new_*``, sizes read from a traced tensor; eye/linspace/logspace
+with a traced size or 0-d tensor endpoints) and tril/triu."""
 from __future__ import annotations
 
 from functools import partial
 
 import torch
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.dialects.mlir import ir
 
 from ..registry import register
+from .indexing import reshape
 
 
 def splat(ctx, value) -> ir.Value:
@@ -69,3 +71,70 @@ def _tril(ctx, input, diagonal=0):
 @register(torch.triu, torch.Tensor.triu)
 def _triu(ctx, input, diagonal=0):
     return ctx.emit(ops.triu, input, diagonal=diagonal)
+
+
+# -- eye, linspace, logspace (traced forms: a size read from a traced tensor, or 0-d tensor endpoints) ----------
+def _iota(ctx, n: int, elem: str) -> ir.Value:
+    return ctx.emit(ops.arange, start=0.0, step=1.0, length=n, result_type=type_of(Sig((n,), elem)))
+
+
+@register(torch.eye)
+def _eye(ctx, n, m=None, **kwargs):
+    rows, cols = ctx.result_sig.shape
+    i = reshape(ctx, _iota(ctx, rows, "i64"), (rows, 1))
+    j = reshape(ctx, _iota(ctx, cols, "i64"), (1, cols))
+    same = ctx.emit(ops.eq, i, j)
+    return same if ctx.result_sig.elem == "i1" else ctx.emit(ops.convert, same, result_type=ctx.result_type)
+
+
+def _compute_elem(elem: str) -> str:
+    """Where linspace is computed: the result's float type (f16/bf16 in f32, as torch accumulates), f64 for ints."""
+    return elem if elem in ("f32", "f64") else "f32" if is_float(elem) else "f64"
+
+
+def _endpoint(ctx, value, elem: str) -> ir.Value:
+    if isinstance(value, ir.Value):
+        if ctx.sig(value).rank != 0:
+            raise ctx.error("linspace/logspace endpoints must be numbers or 0-d tensors",
+                            f"got a tensor of shape {list(ctx.sig(value).shape)}", "pass x.item()-free 0-d tensors "
+                            "(e.g. x.min()) or Python numbers")
+        return value if ctx.sig(value).elem == elem else \
+            ctx.emit(ops.convert, value, result_type=type_of(Sig((), elem)))
+    return ctx.emit(ops.convert, ctx.tensor(float(value)), result_type=type_of(Sig((), elem))) \
+        if elem != "f32" else ctx.tensor(float(value))
+
+
+def _linspace_values(ctx, start, end, steps: int, elem: str) -> ir.Value:
+    """torch's CPU linspace: ``start + i * step`` for the first half, ``end - (steps - 1 - i) * step`` for the
+    rest (so both endpoints are exact), step = (end - start) / (steps - 1)."""
+    a, b = _endpoint(ctx, start, elem), _endpoint(ctx, end, elem)
+    idx = _iota(ctx, steps, elem)
+    if steps == 1:
+        return ctx.emit(ops.expand, a, shape=(1,))
+    scalar = partial(_scalar, ctx, elem)
+    step = ctx.emit(ops.div, ctx.emit(ops.sub, b, a), scalar(steps - 1))
+    low = ctx.emit(ops.add, a, ctx.emit(ops.mul, idx, step))
+    high = ctx.emit(ops.sub, b, ctx.emit(ops.mul, ctx.emit(ops.sub, scalar(steps - 1), idx), step))
+    first_half = ctx.emit(ops.lt, idx, scalar(steps // 2))
+    return ctx.emit(ops.where, first_half, low, high)
+
+
+def _scalar(ctx, elem: str, value) -> ir.Value:
+    return _endpoint(ctx, float(value), elem)
+
+
+def _cast_result(ctx, v: ir.Value) -> ir.Value:
+    return v if ctx.sig(v).elem == ctx.result_sig.elem else ctx.emit(ops.convert, v, result_type=ctx.result_type)
+
+
+@register(torch.linspace)
+def _linspace(ctx, start, end, steps, **kwargs):
+    elem = _compute_elem(ctx.result_sig.elem)
+    return _cast_result(ctx, _linspace_values(ctx, start, end, ctx.result_sig.shape[0], elem))
+
+
+@register(torch.logspace)
+def _logspace(ctx, start, end, steps, base=10.0, **kwargs):
+    elem = _compute_elem(ctx.result_sig.elem)
+    exponents = _linspace_values(ctx, start, end, ctx.result_sig.shape[0], elem)
+    return _cast_result(ctx, ctx.emit(ops.pow, _scalar(ctx, elem, base), exponents))
