@@ -29,8 +29,8 @@ class OptionError(FxlaError):
 
 
 class InputMutationError(FxlaError):
-    """A program that changes an input in place (``x += 1``) was given one that cannot be changed (a
-    ``jax.Array``), or asked to run where nothing can be written back (``as_jax_function``)."""
+    """A program that changes an input (``x += 1``) or its module's state in place was given an input that cannot
+    be changed (a ``jax.Array``), or asked to run where nothing can be written back (``as_jax_function``)."""
 
 
 class SignatureError(FxlaError):
@@ -57,6 +57,8 @@ class _Entry:
     input_shardings: Optional[List[Any]] = None
     program_args: Tuple = ()                  # the call that compiled it (for error messages)
     params: List[Any] = None                  # the device buffers of the parameters, in the layout compiled for
+    param_keys: List[Tuple[str, Tuple[int, ...]]] = None    # their keys in CompiledModule._params
+    param_placements: List[Any] = None        # and where each lives (a device or a sharding)
 
 
 def _param_layouts(stages: Stages) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
@@ -122,7 +124,8 @@ class CompiledModule:
     The program is traced once, at construction (trace errors surface here).  Each new input signature
     (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and cached; parameters and
     buffers are uploaded to the device at their first use and stay there, so later in-place changes to the
-    model's weights are not seen — compile again after changing them.  Inputs may be torch tensors or
+    model's weights are not seen — compile again after changing them (changes the program itself makes,
+    ``self.steps += 1``, are written back to the module and to the resident buffers).  Inputs may be torch tensors or
     ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device).
     """
 
@@ -153,6 +156,7 @@ class CompiledModule:
         self._plans: Dict[Tuple, Any] = {}             # fast_key -> call plan of a compiled signature
         self._params: Dict[Tuple[str, Tuple[int, ...]], Any] = {}   # (name, stored permutation) -> device buffer
         self._placeholder_nodes = None
+        self._family: List["CompiledModule"] = [self]   # the modules sharing _params (per-shape traces)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard)
@@ -279,18 +283,38 @@ class CompiledModule:
         executable = compile_stablehlo(debug_text, self.device, partitioning=part, cache_dir=self.cache_dir,
                                        cache_text=text)
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0
-        params = []
-        for i, name in enumerate(program.param_names):
-            perm = layouts.get(name, ())
-            if (name, perm) not in self._params:
-                placement = executable.in_shardings[n_inputs + i] if part is not None else self.device
-                value = program.params[name]
-                self._params[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
-            params.append(self._params[name, perm])
+        keys = [(name, layouts.get(name, ())) for name in program.param_names]
+        placements = [executable.in_shardings[n_inputs + i] if part is not None else self.device
+                      for i in range(len(keys))]
         entry = _Entry(program, executable, text, executable.in_shardings[:n_inputs] if part is not None else None,
-                       args, params)
+                       args, self._resident(program, keys, placements), keys, placements)
         self._cache[key] = entry
         return entry
+
+    def _resident(self, program: FxlaProgram, keys, placements) -> List[Any]:
+        """The device buffers of the parameters ``keys`` ((name, stored permutation)), uploading those not yet
+        resident (shared by every signature, and by the per-shape modules of a concrete_shapes module)."""
+        for (name, perm), placement in zip(keys, placements):
+            if (name, perm) not in self._params:
+                value = program.params[name]
+                self._params[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+        return [self._params[k] for k in keys]
+
+    def _store_state(self, program: FxlaProgram, values) -> None:
+        """The program changed parameters/buffers in place (``self.steps += 1``): copy their new values into the
+        module's tensors, make the results the resident buffers (single device; a mesh program re-uploads them),
+        and point every compiled signature of this module (and its per-shape siblings) at them."""
+        with torch.no_grad():
+            for name, value in zip(program.mutated_params, values):
+                program.params[name].copy_(from_device(value))
+                for key in [k for k in self._params if k[0] == name]:
+                    del self._params[key]
+                if self.mesh is None:
+                    self._params[name, ()] = value
+        for module in self._family:
+            module._plans.clear()              # plans hold the old buffers; the next general call rebuilds them
+            for entry in module._cache.values():
+                entry.params = module._resident(entry.program, entry.param_keys, entry.param_placements)
 
     def _entry(self, args) -> _Entry:
         key = _signature(args)
@@ -370,14 +394,19 @@ class CompiledModule:
         leaves = _leaves(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         program = entry.program
-        results = entry.executable(self._device_args(entry, leaves), wait=shared or bool(program.mutated_inputs))
+        mutates = bool(program.mutated_inputs or program.mutated_params)
+        results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
+        if program.mutated_params:
+            n = len(program.mutated_params)
+            self._store_state(program, results[-n:])
+            results = results[:-n]
         if program.mutated_inputs:
             results = write_back(self.__name__, program.mutated_inputs, leaves, results)
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
-                and not program.mutated_inputs:
+                and not mutates:
             key = fast_key(args)
             if key is not None:
                 self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
@@ -404,9 +433,11 @@ class CompiledModule:
         args = tuple(example_inputs)
         entry = self._entry(args)
         program = entry.program
-        if program.mutated_inputs:
-            raise InputMutationError(f"{self.__name__} changes tensor input(s) {program.mutated_inputs} in place "
-                                     f"(e.g. `x += 1`); a JAX function cannot change its arguments\n"
+        if program.mutated_inputs or program.mutated_params:
+            what = (f"tensor input(s) {program.mutated_inputs}" if program.mutated_inputs else
+                    f"its parameters/buffers {program.mutated_params}")
+            raise InputMutationError(f"{self.__name__} changes {what} in place (e.g. `x += 1`); a JAX function "
+                                     f"cannot change its arguments or the module's state\n"
                                      f"fix: compute a new tensor in the model (y = x + 1) and return it")
         params = entry.params
         leaves, spec = pytree.tree_flatten(args)

@@ -70,6 +70,7 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
         "output_spec": pytree.treespec_dumps(program.output_spec),
         "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
         "mutated_inputs": list(program.mutated_inputs),
+        "mutated_params": list(program.mutated_params),
         "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
         "stablehlo_sha256": hashlib.sha256(text.encode()).hexdigest(),
         "stablehlo_target_version": target,
@@ -107,6 +108,7 @@ class LoadedModule:
             self._mutated = [int(i) for i in meta.get("mutated_inputs", [])]
             param_meta = list(meta["params"])
             names = [p["name"] for p in param_meta]
+            self._state = [names.index(n) for n in meta.get("mutated_params", [])]   # indices into the params
         except (KeyError, TypeError, ValueError) as err:
             raise self._bad(f"metadata.json is missing or has a malformed entry ({type(err).__name__}: {err})") \
                 from None
@@ -154,6 +156,11 @@ class LoadedModule:
                                  f"to {static!r}\nfix: pass {static!r}, or export again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
+        if self._state:                   # buffers the program updates (self.steps += 1): kept for the next call
+            n = len(self._state)
+            for i, value in zip(self._state, results[-n:]):
+                self._params[i] = value
+            results = results[:-n]
         if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
             results = write_back(self.__name__, self._mutated, leaves, results)
         outputs = iter(results)

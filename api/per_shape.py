@@ -51,6 +51,8 @@ class PerShapeTraces:
             gm = symbolic_trace(self.fn, concrete_args=self.concrete_args, example_inputs=examples)
             module = CompiledModule(gm, **self.owner._options)
             module._params = self.owner._params                    # one resident copy of the weights
+            module._family = self.owner._family                    # refreshed together when state changes
+            module._family.append(module)
             module.__name__ = self.owner.__name__
             self.compiled[key] = module
             self.owner.graph_module = gm

@@ -31,6 +31,9 @@ _LITERAL_TYPES = (str, bytes, int, float, bool, complex, type(None), type(Ellips
 _SIZE_VARARG_FUNCTIONS = (torch.zeros, torch.ones, torch.empty, torch.rand, torch.randn)
 
 
+_UNSET = object()
+
+
 def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
     def record(*size, **kwargs):
         if len(size) < 2 or not any(isinstance(s, Proxy) for s in size):
@@ -62,7 +65,9 @@ class Tracer:
 
     While :meth:`trace` runs, ``torch.nn.Module.__call__`` is routed through
     :meth:`call_module` and ``torch.nn.Module.__getattr__`` turns the root's parameters and
-    buffers into ``get_attr`` proxies, and ``torch.zeros/ones/empty/rand/randn`` accept symbolic
+    buffers into ``get_attr`` proxies, ``torch.nn.Module.__setattr__`` records a traced value assigned to a
+    parameter or buffer as ``copy_`` into it (other attributes set to traced values are restored after the
+    trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn`` accept symbolic
     sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as ``torch.zeros((getitem, 4))``);
     all are restored afterwards, even on error.
 
@@ -314,9 +319,28 @@ class Tracer:
                     if value is not None:
                         self._tensor_attrs.setdefault(id(value), (prefix + key, value))
 
+    def _assign(self, mod: torch.nn.Module, name: str, value: "Proxy", orig_setattr: Callable,
+                restore: list) -> None:
+        """``mod.name = <traced value>`` during tracing.  For a parameter or buffer (``self.steps += 1`` assigns
+        the in-place result back, ``self.steps = self.steps + 1`` a new tensor) the assignment is recorded as
+        ``copy_`` into its ``get_attr`` (functionalized like any mutation, so later reads see the value and the
+        module's state is written back); the module itself is left untouched.  Any other attribute is set for
+        the rest of the trace and restored afterwards."""
+        store = mod._parameters if name in mod._parameters else mod._buffers if name in mod._buffers else None
+        current = store.get(name) if store is not None else None
+        entry = self._tensor_attrs.get(id(current)) if current is not None else None
+        if entry is not None and entry[1] is current:
+            proxy = self.create_proxy("call_method", "copy_", (self.get_attr_proxy(entry[0]), value), {})
+            proxy.node.meta["state_assignment"] = entry[0]
+            return
+        restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
+        orig_setattr(mod, name, value)
+
     @contextlib.contextmanager
     def _patch_module_class(self) -> Iterator[None]:
         orig_call, orig_getattr = torch.nn.Module.__call__, torch.nn.Module.__getattr__
+        orig_setattr = torch.nn.Module.__setattr__
+        restore: list = []
         tracer = self
 
         def module_call(mod, *args, **kwargs):
@@ -329,7 +353,13 @@ class Tracer:
                 return orig_getattr(mod, attr)
             return tracer.getattr(attr, orig_getattr(mod, attr))
 
+        def module_setattr(mod, name, value):
+            if tracer._computing_meta or not isinstance(value, Proxy):
+                return orig_setattr(mod, name, value)
+            tracer._assign(mod, name, value, orig_setattr, restore)
+
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
+        torch.nn.Module.__setattr__ = module_setattr
         size_functions = {fn.__name__: fn for fn in _SIZE_VARARG_FUNCTIONS}
         for name, fn in size_functions.items():
             setattr(torch, name, _size_vararg_recorder(fn, tracer))
@@ -337,8 +367,14 @@ class Tracer:
             yield
         finally:
             torch.nn.Module.__call__, torch.nn.Module.__getattr__ = orig_call, orig_getattr
+            torch.nn.Module.__setattr__ = orig_setattr
             for name, fn in size_functions.items():
                 setattr(torch, name, fn)
+            for mod, name, old in reversed(restore):     # attributes set to traced values: as they were
+                if old is _UNSET:
+                    mod.__dict__.pop(name, None)
+                else:
+                    mod.__dict__[name] = old
 
     # ---- entry point ----------------------------------------------------------------------
     def trace(self, root: Union[torch.nn.Module, Callable[..., Any]],

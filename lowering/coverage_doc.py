@@ -13,9 +13,9 @@ from . import coverage
 KNOWN_UNSUPPORTED = (
     ("boolean-mask indexing `x[mask]`, `torch.nonzero`, `torch.masked_select`, `torch.unique`, `torch.where(cond)`",
      "the result shape depends on the data; fxla programs have static shapes"),
-    ("in-place mutation of parameters/buffers or of views; `t_`/`unsqueeze_`; `out=`",
-     "parameters stay resident and unchanged, views are not tracked (other in-place ops, on inputs too, are "
-     "functionalized: docs/tracing.md, In-place operations)"),
+    ("in-place mutation of views (`x.view(-1).add_(1)`, `x[0].mul_(2)`); `t_`/`unsqueeze_`; `out=`",
+     "views are not tracked (other in-place ops, on inputs, parameters and buffers too, are functionalized and "
+     "written back: docs/tracing.md, In-place operations)"),
     ("`x[mask] = tensor`, `x[i, j] = v` (several tensor indices), `x[i] = v` with a multi-dimensional index",
      "not lowered yet; use index_copy, torch.where or scatter"),
     ("indexing with several tensor indices (`x[i, j]`)", "only one advanced index is lowered; use torch.gather"),

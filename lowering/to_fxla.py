@@ -37,7 +37,8 @@ class FxlaProgram:
     and buffers appended to the arguments, ``params`` their tensors.  ``mutated_inputs`` are the argument
     numbers of the tensor inputs the program changes in place (``x += 1``; see
     :func:`fxla.frontend.passes.functionalize`): their new values are the last ``len(mutated_inputs)`` results,
-    after the outputs, and the caller writes them back.
+    after the outputs, and the caller writes them back.  ``mutated_params`` likewise names the parameters and
+    buffers the program changes (``self.steps += 1``): their new values are the results after those.
     """
 
     module: ir.Module
@@ -49,6 +50,7 @@ class FxlaProgram:
     param_names: List[str]
     params: Dict[str, torch.Tensor] = field(repr=False)
     mutated_inputs: List[int] = field(default_factory=list)
+    mutated_params: List[str] = field(default_factory=list)
 
     def text(self, debug_info: bool = False) -> str:
         return self.module.operation.get_asm(enable_debug_info=debug_info)
@@ -163,6 +165,8 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                 placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.target == name)
                 mutated.append(ir.BlockArgument(env[placeholder]).arg_number)
                 returned.append(env[value])
+            state = gm.graph.meta.get("state_mutations", {})
+            returned.extend(env[value] for value in state.values())
             func.ReturnOp(returned)
         all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))
@@ -176,7 +180,8 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                                 "\nfix: report this as an fxla bug, with the model that triggers it") from None
     output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
-                       list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated)
+                       list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
+                       list(state))
 
 
 def _get_attr(ctx: LoweringContext, gm: GraphModule, node):

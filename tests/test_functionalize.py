@@ -202,19 +202,6 @@ def test_export_and_load_write_mutated_inputs_back(tmp_path):
     torch.testing.assert_close(y, ye)
 
 
-def test_error_mutating_a_parameter():
-    class Counter(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.register_buffer("steps", torch.zeros(()))
-
-        def forward(self, x):
-            self.steps.add_(1)
-            return x * 2
-    msg = _error(None, torch.randn(3), module=Counter())
-    assert "mutates the parameter/buffer 'steps'" in msg and "self.steps.add_(1)" in msg
-
-
 def test_error_shape_changing_inplace():
     def fn(x):
         y = x + 1
@@ -254,3 +241,99 @@ def test_error_mutating_a_concrete_tensor_with_a_traced_value():
         msg = str(info.value)
         assert f"{what} on a tensor that is not traced" in msg and "test_functionalize.py:" in msg
         assert "fix: create the tensor from a traced value (x.new_zeros(3, 4)" in msg
+
+
+class _Stateful(nn.Module):
+    """A counter, a cache row written each call, a rebinding assignment and a plain attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.register_buffer("steps", torch.zeros(()))
+        self.register_buffer("cache", torch.zeros(4, 3))
+        self.register_buffer("decay", torch.ones(3))
+
+    def forward(self, x):
+        self.steps += 1
+        self.cache[1] = x[0]
+        self.decay = self.decay * 0.5          # a new tensor assigned to a buffer: recorded as copy_
+        self.h = x * 2                         # a plain attribute: visible in this call, restored after tracing
+        return self.lin(x) * self.steps + self.cache.sum() + self.h * self.decay
+
+
+def _twin():
+    torch.manual_seed(0)
+    model, eager = _Stateful(), _Stateful()
+    eager.load_state_dict(model.state_dict())
+    return model, eager
+
+
+def test_module_state_is_updated_like_eager():
+    model, eager = _twin()
+    fast = fxla.compile(model)
+    assert isinstance(model.steps, torch.Tensor) and not hasattr(model, "h")   # tracing left the module intact
+    for x in (torch.randn(2, 3), torch.randn(2, 3), torch.randn(5, 3), torch.randn(2, 3)):   # two signatures
+        torch.testing.assert_close(fast(x), eager(x))
+        for name in ("steps", "cache", "decay"):
+            torch.testing.assert_close(getattr(model, name), getattr(eager, name))
+    assert model.steps.item() == 4
+    assert fast.lower(torch.randn(2, 3)).program.mutated_params == ["steps", "cache", "decay"]
+    with pytest.raises(fxla.InputMutationError, match=r"its parameters/buffers \['steps', 'cache', 'decay'\]"):
+        fast.as_jax_function(torch.randn(2, 3))
+
+
+def test_mutated_parameter_used_by_a_dot_keeps_its_layout():
+    class Decay(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.lin(x)                    # the weight as a dot's [out, in] rhs ...
+            with torch.no_grad():
+                self.lin.weight.mul_(0.9)      # ... and updated after it: stored in torch's layout
+            return y
+    torch.manual_seed(0)
+    model, eager = Decay(), Decay()
+    eager.load_state_dict(model.state_dict())
+    fast = fxla.compile(model)
+    for _ in range(3):
+        x = torch.randn(2, 4)
+        torch.testing.assert_close(fast(x), eager(x))
+    torch.testing.assert_close(model.lin.weight, eager.lin.weight)
+    assert all(perm == () for name, perm in fast._params if name == "lin.weight")
+
+
+def test_exported_state_carries_over_between_calls(tmp_path):
+    model, eager = _twin()
+    x = torch.randn(2, 3)
+    meta = fxla.export(model, (x,), tmp_path / "stateful")
+    assert meta["mutated_params"] == ["steps", "cache", "decay"]
+    loaded = fxla.load(tmp_path / "stateful")
+    for _ in range(3):
+        x = torch.randn(2, 3)
+        torch.testing.assert_close(loaded(x), eager(x))
+
+
+def test_assigning_a_buffer_another_shape_or_dtype_is_an_error():
+    class Retype(nn.Module):
+        def __init__(self, grow):
+            super().__init__()
+            self.grow = grow
+            self.register_buffer("seen", torch.zeros(1, 3))
+
+        def forward(self, x):
+            if self.grow:
+                self.seen = torch.cat([self.seen, x])
+            else:
+                self.seen = self.seen.double() + 1
+            return x + 1
+    with pytest.raises(PassError) as info:
+        fxla.compile(Retype(False))(torch.randn(2, 3))
+    msg = str(info.value)
+    assert "assigning a torch.float64 tensor of shape [1, 3] to 'seen', a torch.float32 tensor of shape [1, 3]" in msg
+    assert "self.seen = self.seen.double() + 1" in msg and "fix: register the buffer with its final shape" in msg
+    with pytest.raises(fxla.FxlaError) as info:            # caught by shape propagation (copy_ cannot broadcast)
+        fxla.compile(Retype(True))(torch.randn(2, 3))
+    assert "self.seen = torch.cat([self.seen, x])" in str(info.value)
+    assert "output with shape [1, 3] doesn't match the broadcast shape [3, 3]" in str(info.value)

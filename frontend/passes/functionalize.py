@@ -7,9 +7,13 @@ and the uses of ``y`` *after* it (in graph order) read that node instead.  A Pyt
 same node, so it sees the change too, as in eager.
 
 A mutated graph input (``x += 1`` on a placeholder) is rewritten the same way, and the result graph's
-``graph.meta["input_mutations"]`` maps the placeholder's name to the node of its final value: the lowering
-returns those values after the program's outputs, and ``fxla.compile`` copies them into the caller's tensors
-after the call, as eager would have changed them.
+``graph.meta["input_mutations"]`` maps the placeholder's name to the node of its final value; likewise
+``graph.meta["state_mutations"]`` maps the qualified name of each mutated parameter or buffer
+(``self.steps += 1``, ``self.cache[:, i] = k``) to its final value.  The lowering returns those values after
+the program's outputs, and ``fxla.compile`` copies them into the caller's tensors and the module's state
+after the call, as eager would have changed them.  (Tensors the tracer made constants,
+``_tensor_constant<N>`` -- ``torch.empty(3, 4)`` with static sizes -- are rewritten but never written back:
+eager makes a new one per call.  A tensor captured from outside the traced code is such a constant too.)
 
 The rewrite needs the graph's shape metadata (run :func:`fxla.frontend.propagate_shapes` first; rewritten
 graphs need it again).  It refuses, with a :class:`fxla.frontend.PassError` naming the source line, what it
@@ -19,11 +23,6 @@ cannot express without aliasing information:
   ``x[...]``, ``transpose``, ``.T``, ``expand``, ``detach``, ``contiguous`` ... -- because eager mutates the
   base tensor too;
 * mutating a tensor after taking a view of it that is used later (the view would change in eager);
-* mutating a parameter or buffer, because eager changes the module's state and a compiled program keeps its
-  parameters resident and unchanged (an in-place *activation* on one is accepted: its output is right, the
-  parameter stays unchanged).  Tensors the tracer made constants (``_tensor_constant<N>``:
-  ``torch.empty(3, 4)`` with static sizes) may be mutated: eager makes a new one per call (a tensor captured
-  from outside the traced code is such a constant too, and it is not written back);
 * in-place ops that change a tensor's shape or strides (``unsqueeze_``, ``t_``, ``resize_`` ...).
 """
 from __future__ import annotations
@@ -140,10 +139,6 @@ def _is_view(node: Node) -> bool:
     return False
 
 
-def _is_activation(gm: GraphModule, node: Node) -> bool:
-    return node.kwargs.get("inplace") is True or (node.op == "call_module" and _module_is_inplace(gm, node))
-
-
 def _is_constant(gm: GraphModule, node: Node) -> bool:
     """A tensor the tracer made a constant (``torch.empty(3, 4)`` in the traced code: a new tensor per call in
     eager), not a parameter, buffer or tensor attribute of the user's module."""
@@ -157,12 +152,16 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> N
         raise _error(node, f"{label} changes the tensor's shape or strides in place",
                      "fxla programs compute values; a tensor whose shape changes in place has no single type",
                      f"use the out-of-place form (y = y.{node.target[:-1]}(...))")
-    if base.op == "get_attr" and not _is_activation(gm, node) and not _is_constant(gm, base):
-        raise _error(node, f"{label} mutates the parameter/buffer '{base.target}'",
-                     "eager PyTorch would change the module's state; a compiled program keeps its parameters "
-                     "resident on the device and never writes them back",
-                     f"compute a new tensor instead (y = {base.name} + ..., or {base.name}.clone() first), "
-                     "and return it if the caller needs it (update the module outside the compiled call)")
+    assigned = node.meta.get("state_assignment")
+    if assigned and _is_tensor(node.args[1]):
+        have, want = node.args[1].meta["tensor_meta"], base.meta["tensor_meta"]
+        if tuple(have.shape) != tuple(want.shape) or have.dtype != want.dtype:
+            raise _error(node, f"assigning a {have.dtype} tensor of shape {list(have.shape)} to '{assigned}', a "
+                               f"{want.dtype} tensor of shape {list(want.shape)}",
+                         "eager PyTorch would replace the parameter/buffer with a tensor of another type; fxla "
+                         "updates the module's state in place, keeping its shape and dtype",
+                         "register the buffer with its final shape and dtype, or return the new tensor instead "
+                         "of storing it on the module")
     if _is_view(base):
         raise _error(node, f"{label}, which is (or may be) a view of {_label(base)}'s input",
                      "eager PyTorch would change the viewed tensor too; fxla does not track views",
@@ -228,8 +227,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
     graph = gm.graph.copy()
     out = GraphModule(gm, graph, class_name=type(gm).__name__)
     order = {n: i for i, n in enumerate(graph.nodes)}
-    inputs: Dict[Node, Node] = {}              # a value of a mutated placeholder -> that placeholder
-    final: Dict[str, Node] = {}                # placeholder name -> its value after the last mutation
+    origin: Dict[Node, Node] = {}              # a new value of a mutated input/parameter -> that placeholder/get_attr
+    final: Dict[Node, Node] = {}               # placeholder/get_attr -> its value after the last mutation
     for node in list(graph.nodes):
         base = _mutated(out, node)
         if base is None:
@@ -240,12 +239,18 @@ def functionalize(gm: GraphModule) -> GraphModule:
         new = _rewrite(graph, node, base)
         for user in later:
             user.replace_input_with(base, new)
-        placeholder = base if base.op == "placeholder" else inputs.get(base)
-        if placeholder is not None:
-            inputs[new] = placeholder
-            final[placeholder.target] = new
-    if final:
-        graph.meta["input_mutations"] = {p.target: final[p.target] for p in graph.nodes
-                                         if p.op == "placeholder" and p.target in final}
+        state = base if base.op in ("placeholder", "get_attr") else origin.get(base)
+        if state is not None and not _is_constant(out, state):
+            origin[new] = state
+            final[state] = new
+    inputs = {n.target: final[n] for n in graph.nodes if n.op == "placeholder" and n in final}
+    if inputs:
+        graph.meta["input_mutations"] = inputs
+    state = {}
+    for n in graph.nodes:                      # one entry per qualified name (get_attr nodes may repeat)
+        if n.op == "get_attr" and n in final:
+            state[n.target] = final[n]
+    if state:
+        graph.meta["state_mutations"] = state
     graph.lint()
     return out
