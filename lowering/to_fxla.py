@@ -36,9 +36,9 @@ class FxlaProgram:
     ``output_static`` likewise for the outputs.  ``param_names`` are the qualified names of the parameters
     and buffers appended to the arguments, ``params`` their tensors.  ``mutated_inputs`` are the argument
     numbers of the tensor inputs the program changes in place (``x += 1``; see
-    :func:`fxla.frontend.passes.functionalize`): their new values are the last ``len(mutated_inputs)`` results,
-    after the outputs, and the caller writes them back.  ``mutated_params`` likewise names the parameters and
-    buffers the program changes (``self.steps += 1``): their new values are the results after those.
+    :func:`fxla.frontend.passes.functionalize`): their new values are the results right after the outputs,
+    and the caller writes them back.  ``mutated_params`` likewise names the parameters and buffers the program
+    changes (``self.steps += 1``): their new values are the last results, after those.
     """
 
     module: ir.Module
