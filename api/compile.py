@@ -479,6 +479,16 @@ def write_back(name: str, mutated: Sequence[int], leaves, results) -> List[Any]:
                 f"why: fxla copies a mutated input's new value into the caller's torch tensor after the call, as "
                 f"eager PyTorch would have changed it\n"
                 f"fix: pass a torch tensor, or compute a new tensor in the model (y = x + 1) and return it")
+        storage = tensors[index].untyped_storage().data_ptr()
+        others = [i for i, t in enumerate(tensors) if i != index and isinstance(t, torch.Tensor)
+                  and t.untyped_storage().data_ptr() == storage]
+        if others:
+            raise InputMutationError(
+                f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but input {others[0]} shares its "
+                f"memory (the same tensor, or a view of it, passed twice)\n"
+                f"why: eager PyTorch would show the change through the other input too; the compiled program read "
+                f"both before any change\n"
+                f"fix: pass separate tensors (x.clone()), or do not change the input in place")
     n = len(mutated)
     with torch.no_grad():
         for index, value in zip(mutated, results[-n:]):

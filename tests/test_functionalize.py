@@ -177,6 +177,15 @@ def test_mutated_inputs_are_written_back():
     assert not fast._plans
 
 
+def test_mutated_input_passed_twice_is_an_error():
+    x = torch.randn(4)
+    before = x.clone()
+    with pytest.raises(fxla.InputMutationError) as info:
+        fxla.compile(_bump)(x, x[:])
+    assert "changes its tensor input 0 in place (e.g. `x += 1`), but input 1 shares its memory" in str(info.value)
+    torch.testing.assert_close(x, before)          # nothing was written back
+
+
 def test_mutated_jax_input_is_an_error():
     import jax.numpy as jnp
     fast = fxla.compile(_bump)
@@ -213,7 +222,9 @@ def test_error_shape_changing_inplace():
 
 
 @pytest.mark.parametrize("body,wording", [
-    (lambda y: y.__setitem__((torch.tensor([0]), torch.tensor([1])), 1.0), "mixing a tensor index with other"),
+    (lambda y: y.__setitem__((torch.tensor([0]), 1), 1.0), "mixing tensor indices with other indices"),
+    (lambda y: y.__setitem__((torch.tensor([0, 1]), torch.tensor([0, 1, 1])), 1.0),
+     "x[i, j] = value with index tensors of lengths [2, 3]"),
     (lambda y: y.__setitem__(y > 0, torch.ones(2)), "x[mask] = tensor is not supported"),
 ])
 def test_setitem_lowering_errors(body, wording):
