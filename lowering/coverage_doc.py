@@ -16,7 +16,8 @@ KNOWN_UNSUPPORTED = (
     ("in-place mutation of views (`x.view(-1).add_(1)`, `x[0].mul_(2)`); `t_`/`unsqueeze_`; `out=`",
      "views are not tracked (other in-place ops, on inputs, parameters and buffers too, are functionalized and "
      "written back: docs/tracing.md, In-place operations)"),
-    ("`x[mask] = tensor`, `x[i, j] = v` (several tensor indices), `x[i] = v` with a multi-dimensional index",
+    ("`x[mask] = tensor`; `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
+     "index tensors in `x[i] = v`",
      "not lowered yet; use index_copy, torch.where or scatter"),
     ("indexing with several tensor indices (`x[i, j]`)", "only one advanced index is lowered; use torch.gather"),
     ("named-tuple fields `torch.max(x, 1).values`",

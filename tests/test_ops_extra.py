@@ -270,7 +270,10 @@ def _setitems(x, v):
     z = x.clone()
     z[[0, 2]] = v[:, :1]          # list index, broadcast value
     z[x > 0.5] = torch.tensor(2.0)
-    return y, z
+    z[torch.tensor([0, 2, -1]), torch.tensor([1, 3, 0])] = v[0]      # index tensors on adjacent dims: points
+    w = x.new_zeros(2, 4, 5)
+    w[:, [1, 2], torch.tensor([0, -1])] = v[:, :2]                   # ... after a full slice
+    return y, z, w
 
 
 case(functional_setitem, "setitem", _setitems, t(4, 5), t(2, 3), dtypes=(F32, I64, F16))

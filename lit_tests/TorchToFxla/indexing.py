@@ -286,3 +286,19 @@ def setitem_strided(x, v):
     y = x.clone()
     y[1::3] = v
     return y
+
+
+# Index tensors on adjacent dims: the dims are flattened and indexed by the linear index i * 5 + j (a scatter).
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensors):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x5xf32>, %[[I:.+]]: tensor<3xi64>, %[[J:.+]]: tensor<3xi64>)
+# CHECK:         %[[ROW:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+# CHECK:         %[[LINEAR:.+]] = "fxla.add"(%[[ROW]], %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 20>} : (tensor<2x4x5xf32>) -> tensor<2x20xf32>
+# CHECK-NOT:     "fxla.lt"(%[[LINEAR]]
+# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[FLAT]], %{{.+}}, %{{.+}}) {dim = 1 : i64, reduce = "none"} : (tensor<2x20xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x20xf32>
+# CHECK:         "fxla.reshape"(%[[SCATTER]]) {shape = array<i64: 2, 4, 5>} : (tensor<2x20xf32>) -> tensor<2x4x5xf32>
+@case(functional_setitem, t(2, 4, 5), t(3, dtype=I64), t(3, dtype=I64), variant="index tensors")
+def setitem_index_tensors(x, i, j):
+    y = x.clone()
+    y[:, i, j] = 1.0
+    return y

@@ -124,7 +124,7 @@ def _set_mask(ctx, input, at: int, mask, value):
     return ctx.emit(ops.where, mask, v, input)
 
 
-def _set_index(ctx, input, at: int, index, value):
+def _set_index(ctx, input, at: int, index, value, *, wrapped: bool = False):
     sig = ctx.sig(input)
     index = int_constant(ctx, index) if isinstance(index, list) else index
     if ctx.sig(index).rank > 1:
@@ -132,7 +132,9 @@ def _set_index(ctx, input, at: int, index, value):
                         "fxla lowers a 0-d or 1-D integer index", "flatten the index (and the value) first")
     zero_d = ctx.sig(index).rank == 0             # x[:, i] = v with a 0-d i: v lacks that dim
     n = 1 if zero_d else ctx.sig(index).shape[0]
-    index = _wrap_negative(ctx, reshape(ctx, index, (n,)), sig.shape[at])
+    index = reshape(ctx, index, (n,))
+    if not wrapped:                               # negative entries count from the end
+        index = _wrap_negative(ctx, index, sig.shape[at])
     indexed = tuple(sig.shape[:at]) + (n,) + tuple(sig.shape[at + 1:])
     torch_shape = indexed[:at] + indexed[at + 1:] if zero_d else indexed
     v = reshape(ctx, _assigned(ctx, value, sig.elem, torch_shape), indexed)
@@ -184,10 +186,49 @@ def _set_box(ctx, input, key, value):
                     input)
 
 
+def _is_mask(ctx, k) -> bool:
+    return isinstance(k, ir.Value) and ctx.sig(k).elem == "i1"
+
+
+def _set_indices(ctx, input, at: int, indices, value):
+    """``x[..., i, j, ...] = v`` with integer index tensors on adjacent dims ``at, at + 1, ...``: those dims are
+    flattened into one and indexed by the linear index ``i * size_j + j`` (one tensor index, :func:`_set_index`)."""
+    sig = ctx.sig(input)
+    dims = tuple(sig.shape[at:at + len(indices)])
+    indices = [int_constant(ctx, i) if isinstance(i, list) else i for i in indices]
+    for d, index in enumerate(indices):
+        isig = ctx.sig(index)
+        if is_float(isig.elem) or isig.rank > 1:
+            raise ctx.error("x[i, j] = value needs 0-d or 1-D integer index tensors",
+                            f"index {d} is {isig.elem}{list(isig.shape)}", "flatten the indices (and the value) first")
+    lengths = {ctx.sig(i).shape[0] if ctx.sig(i).rank else 1 for i in indices}
+    if len(lengths - {1}) > 1:
+        raise ctx.error(f"x[i, j] = value with index tensors of lengths {sorted(lengths)}",
+                        "torch broadcasts the index tensors together, and these do not broadcast",
+                        "give the index tensors one length")
+    zero_d = all(ctx.sig(i).rank == 0 for i in indices)
+    linear = None
+    for d, index in enumerate(indices):
+        n = ctx.sig(index).shape[0] if ctx.sig(index).rank else 1
+        index = reshape(ctx, index, (n,))
+        if ctx.sig(index).elem != "i64":
+            index = ctx.emit(ops.convert, index, result_type=type_of(Sig((n,), "i64")))
+        index = _wrap_negative(ctx, index, dims[d])
+        stride = int(np.prod(dims[d + 1:]))
+        term = index if stride == 1 else ctx.emit(ops.mul, index, ctx.tensor(stride, like=index))
+        linear = term if linear is None else ctx.emit(ops.add, linear, term)
+    n = max(lengths)
+    if ctx.sig(linear).shape[0] != n:
+        linear = ctx.emit(ops.expand, linear, shape=(n,))
+    flat = reshape(ctx, input, tuple(sig.shape[:at]) + (int(np.prod(dims)),) + tuple(sig.shape[at + len(dims):]))
+    out = _set_index(ctx, flat, at, reshape(ctx, linear, ()) if zero_d else linear, value, wrapped=True)
+    return reshape(ctx, out, sig.shape)
+
+
 @register(functional_setitem)
 def _setitem(ctx, input, idx, value):
-    """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (scalar value);
-    or one integer tensor/list index with full slices on the other dims."""
+    """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (scalar value); or integer
+    index tensors/lists on adjacent dims with full slices on the other dims."""
     sig = ctx.sig(input)
     key = _expand_key(ctx, idx, sig.rank)
     for k in key:
@@ -199,10 +240,16 @@ def _setitem(ctx, input, idx, value):
     if not tensors:
         return _set_box(ctx, input, key, value)
     (at, index), rest = tensors[0], [k for k in key if k is not None]
-    if len(tensors) > 1 or any(k != slice(None) for p, k in enumerate(rest) if p != at):
-        raise ctx.error("x[...] = value mixing a tensor index with other indices is not supported yet",
-                        "fxla lowers one tensor index with ':' on every other dim",
-                        "index in two steps, or use index_copy / scatter / torch.where")
+    places = [p for p, _ in tensors]
+    adjacent = places == list(range(at, at + len(places)))
+    others_full = all(k == slice(None) for p, k in enumerate(rest) if p not in places)
+    several_ok = len(tensors) == 1 or not (any(k is None for k in key) or any(_is_mask(ctx, k) for _, k in tensors))
+    if not (adjacent and others_full and several_ok):
+        raise ctx.error("x[...] = value mixing tensor indices with other indices is not supported yet",
+                        "fxla lowers integer index tensors on adjacent dims with ':' on every other dim "
+                        "(or one bool mask)", "index in two steps, or use index_copy / scatter / torch.where")
+    if len(tensors) > 1:
+        return _set_indices(ctx, input, at, [k for _, k in tensors], value)
     if isinstance(index, ir.Value) and ctx.sig(index).elem == "i1":
         return _set_mask(ctx, input, at, index, value)
     if isinstance(index, ir.Value) and is_float(ctx.sig(index).elem):
