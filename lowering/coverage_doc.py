@@ -19,7 +19,8 @@ KNOWN_UNSUPPORTED = (
     ("`x[mask] = tensor`; `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
      "index tensors in `x[i] = v`",
      "not lowered yet; use index_copy, torch.where or scatter"),
-    ("indexing with several tensor indices (`x[i, j]`)", "only one advanced index is lowered; use torch.gather"),
+    ("tensor indices on non-adjacent dims (`x[i, :, j]`, read or written)",
+     "torch moves the indexed dims to the front there; index one dim at a time"),
     ("named-tuple fields `torch.max(x, 1).values`",
      "frontend shape propagation turns torch.return_types into plain tuples (index with [0]/[1] instead)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),

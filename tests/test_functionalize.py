@@ -224,7 +224,7 @@ def test_error_shape_changing_inplace():
 @pytest.mark.parametrize("body,wording", [
     (lambda y: y.__setitem__((torch.tensor([0]), 1), 1.0), "mixing tensor indices with other indices"),
     (lambda y: y.__setitem__((torch.tensor([0, 1]), torch.tensor([0, 1, 1])), 1.0),
-     "x[i, j] = value with index tensors of lengths [2, 3]"),
+     "index tensors of shapes [[2], [3]] do not broadcast"),
     (lambda y: y.__setitem__(y > 0, torch.ones(2)), "x[mask] = tensor is not supported"),
 ])
 def test_setitem_lowering_errors(body, wording):

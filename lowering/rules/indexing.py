@@ -128,7 +128,12 @@ def _merge_tensor_indices(ctx, y, shape, indexed):
     indices = [_tensor_index(ctx, k, shape[p]) for p, k in indexed]
     indices = [ctx.emit(ops.convert, i, result_type=type_of(Sig(ctx.sig(i).shape, "i64")))
                if ctx.sig(i).elem != "i64" else i for i in indices]
-    common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
+    try:
+        common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
+    except RuntimeError:
+        raise ctx.error(f"index tensors of shapes {[list(ctx.sig(i).shape) for i in indices]} do not broadcast",
+                        "torch broadcasts the index tensors of x[i, j] together", "give them broadcastable shapes") \
+            from None
     linear = None
     for p, i in zip(at, indices):
         i = i if ctx.sig(i).shape == common else ctx.emit(ops.expand, i, shape=common)

@@ -17,7 +17,7 @@ from fxla.dialects.mlir import ir
 from fxla.frontend.passes.functionalize import setitem as functional_setitem
 
 from ..registry import register
-from .indexing import _expand_key, _wrap_negative, int_constant, reshape
+from .indexing import _expand_key, _merge_tensor_indices, _wrap_negative, int_constant, reshape
 
 #: scatter_reduce's reduce -> (fxla.scatter's reduce, the identity used when include_self=False)
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "amax": ("amax", "lowest"), "amin": ("amin", "highest"),
@@ -192,37 +192,11 @@ def _is_mask(ctx, k) -> bool:
 
 def _set_indices(ctx, input, at: int, indices, value):
     """``x[..., i, j, ...] = v`` with integer index tensors on adjacent dims ``at, at + 1, ...``: those dims are
-    flattened into one and indexed by the linear index ``i * size_j + j`` (one tensor index, :func:`_set_index`)."""
-    sig = ctx.sig(input)
-    dims = tuple(sig.shape[at:at + len(indices)])
-    indices = [int_constant(ctx, i) if isinstance(i, list) else i for i in indices]
-    for d, index in enumerate(indices):
-        isig = ctx.sig(index)
-        if is_float(isig.elem) or isig.rank > 1:
-            raise ctx.error("x[i, j] = value needs 0-d or 1-D integer index tensors",
-                            f"index {d} is {isig.elem}{list(isig.shape)}", "flatten the indices (and the value) first")
-    lengths = {ctx.sig(i).shape[0] if ctx.sig(i).rank else 1 for i in indices}
-    if len(lengths - {1}) > 1:
-        raise ctx.error(f"x[i, j] = value with index tensors of lengths {sorted(lengths)}",
-                        "torch broadcasts the index tensors together, and these do not broadcast",
-                        "give the index tensors one length")
-    zero_d = all(ctx.sig(i).rank == 0 for i in indices)
-    linear = None
-    for d, index in enumerate(indices):
-        n = ctx.sig(index).shape[0] if ctx.sig(index).rank else 1
-        index = reshape(ctx, index, (n,))
-        if ctx.sig(index).elem != "i64":
-            index = ctx.emit(ops.convert, index, result_type=type_of(Sig((n,), "i64")))
-        index = _wrap_negative(ctx, index, dims[d])
-        stride = int(np.prod(dims[d + 1:]))
-        term = index if stride == 1 else ctx.emit(ops.mul, index, ctx.tensor(stride, like=index))
-        linear = term if linear is None else ctx.emit(ops.add, linear, term)
-    n = max(lengths)
-    if ctx.sig(linear).shape[0] != n:
-        linear = ctx.emit(ops.expand, linear, shape=(n,))
-    flat = reshape(ctx, input, tuple(sig.shape[:at]) + (int(np.prod(dims)),) + tuple(sig.shape[at + len(dims):]))
-    out = _set_index(ctx, flat, at, reshape(ctx, linear, ()) if zero_d else linear, value, wrapped=True)
-    return reshape(ctx, out, sig.shape)
+    merged and indexed by the linear index ``i * size_j + j`` (as ``x[i, j]`` reads them), then written with one
+    tensor index (:func:`_set_index`)."""
+    shape = ctx.sig(input).shape
+    flat, _, linear = _merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
+    return reshape(ctx, _set_index(ctx, flat, at, linear, value, wrapped=True), shape)
 
 
 @register(functional_setitem)
