@@ -73,3 +73,23 @@ def test_input_mutation_in_a_dynamo_graph_is_written_back():
     want = fn(xe, y)
     torch.testing.assert_close(torch.compile(fn, backend="fxla")(x, y), want)
     torch.testing.assert_close(x, xe)
+
+
+def test_buffer_mutation_in_a_dynamo_graph_updates_the_module():
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros(()))
+            self.lin = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            self.steps += 1
+            return self.lin(x) * self.steps
+
+    model, eager = Counter(), Counter()
+    eager.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fxla")
+    for _ in range(3):
+        x = torch.randn(2, 3)
+        torch.testing.assert_close(compiled(x), eager(x))
+    assert model.steps.item() == eager.steps.item() == 3
