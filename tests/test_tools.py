@@ -128,3 +128,17 @@ def test_dump_graph_as_svg(capsys):
 def test_dump_svg_needs_graph_stage(capsys):
     rc, _, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "fxla", "--format", "svg")
     assert rc == 1 and "--format svg draws the graph only" in err
+
+
+def test_dump_functional_stage_and_run_of_a_mutating_model(capsys, tmp_path):
+    f = tmp_path / "mut.py"
+    f.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                 "        self.register_buffer('steps', torch.zeros(()))\n\n    def forward(self, x):\n"
+                 "        y = x * 2\n        y[0] = 5\n        self.steps += 1\n        return y + self.steps\n\n\n"
+                 "def make():\n    return M(), (torch.randn(3, 4),)\n")
+    rc, out, _ = run_dump(capsys, f"{f}:make", "--stage", "functional", "--run")
+    assert rc == 0 and "fxla.frontend.passes.functionalize.setitem" in out
+    assert "// written back after each call: steps <- %" in out
+    assert "(match)" in out          # eager ran on a copy: both started from steps = 0
+    rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "functional")
+    assert rc == 0 and "no in-place ops" in out

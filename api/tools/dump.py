@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import html
 import importlib
 import importlib.util
@@ -24,7 +25,7 @@ import time
 
 from fxla.errors import FxlaError
 
-STAGES = ("graph", "code", "fxla", "stablehlo", "hlo")
+STAGES = ("graph", "functional", "code", "fxla", "stablehlo", "hlo")
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "i64": "int64",
           "i32": "int32", "i1": "bool"}
 
@@ -71,7 +72,8 @@ def parse_shape(text: str):
 
 def _parser():
     p = argparse.ArgumentParser(prog="fxla-dump", description=__doc__.split("\n\n")[0],
-                                epilog="stages: graph (captured graph), code (regenerated Python), fxla (the fxla "
+                                epilog="stages: graph (captured graph), functional (the graph with in-place ops rewritten "
+                                "out of place, what is lowered), code (regenerated Python), fxla (the fxla "
                                 "dialect), stablehlo (verified StableHLO), hlo (XLA's optimised HLO of what fxla.compile runs: "
                                 "the StableHLO after fxla-param-layout)")
     p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
@@ -144,7 +146,8 @@ def _stage_texts(args, model, inputs, progress: _Progress):
     gm = compiled.graph_module
     with progress.phase("shape propagation + lowering to fxla"):
         program = lower_to_fxla(gm, inputs)
-    texts = {"graph": str(gm.graph), "code": gm.code, "fxla": program.text(debug_info=args.debug_locations)}
+    texts = {"graph": str(gm.graph), "code": gm.code, "fxla": program.text(debug_info=args.debug_locations),
+             "functional": _functional_text(gm)}
     with progress.phase("fxla -> StableHLO (pipeline + MLIR verifier)"):
         stablehlo = lower_to_stablehlo(program.module, print_ir_after_all=args.print_ir_after_all)
     texts["stablehlo"] = stablehlo.operation.get_asm(enable_debug_info=args.debug_locations)
@@ -156,6 +159,21 @@ def _stage_texts(args, model, inputs, progress: _Progress):
                                            resolve_device(args.device))
         texts["hlo"] = executable.hlo_text()
     return compiled, texts
+
+
+def _functional_text(gm) -> str:
+    """The graph lower_to_fxla lowered (in-place ops rewritten; ``gm`` has its shapes), and what is written back."""
+    from fxla.frontend.passes import functionalize
+
+    functional = functionalize(gm)
+    if functional is gm:
+        return "// no in-place ops: the captured graph is lowered as it is"
+    meta = functional.graph.meta
+    back = [f"// written back after each call: input {name} <- %{node.name}"
+            for name, node in meta.get("input_mutations", {}).items()]
+    back += [f"// written back after each call: {name} <- %{node.name}"
+             for name, node in meta.get("state_mutations", {}).items()]
+    return "\n".join([str(functional.graph).rstrip("\n")] + back)
 
 
 def _html(texts, wanted, graph_svg) -> str:
@@ -179,6 +197,9 @@ def _dump(args) -> int:
 
     progress = _Progress(args.verbose)
     model, inputs = _load(args)
+    # --run: eager runs on copies made before anything runs, so a model that changes its state or inputs
+    # (self.steps += 1, x += 1) is compared from the same starting point
+    eager_model, eager_inputs = (copy.deepcopy(model), copy.deepcopy(inputs)) if args.run else (None, None)
     compiled, texts = _stage_texts(args, model, inputs, progress)
     wanted = STAGES if args.stage == "all" else (args.stage,)
     graph = compiled.graph_module.graph
@@ -199,7 +220,7 @@ def _dump(args) -> int:
             print(texts[stage].rstrip("\n"))
     if args.run:
         with torch.no_grad():
-            expected = model(*inputs)
+            expected = eager_model(*eager_inputs)
         with progress.phase("run"):
             got = compiled(*inputs)
         diff = (got.float() - expected.float()).abs().max().item()
