@@ -123,7 +123,7 @@ class Proxy:
             return m.shape[0]
         if isinstance(m, (tuple, list)):
             return len(m)
-        return None
+        return _known_arity(self.node)
 
     def __bool__(self) -> bool:
         raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)")
@@ -194,6 +194,29 @@ def _untraced_mutation(tracer, name: str) -> TraceError:
             "change",
         fix="create the tensor from a traced value (x.new_zeros(3, 4), torch.zeros_like(x)), or compute the "
             "new value out of place"))
+
+
+#: torch ops that always return a (values, indices)-style pair; ``max``/``min``/``median`` only with a dim
+_PAIR_FUNCTIONS = frozenset({torch.sort, torch.topk, torch.kthvalue, torch.mode, torch.aminmax, torch.frexp,
+                             torch.std_mean, torch.var_mean, torch.cummax, torch.cummin})
+_PAIR_METHODS = frozenset({"sort", "topk", "kthvalue", "mode", "aminmax", "frexp", "cummax", "cummin"})
+_PAIR_WITH_DIM = (frozenset({torch.max, torch.min, torch.median, torch.nanmedian}),
+                  frozenset({"max", "min", "median", "nanmedian"}))
+
+
+def _known_arity(node: Node) -> Optional[int]:
+    """The number of results of a call known to return a fixed-size tuple (``torch.sort(x)``: 2), so that
+    ``(*torch.sort(x),)`` and ``len(...)`` trace without example inputs; ``None`` otherwise."""
+    if node.op == "call_function":
+        functions, with_dim = _PAIR_FUNCTIONS, _PAIR_WITH_DIM[0]
+    elif node.op == "call_method":
+        functions, with_dim = _PAIR_METHODS, _PAIR_WITH_DIM[1]
+    else:
+        return None
+    if node.target in functions:
+        return 2
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    return 2 if node.target in with_dim and isinstance(dim, int) and not isinstance(dim, bool) else None
 
 
 _NO_META = object()

@@ -648,3 +648,19 @@ def test_size_varargs_with_symbolic_sizes():
     got = gm(x)
     assert torch.equal(got[0], torch.ones(5, 4)) and got[1] == (2, 5) and got[2] == (5, 3)
     assert torch.zeros(2, 3).shape == (2, 3)       # outside tracing: the real function
+
+
+def test_unpacking_results_of_known_arity():
+    # (values, indices) pairs have a known length even without example inputs: star-unpacking and len() trace
+    def fn(x):
+        parts = (*torch.sort(x, 1),)
+        top = [*x.topk(2)]
+        n = len(torch.max(x, 0))
+        return parts[0] + parts[1], top[1], torch.max(x, x).shape[0] + n
+
+    gm = symbolic_trace(fn)
+    x = torch.randn(3, 4)
+    got, want = gm(x), fn(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]) and got[2] == want[2] == 5
+    with pytest.raises(TraceError, match="cannot iterate over"):
+        symbolic_trace(lambda x: (*torch.max(x, x),))      # elementwise max: one tensor, length unknown
