@@ -21,8 +21,6 @@ KNOWN_UNSUPPORTED = (
      "not lowered yet; use index_copy, torch.where or scatter"),
     ("tensor indices on non-adjacent dims (`x[i, :, j]`, read or written)",
      "torch moves the indexed dims to the front there; index one dim at a time"),
-    ("named-tuple fields `torch.max(x, 1).values`",
-     "frontend shape propagation turns torch.return_types into plain tuples (index with [0]/[1] instead)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
