@@ -182,6 +182,51 @@ class GraphModule(torch.nn.Module):
         type(self).forward = globals_["forward"]
         return python_code
 
+    # ---- submodules (for passes that add or remove call_module targets, as in torch.fx) --------------------
+    def add_submodule(self, target: str, m: torch.nn.Module) -> bool:
+        """Install ``m`` at the dotted path ``target``, creating empty ``nn.Module`` parents as needed.  Returns
+        False (and installs nothing) when a prefix of the path is an attribute that is not a module."""
+        *prefix, field = target.split(".")
+        mod: torch.nn.Module = self
+        for atom in prefix:
+            child = getattr(mod, atom, None)
+            if child is None:
+                child = torch.nn.Module()
+                mod.add_module(atom, child)
+            elif not isinstance(child, torch.nn.Module):
+                return False
+            mod = child
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at ``target``; False when there is none (or the path is not a module)."""
+        *prefix, field = target.split(".")
+        mod: torch.nn.Module = self
+        for atom in prefix:
+            mod = getattr(mod, atom, None)
+            if not isinstance(mod, torch.nn.Module):
+                return False
+        if not isinstance(getattr(mod, field, None), torch.nn.Module):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Remove every submodule that no ``call_module`` or ``get_attr`` node uses (a used module keeps its
+        parents and its own children)."""
+        used = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                atoms = node.target.split(".")
+                used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+                if node.op == "call_module":     # its children run inside it
+                    used.update(f"{node.target}.{name}" for name, _ in self.get_submodule(node.target).named_modules()
+                                if name)
+        for name, _ in sorted(self.named_modules(remove_duplicate=False), key=lambda item: -item[0].count(".")):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     def print_readable(self, print_output: bool = True) -> str:
         """The generated code as a ``class <Name>(torch.nn.Module)`` listing; printed unless ``print_output=False``."""
         body = "".join(f"    {line}\n" for line in self._code.splitlines())

@@ -179,6 +179,22 @@ class Node:
     def kwargs(self, value) -> None:
         self._update_args_kwargs(self._args, dict(value))
 
+    def update_arg(self, idx: int, arg: Any) -> None:
+        """Set positional argument ``idx`` (use-lists updated)."""
+        args = list(self._args)
+        args[idx] = arg
+        self.args = args
+
+    def insert_arg(self, idx: int, arg: Any) -> None:
+        """Insert ``arg`` before positional argument ``idx`` (use-lists updated)."""
+        args = list(self._args)
+        args.insert(idx, arg)
+        self.args = args
+
+    def update_kwarg(self, key: str, arg: Any) -> None:
+        """Set keyword argument ``key`` (use-lists updated)."""
+        self.kwargs = {**self._kwargs, key: arg}
+
     @property
     def all_input_nodes(self) -> List["Node"]:
         """Nodes read by this node, in first-use order, without duplicates."""

@@ -610,3 +610,35 @@ def test_public_api():
                  "split_module", "fuse_conv_bn", "graph_to_dot", "graph_to_svg", "passes"):
         assert hasattr(ff, name) and name in ff.__all__, name
     assert issubclass(SerializationError, FxlaError) and issubclass(PassError, FxlaError)
+
+
+def test_submodule_helpers_and_node_argument_updates():
+    # torch.fx's pass-author API: move a call_module target to a new module, then drop what is unused
+    model = MLP()
+    gm = symbolic_trace(model)
+    fc = next(n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear))
+    old = gm.get_submodule(fc.target)
+    copy_of_old = nn.Linear(old.in_features, old.out_features)
+    copy_of_old.load_state_dict(old.state_dict())
+    assert gm.add_submodule("extra.moved", copy_of_old)          # creates the empty parent "extra"
+    assert not gm.add_submodule(f"{fc.target}.weight.bad", nn.ReLU())   # a prefix is a tensor, not a module
+    old_target, fc.target = fc.target, "extra.moved"
+    gm.recompile()
+    gm.delete_all_unused_submodules()
+    assert old_target not in dict(gm.named_modules()) and "extra.moved" in dict(gm.named_modules())
+    x = torch.randn(2, 8)
+    assert_close(gm(x), model(x))
+    assert gm.delete_submodule("extra.moved") and not gm.delete_submodule("extra.moved")
+
+    g = ff.Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    add = g.call_function(torch.add, (x, x))
+    g.output(add)
+    add.update_arg(1, y)
+    assert add.args == (x, y) and add in y.users
+    add.update_kwarg("alpha", 2)
+    add.insert_arg(0, y)
+    assert add.args == (y, x, y) and add.kwargs == {"alpha": 2}
+    add.update_arg(0, x)
+    add.update_arg(2, x)
+    assert add not in y.users and list(x.users) == [add]
