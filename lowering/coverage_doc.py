@@ -24,7 +24,8 @@ KNOWN_UNSUPPORTED = (
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
-    ("RNNs (`nn.LSTM`, `nn.GRU`)", "not lowered yet"),
+    ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`), RNN dropout in training mode",
+     "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
 )
 

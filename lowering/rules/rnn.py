@@ -1,0 +1,145 @@
+"""Recurrent layers: ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU`` modules, unrolled over the (static) sequence length,
+and their one-step cells ``nn.RNNCell``, ``nn.LSTMCell``, ``nn.GRUCell``.
+
+Each layer and direction computes its input projection for every time step at once (one ``fxla.linear`` of the
+whole sequence), then runs the cell step by step: ``h @ W_hh^T + b_hh`` plus the gate arithmetic of torch's
+formulas (``torch.nn.LSTM`` docs).  Layers are stacked and the directions of a bidirectional layer
+concatenated on the feature dim, as torch does; ``batch_first``, unbatched 2-D inputs and given initial states
+are supported.  Not lowered: ``proj_size`` (LSTM projections), inter-layer dropout in training mode, packed
+sequences.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+from fxla.dialects.fxla import ops
+
+from ..registry import register
+from .indexing import reshape, slice_dim
+
+
+def _chunks(ctx, x, n: int):
+    """``x`` split into ``n`` equal pieces along its last dim (torch's gate order)."""
+    size = ctx.sig(x).shape[-1] // n
+    dim = ctx.sig(x).rank - 1
+    return [slice_dim(ctx, x, dim, i * size, (i + 1) * size) for i in range(n)]
+
+
+def _rnn_cell(ctx, xt, h, c, w_hh, b_hh, *, activation):
+    return ctx.emit(activation, ctx.emit(ops.add, xt, ctx.emit(ops.linear, h, w_hh, b_hh))), None
+
+
+def _lstm_cell(ctx, xt, h, c, w_hh, b_hh):
+    gates = ctx.emit(ops.add, xt, ctx.emit(ops.linear, h, w_hh, b_hh))
+    i, f, g, o = _chunks(ctx, gates, 4)
+    i, f, o = (ctx.emit(ops.sigmoid, v) for v in (i, f, o))
+    c = ctx.emit(ops.add, ctx.emit(ops.mul, f, c), ctx.emit(ops.mul, i, ctx.emit(ops.tanh, g)))
+    return ctx.emit(ops.mul, o, ctx.emit(ops.tanh, c)), c
+
+
+def _gru_cell(ctx, xt, h, c, w_hh, b_hh):
+    x_r, x_z, x_n = _chunks(ctx, xt, 3)
+    h_r, h_z, h_n = _chunks(ctx, ctx.emit(ops.linear, h, w_hh, b_hh), 3)
+    r = ctx.emit(ops.sigmoid, ctx.emit(ops.add, x_r, h_r))
+    z = ctx.emit(ops.sigmoid, ctx.emit(ops.add, x_z, h_z))
+    n = ctx.emit(ops.tanh, ctx.emit(ops.add, x_n, ctx.emit(ops.mul, r, h_n)))
+    return ctx.emit(ops.add, n, ctx.emit(ops.mul, z, ctx.emit(ops.sub, h, n))), None    # (1 - z) n + z h
+
+
+def _state(ctx, given, index: int, batch: int, hidden: int, like):
+    """Layer/direction ``index`` of an initial state ([layers * dirs, N, H]), zeros when not given."""
+    if given is None:
+        return ctx.emit(ops.expand, ctx.tensor(0.0, like=like), shape=(batch, hidden))
+    return reshape(ctx, slice_dim(ctx, given, 0, index, index + 1), (batch, hidden))
+
+
+def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
+    if getattr(mod, "proj_size", 0):
+        raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
+                        "use proj_size=0, or a Linear after the LSTM")
+    if mod.training and mod.dropout and mod.num_layers > 1:
+        raise ctx.error(f"{type(mod).__name__} dropout between layers in training mode is not supported",
+                        "random masks are not lowered", "call model.eval()")
+    if not hasattr(input, "type"):
+        raise ctx.error(f"{type(mod).__name__} on a {type(input).__name__} is not supported",
+                        "fxla lowers padded tensors, not packed sequences",
+                        "pass the padded batch (and mask the outputs past each length)")
+    target, hidden, dirs = ctx.node.target, mod.hidden_size, 2 if mod.bidirectional else 1
+    unbatched = ctx.sig(input).rank == 2
+    x = reshape(ctx, input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
+    if mod.batch_first and not unbatched:
+        x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
+    steps, batch, _ = ctx.sig(x).shape
+    h0, c0 = (hx if has_cell_state else (hx, None)) if hx is not None else (None, None)
+    if unbatched:
+        h0, c0 = (None if s is None else reshape(ctx, s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
+    layer_input, h_n, c_n = x, [], []
+    for layer in range(mod.num_layers):
+        outputs = []
+        for d in range(dirs):
+            suffix = f"_l{layer}" + ("_reverse" if d else "")
+            param = lambda name: ctx.param(f"{target}.{name}{suffix}")            # noqa: E731
+            bias = mod.bias
+            pre = ctx.emit(ops.linear, layer_input, param("weight_ih"), param("bias_ih") if bias else None)
+            w_hh, b_hh = param("weight_hh"), param("bias_hh") if bias else None
+            index = layer * dirs + d
+            h = _state(ctx, h0, index, batch, hidden, input)
+            c = _state(ctx, c0, index, batch, hidden, input) if has_cell_state else None
+            ys = [None] * steps
+            for t in (reversed(range(steps)) if d else range(steps)):
+                xt = reshape(ctx, slice_dim(ctx, pre, 0, t, t + 1), ctx.sig(pre).shape[1:])
+                h, c = cell(ctx, xt, h, c, w_hh, b_hh)
+                ys[t] = reshape(ctx, h, (1, batch, hidden))
+            outputs.append(ctx.emit(ops.concat, ys, dim=0) if steps > 1 else ys[0])
+            h_n.append(ys[0] if d else ys[-1])                 # the last step's h, already [1, N, H]
+            c_n.append(reshape(ctx, c, (1, batch, hidden)) if has_cell_state else None)
+        layer_input = ctx.emit(ops.concat, outputs, dim=2) if dirs > 1 else outputs[0]
+    output = layer_input
+    if mod.batch_first and not unbatched:
+        output = ctx.emit(ops.permute, output, dims=(1, 0, 2))
+    states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if has_cell_state
+                                                                                else (h_n,))]
+    if unbatched:
+        output = reshape(ctx, output, (steps, dirs * hidden))
+        states = [reshape(ctx, s, (ctx.sig(s).shape[0], hidden)) for s in states]
+    return (output, tuple(states)) if has_cell_state else (output, states[0])
+
+
+register(torch.nn.LSTM)(partial(_recurrent, cell=_lstm_cell, has_cell_state=True))
+register(torch.nn.GRU)(partial(_recurrent, cell=_gru_cell, has_cell_state=False))
+
+
+@register(torch.nn.RNN)
+def _rnn(ctx, input, hx=None, *, mod):
+    activation = {"tanh": ops.tanh, "relu": ops.relu}[mod.nonlinearity]
+    return _recurrent(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation),
+                      has_cell_state=False)
+
+
+def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
+    """A cell module: one step of :func:`_recurrent`'s cell on ``input`` ([N, in] or unbatched [in])."""
+    target, hidden = ctx.node.target, mod.hidden_size
+    unbatched = ctx.sig(input).rank == 1
+    x = reshape(ctx, input, (1, ctx.sig(input).shape[0])) if unbatched else input
+    batch = ctx.sig(x).shape[0]
+    param = lambda name: ctx.param(f"{target}.{name}")            # noqa: E731
+    xt = ctx.emit(ops.linear, x, param("weight_ih"), param("bias_ih") if mod.bias else None)
+    h0, c0 = (hx if has_cell_state else (hx, None)) if hx is not None else (None, None)
+    h, c = (ctx.emit(ops.expand, ctx.tensor(0.0, like=input), shape=(batch, hidden)) if s is None else
+            reshape(ctx, s, (batch, hidden)) for s in (h0, c0))
+    h, c = cell(ctx, xt, h, c if has_cell_state else None, param("weight_hh"), param("bias_hh") if mod.bias else None)
+    if unbatched:
+        h, c = (None if s is None else reshape(ctx, s, (hidden,)) for s in (h, c))
+    return (h, c) if has_cell_state else h
+
+
+register(torch.nn.LSTMCell)(partial(_one_step, cell=_lstm_cell, has_cell_state=True))
+register(torch.nn.GRUCell)(partial(_one_step, cell=_gru_cell, has_cell_state=False))
+
+
+@register(torch.nn.RNNCell)
+def _rnn_cell_module(ctx, input, hx=None, *, mod):
+    activation = {"tanh": ops.tanh, "relu": ops.relu}[mod.nonlinearity]
+    return _one_step(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation), has_cell_state=False)
