@@ -172,6 +172,15 @@ case(operator.getitem, "getitem_adjacent_tensor_indices",
      t(6, 6, 6), index(3, high=6), index(3, high=6))
 
 
+# -- pixel / channel shuffles ---------------------------------------------------------------------------------
+case((torch.pixel_shuffle, torch.pixel_unshuffle, torch.channel_shuffle), "pixel_channel_shuffle",
+     lambda x, y: (F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.channel_shuffle(x, 4), F.pixel_shuffle(x[0], 2),
+                   torch.pixel_unshuffle(y[:, :, :2, :4], 2)),
+     t(2, 8, 3, 5), t(2, 2, 4, 6), dtypes=(F32, BF16, I64))
+case(nn.PixelShuffle, "nn.PixelShuffle", lambda: nn.PixelShuffle(3), t(1, 18, 2, 2), module=True)
+case(nn.PixelUnshuffle, "nn.PixelUnshuffle", lambda: nn.PixelUnshuffle(2), t(1, 3, 4, 2), module=True)
+case(nn.ChannelShuffle, "nn.ChannelShuffle", lambda: nn.ChannelShuffle(3), t(2, 6, 5), module=True)
+
 # -- recurrent layers (eval mode), unrolled over the sequence -------------------------------------------------
 case(nn.LSTM, "nn.LSTM", lambda: nn.LSTM(3, 4), t(5, 2, 3), module=True, dtypes=(F32, F16), tol=4)
 case(nn.LSTM, "nn.LSTM_2layer_bidirectional_batch_first",

@@ -1,10 +1,11 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
 # Torch -> fxla: the reshape family (view/reshape/flatten/unflatten/squeeze/unsqueeze, -1 and negative dims
-# resolved to static shapes), permutes/transposes, and the ops that lower to nothing (contiguous, clone,
-# detach) -- one case per op object of fxla.lowering.RULES.
+# resolved to static shapes), permutes/transposes, pixel/channel shuffles, and the ops that lower to nothing
+# (contiguous, clone, detach) -- one case per op object of fxla.lowering.RULES.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from fxla.testing import case, t
 
 I64 = torch.int64
@@ -238,3 +239,64 @@ def tensor_detach(x):
 @case(torch.detach, t(3, 4))
 def detach(x):
     return torch.detach(x)
+
+
+# pixel_shuffle: [N, C r^2, H, W] -> [N, C, H r, W r] as reshape (split C), permute (interleave), reshape.
+# CHECK-LABEL: case torch.pixel_shuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x8x3x5xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 2, 2, 3, 5>} : (tensor<1x8x3x5xf32>) -> tensor<1x2x2x2x3x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 4, 2, 5, 3>} : (tensor<1x2x2x2x3x5xf32>) -> tensor<1x2x3x2x5x2xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 2, 6, 10>} : (tensor<1x2x3x2x5x2xf32>) -> tensor<1x2x6x10xf32>
+@case(torch.pixel_shuffle, t(1, 8, 3, 5))
+def pixel_shuffle(x):
+    return F.pixel_shuffle(x, 2)
+
+
+# CHECK-LABEL: case torch.pixel_unshuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x6xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 2, 2, 3, 2>} : (tensor<1x2x4x6xf32>) -> tensor<1x2x2x2x3x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 3, 5, 2, 4>} : (tensor<1x2x2x2x3x2xf32>) -> tensor<1x2x2x2x2x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 8, 2, 3>} : (tensor<1x2x2x2x2x3xf32>) -> tensor<1x8x2x3xf32>
+@case(torch.pixel_unshuffle, t(1, 2, 4, 6))
+def pixel_unshuffle(x):
+    return torch.pixel_unshuffle(x, 2)
+
+
+# CHECK-LABEL: case torch.channel_shuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x6x5xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 2, 5>} : (tensor<2x6x5xf32>) -> tensor<2x3x2x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 2, 1, 3>} : (tensor<2x3x2x5xf32>) -> tensor<2x2x3x5xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 2, 6, 5>} : (tensor<2x2x3x5xf32>) -> tensor<2x6x5xf32>
+@case(torch.channel_shuffle, t(2, 6, 5))
+def channel_shuffle(x):
+    return F.channel_shuffle(x, 3)
+
+
+# CHECK-LABEL: case torch.nn.PixelShuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x18x2x2xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 3, 3, 2, 2>} : (tensor<1x18x2x2xf32>) -> tensor<1x2x3x3x2x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 4, 2, 5, 3>} : (tensor<1x2x3x3x2x2xf32>) -> tensor<1x2x2x3x2x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 2, 6, 6>} : (tensor<1x2x2x3x2x3xf32>) -> tensor<1x2x6x6xf32>
+@case(nn.PixelShuffle, t(1, 18, 2, 2))
+def pixel_shuffle_module():
+    return nn.PixelShuffle(3)
+
+
+# CHECK-LABEL: case torch.nn.PixelUnshuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x3x4x2xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 3, 2, 2, 1, 2>} : (tensor<1x3x4x2xf32>) -> tensor<1x3x2x2x1x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 3, 5, 2, 4>} : (tensor<1x3x2x2x1x2xf32>) -> tensor<1x3x2x2x2x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 12, 2, 1>} : (tensor<1x3x2x2x2x1xf32>) -> tensor<1x12x2x1xf32>
+@case(nn.PixelUnshuffle, t(1, 3, 4, 2))
+def pixel_unshuffle_module():
+    return nn.PixelUnshuffle(2)
+
+
+# CHECK-LABEL: case torch.nn.ChannelShuffle:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x6x5xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 2, 5>} : (tensor<2x6x5xf32>) -> tensor<2x3x2x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 2, 1, 3>} : (tensor<2x3x2x5xf32>) -> tensor<2x2x3x5xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 2, 6, 5>} : (tensor<2x2x3x5xf32>) -> tensor<2x6x5xf32>
+@case(nn.ChannelShuffle, t(2, 6, 5))
+def channel_shuffle_module():
+    return nn.ChannelShuffle(3)
