@@ -81,16 +81,16 @@ def test_unsupported_method_and_module_are_named():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
-            self.norm = nn.MultiheadAttention(4, 2)
+            self.norm = nn.Unfold(2)
 
         def forward(self, x):
-            y = self.norm(x, x, x)[0]  # unsupported-module
+            y = self.norm(x)[0]  # unsupported-module
             return y.lgamma()  # unsupported-method
 
     with pytest.raises(UnsupportedOpError) as info:
-        fxla.compile(M().eval()).lower(torch.randn(3, 1, 4))
+        fxla.compile(M().eval()).lower(torch.randn(1, 4, 2, 2))
     msg = str(info.value)
-    assert "module torch.nn.MultiheadAttention (call_module 'norm')" in msg
+    assert "module torch.nn.Unfold (call_module 'norm')" in msg
     assert "method Tensor.lgamma" in msg
     assert at("unsupported-module") in msg and at("unsupported-method") in msg
 

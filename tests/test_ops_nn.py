@@ -181,6 +181,60 @@ case(nn.PixelShuffle, "nn.PixelShuffle", lambda: nn.PixelShuffle(3), t(1, 18, 2,
 case(nn.PixelUnshuffle, "nn.PixelUnshuffle", lambda: nn.PixelUnshuffle(2), t(1, 3, 4, 2), module=True)
 case(nn.ChannelShuffle, "nn.ChannelShuffle", lambda: nn.ChannelShuffle(3), t(2, 6, 5), module=True)
 
+# -- nn.MultiheadAttention (eval mode) -------------------------------------------------------------------------
+class _Attend(nn.Module):
+    """Calls its MultiheadAttention with fixed keyword options (masks are constants of the program)."""
+
+    def __init__(self, mha, **options):
+        super().__init__()
+        self.mha, self.options = mha, options
+
+    def forward(self, q, k, v):
+        out, weights = self.mha(q, k, v, **self.options)
+        return (out, weights) if self.options.get("need_weights", True) else out      # weights is None
+
+
+torch.manual_seed(0)
+_CAUSAL = torch.triu(torch.ones(4, 5, dtype=torch.bool), 1)
+_PADDING = torch.tensor([[False] * 4 + [True], [False] * 5])
+case(nn.MultiheadAttention, "nn.MultiheadAttention", _Attend(nn.MultiheadAttention(8, 2)).eval(),
+     t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_batch_first_per_head_masks",
+     _Attend(nn.MultiheadAttention(8, 4, batch_first=True), attn_mask=_CAUSAL, key_padding_mask=_PADDING,
+             average_attn_weights=False).eval(), t(2, 4, 8), t(2, 5, 8), t(2, 5, 8))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_kdim_vdim_float_mask",
+     _Attend(nn.MultiheadAttention(8, 2, kdim=3, vdim=6, bias=False),
+             attn_mask=torch.randn(4, 4, 5), need_weights=False).eval(), t(4, 2, 8), t(5, 2, 3), t(5, 2, 6))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_unbatched", _Attend(nn.MultiheadAttention(8, 2)).eval(),
+     t(4, 8), t(5, 8), t(5, 8))
+
+# -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval mode) ---------------------------------------
+class _Layer(nn.Module):
+    """Calls a transformer layer on one or two inputs with fixed keyword options."""
+
+    def __init__(self, layer, **options):
+        super().__init__()
+        self.layer, self.options = layer, options
+
+    def forward(self, x, memory=None):
+        if isinstance(self.layer, nn.TransformerDecoderLayer):
+            return self.layer(x, memory, **self.options)
+        return self.layer(x, **self.options)
+
+
+torch.manual_seed(0)
+case(nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer", _Layer(nn.TransformerEncoderLayer(8, 2, 16)).eval(),
+     t(4, 2, 8))
+case(nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer_norm_first_gelu_batch_first_masks",
+     _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True, batch_first=True),
+            src_mask=nn.Transformer.generate_square_subsequent_mask(4),
+            src_key_padding_mask=torch.tensor([[False] * 3 + [True], [False] * 4])).eval(), t(2, 4, 8))
+case(nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer",
+     _Layer(nn.TransformerDecoderLayer(8, 2, 16), tgt_mask=nn.Transformer.generate_square_subsequent_mask(4)).eval(),
+     t(4, 2, 8), t(5, 2, 8))
+case(nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer_norm_first",
+     _Layer(nn.TransformerDecoderLayer(8, 2, 16, norm_first=True, activation=F.gelu)).eval(), t(4, 2, 8), t(5, 2, 8))
+
 # -- recurrent layers (eval mode), unrolled over the sequence -------------------------------------------------
 case(nn.LSTM, "nn.LSTM", lambda: nn.LSTM(3, 4), t(5, 2, 3), module=True, dtypes=(F32, F16), tol=4)
 case(nn.LSTM, "nn.LSTM_2layer_bidirectional_batch_first",
@@ -232,3 +286,15 @@ def test_lstm_projection_is_a_clear_error():
         fxla.compile(Projected().eval())(torch.randn(5, 2, 3))
     assert "nn.LSTM with proj_size is not supported" in str(info.value)
     assert "return self.lstm(x)[0]" in str(info.value) and "fix: use proj_size=0" in str(info.value)
+
+
+def test_multihead_attention_options_not_lowered_are_errors():
+    model = _Attend(nn.MultiheadAttention(8, 2, add_bias_kv=True)).eval()
+    with pytest.raises(fxla.LoweringError, match="add_bias_kv or add_zero_attn is not supported"):
+        fxla.compile(model)(torch.randn(4, 2, 8), torch.randn(5, 2, 8), torch.randn(5, 2, 8))
+
+
+def test_transformer_layer_with_a_custom_activation_is_an_error():
+    model = _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation=torch.tanh)).eval()
+    with pytest.raises(fxla.LoweringError, match="TransformerEncoderLayer with activation .* is not supported"):
+        fxla.compile(model)(torch.randn(4, 2, 8))

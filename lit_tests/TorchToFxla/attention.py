@@ -1,8 +1,10 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: F.scaled_dot_product_attention, a composite: q @ k^T, scaled (1/sqrt(E) unless scale=), masked
-# (a bool mask selects with -inf, a float mask is added, is_causal applies tril), softmax over the last dim, @ v.
+# Torch -> fxla: F.scaled_dot_product_attention, nn.MultiheadAttention and the transformer layers.  SDPA is a
+# composite: q @ k^T, scaled (1/sqrt(E) unless scale=), masked (a bool mask selects with -inf, a float mask is
+# added, is_causal applies tril), softmax over the last dim, @ v.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed and cut to the steps that differ.
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 from fxla.testing import case, t
 
@@ -55,3 +57,49 @@ def sdpa_bool_mask(q, k, v, mask):
       variant="additive mask")
 def sdpa_float_mask(q, k, v, mask):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+# nn.MultiheadAttention: the packed in-projection sliced into q/k/v rows, heads split to [N, H, L, D], scores
+# scaled by 1/sqrt(D), softmax, heads merged, out_proj; the weights averaged over heads.
+# CHECK-LABEL: case torch.nn.MultiheadAttention:
+# CHECK:         func.func @main(%[[Q:.+]]: tensor<4x2x8xf32>, %[[K:.+]]: tensor<5x2x8xf32>, %[[V:.+]]: tensor<5x2x8xf32>, %[[B:.+]]: tensor<24xf32> {fxla.param = "mod.in_proj_bias"}, %[[W:.+]]: tensor<24x8xf32> {fxla.param = "mod.in_proj_weight"}
+# CHECK:         %[[WQ:.+]] = "fxla.slice"(%[[W]]) {limit = array<i64: 8, 8>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<24x8xf32>) -> tensor<8x8xf32>
+# CHECK:         "fxla.linear"(%[[Q]], %[[WQ]], %{{.+}}) {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[QH:.+]] = "fxla.permute"(%{{.+}}) {dims = array<i64: 1, 2, 0, 3>} : (tensor<4x2x2x4xf32>) -> tensor<2x2x4x4xf32>
+# CHECK:         %[[SCORES:.+]] = "fxla.matmul"(%[[QH]], %{{.+}}) : (tensor<2x2x4x4xf32>, tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
+# CHECK:         "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+# CHECK:         %[[P:.+]] = "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
+# CHECK:         %[[OUT:.+]] = "fxla.linear"(%{{.+}}, %{{.+}}, %{{.+}}) {{.+}} : (tensor<4x2x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x2x8xf32>
+# CHECK:         %[[AVG:.+]] = "fxla.mean"(%[[P]]) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2x4x5xf32>) -> tensor<2x4x5xf32>
+# CHECK:         return %[[OUT]], %[[AVG]] : tensor<4x2x8xf32>, tensor<2x4x5xf32>
+@case(nn.MultiheadAttention, t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+def multihead_attention():
+    return nn.MultiheadAttention(8, 2)
+
+
+# nn.TransformerEncoderLayer (post-norm): x = norm1(x + self_attn(x)); norm2(x + linear2(relu(linear1(x)))).
+# CHECK-LABEL: case torch.nn.TransformerEncoderLayer:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x8xf32>
+# CHECK:         %[[SA:.+]] = "fxla.add"(%[[X]], %{{.+}}) : (tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+# CHECK:         %[[N1:.+]] = "fxla.layer_norm"(%[[SA]], {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[H:.+]] = "fxla.relu"(%{{.+}}) : (tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+# CHECK:         %[[FF:.+]] = "fxla.add"(%[[N1]], %{{.+}})
+# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"(%[[FF]], {{.+}}
+# CHECK:         return %[[OUT]] : tensor<4x2x8xf32>
+@case(nn.TransformerEncoderLayer, t(4, 2, 8))
+def transformer_encoder_layer():
+    return nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)
+
+
+# nn.TransformerDecoderLayer (pre-norm): self-attention, attention over memory, feed-forward, each x + f(norm(x)).
+# CHECK-LABEL: case torch.nn.TransformerDecoderLayer:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x8xf32>, %[[MEM:.+]]: tensor<5x2x8xf32>
+# CHECK:         "fxla.layer_norm"(%[[X]], {{.+}}
+# CHECK:         %[[SA:.+]] = "fxla.add"(%[[X]], %{{.+}}) : (tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+# CHECK:         "fxla.linear"(%[[MEM]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         %[[CA:.+]] = "fxla.add"(%[[SA]], %{{.+}})
+# CHECK:         %[[OUT:.+]] = "fxla.add"(%[[CA]], %{{.+}})
+# CHECK:         return %[[OUT]] : tensor<4x2x8xf32>
+@case(nn.TransformerDecoderLayer, t(4, 2, 8), t(5, 2, 8))
+def transformer_decoder_layer():
+    return nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, norm_first=True)
