@@ -81,16 +81,16 @@ def test_unsupported_method_and_module_are_named():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
-            self.norm = nn.Unfold(2)
+            self.norm = nn.FractionalMaxPool2d(2, output_size=2)
 
         def forward(self, x):
             y = self.norm(x)[0]  # unsupported-module
             return y.lgamma()  # unsupported-method
 
     with pytest.raises(UnsupportedOpError) as info:
-        fxla.compile(M().eval()).lower(torch.randn(1, 4, 2, 2))
+        fxla.compile(M().eval()).lower(torch.randn(1, 4, 6, 6))
     msg = str(info.value)
-    assert "module torch.nn.Unfold (call_module 'norm')" in msg
+    assert "module torch.nn.FractionalMaxPool2d (call_module 'norm')" in msg
     assert "method Tensor.lgamma" in msg
     assert at("unsupported-module") in msg and at("unsupported-method") in msg
 

@@ -172,6 +172,44 @@ case(operator.getitem, "getitem_adjacent_tensor_indices",
      t(6, 6, 6), index(3, high=6), index(3, high=6))
 
 
+# -- instance norm, distances, Softmax2d ----------------------------------------------------------------------
+case(F.instance_norm, "F.instance_norm",
+     lambda x, w: (F.instance_norm(x), F.instance_norm(x, weight=w, bias=w * 2), F.instance_norm(x[:, :, 0], eps=1e-3),
+                   F.instance_norm(x, torch.zeros(3), torch.ones(3) * 2, use_input_stats=False)),
+     t(2, 3, 4, 5), t(3), dtypes=(F32, BF16), tol=4)
+case(nn.InstanceNorm2d, "nn.InstanceNorm2d", lambda: nn.InstanceNorm2d(3, affine=True), t(2, 3, 4, 5), module=True)
+case(nn.InstanceNorm1d, "nn.InstanceNorm1d_unbatched", lambda: nn.InstanceNorm1d(3), t(3, 6), module=True)
+case(nn.InstanceNorm3d, "nn.InstanceNorm3d_running_stats", lambda: nn.InstanceNorm3d(2, track_running_stats=True),
+     t(1, 2, 3, 3, 2), module=True)
+case((F.cosine_similarity, F.pairwise_distance), "cosine_similarity_pairwise_distance",
+     lambda x, y: (F.cosine_similarity(x, y), F.cosine_similarity(x, y[:1], dim=-1, eps=1e-3),
+                   F.pairwise_distance(x[:, 0], y[:, 0]), F.pairwise_distance(x[:, 0], y[:, 0], p=1, keepdim=True),
+                   F.pairwise_distance(x[:, 0], y[:, 0], p=float("inf")), F.pairwise_distance(x[:, 0], y[:, 0], p=3)),
+     t(2, 3, 4), t(2, 3, 4), dtypes=(F32, F16), tol=4)
+case(nn.Softmax2d, "nn.Softmax2d", lambda: nn.Softmax2d(), t(2, 3, 4, 5), module=True)
+
+
+class _Pair(nn.Module):
+    def __init__(self, mod):
+        super().__init__()
+        self.mod = mod
+
+    def forward(self, x, y):
+        return self.mod(x, y)
+
+
+case(nn.CosineSimilarity, "nn.CosineSimilarity", _Pair(nn.CosineSimilarity(dim=-1)), t(3, 4), t(3, 4))
+case(nn.PairwiseDistance, "nn.PairwiseDistance", _Pair(nn.PairwiseDistance(p=1.5, keepdim=True)), t(3, 4), t(3, 4))
+
+# -- unfold (im2col) / fold (col2im) ---------------------------------------------------------------------------
+case((F.unfold, F.fold), "unfold_fold",
+     lambda x, y: (F.unfold(x, 2), F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+                   F.unfold(x[0], 3, padding=1), F.fold(y, (4, 5), 2), F.fold(y[0], (4, 5), 2),
+                   F.fold(F.unfold(x, 3, padding=1, stride=2), (6, 7), 3, padding=1, stride=2)),
+     t(2, 3, 6, 7), t(2, 12, 12), dtypes=(F32, BF16), tol=2)
+case(nn.Unfold, "nn.Unfold", lambda: nn.Unfold((2, 2), stride=2), t(1, 2, 4, 6), module=True)
+case(nn.Fold, "nn.Fold", lambda: nn.Fold((3, 4), 2, dilation=(1, 2)), t(2, 8, 4), module=True)
+
 # -- pixel / channel shuffles ---------------------------------------------------------------------------------
 case((torch.pixel_shuffle, torch.pixel_unshuffle, torch.channel_shuffle), "pixel_channel_shuffle",
      lambda x, y: (F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.channel_shuffle(x, 4), F.pixel_shuffle(x[0], 2),

@@ -190,3 +190,49 @@ def _reduce(ctx, input, dim=None, keepdim=False, *, dtype=None, opdef):
 
 for _opdef, _keys in ((ops.sum, (torch.sum, torch.Tensor.sum)), (ops.mean, (torch.mean, torch.Tensor.mean))):
     register(*_keys)(partial(_reduce, opdef=_opdef))
+
+
+@register(torch.nn.Softmax2d)
+def _softmax2d(ctx, input, *, mod):
+    return ctx.emit(ops.softmax, input, dim=-3)
+
+
+# -- distances -------------------------------------------------------------------------------------------------
+@register(F.cosine_similarity)
+def _cosine_similarity(ctx, x1, x2, dim=1, eps=1e-8):
+    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps)), dim), torch's formula (the norms clamped apart)."""
+    shape = tuple(torch.broadcast_shapes(ctx.sig(x1).shape, ctx.sig(x2).shape))
+    x1, x2 = (t if ctx.sig(t).shape == shape else ctx.emit(ops.expand, t, shape=shape) for t in (x1, x2))
+    d = dim % len(shape)
+
+    def unit(x):
+        norm = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(d,), keepdim=True))
+        return ctx.emit(ops.div, x, ctx.emit(ops.maximum, norm, ctx.tensor(float(eps), like=norm)))
+    return ctx.emit(ops.sum, ctx.emit(ops.mul, unit(x1), unit(x2)), dims=(d,), keepdim=False)
+
+
+@register(F.pairwise_distance)
+def _pairwise_distance(ctx, x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim (p > 0 or inf)."""
+    diff = ctx.emit(ops.add, ctx.emit(ops.sub, x1, x2), ctx.tensor(float(eps), like=x1))
+    last = (ctx.sig(diff).rank - 1,)
+    if p == float("inf"):
+        return ctx.emit(ops.amax, ctx.emit(ops.abs, diff), dims=last, keepdim=keepdim)
+    if not p > 0:
+        raise ctx.error(f"pairwise_distance with p={p} is not supported", "fxla lowers p > 0 and p = inf",
+                        "use p=1, 2 or another positive p")
+    if p == 2:
+        return ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, diff, diff), dims=last, keepdim=keepdim))
+    powered = ctx.emit(ops.pow, ctx.emit(ops.abs, diff), ctx.tensor(float(p), like=diff))
+    total = ctx.emit(ops.sum, powered, dims=last, keepdim=keepdim)
+    return ctx.emit(ops.pow, total, ctx.tensor(1.0 / p, like=total))
+
+
+@register(torch.nn.CosineSimilarity)
+def _cosine_similarity_module(ctx, x1, x2, *, mod):
+    return _cosine_similarity(ctx, x1, x2, mod.dim, mod.eps)
+
+
+@register(torch.nn.PairwiseDistance)
+def _pairwise_distance_module(ctx, x1, x2, *, mod):
+    return _pairwise_distance(ctx, x1, x2, mod.norm, mod.eps, mod.keepdim)

@@ -1,4 +1,4 @@
-"""batch_norm (eval), rms_norm and scaled_dot_product_attention, as compositions of fxla ops
+"""batch_norm (eval), instance_norm, rms_norm and scaled_dot_product_attention, as compositions of fxla ops
 (half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
 from __future__ import annotations
 
@@ -44,6 +44,45 @@ def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, t
     if bias is not None:
         y = ctx.emit(ops.add, y, _per_channel(ctx, bias, s.rank, elem))
     return _as(ctx, y, s.elem)
+
+
+@register(F.instance_norm)
+def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                   momentum=0.1, eps=1e-5):
+    """Each (sample, channel) normalised over its spatial dims with its own mean and biased variance (or, with
+    ``use_input_stats=False``, the running statistics, as batch_norm in eval mode)."""
+    if not use_input_stats:
+        return _batch_norm(ctx, input, running_mean, running_var, weight, bias, False, eps=eps)
+    s = ctx.sig(input)
+    elem = _work_elem(s.elem)
+    x = _as(ctx, input, elem)
+    dims = tuple(range(2, s.rank))
+    mean = ctx.emit(ops.mean, x, dims=dims, keepdim=True)
+    var = ctx.emit(ops.var, x, dims=dims, keepdim=True, correction=0)
+    y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, mean),
+                 ctx.emit(ops.rsqrt, ctx.emit(ops.add, var, ctx.tensor(eps, like=var))))
+    if weight is not None:
+        y = ctx.emit(ops.mul, y, _per_channel(ctx, weight, s.rank, elem))
+    if bias is not None:
+        y = ctx.emit(ops.add, y, _per_channel(ctx, bias, s.rank, elem))
+    return _as(ctx, y, s.elem)
+
+
+@register(torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d)
+def _instance_norm_module(ctx, input, *, mod):
+    if mod.training and mod.track_running_stats:
+        raise ctx.error(f"{type(mod).__name__}(track_running_stats=True) in training mode is not supported",
+                        "it updates the running statistics inside the layer", "call model.eval()")
+    target = ctx.node.target
+    unbatched = ctx.sig(input).rank == {torch.nn.InstanceNorm1d: 2, torch.nn.InstanceNorm2d: 3,
+                                        torch.nn.InstanceNorm3d: 4}[type(mod)]
+    x = reshape(ctx, input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
+    weight = ctx.param(f"{target}.weight") if mod.affine else None
+    bias = ctx.param(f"{target}.bias") if mod.affine else None
+    stats = (ctx.param(f"{target}.running_mean"), ctx.param(f"{target}.running_var")) \
+        if mod.track_running_stats else (None, None)
+    y = _instance_norm(ctx, x, *stats, weight, bias, use_input_stats=not mod.track_running_stats, eps=mod.eps)
+    return reshape(ctx, y, ctx.sig(input).shape)
 
 
 @register(torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)

@@ -1,0 +1,78 @@
+"""``F.unfold`` / ``nn.Unfold`` (im2col) and ``F.fold`` / ``nn.Fold`` (col2im) on 4-D (or unbatched 3-D) inputs.
+
+unfold: the padded input is sliced once per kernel offset ``(i, j)`` (start ``i * dilation``, stride ``stride``)
+and the slices stacked as ``[N, C, kh * kw, L]`` -> ``[N, C * kh * kw, L]`` (channel-major, as torch orders them).
+fold: the inverse sum -- each offset's block is spread out by the stride (interior padding), padded into place
+and added; overlapping positions sum, as in torch.  Then the padding is cropped.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from fxla.dialects.fxla import ops
+
+from ..registry import register
+from .indexing import reshape
+from .nn import _pair
+from .scatter import _spread
+
+
+def _out_size(size: int, kernel: int, dilation: int, padding: int, stride: int) -> int:
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+@register(F.unfold)
+def _unfold(ctx, input, kernel_size, dilation=1, padding=0, stride=1):
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(v, 2) for v in (kernel_size, dilation, padding, stride))
+    unbatched = ctx.sig(input).rank == 3
+    x = reshape(ctx, input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
+    n, c, h, w = ctx.sig(x).shape
+    oh, ow = _out_size(h, kh, dh, ph, sh), _out_size(w, kw, dw, pw, sw)
+    if ph or pw:
+        x = ctx.emit(ops.pad, x, low=[0, 0, ph, pw], high=[0, 0, ph, pw])
+    patches = []
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dh, j * dw
+            patch = ctx.emit(ops.slice, x, start=[0, 0, top, left],
+                             limit=[n, c, top + sh * (oh - 1) + 1, left + sw * (ow - 1) + 1], stride=[1, 1, sh, sw])
+            patches.append(reshape(ctx, patch, (n, c, 1, oh * ow)))
+    cols = ctx.emit(ops.concat, patches, dim=2) if len(patches) > 1 else patches[0]
+    return reshape(ctx, cols, ctx.result_sig.shape)
+
+
+@register(F.fold)
+def _fold(ctx, input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(v, 2) for v in (output_size, kernel_size, dilation,
+                                                                            padding, stride))
+    unbatched = ctx.sig(input).rank == 2
+    n = 1 if unbatched else ctx.sig(input).shape[0]
+    c = ctx.sig(input).shape[-2] // (kh * kw)
+    oh, ow = _out_size(h, kh, dh, ph, sh), _out_size(w, kw, dw, pw, sw)
+    blocks = reshape(ctx, input, (n, c, kh * kw, oh, ow))
+    full_h, full_w = h + 2 * ph, w + 2 * pw
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            block = reshape(ctx, ctx.emit(ops.slice, blocks, start=[0, 0, i * kw + j, 0, 0],
+                                          limit=[n, c, i * kw + j + 1, oh, ow], stride=[1] * 5), (n, c, oh, ow))
+            block = _spread(ctx, block, (1, 1, sh, sw))
+            bh, bw = ctx.sig(block).shape[2:]
+            top, left = i * dh, j * dw
+            placed = ctx.emit(ops.pad, block, low=[0, 0, top, left],
+                              high=[0, 0, full_h - top - bh, full_w - left - bw])
+            out = placed if out is None else ctx.emit(ops.add, out, placed)
+    if ph or pw:
+        out = ctx.emit(ops.pad, out, low=[0, 0, -ph, -pw], high=[0, 0, -ph, -pw])
+    return reshape(ctx, out, ctx.result_sig.shape)
+
+
+@register(torch.nn.Unfold)
+def _unfold_module(ctx, input, *, mod):
+    return _unfold(ctx, input, mod.kernel_size, mod.dilation, mod.padding, mod.stride)
+
+
+@register(torch.nn.Fold)
+def _fold_module(ctx, input, *, mod):
+    return _fold(ctx, input, mod.output_size, mod.kernel_size, mod.dilation, mod.padding, mod.stride)
