@@ -201,6 +201,20 @@ class _Pair(nn.Module):
 case(nn.CosineSimilarity, "nn.CosineSimilarity", _Pair(nn.CosineSimilarity(dim=-1)), t(3, 4), t(3, 4))
 case(nn.PairwiseDistance, "nn.PairwiseDistance", _Pair(nn.PairwiseDistance(p=1.5, keepdim=True)), t(3, 4), t(3, 4))
 
+# -- power-average pooling, local response normalisation -----------------------------------------------------
+case((F.lp_pool1d, F.lp_pool2d, F.lp_pool3d, F.local_response_norm), "lp_pool_local_response_norm",
+     lambda x: (F.lp_pool2d(x, 2, 2), F.lp_pool2d(x.abs(), 3, (2, 3), stride=1), F.lp_pool1d(x[:, 0], 1.5, 2),
+                F.lp_pool3d(x.unsqueeze(1).abs(), 2, 2), F.local_response_norm(x, 3),
+                F.local_response_norm(x[:, :, 0], 2, alpha=0.1, beta=0.5, k=2.0)),
+     t(2, 4, 6, 6))
+case((F.lp_pool2d, F.local_response_norm), "lp_pool2d_local_response_norm_half",   # (no half avg_pool3d in torch)
+     lambda x: (F.lp_pool2d(x.abs(), 2, 2), F.local_response_norm(x[:, :, 0], 3)), t(1, 4, 4, 4), dtypes=(BF16, F16),
+     tol=4)
+case(nn.LPPool2d, "nn.LPPool2d", lambda: nn.LPPool2d(2, 3, stride=2), t(1, 2, 7, 7), module=True)
+case(nn.LPPool1d, "nn.LPPool1d", lambda: nn.LPPool1d(1, 2), t(2, 3, 6), module=True)
+case(nn.LPPool3d, "nn.LPPool3d", lambda: nn.LPPool3d(2, 2), t(1, 2, 4, 4, 4), module=True)
+case(nn.LocalResponseNorm, "nn.LocalResponseNorm", lambda: nn.LocalResponseNorm(5), t(2, 7, 3, 3), module=True)
+
 # -- unfold (im2col) / fold (col2im) ---------------------------------------------------------------------------
 case((F.unfold, F.fold), "unfold_fold",
      lambda x, y: (F.unfold(x, 2), F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),

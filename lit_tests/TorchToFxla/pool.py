@@ -1,7 +1,7 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: max, average and adaptive pooling, 1-3-D (functions, *_with_indices forms and modules) -- one
-# case per op object of fxla.lowering.RULES; the checks show kernel/stride/padding/dilation/ceil_mode and the
-# output sizes torch computes.
+# Torch -> fxla: max, average, power-average (lp) and adaptive pooling, 1-3-D (functions, *_with_indices forms
+# and modules), and local response normalisation -- one case per op object of fxla.lowering.RULES; the checks
+# show kernel/stride/padding/dilation/ceil_mode and the output sizes torch computes.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
@@ -331,3 +331,95 @@ def adaptive_max_pool3d_with_indices(x):
 @case(nn.AdaptiveMaxPool3d, t(1, 2, 3, 4, 5))
 def adaptive_max_pool3d_module():
     return nn.AdaptiveMaxPool3d((1, 2, 3))
+
+
+# lp_pool: (avg_pool(x^p) * window size)^(1/p), with torch's sign(out) * relu(|out|) in between.
+# CHECK-LABEL: case torch.nn.functional.lp_pool1d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x6xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<2x3x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<2x3x3xf32>, tensor<f32>) -> tensor<2x3x3xf32>
+# CHECK:         return %[[POW_2]] : tensor<2x3x3xf32>
+@case(F.lp_pool1d, t(2, 3, 6))
+def lp_pool1d(x):
+    return F.lp_pool1d(x, 2, 2)
+
+
+# CHECK-LABEL: case torch.nn.functional.lp_pool2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<3.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+# CHECK:         "fxla.avg_pool"(%[[POW]]) {{{.*}}stride = array<i64: 1, 1>}
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+# CHECK:         return %[[POW_2]] : tensor<1x2x3x3xf32>
+@case(F.lp_pool2d, t(1, 2, 4, 4))
+def lp_pool2d(x):
+    return F.lp_pool2d(x, 3, 2, stride=1)
+
+
+# CHECK-LABEL: case torch.nn.functional.lp_pool3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4x4xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<1x2x4x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4x4xf32>
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<1x2x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2x2xf32>
+# CHECK:         return %[[POW_2]] : tensor<1x2x2x2x2xf32>
+@case(F.lp_pool3d, t(1, 2, 4, 4, 4))
+def lp_pool3d(x):
+    return F.lp_pool3d(x, 2, 2)
+
+
+# CHECK-LABEL: case torch.nn.LPPool1d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x6xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<2x3x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<2x3x2xf32>, tensor<f32>) -> tensor<2x3x2xf32>
+# CHECK:         return %[[POW_2]] : tensor<2x3x2xf32>
+@case(nn.LPPool1d, t(2, 3, 6))
+def lp_pool1d_module():
+    return nn.LPPool1d(1, 3)
+
+
+# CHECK-LABEL: case torch.nn.LPPool2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+# CHECK:         "fxla.avg_pool"(%[[POW]]) {{{.*}}stride = array<i64: 2, 2>}
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+# CHECK:         return %[[POW_2]] : tensor<1x2x2x2xf32>
+@case(nn.LPPool2d, t(1, 2, 4, 4))
+def lp_pool2d_module():
+    return nn.LPPool2d(2, 2)
+
+
+# CHECK-LABEL: case torch.nn.LPPool3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x4x4xf32>)
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<1x2x4x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4x4xf32>
+# CHECK:         %[[POW_2:.+]] = "fxla.pow"(%{{.+}}, %{{.+}}) : (tensor<1x2x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2x2xf32>
+# CHECK:         return %[[POW_2]] : tensor<1x2x2x2x2xf32>
+@case(nn.LPPool3d, t(1, 2, 4, 4, 4))
+def lp_pool3d_module():
+    return nn.LPPool3d(2, 2)
+
+
+# local_response_norm: x / (k + alpha * mean of x^2 over `size` channels)^beta (the channel window via padded slices).
+# CHECK-LABEL: case torch.nn.functional.local_response_norm:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x4x3xf32>)
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 0, 0>, low = array<i64: 0, 1, 0>, value = 0.000000e+00 : f64} : (tensor<1x4x3xf32>) -> tensor<1x5x3xf32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+# CHECK:         return %[[DIV]] : tensor<1x4x3xf32>
+@case(F.local_response_norm, t(1, 4, 3))
+def local_response_norm(x):
+    return F.local_response_norm(x, 2)
+
+
+# CHECK-LABEL: case torch.nn.LocalResponseNorm:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x5x2x2xf32>)
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
+# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 1, 0, 0>, low = array<i64: 0, 1, 0, 0>, value = 0.000000e+00 : f64} : (tensor<1x5x2x2xf32>) -> tensor<1x7x2x2xf32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
+# CHECK:         return %[[DIV]] : tensor<1x5x2x2xf32>
+@case(nn.LocalResponseNorm, t(1, 5, 2, 2))
+def local_response_norm_module():
+    return nn.LocalResponseNorm(3)

@@ -19,7 +19,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
 from ..registry import register
-from .indexing import int_constant, reshape
+from .indexing import int_constant, reshape, slice_dim
 from .nn import _pair
 
 
@@ -70,6 +70,54 @@ register(F.avg_pool3d)(partial(_avg_pool, n=3))
 register(torch.nn.AvgPool1d)(partial(_avg_pool_module, n=1))
 register(torch.nn.AvgPool2d)(partial(_avg_pool_module, n=2))
 register(torch.nn.AvgPool3d)(partial(_avg_pool_module, n=3))
+
+
+
+# -- power-average pooling and local response normalisation (torch's formulas, on avg_pool) -------------------
+def _lp_pool(ctx, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, n):
+    """(sum of x^p over each window)^(1/p): avg_pool(x^p) times the window size; p = inf is max_pool(|x|)."""
+    p = float(norm_type)
+    kernel = _pair(kernel_size, n)
+    if p in (float("inf"), float("-inf")):
+        raise ctx.error(f"lp_pool with norm_type={norm_type} is not supported", "fxla lowers finite norm types",
+                        "use max_pool on x.abs() for the infinity norm")
+    powered = ctx.emit(ops.pow, input, ctx.tensor(p, like=input))
+    mean = _avg_pool(ctx, powered, kernel, stride, 0, ceil_mode, n=n)
+    # torch: sign(out) * relu(|out|) * prod(kernel), then ** (1/p)
+    out = ctx.emit(ops.mul, ctx.emit(ops.sign, mean), ctx.emit(ops.relu, ctx.emit(ops.abs, mean)))
+    out = ctx.emit(ops.mul, out, ctx.tensor(float(np.prod(kernel)), like=out))
+    return ctx.emit(ops.pow, out, ctx.tensor(1.0 / p, like=out))
+
+
+def _lp_pool_module(ctx, input, *, mod, n):
+    return _lp_pool(ctx, input, mod.norm_type, mod.kernel_size, mod.stride, mod.ceil_mode, n=n)
+
+
+for _n, _fn, _module in ((1, F.lp_pool1d, torch.nn.LPPool1d), (2, F.lp_pool2d, torch.nn.LPPool2d),
+                         (3, F.lp_pool3d, torch.nn.LPPool3d)):
+    register(_fn)(partial(_lp_pool, n=_n))
+    register(_module)(partial(_lp_pool_module, n=_n))
+
+
+@register(F.local_response_norm)
+def _local_response_norm(ctx, input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels (zero padded)) ** beta."""
+    s = ctx.sig(input)
+    squares = ctx.emit(ops.mul, input, input)
+    low, high = size // 2, (size - 1) // 2
+    padded = ctx.emit(ops.pad, squares, low=[0, low] + [0] * (s.rank - 2), high=[0, high] + [0] * (s.rank - 2))
+    total = None
+    for offset in range(size):
+        window = slice_dim(ctx, padded, 1, offset, offset + s.shape[1])
+        total = window if total is None else ctx.emit(ops.add, total, window)
+    div = ctx.emit(ops.mul, total, ctx.tensor(alpha / size, like=total))
+    div = ctx.emit(ops.pow, ctx.emit(ops.add, div, ctx.tensor(float(k), like=div)), ctx.tensor(float(beta), like=div))
+    return ctx.emit(ops.div, input, div)
+
+
+@register(torch.nn.LocalResponseNorm)
+def _local_response_norm_module(ctx, input, *, mod):
+    return _local_response_norm(ctx, input, mod.size, mod.alpha, mod.beta, mod.k)
 
 
 def _adaptive_matrix(size: int, out: int) -> np.ndarray:
