@@ -23,6 +23,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 
 from ..registry import register
 from .indexing import reshape, slice_dim
+from .nn import layer_norm_at, linear_at
 
 
 def _heads(ctx, x, batch: int, heads: int):
@@ -106,17 +107,6 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
 _ACTIVATIONS = {F.relu: (ops.relu, {}), F.gelu: (ops.gelu, {"approximate": "none"})}
 
 
-def _linear(ctx, target: str, lin, x):
-    return ctx.emit(ops.linear, x, ctx.param(f"{target}.weight"),
-                    ctx.param(f"{target}.bias") if lin.bias is not None else None)
-
-
-def _norm(ctx, target: str, ln, x):
-    return ctx.emit(ops.layer_norm, x, ctx.param(f"{target}.weight") if ln.weight is not None else None,
-                    ctx.param(f"{target}.bias") if ln.bias is not None else None,
-                    normalized_rank=len(ln.normalized_shape), eps=ln.eps)
-
-
 def _feed_forward(ctx, target: str, mod, x):
     activation = _ACTIVATIONS.get(mod.activation)
     if activation is None:
@@ -124,16 +114,16 @@ def _feed_forward(ctx, target: str, mod, x):
                         "fxla lowers the built-in 'relu' and 'gelu' activations of transformer layers",
                         "use activation='relu' or 'gelu', or write the layer out of modules fxla lowers")
     opdef, attrs = activation
-    hidden = ctx.emit(opdef, _linear(ctx, f"{target}.linear1", mod.linear1, x), **attrs)
-    return _linear(ctx, f"{target}.linear2", mod.linear2, hidden)
+    hidden = ctx.emit(opdef, linear_at(ctx, f"{target}.linear1", mod.linear1, x), **attrs)
+    return linear_at(ctx, f"{target}.linear2", mod.linear2, hidden)
 
 
 def _residual(ctx, target: str, mod, x, norm: str, block):
     """``x + block(norm(x))`` (norm_first) or ``norm(x + block(x))``."""
     ln = getattr(mod, norm)
     if mod.norm_first:
-        return ctx.emit(ops.add, x, block(_norm(ctx, f"{target}.{norm}", ln, x)))
-    return _norm(ctx, f"{target}.{norm}", ln, ctx.emit(ops.add, x, block(x)))
+        return ctx.emit(ops.add, x, block(layer_norm_at(ctx, f"{target}.{norm}", ln, x)))
+    return layer_norm_at(ctx, f"{target}.{norm}", ln, ctx.emit(ops.add, x, block(x)))
 
 
 def _check_eval(ctx, mod):

@@ -28,10 +28,15 @@ def _linear(ctx, input, weight, bias=None):
     return ctx.emit(ops.linear, input, weight, bias)
 
 
+def linear_at(ctx, target: str, mod, input):
+    """The nn.Linear ``mod`` whose parameters are at ``target`` (its own node, or a submodule of a composite)."""
+    bias = ctx.param(f"{target}.bias") if mod.bias is not None else None
+    return ctx.emit(ops.linear, input, ctx.param(f"{target}.weight"), bias)
+
+
 @register(torch.nn.Linear)
 def _linear_module(ctx, input, *, mod):
-    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
-    return ctx.emit(ops.linear, input, ctx.param(f"{ctx.node.target}.weight"), bias)
+    return linear_at(ctx, ctx.node.target, mod, input)
 
 
 @register(F.bilinear, torch.bilinear)
@@ -151,11 +156,16 @@ def _layer_norm(ctx, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return ctx.emit(ops.layer_norm, input, weight, bias, normalized_rank=len(tuple(normalized_shape)), eps=eps)
 
 
+def layer_norm_at(ctx, target: str, mod, input):
+    """The nn.LayerNorm ``mod`` whose parameters are at ``target``."""
+    weight = ctx.param(f"{target}.weight") if mod.weight is not None else None
+    bias = ctx.param(f"{target}.bias") if mod.bias is not None else None
+    return _layer_norm(ctx, input, mod.normalized_shape, weight, bias, mod.eps)
+
+
 @register(torch.nn.LayerNorm)
 def _layer_norm_module(ctx, input, *, mod):
-    weight = ctx.param(f"{ctx.node.target}.weight") if mod.weight is not None else None
-    bias = ctx.param(f"{ctx.node.target}.bias") if mod.bias is not None else None
-    return _layer_norm(ctx, input, mod.normalized_shape, weight, bias, mod.eps)
+    return layer_norm_at(ctx, ctx.node.target, mod, input)
 
 
 @register(F.dropout)
