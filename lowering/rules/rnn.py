@@ -48,10 +48,15 @@ def _gru_cell(ctx, xt, h, c, w_hh, b_hh):
     return ctx.emit(ops.add, n, ctx.emit(ops.mul, z, ctx.emit(ops.sub, h, n))), None    # (1 - z) n + z h
 
 
+def _zeros(ctx, batch: int, hidden: int, like):
+    """The default initial state: zeros [N, H] in ``like``'s element type."""
+    return ctx.emit(ops.expand, ctx.tensor(0.0, like=like), shape=(batch, hidden))
+
+
 def _state(ctx, given, index: int, batch: int, hidden: int, like):
     """Layer/direction ``index`` of an initial state ([layers * dirs, N, H]), zeros when not given."""
     if given is None:
-        return ctx.emit(ops.expand, ctx.tensor(0.0, like=like), shape=(batch, hidden))
+        return _zeros(ctx, batch, hidden, like)
     return reshape(ctx, slice_dim(ctx, given, 0, index, index + 1), (batch, hidden))
 
 
@@ -127,8 +132,7 @@ def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     param = lambda name: ctx.param(f"{target}.{name}")            # noqa: E731
     xt = ctx.emit(ops.linear, x, param("weight_ih"), param("bias_ih") if mod.bias else None)
     h0, c0 = (hx if has_cell_state else (hx, None)) if hx is not None else (None, None)
-    h, c = (ctx.emit(ops.expand, ctx.tensor(0.0, like=input), shape=(batch, hidden)) if s is None else
-            reshape(ctx, s, (batch, hidden)) for s in (h0, c0))
+    h, c = (_zeros(ctx, batch, hidden, input) if s is None else reshape(ctx, s, (batch, hidden)) for s in (h0, c0))
     h, c = cell(ctx, xt, h, c if has_cell_state else None, param("weight_hh"), param("bias_hh") if mod.bias else None)
     if unbatched:
         h, c = (None if s is None else reshape(ctx, s, (hidden,)) for s in (h, c))
