@@ -67,9 +67,9 @@ class Tracer:
     :meth:`call_module` and ``torch.nn.Module.__getattr__`` turns the root's parameters and
     buffers into ``get_attr`` proxies, ``torch.nn.Module.__setattr__`` records a traced value assigned to a
     parameter or buffer as ``copy_`` into it (other attributes set to traced values are restored after the
-    trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn`` accept symbolic
-    sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as ``torch.zeros((getitem, 4))``);
-    all are restored afterwards, even on error.
+    trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn``
+    accept symbolic sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as
+    ``torch.zeros((getitem, 4))``); all are restored afterwards, even on error.
 
     After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
     ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh

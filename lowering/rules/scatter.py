@@ -17,7 +17,7 @@ from fxla.dialects.mlir import ir
 from fxla.frontend.passes.functionalize import setitem as functional_setitem
 
 from ..registry import register
-from .indexing import _expand_key, _merge_tensor_indices, _wrap_negative, int_constant, reshape
+from .indexing import _expand_key, _merge_tensor_indices, _tensor_index, reshape
 
 #: scatter_reduce's reduce -> (fxla.scatter's reduce, the identity used when include_self=False)
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "amax": ("amax", "lowest"), "amin": ("amin", "highest"),
@@ -124,17 +124,16 @@ def _set_mask(ctx, input, at: int, mask, value):
     return ctx.emit(ops.where, mask, v, input)
 
 
-def _set_index(ctx, input, at: int, index, value, *, wrapped: bool = False):
+def _set_index(ctx, input, at: int, index, value):
+    """``x[..., index, ...] = value`` on dim ``at``; ``index`` is an integer tensor with its negative entries
+    already resolved (:func:`indexing._tensor_index`, or a linear index of merged dims)."""
     sig = ctx.sig(input)
-    index = int_constant(ctx, index) if isinstance(index, list) else index
     if ctx.sig(index).rank > 1:
         raise ctx.error("x[index] = value with a multi-dimensional index tensor is not supported",
                         "fxla lowers a 0-d or 1-D integer index", "flatten the index (and the value) first")
     zero_d = ctx.sig(index).rank == 0             # x[:, i] = v with a 0-d i: v lacks that dim
     n = 1 if zero_d else ctx.sig(index).shape[0]
     index = reshape(ctx, index, (n,))
-    if not wrapped:                               # negative entries count from the end
-        index = _wrap_negative(ctx, index, sig.shape[at])
     indexed = tuple(sig.shape[:at]) + (n,) + tuple(sig.shape[at + 1:])
     torch_shape = indexed[:at] + indexed[at + 1:] if zero_d else indexed
     v = reshape(ctx, _assigned(ctx, value, sig.elem, torch_shape), indexed)
@@ -196,7 +195,7 @@ def _set_indices(ctx, input, at: int, indices, value):
     tensor index (:func:`_set_index`)."""
     shape = ctx.sig(input).shape
     flat, _, linear = _merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
-    return reshape(ctx, _set_index(ctx, flat, at, linear, value, wrapped=True), shape)
+    return reshape(ctx, _set_index(ctx, flat, at, linear, value), shape)
 
 
 @register(functional_setitem)
@@ -224,8 +223,6 @@ def _setitem(ctx, input, idx, value):
                         "(or one bool mask)", "index in two steps, or use index_copy / scatter / torch.where")
     if len(tensors) > 1:
         return _set_indices(ctx, input, at, [k for _, k in tensors], value)
-    if isinstance(index, ir.Value) and ctx.sig(index).elem == "i1":
+    if _is_mask(ctx, index):
         return _set_mask(ctx, input, at, index, value)
-    if isinstance(index, ir.Value) and is_float(ctx.sig(index).elem):
-        raise ctx.error("indexing with a float tensor", "torch rejects it too", "use an integer or bool index")
-    return _set_index(ctx, input, at, index, value)
+    return _set_index(ctx, input, at, _tensor_index(ctx, index, sig.shape[at]), value)
