@@ -396,12 +396,13 @@ class CompiledModule:
         program = entry.program
         mutates = bool(program.mutated_inputs or program.mutated_params)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
-        if program.mutated_params:
-            n = len(program.mutated_params)
-            self._store_state(program, results[-n:])
-            results = results[:-n]
-        if program.mutated_inputs:
-            results = write_back(self.__name__, program.mutated_inputs, leaves, results)
+        if mutates:   # results: outputs, then mutated inputs, then mutated parameters (see FxlaProgram)
+            cut = len(results) - len(program.mutated_params)
+            results, state = results[:cut], results[cut:]
+            if program.mutated_inputs:     # checks every input before anything is written, the state included
+                results = write_back(self.__name__, program.mutated_inputs, leaves, results)
+            if state:
+                self._store_state(program, state)
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]

@@ -156,13 +156,12 @@ class LoadedModule:
                                  f"to {static!r}\nfix: pass {static!r}, or export again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
-        if self._state:                   # buffers the program updates (self.steps += 1): kept for the next call
-            n = len(self._state)
-            for i, value in zip(self._state, results[-n:]):
-                self._params[i] = value
-            results = results[:-n]
+        cut = len(results) - len(self._state)        # outputs, mutated inputs, then updated buffers
+        results, state = results[:cut], results[cut:]
         if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
             results = write_back(self.__name__, self._mutated, leaves, results)
+        for i, value in zip(self._state, state):      # buffers the program updates: kept for the next call
+            self._params[i] = value
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if s is None else s for s in self._output_static]

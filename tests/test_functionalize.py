@@ -348,3 +348,21 @@ def test_assigning_a_buffer_another_shape_or_dtype_is_an_error():
         fxla.compile(Retype(True))(torch.randn(2, 3))
     assert "self.seen = torch.cat([self.seen, x])" in str(info.value)
     assert "output with shape [1, 3] doesn't match the broadcast shape [3, 3]" in str(info.value)
+
+
+def test_rejected_call_leaves_the_module_state_unchanged():
+    import jax.numpy as jnp
+
+    class Both(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros(()))
+
+        def forward(self, x):
+            self.steps += 1
+            x += 1
+            return x * 2
+    model = Both()
+    with pytest.raises(fxla.InputMutationError):
+        fxla.compile(model)(jnp.ones(3))
+    assert model.steps.item() == 0          # the input check runs before the state is written
