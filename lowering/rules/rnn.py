@@ -48,6 +48,17 @@ def _gru_cell(ctx, xt, h, c, w_hh, b_hh):
     return ctx.emit(ops.add, n, ctx.emit(ops.mul, z, ctx.emit(ops.sub, h, n))), None    # (1 - z) n + z h
 
 
+def _split_state(hx, has_cell_state: bool):
+    """The (h, c) initial states a call passed (LSTMs take a pair; c is None for RNN/GRU; both None if absent)."""
+    if hx is None:
+        return None, None
+    return hx if has_cell_state else (hx, None)
+
+
+#: nn.RNN / nn.RNNCell nonlinearity -> the fxla op
+_NONLINEARITY = {"tanh": ops.tanh, "relu": ops.relu}
+
+
 def _zeros(ctx, batch: int, hidden: int, like):
     """The default initial state: zeros [N, H] in ``like``'s element type."""
     return ctx.emit(ops.expand, ctx.tensor(0.0, like=like), shape=(batch, hidden))
@@ -77,7 +88,7 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     if mod.batch_first and not unbatched:
         x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
     steps, batch, _ = ctx.sig(x).shape
-    h0, c0 = (hx if has_cell_state else (hx, None)) if hx is not None else (None, None)
+    h0, c0 = _split_state(hx, has_cell_state)
     if unbatched:
         h0, c0 = (None if s is None else reshape(ctx, s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
     layer_input, h_n, c_n = x, [], []
@@ -118,7 +129,7 @@ register(torch.nn.GRU)(partial(_recurrent, cell=_gru_cell, has_cell_state=False)
 
 @register(torch.nn.RNN)
 def _rnn(ctx, input, hx=None, *, mod):
-    activation = {"tanh": ops.tanh, "relu": ops.relu}[mod.nonlinearity]
+    activation = _NONLINEARITY[mod.nonlinearity]
     return _recurrent(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation),
                       has_cell_state=False)
 
@@ -131,7 +142,7 @@ def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     batch = ctx.sig(x).shape[0]
     param = lambda name: ctx.param(f"{target}.{name}")            # noqa: E731
     xt = ctx.emit(ops.linear, x, param("weight_ih"), param("bias_ih") if mod.bias else None)
-    h0, c0 = (hx if has_cell_state else (hx, None)) if hx is not None else (None, None)
+    h0, c0 = _split_state(hx, has_cell_state)
     h, c = (_zeros(ctx, batch, hidden, input) if s is None else reshape(ctx, s, (batch, hidden)) for s in (h0, c0))
     h, c = cell(ctx, xt, h, c if has_cell_state else None, param("weight_hh"), param("bias_hh") if mod.bias else None)
     if unbatched:
@@ -145,5 +156,5 @@ register(torch.nn.GRUCell)(partial(_one_step, cell=_gru_cell, has_cell_state=Fal
 
 @register(torch.nn.RNNCell)
 def _rnn_cell_module(ctx, input, hx=None, *, mod):
-    activation = {"tanh": ops.tanh, "relu": ops.relu}[mod.nonlinearity]
+    activation = _NONLINEARITY[mod.nonlinearity]
     return _one_step(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation), has_cell_state=False)
