@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import jax
+import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
@@ -15,9 +19,10 @@ from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.param_layout import permute_trailing_params
-from fxla.runtime import Executable, compile_stablehlo, from_device, resolve_device, to_device
-from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
+from fxla.runtime import Executable, compile_stablehlo, cpp_dispatch, from_device, resolve_device, to_device
+from fxla.runtime.buffers import HostView, example_tensor, is_array, torch_dtype
 from fxla.runtime.executable import numpy_dtype
+from fxla.runtime.jax_interop import InteropError
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
 from .dispatch import call_plan, fast_key
@@ -115,7 +120,34 @@ def _meta(value):
     return describe_input(value)
 
 
+_from_numpy, _asarray = torch.from_numpy, np.asarray      # (the call path's globals: one lookup each)
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
+
+
+def _live(module_ref) -> "CompiledModule":
+    module = module_ref()
+    if module is None:
+        raise FxlaError("this call belongs to a CompiledModule that has been deleted (its __call__ was kept)\n"
+                        "fix: keep the CompiledModule itself and call it")
+    return module
+
+
+def _plain_call(module_ref, *args, **kwargs):
+    return _live(module_ref)._python_call(*args, **kwargs)
+
+
+def _cpp_miss(module_ref, *args, **kwargs):
+    """What the C++ dispatcher of an ``output="jax"`` module runs for a call it has no fast path for: the Python
+    call, and — when the call went through a plan with jax arrays in and out — the fast path for its signature
+    (:func:`fxla.runtime.cpp_dispatch.fast_path`; its first call here compiles and records the plan)."""
+    module = _live(module_ref)
+    result = module._python_call(*args, **kwargs)
+    if kwargs:
+        return result, None
+    plan = module._plans.get(fast_key(args))
+    if plan is None or plan.direct is None:    # torch tensors in, a mutating program, non-array arguments…
+        return result, None
+    return result, cpp_dispatch.fast_path(plan.executable, plan.direct[1], args, pytree.tree_leaves(result), result)
 
 
 class CompiledModule:
@@ -126,7 +158,9 @@ class CompiledModule:
     buffers are uploaded to the device at their first use and stay there, so later in-place changes to the
     model's weights are not seen — compile again after changing them (changes the program itself makes,
     ``self.steps += 1``, are written back to the module and to the resident buffers).  Inputs may be torch tensors or
-    ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device).
+    ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device; a
+    signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch after its first call, as a ``jax.jit``
+    call does — see docs/runtime.md).
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
@@ -161,6 +195,12 @@ class CompiledModule:
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard)
         self._per_shape: Optional[PerShapeTraces] = None
+        self._cpp_call = None                          # JAX's C++ dispatch object, when calls use one
+        if output == "jax" and self.mesh is None and not concrete_shapes:
+            me = weakref.ref(self)              # (the dispatcher must not keep the module alive)
+            self._cpp_call = cpp_dispatch.dispatcher(self.__name__, functools.partial(_cpp_miss, me),
+                                                     functools.partial(_plain_call, me))
+        self._dispatch = self._cpp_call or self._python_call     # what a call runs (see __call__)
         if concrete_shapes:
             if tracer is not None:
                 raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
@@ -281,7 +321,7 @@ class CompiledModule:
         if part is None:
             text, debug_text, layouts = _param_layouts(stages)
         executable = compile_stablehlo(debug_text, self.device, partitioning=part, cache_dir=self.cache_dir,
-                                       cache_text=text)
+                                       cache_text=text, n_params=len(program.param_names))
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0
         keys = [(name, layouts.get(name, ())) for name in program.param_names]
         placements = [executable.in_shardings[n_inputs + i] if part is not None else self.device
@@ -313,6 +353,8 @@ class CompiledModule:
                     self._params[name, ()] = value
         for module in self._family:
             module._plans.clear()              # plans hold the old buffers; the next general call rebuilds them
+            if module._cpp_call is not None:
+                cpp_dispatch.clear(module._cpp_call)          # and so do the C++ fast paths
             for entry in module._cache.values():
                 entry.params = module._resident(entry.program, entry.param_keys, entry.param_placements)
 
@@ -363,7 +405,14 @@ class CompiledModule:
             buffers = [to_device(t, self.device) for t in tensors]
         return buffers + entry.params
 
-    def __call__(self, *args, **kwargs):
+    # A call is ``self._dispatch(*args, **kwargs)``, looked up in C (a property over ``operator.attrgetter``: no
+    # Python frame).  For ``output="jax"`` on one device that is JAX's C++ dispatch object, which runs each
+    # jax-array signature's executable without entering Python once it has been called (see
+    # fxla.runtime.cpp_dispatch and _cpp_miss); otherwise the bound method ``_python_call``.
+    __call__ = property(operator.attrgetter("_dispatch"),
+                        doc="Call the compiled model like the original (see the class docstring).")
+
+    def _python_call(self, *args, **kwargs):
         if not kwargs:
             if len(args) == 1:            # fast_key inlined: one Python frame less on the hot path
                 a = args[0]
@@ -374,24 +423,46 @@ class CompiledModule:
             else:
                 plan = self._plans.get(fast_key(args))
             if plan is not None:
+                host = plan.host
+                if host is not None:          # one torch tensor in, one tensor out (see fxla.dispatch)
+                    run, params, typestr = host
+                    try:
+                        value = a.numpy()
+                    except (RuntimeError, TypeError):   # requires_grad, another device, bfloat16: the plan
+                        return plan(args)
+                    try:
+                        out = run(*params, value)[0]
+                    except ValueError:                # e.g. under jax.disable_jit(): the plan handles it
+                        return plan(args)
+                    out.block_until_ready()           # the caller may change its tensor once this returns
+                    return _from_numpy(_asarray(HostView(out, typestr)))
                 direct = plan.direct
                 if direct is None:
                     return plan(args)
                 run, params, build = direct   # jax arrays in and out: the C++ call made from this frame
                 try:
-                    return build(run(*args, *params))
-                except ValueError:            # an array on another device: the plan moves it
+                    return build(run(*params, *args))
+                except ValueError:            # an array on another device, jax.disable_jit(): the plan
                     return plan(args)
         if self._per_shape is not None:
+            self._reject_tracers(pytree.tree_leaves((args, kwargs)))
             module, values = self._per_shape.module_for(args, kwargs)
             return module(*values)
         return self._call(args, kwargs)
 
+    def _reject_tracers(self, leaves) -> None:
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            raise InteropError(f"{self.__name__} was called with JAX tracers (inside jax.jit, jax.vmap, jax.grad "
+                               f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
+                               f"program on concrete arrays\nfix: call fast.as_jax_function(*example_inputs) "
+                               f"inside the transformation instead (it embeds the program in JAX's)")
+
     def _call(self, args, kwargs):
         """The general call path; it also records the fast call plan of a signature (see fxla.dispatch)."""
         bound = self._bind(args, kwargs)
-        entry = self._entry(bound)
         leaves = _leaves(bound)
+        self._reject_tracers(leaves)
+        entry = self._entry(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         program = entry.program
         mutates = bool(program.mutated_inputs or program.mutated_params)
@@ -411,7 +482,7 @@ class CompiledModule:
             key = fast_key(args)
             if key is not None:
                 self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
-                                            program.output_spec, program.output_static)
+                                            program.output_spec, program.output_static, results)
         return pytree.tree_unflatten(values, program.output_spec)
 
     # -- interop -------------------------------------------------------------------------------------------------
@@ -422,9 +493,7 @@ class CompiledModule:
         Parameters are passed as the extra arguments of the embedded program (under ``jax.jit`` they become
         constants of the surrounding program).  ``jax.grad`` is not supported (see docs/runtime.md).
         """
-        import jax
-
-        from fxla.runtime.jax_interop import InteropError, stablehlo_function
+        from fxla.runtime.jax_interop import stablehlo_function
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.as_jax_function(*values)

@@ -6,7 +6,7 @@ a call computes in about a microsecond.  It does only the unavoidable work:
 
 * torch tensors → their numpy views, which JAX's C++ dispatch places (64-bit dtypes: placed by fxla,
   zero-copy on the CPU), ``jax.Array``\\ s passed through when already on the device;
-* the resident parameters appended;
+* the resident parameters passed first (the executable's order, :attr:`fxla.runtime.Executable.runner`);
 * the executable called through JAX's C++ dispatch (:class:`fxla.runtime.Executable`);
 * results → zero-copy torch views (or left as ``jax.Array``\\ s with ``output="jax"``), then put back into
   the output structure (a single tensor and flat tuples skip pytree work).
@@ -22,7 +22,7 @@ import jax
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.runtime.buffers import host_input, to_device, viewer
+from fxla.runtime.buffers import host_array, host_input, to_device, viewer
 
 
 def fast_key(args: Sequence[Any]) -> Optional[Tuple]:
@@ -36,11 +36,14 @@ def fast_key(args: Sequence[Any]) -> Optional[Tuple]:
         return None
 
 
+_first = operator.itemgetter(0)
+
+
 def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
     """A function from the list of converted results to the call's return value."""
     if all(s is None for s in output_static):
         if output_spec.is_leaf():
-            return operator.itemgetter(0)
+            return _first
         if output_spec.type is tuple and all(c.is_leaf() for c in output_spec.children()):
             return tuple
 
@@ -51,13 +54,21 @@ def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
 
 
 def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
-              output_static) -> Callable[[Sequence[Any]], Any]:
+              output_static, outs: Sequence[jax.Array]) -> Callable[[Sequence[Any]], Any]:
     """The call path of one compiled single-device signature (see the module docstring): a function of the
-    call's positional arguments (``args`` is the call that compiled it).
+    call's positional arguments (``args`` is the call that compiled it, ``outs`` its device results).
 
-    ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device (then
-    ``build(run(*args, *params))`` is the whole call, which ``CompiledModule.__call__`` makes without entering
-    the plan; a ``ValueError`` — an array on another device — falls back to the plan), else ``None``."""
+    It carries two shortcuts ``CompiledModule`` takes without entering the plan:
+
+    * ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device
+      (then ``build(run(*params, *args))`` is the whole call; a ``ValueError`` — an array on another device —
+      falls back to the plan), else ``None``;
+    * ``plan.host`` is ``(run, params, typestr)`` when it is one torch tensor (of at most 32 bits) in and one
+      tensor out that has a zero-copy view (:func:`fxla.runtime.buffers.viewer`): the call is
+      ``out = run(*params, x.numpy())[0]``, ``out.block_until_ready()``, then the writable view
+      ``torch.from_numpy(np.asarray(HostView(out, typestr)))``; else ``None``.
+
+    ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
     run = executable.runner               # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled)
     # Once called, a Compiled holds its C++ call object in ``_call`` (jax 0.10.2; semi-public, covered by
@@ -72,13 +83,15 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     def place(values):                    # jax arrays on another device: moved (the general placement)
         return [to_device(a, device) if isinstance(a, jax.Array) else a for a in values]
 
+    host = None
     if output == "torch":
-        converters: List[Callable] = []   # per result: its zero-copy view (built from the first results)
+        converters = [viewer(o) for o in outs]    # per result: its zero-copy view (they wait for the results)
 
         def finish(outs):
-            if not converters:
-                converters.extend(viewer(o) for o in outs)
-            return build([convert(o) for convert, o in zip(converters, outs)])   # these wait for the results
+            return build([convert(o) for convert, o in zip(converters, outs)])
+        typestr = getattr(converters[0], "typestr", None) if len(converters) == 1 else None
+        if len(inputs) == 1 and inputs[0] is host_array and typestr is not None and build is _first:
+            host = (run, params, typestr)
     elif jax_only:
         finish = build
     else:                                 # the caller may change its tensors once the call returns
@@ -87,33 +100,44 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                 o.block_until_ready()
             return build(outs)
 
+    def general(values):                  # what a ValueError from ``run`` falls back to (see below)
+        return executable([*place(values), *params])
+
+    # ``run`` raises ValueError for an array on another device than the program's, and under jax.disable_jit()
+    # (JAX's AOT call refuses to run then): the Executable's own call places the arrays and runs it anyway.
     if jax_only and finish is build:      # device arrays in and out: the caller runs ``call.direct`` itself
         def call(args):
             try:
-                return build(run(*args, *params))
-            except ValueError:            # an array on another device than the program's: move it
-                return build(run(*place(args), *params))
-        call.direct = (run, params, build)
-        return call
-    if jax_only:
-        def call(args):
-            try:
-                outs = run(*args, *params)
+                return build(run(*params, *args))
             except ValueError:
-                outs = run(*place(args), *params)
-            return finish(outs)
-    elif all(inputs):
-        if len(inputs) == 1:
+                return build(general(args))
+        direct = (run, params, build)
+    else:
+        direct = None
+        if jax_only:
+            def call(args):
+                try:
+                    outs = run(*params, *args)
+                except ValueError:
+                    outs = general(args)
+                return finish(outs)
+        elif len(inputs) == 1:            # one torch tensor (no comprehension's frame)
             convert0 = inputs[0]
 
             def call(args):
-                return finish(run(convert0(args[0]), *params))
+                value = convert0(args[0])
+                try:
+                    outs = run(*params, value)
+                except ValueError:
+                    outs = general([value])
+                return finish(outs)
         else:
             def call(args):
-                return finish(run(*[convert(a) for convert, a in zip(inputs, args)], *params))
-    else:
-        def call(args):
-            return finish(run(*place([convert(a) if convert else a for convert, a in zip(inputs, args)]),
-                              *params))
-    call.direct = None
+                values = [convert(a) if convert else a for convert, a in zip(inputs, args)]
+                try:
+                    outs = run(*params, *values)
+                except ValueError:
+                    outs = general(values)
+                return finish(outs)
+    call.direct, call.host, call.executable = direct, host, executable
     return call

@@ -120,7 +120,7 @@ class LoadedModule:
             t = tensors.get(p["name"])
             if t is None or list(t.shape) != p["shape"] or _dtype_name(t.dtype) != p["dtype"]:
                 raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
-        self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir)
+        self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir, n_params=len(names))
         self._params = [to_device(tensors[n], self.device) for n in names]
         self.__name__ = meta.get("name", "loaded")
 

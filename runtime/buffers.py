@@ -118,7 +118,8 @@ def to_device(value, placement: Placement) -> jax.Array:
     return _put(_numpy(t.contiguous()), placement)
 
 
-def _host_array(t: torch.Tensor) -> np.ndarray:
+def host_array(t: torch.Tensor) -> np.ndarray:
+    """The numpy array a call plan hands JAX for a torch tensor of at most 32 bits (see :func:`host_input`)."""
     try:
         return t.numpy()                  # the common case: a plain CPU tensor (any strides)
     except (RuntimeError, TypeError):     # requires_grad, another device, bfloat16
@@ -135,14 +136,14 @@ def host_input(dtype: torch.dtype, device: jax.Device):
     """
     if dtype in _WIDE:
         return functools.partial(_tensor_to_device_on, device)
-    return _host_array
+    return host_array
 
 
 def _tensor_to_device_on(device: jax.Device, t: torch.Tensor) -> jax.Array:
     return tensor_to_device(t, device)
 
 
-class _HostView:
+class HostView:
     """Exposes a single-device CPU ``jax.Array``'s buffer to numpy as a writable array (and keeps it alive)."""
 
     __slots__ = ("__array_interface__", "array")
@@ -174,7 +175,7 @@ def cpu_view(array: jax.Array, view=None) -> torch.Tensor:
     if array.size == 0:
         out = torch.from_numpy(np.empty(array.shape, view[0]))
     else:
-        out = torch.from_numpy(np.asarray(_HostView(array, view[0])))
+        out = torch.from_numpy(np.asarray(HostView(array, view[0])))
     return out if view[1] is None else out.view(view[1])
 
 
@@ -194,7 +195,8 @@ def from_device(array: jax.Array) -> torch.Tensor:
 def viewer(array: jax.Array):
     """The converter :func:`from_device` applies to results shaped and typed like ``array``, resolved once:
     a call plan builds one per result position and skips the per-call lookups (zero-size results, the
-    dtype's view, the placement)."""
+    dtype's view, the placement).  When the view needs no cast, ``convert.typestr`` is its numpy typestr:
+    ``torch.from_numpy(np.asarray(HostView(a, typestr)))`` after ``a.block_until_ready()`` is the conversion."""
     view = _VIEW.get(array.dtype)
     if view is None or len(array.sharding.device_set) != 1 or not array.is_fully_addressable \
             or next(iter(array.sharding.device_set)).platform != "cpu":
@@ -206,11 +208,12 @@ def viewer(array: jax.Array):
     if cast is None:
         def convert(a):
             a.block_until_ready()
-            return torch.from_numpy(np.asarray(_HostView(a, typestr)))
+            return torch.from_numpy(np.asarray(HostView(a, typestr)))
+        convert.typestr = typestr          # a call plan may inline the view (see fxla.dispatch)
     else:
         def convert(a):
             a.block_until_ready()
-            return torch.from_numpy(np.asarray(_HostView(a, typestr))).view(cast)
+            return torch.from_numpy(np.asarray(HostView(a, typestr))).view(cast)
     return convert
 
 

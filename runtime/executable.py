@@ -61,9 +61,10 @@ class Executable:
     """
 
     def __init__(self, runner, device: jax.Device, text, *, partitioning: Optional[Partitioning] = None,
-                 from_cache: bool = False, compile_seconds: float = 0.0, out_shapes=None):
+                 from_cache: bool = False, compile_seconds: float = 0.0, out_shapes=None, n_params: int = 0):
         self._runner = runner                 # jax.stages.Compiled (single device) or a PJRT LoadedExecutable
         self.device = device
+        self.n_params = n_params if partitioning is None else 0   # see runner
         self.stablehlo = text
         self.partitioning = partitioning
         self.from_cache = from_cache          # True when deserialized from a cache directory
@@ -77,7 +78,10 @@ class Executable:
     @property
     def runner(self):
         """Single device: the compiled program as a ``jax.stages.Compiled`` — call it with the arguments
-        positionally, it returns the list of results (the fast path of :class:`fxla.CompiledModule`)."""
+        positionally, **parameters first**: ``runner(*params, *inputs)``, where ``params`` are the program's last
+        :attr:`n_params` arguments (the order in which JAX's C++ dispatch passes a program's constants, see
+        :mod:`fxla.runtime.cpp_dispatch`); it returns the list of results (the fast path of
+        :class:`fxla.CompiledModule`)."""
         if self.partitioning is not None:
             raise CompileError("a partitioned executable has no single-device runner\nfix: call the Executable")
         return self._runner
@@ -87,13 +91,17 @@ class Executable:
         return self.partitioning.devices if self.partitioning is not None else [self.device]
 
     def __call__(self, args: Sequence[jax.Array], *, wait: bool = False) -> List[jax.Array]:
-        """Run on ``args``; ``wait``: return only once the results are computed.
+        """Run on ``args`` (in the program's order: inputs, then parameters); ``wait``: return only once the results are computed.
 
         Pass ``wait=True`` when an argument shares memory with a torch tensor: the caller may change that
         tensor as soon as the call returns, so the program must have read it by then.
         """
         if self.partitioning is None:
-            outs = self._runner(*args)
+            cut = len(args) - self.n_params
+            if jax.config.jax_disable_jit:    # JAX's AOT call refuses to run then; the program is compiled: run it
+                outs = self._runner._executable.call(*args[cut:], *args[:cut])
+            else:
+                outs = self._runner(*args[cut:], *args[:cut])
             return jax.block_until_ready(outs) if wait else outs
         results = self._runner.execute_sharded(list(args)).disassemble_into_single_device_arrays()
         outs = [jax.make_array_from_single_device_arrays(shape, sharding, shards)
@@ -149,15 +157,18 @@ def _trees(n_in: int, n_out: int):
     return in_tree, out_tree
 
 
-def _jax_compile(text: str, device: jax.Device, signature) -> "jax.stages.Compiled":
+def _jax_compile(text: str, device: jax.Device, signature, n_params: int) -> "jax.stages.Compiled":
     (ins, outs) = signature
     in_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in ins]
     out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in outs]
     call = stablehlo_function(text, in_avals, out_avals, check_x64=False)
     sharding = jax.sharding.SingleDeviceSharding(device)
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding) for a in in_avals]
+    cut = len(specs) - n_params
+    specs = specs[cut:] + specs[:cut]   # the executable takes the parameters first (see Executable.runner)
+
     def fxla_main(*xs):                 # names XLA's module: HloModule jit_fxla_main
-        return list(call(*xs))
+        return list(call(*xs[n_params:], *xs[:n_params]))     # the wrapper is inlined: reordering is free
 
     # keep_unused: every parameter stays an argument, so the call signature is the program's.
     with jax.enable_x64(True):          # 64-bit arguments/results keep their width (JAX narrows them otherwise)
@@ -166,13 +177,17 @@ def _jax_compile(text: str, device: jax.Device, signature) -> "jax.stages.Compil
 
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
                       partitioning: Optional[Partitioning] = None,
-                      cache_dir: Optional[str] = None, cache_text: Optional[str] = None) -> Executable:
+                      cache_dir: Optional[str] = None, cache_text: Optional[str] = None,
+                      n_params: int = 0) -> Executable:
     """Compile StableHLO ``text`` (text, MLIR bytecode or a portable artifact) for ``device``.
 
     ``partitioning``: compile for its mesh with the SPMD partitioner instead (``device`` is then ignored).
     ``cache_dir``: the on-disk executable cache to use (default: :func:`fxla.runtime.set_cache_dir`'s).
     ``cache_text``: what to key the cache entry on instead of ``text`` (e.g. the module without source
     locations, so the same program traced from another line or file still hits).
+    ``n_params``: how many of the program's last arguments are parameters (the same buffers on every call); a
+    single-device executable takes them first (:attr:`Executable.runner`), :meth:`Executable.__call__` still
+    takes the program's order.
     """
     key_source = cache_text if cache_text is not None else text
     text = _as_text(text)
@@ -188,13 +203,18 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
         devices = [device]
     backend = jax_backend.get_backend(device.platform)
     signature = signature_of(text)
+    if not 0 <= n_params <= len(signature[0]):
+        raise CompileError(f"n_params={n_params}, but the program takes {len(signature[0])} arguments\n"
+                           f"fix: pass how many of its last arguments are parameters")
+    if partitioning is not None:
+        n_params = 0
     cache_dir = cache_dir if cache_dir is not None else _cache.get_cache_dir()
     disk = key = None
     if cache_dir is not None:
         disk = _cache.DiskCache(cache_dir)
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
                        f"device={device.id}/jax-{jax.__version__}/"
-                       f"{partitioning.fingerprint() if partitioning else 'single'}")
+                       f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}")
         key = _cache.cache_key(key_source, fingerprint)
         payload = disk.load(key)
         if payload is not None:
@@ -205,11 +225,11 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
             else:
                 _cache.STATS.disk_hits += 1
                 return Executable(runner, device, text, partitioning=partitioning, from_cache=True,
-                                  out_shapes=out_shapes)
+                                  out_shapes=out_shapes, n_params=n_params)
     start = time.perf_counter()
     try:
         if partitioning is None:
-            runner = _jax_compile(text, device, signature)
+            runner = _jax_compile(text, device, signature, n_params)
         else:
             runner = backend.compile_and_load(text, xla_client.DeviceList(tuple(devices)), _options(partitioning))
     except FxlaError:
@@ -222,7 +242,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     if disk is not None:
         disk.store(key, runner.serialize() if partitioning is not None else _serialize.serialize(runner)[0])
     return Executable(runner, device, text, partitioning=partitioning, compile_seconds=seconds,
-                      out_shapes=out_shapes)
+                      out_shapes=out_shapes, n_params=n_params)
 
 
 def _deserialize(payload: bytes, backend, devices, partitioning, signature):

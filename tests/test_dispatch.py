@@ -191,3 +191,24 @@ def test_zero_size_and_scalar_results_through_the_plan():
         empty, total = fast(x)
         assert empty.shape == (0, 3) and empty.dtype == torch.float32
         torch.testing.assert_close(total, x.sum())
+
+
+@pytest.mark.parametrize("fn, dtype, inline", [
+    (lambda x: x + 1, torch.float32, True),               # one tensor in, one out: CompiledModule inlines it
+    (lambda x: x + 1, torch.int64, False),                # 64-bit input: placed by fxla (see host_input)
+    (lambda x: x + 1, torch.bfloat16, False),             # its view needs a cast
+    (lambda x: (x + 1, x - 1), torch.float32, False),     # two results
+], ids=["f32", "i64", "bf16", "pair"])
+def test_host_shortcut_only_where_it_applies(fn, dtype, inline):
+    fast = fxla.compile(fn)
+    x = torch.arange(6).reshape(2, 3).to(dtype)
+    want = fn(x)
+    for _ in range(3):
+        got = fast(x)
+        torch.testing.assert_close(got, want)
+    (plan,) = fast._plans.values()
+    assert (plan.host is not None) == inline
+    if inline:
+        out = fast(x)
+        out += 1                                          # a private writable view, like the plan's
+        torch.testing.assert_close(fast(x), want)

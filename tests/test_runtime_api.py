@@ -40,7 +40,8 @@ def close(got, want):
 @pytest.fixture
 def recorded(monkeypatch):
     """Every run of a compiled program, through the general path (``Executable.__call__``) or a call plan
-    (``Executable.runner``): (argument buffers, result buffers)."""
+    (``Executable.runner``, which takes the parameters first): (argument buffers in the program's order —
+    inputs, then parameters —, result buffers)."""
     calls = []
     original = Executable.__call__
     original_runner = Executable.runner.fget
@@ -55,7 +56,8 @@ def recorded(monkeypatch):
 
         def spied(*args):
             out = run(*args)
-            calls.append((list(args), list(out)))
+            n = self.n_params
+            calls.append((list(args[n:]) + list(args[:n]), list(out)))
             return out
         return spied
 

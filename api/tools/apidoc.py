@@ -353,7 +353,9 @@ class Renderer:
         return f"`{_type_name(cls)}`"
 
     def member(self, cls, name: str, what: str, value) -> None:
-        if what == "property":
+        if what == "property" and name == "__call__":   # a call routed through a property (CompiledModule)
+            head = "* **`__call__(*args, **kwargs)`**"
+        elif what == "property":
             head = f"* **`{name}`** (property)"
         else:
             sig = signature(value, bound=what != "staticmethod")
@@ -382,7 +384,8 @@ def member_doc(cls, name: str, value) -> str:
         if owner.__module__.split(".")[0] != "fxla" or name not in owner.__dict__:
             continue
         member = owner.__dict__[name]
-        member = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+        # a property's own doc: its getter's, or the doc= it was given (property(attrgetter(...), doc=...))
+        member = member if isinstance(member, property) else getattr(member, "__func__", member)
         doc = docstring(member) if member is not None else ""
         if doc:
             return doc

@@ -156,7 +156,7 @@ def _stage_texts(args, model, inputs, progress: _Progress):
             permute_trailing_params(stablehlo, program.param_names)
         with progress.phase("XLA compile"):
             executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True),
-                                           resolve_device(args.device))
+                                           resolve_device(args.device), n_params=len(program.param_names))
         texts["hlo"] = executable.hlo_text()
     return compiled, texts
 

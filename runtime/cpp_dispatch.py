@@ -1,0 +1,78 @@
+"""fxla calls driven by JAX's C++ dispatch object (the ``pjit`` object behind every ``jax.jit`` function).
+
+A :func:`dispatcher` is a C++ callable that keeps, per signature of its arguments (the pytree structure, and
+each array's dtype, shape, weak type and sharding), either a *fast path* — the executable, its constant
+arguments (fxla's resident parameters), the argument shardings, the result avals and the output pytree — or
+nothing.  A call whose signature has a fast path runs the executable from C++ without entering Python; any
+other call (a new signature, torch tensors, keyword arguments) runs ``miss(*args, **kwargs)``, which returns
+``(result, fast)``: the call's result, and the fast path for its signature (:func:`fast_path`) or ``None``
+when later calls of that signature must come back to Python.  A signature's first miss decides: JAX keeps
+what it returned for as long as the entry lives, so ``None`` means every such call takes the miss.
+
+This is JAX's ``jax.jit`` dispatch, so fxla's jax-array calls cost what a ``jax.jit`` call costs.  The fast
+path passes the constants *before* the call's arguments, which is why single-device executables take their
+parameters first (:attr:`fxla.runtime.Executable.runner`).
+
+The objects used (``jaxlib._jax.pjit``, ``pxla.MeshExecutableFastpathData``, ``Compiled._executable``) are
+internal to jax 0.10.2, the pinned version; ``tests/test_cpp_dispatch.py`` covers them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import jax
+from jax._src import tree_util as _tree_util
+from jax._src.interpreters import pxla as _pxla
+from jax._src.lib import _jax
+
+from .executable import Executable
+
+_ArrayImpl = type(jax.numpy.zeros(()))
+#: how many signatures one dispatcher keeps a fast path for (least recently used ones are dropped: their next
+#: call takes the miss again and re-records it)
+CAPACITY = 256
+
+
+def dispatcher(name: str, miss: Callable[..., Tuple[Any, Optional[Any]]], plain: Callable[..., Any]):
+    """A C++ callable: calls of a signature with a fast path run from C++; the others return
+    ``miss(*args, **kwargs)[0]`` (see the module docstring).  Under ``jax.disable_jit()`` every call is
+    ``plain(*args, **kwargs)``.  ``clear(dispatcher)`` drops every fast path."""
+    def cache_miss(*args, **kwargs):
+        result, fast = miss(*args, **kwargs)
+        return result, fast, False        # False: JAX keeps the entry (no recompilation with profile data)
+
+    return _jax.pjit(name, plain, cache_miss, [], [], _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
+                     _pxla.cc_shard_arg, _jax.PjitFunctionCache(capacity=CAPACITY))
+
+
+def clear(call) -> None:
+    """Forget every fast path of ``call`` (a :func:`dispatcher`); e.g. once the parameters it passes changed."""
+    call._clear_cache()
+
+
+def fast_path(executable: Executable, params: Sequence[jax.Array], args: Sequence[Any], outs: List[Any],
+              result: Any) -> Optional[Any]:
+    """The fast path of a call of ``executable`` — ``args`` (all ``jax.Array``\\ s, positional) with the
+    resident ``params`` gave the results ``outs`` (in the executable's order), returned as ``result`` — or
+    ``None`` when JAX's C++ call would not do what fxla's call did: an argument that is not a plain array on the
+    executable's device (fxla moves it), a result that is not one of ``outs`` in order (static values, a pytree
+    that JAX flattens in another order, e.g. a dict with unsorted keys), an executable with side effects."""
+    compiled = executable.runner
+    mesh = getattr(compiled, "_executable", None)
+    if not isinstance(mesh, _pxla.MeshExecutable) or not isinstance(mesh.unsafe_call, _pxla.ExecuteReplicated):
+        return None
+    call = mesh.unsafe_call
+    if call.ordered_effects or call.has_unordered_effects or call.has_host_callbacks:
+        return None
+    if len(params) != executable.n_params or len(mesh._in_shardings) != len(params) + len(args):
+        return None
+    for a, sharding in zip(args, mesh._in_shardings[len(params):]):
+        if type(a) is not _ArrayImpl or a.is_deleted() or a.sharding != sharding:
+            return None
+    leaves, tree = jax.tree_util.tree_flatten(result)
+    if len(leaves) != len(outs) or any(leaf is not o or type(o) is not _ArrayImpl for leaf, o in zip(leaves, outs)):
+        return None
+    return _pxla.MeshExecutableFastpathData(
+        mesh.xla_executable, tree, list(mesh._in_shardings), list(mesh._out_shardings), [o.aval for o in outs],
+        [o._committed for o in outs], [i in mesh._kept_var_idx for i in range(len(params) + len(args))],
+        mesh._dispatch_in_layouts, mesh.shard_const_args(list(params)))
