@@ -276,7 +276,7 @@ def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: f
                 with torch.no_grad():
                     got["inductor"] = compiled(x).numpy()
                 fns["inductor"] = lambda: compiled(x)
-            if once(lambda: fast(x)) < SAME_IO_BELOW_S:
+            if min(once(lambda: fast(x)) for _ in range(3)) < SAME_IO_BELOW_S:   # (one call can be a stray slow one)
                 # Short calls: the torch-in/torch-out conversion is a visible part of them, so fxla is also timed
                 # the way jax.jit is called — device arrays in, device arrays out (output="jax").
                 fast_dev = fxla_compile(spec, model, x, output="jax")
