@@ -1,6 +1,7 @@
 """Shape propagation: run a graph on ``meta`` tensors and record shapes/dtypes per node."""
 from __future__ import annotations
 
+import inspect
 import itertools
 import operator
 from dataclasses import dataclass
@@ -315,10 +316,33 @@ class ShapeProp(Interpreter):
         return to_meta(super().get_attr(target, args, kwargs))
 
     def call_module(self, target, args, kwargs) -> Any:
-        mod = self.fetch_attr(target)
-        state: Dict[str, torch.Tensor] = {
-            name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
+        return call_module_on_meta(self.fetch_attr(target), args, kwargs)
+
+
+#: leaf modules whose forward looks at data (the transformer stacks compare a mask with a causal one, via
+#: ``.item()``) and whose result has the meta of one argument, named here: their meta is computed from that
+_META_OF_ARGUMENT = {torch.nn.TransformerEncoder: "src", torch.nn.TransformerDecoder: "tgt",
+                     torch.nn.Transformer: "tgt"}
+
+
+def call_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
+    """Run the leaf module ``mod`` on meta ``args``/``kwargs`` with meta versions of its parameters and buffers.
+
+    torch's fused inference paths (the nn.MultiheadAttention / TransformerEncoderLayer fast paths, the nested
+    tensors of nn.TransformerEncoder) are switched off meanwhile: they have no meta kernels, and the shapes and
+    dtypes they give are those of the plain path.  Modules in ``_META_OF_ARGUMENT`` are not run."""
+    like = _META_OF_ARGUMENT.get(type(mod))
+    if like is not None:
+        bound = inspect.signature(mod.forward).bind(*args, **kwargs)
+        return torch.empty_like(to_meta(bound.arguments[like]))
+    state: Dict[str, torch.Tensor] = {
+        name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
+    enabled = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
         return torch.func.functional_call(mod, state, tuple(args), dict(kwargs))
+    finally:
+        torch.backends.mha.set_fastpath_enabled(enabled)
 
 
 def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:

@@ -16,7 +16,7 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import MetaMemo, _as_meta_device, _contains_tensor, describe, set_node_meta, to_meta
+from .shape_prop import MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, describe, set_node_meta, to_meta
 from .source import location_of_code, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
@@ -32,6 +32,9 @@ _SIZE_VARARG_FUNCTIONS = (torch.zeros, torch.ones, torch.empty, torch.rand, torc
 
 
 _UNSET = object()
+#: the submodule name of a root that is itself a leaf (``Tracer().trace(nn.LSTM(...))``): its graph is one
+#: ``call_module`` node on ``module`` and its parameters are ``module.<name>`` (like DataParallel's)
+LEAF_ROOT = "module"
 
 
 def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
@@ -221,9 +224,7 @@ class Tracer:
         if op == "output":
             return args[0]
         if op == "call_module":
-            mod = self.root.get_submodule(target)
-            state = {name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
-            return to_meta(torch.func.functional_call(mod, state, tuple(args), dict(kwargs)))
+            return to_meta(call_module_on_meta(self.root.get_submodule(target), args, kwargs))
         raise LookupError(op)
 
     def create_arg(self, a: Any) -> Argument:
@@ -392,7 +393,11 @@ class Tracer:
         input shapes, in ``graph.meta['specialization']``.
         """
         concrete_args = dict(concrete_args or {})
-        if isinstance(root, torch.nn.Module):
+        leaf_root = isinstance(root, torch.nn.Module) and self.is_leaf_module(root, "")
+        if leaf_root:           # a torch layer traced on its own: one call_module node, as inside a model
+            self.root, fn, bound = torch.nn.Module(), type(root).forward, (root,)
+            self.root.add_module(LEAF_ROOT, root)
+        elif isinstance(root, torch.nn.Module):
             self.root, fn, bound = root, type(root).forward, (root,)
         else:
             self.root, fn, bound = torch.nn.Module(), root, ()
@@ -445,7 +450,11 @@ class Tracer:
                 kw_args[p.name] = value
 
         with self._patch_module_class():
-            result = fn(*bound, *pos_args, **kw_args)
+            if leaf_root:
+                result = root(*pos_args, **kw_args)        # (through call_module: a leaf)
+                result.node.meta.setdefault("source", def_loc)
+            else:
+                result = fn(*bound, *pos_args, **kw_args)
         try:
             out_arg = self.create_arg(result)
         except TraceError as e:

@@ -24,9 +24,9 @@ KNOWN_UNSUPPORTED = (
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
-    ("`nn.TransformerEncoder`, `nn.TransformerDecoder`, `nn.Transformer` (the stacks); `nn.MultiheadAttention` "
-     "with `add_bias_kv` / `add_zero_attn`",
-     "not lowered yet (their layers and plain nn.MultiheadAttention are: stack the layers in an nn.ModuleList)"),
+    ("`nn.MultiheadAttention` with `add_bias_kv` / `add_zero_attn`; `nn.TransformerEncoder(mask_check=False)` "
+     "with a padding mask; transformer stacks whose final norm is not an `nn.LayerNorm`",
+     "not lowered yet (plain nn.MultiheadAttention, the transformer layers and stacks are)"),
     ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`), RNN dropout in training mode",
      "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),

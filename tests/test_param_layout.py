@@ -87,7 +87,7 @@ def test_tied_weight_and_several_signatures_share_buffers():
         lin(torch.randn(b, 6))
     assert lin.cache_size == 2
     permuted = [k for k in lin._params if k[1]]
-    assert permuted == [("weight", (1, 0))]           # one resident permuted copy for both signatures
+    assert permuted == [("module.weight", (1, 0))]    # one resident permuted copy for both signatures
 
 
 def test_jax_interop_uses_the_stored_layout():

@@ -103,3 +103,70 @@ def transformer_encoder_layer():
 @case(nn.TransformerDecoderLayer, t(4, 2, 8), t(5, 2, 8))
 def transformer_decoder_layer():
     return nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, norm_first=True)
+
+
+# nn.TransformerEncoder: the layers in turn (each with its own parameters), then the final norm.
+# CHECK-LABEL: case torch.nn.TransformerEncoder:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<5x2x8xf32>, {{.+}}"mod.layers.0.self_attn.in_proj_bias"{{.+}}"mod.layers.1.self_attn.in_proj_bias"{{.+}}, %[[NW:.+]]: tensor<8xf32> {fxla.param = "mod.norm.weight"}, %[[NB:.+]]: tensor<8xf32> {fxla.param = "mod.norm.bias"})
+# CHECK:         "fxla.layer_norm"
+# CHECK:         %[[L0:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<5x2x8xf32>
+# CHECK-NEXT:    "fxla.slice"({{.+}}) {limit = array<i64: 8, 8>, start = array<i64: 0, 0>
+# CHECK:         "fxla.linear"(%[[L0]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         "fxla.layer_norm"
+# CHECK:         %[[L1:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<5x2x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[L1]], %[[NW]], %[[NB]])
+# CHECK-NEXT:    return %[[OUT]] : tensor<5x2x8xf32>
+@case(nn.TransformerEncoder, t(5, 2, 8))
+def transformer_encoder():
+    return nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
+
+
+# nn.TransformerEncoder with a key padding mask, where torch runs on a nested tensor: the layers' output is
+# zeroed at the padded positions when every row of the mask is left-aligned (a padded position is followed by
+# padded ones only), before the final norm.
+# CHECK-LABEL: case torch.nn.TransformerEncoder (nested padding):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x8xf32>, %[[PAD:.+]]: tensor<2x3xi1>
+# CHECK:         "fxla.layer_norm"
+# CHECK:         %[[LAYER:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<2x3x8xf32>
+# CHECK:         %[[BEFORE:.+]] = "fxla.slice"(%[[PAD]]) {limit = array<i64: 2, 2>, start = array<i64: 0, 0>
+# CHECK:         %[[AFTER:.+]] = "fxla.slice"(%[[PAD]]) {limit = array<i64: 2, 3>, start = array<i64: 0, 1>
+# CHECK:         %[[NOT:.+]] = "fxla.logical_not"(%[[BEFORE]])
+# CHECK:         %[[FOLLOWS:.+]] = "fxla.logical_or"(%[[NOT]], %[[AFTER]])
+# CHECK:         %[[ALIGNED:.+]] = "fxla.all"(%[[FOLLOWS]]) {dims = array<i64>, keepdim = false} : (tensor<2x2xi1>) -> tensor<i1>
+# CHECK:         %[[ZERO:.+]] = "fxla.logical_and"(%[[PAD]], %[[ALIGNED]]) : (tensor<2x3xi1>, tensor<i1>) -> tensor<2x3xi1>
+# CHECK:         %[[Z:.+]] = "fxla.reshape"(%[[ZERO]]) {{.+}} -> tensor<2x3x1xi1>
+# CHECK:         %[[ZEROED:.+]] = "fxla.where"(%[[Z]], %{{.+}}, %[[LAYER]]) : (tensor<2x3x1xi1>, tensor<f32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[ZEROED]], {{.+}}
+# CHECK-NEXT:    return %[[OUT]]
+@case(nn.TransformerEncoder, t(2, 3, 8), None, torch.tensor([[False, False, True], [False, False, False]]),
+      variant="nested padding")
+def transformer_encoder_padding():
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    return nn.TransformerEncoder(layer, 1, norm=nn.LayerNorm(8))
+
+
+# nn.TransformerDecoder: the layers in turn, each attending over the same memory, then the final norm.
+# CHECK-LABEL: case torch.nn.TransformerDecoder:
+# CHECK:         func.func @main(%[[TGT:.+]]: tensor<4x2x8xf32>, %[[MEM:.+]]: tensor<5x2x8xf32>, {{.+}}%[[W1:arg[0-9]+]]: tensor<24x8xf32> {fxla.param = "mod.layers.1.multihead_attn.in_proj_weight"}{{.+}}, %[[NW:.+]]: tensor<8xf32> {fxla.param = "mod.norm.weight"}, %[[NB:.+]]: tensor<8xf32> {fxla.param = "mod.norm.bias"})
+# CHECK:         %[[WK:.+]] = "fxla.slice"(%[[W1]]) {limit = array<i64: 16, 8>, start = array<i64: 8, 0>
+# CHECK:         "fxla.linear"(%[[MEM]], %[[WK]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         "fxla.layer_norm"
+# CHECK:         %[[L1:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<4x2x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[L1]], %[[NW]], %[[NB]])
+# CHECK-NEXT:    return %[[OUT]] : tensor<4x2x8xf32>
+@case(nn.TransformerDecoder, t(4, 2, 8), t(5, 2, 8))
+def transformer_decoder():
+    return nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
+
+
+# nn.Transformer: the encoder stack over src (ending in its norm), then the decoder stack over tgt with that as
+# memory.
+# CHECK-LABEL: case torch.nn.Transformer:
+# CHECK:         func.func @main(%[[SRC:.+]]: tensor<5x2x8xf32>, %[[TGT:.+]]: tensor<4x2x8xf32>, {{.+}}%[[ENW:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.encoder.norm.weight"}, %[[ENB:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.encoder.norm.bias"}{{.+}}%[[DNW:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.decoder.norm.weight"}, %[[DNB:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.decoder.norm.bias"})
+# CHECK:         %[[MEM:.+]] = "fxla.layer_norm"(%{{.+}}, %[[ENW]], %[[ENB]]) {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         "fxla.linear"(%[[MEM]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"(%{{.+}}, %[[DNW]], %[[DNB]]) {{.+}} -> tensor<4x2x8xf32>
+# CHECK-NEXT:    return %[[OUT]] : tensor<4x2x8xf32>
+@case(nn.Transformer, t(5, 2, 8), t(4, 2, 8))
+def transformer():
+    return nn.Transformer(8, 2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)

@@ -1,5 +1,5 @@
 """``nn.MultiheadAttention`` (eval mode) as fxla ops, following ``F.multi_head_attention_forward``, and the
-``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` built on it.
+``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` built on it, and their stacks.
 
 Queries, keys and values are projected (packed ``in_proj_weight`` or separate ``q/k/v_proj_weight``), split into
 heads, scaled by ``1/sqrt(head_dim)``, masked (``attn_mask``: bool = not allowed, or additive float, 2-D or
@@ -10,7 +10,10 @@ heads are merged and ``out_proj`` applied.  Batch-first, unbatched inputs and th
 
 The transformer layers are their torch formulas: self-attention (and, in the decoder, attention over ``memory``)
 and the ``linear2(activation(linear1(x)))`` feed-forward block, each as a residual around LayerNorm
-(``norm_first``) or followed by it; activations 'relu' and 'gelu'.
+(``norm_first``) or followed by it; activations 'relu' and 'gelu'.  The stacks (``nn.TransformerEncoder``,
+``nn.TransformerDecoder``, ``nn.Transformer``) chain their layers and final LayerNorm; where torch's encoder
+would run on a nested tensor (eval mode, a left-aligned key padding mask: checked in the program) its output is
+zero at the padded positions, as torch's is.
 """
 from __future__ import annotations
 
@@ -132,10 +135,11 @@ def _check_eval(ctx, mod):
                         "random masks are not lowered", "call model.eval()")
 
 
-@register(torch.nn.TransformerEncoderLayer)
-def _encoder_layer(ctx, src, src_mask=None, src_key_padding_mask=None, is_causal=False, *, mod):
+def encoder_layer_at(ctx, target: str, mod, src, src_mask=None, src_key_padding_mask=None):
+    """The TransformerEncoderLayer ``mod`` whose parameters are at ``target``.  (The layers' and stacks'
+    ``is_causal`` arguments are only hints that the mask is causal: the mask is what is applied, and without one
+    torch refuses the hint while fxla computes shapes.)"""
     _check_eval(ctx, mod)
-    target = ctx.node.target
 
     def self_attention(x):
         return attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x, attn_mask=src_mask,
@@ -144,11 +148,10 @@ def _encoder_layer(ctx, src, src_mask=None, src_key_padding_mask=None, is_causal
     return _residual(ctx, target, mod, x, "norm2", lambda h: _feed_forward(ctx, target, mod, h))
 
 
-@register(torch.nn.TransformerDecoderLayer)
-def _decoder_layer(ctx, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                   memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, *, mod):
+def decoder_layer_at(ctx, target: str, mod, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                     memory_key_padding_mask=None):
+    """The TransformerDecoderLayer ``mod`` whose parameters are at ``target``."""
     _check_eval(ctx, mod)
-    target = ctx.node.target
 
     def self_attention(x):
         return attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x, attn_mask=tgt_mask,
@@ -160,3 +163,117 @@ def _decoder_layer(ctx, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_pa
     x = _residual(ctx, target, mod, tgt, "norm1", self_attention)
     x = _residual(ctx, target, mod, x, "norm2", cross_attention)
     return _residual(ctx, target, mod, x, "norm3", lambda h: _feed_forward(ctx, target, mod, h))
+
+
+@register(torch.nn.TransformerEncoderLayer)
+def _encoder_layer(ctx, src, src_mask=None, src_key_padding_mask=None, is_causal=False, *, mod):
+    return encoder_layer_at(ctx, ctx.node.target, mod, src, src_mask, src_key_padding_mask)
+
+
+@register(torch.nn.TransformerDecoderLayer)
+def _decoder_layer(ctx, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                   memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, *, mod):
+    return decoder_layer_at(ctx, ctx.node.target, mod, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                            memory_key_padding_mask)
+
+
+# -- the stacks: nn.TransformerEncoder / nn.TransformerDecoder / nn.Transformer -------------------------------
+def _final_norm(ctx, target: str, mod, x):
+    if mod.norm is None:
+        return x
+    if not isinstance(mod.norm, torch.nn.LayerNorm):
+        raise ctx.error(f"{type(mod).__name__} with a final norm of type {type(mod.norm).__name__} is not supported",
+                        "fxla lowers the stack's norm when it is an nn.LayerNorm",
+                        "use norm=nn.LayerNorm(d_model), or apply the norm after the stack")
+    return layer_norm_at(ctx, f"{target}.norm", mod.norm, x)
+
+
+def _nested_fast_path(ctx, mod, src, mask, src_key_padding_mask) -> bool:
+    """Whether torch's TransformerEncoder would run this call on a nested tensor (``use_nested_tensor`` and its
+    per-call conditions, decided when fxla lowers: the MHA fast path enabled, eval mode, batched input, a key
+    padding mask and no ``mask``, no autocast) — provided the padding mask is left-aligned, which only the data
+    tells.  Then the padded positions of the stack's output are zero.  torch also skips the nested path when grad
+    is enabled and a parameter requires grad; a compiled call is an inference call (its results never require
+    grad), so it is lowered as under ``torch.no_grad()``."""
+    first = mod.layers[0]
+    if not (torch.backends.mha.get_fastpath_enabled() and getattr(mod, "use_nested_tensor", False)
+            and not first.training and ctx.sig(src).rank == 3 and src_key_padding_mask is not None
+            and mask is None and not torch.is_autocast_enabled()):
+        return False
+    if not getattr(mod, "mask_check", True):
+        raise ctx.error("nn.TransformerEncoder(mask_check=False) with a src_key_padding_mask is not supported",
+                        "torch then assumes every padding mask is left-aligned, and fxla checks it in the program",
+                        "build the encoder with mask_check=True (the default) or enable_nested_tensor=False")
+    return True
+
+
+def _zero_padded(ctx, mod, out, src_key_padding_mask):
+    """``out`` with its padded positions zeroed where every row of the mask is left-aligned (valid positions
+    first), as ``torch._nested_tensor_from_mask(...).to_padded_tensor(0.0)`` leaves them."""
+    padded = src_key_padding_mask                                                   # [N, S]: True / nonzero
+    if ctx.sig(padded).elem != "i1":
+        padded = ctx.emit(ops.ne, padded, ctx.tensor(0.0, like=padded))
+    length = ctx.sig(padded).shape[1]
+    before, after = slice_dim(ctx, padded, 1, 0, length - 1), slice_dim(ctx, padded, 1, 1, length)
+    # left-aligned: a padded position is followed by padded ones only (before[j] implies after[j])
+    follows = ctx.emit(ops.logical_or, ctx.emit(ops.logical_not, before), after)
+    zero = ctx.emit(ops.logical_and, padded, ctx.emit(ops.all, follows, dims=(), keepdim=False))
+    if not mod.layers[0].self_attn.batch_first:
+        zero = ctx.emit(ops.permute, zero, dims=(1, 0))                             # [S, N]
+    shape = ctx.sig(zero).shape
+    return ctx.emit(ops.where, reshape(ctx, zero, (*shape, 1)), ctx.tensor(0.0, like=out), out)
+
+
+def encoder_at(ctx, target: str, mod, src, mask=None, src_key_padding_mask=None):
+    """The TransformerEncoder ``mod`` whose parameters are at ``target``.  Its layers always see the key padding
+    mask: on torch's nested-tensor path each sequence attends over its own valid positions only, which is the
+    masked attention for those positions; what differs is the padded positions, zero there (see
+    :func:`_zero_padded`)."""
+    nested = _nested_fast_path(ctx, mod, src, mask, src_key_padding_mask)
+    out = src
+    for i, layer in enumerate(mod.layers):
+        out = encoder_layer_at(ctx, f"{target}.layers.{i}", layer, out, mask, src_key_padding_mask)
+    if nested:
+        out = _zero_padded(ctx, mod, out, src_key_padding_mask)
+    return _final_norm(ctx, target, mod, out)
+
+
+def decoder_at(ctx, target: str, mod, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+               memory_key_padding_mask=None):
+    """The TransformerDecoder ``mod`` whose parameters are at ``target``."""
+    out = tgt
+    for i, layer in enumerate(mod.layers):
+        out = decoder_layer_at(ctx, f"{target}.layers.{i}", layer, out, memory, tgt_mask, memory_mask,
+                               tgt_key_padding_mask, memory_key_padding_mask)
+    return _final_norm(ctx, target, mod, out)
+
+
+@register(torch.nn.TransformerEncoder)
+def _encoder(ctx, src, mask=None, src_key_padding_mask=None, is_causal=None, *, mod):
+    return encoder_at(ctx, ctx.node.target, mod, src, mask, src_key_padding_mask)
+
+
+@register(torch.nn.TransformerDecoder)
+def _decoder(ctx, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+             memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False, *, mod):
+    return decoder_at(ctx, ctx.node.target, mod, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                      memory_key_padding_mask)
+
+
+@register(torch.nn.Transformer)
+def _transformer(ctx, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                 memory_is_causal=False, *, mod):
+    target = ctx.node.target
+    batch_dim = 0 if mod.batch_first else 1
+    src_shape, tgt_shape = ctx.sig(src).shape, ctx.sig(tgt).shape
+    if len(src_shape) == 3 and src_shape[batch_dim] != tgt_shape[batch_dim]:
+        raise ctx.error(f"nn.Transformer got src {list(src_shape)} and tgt {list(tgt_shape)}: their batch sizes "
+                        f"differ", "torch requires the same batch size for src and tgt",
+                        "pass src and tgt with the same batch size (batch_first={mod.batch_first})")
+    if src_shape[-1] != mod.d_model or tgt_shape[-1] != mod.d_model:
+        raise ctx.error(f"nn.Transformer(d_model={mod.d_model}) got src {list(src_shape)} and tgt {list(tgt_shape)}",
+                        "the feature size of src and tgt must equal d_model", "pass inputs of that feature size")
+    memory = encoder_at(ctx, f"{target}.encoder", mod.encoder, src, src_mask, src_key_padding_mask)
+    return decoder_at(ctx, f"{target}.decoder", mod.decoder, tgt, memory, tgt_mask, memory_mask,
+                      tgt_key_padding_mask, memory_key_padding_mask)
