@@ -19,8 +19,6 @@ KNOWN_UNSUPPORTED = (
     ("`x[mask] = tensor`; `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
      "index tensors in `x[i] = v`",
      "not lowered yet; use index_copy, torch.where or scatter"),
-    ("tensor indices on non-adjacent dims (`x[i, :, j]`, read or written)",
-     "torch moves the indexed dims to the front there; index one dim at a time"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),

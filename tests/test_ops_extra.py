@@ -273,7 +273,10 @@ def _setitems(x, v):
     z[torch.tensor([0, 2, -1]), torch.tensor([1, 3, 0])] = v[0]      # index tensors on adjacent dims: points
     w = x.new_zeros(2, 4, 5)
     w[:, [1, 2], torch.tensor([0, -1])] = v[:, :2]                   # ... after a full slice
-    return y, z, w
+    u = x.new_zeros(3, 2, 5)
+    u[[0, 2], :, [1, -1]] = v[:2, :2]          # on dims apart: the value is laid out indexed dims first
+    u[torch.tensor([1]), :, torch.tensor([3, 4])] = 9
+    return y, z, w, u
 
 
 case(functional_setitem, "setitem", _setitems, t(4, 5), t(2, 3), dtypes=(F32, I64, F16))

@@ -170,6 +170,9 @@ case(torch.div, "div_rounding_mode",
 case(operator.getitem, "getitem_adjacent_tensor_indices",
      lambda x, i, j: (x[:, i, j], x[i, j], x[1:, [0, 2], [1, -1]], x[:, i[:, None], j]),
      t(6, 6, 6), index(3, high=6), index(3, high=6))
+case(operator.getitem, "getitem_tensor_indices_apart",        # torch puts the indexed dims first
+     lambda x, i, j: (x[i, :, j], x[:, i, :, j], x[i[:, None], ..., j], x[[0, -1], 1:, :, [2, 3]]),
+     t(6, 5, 6, 6), index(3, high=5), index(3, high=6))
 
 
 # -- instance norm, distances, Softmax2d ----------------------------------------------------------------------

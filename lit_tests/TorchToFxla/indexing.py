@@ -302,3 +302,31 @@ def setitem_index_tensors(x, i, j):
     y = x.clone()
     y[:, i, j] = 1.0
     return y
+
+
+# Index tensors on dims apart (x[i, :, j]): torch puts the indexed dims first, so they are moved to the front
+# (a permute), merged and read at the linear index i * 6 + j.
+# CHECK-LABEL: case operator.getitem (tensor indices apart):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5x6xf32>, %[[I:.+]]: tensor<3xi64>, %[[J:.+]]: tensor<3xi64>) -> tensor<3x5xf32>
+# CHECK:         %[[FRONT:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 0, 2, 1>} : (tensor<4x5x6xf32>) -> tensor<4x6x5xf32>
+# CHECK:         %[[LINEAR:.+]] = "fxla.add"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[FRONT]]) {shape = array<i64: 24, 5>}
+# CHECK:         "fxla.index_select"(%[[FLAT]], %[[LINEAR]]) {dim = 0 : i64} : (tensor<24x5xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+@case(operator.getitem, t(4, 5, 6), t(3, dtype=I64), t(3, dtype=I64), variant="tensor indices apart")
+def getitem_tensor_indices_apart(x, i, j):
+    return x[i, :, j]
+
+
+# Written on dims apart: the same front layout (the value is [3, 5]), then the dims moved back.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensors apart):
+# CHECK:         %[[FRONT:.+]] = "fxla.permute"(%{{.+}}) {dims = array<i64: 0, 2, 1>} : (tensor<4x5x6xf32>) -> tensor<4x6x5xf32>
+# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[FRONT]]) {shape = array<i64: 24, 5>}
+# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[FLAT]], %{{.+}}, %{{.+}}) {dim = 0 : i64, reduce = "none"} : (tensor<24x5xf32>, tensor<3x5xi64>, tensor<3x5xf32>) -> tensor<24x5xf32>
+# CHECK:         %[[BACK:.+]] = "fxla.reshape"(%[[SCATTER]]) {shape = array<i64: 4, 6, 5>}
+# CHECK:         %[[OUT:.+]] = "fxla.permute"(%[[BACK]]) {dims = array<i64: 0, 2, 1>} : (tensor<4x6x5xf32>) -> tensor<4x5x6xf32>
+# CHECK:         return %[[OUT]]
+@case(functional_setitem, t(4, 5, 6), t(3, dtype=I64), t(3, dtype=I64), variant="index tensors apart")
+def setitem_index_tensors_apart(x, i, j):
+    y = x.clone()
+    y[i, :, j] = 1.0
+    return y

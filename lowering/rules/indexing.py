@@ -61,7 +61,7 @@ def _getitem(ctx, input, idx):
     sig = ctx.sig(input)
     starts, limits, strides, shape = [], [], [], []
     tensor_at, tensor_index, d = None, None, 0
-    extra = []          # further tensor indices: (position, index), lowered when adjacent to the first
+    extra = []          # further tensor indices: (position, index)
     for k in _expand_key(ctx, idx, sig.rank):
         if k is None:
             shape.append(1)
@@ -94,7 +94,7 @@ def _getitem(ctx, input, idx):
     if tensor_at is None:
         return y
     if extra:
-        y, shape, index = _merge_tensor_indices(ctx, y, shape, [(tensor_at, tensor_index)] + extra)
+        y, shape, index, tensor_at = _merge_tensor_indices(ctx, y, shape, [(tensor_at, tensor_index)] + extra)
     else:
         index = _tensor_index(ctx, tensor_index, shape[tensor_at])
     index_shape = ctx.sig(index).shape
@@ -119,12 +119,17 @@ def _tensor_index(ctx, k, size):
 
 
 def _merge_tensor_indices(ctx, y, shape, indexed):
-    """Several tensor indices on adjacent dims (``x[:, i, j]``): merge those dims and index them with the
-    row-major linear index ``i * size_j + j`` (the indices broadcast against each other, as in torch)."""
+    """Several tensor indices (``x[:, i, j]``, ``x[i, :, j]``): merge their dims into one and index it with the
+    row-major linear index ``i * size_j + j`` (the indices broadcast against each other, as in torch).  Indexed
+    dims that are not adjacent are first moved to the front, in order, which is where torch puts the indexed
+    result then.  Returns (``y`` with the merged dim, its shape, the linear index, the merged dim's position)."""
     at = [p for p, _ in indexed]
     if at != list(range(at[0], at[0] + len(at))):
-        raise ctx.error("tensor indices on non-adjacent dims are not supported yet",
-                        "torch moves the indexed dims to the front there", "index one dim at a time")
+        rest = [p for p in range(len(shape)) if p not in at]
+        y = ctx.emit(ops.permute, y, dims=tuple(at + rest))
+        indexed = [(i, k) for i, (_, k) in enumerate(indexed)]
+        shape = [shape[p] for p in at + rest]
+        at = list(range(len(at)))
     indices = [_tensor_index(ctx, k, shape[p]) for p, k in indexed]
     indices = [ctx.emit(ops.convert, i, result_type=type_of(Sig(ctx.sig(i).shape, "i64")))
                if ctx.sig(i).elem != "i64" else i for i in indices]
@@ -139,7 +144,7 @@ def _merge_tensor_indices(ctx, y, shape, indexed):
         i = i if ctx.sig(i).shape == common else ctx.emit(ops.expand, i, shape=common)
         linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
     merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
-    return reshape(ctx, y, merged), list(merged), linear
+    return reshape(ctx, y, merged), list(merged), linear, at[0]
 
 
 register(operator.getitem)(_getitem)

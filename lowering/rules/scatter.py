@@ -194,14 +194,24 @@ def _set_indices(ctx, input, at: int, indices, value):
     merged and indexed by the linear index ``i * size_j + j`` (as ``x[i, j]`` reads them), then written with one
     tensor index (:func:`_set_index`)."""
     shape = ctx.sig(input).shape
-    flat, _, linear = _merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
+    flat, _, linear, _ = _merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
     return reshape(ctx, _set_index(ctx, flat, at, linear, value), shape)
+
+
+def _set_indices_apart(ctx, input, places, indices, value):
+    """``x[i, :, j] = v``: tensor indices on dims that are not adjacent.  torch lays the indexed values out with
+    the indices' dims first (as ``x[i, :, j]`` reads them), so the indexed dims are moved to the front, written
+    there (:func:`_set_indices`) and moved back."""
+    rank = ctx.sig(input).rank
+    order = list(places) + [p for p in range(rank) if p not in places]
+    front = _set_indices(ctx, ctx.emit(ops.permute, input, dims=tuple(order)), 0, indices, value)
+    return ctx.emit(ops.permute, front, dims=tuple(order.index(p) for p in range(rank)))
 
 
 @register(functional_setitem)
 def _setitem(ctx, input, idx, value):
     """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (scalar value); or integer
-    index tensors/lists on adjacent dims with full slices on the other dims."""
+    index tensors/lists with full slices on the other dims."""
     sig = ctx.sig(input)
     key = _expand_key(ctx, idx, sig.rank)
     for k in key:
@@ -217,11 +227,13 @@ def _setitem(ctx, input, idx, value):
     adjacent = places == list(range(at, at + len(places)))
     others_full = all(k == slice(None) for p, k in enumerate(rest) if p not in places)
     several_ok = len(tensors) == 1 or not (any(k is None for k in key) or any(_is_mask(ctx, k) for _, k in tensors))
-    if not (adjacent and others_full and several_ok):
+    if not (others_full and several_ok):
         raise ctx.error("x[...] = value mixing tensor indices with other indices is not supported yet",
-                        "fxla lowers integer index tensors on adjacent dims with ':' on every other dim "
-                        "(or one bool mask)", "index in two steps, or use index_copy / scatter / torch.where")
+                        "fxla lowers integer index tensors with ':' on every other dim (or one bool mask)",
+                        "index in two steps, or use index_copy / scatter / torch.where")
     if len(tensors) > 1:
+        if not adjacent:
+            return _set_indices_apart(ctx, input, places, [k for _, k in tensors], value)
         return _set_indices(ctx, input, at, [k for _, k in tensors], value)
     if _is_mask(ctx, index):
         return _set_mask(ctx, input, at, index, value)
