@@ -16,7 +16,8 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, describe, set_node_meta, to_meta
+from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, describe, set_node_meta,
+                         to_meta)
 from .source import location_of_code, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
@@ -76,7 +77,8 @@ class Tracer:
 
     After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
     ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh
-    ``nn.Module`` holding any tensor constants).
+    ``nn.Module`` holding any tensor constants; for a root that is itself a leaf, e.g. ``nn.LSTM``: a fresh
+    ``nn.Module`` holding it as ``module``, and the graph is that one ``call_module``).
 
     ``Tracer(concrete_shapes=True)`` is the shape-specialising mode (see :meth:`trace`'s
     ``example_inputs``): every Proxy carries a *meta value* -- its result computed on

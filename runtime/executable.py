@@ -91,7 +91,8 @@ class Executable:
         return self.partitioning.devices if self.partitioning is not None else [self.device]
 
     def __call__(self, args: Sequence[jax.Array], *, wait: bool = False) -> List[jax.Array]:
-        """Run on ``args`` (in the program's order: inputs, then parameters); ``wait``: return only once the results are computed.
+        """Run on ``args`` (in the program's order: inputs, then parameters); ``wait``: return only once the
+        results are computed.
 
         Pass ``wait=True`` when an argument shares memory with a torch tensor: the caller may change that
         tensor as soon as the call returns, so the program must have read it by then.

@@ -313,8 +313,9 @@ case(nn.TransformerDecoder, "nn.TransformerDecoder",
             tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), memory_key_padding_mask=_LEFT).eval(),
      t(3, 4, 8), t(3, 5, 8))
 case(nn.Transformer, "nn.Transformer",
-     _Layer(nn.Transformer(8, 2, 2, 1, 16, batch_first=True), tgt_mask=nn.Transformer.generate_square_subsequent_mask(4),
-            src_key_padding_mask=_LEFT, memory_key_padding_mask=_LEFT).eval(), t(3, 5, 8), t(3, 4, 8))
+     _Layer(nn.Transformer(8, 2, 2, 1, 16, batch_first=True),
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=_LEFT,
+            memory_key_padding_mask=_LEFT).eval(), t(3, 5, 8), t(3, 4, 8))
 case(nn.Transformer, "nn.Transformer_seq_first", _Layer(nn.Transformer(8, 2, 1, 1, 16)).eval(),
      t(5, 3, 8), t(4, 3, 8))
 
