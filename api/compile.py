@@ -124,6 +124,23 @@ _from_numpy, _asarray = torch.from_numpy, np.asarray      # (the call path's glo
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
 
 
+def _carry_attribute_writes(source, graph) -> None:
+    """Re-tracing a GraphModule runs its generated code, which does not assign the attributes the original
+    forward did (``self.last = y``: node meta, see fxla.frontend.Tracer._assign); the re-traced nodes keep the
+    original names, so the records move over by name."""
+    if "attribute_constants" in source.meta:
+        graph.meta["attribute_constants"] = list(source.meta["attribute_constants"])
+    by_name = {n.name: n for n in graph.nodes}
+    for node in source.nodes:
+        writes = node.meta.get("attribute_writes")
+        if writes:
+            target = by_name.get(node.name)
+            if target is None:
+                raise FxlaError(f"internal error: re-tracing lost node %{node.name}, which holds the value of "
+                                f"attribute {writes[0].name}\nfix: report this as an fxla bug")
+            target.meta["attribute_writes"] = list(writes)
+
+
 def _live(module_ref) -> "CompiledModule":
     module = module_ref()
     if module is None:
@@ -191,6 +208,7 @@ class CompiledModule:
         self._params: Dict[Tuple[str, Tuple[int, ...]], Any] = {}   # (name, stored permutation) -> device buffer
         self._placeholder_nodes = None
         self._family: List["CompiledModule"] = [self]   # the modules sharing _params (per-shape traces)
+        self._attribute_root = fn        # the module whose attributes forward assigns (see _set_attributes)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard)
@@ -212,6 +230,8 @@ class CompiledModule:
         graph = tracer.trace(fn, concrete_args=concrete_args)
         if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
             graph.meta["specialization"] = fn.specialization
+        if isinstance(fn, GraphModule):
+            _carry_attribute_writes(fn.graph, graph)
         name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
         self.graph_module = GraphModule(tracer.root, graph, class_name=name)
         self._check_shard_names()
@@ -358,6 +378,14 @@ class CompiledModule:
             for entry in module._cache.values():
                 entry.params = module._resident(entry.program, entry.param_keys, entry.param_placements)
 
+    def _set_attributes(self, writes, values) -> None:
+        """Set the module attributes forward assigns (``self.last = y``) to this call's values, as torch tensors."""
+        results = iter(values)
+        for w in writes:
+            leaves = [from_device(next(results)) if leaf is None else leaf for leaf in w.leaves]
+            owner, _, name = w.name.rpartition(".")
+            setattr(self._attribute_root.get_submodule(owner), name, pytree.tree_unflatten(leaves, w.spec))
+
     def _entry(self, args) -> _Entry:
         key = _signature(args)
         return self._cache.get(key) or self._compile(args, key)
@@ -465,15 +493,20 @@ class CompiledModule:
         entry = self._entry(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         program = entry.program
-        mutates = bool(program.mutated_inputs or program.mutated_params)
+        writes = program.written_attributes
+        mutates = bool(program.mutated_inputs or program.mutated_params or writes)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
-        if mutates:   # results: outputs, then mutated inputs, then mutated parameters (see FxlaProgram)
+        if mutates:   # results: outputs, mutated inputs, mutated parameters, written attributes (see FxlaProgram)
+            cut = len(results) - sum(leaf is None for w in writes for leaf in w.leaves)
+            results, attributes = results[:cut], results[cut:]
             cut = len(results) - len(program.mutated_params)
             results, state = results[:cut], results[cut:]
             if program.mutated_inputs:     # checks every input before anything is written, the state included
                 results = write_back(self.__name__, program.mutated_inputs, leaves, results)
             if state:
                 self._store_state(program, state)
+            if writes:
+                self._set_attributes(writes, attributes)
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
@@ -503,9 +536,10 @@ class CompiledModule:
         args = tuple(example_inputs)
         entry = self._entry(args)
         program = entry.program
-        if program.mutated_inputs or program.mutated_params:
+        if program.mutated_inputs or program.mutated_params or program.written_attributes:
             what = (f"tensor input(s) {program.mutated_inputs}" if program.mutated_inputs else
-                    f"its parameters/buffers {program.mutated_params}")
+                    f"its parameters/buffers {program.mutated_params}" if program.mutated_params else
+                    f"its attributes {[w.name for w in program.written_attributes]}")
             raise InputMutationError(f"{self.__name__} changes {what} in place (e.g. `x += 1`); a JAX function "
                                      f"cannot change its arguments or the module's state\n"
                                      f"fix: compute a new tensor in the model (y = x + 1) and return it")

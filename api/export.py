@@ -71,6 +71,10 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
         "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
         "mutated_inputs": list(program.mutated_inputs),
         "mutated_params": list(program.mutated_params),
+        "written_attributes": [
+            {"name": w.name, "spec": pytree.treespec_dumps(w.spec),
+             "leaves": [_json_static(v, f"attribute {w.name} leaf {i}") for i, v in enumerate(w.leaves)]}
+            for w in program.written_attributes],
         "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
         "stablehlo_sha256": hashlib.sha256(text.encode()).hexdigest(),
         "stablehlo_target_version": target,
@@ -109,6 +113,8 @@ class LoadedModule:
             param_meta = list(meta["params"])
             names = [p["name"] for p in param_meta]
             self._state = [names.index(n) for n in meta.get("mutated_params", [])]   # indices into the params
+            self._written = [(w["name"], pytree.treespec_loads(w["spec"]), list(w["leaves"]))
+                             for w in meta.get("written_attributes", [])]
         except (KeyError, TypeError, ValueError) as err:
             raise self._bad(f"metadata.json is missing or has a malformed entry ({type(err).__name__}: {err})") \
                 from None
@@ -123,6 +129,8 @@ class LoadedModule:
         self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir, n_params=len(names))
         self._params = [to_device(tensors[n], self.device) for n in names]
         self.__name__ = meta.get("name", "loaded")
+        #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
+        self.attributes: Dict[str, Any] = {}
 
     def _bad(self, what: str) -> ArtifactError:
         return ArtifactError(f"cannot load the fxla artifact at '{self.path}': {what}\n"
@@ -156,8 +164,13 @@ class LoadedModule:
                                  f"to {static!r}\nfix: pass {static!r}, or export again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
-        cut = len(results) - len(self._state)        # outputs, mutated inputs, then updated buffers
+        cut = len(results) - sum(leaf is None for _, _, leaves in self._written for leaf in leaves)
+        results, written = results[:cut], iter(results[cut:])
+        cut = len(results) - len(self._state)        # outputs, mutated inputs, updated buffers, written attributes
         results, state = results[:cut], results[cut:]
+        for name, spec, leaves in self._written:
+            self.attributes[name] = pytree.tree_unflatten(
+                [from_device(next(written)) if leaf is None else leaf for leaf in leaves], spec)
         if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
             results = write_back(self.__name__, self._mutated, leaves, results)
         for i, value in zip(self._state, state):      # buffers the program updates: kept for the next call

@@ -52,6 +52,7 @@ class PerShapeTraces:
             module = CompiledModule(gm, **self.owner._options)
             module._params = self.owner._params                    # one resident copy of the weights
             module._family = self.owner._family                    # refreshed together when state changes
+            module._attribute_root = self.owner._attribute_root    # `self.last = y` sets the user's module
             module._family.append(module)
             module.__name__ = self.owner.__name__
             self.compiled[key] = module

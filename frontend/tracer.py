@@ -5,9 +5,10 @@ import contextlib
 import enum
 import inspect
 import itertools
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import torch
+from torch.utils import _pytree as pytree
 
 from fxla.errors import format_message
 
@@ -36,6 +37,25 @@ _UNSET = object()
 #: the submodule name of a root that is itself a leaf (``Tracer().trace(nn.LSTM(...))``): its graph is one
 #: ``call_module`` node on ``module`` and its parameters are ``module.<name>`` (like DataParallel's)
 LEAF_ROOT = "module"
+
+
+class AttributeWrite(NamedTuple):
+    """``module.attr = value`` in forward, recorded on the node of each traced leaf of ``value`` (its
+    ``meta["attribute_writes"]``): ``serial`` orders the assignments (the last of a name wins), ``name`` is the
+    qualified attribute name, ``spec`` the value's treespec, ``index`` this leaf's position in it and
+    ``constants`` the value's untraced leaves by position."""
+
+    serial: int
+    name: str
+    spec: Any
+    index: int
+    constants: Dict[int, Any]
+
+
+def _holds_proxy(value: Any) -> bool:
+    """``value`` is a Proxy or a tuple/list/dict holding one."""
+    return any(isinstance(leaf, Proxy) for leaf in pytree.tree_leaves(value)) if isinstance(
+        value, (tuple, list, dict)) else isinstance(value, Proxy)
 
 
 def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
@@ -304,7 +324,7 @@ class Tracer:
                 self._constant_count += 1
                 name = f"_tensor_constant{self._constant_count}"
             self._constant_count += 1
-            setattr(self.root, name, t)
+            self.root.__dict__[name] = t       # (a plain attribute; not through the patched __setattr__)
             entry = self._tensor_attrs[id(t)] = (name, t)
         return self.get_attr_proxy(entry[0]).node
 
@@ -322,22 +342,62 @@ class Tracer:
                     if value is not None:
                         self._tensor_attrs.setdefault(id(value), (prefix + key, value))
 
-    def _assign(self, mod: torch.nn.Module, name: str, value: "Proxy", orig_setattr: Callable,
-                restore: list) -> None:
-        """``mod.name = <traced value>`` during tracing.  For a parameter or buffer (``self.steps += 1`` assigns
-        the in-place result back, ``self.steps = self.steps + 1`` a new tensor) the assignment is recorded as
-        ``copy_`` into its ``get_attr`` (functionalized like any mutation, so later reads see the value and the
-        module's state is written back); the module itself is left untouched.  Any other attribute is set for
-        the rest of the trace and restored afterwards."""
+    def _assign(self, mod: torch.nn.Module, name: str, value: Any, orig_setattr: Callable, restore: list) -> None:
+        """``mod.name = <traced value>`` during tracing (``value`` is a Proxy, or a tuple/list/dict holding some).
+
+        A parameter or buffer (``self.steps += 1`` assigns the in-place result back, ``self.h = self.h * 0.9 +
+        x`` a new tensor) is recorded as ``copy_`` into its ``get_attr`` (functionalized like any mutation, so
+        later reads see the value and the module's state is written back).  A plain tensor attribute the graph
+        reads is a TraceError (its reads are its value at trace time).  Any other attribute is set for the rest
+        of the trace and restored afterwards, and the value's
+        nodes carry ``meta["attribute_writes"]`` (an :class:`AttributeWrite` per assignment), so that each
+        compiled call sets the attribute to that call's value, as eager does."""
         store = mod._parameters if name in mod._parameters else mod._buffers if name in mod._buffers else None
         current = store.get(name) if store is not None else None
         entry = self._tensor_attrs.get(id(current)) if current is not None else None
-        if entry is not None and entry[1] is current:
+        if entry is not None and entry[1] is current and isinstance(value, Proxy):
             proxy = self.create_proxy("call_method", "copy_", (self.get_attr_proxy(entry[0]), value), {})
             proxy.node.meta["state_assignment"] = entry[0]
             return
+        plain = mod.__dict__.get(name)
+        read = self._tensor_attrs.get(id(plain)) if isinstance(plain, torch.Tensor) else None
+        if store is None and read is not None and read[0] in self._attr_nodes:     # the graph reads it
+            raise TraceError(format_message(
+                f"forward assigns a traced value to `{name}`, a plain tensor attribute of "
+                f"{type(mod).__name__} (not a parameter or buffer)", user_frame_location(self.module_path),
+                why="the tracer reads plain tensor attributes as constants, so a value carried from one call to "
+                    "the next through one would be read stale",
+                fix=f"make it a buffer (self.register_buffer('{name}', tensor), then fxla writes it back each "
+                    f"call), or start it as None if forward only stores a result there"))
         restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
         orig_setattr(mod, name, value)
+        path = self.path_of_module(mod)
+        if path is None:                  # a module created inside forward: nothing to set after a call
+            return
+        leaves, spec = pytree.tree_flatten(value)
+        qualname = f"{path}.{name}" if path else name
+        constants = {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, Proxy)}
+        self._assignments += 1                 # the last assignment of a name wins, whatever the node order
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Proxy):
+                leaf.node.meta.setdefault("attribute_writes", []).append(
+                    AttributeWrite(self._assignments, qualname, spec, i, constants))
+
+    def _assign_constant(self, mod: torch.nn.Module, name: str, value: Any, orig_setattr: Callable,
+                         restore: list) -> None:
+        """``mod.name = value`` with an untraced value (``self.calls = 1``, a size in concrete_shapes mode): set
+        for the rest of the trace and restored afterwards, and recorded in ``graph.meta["attribute_constants"]``
+        (``(serial, qualified name, value)``) so that each compiled call sets it as eager does.  Modules and
+        parameters assigned, and attributes of modules created inside forward, are just set."""
+        path = self.path_of_module(mod)
+        if path is None or isinstance(value, (torch.nn.Module, torch.nn.Parameter)) or name in mod._parameters \
+                or name in mod._buffers or name in mod._modules:
+            return orig_setattr(mod, name, value)
+        restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
+        orig_setattr(mod, name, value)
+        self._assignments += 1
+        self.graph.meta.setdefault("attribute_constants", []).append(
+            (self._assignments, f"{path}.{name}" if path else name, value))
 
     @contextlib.contextmanager
     def _patch_module_class(self) -> Iterator[None]:
@@ -357,8 +417,10 @@ class Tracer:
             return tracer.getattr(attr, orig_getattr(mod, attr))
 
         def module_setattr(mod, name, value):
-            if tracer._computing_meta or not isinstance(value, Proxy):
+            if tracer._computing_meta:
                 return orig_setattr(mod, name, value)
+            if not _holds_proxy(value):
+                return tracer._assign_constant(mod, name, value, orig_setattr, restore)
             tracer._assign(mod, name, value, orig_setattr, restore)
 
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
@@ -404,7 +466,7 @@ class Tracer:
         else:
             self.root, fn, bound = torch.nn.Module(), root, ()
         self.graph = Graph()
-        self._module_stack, self._attr_nodes, self._constant_count = [], {}, 0
+        self._module_stack, self._attr_nodes, self._constant_count, self._assignments = [], {}, 0, 0
         self._meta_values, self._meta_errors, self._speculative = {}, {}, []
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
         self._meta_memo = MetaMemo() if type(self)._run_on_meta is Tracer._run_on_meta else None
@@ -471,7 +533,7 @@ class Tracer:
         if self.concrete_shapes:
             self._record_meta(out)
         for node in reversed(self._speculative):  # getitem nodes made by iterating a Proxy, then unused
-            if not node._erased and not node.users:
+            if not node._erased and not node.users and "attribute_writes" not in node.meta:
                 self.graph.erase_node(node)
         if self.concrete_shapes:
             self.graph.meta["specialization"] = {

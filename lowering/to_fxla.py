@@ -38,7 +38,9 @@ class FxlaProgram:
     numbers of the tensor inputs the program changes in place (``x += 1``; see
     :func:`fxla.frontend.passes.functionalize`): their new values are the results right after the outputs,
     and the caller writes them back.  ``mutated_params`` likewise names the parameters and buffers the program
-    changes (``self.steps += 1``): their new values are the last results, after those.
+    changes (``self.steps += 1``): their new values are the results after those.  ``written_attributes`` are
+    the plain module attributes forward assigns (``self.last = y``): their values are the last results, leaf by
+    leaf (see :class:`WrittenAttribute`), and the caller sets the attributes.
     """
 
     module: ir.Module
@@ -51,9 +53,50 @@ class FxlaProgram:
     params: Dict[str, torch.Tensor] = field(repr=False)
     mutated_inputs: List[int] = field(default_factory=list)
     mutated_params: List[str] = field(default_factory=list)
+    written_attributes: List["WrittenAttribute"] = field(default_factory=list)
 
     def text(self, debug_info: bool = False) -> str:
         return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+
+@dataclass
+class WrittenAttribute:
+    """A module attribute forward assigns (``self.last = y``, ``self.cache = (k, v)``): its qualified ``name``,
+    the value's pytree ``spec`` and, per leaf, ``None`` where the leaf is the next program result or the
+    leaf itself where it is not a tensor (a constant, or a value shape propagation knows)."""
+
+    name: str
+    spec: Any
+    leaves: List[Any]
+
+
+def _written_attributes(gm: GraphModule, env, returned: List[Any]) -> List[WrittenAttribute]:
+    """The attributes assigned in forward (the tracer's node ``meta["attribute_writes"]`` and graph
+    ``meta["attribute_constants"]``; the last assignment of a name wins), appending their tensor leaves to
+    ``returned``."""
+    last: Dict[str, Any] = {}                  # name -> (serial, spec, {leaf index: node}, constants)
+    for node in gm.graph.nodes:
+        for w in node.meta.get("attribute_writes", ()):
+            seen = last.get(w.name)
+            if seen is None or w.serial > seen[0]:
+                last[w.name] = (w.serial, w.spec, {w.index: node}, w.constants)
+            elif w.serial == seen[0]:
+                seen[2][w.index] = node
+    for serial, name, value in gm.graph.meta.get("attribute_constants", ()):
+        if name not in last or serial > last[name][0]:
+            leaves, spec = pytree.tree_flatten(value)
+            last[name] = (serial, spec, {}, dict(enumerate(leaves)))
+    written = []
+    for name, (_, spec, nodes, constants) in last.items():
+        leaves = []
+        for i in range(spec.num_leaves):
+            value = env[nodes[i]] if i in nodes else constants[i]
+            if isinstance(value, ir.Value):
+                returned.append(value)
+                value = None
+            leaves.append(value)
+        written.append(WrittenAttribute(name, spec, leaves))
+    return written
 
 
 def node_location(node) -> ir.Location:
@@ -167,6 +210,7 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                 returned.append(env[value])
             state = gm.graph.meta.get("state_mutations", {})
             returned.extend(env[value] for value in state.values())
+            written = _written_attributes(gm, env, returned)
             func.ReturnOp(returned)
         all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))
@@ -181,7 +225,7 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
     output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
-                       list(state))
+                       list(state), written)
 
 
 def _get_attr(ctx: LoweringContext, gm: GraphModule, node):

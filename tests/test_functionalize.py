@@ -5,12 +5,13 @@ from __future__ import annotations
 import operator
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
 import fxla
-from fxla.frontend import PassError, propagate_shapes, symbolic_trace
+from fxla.frontend import PassError, TraceError, propagate_shapes, symbolic_trace
 from fxla.frontend.passes import functionalize
 from fxla.frontend.passes.functionalize import setitem
 
@@ -268,7 +269,7 @@ class _Stateful(nn.Module):
         self.steps += 1
         self.cache[1] = x[0]
         self.decay = self.decay * 0.5          # a new tensor assigned to a buffer: recorded as copy_
-        self.h = x * 2                         # a plain attribute: visible in this call, restored after tracing
+        self.h = x * 2                         # a plain attribute: visible in this call, set after each call
         return self.lin(x) * self.steps + self.cache.sum() + self.h * self.decay
 
 
@@ -285,7 +286,7 @@ def test_module_state_is_updated_like_eager():
     assert isinstance(model.steps, torch.Tensor) and not hasattr(model, "h")   # tracing left the module intact
     for x in (torch.randn(2, 3), torch.randn(2, 3), torch.randn(5, 3), torch.randn(2, 3)):   # two signatures
         torch.testing.assert_close(fast(x), eager(x))
-        for name in ("steps", "cache", "decay"):
+        for name in ("steps", "cache", "decay", "h"):
             torch.testing.assert_close(getattr(model, name), getattr(eager, name))
     assert model.steps.item() == 4
     assert fast.lower(torch.randn(2, 3)).program.mutated_params == ["steps", "cache", "decay"]
@@ -324,6 +325,7 @@ def test_exported_state_carries_over_between_calls(tmp_path):
     for _ in range(3):
         x = torch.randn(2, 3)
         torch.testing.assert_close(loaded(x), eager(x))
+        torch.testing.assert_close(loaded.attributes["h"], eager.h)     # no module: kept on the loaded program
 
 
 def test_assigning_a_buffer_another_shape_or_dtype_is_an_error():
@@ -366,3 +368,70 @@ def test_rejected_call_leaves_the_module_state_unchanged():
     with pytest.raises(fxla.InputMutationError):
         fxla.compile(model)(jnp.ones(3))
     assert model.steps.item() == 0          # the input check runs before the state is written
+
+
+class _Records(nn.Module):
+    """Stores results on itself, as research code does (attention maps, the last hidden state)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.last = None
+
+    def forward(self, x):
+        y = self.lin(x)
+        self.last = y                        # a tensor
+        self.pair = (y.sum(), "sum")         # a container with a constant
+        self.lin.rows = x.shape[0]           # a size, on a submodule
+        self.last = y + 1                    # assigned again: the last assignment wins
+        z = y * 2
+        self.z = z
+        z.add_(1)                            # mutated after the assignment: the attribute is that same tensor
+        return z
+
+
+@pytest.mark.parametrize("options", [{}, {"output": "jax"}, {"concrete_shapes": True}],
+                         ids=["torch", "jax", "concrete_shapes"])
+def test_attributes_forward_assigns_are_set_after_each_call(options):
+    torch.manual_seed(0)
+    model, eager = _Records(), _Records()
+    eager.load_state_dict(model.state_dict())
+    fast = fxla.compile(model, **options)
+    assert model.last is None and not hasattr(model, "pair") and not hasattr(model, "z")   # tracing left it intact
+    for x in (torch.randn(2, 4), torch.randn(3, 4), torch.randn(2, 4)):
+        with torch.no_grad():
+            want = eager(x)
+        got = fast(x)
+        torch.testing.assert_close(torch.as_tensor(np.array(got)), want)
+        for name in ("last", "z"):
+            value = getattr(model, name)
+            assert isinstance(value, torch.Tensor)                  # module state is torch, whatever output=
+            torch.testing.assert_close(value, getattr(eager, name))
+        assert type(model.pair) is tuple and model.pair[1] == "sum"
+        torch.testing.assert_close(model.pair[0], eager.pair[0])
+        assert model.lin.rows == x.shape[0]
+
+
+def test_attribute_writes_are_shown_and_refused_where_nothing_can_be_set():
+    fast = fxla.compile(_Records())
+    program = fast.lower(torch.randn(2, 4)).program
+    assert [w.name for w in program.written_attributes] == ["last", "pair", "lin.rows", "z"]
+    assert program.written_attributes[2].leaves == [2]          # a static leaf: set without a program result
+    with pytest.raises(fxla.InputMutationError, match=r"its attributes \['last', 'pair', 'lin.rows', 'z'\]"):
+        fast.as_jax_function(torch.randn(2, 4))
+
+
+def test_a_plain_tensor_attribute_carried_across_calls_is_an_error():
+    class Carry(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.h = torch.zeros(4)              # not a buffer
+
+        def forward(self, x):
+            self.h = self.h + x
+            return self.h
+    with pytest.raises(TraceError) as info:
+        fxla.compile(Carry())
+    text = str(info.value)
+    assert "assigns a traced value to `h`, a plain tensor attribute of Carry" in text
+    assert "self.h = self.h + x" in text and "fix: make it a buffer (self.register_buffer('h'" in text

@@ -134,11 +134,13 @@ def test_dump_functional_stage_and_run_of_a_mutating_model(capsys, tmp_path):
     f = tmp_path / "mut.py"
     f.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                  "        self.register_buffer('steps', torch.zeros(()))\n\n    def forward(self, x):\n"
-                 "        y = x * 2\n        y[0] = 5\n        self.steps += 1\n        return y + self.steps\n\n\n"
+                 "        y = x * 2\n        y[0] = 5\n        self.steps += 1\n        self.last = y\n"
+                 "        return y + self.steps\n\n\n"
                  "def make():\n    return M(), (torch.randn(3, 4),)\n")
     rc, out, _ = run_dump(capsys, f"{f}:make", "--stage", "functional", "--run")
     assert rc == 0 and "fxla.frontend.passes.functionalize.setitem" in out
     assert "// written back after each call: steps <- %" in out
+    assert "// set after each call: attribute last <- %" in out
     assert "(match)" in out          # eager ran on a copy: both started from steps = 0
     rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "functional")
     assert rc == 0 and "no in-place ops" in out

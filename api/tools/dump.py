@@ -166,13 +166,18 @@ def _functional_text(gm) -> str:
     from fxla.frontend.passes import functionalize
 
     functional = functionalize(gm)
-    if functional is gm:
-        return "// no in-place ops: the captured graph is lowered as it is"
     meta = functional.graph.meta
     back = [f"// written back after each call: input {name} <- %{node.name}"
             for name, node in meta.get("input_mutations", {}).items()]
     back += [f"// written back after each call: {name} <- %{node.name}"
              for name, node in meta.get("state_mutations", {}).items()]
+    writes = [(w, node) for node in functional.graph.nodes for w in node.meta.get("attribute_writes", ())]
+    last = {w.name: w.serial for w, _ in sorted(writes, key=lambda item: item[0].serial)}   # the last one wins
+    back += [f"// set after each call: attribute {w.name} <- %{node.name}"
+             + (f" (leaf {w.index})" if w.spec.num_leaves > 1 else "")
+             for w, node in writes if last[w.name] == w.serial]
+    if functional is gm and not back:
+        return "// no in-place ops: the captured graph is lowered as it is"
     return "\n".join([str(functional.graph).rstrip("\n")] + back)
 
 

@@ -11,7 +11,9 @@ A mutated graph input (``x += 1`` on a placeholder) is rewritten the same way, a
 ``graph.meta["state_mutations"]`` maps the qualified name of each mutated parameter or buffer
 (``self.steps += 1``, ``self.cache[:, i] = k``) to its final value.  The lowering returns those values after
 the program's outputs, and ``fxla.compile`` copies them into the caller's tensors and the module's state
-after the call, as eager would have changed them.  (Tensors the tracer made constants,
+after the call, as eager would have changed them.  A tensor assigned to a plain module attribute
+(``self.last = y``, the tracer's ``meta["attribute_writes"]``) that is mutated later is written with its final
+value: the attribute holds the same tensor in eager.  (Tensors the tracer made constants,
 ``_tensor_constant<N>`` -- ``torch.empty(3, 4)`` with static sizes -- are rewritten but never written back:
 eager makes a new one per call.  A tensor captured from outside the traced code is such a constant too.)
 
@@ -239,6 +241,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         new = _rewrite(graph, node, base)
         for user in later:
             user.replace_input_with(base, new)
+        if "attribute_writes" in base.meta:     # a module attribute holding this tensor sees its final value
+            new.meta["attribute_writes"] = base.meta.pop("attribute_writes")
         state = base if base.op in ("placeholder", "get_attr") else origin.get(base)
         if state is not None and not _is_constant(out, state):
             origin[new] = state
