@@ -90,8 +90,8 @@ class Tracer:
     While :meth:`trace` runs, ``torch.nn.Module.__call__`` is routed through
     :meth:`call_module` and ``torch.nn.Module.__getattr__`` turns the root's parameters and
     buffers into ``get_attr`` proxies, ``torch.nn.Module.__setattr__`` records a traced value assigned to a
-    parameter or buffer as ``copy_`` into it (other attributes set to traced values are restored after the
-    trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn``
+    parameter or buffer as ``copy_`` into it (other attributes forward assigns are recorded to be set after each
+    compiled call, and restored after the trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn``
     accept symbolic sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as
     ``torch.zeros((getitem, 4))``); all are restored afterwards, even on error.
 
@@ -349,9 +349,9 @@ class Tracer:
         x`` a new tensor) is recorded as ``copy_`` into its ``get_attr`` (functionalized like any mutation, so
         later reads see the value and the module's state is written back).  A plain tensor attribute the graph
         reads is a TraceError (its reads are its value at trace time).  Any other attribute is set for the rest
-        of the trace and restored afterwards, and the value's
-        nodes carry ``meta["attribute_writes"]`` (an :class:`AttributeWrite` per assignment), so that each
-        compiled call sets the attribute to that call's value, as eager does."""
+        of the trace and restored afterwards, and the value's nodes carry ``meta["attribute_writes"]`` (an
+        :class:`AttributeWrite` per assignment), so that each compiled call sets the attribute to that call's
+        value, as eager does."""
         store = mod._parameters if name in mod._parameters else mod._buffers if name in mod._buffers else None
         current = store.get(name) if store is not None else None
         entry = self._tensor_attrs.get(id(current)) if current is not None else None
