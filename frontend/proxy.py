@@ -196,9 +196,13 @@ def _untraced_mutation(tracer, name: str) -> TraceError:
             "new value out of place"))
 
 
-#: torch ops that always return a (values, indices)-style pair; ``max``/``min``/``median`` only with a dim
+#: torch ops that always return a (values, indices)-style pair (the pools' ``return_indices=True`` forms
+#: included); ``max``/``min``/``median`` only with a dim
 _PAIR_FUNCTIONS = frozenset({torch.sort, torch.topk, torch.kthvalue, torch.mode, torch.aminmax, torch.frexp,
-                             torch.std_mean, torch.var_mean, torch.cummax, torch.cummin})
+                             torch.std_mean, torch.var_mean, torch.cummax, torch.cummin,
+                             torch.max_pool1d_with_indices,
+                             *(getattr(torch.nn.functional, f"{kind}_pool{n}d_with_indices")
+                               for kind in ("max", "adaptive_max") for n in (1, 2, 3))})
 _PAIR_METHODS = frozenset({"sort", "topk", "kthvalue", "mode", "aminmax", "frexp", "cummax", "cummin"})
 _PAIR_WITH_DIM = (frozenset({torch.max, torch.min, torch.median, torch.nanmedian}),
                   frozenset({"max", "min", "median", "nanmedian"}))

@@ -50,6 +50,30 @@ case(nn.MaxPool3d, "nn.MaxPool3d", lambda: nn.MaxPool3d(2, ceil_mode=True), t(1,
 case(nn.MaxPool2d, "nn.MaxPool2d_return_indices", lambda: nn.MaxPool2d(2, return_indices=True), t(2, 3, 6, 5),
      module=True)
 
+
+class _PoolUnpool(nn.Module):
+    """max_pool with indices, then max_unpool of the result (the indices unpooling needs)."""
+
+    def __init__(self, n, kernel, **options):
+        super().__init__()
+        self.pool = getattr(nn, f"MaxPool{n}d")(kernel, return_indices=True, **options)
+        self.unpool = getattr(nn, f"MaxUnpool{n}d")(kernel, **options)
+
+    def forward(self, x):
+        y, idx = self.pool(x)
+        return self.unpool(y, idx, output_size=x.shape)
+
+
+case((F.max_unpool1d, F.max_unpool2d, F.max_unpool3d), "F.max_unpool",
+     lambda x, y, z: (F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2),
+                      F.max_unpool2d(*F.max_pool2d(y, 3, 2, 1, return_indices=True), 3, 2, 1, output_size=(8, 7)),
+                      F.max_unpool2d(*F.max_pool2d(y[0, :, :, :6], 2, return_indices=True), 2),   # unbatched
+                      F.max_unpool3d(*F.max_pool3d(z, 2, return_indices=True), 2, output_size=(1, 2, 5, 4, 4))),
+     t(2, 3, 9), t(2, 3, 8, 7), t(1, 2, 5, 4, 4), dtypes=(F32, BF16))     # (torch has no integer max_unpool)
+case(nn.MaxUnpool1d, "nn.MaxUnpool1d", _PoolUnpool(1, 3, stride=2, padding=1), t(2, 3, 9))
+case(nn.MaxUnpool2d, "nn.MaxUnpool2d", _PoolUnpool(2, 2), t(2, 3, 7, 6))
+case(nn.MaxUnpool3d, "nn.MaxUnpool3d", _PoolUnpool(3, 2), t(1, 2, 4, 5, 4))
+
 # -- adaptive pooling --------------------------------------------------------------------------------------------
 case(F.adaptive_max_pool2d, "F.adaptive_max_pool2d",
      lambda x: (F.adaptive_max_pool2d(x, 1), F.adaptive_max_pool2d(x, (3, 2)), F.adaptive_max_pool2d(x, (None, 4)),

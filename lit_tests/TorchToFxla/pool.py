@@ -1,6 +1,6 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
 # Torch -> fxla: max, average, power-average (lp) and adaptive pooling, 1-3-D (functions, *_with_indices forms
-# and modules), and local response normalisation -- one case per op object of fxla.lowering.RULES; the checks
+# and modules), max unpooling, and local response normalisation -- one case per op object of fxla.lowering.RULES; the checks
 # show kernel/stride/padding/dilation/ceil_mode and the output sizes torch computes.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
@@ -423,3 +423,57 @@ def local_response_norm(x):
 @case(nn.LocalResponseNorm, t(1, 5, 2, 2))
 def local_response_norm_module():
     return nn.LocalResponseNorm(3)
+
+
+# max_unpool2d: zeros of the unpooled size, each value scattered to its index within its (batch, channel) plane.
+# CHECK-LABEL: case torch.nn.functional.max_unpool2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x2x2xf32>, %[[IDX:.+]]: tensor<2x3x2x2xi64>) -> tensor<2x3x4x4xf32>
+# CHECK:         %[[VALUES:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 4>}
+# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[IDX]]) {shape = array<i64: 2, 3, 4>}
+# CHECK:         %[[ZEROS:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 2, 3, 16>}
+# CHECK:         %[[OUT:.+]] = "fxla.scatter"(%[[ZEROS]], %[[FLAT]], %[[VALUES]]) {dim = 2 : i64, reduce = "none"}
+# CHECK:         "fxla.reshape"(%[[OUT]]) {shape = array<i64: 2, 3, 4, 4>}
+@case(F.max_unpool2d, t(2, 3, 2, 2), t(2, 3, 2, 2, dtype=torch.int64))
+def max_unpool2d(x, idx):
+    return F.max_unpool2d(x, idx, 2)
+
+
+# max_unpool1d with stride and padding: the unpooled length is (3 - 1) * 2 - 2 * 1 + 3 = 5.
+# CHECK-LABEL: case torch.nn.functional.max_unpool1d:
+# CHECK:         %[[ZEROS:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 2, 4, 5>}
+# CHECK:         "fxla.scatter"(%[[ZEROS]], %{{.+}}, %{{.+}}) {dim = 2 : i64, reduce = "none"} : (tensor<2x4x5xf32>, tensor<2x4x3xi64>, tensor<2x4x3xf32>) -> tensor<2x4x5xf32>
+@case(F.max_unpool1d, t(2, 4, 3), t(2, 4, 3, dtype=torch.int64))
+def max_unpool1d(x, idx):
+    return F.max_unpool1d(x, idx, 3, stride=2, padding=1)
+
+
+# max_unpool3d, unbatched, with an explicit output_size: the planes are the channels.
+# CHECK-LABEL: case torch.nn.functional.max_unpool3d:
+# CHECK:         "fxla.scatter"(%{{.+}}, %{{.+}}, %{{.+}}) {dim = 1 : i64, reduce = "none"} : (tensor<2x75xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<2x75xf32>
+# CHECK:         "fxla.reshape"(%{{.+}}) {shape = array<i64: 2, 5, 5, 3>}
+@case(F.max_unpool3d, t(2, 2, 2, 2), t(2, 2, 2, 2, dtype=torch.int64))
+def max_unpool3d(x, idx):
+    return F.max_unpool3d(x, idx, 2, output_size=(5, 5, 3))
+
+
+# The modules take their kernel/stride/padding from the module and output_size per call.
+# CHECK-LABEL: case torch.nn.MaxUnpool1d:
+# CHECK:         "fxla.scatter"({{.+}}) {dim = 2 : i64, reduce = "none"} : (tensor<1x2x8xf32>, tensor<1x2x4xi64>, tensor<1x2x4xf32>) -> tensor<1x2x8xf32>
+@case(nn.MaxUnpool1d, t(1, 2, 4), t(1, 2, 4, dtype=torch.int64))
+def max_unpool1d_module():
+    return nn.MaxUnpool1d(2)
+
+
+# CHECK-LABEL: case torch.nn.MaxUnpool2d:
+# CHECK:         "fxla.scatter"({{.+}}) {dim = 2 : i64, reduce = "none"} : (tensor<1x2x36xf32>, tensor<1x2x4xi64>, tensor<1x2x4xf32>) -> tensor<1x2x36xf32>
+# CHECK:         "fxla.reshape"(%{{.+}}) {shape = array<i64: 1, 2, 6, 6>}
+@case(nn.MaxUnpool2d, t(1, 2, 2, 2), t(1, 2, 2, 2, dtype=torch.int64))
+def max_unpool2d_module():
+    return nn.MaxUnpool2d(3)
+
+
+# CHECK-LABEL: case torch.nn.MaxUnpool3d:
+# CHECK:         "fxla.scatter"({{.+}}) {dim = 2 : i64, reduce = "none"} : (tensor<1x1x64xf32>, tensor<1x1x8xi64>, tensor<1x1x8xf32>) -> tensor<1x1x64xf32>
+@case(nn.MaxUnpool3d, t(1, 1, 2, 2, 2), t(1, 1, 2, 2, 2, dtype=torch.int64))
+def max_unpool3d_module():
+    return nn.MaxUnpool3d(2)

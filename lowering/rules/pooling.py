@@ -1,5 +1,6 @@
-"""Max pooling: max_pool1d/2d/3d (fxla.max_pool, or fxla.max_pool_with_indices for return_indices=True) and
-adaptive_max_pool1d/2d/3d (+ their nn modules).
+"""Max pooling: max_pool1d/2d/3d (fxla.max_pool, or fxla.max_pool_with_indices for return_indices=True),
+adaptive_max_pool1d/2d/3d and max_unpool1d/2d/3d (+ their nn modules; unpooling is an fxla.scatter of the values
+into zeros at their indices).
 
 Adaptive windows are torch's [floor(o * size / out), ceil((o + 1) * size / out)).  When every pooled dim divides
 evenly they are a plain strided max pool; otherwise each output's window is gathered (fxla.index_select with a
@@ -139,3 +140,43 @@ for _n in (1, 2, 3):
     register(getattr(F, f"adaptive_max_pool{_n}d_with_indices"))(partial(_adaptive_max_pool, n=_n, indices=True))
     register(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"))(partial(_adaptive_max_module, n=_n))
 register(torch.adaptive_max_pool1d)(partial(_adaptive_max_pool, n=1, indices=True))
+
+
+# -- max unpooling -----------------------------------------------------------------------------------------------
+def _max_unpool(ctx, input, indices, kernel_size, stride=None, padding=0, output_size=None, *, n):
+    """max_unpool1d/2d/3d: a zero tensor of the unpooled size with each input value scattered to its index (a
+    position in the flattened spatial dims of its (batch, channel) plane, as max_pool's ``return_indices``
+    gives it).  The size is ``(in - 1) * stride - 2 * padding + kernel`` per dim, or ``output_size``."""
+    kernel = _pair(kernel_size, n)
+    stride = kernel if stride in (None, [], ()) else _pair(stride, n)
+    padding = _pair(padding, n)
+    shape = ctx.sig(input).shape
+    if len(shape) not in (n + 1, n + 2):
+        raise ctx.error(f"max_unpool{n}d of a {len(shape)}-D input", f"it takes {n + 1}-D or {n + 2}-D inputs",
+                        "pass (C, *spatial) or (N, C, *spatial)")
+    spatial = shape[-n:]
+    default = [(s - 1) * st + k - 2 * p for s, st, k, p in zip(spatial, stride, kernel, padding)]
+    size = default
+    if output_size is not None:
+        size = [int(v) for v in output_size][-n:]
+        if len(list(output_size)) not in (n, len(shape)) or any(
+                not d - st < o < d + st for o, d, st in zip(size, default, stride)):
+            raise ctx.error(f"max_unpool{n}d output_size {list(output_size)} is invalid for input {list(shape)}",
+                            f"each size must be within stride of the default size {default} (torch rejects it too)",
+                            "pass a size torch accepts, or leave output_size out")
+    planes = tuple(shape[:-n])
+    flat = reshape(ctx, input, planes + (int(np.prod(spatial)),))
+    index = reshape(ctx, indices, planes + (int(np.prod(spatial)),))
+    zero = ctx.emit(ops.expand, ctx.tensor(0.0 if is_float(ctx.sig(input).elem) else 0, like=input),
+                    shape=planes + (int(np.prod(size)),))
+    out = ctx.emit(ops.scatter, zero, index, flat, dim=len(planes), reduce="none")
+    return reshape(ctx, out, planes + tuple(size))
+
+
+def _max_unpool_module(ctx, input, indices, output_size=None, *, mod, n):
+    return _max_unpool(ctx, input, indices, mod.kernel_size, mod.stride, mod.padding, output_size, n=n)
+
+
+for _n in (1, 2, 3):
+    register(getattr(F, f"max_unpool{_n}d"))(partial(_max_unpool, n=_n))
+    register(getattr(torch.nn, f"MaxUnpool{_n}d"))(partial(_max_unpool_module, n=_n))
