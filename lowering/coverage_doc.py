@@ -16,7 +16,8 @@ KNOWN_UNSUPPORTED = (
     ("in-place mutation of views (`x.view(-1).add_(1)`, `x[0].mul_(2)`); `t_`/`unsqueeze_`; `out=`",
      "views are not tracked (other in-place ops, on inputs, parameters and buffers too, are functionalized and "
      "written back: docs/tracing.md, In-place operations)"),
-    ("`x[mask] = tensor`; `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
+    ("`x[mask] = tensor` with one value per selected position (a value broadcast over the selection, a scalar "
+     "or a row of the trailing dims, is lowered); `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
      "index tensors in `x[i] = v`",
      "not lowered yet; use index_copy, torch.where or scatter"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),

@@ -300,7 +300,10 @@ def _setitems(x, v):
     u = x.new_zeros(3, 2, 5)
     u[[0, 2], :, [1, -1]] = v[:2, :2]          # on dims apart: the value is laid out indexed dims first
     u[torch.tensor([1]), :, torch.tensor([3, 4])] = 9
-    return y, z, w, u
+    r = x.clone()
+    r[x[:, 0] > 0] = v[0, :1].expand(5)        # a bool mask over the rows, one row as the value
+    r[:, x[0] < 0] = v[1:, :1]                 # a mask on dim 1, a [1, 1] value
+    return y, z, w, u, r
 
 
 case(functional_setitem, "setitem", _setitems, t(4, 5), t(2, 3), dtypes=(F32, I64, F16))

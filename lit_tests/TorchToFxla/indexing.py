@@ -330,3 +330,20 @@ def setitem_index_tensors_apart(x, i, j):
     y = x.clone()
     y[i, :, j] = 1.0
     return y
+
+
+# A bool mask over the rows with a row as the value: the value is the same at every selected position, so the
+# write is a where over the mask broadcast along the row.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask, row value):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[ROW:.+]]: tensor<5xf32>)
+# CHECK:         %[[MASK:.+]] = "fxla.gt"(%{{.+}}, %{{.+}}) : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+# CHECK:         %[[R:.+]] = "fxla.reshape"(%[[ROW]]) {shape = array<i64: 1, 5>}
+# CHECK:         %[[M:.+]] = "fxla.reshape"(%[[MASK]]) {shape = array<i64: 4, 1>}
+# CHECK:         %[[MS:.+]] = "fxla.expand"(%[[M]]) {shape = array<i64: 4, 5>}
+# CHECK:         %[[RS:.+]] = "fxla.expand"(%[[R]]) {shape = array<i64: 4, 5>}
+# CHECK:         "fxla.where"(%[[MS]], %[[RS]], %[[X]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+@case(functional_setitem, t(4, 5), t(5), variant="mask, row value")
+def setitem_mask_row(x, row):
+    y = x.clone()
+    y[x[:, 0] > 0] = row
+    return y

@@ -112,16 +112,31 @@ def _assigned(ctx, value, elem: str, shape) -> "ir.Value":
 
 
 def _set_mask(ctx, input, at: int, mask, value):
+    """``x[..., mask] = value``: torch broadcasts the value to the selection's shape ``(*lead, count, *trail)``
+    (``count`` = how many positions the mask selects); a value that does not span ``count`` (size 1 or absent
+    there: a scalar, a row of the trailing dims) is the same at every selected position, so the write is a
+    ``where`` over the mask."""
     sig = ctx.sig(input)
-    if isinstance(value, ir.Value) and ctx.sig(value).shape and int(np.prod(ctx.sig(value).shape)) != 1:
-        raise ctx.error("x[mask] = tensor is not supported", "the number of selected elements depends on the "
-                        "data, so the value's shape cannot be checked statically",
-                        "use torch.where(mask, value, x) with a value shaped like x (or a scalar value)")
     m = ctx.sig(mask).shape
+    lead, trail = tuple(sig.shape[:at]), tuple(sig.shape[at + len(m):])
+    if isinstance(value, ir.Value):
+        vs = tuple(ctx.sig(value).shape)
+        while len(vs) > len(lead) + 1 + len(trail) and vs[0] == 1:
+            vs = vs[1:]
+        padded = (1,) * (len(lead) + 1 + len(trail) - len(vs)) + vs
+        fits = len(padded) == len(lead) + 1 + len(trail) and all(
+            v in (1, d) for v, d in zip(padded[:len(lead)] + padded[len(lead) + 1:], lead + trail))
+        if not fits or padded[len(lead)] != 1:
+            raise ctx.error(f"x[mask] = value with a value of shape {list(ctx.sig(value).shape)} is not supported",
+                            "fxla writes a value that is the same at every selected position (size 1 or absent "
+                            "along the selection); one value per selected position needs the number of selected "
+                            "positions, which depends on the data",
+                            "use torch.where(mask, value, x) with a value shaped like x, or a value broadcast "
+                            f"over the selection (shape {[*lead, 1, *trail]})")
+        value = reshape(ctx, value, padded[:len(lead)] + (1,) * len(m) + padded[len(lead) + 1:])
     mask = reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * (sig.rank - at - len(m)))
     mask = ctx.emit(ops.expand, mask, shape=sig.shape)
-    v = _assigned(ctx, value if not isinstance(value, ir.Value) else reshape(ctx, value, ()), sig.elem, sig.shape)
-    return ctx.emit(ops.where, mask, v, input)
+    return ctx.emit(ops.where, mask, _assigned(ctx, value, sig.elem, sig.shape), input)
 
 
 def _set_index(ctx, input, at: int, index, value):
@@ -210,8 +225,8 @@ def _set_indices_apart(ctx, input, places, indices, value):
 
 @register(functional_setitem)
 def _setitem(ctx, input, idx, value):
-    """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (scalar value); or integer
-    index tensors/lists with full slices on the other dims."""
+    """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (a value broadcast over the
+    selection); or integer index tensors/lists with full slices on the other dims."""
     sig = ctx.sig(input)
     key = _expand_key(ctx, idx, sig.rank)
     for k in key:
