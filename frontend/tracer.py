@@ -52,6 +52,25 @@ class AttributeWrite(NamedTuple):
     constants: Dict[int, Any]
 
 
+def final_attribute_writes(graph: Graph) -> Dict[str, Tuple[Any, Dict[int, Node], Dict[int, Any]]]:
+    """The attributes forward assigns, by qualified name, as the last assignment of each leaves them:
+    ``(treespec, {leaf index: node of a traced leaf}, {leaf index: untraced leaf})`` — from the nodes'
+    ``meta["attribute_writes"]`` (:class:`AttributeWrite`) and ``graph.meta["attribute_constants"]``."""
+    last: Dict[str, Tuple[int, Any, Dict[int, Node], Dict[int, Any]]] = {}
+    for node in graph.nodes:
+        for w in node.meta.get("attribute_writes", ()):
+            seen = last.get(w.name)
+            if seen is None or w.serial > seen[0]:
+                last[w.name] = (w.serial, w.spec, {w.index: node}, w.constants)
+            elif w.serial == seen[0]:
+                seen[2][w.index] = node
+    for serial, name, value in graph.meta.get("attribute_constants", ()):
+        if name not in last or serial > last[name][0]:
+            leaves, spec = pytree.tree_flatten(value)
+            last[name] = (serial, spec, {}, dict(enumerate(leaves)))
+    return {name: entry[1:] for name, entry in last.items()}
+
+
 def _holds_proxy(value: Any) -> bool:
     """``value`` is a Proxy or a tuple/list/dict holding one."""
     return any(isinstance(leaf, Proxy) for leaf in pytree.tree_leaves(value)) if isinstance(

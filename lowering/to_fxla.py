@@ -18,6 +18,7 @@ from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
+from fxla.frontend.tracer import final_attribute_writes
 from fxla.frontend.passes import functionalize
 
 from . import rules  # noqa: F401  (fills the rule table)
@@ -71,23 +72,10 @@ class WrittenAttribute:
 
 
 def _written_attributes(gm: GraphModule, env, returned: List[Any]) -> List[WrittenAttribute]:
-    """The attributes assigned in forward (the tracer's node ``meta["attribute_writes"]`` and graph
-    ``meta["attribute_constants"]``; the last assignment of a name wins), appending their tensor leaves to
-    ``returned``."""
-    last: Dict[str, Any] = {}                  # name -> (serial, spec, {leaf index: node}, constants)
-    for node in gm.graph.nodes:
-        for w in node.meta.get("attribute_writes", ()):
-            seen = last.get(w.name)
-            if seen is None or w.serial > seen[0]:
-                last[w.name] = (w.serial, w.spec, {w.index: node}, w.constants)
-            elif w.serial == seen[0]:
-                seen[2][w.index] = node
-    for serial, name, value in gm.graph.meta.get("attribute_constants", ()):
-        if name not in last or serial > last[name][0]:
-            leaves, spec = pytree.tree_flatten(value)
-            last[name] = (serial, spec, {}, dict(enumerate(leaves)))
+    """The attributes assigned in forward (:func:`fxla.frontend.tracer.final_attribute_writes`), appending their
+    tensor leaves to ``returned``."""
     written = []
-    for name, (_, spec, nodes, constants) in last.items():
+    for name, (spec, nodes, constants) in final_attribute_writes(gm.graph).items():
         leaves = []
         for i in range(spec.num_leaves):
             value = env[nodes[i]] if i in nodes else constants[i]

@@ -164,6 +164,7 @@ def _stage_texts(args, model, inputs, progress: _Progress):
 def _functional_text(gm) -> str:
     """The graph lower_to_fxla lowered (in-place ops rewritten; ``gm`` has its shapes), and what is written back."""
     from fxla.frontend.passes import functionalize
+    from fxla.frontend.tracer import final_attribute_writes
 
     functional = functionalize(gm)
     meta = functional.graph.meta
@@ -171,11 +172,10 @@ def _functional_text(gm) -> str:
             for name, node in meta.get("input_mutations", {}).items()]
     back += [f"// written back after each call: {name} <- %{node.name}"
              for name, node in meta.get("state_mutations", {}).items()]
-    writes = [(w, node) for node in functional.graph.nodes for w in node.meta.get("attribute_writes", ())]
-    last = {w.name: w.serial for w, _ in sorted(writes, key=lambda item: item[0].serial)}   # the last one wins
-    back += [f"// set after each call: attribute {w.name} <- %{node.name}"
-             + (f" (leaf {w.index})" if w.spec.num_leaves > 1 else "")
-             for w, node in writes if last[w.name] == w.serial]
+    for name, (spec, nodes, constants) in final_attribute_writes(functional.graph).items():
+        values = [f"%{nodes[i].name}" if i in nodes else repr(constants[i]) for i in range(spec.num_leaves)]
+        back.append(f"// set after each call: attribute {name} <- "
+                    + (values[0] if spec.is_leaf() else f"({', '.join(values)})"))
     if functional is gm and not back:
         return "// no in-place ops: the captured graph is lowered as it is"
     return "\n".join([str(functional.graph).rstrip("\n")] + back)
