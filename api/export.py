@@ -168,13 +168,13 @@ class LoadedModule:
         results, written = results[:cut], iter(results[cut:])
         cut = len(results) - len(self._state)        # outputs, mutated inputs, updated buffers, written attributes
         results, state = results[:cut], results[cut:]
-        for name, spec, leaves in self._written:
-            self.attributes[name] = pytree.tree_unflatten(
-                [from_device(next(written)) if leaf is None else leaf for leaf in leaves], spec)
         if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
             results = write_back(self.__name__, self._mutated, leaves, results)
         for i, value in zip(self._state, state):      # buffers the program updates: kept for the next call
             self._params[i] = value
+        for name, spec, parts in self._written:       # (after the input check, as CompiledModule does)
+            self.attributes[name] = pytree.tree_unflatten(
+                [from_device(next(written)) if part is None else part for part in parts], spec)
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if s is None else s for s in self._output_static]
