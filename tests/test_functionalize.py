@@ -435,3 +435,17 @@ def test_a_plain_tensor_attribute_carried_across_calls_is_an_error():
     text = str(info.value)
     assert "assigns a traced value to `h`, a plain tensor attribute of Carry" in text
     assert "self.h = self.h + x" in text and "fix: make it a buffer (self.register_buffer('h'" in text
+
+
+def test_a_loaded_artifact_writes_back_inputs_and_keeps_attributes(tmp_path):
+    class Both(nn.Module):
+        def forward(self, x):
+            self.last = x * 3
+            x += 1                                # a mutated input as well as a written attribute
+            return x * 2
+
+    fxla.export(Both(), (torch.zeros(3),), tmp_path / "both")
+    loaded = fxla.load(tmp_path / "both")
+    x = torch.ones(3)
+    assert loaded(x).tolist() == [4, 4, 4] and x.tolist() == [2, 2, 2]
+    assert loaded.attributes["last"].tolist() == [3, 3, 3]
