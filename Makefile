@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.fxla-installed
 
 .PHONY: demo test docs bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt setup.py runtime/_fastcall.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)

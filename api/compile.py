@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import jax
-import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
@@ -20,7 +19,8 @@ from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.param_layout import permute_trailing_params
 from fxla.runtime import Executable, compile_stablehlo, cpp_dispatch, from_device, resolve_device, to_device
-from fxla.runtime.buffers import HostView, example_tensor, is_array, torch_dtype
+from fxla.runtime._fastcall import Dispatch
+from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
 from fxla.runtime.executable import numpy_dtype
 from fxla.runtime.jax_interop import InteropError
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
@@ -120,7 +120,6 @@ def _meta(value):
     return describe_input(value)
 
 
-_from_numpy, _asarray = torch.from_numpy, np.asarray      # (the call path's globals: one lookup each)
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
 
 
@@ -150,7 +149,7 @@ def _live(module_ref) -> "CompiledModule":
 
 
 def _plain_call(module_ref, *args, **kwargs):
-    return _live(module_ref)._python_call(*args, **kwargs)
+    return _live(module_ref)._plan_call(*args, **kwargs)
 
 
 def _cpp_miss(module_ref, *args, **kwargs):
@@ -158,7 +157,7 @@ def _cpp_miss(module_ref, *args, **kwargs):
     call, and — when the call went through a plan with jax arrays in and out — the fast path for its signature
     (:func:`fxla.runtime.cpp_dispatch.fast_path`; its first call here compiles and records the plan)."""
     module = _live(module_ref)
-    result = module._python_call(*args, **kwargs)
+    result = module._plan_call(*args, **kwargs)
     if kwargs:
         return result, None
     plan = module._plans.get(fast_key(args))
@@ -218,7 +217,9 @@ class CompiledModule:
             me = weakref.ref(self)              # (the dispatcher must not keep the module alive)
             self._cpp_call = cpp_dispatch.dispatcher(self.__name__, functools.partial(_cpp_miss, me),
                                                      functools.partial(_plain_call, me))
-        self._dispatch = self._cpp_call or self._python_call     # what a call runs (see __call__)
+        # the call through the compiled signatures' plans (in C; see __call__), else _general_call
+        self._plan_call = Dispatch(self._plans, self._general_call)
+        self._dispatch = self._cpp_call or self._plan_call     # what a call runs (see __call__)
         if concrete_shapes:
             if tracer is not None:
                 raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
@@ -436,42 +437,15 @@ class CompiledModule:
     # A call is ``self._dispatch(*args, **kwargs)``, looked up in C (a property over ``operator.attrgetter``: no
     # Python frame).  For ``output="jax"`` on one device that is JAX's C++ dispatch object, which runs each
     # jax-array signature's executable without entering Python once it has been called (see
-    # fxla.runtime.cpp_dispatch and _cpp_miss); otherwise the bound method ``_python_call``.
+    # fxla.runtime.cpp_dispatch and _cpp_miss); otherwise ``_plan_call``, fxla's own C dispatch
+    # (fxla.runtime._fastcall.Dispatch): a signature with a call plan runs its plan's shortcut (torch tensor in
+    # and out, or jax arrays) or the plan itself from C; any other call is ``_general_call``.
     __call__ = property(operator.attrgetter("_dispatch"),
                         doc="Call the compiled model like the original (see the class docstring).")
 
-    def _python_call(self, *args, **kwargs):
-        if not kwargs:
-            if len(args) == 1:            # fast_key inlined: one Python frame less on the hot path
-                a = args[0]
-                try:
-                    plan = self._plans.get((type(a), a.shape, a.dtype))
-                except AttributeError:
-                    plan = None
-            else:
-                plan = self._plans.get(fast_key(args))
-            if plan is not None:
-                host = plan.host
-                if host is not None:          # one torch tensor in, one tensor out (see fxla.dispatch)
-                    run, params, typestr = host
-                    try:
-                        value = a.numpy()
-                    except (RuntimeError, TypeError):   # requires_grad, another device, bfloat16: the plan
-                        return plan(args)
-                    try:
-                        out = run(*params, value)[0]
-                    except ValueError:                # e.g. under jax.disable_jit(): the plan handles it
-                        return plan(args)
-                    out.block_until_ready()           # the caller may change its tensor once this returns
-                    return _from_numpy(_asarray(HostView(out, typestr)))
-                direct = plan.direct
-                if direct is None:
-                    return plan(args)
-                run, params, build = direct   # jax arrays in and out: the C++ call made from this frame
-                try:
-                    return build(run(*params, *args))
-                except ValueError:            # an array on another device, jax.disable_jit(): the plan
-                    return plan(args)
+    def _general_call(self, *args, **kwargs):
+        """A call without a compiled plan for its signature (the first of each signature, keyword arguments,
+        non-tensor arguments, per-shape traces); ``_plan_call`` sends such calls here."""
         if self._per_shape is not None:
             self._reject_tracers(pytree.tree_leaves((args, kwargs)))
             module, values = self._per_shape.module_for(args, kwargs)

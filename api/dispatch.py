@@ -58,15 +58,17 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     """The call path of one compiled single-device signature (see the module docstring): a function of the
     call's positional arguments (``args`` is the call that compiled it, ``outs`` its device results).
 
-    It carries two shortcuts ``CompiledModule`` takes without entering the plan:
+    It carries two shortcuts that ``CompiledModule``'s call (:class:`fxla.runtime._fastcall.Dispatch`, in C)
+    takes without entering the plan:
 
     * ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device
       (then ``build(run(*params, *args))`` is the whole call; a ``ValueError`` — an array on another device —
       falls back to the plan), else ``None``;
-    * ``plan.host`` is ``(run, params, typestr)`` when it is one torch tensor (of at most 32 bits) in and one
-      tensor out that has a zero-copy view (:func:`fxla.runtime.buffers.viewer`): the call is
+    * ``plan.host`` is ``(run, params, dtype, shape)`` when it is one torch tensor (of at most 32 bits) in and
+      one tensor out that has a zero-copy view (:func:`fxla.runtime.buffers.viewer`): the call is
       ``out = run(*params, x.numpy())[0]``, ``out.block_until_ready()``, then the writable view
-      ``torch.from_numpy(np.asarray(HostView(out, typestr)))``; else ``None``.
+      ``torch.from_numpy(host_view(out, dtype, shape))`` (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` —
+      requires_grad, another device — or a ``ValueError`` from ``run`` falls back to the plan); else ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
@@ -89,9 +91,9 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
 
         def finish(outs):
             return build([convert(o) for convert, o in zip(converters, outs)])
-        typestr = getattr(converters[0], "typestr", None) if len(converters) == 1 else None
-        if len(inputs) == 1 and inputs[0] is host_array and typestr is not None and build is _first:
-            host = (run, params, typestr)
+        dtype = getattr(converters[0], "dtype", None) if len(converters) == 1 else None
+        if len(inputs) == 1 and inputs[0] is host_array and dtype is not None and build is _first:
+            host = (run, params, dtype, tuple(outs[0].shape))
     elif jax_only:
         finish = build
     else:                                 # the caller may change its tensors once the call returns

@@ -20,6 +20,7 @@ from jax._src import core as _jax_core              # semi-public: pinned jaxlib
 from jax._src.lib import xla_client as _xla_client
 
 from fxla.errors import FxlaError
+from fxla.runtime._fastcall import host_view
 
 _WIDE = (torch.int64, torch.float64)
 
@@ -143,19 +144,8 @@ def _tensor_to_device_on(device: jax.Device, t: torch.Tensor) -> jax.Array:
     return tensor_to_device(t, device)
 
 
-class HostView:
-    """Exposes a single-device CPU ``jax.Array``'s buffer to numpy as a writable array (and keeps it alive)."""
-
-    __slots__ = ("__array_interface__", "array")
-
-    def __init__(self, array: jax.Array, typestr: str):
-        self.array = array
-        self.__array_interface__ = {"shape": array.shape, "typestr": typestr, "version": 3,
-                                    "data": (array.unsafe_buffer_pointer(), False)}
-
-
-# numpy typestr and torch dtype of the zero-copy view of each result dtype (bf16: viewed as int16, then cast).
-_VIEW = {np.dtype(d): (np.dtype(v).str, t) for d, v, t in (
+# numpy dtype and torch dtype of the zero-copy view of each result dtype (bf16: viewed as int16, then cast).
+_VIEW = {np.dtype(d): (np.dtype(v), t) for d, v, t in (
     (np.float32, np.float32, None), (np.float16, np.float16, None), (np.float64, np.float64, None),
     (np.int8, np.int8, None), (np.int16, np.int16, None), (np.int32, np.int32, None), (np.int64, np.int64, None),
     (np.uint8, np.uint8, None), (np.bool_, np.bool_, None), (ml_dtypes.bfloat16, np.int16, torch.bfloat16))}
@@ -165,7 +155,8 @@ def cpu_view(array: jax.Array, view=None) -> torch.Tensor:
     """A zero-copy torch view of a single-device CPU array's buffer (which it keeps alive); waits for the value.
 
     Nothing else refers to a program's result buffer, so writing to the tensor is safe.  ``view``: the
-    array's entry of ``_VIEW`` (looked up when not given).
+    array's entry of ``_VIEW`` (looked up when not given).  The view is made in C
+    (:func:`fxla.runtime._fastcall.host_view`: a writable ndarray whose base is the array).
     """
     if view is None:
         view = _VIEW.get(array.dtype)
@@ -175,7 +166,7 @@ def cpu_view(array: jax.Array, view=None) -> torch.Tensor:
     if array.size == 0:
         out = torch.from_numpy(np.empty(array.shape, view[0]))
     else:
-        out = torch.from_numpy(np.asarray(HostView(array, view[0])))
+        out = torch.from_numpy(host_view(array, view[0], array.shape))
     return out if view[1] is None else out.view(view[1])
 
 
@@ -195,25 +186,26 @@ def from_device(array: jax.Array) -> torch.Tensor:
 def viewer(array: jax.Array):
     """The converter :func:`from_device` applies to results shaped and typed like ``array``, resolved once:
     a call plan builds one per result position and skips the per-call lookups (zero-size results, the
-    dtype's view, the placement).  When the view needs no cast, ``convert.typestr`` is its numpy typestr:
-    ``torch.from_numpy(np.asarray(HostView(a, typestr)))`` after ``a.block_until_ready()`` is the conversion."""
+    dtype's view, the placement).  When the view needs no cast, ``convert.dtype`` is its numpy dtype:
+    ``torch.from_numpy(host_view(a, dtype, a.shape))`` after ``a.block_until_ready()`` is the conversion (a call
+    plan's ``host`` shortcut makes it from C)."""
     view = _VIEW.get(array.dtype)
     if view is None or len(array.sharding.device_set) != 1 or not array.is_fully_addressable \
             or next(iter(array.sharding.device_set)).platform != "cpu":
         return from_device
-    typestr, cast = view
+    dtype, cast = view
     if array.size == 0:
-        return lambda a: torch.from_numpy(np.empty(a.shape, typestr)) if cast is None else \
-            torch.from_numpy(np.empty(a.shape, typestr)).view(cast)
+        return lambda a: torch.from_numpy(np.empty(a.shape, dtype)) if cast is None else \
+            torch.from_numpy(np.empty(a.shape, dtype)).view(cast)
     if cast is None:
         def convert(a):
             a.block_until_ready()
-            return torch.from_numpy(np.asarray(HostView(a, typestr)))
-        convert.typestr = typestr          # a call plan may inline the view (see fxla.dispatch)
+            return torch.from_numpy(host_view(a, dtype, a.shape))
+        convert.dtype = dtype
     else:
         def convert(a):
             a.block_until_ready()
-            return torch.from_numpy(np.asarray(HostView(a, typestr))).view(cast)
+            return torch.from_numpy(host_view(a, dtype, a.shape)).view(cast)
     return convert
 
 

@@ -1,0 +1,216 @@
+"""fxla.runtime._fastcall: the C call path of CompiledModule (Dispatch) and the host view of CPU results.
+
+Dispatch is tested here on hand-made plans, each branch of its contract (see runtime/_fastcall.c) against what
+the plan would have done; tests/test_dispatch.py covers the plans CompiledModule builds."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+import fxla
+from fxla.runtime._fastcall import Dispatch, host_view
+
+
+class Plan:
+    """A call plan as fxla.dispatch builds them: callable on the args tuple, with ``host`` and ``direct``."""
+
+    def __init__(self, host=None, direct=None):
+        self.host, self.direct, self.calls = host, direct, []
+
+    def __call__(self, args):
+        self.calls.append(args)
+        return ("plan", args)
+
+
+def general(*args, **kwargs):
+    return ("general", args, kwargs)
+
+
+def key(*args):
+    keys = [(type(a), a.shape, a.dtype) for a in args]
+    return keys[0] if len(keys) == 1 else tuple(keys)
+
+
+def add_one(*values):                          # a host plan's run: the program's results, a list of jax arrays
+    return [jnp.asarray(values[-1]) + 1]
+
+
+F32 = np.dtype(np.float32)
+
+
+# -- host_view -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3, 4)])
+def test_host_view_is_a_writable_zero_copy_view_that_keeps_the_array(shape):
+    array = jnp.arange(int(np.prod(shape)), dtype=jnp.float32).reshape(shape) + 1
+    array.block_until_ready()
+    view = host_view(array, F32, array.shape)
+    assert view.shape == shape and view.dtype == F32 and view.flags.writeable
+    assert view.ctypes.data == array.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(view, np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) + 1)
+    ref = weakref.ref(array)
+    del array
+    gc.collect()
+    assert ref() is not None                    # the view's base holds it
+    tensor = torch.from_numpy(view)
+    del view
+    gc.collect()
+    assert ref() is not None                    # so does the tensor made from it
+    tensor += 1
+    del tensor
+    gc.collect()
+    assert ref() is None
+
+
+def test_host_view_argument_errors():
+    array = jnp.zeros(3)
+    with pytest.raises(TypeError, match=r"host_view\(array, dtype: np.dtype, shape: tuple\)"):
+        host_view(array, "float32", (3,))
+    with pytest.raises(TypeError, match="host_view"):
+        host_view(array, F32)
+
+
+# -- Dispatch ---------------------------------------------------------------------------------------------------
+def test_calls_without_a_plan_take_the_general_path():
+    x = torch.ones(2)
+    plans = {key(x): Plan()}
+    call = Dispatch(plans, general)
+    assert call(x, scale=2) == ("general", (x,), {"scale": 2})             # keyword arguments
+    y = torch.ones(3)
+    assert call(y)[0] == "general"                                          # another signature
+    assert call(1.5) == ("general", (1.5,), {})                             # not array-like (no .shape)
+    assert call(x, 2)[0] == "general"                                       # one argument is not
+    assert call() == ("general", (), {})
+    assert plans[key(x)].calls == []
+
+
+def test_a_plan_without_shortcuts_is_called_with_the_args_tuple():
+    x, y = torch.ones(2), torch.zeros(2, 2)
+    plan = Plan()
+    call = Dispatch({key(x, y): plan}, general)
+    result = call(x, y)
+    assert result[0] == "plan" and result[1] == (x, y) and type(result[1]) is tuple
+
+
+def test_an_unhashable_signature_takes_the_general_path():
+    class Odd:
+        shape, dtype = [2], "f4"                # a list: the key cannot be hashed
+    odd = Odd()
+    assert Dispatch({}, general)(odd) == ("general", (odd,), {})
+
+
+def test_host_shortcut_runs_and_returns_a_private_writable_tensor():
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    seen = []
+
+    def run(*values):
+        seen.append(values)
+        return add_one(*values)
+    param = jnp.ones(1)
+    plan = Plan(host=(run, (param,), F32, (2, 3)))
+    call = Dispatch({key(x): plan}, general)
+    out = call(x)
+    assert isinstance(out, torch.Tensor) and out.shape == (2, 3) and out.dtype == torch.float32
+    torch.testing.assert_close(out, x + 1)
+    assert plan.calls == [] and len(seen) == 1
+    assert seen[0][0] is param and isinstance(seen[0][1], np.ndarray)      # params first, then x.numpy()
+    out += 10                                                               # writable, and nobody else's
+    torch.testing.assert_close(call(x), x + 1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.ones(3, requires_grad=True),          # x.numpy() raises RuntimeError
+    lambda: torch.ones(3, dtype=torch.bfloat16),        # x.numpy() raises TypeError
+], ids=["requires_grad", "bfloat16"])
+def test_host_shortcut_leaves_inputs_numpy_refuses_to_the_plan(make):
+    x = make()
+    plan = Plan(host=(add_one, (), F32, (3,)))
+    assert Dispatch({key(x): plan}, general)(x) == ("plan", (x,))
+
+
+def test_host_and_direct_shortcuts_leave_a_value_error_of_run_to_the_plan():
+    def refuse(*values):
+        raise ValueError("an array on another device")
+    x = torch.ones(3)
+    plan = Plan(host=(refuse, (), F32, (3,)))
+    assert Dispatch({key(x): plan}, general)(x) == ("plan", (x,))
+    a = jnp.ones(3)
+    plan = Plan(direct=(refuse, (), list))
+    assert Dispatch({key(a): plan}, general)(a) == ("plan", (a,))
+
+
+def test_other_errors_of_run_propagate():
+    def broken(*values):
+        raise KeyError("inside the program")
+    x = torch.ones(3)
+    with pytest.raises(KeyError, match="inside the program"):
+        Dispatch({key(x): Plan(host=(broken, (), F32, (3,)))}, general)(x)
+    a = jnp.ones(3)
+    with pytest.raises(KeyError, match="inside the program"):
+        Dispatch({key(a): Plan(direct=(broken, (), list))}, general)(a)
+
+
+def test_direct_shortcut_builds_the_result_of_params_then_args():
+    a, b, p = jnp.ones(2), jnp.zeros(2), jnp.full(2, 5.0)
+    plan = Plan(direct=(lambda *v: list(v), (p,), tuple))
+    out = Dispatch({key(a, b): plan}, general)(a, b)
+    assert type(out) is tuple and out[0] is p and out[1] is a and out[2] is b and plan.calls == []
+
+
+def test_more_arguments_than_the_c_stack_holds_go_to_the_plan():
+    args = [jnp.ones(1)] * 70
+    plan = Plan(direct=(lambda *v: list(v), (), tuple))
+    assert Dispatch({key(*args): plan}, general)(*args) == ("plan", tuple(args))
+
+
+def test_malformed_shortcuts_are_type_errors_naming_the_contract():
+    x = torch.ones(3)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, dtype, shape\)"):
+        Dispatch({key(x): Plan(host=(add_one, (), F32))}, general)(x)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, dtype: np.dtype, shape\)"):
+        Dispatch({key(x): Plan(host=(add_one, [], "float32", (3,)))}, general)(x)
+    a = jnp.ones(3)
+    with pytest.raises(TypeError, match=r"plan.direct must be \(run, params: tuple, build\)"):
+        Dispatch({key(a): Plan(direct=(add_one, []))}, general)(a)
+
+
+def test_constructor_checks_its_arguments():
+    with pytest.raises(TypeError):
+        Dispatch([], general)
+    with pytest.raises(TypeError, match="general must be callable"):
+        Dispatch({}, 3)
+    call = Dispatch({}, general)
+    assert call.general is general and call.plans == {}
+
+
+def test_a_dispatch_in_a_reference_cycle_is_collected():
+    class Owner:
+        def general(self, *args, **kwargs):
+            return "general"
+    owner = Owner()
+    owner.call = Dispatch({}, owner.general)    # owner -> call -> bound method -> owner
+    ref = weakref.ref(owner)
+    assert owner.call(1) == "general"
+    del owner
+    gc.collect()
+    assert ref() is None
+
+
+# -- through CompiledModule -------------------------------------------------------------------------------------
+def test_compiled_module_calls_run_through_dispatch():
+    fast = fxla.compile(lambda x: x * 2 + 1)
+    assert type(fast.__call__) is Dispatch
+    x = torch.arange(4, dtype=torch.float32)
+    for _ in range(3):
+        torch.testing.assert_close(fast(x), x * 2 + 1)
+    (plan,) = fast._plans.values()
+    assert plan.host is not None and plan.host[2] == F32 and plan.host[3] == (4,)
+    w = torch.arange(4, dtype=torch.float32, requires_grad=True)        # leaves the shortcut to the plan
+    torch.testing.assert_close(fast(w), (w * 2 + 1).detach())
+    t = torch.arange(8, dtype=torch.float32)[::2]                       # a strided view: x.numpy() keeps strides
+    torch.testing.assert_close(fast(t), t * 2 + 1)
