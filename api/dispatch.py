@@ -64,11 +64,12 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     * ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device
       (then ``build(run(*params, *args))`` is the whole call; a ``ValueError`` — an array on another device —
       falls back to the plan), else ``None``;
-    * ``plan.host`` is ``(run, params, dtype, shape)`` when it is one torch tensor (of at most 32 bits) in and
-      one tensor out that has a zero-copy view (:func:`fxla.runtime.buffers.viewer`): the call is
-      ``out = run(*params, x.numpy())[0]``, ``out.block_until_ready()``, then the writable view
-      ``torch.from_numpy(host_view(out, dtype, shape))`` (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` —
-      requires_grad, another device — or a ``ValueError`` from ``run`` falls back to the plan); else ``None``.
+    * ``plan.host`` is ``(run, params, views, build)`` when it is torch tensors (of at most 32 bits) in and
+      torch tensors out that have a zero-copy view each (:func:`fxla.runtime.buffers.viewer`; ``views``: their
+      ``(numpy dtype, shape)``): the call is ``outs = run(*params, *[x.numpy() for x in args])``, then per result
+      ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
+      ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
+      device — or a ``ValueError`` from ``run`` falls back to the plan); else ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
@@ -91,9 +92,9 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
 
         def finish(outs):
             return build([convert(o) for convert, o in zip(converters, outs)])
-        dtype = getattr(converters[0], "dtype", None) if len(converters) == 1 else None
-        if len(inputs) == 1 and inputs[0] is host_array and dtype is not None and build is _first:
-            host = (run, params, dtype, tuple(outs[0].shape))
+        dtypes = [getattr(convert, "dtype", None) for convert in converters]
+        if all(i is host_array for i in inputs) and all(d is not None for d in dtypes):
+            host = (run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build)
     elif jax_only:
         finish = build
     else:                                 # the caller may change its tensors once the call returns

@@ -5,11 +5,13 @@
    path.  A call does, without a Python frame:
 
      key  = (type(a), a.shape, a.dtype)           one positional argument
-          = ((type(a), a.shape, a.dtype), ...)    several (fxla.dispatch.fast_key)
-     plan = plans.get(key)                        none, keyword arguments, no arguments: general(*args, **kwargs)
-     plan.host   = (run, params, dtype, shape):   one CPU torch tensor in, one tensor out:
-                   out = run(*params, a.numpy())[0]; out.block_until_ready();
-                   return torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>)
+          = ((type(a), a.shape, a.dtype), ...)    several, or none: () (fxla.dispatch.fast_key)
+     plan = plans.get(key)                        none, or keyword arguments: general(*args, **kwargs)
+     plan.host   = (run, params, views, build):   torch tensors in and out (views: (dtype, shape) per result):
+                   outs = run(*params, *[a.numpy() for a in args]);
+                   for each out: out.block_until_ready(), then
+                     torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>);
+                   return build(<list of those tensors>)
                    (a.numpy() raising RuntimeError/TypeError -- requires_grad, another device -- or run raising
                    ValueError -- e.g. under jax.disable_jit() -- : return plan(args))
      plan.direct = (run, params, build):          jax arrays in and out: return build(run(*params, *args))
@@ -127,49 +129,82 @@ static PyObject *writable_view(PyObject *out, PyObject *dtype, PyObject *shape) 
     return array;
 }
 
-/* plan.host: one torch tensor in, one tensor out.  NULL with no error set: the plan takes the call. */
-static PyObject *host_call(PyObject *host, PyObject *a) {
+/* plan.host: torch tensors in and out.  NULL with no error set: the plan takes the call. */
+static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nargs) {
     if (!PyTuple_CheckExact(host) || PyTuple_GET_SIZE(host) != 4) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, dtype, shape)");
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build)");
         return NULL;
     }
     PyObject *run = PyTuple_GET_ITEM(host, 0), *params = PyTuple_GET_ITEM(host, 1);
-    PyObject *dtype = PyTuple_GET_ITEM(host, 2), *shape = PyTuple_GET_ITEM(host, 3);
-    if (!PyTuple_CheckExact(params) || !PyArray_DescrCheck(dtype) || !PyTuple_CheckExact(shape)) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, dtype: np.dtype, shape)");
+    PyObject *views = PyTuple_GET_ITEM(host, 2), *build = PyTuple_GET_ITEM(host, 3);
+    if (!PyTuple_CheckExact(params) || !PyTuple_CheckExact(views)) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple, build)");
         return NULL;
     }
-    PyObject *value = PyObject_CallMethodNoArgs(a, str_numpy);
-    if (value == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_RuntimeError) || PyErr_ExceptionMatches(PyExc_TypeError))
-            PyErr_Clear(); /* requires_grad, another device, bfloat16: the plan converts it */
-        return NULL;
+    Py_ssize_t nviews = PyTuple_GET_SIZE(views);
+    for (Py_ssize_t i = 0; i < nviews; i++) {
+        PyObject *view = PyTuple_GET_ITEM(views, i);
+        if (!PyTuple_CheckExact(view) || PyTuple_GET_SIZE(view) != 2 || !PyArray_DescrCheck(PyTuple_GET_ITEM(view, 0))
+            || !PyTuple_CheckExact(PyTuple_GET_ITEM(view, 1))) {
+            PyErr_SetString(PyExc_TypeError, "fxla: plan.host's views must be (dtype: np.dtype, shape: tuple) pairs");
+            return NULL;
+        }
     }
-    PyObject *outs = run_with(run, params, &value, 1);
-    Py_DECREF(value);
+    if (PyTuple_GET_SIZE(params) + nargs > MAX_STACK)
+        return NULL;
+    PyObject *values[MAX_STACK];
+    Py_ssize_t converted = 0;
+    PyObject *outs = NULL, *tensors = NULL, *result = NULL;
+    for (; converted < nargs; converted++) {
+        values[converted] = PyObject_CallMethodNoArgs(args[converted], str_numpy);
+        if (values[converted] == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_RuntimeError) || PyErr_ExceptionMatches(PyExc_TypeError))
+                PyErr_Clear(); /* requires_grad, another device, bfloat16: the plan converts it */
+            goto done;
+        }
+    }
+    outs = run_with(run, params, values, nargs);
     if (outs == NULL) {
         if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_ValueError))
             PyErr_Clear(); /* e.g. under jax.disable_jit(): the plan runs it another way */
-        return NULL;
+        goto done;
     }
-    PyObject *out = PySequence_GetItem(outs, 0);
-    Py_DECREF(outs);
-    if (out == NULL)
-        return NULL;
-    /* the caller may change its tensor once this returns, and the view must hold the value */
-    PyObject *ready = PyObject_CallMethodNoArgs(out, str_block_until_ready);
-    if (ready == NULL) {
-        Py_DECREF(out);
-        return NULL;
+    if (!PyList_CheckExact(outs) && !PyTuple_CheckExact(outs)) {
+        PyErr_SetString(PyExc_TypeError, "fxla: a host plan's run must return a list or tuple of arrays");
+        goto done;
     }
-    Py_DECREF(ready);
-    PyObject *array = writable_view(out, dtype, shape);
-    Py_DECREF(out);
-    if (array == NULL)
-        return NULL;
-    PyObject *tensor = PyObject_CallOneArg(torch_from_numpy, array);
-    Py_DECREF(array);
-    return tensor;
+    if (PySequence_Fast_GET_SIZE(outs) != nviews) {
+        PyErr_Format(PyExc_TypeError, "fxla: a host plan's run returned %zd results for %zd views",
+                     PySequence_Fast_GET_SIZE(outs), nviews);
+        goto done;
+    }
+    tensors = PyList_New(nviews);
+    if (tensors == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < nviews; i++) {
+        PyObject *out = PySequence_Fast_GET_ITEM(outs, i); /* borrowed */
+        PyObject *view = PyTuple_GET_ITEM(views, i);
+        /* the caller may change its tensors once this returns, and the view must hold the value */
+        PyObject *ready = PyObject_CallMethodNoArgs(out, str_block_until_ready);
+        if (ready == NULL)
+            goto done;
+        Py_DECREF(ready);
+        PyObject *array = writable_view(out, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1));
+        if (array == NULL)
+            goto done;
+        PyObject *tensor = PyObject_CallOneArg(torch_from_numpy, array);
+        Py_DECREF(array);
+        if (tensor == NULL)
+            goto done;
+        PyList_SET_ITEM(tensors, i, tensor);
+    }
+    result = PyObject_CallOneArg(build, tensors);
+done:
+    for (Py_ssize_t i = 0; i < converted; i++)
+        Py_DECREF(values[i]);
+    Py_XDECREF(outs);
+    Py_XDECREF(tensors);
+    return result;
 }
 
 /* plan.direct: jax arrays in and out.  NULL with no error set: the plan takes the call. */
@@ -226,7 +261,7 @@ static PyObject *dispatch_vectorcall(PyObject *callable, PyObject *const *args, 
         PyErr_SetString(PyExc_RuntimeError, "fxla: this call path belongs to a collected CompiledModule");
         return NULL;
     }
-    if (nargs == 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
     PyObject *key = call_key(args, nargs);
     if (key == NULL) {
@@ -247,8 +282,8 @@ static PyObject *dispatch_vectorcall(PyObject *callable, PyObject *const *args, 
     PyObject *host = PyObject_GetAttr(plan, str_host);
     if (host == NULL)
         goto done;
-    if (host != Py_None && nargs == 1) {
-        result = host_call(host, args[0]);
+    if (host != Py_None) {
+        result = host_call(host, args, nargs);
         Py_DECREF(host);
         if (result != NULL || PyErr_Occurred())
             goto done;

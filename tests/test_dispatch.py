@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from torch.utils import _pytree as pytree
 
 import fxla
 from fxla.runtime import Executable
@@ -194,11 +195,13 @@ def test_zero_size_and_scalar_results_through_the_plan():
 
 
 @pytest.mark.parametrize("fn, dtype, inline", [
-    (lambda x: x + 1, torch.float32, True),               # one tensor in, one out: CompiledModule inlines it
+    (lambda x: x + 1, torch.float32, True),               # torch tensors in and out: the C dispatch inlines it
     (lambda x: x + 1, torch.int64, False),                # 64-bit input: placed by fxla (see host_input)
     (lambda x: x + 1, torch.bfloat16, False),             # its view needs a cast
-    (lambda x: (x + 1, x - 1), torch.float32, False),     # two results
-], ids=["f32", "i64", "bf16", "pair"])
+    (lambda x: (x + 1, x - 1), torch.float32, True),      # two results
+    (lambda x: {"b": x.sum(), "a": (x * 2, x.shape[0])}, torch.float32, True),   # a structure, a static result
+    (lambda x: x.sum() + torch.zeros(0, 3), torch.float32, False),               # an empty result
+], ids=["f32", "i64", "bf16", "pair", "structure", "empty"])
 def test_host_shortcut_only_where_it_applies(fn, dtype, inline):
     fast = fxla.compile(fn)
     x = torch.arange(6).reshape(2, 3).to(dtype)
@@ -206,9 +209,22 @@ def test_host_shortcut_only_where_it_applies(fn, dtype, inline):
     for _ in range(3):
         got = fast(x)
         torch.testing.assert_close(got, want)
+        assert pytree.tree_structure(got) == pytree.tree_structure(want)
     (plan,) = fast._plans.values()
     assert (plan.host is not None) == inline
     if inline:
-        out = fast(x)
+        out = pytree.tree_leaves(fast(x))[0]
         out += 1                                          # a private writable view, like the plan's
         torch.testing.assert_close(fast(x), want)
+
+
+def test_host_shortcut_with_two_tensors_in():
+    fast = fxla.compile(lambda x, y: (x @ y, x.sum()))
+    x, y = torch.randn(2, 3), torch.randn(3, 4)
+    for _ in range(3):
+        got = fast(x, y)
+        torch.testing.assert_close(got, (x @ y, x.sum()))
+    (plan,) = fast._plans.values()
+    assert plan.host is not None
+    y.add_(1)                                             # the inputs are read during the call only
+    torch.testing.assert_close(fast(x, y), (x @ y, x.sum()))

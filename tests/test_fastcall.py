@@ -5,6 +5,7 @@ the plan would have done; tests/test_dispatch.py covers the plans CompiledModule
 from __future__ import annotations
 
 import gc
+import operator
 import weakref
 
 import jax
@@ -42,6 +43,11 @@ def add_one(*values):                          # a host plan's run: the program'
 
 
 F32 = np.dtype(np.float32)
+FIRST = operator.itemgetter(0)                 # the build of a one-tensor result (fxla.dispatch._builder)
+
+
+def host(run, shape, params=()):
+    return (run, tuple(params), ((F32, shape),), FIRST)
 
 
 # -- host_view -------------------------------------------------------------------------------------------------
@@ -112,7 +118,7 @@ def test_host_shortcut_runs_and_returns_a_private_writable_tensor():
         seen.append(values)
         return add_one(*values)
     param = jnp.ones(1)
-    plan = Plan(host=(run, (param,), F32, (2, 3)))
+    plan = Plan(host=host(run, (2, 3), [param]))
     call = Dispatch({key(x): plan}, general)
     out = call(x)
     assert isinstance(out, torch.Tensor) and out.shape == (2, 3) and out.dtype == torch.float32
@@ -129,7 +135,7 @@ def test_host_shortcut_runs_and_returns_a_private_writable_tensor():
 ], ids=["requires_grad", "bfloat16"])
 def test_host_shortcut_leaves_inputs_numpy_refuses_to_the_plan(make):
     x = make()
-    plan = Plan(host=(add_one, (), F32, (3,)))
+    plan = Plan(host=host(add_one, (3,)))
     assert Dispatch({key(x): plan}, general)(x) == ("plan", (x,))
 
 
@@ -137,7 +143,7 @@ def test_host_and_direct_shortcuts_leave_a_value_error_of_run_to_the_plan():
     def refuse(*values):
         raise ValueError("an array on another device")
     x = torch.ones(3)
-    plan = Plan(host=(refuse, (), F32, (3,)))
+    plan = Plan(host=host(refuse, (3,)))
     assert Dispatch({key(x): plan}, general)(x) == ("plan", (x,))
     a = jnp.ones(3)
     plan = Plan(direct=(refuse, (), list))
@@ -149,7 +155,7 @@ def test_other_errors_of_run_propagate():
         raise KeyError("inside the program")
     x = torch.ones(3)
     with pytest.raises(KeyError, match="inside the program"):
-        Dispatch({key(x): Plan(host=(broken, (), F32, (3,)))}, general)(x)
+        Dispatch({key(x): Plan(host=host(broken, (3,)))}, general)(x)
     a = jnp.ones(3)
     with pytest.raises(KeyError, match="inside the program"):
         Dispatch({key(a): Plan(direct=(broken, (), list))}, general)(a)
@@ -168,12 +174,45 @@ def test_more_arguments_than_the_c_stack_holds_go_to_the_plan():
     assert Dispatch({key(*args): plan}, general)(*args) == ("plan", tuple(args))
 
 
+def test_host_shortcut_with_several_tensors_in_and_out():
+    x, y = torch.arange(3, dtype=torch.float32), torch.full((2, 3), 2.0)
+    seen = []
+
+    def run(*values):
+        seen.append(values)
+        a, b = (jnp.asarray(v) for v in values)
+        return [a * b, (a + b).sum(), a - 1]
+    views = ((F32, (2, 3)), (F32, ()), (F32, (3,)))
+    plan = Plan(host=(run, (), views, tuple))
+    out = Dispatch({key(x, y): plan}, general)(x, y)
+    assert type(out) is tuple and len(out) == 3 and plan.calls == []
+    assert all(isinstance(v, np.ndarray) for v in seen[0])
+    torch.testing.assert_close(out[0], x * y)
+    torch.testing.assert_close(out[1], (x + y).sum())
+    torch.testing.assert_close(out[2], x - 1)
+    w = torch.ones(2, 3, requires_grad=True)                            # the second argument leaves it
+    plan2 = Plan(host=(run, (), views, tuple))
+    assert Dispatch({key(x, w): plan2}, general)(x, w) == ("plan", (x, w))
+
+
+def test_no_arguments_are_the_empty_key():
+    plan = Plan(host=(lambda: [jnp.full((2,), 7.0)], (), ((F32, (2,)),), FIRST))
+    out = Dispatch({(): plan}, general)()
+    torch.testing.assert_close(out, torch.full((2,), 7.0))
+
+
 def test_malformed_shortcuts_are_type_errors_naming_the_contract():
     x = torch.ones(3)
-    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, dtype, shape\)"):
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build\)"):
         Dispatch({key(x): Plan(host=(add_one, (), F32))}, general)(x)
-    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, dtype: np.dtype, shape\)"):
-        Dispatch({key(x): Plan(host=(add_one, [], "float32", (3,)))}, general)(x)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, views: tuple, build\)"):
+        Dispatch({key(x): Plan(host=(add_one, [], ((F32, (3,)),), FIRST))}, general)(x)
+    with pytest.raises(TypeError, match=r"views must be \(dtype: np.dtype, shape: tuple\) pairs"):
+        Dispatch({key(x): Plan(host=(add_one, (), (("float32", (3,)),), FIRST))}, general)(x)
+    with pytest.raises(TypeError, match="returned 1 results for 2 views"):
+        Dispatch({key(x): Plan(host=(add_one, (), ((F32, (3,)), (F32, (3,))), tuple))}, general)(x)
+    with pytest.raises(TypeError, match="must return a list or tuple of arrays"):
+        Dispatch({key(x): Plan(host=(lambda v: jnp.asarray(v), (), ((F32, (3,)),), FIRST))}, general)(x)
     a = jnp.ones(3)
     with pytest.raises(TypeError, match=r"plan.direct must be \(run, params: tuple, build\)"):
         Dispatch({key(a): Plan(direct=(add_one, []))}, general)(a)
@@ -209,7 +248,7 @@ def test_compiled_module_calls_run_through_dispatch():
     for _ in range(3):
         torch.testing.assert_close(fast(x), x * 2 + 1)
     (plan,) = fast._plans.values()
-    assert plan.host is not None and plan.host[2] == F32 and plan.host[3] == (4,)
+    assert plan.host is not None and plan.host[2] == ((F32, (4,)),)
     w = torch.arange(4, dtype=torch.float32, requires_grad=True)        # leaves the shortcut to the plan
     torch.testing.assert_close(fast(w), (w * 2 + 1).detach())
     t = torch.arange(8, dtype=torch.float32)[::2]                       # a strided view: x.numpy() keeps strides
