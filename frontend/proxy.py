@@ -174,7 +174,31 @@ class Proxy:
             if args and isinstance(args[0], torch.Tensor) and _is_inplace_name(name):
                 raise _untraced_mutation(tracer, name)
             return tracer.create_proxy("call_method", name, args, kwargs)
-        return tracer.create_proxy("call_function", orig_method, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, _restore_dropped(orig_method, kwargs))
+
+
+#: torch functions whose ``__torch_function__`` call leaves out an argument the user passed, and which ones:
+#: torch 2.13's ``F.l1_loss`` lists ``weight`` among the arguments it dispatches on but does not pass it on to the
+#: override (``F.mse_loss`` and ``F.huber_loss`` do), so a graph would silently compute the unweighted loss.
+_DROPPED_ARGUMENTS: Dict[Any, Tuple[str, ...]] = {torch.nn.functional.l1_loss: ("weight",)}
+
+
+def _restore_dropped(orig_method, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """``kwargs`` with the arguments ``_DROPPED_ARGUMENTS`` names taken back from the torch function's own frame
+    (its locals hold what the caller passed) where they are not ``None`` and the override was not given them."""
+    try:
+        names = _DROPPED_ARGUMENTS.get(orig_method)
+    except TypeError:                     # an unhashable callable
+        return kwargs
+    if not names:
+        return kwargs
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not orig_method.__code__:
+        frame = frame.f_back
+    if frame is None:                     # called as an override directly, not from the function itself
+        return kwargs
+    restored = {n: frame.f_locals[n] for n in names if n not in kwargs and frame.f_locals.get(n) is not None}
+    return {**kwargs, **restored} if restored else kwargs
 
 
 def _is_inplace_name(name: str) -> bool:

@@ -29,6 +29,12 @@ KNOWN_UNSUPPORTED = (
     ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`), RNN dropout in training mode",
      "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
+    ("`F.ctc_loss` / `nn.CTCLoss`, `nn.AdaptiveLogSoftmaxWithLoss`, the margin, ranking, triplet, Poisson, "
+     "Gaussian-NLL and multilabel losses",
+     "not lowered yet (MSE, L1, smooth L1, Huber, NLL, cross-entropy, BCE, BCE with logits and KL divergence are)"),
+    ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1]",
+     "they depend on the data, which a compiled program does not inspect (torch raises; an out-of-range index "
+     "reads a clamped one): validate targets before the call"),
 )
 
 #: Models of the test zoo (tests/zoo) that compile through fxla and match eager PyTorch at rtol 1e-4 in float32,

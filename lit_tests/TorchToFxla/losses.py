@@ -1,0 +1,216 @@
+# RUN: %python %s | FileCheck %s --enable-var-scope
+# Torch -> fxla: loss functions and their modules -- one case per op object of fxla.lowering.RULES; the checks
+# show each formula's key ops and how it is reduced (sum / mean, or the weighted mean of class-index losses).
+# Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from fxla.testing import case, t
+
+
+def idx(*shape, high):
+    return torch.randint(0, high, shape)
+
+
+# CHECK-LABEL: case torch.nn.functional.mse_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xf32>) -> tensor<f32>
+# CHECK:         %[[D:.+]] = "fxla.sub"(%[[X]], %[[Y]])
+# CHECK:         %[[SQ:.+]] = "fxla.mul"(%[[D]], %[[D]])
+# CHECK:         "fxla.mean"(%[[SQ]]) {dims = array<i64>, keepdim = false} : (tensor<3x4xf32>) -> tensor<f32>
+@case(F.mse_loss, t(3, 4), t(3, 4))
+def mse(x, y):
+    return F.mse_loss(x, y)
+
+
+# The weighted mean is sum(w * |x - y|) / sum(w) (the weight survives tracing: fxla.frontend.proxy).
+# CHECK-LABEL: case torch.nn.functional.l1_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xf32>, %[[W:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[A:.+]] = "fxla.abs"
+# CHECK:         %[[WA:.+]] = "fxla.mul"(%[[A]], %[[W]])
+# CHECK:         %[[NUM:.+]] = "fxla.sum"(%[[WA]])
+# CHECK:         %[[DEN:.+]] = "fxla.sum"(%[[W]])
+# CHECK:         "fxla.div"(%[[NUM]], %[[DEN]])
+@case(F.l1_loss, t(3, 4), t(3, 4), t(3, 4))
+def l1_weighted(x, y, w):
+    return F.l1_loss(x, y, weight=w)
+
+
+# |d| < beta ? 0.5 d² / beta : |d| - beta / 2, with beta = 0.5
+# CHECK-LABEL: case torch.nn.functional.smooth_l1_loss:
+# CHECK:         %[[A:.+]] = "fxla.abs"
+# CHECK:         "fxla.constant"() {value = dense<2.500000e-01> : tensor<f32>}
+# CHECK:         %[[SMALL:.+]] = "fxla.lt"(%[[A]], %{{.+}}) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xi1>
+# CHECK:         %[[L:.+]] = "fxla.where"(%[[SMALL]], %{{.+}}, %{{.+}})
+# CHECK:         "fxla.sum"(%[[L]]) {dims = array<i64>, keepdim = false}
+@case(F.smooth_l1_loss, t(3, 4), t(3, 4))
+def smooth_l1(x, y):
+    return F.smooth_l1_loss(x, y, beta=0.5, reduction="sum")
+
+
+# CHECK-LABEL: case torch.nn.functional.huber_loss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+# CHECK:         %[[L:.+]] = "fxla.where"
+# CHECK-NEXT:    return %[[L]] : tensor<3x4xf32>
+@case(F.huber_loss, t(3, 4), t(3, 4))
+def huber(x, y):
+    return F.huber_loss(x, y, delta=2.0, reduction="none")
+
+
+# Ignored targets (-100) pick class 0 and count with weight 0; the mean divides by the counted weights.
+# CHECK-LABEL: case torch.nn.functional.nll_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<5x4xf32>, %[[I:.+]]: tensor<5xi64>, %[[W:.+]]: tensor<4xf32>)
+# CHECK:         %[[KEEP:.+]] = "fxla.ne"(%[[I]], %{{.+}}) : (tensor<5xi64>, tensor<i64>) -> tensor<5xi1>
+# CHECK:         %[[SAFE:.+]] = "fxla.where"(%[[KEEP]], %[[I]], %{{.+}})
+# CHECK:         "fxla.gather"(%[[X]], %{{.+}}) {dim = 1 : i64} : (tensor<5x4xf32>, tensor<5x1xi64>) -> tensor<5x1xf32>
+# CHECK:         "fxla.index_select"(%[[W]], %[[SAFE]]) {dim = 0 : i64} : (tensor<4xf32>, tensor<5xi64>) -> tensor<5xf32>
+# CHECK:         "fxla.div"
+@case(F.nll_loss, t(5, 4), idx(5, high=4), t(4))
+def nll_weighted(x, i, w):
+    return F.nll_loss(x, i, weight=w)
+
+
+# CHECK-LABEL: case torch.nn.functional.cross_entropy:
+# CHECK:         %[[LOGP:.+]] = "fxla.log_softmax"(%{{.+}}) {dim = 1 : i64} : (tensor<5x4xf32>) -> tensor<5x4xf32>
+# CHECK:         "fxla.gather"(%[[LOGP]], %{{.+}}) {dim = 1 : i64}
+# CHECK:         %[[L:.+]] = "fxla.neg"
+# CHECK:         "fxla.sum"(%[[L]]) {dims = array<i64>, keepdim = false} : (tensor<5xf32>) -> tensor<f32>
+@case(F.cross_entropy, t(5, 4), idx(5, high=4))
+def cross_entropy(x, i):
+    return F.cross_entropy(x, i, reduction="sum")
+
+
+# A float target of the input's shape holds class probabilities: -sum_c(p_c * logp_c), averaged over the batch.
+# CHECK-LABEL: case torch.nn.functional.cross_entropy (probabilities):
+# CHECK:         %[[LOGP:.+]] = "fxla.log_softmax"
+# CHECK:         %[[T:.+]] = "fxla.mul"(%[[LOGP]], %{{.+}}) : (tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
+# CHECK:         "fxla.sum"(%[[T]]) {dims = array<i64: 1>, keepdim = false} : (tensor<5x4xf32>) -> tensor<5xf32>
+# CHECK:         "fxla.mean"
+# CHECK-NOT:     "fxla.gather"
+@case(F.cross_entropy, t(5, 4), t(5, 4), variant="probabilities")
+def cross_entropy_probabilities(x, p):
+    return F.cross_entropy(x, p)
+
+
+# CHECK-LABEL: case torch.nn.functional.binary_cross_entropy:
+# CHECK:         %[[FLOOR:.+]] = "fxla.constant"() {value = dense<-1.000000e+02> : tensor<f32>}
+# CHECK:         %[[LOG:.+]] = "fxla.log"
+# CHECK:         "fxla.maximum"(%[[LOG]], %[[FLOOR]])
+# CHECK:         "fxla.mean"
+@case(F.binary_cross_entropy, t(3, 4), t(3, 4))
+def bce(x, y):
+    return F.binary_cross_entropy(x, y)
+
+
+# (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x); pos_weight broadcasts over the last dim
+# CHECK-LABEL: case torch.nn.functional.binary_cross_entropy_with_logits:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[T:.+]]: tensor<3x4xf32>, %[[P:.+]]: tensor<4xf32>)
+# CHECK:         %[[LS:.+]] = "fxla.logsigmoid"(%[[X]])
+# CHECK:         "fxla.sub"(%[[P]], %{{.+}}) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+# CHECK:         %[[L:.+]] = "fxla.sub"
+# CHECK-NEXT:    return %[[L]] : tensor<3x4xf32>
+@case(F.binary_cross_entropy_with_logits, t(3, 4), t(3, 4), t(4))
+def bce_logits(x, y, w):
+    return F.binary_cross_entropy_with_logits(x, y, pos_weight=w, reduction="none")
+
+
+# 0 · log 0 is 0 (log of a where), and batchmean divides the sum by the batch size, 3
+# CHECK-LABEL: case torch.nn.functional.kl_div:
+# CHECK:         %[[POS:.+]] = "fxla.gt"
+# CHECK:         %[[SAFE:.+]] = "fxla.where"(%[[POS]], %{{.+}}, %{{.+}})
+# CHECK:         "fxla.log"(%[[SAFE]])
+# CHECK:         %[[N:.+]] = "fxla.constant"() {value = dense<3.000000e+00> : tensor<f32>}
+# CHECK:         "fxla.div"(%{{.+}}, %[[N]])
+@case(F.kl_div, t(3, 4), t(3, 4))
+def kl_div(x, y):
+    return F.kl_div(x, y, reduction="batchmean")
+
+
+# CHECK-LABEL: case torch.nn.MSELoss:
+# CHECK:         %[[D:.+]] = "fxla.sub"
+# CHECK:         %[[SQ:.+]] = "fxla.mul"(%[[D]], %[[D]])
+# CHECK:         "fxla.sum"(%[[SQ]])
+@case(nn.MSELoss, t(3, 4), t(3, 4))
+def mse_module():
+    return nn.MSELoss(reduction="sum")
+
+
+# CHECK-LABEL: case torch.nn.L1Loss:
+# CHECK:         %[[A:.+]] = "fxla.abs"
+# CHECK:         "fxla.mean"(%[[A]])
+@case(nn.L1Loss, t(3, 4), t(3, 4))
+def l1_module():
+    return nn.L1Loss()
+
+
+# beta = 0 is the L1 loss
+# CHECK-LABEL: case torch.nn.SmoothL1Loss:
+# CHECK:         %[[A:.+]] = "fxla.abs"
+# CHECK-NEXT:    "fxla.mean"(%[[A]])
+# CHECK-NOT:     "fxla.where"
+@case(nn.SmoothL1Loss, t(3, 4), t(3, 4))
+def smooth_l1_module():
+    return nn.SmoothL1Loss(beta=0.0)
+
+
+# CHECK-LABEL: case torch.nn.HuberLoss:
+# CHECK:         "fxla.constant"() {value = dense<2.500000e-01> : tensor<f32>}
+# CHECK:         "fxla.lt"
+# CHECK:         "fxla.where"
+# CHECK:         "fxla.mean"
+@case(nn.HuberLoss, t(3, 4), t(3, 4))
+def huber_module():
+    return nn.HuberLoss(delta=0.5)
+
+
+# CHECK-LABEL: case torch.nn.NLLLoss:
+# CHECK:         "fxla.constant"() {value = dense<2> : tensor<i64>}
+# CHECK:         %[[KEEP:.+]] = "fxla.ne"
+# CHECK:         "fxla.convert"(%[[KEEP]]) : (tensor<5xi1>) -> tensor<5xf32>
+# CHECK:         %[[L:.+]] = "fxla.neg"
+# CHECK-NEXT:    return %[[L]] : tensor<5xf32>
+@case(nn.NLLLoss, t(5, 4), idx(5, high=4))
+def nll_module():
+    return nn.NLLLoss(ignore_index=2, reduction="none")
+
+
+# (1 - 0.1) * nll + 0.1 / 4 * smooth, both averaged over the counted class weights (the module's weight buffer)
+# CHECK-LABEL: case torch.nn.CrossEntropyLoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<5x4xf32>, %{{.+}}: tensor<5xi64>, %[[W:.+]]: tensor<4xf32> {fxla.param = "mod.weight"})
+# CHECK:         "fxla.reshape"(%[[W]]) {shape = array<i64: 1, 4>}
+# CHECK:         "fxla.constant"() {value = dense<0.899999976> : tensor<f32>}
+# CHECK:         "fxla.constant"() {value = dense<2.500000e-02> : tensor<f32>}
+# CHECK:         "fxla.add"
+@case(nn.CrossEntropyLoss, t(5, 4), idx(5, high=4))
+def cross_entropy_module():
+    return nn.CrossEntropyLoss(weight=torch.ones(4), label_smoothing=0.1)
+
+
+# CHECK-LABEL: case torch.nn.BCELoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[W:.+]]: tensor<4xf32> {fxla.param = "mod.weight"})
+# CHECK:         %[[L:.+]] = "fxla.mul"(%{{.+}}, %[[W]]) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+# CHECK:         "fxla.sum"(%[[L]])
+@case(nn.BCELoss, t(3, 4), t(3, 4))
+def bce_module():
+    return nn.BCELoss(weight=torch.ones(4), reduction="sum")
+
+
+# CHECK-LABEL: case torch.nn.BCEWithLogitsLoss:
+# CHECK:         "fxla.logsigmoid"
+# CHECK:         %[[L:.+]] = "fxla.sub"
+# CHECK-NEXT:    "fxla.mean"(%[[L]])
+@case(nn.BCEWithLogitsLoss, t(3, 4), t(3, 4))
+def bce_logits_module():
+    return nn.BCEWithLogitsLoss()
+
+
+# log targets: exp(t) * (t - x)
+# CHECK-LABEL: case torch.nn.KLDivLoss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[T:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[E:.+]] = "fxla.exp"(%[[T]])
+# CHECK:         %[[D:.+]] = "fxla.sub"(%[[T]], %[[X]])
+# CHECK:         "fxla.mul"(%[[E]], %[[D]])
+# CHECK-NOT:     "fxla.log"
+@case(nn.KLDivLoss, t(3, 4), t(3, 4))
+def kl_div_module():
+    return nn.KLDivLoss(reduction="sum", log_target=True)

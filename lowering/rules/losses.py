@@ -1,0 +1,286 @@
+"""Loss functions and their modules: regression (MSE, L1, smooth L1, Huber), classification (NLL, cross-entropy
+with class indices or probabilities, label smoothing, class weights, ignore_index), binary cross-entropy (on
+probabilities and on logits, with pos_weight) and KL divergence.
+
+Each is its torch formula (the ``torch.nn`` loss docs; aten's ``cross_entropy_loss_label_smoothing`` for label
+smoothing) composed of fxla ops, then reduced: ``'none'`` keeps the per-element loss, ``'sum'`` sums it,
+``'mean'`` averages it — over the weights of the counted targets for NLL / cross-entropy with class indices, as
+torch does — and ``'batchmean'`` (kl_div) divides the sum by the batch size.  The deprecated ``size_average`` /
+``reduce`` arguments map to a reduction as torch maps them.  Module forms read their options from the module and
+their ``weight`` / ``pos_weight`` buffers as parameters.
+"""
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+from torch.nn import _reduction
+
+from fxla.dialects.fxla import Sig, ops, type_of
+
+from ..registry import register
+from .indexing import reshape
+
+def _reduction_of(size_average, reduce, reduction: str) -> str:
+    """The reduction a call asks for (the deprecated size_average/reduce pair wins, as in torch).  Invalid
+    options never reach a rule: shape propagation runs torch's own function first, which rejects them at the
+    user's line."""
+    if size_average is not None or reduce is not None:
+        return _reduction.legacy_get_string(size_average, reduce, emit_warning=False)
+    return reduction
+
+
+def _reduce(ctx, loss, reduction: str):
+    if reduction == "none":
+        return loss
+    return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
+
+
+def _weighted(ctx, loss, weight):
+    return loss if weight is None else ctx.emit(ops.mul, loss, weight)
+
+
+# -- regression ----------------------------------------------------------------------------------------------
+def _difference(ctx, input, target):
+    return ctx.emit(ops.sub, input, target)
+
+
+def _squared(ctx, d):
+    return ctx.emit(ops.mul, d, d)
+
+
+def _absolute(ctx, d):
+    return ctx.emit(ops.abs, d)
+
+
+def _pointwise_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean", weight=None, *,
+                    formula):
+    """MSE / L1; with ``weight`` (the input's shape), 'mean' is sum(weight * loss) / sum(weight), as torch."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    loss = _weighted(ctx, formula(ctx, _difference(ctx, input, target)), weight)
+    if weight is None or reduction != "mean":
+        return _reduce(ctx, loss, reduction)
+    return ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(), keepdim=False),
+                    ctx.emit(ops.sum, weight, dims=(), keepdim=False))
+
+
+register(F.mse_loss)(partial(_pointwise_loss, formula=_squared))
+register(F.l1_loss)(partial(_pointwise_loss, formula=_absolute))
+
+
+def _smooth(ctx, d, *, threshold: float, quadratic: float, linear_scale: float, offset: float):
+    """|d| < threshold ? quadratic * d² : linear_scale * (|d| - offset) (smooth L1 and Huber)."""
+    a = ctx.emit(ops.abs, d)
+    small = ctx.emit(ops.mul, ctx.tensor(quadratic, like=a), ctx.emit(ops.mul, a, a))
+    large = ctx.emit(ops.mul, ctx.tensor(linear_scale, like=a), ctx.emit(ops.sub, a, ctx.tensor(offset, like=a)))
+    return ctx.emit(ops.where, ctx.emit(ops.lt, a, ctx.tensor(threshold, like=a)), small, large)
+
+
+@register(F.smooth_l1_loss)
+def _smooth_l1_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _reduction_of(size_average, reduce, reduction)
+    if beta < 0:                          # (torch's CPU kernel checks this; its meta function does not)
+        raise ctx.error(f"smooth_l1_loss with beta={beta}", "smooth_l1_loss does not support negative values "
+                        "for beta (torch raises the same)", "pass beta >= 0")
+    d = _difference(ctx, input, target)
+    loss = _absolute(ctx, d) if beta == 0 else _smooth(ctx, d, threshold=beta, quadratic=0.5 / beta,
+                                                          linear_scale=1.0, offset=0.5 * beta)
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.huber_loss)
+def _huber_loss(ctx, input, target, reduction="mean", delta=1.0, weight=None):
+    reduction = reduction
+    loss = _smooth(ctx, _difference(ctx, input, target), threshold=delta, quadratic=0.5, linear_scale=delta,
+                   offset=0.5 * delta)
+    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+
+
+# -- classification with class indices ---------------------------------------------------------------------------
+def _class_dim(ctx, input) -> int:
+    return 0 if ctx.sig(input).rank == 1 else 1
+
+
+def _per_class(ctx, weight, input):
+    """The [C] class weights shaped to broadcast against ``input`` along its class dim."""
+    rank, dim = ctx.sig(input).rank, _class_dim(ctx, input)
+    return reshape(ctx, weight, [ctx.sig(weight).shape[0] if d == dim else 1 for d in range(rank)])
+
+
+def _picked(ctx, logp, target, weight, ignore_index: int):
+    """-logp[target] * weight[target] per target element (0 where target == ignore_index), and the weight each
+    target element counts with in a mean (weight[target], or 1; 0 where ignored)."""
+    dim = _class_dim(ctx, logp)
+    counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
+    safe = ctx.emit(ops.where, counted, target, ctx.tensor(0, like=target))       # ignored: any valid class
+    index = reshape(ctx, safe, [1 if d == dim else s for d, s in enumerate(ctx.sig(logp).shape)]) \
+        if ctx.sig(logp).rank > 1 else reshape(ctx, safe, [1])
+    picked = reshape(ctx, ctx.emit(ops.gather, logp, index, dim=dim), ctx.sig(target).shape)
+    if weight is None:
+        scale = ctx.emit(ops.convert, counted, result_type=type_of(Sig(ctx.sig(target).shape, ctx.sig(logp).elem)))
+    else:
+        flat = reshape(ctx, safe, [max(1, math.prod(ctx.sig(safe).shape))])
+        scale = reshape(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(target).shape)
+        scale = ctx.emit(ops.where, counted, scale, ctx.tensor(0.0, like=logp))
+    return ctx.emit(ops.neg, ctx.emit(ops.mul, picked, scale)), scale
+
+
+def _mean_over(ctx, loss, scale):
+    """sum(loss) / sum(scale): class-index losses average over the weights of the counted targets (0/0 = nan when
+    every target is ignored, as in torch)."""
+    return ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(), keepdim=False),
+                    ctx.emit(ops.sum, scale, dims=(), keepdim=False))
+
+
+def _nll(ctx, logp, target, weight, ignore_index: int, reduction: str):
+    """The reduced NLL loss, and each target element's weight in a mean (see _picked)."""
+    loss, scale = _picked(ctx, logp, target, weight, ignore_index)
+    return (_mean_over(ctx, loss, scale) if reduction == "mean" else _reduce(ctx, loss, reduction)), scale
+
+
+@register(F.nll_loss)
+def _nll_loss(ctx, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+              reduction="mean"):
+    reduction = _reduction_of(size_average, reduce, reduction)
+    return _nll(ctx, input, target, weight, ignore_index, reduction)[0]
+
+
+@register(F.cross_entropy)
+def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                   reduction="mean", label_smoothing=0.0):
+    reduction = _reduction_of(size_average, reduce, reduction)
+    dim = _class_dim(ctx, input)
+    classes = ctx.sig(input).shape[dim]
+    logp = ctx.emit(ops.log_softmax, input, dim=dim)
+    if ctx.sig(target).shape == ctx.sig(input).shape and ctx.sig(target).elem == ctx.sig(input).elem:
+        return _soft_cross_entropy(ctx, logp, target, weight, reduction, label_smoothing, classes)
+    nll, scale = _nll(ctx, logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0.0:
+        return nll
+    # aten's cross_entropy_loss_label_smoothing: (1 - eps) * nll + eps / C * smooth, where smooth is
+    # -sum_c(w_c * logp_c) per target element (0 where ignored), reduced like the nll part.
+    scaled = logp if weight is None else ctx.emit(ops.mul, logp, _per_class(ctx, weight, logp))
+    smooth = ctx.emit(ops.neg, ctx.emit(ops.sum, scaled, dims=(dim,), keepdim=False))
+    keep = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
+    smooth = ctx.emit(ops.where, keep, smooth, ctx.tensor(0.0, like=smooth))
+    smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else _reduce(ctx, smooth, reduction)
+    return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
+                    ctx.emit(ops.mul, ctx.tensor(label_smoothing / classes, like=smooth), smooth))
+
+
+def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothing: float, classes: int):
+    """Class probabilities: -sum_c(w_c * target_c * logp_c), the target smoothed towards uniform first; 'mean'
+    averages over the input's elements without the class dim."""
+    dim = _class_dim(ctx, logp)
+    if label_smoothing > 0.0:
+        target = ctx.emit(ops.add, ctx.emit(ops.mul, target, ctx.tensor(1.0 - label_smoothing, like=target)),
+                          ctx.tensor(label_smoothing / classes, like=target))
+    terms = ctx.emit(ops.mul, logp, target)
+    if weight is not None:
+        terms = ctx.emit(ops.mul, terms, _per_class(ctx, weight, logp))
+    loss = ctx.emit(ops.neg, ctx.emit(ops.sum, terms, dims=(dim,), keepdim=False))
+    return _reduce(ctx, loss, reduction)
+
+
+# -- binary cross-entropy and KL divergence ---------------------------------------------------------------------
+@register(F.binary_cross_entropy)
+def _binary_cross_entropy(ctx, input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100 as torch clamps it."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    floor = ctx.tensor(-100.0, like=input)
+    log_x = ctx.emit(ops.maximum, ctx.emit(ops.log, input), floor)
+    log_1mx = ctx.emit(ops.maximum, ctx.emit(ops.log, ctx.emit(ops.sub, ctx.tensor(1.0, like=input), input)), floor)
+    one_minus_t = ctx.emit(ops.sub, ctx.tensor(1.0, like=target), target)
+    loss = ctx.emit(ops.neg, ctx.emit(ops.add, ctx.emit(ops.mul, target, log_x), ctx.emit(ops.mul, one_minus_t,
+                                                                                          log_1mx)))
+    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+
+
+@register(F.binary_cross_entropy_with_logits)
+def _bce_with_logits(ctx, input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                     pos_weight=None):
+    """(1 - t) * x - lw * logsigmoid(x), lw = 1 + (pos_weight - 1) * t (torch's formula)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    one_minus_t = ctx.emit(ops.sub, ctx.tensor(1.0, like=target), target)
+    log_sigmoid = ctx.emit(ops.logsigmoid, input)
+    if pos_weight is not None:
+        log_weight = ctx.emit(ops.add, ctx.emit(ops.mul, ctx.emit(ops.sub, pos_weight, ctx.tensor(1.0, like=pos_weight)),
+                                                target), ctx.tensor(1.0, like=target))
+        log_sigmoid = ctx.emit(ops.mul, log_weight, log_sigmoid)
+    loss = ctx.emit(ops.sub, ctx.emit(ops.mul, one_minus_t, input), log_sigmoid)
+    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+
+
+@register(F.kl_div)
+def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log(target) - input) with 0·log 0 = 0 (log_target: exp(target) * (target - input))."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    if log_target:
+        loss = ctx.emit(ops.mul, ctx.emit(ops.exp, target), ctx.emit(ops.sub, target, input))
+    else:
+        zero = ctx.tensor(0.0, like=target)
+        positive = ctx.emit(ops.gt, target, zero)
+        safe = ctx.emit(ops.where, positive, target, ctx.tensor(1.0, like=target))
+        xlogx = ctx.emit(ops.where, positive, ctx.emit(ops.mul, target, ctx.emit(ops.log, safe)),
+                         ctx.emit(ops.mul, target, zero))               # target < 0: 0 * x keeps torch's nan
+        loss = ctx.emit(ops.sub, xlogx, ctx.emit(ops.mul, target, input))
+    if reduction != "batchmean":
+        return _reduce(ctx, loss, reduction)
+    total = ctx.emit(ops.sum, loss, dims=(), keepdim=False)
+    batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
+    return ctx.emit(ops.div, total, ctx.tensor(float(batch), like=total))
+
+
+# -- modules ----------------------------------------------------------------------------------------------------
+def _buffer(ctx, mod, name: str):
+    return None if getattr(mod, name, None) is None else ctx.param(f"{ctx.node.target}.{name}")
+
+
+@register(torch.nn.MSELoss)
+def _mse_module(ctx, input, target, *, mod):
+    return _pointwise_loss(ctx, input, target, reduction=mod.reduction, formula=_squared)
+
+
+@register(torch.nn.L1Loss)
+def _l1_module(ctx, input, target, *, mod):
+    return _pointwise_loss(ctx, input, target, reduction=mod.reduction, formula=_absolute)
+
+
+@register(torch.nn.SmoothL1Loss)
+def _smooth_l1_module(ctx, input, target, *, mod):
+    return _smooth_l1_loss(ctx, input, target, reduction=mod.reduction, beta=mod.beta)
+
+
+@register(torch.nn.HuberLoss)
+def _huber_module(ctx, input, target, *, mod):
+    return _huber_loss(ctx, input, target, reduction=mod.reduction, delta=mod.delta)
+
+
+@register(torch.nn.NLLLoss)
+def _nll_module(ctx, input, target, *, mod):
+    return _nll_loss(ctx, input, target, _buffer(ctx, mod, "weight"), ignore_index=mod.ignore_index,
+                     reduction=mod.reduction)
+
+
+@register(torch.nn.CrossEntropyLoss)
+def _cross_entropy_module(ctx, input, target, *, mod):
+    return _cross_entropy(ctx, input, target, _buffer(ctx, mod, "weight"), ignore_index=mod.ignore_index,
+                          reduction=mod.reduction, label_smoothing=mod.label_smoothing)
+
+
+@register(torch.nn.BCELoss)
+def _bce_module(ctx, input, target, *, mod):
+    return _binary_cross_entropy(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction)
+
+
+@register(torch.nn.BCEWithLogitsLoss)
+def _bce_with_logits_module(ctx, input, target, *, mod):
+    return _bce_with_logits(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction,
+                            pos_weight=_buffer(ctx, mod, "pos_weight"))
+
+
+@register(torch.nn.KLDivLoss)
+def _kl_div_module(ctx, input, target, *, mod):
+    return _kl_div(ctx, input, target, reduction=mod.reduction, log_target=mod.log_target)

@@ -1,0 +1,162 @@
+"""Loss functions and modules against eager: every reduction, class weights, ignore_index, label smoothing, class
+probabilities, spatial (N, C, d1, ...) inputs, pos_weight, log targets; and the errors of invalid options."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxla
+from test_ops import BF16, F16, F32, add_case, index, params_of, run_case, t
+
+CASES = []
+case = partial(add_case, CASES)
+
+
+class Pair(nn.Module):
+    """A loss module called on (input, target), recorded as one call_module node."""
+
+    def __init__(self, loss: nn.Module, prepare=None):
+        super().__init__()
+        self.loss = loss
+        self.prepare = prepare
+
+    def forward(self, x, y):
+        if self.prepare is not None:
+            x, y = self.prepare(x, y)
+        return self.loss(x, y)
+
+
+def _ignored(target, every=3):
+    """Some targets set to torch's default ignore_index (-100)."""
+    return target.masked_fill(target % every == 0, -100)
+
+
+# -- regression -------------------------------------------------------------------------------------------------
+case(F.mse_loss, "F.mse_loss",
+     lambda x, y, w: (F.mse_loss(x, y), F.mse_loss(x, y, reduction="sum"), F.mse_loss(x, y, reduction="none"),
+                      F.mse_loss(x[0], y), F.mse_loss(x, y, weight=w.abs()),
+                      F.mse_loss(x, y, weight=w.abs(), reduction="sum"), F.mse_loss(x, y, size_average=False)),
+     t(3, 4), t(3, 4), t(3, 4), dtypes=(F32, BF16, F16), tol=2.0)
+case(F.l1_loss, "F.l1_loss",
+     lambda x, y, w: (F.l1_loss(x, y), F.l1_loss(x, y, reduction="none"), F.l1_loss(x, y, weight=w.abs()),
+                      F.l1_loss(x, y, reduce=False)),
+     t(2, 3, 4), t(2, 3, 4), t(2, 3, 4), dtypes=(F32, BF16))
+case(F.smooth_l1_loss, "F.smooth_l1_loss",
+     lambda x, y: (F.smooth_l1_loss(x, y), F.smooth_l1_loss(x, y, beta=0.5, reduction="sum"),
+                   F.smooth_l1_loss(x, y, beta=0.0, reduction="none"), F.smooth_l1_loss(x, y, beta=2.0)),
+     t(4, 5), t(4, 5), dtypes=(F32, BF16))
+case(F.huber_loss, "F.huber_loss",
+     lambda x, y, w: (F.huber_loss(x, y), F.huber_loss(x, y, delta=0.3, reduction="none"),
+                      F.huber_loss(x, y, delta=2.0, reduction="sum"), F.huber_loss(x, y, weight=w.abs())),
+     t(4, 5), t(4, 5), t(4, 5), dtypes=(F32, BF16))
+
+# -- classification ---------------------------------------------------------------------------------------------
+case(F.nll_loss, "F.nll_loss",
+     lambda x, i, w: (F.nll_loss(x.log_softmax(1), i), F.nll_loss(x, _ignored(i), reduction="none"),
+                      F.nll_loss(x, _ignored(i), weight=w.abs() + 0.1), F.nll_loss(x, i, reduction="sum"),
+                      F.nll_loss(x, i, weight=w.abs(), ignore_index=2, reduction="sum"), F.nll_loss(x[0], i[0])),
+     t(6, 5), index(6, high=5), t(5), dtypes=(F32, BF16))
+case(F.nll_loss, "F.nll_loss_spatial",
+     lambda x, i: (F.nll_loss(x, i), F.nll_loss(x, _ignored(i), reduction="none"), F.nll_loss(x, i, ignore_index=0)),
+     t(2, 4, 3, 5), index(2, 3, 5, high=4))
+case(F.cross_entropy, "F.cross_entropy",
+     lambda x, i, w: (F.cross_entropy(x, i), F.cross_entropy(x, _ignored(i), reduction="none"),
+                      F.cross_entropy(x, _ignored(i), weight=w.abs() + 0.1),
+                      F.cross_entropy(x, i, reduction="sum", ignore_index=1), F.cross_entropy(x[0], i[0])),
+     t(6, 5), index(6, high=5), t(5), dtypes=(F32, BF16))
+case(F.cross_entropy, "F.cross_entropy_label_smoothing",
+     lambda x, i, w: (F.cross_entropy(x, _ignored(i), label_smoothing=0.1),
+                      F.cross_entropy(x, _ignored(i), weight=w.abs() + 0.1, label_smoothing=0.25),
+                      F.cross_entropy(x, i, label_smoothing=0.2, reduction="sum"),
+                      F.cross_entropy(x, _ignored(i), weight=w.abs() + 0.1, label_smoothing=0.3, reduction="none"),
+                      F.cross_entropy(x, i, label_smoothing=1.0)),
+     t(6, 5), index(6, high=5), t(5))
+case(F.cross_entropy, "F.cross_entropy_probabilities",
+     lambda x, y, w: (F.cross_entropy(x, y.softmax(1)), F.cross_entropy(x, y.softmax(1), reduction="none"),
+                      F.cross_entropy(x, y.softmax(1), weight=w.abs(), label_smoothing=0.2, reduction="sum"),
+                      F.cross_entropy(x[0], y[0].softmax(0))),
+     t(4, 5), t(4, 5), t(5))
+case(F.cross_entropy, "F.cross_entropy_spatial",
+     lambda x, i, y: (F.cross_entropy(x, _ignored(i)), F.cross_entropy(x, i, label_smoothing=0.1, reduction="none"),
+                      F.cross_entropy(x, y.softmax(1))),
+     t(2, 3, 4, 4), index(2, 4, 4, high=3), t(2, 3, 4, 4))
+
+# -- binary cross-entropy, KL divergence --------------------------------------------------------------------------
+case(F.binary_cross_entropy, "F.binary_cross_entropy",
+     lambda x, y, w: (F.binary_cross_entropy(x.sigmoid(), (y > 0).to(x.dtype)),
+                      F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="none"),
+                      F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), weight=w.abs(), reduction="sum"),
+                      F.binary_cross_entropy((x * 40).sigmoid(), (y > 0).to(x.dtype))),        # log clamped at -100
+     t(3, 4), t(3, 4), t(4), dtypes=(F32, BF16), tol=2.0)
+case(F.binary_cross_entropy_with_logits, "F.binary_cross_entropy_with_logits",
+     lambda x, y, w: (F.binary_cross_entropy_with_logits(x, (y > 0).to(x.dtype)),
+                      F.binary_cross_entropy_with_logits(x * 30, y.sigmoid(), reduction="none"),
+                      F.binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=w.abs() + 0.5),
+                      F.binary_cross_entropy_with_logits(x, y.sigmoid(), weight=w.abs(), pos_weight=w.abs() + 0.5,
+                                                         reduction="sum")),
+     t(3, 4), t(3, 4), t(4), dtypes=(F32, BF16))
+case(F.kl_div, "F.kl_div",
+     lambda x, y: (F.kl_div(x.log_softmax(1), y.softmax(1), reduction="batchmean"),
+                   F.kl_div(x.log_softmax(1), y.log_softmax(1), reduction="sum", log_target=True),
+                   F.kl_div(x.log_softmax(1), y.softmax(1) * (y > 0), reduction="none"),          # 0 · log 0 = 0
+                   F.kl_div(x.log_softmax(1), y.softmax(1), reduction="batchmean", log_target=False)),
+     t(3, 5), t(3, 5), dtypes=(F32, BF16))
+
+# -- modules ----------------------------------------------------------------------------------------------------
+case(nn.MSELoss, "nn.MSELoss", Pair(nn.MSELoss(reduction="sum")), t(3, 4), t(3, 4))
+case(nn.L1Loss, "nn.L1Loss", Pair(nn.L1Loss(reduction="none")), t(3, 4), t(3, 4))
+case(nn.SmoothL1Loss, "nn.SmoothL1Loss", Pair(nn.SmoothL1Loss(beta=0.4)), t(3, 4), t(3, 4))
+case(nn.HuberLoss, "nn.HuberLoss", Pair(nn.HuberLoss(delta=0.6, reduction="sum")), t(3, 4), t(3, 4))
+case(nn.NLLLoss, "nn.NLLLoss", Pair(nn.NLLLoss(weight=torch.tensor([0.5, 1.0, 2.0, 1.5]), ignore_index=2)),
+     t(5, 4), index(5, high=4))
+case(nn.CrossEntropyLoss, "nn.CrossEntropyLoss",
+     Pair(nn.CrossEntropyLoss(weight=torch.tensor([0.5, 1.0, 2.0, 1.5]), label_smoothing=0.15),
+          prepare=lambda x, i: (x, _ignored(i))),
+     t(5, 4), index(5, high=4))
+case(nn.BCELoss, "nn.BCELoss", Pair(nn.BCELoss(weight=torch.tensor([0.5, 1.0, 2.0])),
+                                    prepare=lambda x, y: (x.sigmoid(), y.sigmoid())), t(2, 3), t(2, 3))
+case(nn.BCEWithLogitsLoss, "nn.BCEWithLogitsLoss",
+     Pair(nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 3.0, 0.5]), reduction="none"),
+          prepare=lambda x, y: (x, y.sigmoid())), t(2, 3), t(2, 3))
+case(nn.KLDivLoss, "nn.KLDivLoss", Pair(nn.KLDivLoss(reduction="batchmean", log_target=True),
+                                        prepare=lambda x, y: (x.log_softmax(1), y.log_softmax(1))), t(3, 4), t(3, 4))
+
+
+@pytest.mark.parametrize("c,dtype", params_of(CASES))
+def test_op(c, dtype):
+    run_case(c, dtype)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x, i: F.cross_entropy(x, i, reduction="avg"), "avg is not a valid value for reduction"),
+    (lambda x, i: F.cross_entropy(x, i, label_smoothing=1.5), "label_smoothing must be between 0.0 and 1.0"),
+    (lambda x, i: F.cross_entropy(x, i[:2]), "Expected input batch_size (3) to match target batch_size (2)"),
+    (lambda x, i: F.nll_loss(x, i.float()), "expected scalar type Long"),
+    (lambda x, i: F.smooth_l1_loss(x, x, beta=-1.0), "smooth_l1_loss does not support negative values for beta"),
+    (lambda x, i: F.huber_loss(x, x, delta=0.0), "huber_loss does not support non-positive values for delta"),
+    (lambda x, i: F.kl_div(x, x, reduction="avg"), "avg is not a valid value for reduction"),
+], ids=["reduction", "label_smoothing", "target_shape", "float_target", "beta", "delta", "kl_reduction"])
+def test_invalid_options_fail_at_the_users_line_with_torchs_reason(fn, message):
+    """torch's own checks run first (shape propagation calls the function on meta tensors); the one its meta
+    function skips (smooth_l1_loss's beta) is the rule's, with torch's wording."""
+    x, i = torch.randn(3, 4), torch.tensor([0, 3, 1])
+    with pytest.raises(fxla.FxlaError) as err:
+        fxla.compile(fn)(x, i)
+    text = str(err.value)
+    assert message in text and "test_ops_loss.py:" in text and "fix:" in text, text
+
+
+def test_l1_loss_weight_survives_tracing():
+    """torch 2.13's F.l1_loss drops ``weight`` on its way to __torch_function__; the tracer takes it back from
+    the function's frame (fxla.frontend.proxy._DROPPED_ARGUMENTS), whichever name the function is called by."""
+    from torch.nn.functional import l1_loss
+    x, y, w = torch.randn(2, 3), torch.randn(2, 3), torch.rand(2, 3)
+    for fn in (lambda x, y, w: F.l1_loss(x, y, weight=w), lambda x, y, w: l1_loss(x, y, None, None, "sum", w)):
+        traced = fxla.symbolic_trace(fn)
+        (node,) = [n for n in traced.graph.nodes if n.op == "call_function"]
+        assert node.kwargs["weight"].name == "w"
+        torch.testing.assert_close(fxla.compile(fn)(x, y, w), fn(x, y, w))
