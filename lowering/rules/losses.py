@@ -110,8 +110,9 @@ def _per_class(ctx, weight, input):
 
 
 def _picked(ctx, logp, target, weight, ignore_index: int):
-    """-logp[target] * weight[target] per target element (0 where target == ignore_index), and the weight each
-    target element counts with in a mean (weight[target], or 1; 0 where ignored)."""
+    """-logp[target] * weight[target] per target element (0 where target == ignore_index), the weight each
+    target element counts with in a mean (weight[target], or 1; 0 where ignored), and the mask of the counted
+    target elements."""
     dim = _class_dim(ctx, logp)
     counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
     safe = ctx.emit(ops.where, counted, target, ctx.tensor(0, like=target))       # ignored: any valid class
@@ -124,7 +125,7 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
         flat = reshape(ctx, safe, [max(1, math.prod(ctx.sig(safe).shape))])
         scale = reshape(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(target).shape)
         scale = ctx.emit(ops.where, counted, scale, ctx.tensor(0.0, like=logp))
-    return ctx.emit(ops.neg, ctx.emit(ops.mul, picked, scale)), scale
+    return ctx.emit(ops.neg, ctx.emit(ops.mul, picked, scale)), scale, counted
 
 
 def _mean_over(ctx, loss, scale):
@@ -135,9 +136,9 @@ def _mean_over(ctx, loss, scale):
 
 
 def _nll(ctx, logp, target, weight, ignore_index: int, reduction: str):
-    """The reduced NLL loss, and each target element's weight in a mean (see _picked)."""
-    loss, scale = _picked(ctx, logp, target, weight, ignore_index)
-    return (_mean_over(ctx, loss, scale) if reduction == "mean" else _reduce(ctx, loss, reduction)), scale
+    """The reduced NLL loss, each target element's weight in a mean and the counted mask (see _picked)."""
+    loss, scale, counted = _picked(ctx, logp, target, weight, ignore_index)
+    return (_mean_over(ctx, loss, scale) if reduction == "mean" else _reduce(ctx, loss, reduction)), scale, counted
 
 
 @register(F.nll_loss)
@@ -156,15 +157,14 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
     logp = ctx.emit(ops.log_softmax, input, dim=dim)
     if ctx.sig(target).shape == ctx.sig(input).shape and ctx.sig(target).elem == ctx.sig(input).elem:
         return _soft_cross_entropy(ctx, logp, target, weight, reduction, label_smoothing, classes)
-    nll, scale = _nll(ctx, logp, target, weight, ignore_index, reduction)
+    nll, scale, counted = _nll(ctx, logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0.0:
         return nll
     # aten's cross_entropy_loss_label_smoothing: (1 - eps) * nll + eps / C * smooth, where smooth is
     # -sum_c(w_c * logp_c) per target element (0 where ignored), reduced like the nll part.
     scaled = logp if weight is None else ctx.emit(ops.mul, logp, _per_class(ctx, weight, logp))
     smooth = ctx.emit(ops.neg, ctx.emit(ops.sum, scaled, dims=(dim,), keepdim=False))
-    keep = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
-    smooth = ctx.emit(ops.where, keep, smooth, ctx.tensor(0.0, like=smooth))
+    smooth = ctx.emit(ops.where, counted, smooth, ctx.tensor(0.0, like=smooth))
     smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else _reduce(ctx, smooth, reduction)
     return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
                     ctx.emit(ops.mul, ctx.tensor(label_smoothing / classes, like=smooth), smooth))
