@@ -2,6 +2,9 @@
 probabilities, spatial (N, C, d1, ...) inputs, pos_weight, log targets; and the errors of invalid options."""
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from functools import partial
 
 import pytest
@@ -10,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
+from fxla.frontend.proxy import _DROPPED_ARGUMENTS
 from test_ops import BF16, F16, F32, add_case, index, params_of, run_case, t
 
 CASES = []
@@ -160,3 +164,35 @@ def test_l1_loss_weight_survives_tracing():
         (node,) = [n for n in traced.graph.nodes if n.op == "call_function"]
         assert node.kwargs["weight"].name == "w"
         torch.testing.assert_close(fxla.compile(fn)(x, y, w), fn(x, y, w))
+
+
+def _dropped_by_torch_function(fn) -> list:
+    """The parameters of a torch Python function that its handle_torch_function call does not pass on."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    fdef = tree.body[0]
+    params = [a.arg for a in fdef.args.args + fdef.args.kwonlyargs]
+    missing = []
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "handle_torch_function":
+            passed = {a.id for a in node.args[2:] if isinstance(a, ast.Name)}
+            passed |= {a.value.id for a in node.args[2:] if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)}
+            passed |= {k.arg or "**" for k in node.keywords}
+            if "**" not in passed:
+                missing += [p for p in params if p not in passed and p not in missing]
+    return missing
+
+
+def test_every_argument_torch_function_overrides_lose_is_restored():
+    """Scans torch.nn.functional: a torch upgrade that adds (or fixes) a dropped argument fails here, so the
+    table in fxla.frontend.proxy stays exact."""
+    found = {}
+    for name in dir(F):
+        fn = getattr(F, name)
+        if inspect.isfunction(fn) and fn.__module__ == F.__name__:
+            try:
+                missing = _dropped_by_torch_function(fn)
+            except (OSError, TypeError, SyntaxError):
+                continue
+            if missing:
+                found[fn] = tuple(missing)
+    assert found == _DROPPED_ARGUMENTS
