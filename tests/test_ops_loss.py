@@ -130,6 +130,81 @@ case(nn.KLDivLoss, "nn.KLDivLoss", Pair(nn.KLDivLoss(reduction="batchmean", log_
                                         prepare=lambda x, y: (x.log_softmax(1), y.log_softmax(1))), t(3, 4), t(3, 4))
 
 
+
+class Triple(nn.Module):
+    """A loss module called on three tensors, recorded as one call_module node."""
+
+    def __init__(self, loss: nn.Module, prepare=None):
+        super().__init__()
+        self.loss = loss
+        self.prepare = prepare
+
+    def forward(self, x, y, z):
+        if self.prepare is not None:
+            x, y, z = self.prepare(x, y, z)
+        return self.loss(x, y, z)
+
+
+def _signs(y):
+    """±1 targets of the margin and embedding losses."""
+    return (y > 0).to(y.dtype) * 2 - 1
+
+
+# -- margin, embedding and Poisson losses ---------------------------------------------------------------------------
+case(F.margin_ranking_loss, "F.margin_ranking_loss",
+     lambda a, b, y: (F.margin_ranking_loss(a, b, _signs(y)), F.margin_ranking_loss(a, b, _signs(y), margin=0.5,
+                                                                                    reduction="none"),
+                      F.margin_ranking_loss(a[:, 0], b[:, 0], _signs(y[:, 0]), margin=-0.2, reduction="sum")),
+     t(4, 3), t(4, 3), t(4, 3), dtypes=(F32, BF16))
+case(F.hinge_embedding_loss, "F.hinge_embedding_loss",
+     lambda x, y: (F.hinge_embedding_loss(x, _signs(y)), F.hinge_embedding_loss(x, _signs(y), margin=0.3,
+                                                                               reduction="none")),
+     t(4, 5), t(4, 5), dtypes=(F32, BF16))
+case(F.soft_margin_loss, "F.soft_margin_loss",
+     lambda x, y: (F.soft_margin_loss(x, _signs(y)), F.soft_margin_loss(x * 30, _signs(y), reduction="none")),
+     t(4, 5), t(4, 5), dtypes=(F32, BF16))
+case(F.multilabel_soft_margin_loss, "F.multilabel_soft_margin_loss",
+     lambda x, y, w: (F.multilabel_soft_margin_loss(x, (y > 0).to(x.dtype)),
+                      F.multilabel_soft_margin_loss(x, y.sigmoid(), weight=w.abs(), reduction="none"),
+                      F.multilabel_soft_margin_loss(x, (y > 0).to(x.dtype), reduction="sum")),
+     t(4, 5), t(4, 5), t(5), dtypes=(F32, BF16))
+case(F.cosine_embedding_loss, "F.cosine_embedding_loss",
+     lambda a, b, y: (F.cosine_embedding_loss(a, b, _signs(y)), F.cosine_embedding_loss(a, b, _signs(y), margin=0.3,
+                                                                                        reduction="none"),
+                      F.cosine_embedding_loss(a[0], b[0], _signs(y[0]))),
+     t(4, 6), t(4, 6), t(4))
+case(F.triplet_margin_loss, "F.triplet_margin_loss",
+     lambda a, p, n: (F.triplet_margin_loss(a, p, n), F.triplet_margin_loss(a, p, n, margin=0.5, p=1, reduction="none"),
+                      F.triplet_margin_loss(a, p, n, swap=True, p=3, reduction="sum")),
+     t(4, 6), t(4, 6), t(4, 6))
+case(F.poisson_nll_loss, "F.poisson_nll_loss",
+     lambda x, y: (F.poisson_nll_loss(x, y.abs() * 3), F.poisson_nll_loss(x.exp(), y.abs() * 3, log_input=False),
+                   F.poisson_nll_loss(x, (y.abs() * 3).round(), full=True, reduction="none"),
+                   F.poisson_nll_loss(x.exp(), y.abs() * 3, log_input=False, full=True, eps=1e-3, reduction="sum")),
+     t(4, 5), t(4, 5))
+case(F.multi_margin_loss, "F.multi_margin_loss",
+     lambda x, i, w: (F.multi_margin_loss(x, i), F.multi_margin_loss(x, i, p=2, margin=0.5, reduction="none"),
+                      F.multi_margin_loss(x, i, weight=w.abs(), reduction="sum"), F.multi_margin_loss(x[0], i[:1])),
+     t(4, 5), index(4, high=5), t(5))
+case(nn.MarginRankingLoss, "nn.MarginRankingLoss",
+     Triple(nn.MarginRankingLoss(margin=0.2), prepare=lambda a, b, y: (a, b, _signs(y))), t(5), t(5), t(5))
+case(nn.HingeEmbeddingLoss, "nn.HingeEmbeddingLoss",
+     Pair(nn.HingeEmbeddingLoss(margin=2.0, reduction="sum"), prepare=lambda x, y: (x, _signs(y))), t(3, 4), t(3, 4))
+case(nn.SoftMarginLoss, "nn.SoftMarginLoss", Pair(nn.SoftMarginLoss(), prepare=lambda x, y: (x, _signs(y))),
+     t(3, 4), t(3, 4))
+case(nn.MultiLabelSoftMarginLoss, "nn.MultiLabelSoftMarginLoss",
+     Pair(nn.MultiLabelSoftMarginLoss(weight=torch.tensor([1.0, 0.5, 2.0, 1.5])),
+          prepare=lambda x, y: (x, (y > 0).to(x.dtype))), t(3, 4), t(3, 4))
+case(nn.CosineEmbeddingLoss, "nn.CosineEmbeddingLoss",
+     Triple(nn.CosineEmbeddingLoss(margin=0.1, reduction="none"), prepare=lambda a, b, y: (a, b, _signs(y))),
+     t(3, 4), t(3, 4), t(3))
+case(nn.TripletMarginLoss, "nn.TripletMarginLoss", Triple(nn.TripletMarginLoss(margin=0.3, swap=True)),
+     t(3, 4), t(3, 4), t(3, 4))
+case(nn.PoissonNLLLoss, "nn.PoissonNLLLoss",
+     Pair(nn.PoissonNLLLoss(full=True), prepare=lambda x, y: (x, (y.abs() * 3).round())), t(3, 4), t(3, 4))
+case(nn.MultiMarginLoss, "nn.MultiMarginLoss",
+     Pair(nn.MultiMarginLoss(p=2, weight=torch.tensor([1.0, 0.5, 2.0, 1.5]))), t(3, 4), index(3, high=4))
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
@@ -143,7 +218,8 @@ def test_op(c, dtype):
     (lambda x, i: F.smooth_l1_loss(x, x, beta=-1.0), "smooth_l1_loss does not support negative values for beta"),
     (lambda x, i: F.huber_loss(x, x, delta=0.0), "huber_loss does not support non-positive values for delta"),
     (lambda x, i: F.kl_div(x, x, reduction="avg"), "avg is not a valid value for reduction"),
-], ids=["reduction", "label_smoothing", "target_shape", "float_target", "beta", "delta", "kl_reduction"])
+    (lambda x, i: F.multi_margin_loss(x, i, p=3), "only p == 1 and p == 2 supported"),
+], ids=["reduction", "label_smoothing", "target_shape", "float_target", "beta", "delta", "kl_reduction", "p"])
 def test_invalid_options_fail_at_the_users_line_with_torchs_reason(fn, message):
     """torch's own checks run first (shape propagation calls the function on meta tensors); the one its meta
     function skips (smooth_l1_loss's beta) is the rule's, with torch's wording."""

@@ -214,3 +214,174 @@ def bce_logits_module():
 @case(nn.KLDivLoss, t(3, 4), t(3, 4))
 def kl_div_module():
     return nn.KLDivLoss(reduction="sum", log_target=True)
+
+
+# max(0, -y (a - b) + margin)
+# CHECK-LABEL: case torch.nn.functional.margin_ranking_loss:
+# CHECK:         func.func @main(%[[A:.+]]: tensor<5xf32>, %[[B:.+]]: tensor<5xf32>, %[[Y:.+]]: tensor<5xf32>)
+# CHECK:         %[[NY:.+]] = "fxla.neg"(%[[Y]])
+# CHECK:         %[[D:.+]] = "fxla.sub"(%[[A]], %[[B]])
+# CHECK:         "fxla.mul"(%[[NY]], %[[D]])
+# CHECK:         "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+# CHECK:         "fxla.maximum"
+@case(F.margin_ranking_loss, t(5), t(5), t(5))
+def margin_ranking(a, b, y):
+    return F.margin_ranking_loss(a, b, y, margin=0.5)
+
+
+# x where y != -1, plus max(0, margin - x) where y != 1
+# CHECK-LABEL: case torch.nn.functional.hinge_embedding_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[NOTPOS:.+]] = "fxla.ne"(%[[Y]], %{{.+}})
+# CHECK:         %[[NOTNEG:.+]] = "fxla.ne"(%[[Y]], %{{.+}})
+# CHECK:         "fxla.where"(%[[NOTPOS]], %{{.+}}, %{{.+}})
+# CHECK:         "fxla.where"(%[[NOTNEG]], %[[X]], %{{.+}})
+@case(F.hinge_embedding_loss, t(3, 4), t(3, 4))
+def hinge_embedding(x, y):
+    return F.hinge_embedding_loss(x, y, reduction="none")
+
+
+# log1p(exp(-x y)), as aten computes it
+# CHECK-LABEL: case torch.nn.functional.soft_margin_loss:
+# CHECK:         %[[Z:.+]] = "fxla.neg"
+# CHECK:         %[[E:.+]] = "fxla.exp"(%[[Z]])
+# CHECK:         %[[L:.+]] = "fxla.log1p"(%[[E]])
+# CHECK:         "fxla.mean"(%[[L]])
+@case(F.soft_margin_loss, t(3, 4), t(3, 4))
+def soft_margin(x, y):
+    return F.soft_margin_loss(x, y)
+
+
+# averaged over the classes (the last dim, size 4) per sample
+# CHECK-LABEL: case torch.nn.functional.multilabel_soft_margin_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>) -> tensor<3xf32>
+# CHECK:         "fxla.logsigmoid"(%[[X]])
+# CHECK:         %[[S:.+]] = "fxla.sum"(%{{.+}}) {dims = array<i64: 1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
+# CHECK:         %[[C:.+]] = "fxla.constant"() {value = dense<4.000000e+00> : tensor<f32>}
+# CHECK:         "fxla.div"(%[[S]], %[[C]])
+@case(F.multilabel_soft_margin_loss, t(3, 4), t(3, 4))
+def multilabel_soft_margin(x, y):
+    return F.multilabel_soft_margin_loss(x, y, reduction="none")
+
+
+# cos = <a, b> / sqrt((|a|² + 1e-12)(|b|² + 1e-12)); 1 - cos where y == 1, max(0, cos - margin) where y == -1
+# CHECK-LABEL: case torch.nn.functional.cosine_embedding_loss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[Y:.+]]: tensor<3xf32>)
+# CHECK:         "fxla.constant"() {value = dense<9.99999996E-13> : tensor<f32>}
+# CHECK:         %[[R:.+]] = "fxla.sqrt"
+# CHECK:         %[[COS:.+]] = "fxla.div"(%{{.+}}, %[[R]]) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+# CHECK:         "fxla.eq"(%[[Y]], %{{.+}})
+# CHECK:         "fxla.mean"
+@case(F.cosine_embedding_loss, t(3, 4), t(3, 4), t(3))
+def cosine_embedding(a, b, y):
+    return F.cosine_embedding_loss(a, b, y, margin=0.2)
+
+
+# swap: d(a, n) becomes min(d(a, n), d(p, n))
+# CHECK-LABEL: case torch.nn.functional.triplet_margin_loss:
+# CHECK:         %[[DAP:.+]] = "fxla.sqrt"
+# CHECK:         %[[DAN:.+]] = "fxla.sqrt"
+# CHECK:         %[[DPN:.+]] = "fxla.sqrt"
+# CHECK:         "fxla.minimum"(%[[DAN]], %[[DPN]]) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+# CHECK:         "fxla.maximum"
+@case(F.triplet_margin_loss, t(3, 4), t(3, 4), t(3, 4))
+def triplet_margin(a, p, n):
+    return F.triplet_margin_loss(a, p, n, swap=True, reduction="none")
+
+
+# exp(x) - t x, plus Stirling's term t log t - t + log(2 pi t) / 2 where t > 1
+# CHECK-LABEL: case torch.nn.functional.poisson_nll_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[T:.+]]: tensor<3x4xf32>)
+# CHECK:         "fxla.exp"(%[[X]])
+# CHECK:         %[[BIG:.+]] = "fxla.gt"(%[[T]], %{{.+}})
+# CHECK:         "fxla.constant"() {value = dense<6.28318548> : tensor<f32>}
+# CHECK:         "fxla.mean"
+@case(F.poisson_nll_loss, t(3, 4), t(3, 4))
+def poisson_nll(x, y):
+    return F.poisson_nll_loss(x, y, full=True)
+
+
+# max(0, margin - x[y] + x[j])², j == y masked out by comparing an iota with y, averaged over 4 classes
+# CHECK-LABEL: case torch.nn.functional.multi_margin_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[I:.+]]: tensor<3xi64>) -> tensor<3xf32>
+# CHECK:         %[[Y:.+]] = "fxla.reshape"(%[[I]]) {shape = array<i64: 3, 1>}
+# CHECK:         "fxla.gather"(%[[X]], %[[Y]]) {dim = 1 : i64} : (tensor<3x4xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+# CHECK:         %[[J:.+]] = "fxla.arange"() {length = 4 : i64
+# CHECK:         "fxla.eq"(%[[J]], %[[Y]]) : (tensor<4xi64>, tensor<3x1xi64>) -> tensor<3x4xi1>
+@case(F.multi_margin_loss, t(3, 4), idx(3, high=4))
+def multi_margin(x, i):
+    return F.multi_margin_loss(x, i, p=2, reduction="none")
+
+
+# CHECK-LABEL: case torch.nn.MarginRankingLoss:
+# CHECK:         "fxla.maximum"
+# CHECK:         "fxla.sum"
+@case(nn.MarginRankingLoss, t(5), t(5), t(5))
+def margin_ranking_module():
+    return nn.MarginRankingLoss(reduction="sum")
+
+
+# CHECK-LABEL: case torch.nn.HingeEmbeddingLoss:
+# CHECK:         "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+# CHECK:         "fxla.where"
+# CHECK:         "fxla.mean"
+@case(nn.HingeEmbeddingLoss, t(3, 4), t(3, 4))
+def hinge_embedding_module():
+    return nn.HingeEmbeddingLoss(margin=2.0)
+
+
+# CHECK-LABEL: case torch.nn.SoftMarginLoss:
+# CHECK:         %[[L:.+]] = "fxla.log1p"
+# CHECK:         "fxla.sum"(%[[L]])
+@case(nn.SoftMarginLoss, t(3, 4), t(3, 4))
+def soft_margin_module():
+    return nn.SoftMarginLoss(reduction="sum")
+
+
+# CHECK-LABEL: case torch.nn.MultiLabelSoftMarginLoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[W:.+]]: tensor<4xf32> {fxla.param = "mod.weight"})
+# CHECK:         "fxla.mul"(%{{.+}}, %[[W]]) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+# CHECK:         "fxla.mean"
+@case(nn.MultiLabelSoftMarginLoss, t(3, 4), t(3, 4))
+def multilabel_soft_margin_module():
+    return nn.MultiLabelSoftMarginLoss(weight=torch.ones(4))
+
+
+# CHECK-LABEL: case torch.nn.CosineEmbeddingLoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3xf32>) -> tensor<3xf32>
+# CHECK:         %[[L:.+]] = "fxla.add"(%{{.+}}, %{{.+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+# CHECK-NEXT:    return %[[L]] : tensor<3xf32>
+@case(nn.CosineEmbeddingLoss, t(3, 4), t(3, 4), t(3))
+def cosine_embedding_module():
+    return nn.CosineEmbeddingLoss(reduction="none")
+
+
+# p = 1: the distance is a sum of absolute differences, no square root
+# CHECK-LABEL: case torch.nn.TripletMarginLoss:
+# CHECK:         "fxla.abs"
+# CHECK-NOT:     "fxla.sqrt"
+# CHECK:         "fxla.mean"
+@case(nn.TripletMarginLoss, t(3, 4), t(3, 4), t(3, 4))
+def triplet_margin_module():
+    return nn.TripletMarginLoss(p=1.0, margin=0.5)
+
+
+# log_input=False: x - t log(x + eps)
+# CHECK-LABEL: case torch.nn.PoissonNLLLoss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[T:.+]]: tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[S:.+]] = "fxla.add"(%[[X]], %{{.+}})
+# CHECK:         "fxla.log"(%[[S]])
+# CHECK-NOT:     "fxla.exp"
+@case(nn.PoissonNLLLoss, t(3, 4), t(3, 4))
+def poisson_nll_module():
+    return nn.PoissonNLLLoss(log_input=False, reduction="none")
+
+
+# weight[y] per sample
+# CHECK-LABEL: case torch.nn.MultiMarginLoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %[[I:.+]]: tensor<3xi64>, %[[W:.+]]: tensor<4xf32> {fxla.param = "mod.weight"})
+# CHECK:         "fxla.index_select"(%[[W]], %[[I]]) {dim = 0 : i64} : (tensor<4xf32>, tensor<3xi64>) -> tensor<3xf32>
+# CHECK:         "fxla.mean"
+@case(nn.MultiMarginLoss, t(3, 4), idx(3, high=4))
+def multi_margin_module():
+    return nn.MultiMarginLoss(weight=torch.ones(4))

@@ -1,13 +1,15 @@
 """Loss functions and their modules: regression (MSE, L1, smooth L1, Huber), classification (NLL, cross-entropy
-with class indices or probabilities, label smoothing, class weights, ignore_index), binary cross-entropy (on
-probabilities and on logits, with pos_weight) and KL divergence.
+with class indices or probabilities, label smoothing, class weights, ignore_index; multi-class margin), binary
+cross-entropy (on probabilities and on logits, with pos_weight), KL divergence, Poisson NLL, and the margin and
+embedding losses (margin ranking, hinge embedding, soft margin, multi-label soft margin, cosine embedding,
+triplet margin).
 
-Each is its torch formula (the ``torch.nn`` loss docs; aten's ``cross_entropy_loss_label_smoothing`` for label
-smoothing) composed of fxla ops, then reduced: ``'none'`` keeps the per-element loss, ``'sum'`` sums it,
-``'mean'`` averages it — over the weights of the counted targets for NLL / cross-entropy with class indices, as
-torch does — and ``'batchmean'`` (kl_div) divides the sum by the batch size.  The deprecated ``size_average`` /
-``reduce`` arguments map to a reduction as torch maps them.  Module forms read their options from the module and
-their ``weight`` / ``pos_weight`` buffers as parameters.
+Each is its torch formula (the ``torch.nn`` loss docs; aten's kernels where they differ in detail, e.g. label
+smoothing, the cosine of cosine_embedding_loss) composed of fxla ops, then reduced: ``'none'`` keeps the
+per-element loss, ``'sum'`` sums it, ``'mean'`` averages it — over the weights of the counted targets for NLL /
+cross-entropy with class indices, as torch does — and ``'batchmean'`` (kl_div) divides the sum by the batch
+size.  The deprecated ``size_average`` / ``reduce`` arguments map to a reduction as torch maps them.  Module
+forms read their options from the module and their ``weight`` / ``pos_weight`` buffers as parameters.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 
 from ..registry import register
 from .indexing import reshape
+from .nn import _pairwise_distance
 
 def _reduction_of(size_average, reduce, reduction: str) -> str:
     """The reduction a call asks for (the deprecated size_average/reduce pair wins, as in torch).  Invalid
@@ -233,6 +236,143 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
     return ctx.emit(ops.div, total, ctx.tensor(float(batch), like=total))
 
 
+# -- margin, embedding and Poisson losses -------------------------------------------------------------------------
+def _relu_of(ctx, x):
+    """max(x, 0)."""
+    return ctx.emit(ops.maximum, x, ctx.tensor(0.0, like=x))
+
+
+def _where_target(ctx, target, value: int, x):
+    """x where target == value, else 0."""
+    return ctx.emit(ops.where, ctx.emit(ops.eq, target, ctx.tensor(value, like=target)), x,
+                    ctx.tensor(0.0, like=x))
+
+
+@register(F.margin_ranking_loss)
+def _margin_ranking_loss(ctx, input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    d = ctx.emit(ops.mul, ctx.emit(ops.neg, target), ctx.emit(ops.sub, input1, input2))
+    return _reduce(ctx, _relu_of(ctx, ctx.emit(ops.add, d, ctx.tensor(float(margin), like=d))), reduction)
+
+
+@register(F.hinge_embedding_loss)
+def _hinge_embedding_loss(ctx, input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y != -1, plus max(0, margin - x) where y != 1 (aten's formula; y is expected to be ±1)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    zero = ctx.tensor(0.0, like=input)
+    clamp = _relu_of(ctx, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), input))
+    not_pos = ctx.emit(ops.ne, target, ctx.tensor(1, like=target))
+    not_neg = ctx.emit(ops.ne, target, ctx.tensor(-1, like=target))
+    loss = ctx.emit(ops.add, ctx.emit(ops.where, not_pos, clamp, zero), ctx.emit(ops.where, not_neg, input, zero))
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.soft_margin_loss)
+def _soft_margin_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)), as aten computes it (log1p of exp)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    z = ctx.emit(ops.neg, ctx.emit(ops.mul, input, target))
+    return _reduce(ctx, ctx.emit(ops.log1p, ctx.emit(ops.exp, z)), reduction)
+
+
+@register(F.multilabel_soft_margin_loss)
+def _multilabel_soft_margin_loss(ctx, input, target, weight=None, size_average=None, reduce=None,
+                                 reduction="mean"):
+    """-(y logsigmoid(x) + (1 - y) logsigmoid(-x)), weighted, averaged over the classes (the last dim)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    one_minus_t = ctx.emit(ops.sub, ctx.tensor(1.0, like=target), target)
+    terms = ctx.emit(ops.add, ctx.emit(ops.mul, target, ctx.emit(ops.logsigmoid, input)),
+                     ctx.emit(ops.mul, one_minus_t, ctx.emit(ops.logsigmoid, ctx.emit(ops.neg, input))))
+    loss = _weighted(ctx, ctx.emit(ops.neg, terms), weight)
+    class_dim = ctx.sig(input).rank - 1
+    classes = ctx.sig(input).shape[class_dim]
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(class_dim,), keepdim=False),
+                    ctx.tensor(float(classes), like=loss))
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.cosine_embedding_loss)
+def _cosine_embedding_loss(ctx, input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                           reduction="mean"):
+    """1 - cos where y == 1, max(0, cos - margin) where y == -1; cos as aten computes it (squared norms + 1e-12)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    dim = ctx.sig(input1).rank - 1
+
+    def total(a, b):
+        return ctx.emit(ops.sum, ctx.emit(ops.mul, a, b), dims=(dim,), keepdim=False)
+    eps = 1e-12
+    mag1 = ctx.emit(ops.add, total(input1, input1), ctx.tensor(eps, like=input1))
+    mag2 = ctx.emit(ops.add, total(input2, input2), ctx.tensor(eps, like=input2))
+    cos = ctx.emit(ops.div, total(input1, input2), ctx.emit(ops.sqrt, ctx.emit(ops.mul, mag1, mag2)))
+    positive = ctx.emit(ops.sub, ctx.tensor(1.0, like=cos), cos)
+    negative = _relu_of(ctx, ctx.emit(ops.sub, cos, ctx.tensor(float(margin), like=cos)))
+    loss = ctx.emit(ops.add, _where_target(ctx, target, 1, positive), _where_target(ctx, target, -1, negative))
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.triplet_margin_loss)
+def _triplet_margin_loss(ctx, anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                         size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance (swap: d(a, n) is the smaller of
+    it and d(p, n))."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    d_pos = _pairwise_distance(ctx, anchor, positive, p, eps)
+    d_neg = _pairwise_distance(ctx, anchor, negative, p, eps)
+    if swap:
+        d_neg = ctx.emit(ops.minimum, d_neg, _pairwise_distance(ctx, positive, negative, p, eps))
+    gap = ctx.emit(ops.sub, ctx.emit(ops.add, d_pos, ctx.tensor(float(margin), like=d_pos)), d_neg)
+    return _reduce(ctx, _relu_of(ctx, gap), reduction)
+
+
+@register(F.poisson_nll_loss)
+def _poisson_nll_loss(ctx, input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                      reduction="mean"):
+    """exp(x) - t x (log_input), or x - t log(x + eps); full adds Stirling's t log t - t + log(2 pi t) / 2
+    where t > 1."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    if log_input:
+        loss = ctx.emit(ops.sub, ctx.emit(ops.exp, input), ctx.emit(ops.mul, target, input))
+    else:
+        log_x = ctx.emit(ops.log, ctx.emit(ops.add, input, ctx.tensor(float(eps), like=input)))
+        loss = ctx.emit(ops.sub, input, ctx.emit(ops.mul, target, log_x))
+    if full:
+        one = ctx.tensor(1.0, like=target)
+        safe = ctx.emit(ops.where, ctx.emit(ops.gt, target, one), target, one)     # log of t > 1 only
+        log_t = ctx.emit(ops.log, safe)
+        stirling = ctx.emit(ops.add, ctx.emit(ops.sub, ctx.emit(ops.mul, safe, log_t), safe),
+                            ctx.emit(ops.mul, ctx.tensor(0.5, like=safe),
+                                     ctx.emit(ops.log, ctx.emit(ops.mul, ctx.tensor(2 * math.pi, like=safe), safe))))
+        stirling = ctx.emit(ops.where, ctx.emit(ops.gt, target, one), stirling, ctx.tensor(0.0, like=stirling))
+        loss = ctx.emit(ops.add, loss, stirling)
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.multi_margin_loss)
+def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                       reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C, per sample."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    rank = ctx.sig(input).rank
+    dim = rank - 1
+    classes = ctx.sig(input).shape[dim]
+    index = reshape(ctx, target, [*ctx.sig(target).shape, 1]) if rank > 1 else reshape(ctx, target, [1])
+    picked = ctx.emit(ops.gather, input, index, dim=dim)                       # x[y], keeping the class dim
+    z = _relu_of(ctx, ctx.emit(ops.add, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), picked), input))
+    if p == 2:
+        z = ctx.emit(ops.mul, z, z)
+    if weight is not None:                                                     # weight[y] per sample
+        flat = reshape(ctx, target, [max(1, math.prod(ctx.sig(target).shape))])
+        z = ctx.emit(ops.mul, z, reshape(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(index).shape))
+    classes_iota = ctx.emit(ops.arange, start=0.0, step=1.0, length=classes,
+                            result_type=type_of(Sig((classes,), ctx.sig(index).elem)))
+    is_target = ctx.emit(ops.eq, classes_iota, index)
+    z = ctx.emit(ops.where, is_target, ctx.tensor(0.0, like=z), z)             # j == y does not count
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(float(classes), like=z))
+    return _reduce(ctx, loss, reduction)
+
+
 # -- modules ----------------------------------------------------------------------------------------------------
 def _buffer(ctx, mod, name: str):
     return None if getattr(mod, name, None) is None else ctx.param(f"{ctx.node.target}.{name}")
@@ -284,3 +424,45 @@ def _bce_with_logits_module(ctx, input, target, *, mod):
 @register(torch.nn.KLDivLoss)
 def _kl_div_module(ctx, input, target, *, mod):
     return _kl_div(ctx, input, target, reduction=mod.reduction, log_target=mod.log_target)
+
+
+@register(torch.nn.MarginRankingLoss)
+def _margin_ranking_module(ctx, input1, input2, target, *, mod):
+    return _margin_ranking_loss(ctx, input1, input2, target, mod.margin, reduction=mod.reduction)
+
+
+@register(torch.nn.HingeEmbeddingLoss)
+def _hinge_embedding_module(ctx, input, target, *, mod):
+    return _hinge_embedding_loss(ctx, input, target, mod.margin, reduction=mod.reduction)
+
+
+@register(torch.nn.SoftMarginLoss)
+def _soft_margin_module(ctx, input, target, *, mod):
+    return _soft_margin_loss(ctx, input, target, reduction=mod.reduction)
+
+
+@register(torch.nn.MultiLabelSoftMarginLoss)
+def _multilabel_soft_margin_module(ctx, input, target, *, mod):
+    return _multilabel_soft_margin_loss(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction)
+
+
+@register(torch.nn.CosineEmbeddingLoss)
+def _cosine_embedding_module(ctx, input1, input2, target, *, mod):
+    return _cosine_embedding_loss(ctx, input1, input2, target, mod.margin, reduction=mod.reduction)
+
+
+@register(torch.nn.TripletMarginLoss)
+def _triplet_margin_module(ctx, anchor, positive, negative, *, mod):
+    return _triplet_margin_loss(ctx, anchor, positive, negative, mod.margin, mod.p, mod.eps, mod.swap,
+                                reduction=mod.reduction)
+
+
+@register(torch.nn.PoissonNLLLoss)
+def _poisson_nll_module(ctx, log_input, target, *, mod):
+    return _poisson_nll_loss(ctx, log_input, target, mod.log_input, mod.full, eps=mod.eps, reduction=mod.reduction)
+
+
+@register(torch.nn.MultiMarginLoss)
+def _multi_margin_module(ctx, input, target, *, mod):
+    return _multi_margin_loss(ctx, input, target, mod.p, mod.margin, _buffer(ctx, mod, "weight"),
+                              reduction=mod.reduction)
