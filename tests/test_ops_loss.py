@@ -204,6 +204,22 @@ case(nn.PoissonNLLLoss, "nn.PoissonNLLLoss",
      Pair(nn.PoissonNLLLoss(full=True), prepare=lambda x, y: (x, (y.abs() * 3).round())), t(3, 4), t(3, 4))
 case(nn.MultiMarginLoss, "nn.MultiMarginLoss",
      Pair(nn.MultiMarginLoss(p=2, weight=torch.tensor([1.0, 0.5, 2.0, 1.5]))), t(3, 4), index(3, high=4))
+case(F.multilabel_margin_loss, "F.multilabel_margin_loss",
+     lambda x, y: (F.multilabel_margin_loss(x, y.masked_fill(y == 2, -1)),                 # rows end at a -1
+                   F.multilabel_margin_loss(x, y, reduction="none"),                         # no -1: every entry
+                   F.multilabel_margin_loss(x[0], y[0].masked_fill(y[0] == 1, -1), reduction="sum")),
+     t(4, 5), index(4, 5, high=5))                      # (torch has no bfloat16 kernel for it)
+case(F.triplet_margin_with_distance_loss, "F.triplet_margin_with_distance_loss",
+     lambda a, p, n: (F.triplet_margin_with_distance_loss(a, p, n),
+                      F.triplet_margin_with_distance_loss(a, p, n, margin=0.3, swap=True, reduction="none"),
+                      F.triplet_margin_with_distance_loss(a, p, n, distance_function=F.pairwise_distance)),
+     t(4, 6), t(4, 6), t(4, 6))
+case(nn.MultiLabelMarginLoss, "nn.MultiLabelMarginLoss",
+     Pair(nn.MultiLabelMarginLoss(reduction="none"), prepare=lambda x, y: (x, y.masked_fill(y == 0, -1))),
+     t(3, 4), index(3, 4, high=4))
+case(nn.TripletMarginWithDistanceLoss, "nn.TripletMarginWithDistanceLoss",
+     Triple(nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0, eps=1e-3), margin=0.4)),
+     t(3, 4), t(3, 4), t(3, 4))
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
@@ -219,7 +235,10 @@ def test_op(c, dtype):
     (lambda x, i: F.huber_loss(x, x, delta=0.0), "huber_loss does not support non-positive values for delta"),
     (lambda x, i: F.kl_div(x, x, reduction="avg"), "avg is not a valid value for reduction"),
     (lambda x, i: F.multi_margin_loss(x, i, p=3), "only p == 1 and p == 2 supported"),
-], ids=["reduction", "label_smoothing", "target_shape", "float_target", "beta", "delta", "kl_reduction", "p"])
+    (lambda x, i: F.triplet_margin_with_distance_loss(x, x, x, distance_function=lambda u, v: (u - v).abs().sum(-1)),
+     "fxla lowers pairwise distances (the default, nn.PairwiseDistance) only"),
+], ids=["reduction", "label_smoothing", "target_shape", "float_target", "beta", "delta", "kl_reduction", "p",
+        "distance_function"])
 def test_invalid_options_fail_at_the_users_line_with_torchs_reason(fn, message):
     """torch's own checks run first (shape propagation calls the function on meta tensors); the one its meta
     function skips (smooth_l1_loss's beta) is the rule's, with torch's wording."""

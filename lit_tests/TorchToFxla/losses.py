@@ -385,3 +385,46 @@ def poisson_nll_module():
 @case(nn.MultiMarginLoss, t(3, 4), idx(3, high=4))
 def multi_margin_module():
     return nn.MultiMarginLoss(weight=torch.ones(4))
+
+
+# a row's target classes end at its first -1 (a cumprod of y != -1); pairs (target j, non-target i) over 4 classes
+# CHECK-LABEL: case torch.nn.functional.multilabel_margin_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xi64>) -> tensor<f32>
+# CHECK:         "fxla.cumprod"(%{{.+}}) {dim = 1 : i64} : (tensor<3x4xi1>) -> tensor<3x4xi64>
+# CHECK:         "fxla.any"(%{{.+}}) {dims = array<i64: 1>, keepdim = false} : (tensor<3x4x4xi1>) -> tensor<3x4xi1>
+# CHECK:         "fxla.gather"(%[[X]], %{{.+}}) {dim = 1 : i64} : (tensor<3x4xf32>, tensor<3x4xi64>) -> tensor<3x4xf32>
+# CHECK:         "fxla.sum"(%{{.+}}) {dims = array<i64: 1, 2>, keepdim = false} : (tensor<3x4x4xf32>) -> tensor<3xf32>
+# CHECK:         "fxla.mean"
+@case(F.multilabel_margin_loss, t(3, 4), idx(3, 4, high=4))
+def multilabel_margin(x, y):
+    return F.multilabel_margin_loss(x, y)
+
+
+# the default distance is pairwise_distance (p = 2)
+# CHECK-LABEL: case torch.nn.functional.triplet_margin_with_distance_loss:
+# CHECK:         "fxla.sqrt"
+# CHECK:         "fxla.sqrt"
+# CHECK:         "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+# CHECK:         "fxla.mean"
+@case(F.triplet_margin_with_distance_loss, t(3, 4), t(3, 4), t(3, 4))
+def triplet_with_distance(a, p, n):
+    return F.triplet_margin_with_distance_loss(a, p, n, margin=0.5)
+
+
+# CHECK-LABEL: case torch.nn.MultiLabelMarginLoss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xi64>) -> tensor<3xf32>
+# CHECK:         %[[L:.+]] = "fxla.div"
+# CHECK-NEXT:    return %[[L]] : tensor<3xf32>
+@case(nn.MultiLabelMarginLoss, t(3, 4), idx(3, 4, high=4))
+def multilabel_margin_module():
+    return nn.MultiLabelMarginLoss(reduction="none")
+
+
+# nn.PairwiseDistance(p=1) as the distance: absolute differences, no square root
+# CHECK-LABEL: case torch.nn.TripletMarginWithDistanceLoss:
+# CHECK:         "fxla.abs"
+# CHECK-NOT:     "fxla.sqrt"
+# CHECK:         "fxla.mean"
+@case(nn.TripletMarginWithDistanceLoss, t(3, 4), t(3, 4), t(3, 4))
+def triplet_with_distance_module():
+    return nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0))

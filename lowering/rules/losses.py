@@ -1,8 +1,8 @@
 """Loss functions and their modules: regression (MSE, L1, smooth L1, Huber), classification (NLL, cross-entropy
 with class indices or probabilities, label smoothing, class weights, ignore_index; multi-class margin), binary
 cross-entropy (on probabilities and on logits, with pos_weight), KL divergence, Poisson NLL, and the margin and
-embedding losses (margin ranking, hinge embedding, soft margin, multi-label soft margin, cosine embedding,
-triplet margin).
+embedding losses (margin ranking, hinge embedding, soft margin, multi-label soft margin and margin, cosine
+embedding, triplet margin, also with a pairwise distance function).
 
 Each is its torch formula (the ``torch.nn`` loss docs; aten's kernels where they differ in detail, e.g. label
 smoothing, the cosine of cosine_embedding_loss) composed of fxla ops, then reduced: ``'none'`` keeps the
@@ -373,6 +373,57 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
     return _reduce(ctx, loss, reduction)
 
 
+@register(F.multilabel_margin_loss)
+def _multilabel_margin_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])) / C per sample; a
+    sample's target classes are the entries of its target row before the first -1."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    unbatched = ctx.sig(input).rank == 1
+    if unbatched:
+        input, target = reshape(ctx, input, [1, *ctx.sig(input).shape]), reshape(ctx, target, [1, *ctx.sig(target).shape])
+    n, classes = ctx.sig(input).shape
+    i64 = ctx.sig(target).elem
+    listed = ctx.emit(ops.ne, target, ctx.tensor(-1, like=target))
+    valid = ctx.emit(ops.ne, ctx.emit(ops.cumprod, listed, dim=1), ctx.tensor(0, like=target))      # before the -1
+    safe = ctx.emit(ops.where, valid, target, ctx.tensor(0, like=target))
+    iota = ctx.emit(ops.arange, start=0.0, step=1.0, length=classes, result_type=type_of(Sig((classes,), i64)))
+    hits = ctx.emit(ops.logical_and, ctx.emit(ops.eq, reshape(ctx, safe, [n, classes, 1]), iota),
+                    reshape(ctx, valid, [n, classes, 1]))                        # [n, j, class]
+    is_target = ctx.emit(ops.any, hits, dims=(1,), keepdim=False)              # [n, class]
+    x_j = reshape(ctx, ctx.emit(ops.gather, input, safe, dim=1), [n, classes, 1])
+    z = _relu_of(ctx, ctx.emit(ops.sub, ctx.tensor(1.0, like=input),
+                               ctx.emit(ops.sub, x_j, reshape(ctx, input, [n, 1, classes]))))   # [n, j, i]
+    counted = ctx.emit(ops.logical_and, reshape(ctx, valid, [n, classes, 1]),
+                       ctx.emit(ops.logical_not, reshape(ctx, is_target, [n, 1, classes])))
+    z = ctx.emit(ops.where, counted, z, ctx.tensor(0.0, like=z))
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(float(classes), like=z))
+    if unbatched:
+        loss = reshape(ctx, loss, [])
+    return _reduce(ctx, loss, reduction)
+
+
+@register(F.triplet_margin_with_distance_loss)
+def _triplet_margin_with_distance_loss(ctx, anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                       swap=False, reduction="mean"):
+    """triplet_margin_loss with pairwise distances: the default (``F.pairwise_distance``) or an
+    ``nn.PairwiseDistance`` (its p and eps); another distance function is Python inside this one graph node,
+    which fxla cannot lower."""
+    if distance_function is None or distance_function is F.pairwise_distance:
+        p, eps = 2.0, 1e-6
+    elif isinstance(distance_function, torch.nn.PairwiseDistance):
+        if distance_function.keepdim:
+            raise ctx.error("triplet_margin_with_distance_loss with nn.PairwiseDistance(keepdim=True)",
+                            "the distances would broadcast to a [N, N] loss in torch as well", "drop keepdim=True")
+        p, eps = distance_function.norm, distance_function.eps
+    else:
+        raise ctx.error(f"triplet_margin_with_distance_loss with distance_function={distance_function!r}",
+                        "the call is one graph node; fxla lowers pairwise distances (the default, "
+                        "nn.PairwiseDistance) only",
+                        "compute the distances in your forward and use "
+                        "F.relu(margin + d(anchor, positive) - d(anchor, negative)).mean()")
+    return _triplet_margin_loss(ctx, anchor, positive, negative, margin, p, eps, swap, reduction=reduction)
+
+
 # -- modules ----------------------------------------------------------------------------------------------------
 def _buffer(ctx, mod, name: str):
     return None if getattr(mod, name, None) is None else ctx.param(f"{ctx.node.target}.{name}")
@@ -466,3 +517,15 @@ def _poisson_nll_module(ctx, log_input, target, *, mod):
 def _multi_margin_module(ctx, input, target, *, mod):
     return _multi_margin_loss(ctx, input, target, mod.p, mod.margin, _buffer(ctx, mod, "weight"),
                               reduction=mod.reduction)
+
+
+@register(torch.nn.MultiLabelMarginLoss)
+def _multilabel_margin_module(ctx, input, target, *, mod):
+    return _multilabel_margin_loss(ctx, input, target, reduction=mod.reduction)
+
+
+@register(torch.nn.TripletMarginWithDistanceLoss)
+def _triplet_margin_with_distance_module(ctx, anchor, positive, negative, *, mod):
+    return _triplet_margin_with_distance_loss(ctx, anchor, positive, negative,
+                                              distance_function=mod.distance_function, margin=mod.margin,
+                                              swap=mod.swap, reduction=mod.reduction)
