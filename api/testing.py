@@ -81,12 +81,17 @@ class _Holder3(_Holder):
         return self.mod(x, y, z)
 
 
-_HOLDERS = {1: _Holder1, 2: _Holder2, 3: _Holder3}
+class _Holder4(_Holder):
+    def forward(self, x, y, z, w):
+        return self.mod(x, y, z, w)
+
+
+_HOLDERS = {1: _Holder1, 2: _Holder2, 3: _Holder3, 4: _Holder4}
 
 
 def _hold(mod: torch.nn.Module, n_inputs: int) -> _Holder:
     if n_inputs not in _HOLDERS:
-        raise CaseError(f"a module case takes 1 to 3 example inputs, not {n_inputs}\n"
+        raise CaseError(f"a module case takes 1 to 4 example inputs, not {n_inputs}\n"
                         f"fix: write a function case that calls the module instead")
     return _HOLDERS[n_inputs](mod)
 

@@ -318,6 +318,30 @@ class ShapeProp(Interpreter):
     def call_module(self, target, args, kwargs) -> Any:
         return call_module_on_meta(self.fetch_attr(target), args, kwargs)
 
+    def call_function(self, target, args, kwargs) -> Any:
+        """``target(*args, **kwargs)`` on meta values; a function torch has no meta kernel for (with these
+        arguments) takes its meta result from ``_META_FUNCTIONS`` instead (e.g. ``F.ctc_loss``)."""
+        try:
+            meta = _META_FUNCTIONS.get(target)
+        except TypeError:                 # an unhashable callable
+            meta = None
+        return meta(*args, **kwargs) if meta is not None else super().call_function(target, args, kwargs)
+
+
+def _ctc_loss_meta(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                   zero_infinity=False) -> torch.Tensor:
+    """F.ctc_loss's meta result (torch has no meta kernel for tensor lengths): one loss per sample with
+    reduction='none' (0-d for an unbatched [T, C] input), else their 0-d reduction."""
+    per_sample = () if log_probs.dim() == 2 else (log_probs.shape[1],)
+    return log_probs.new_empty(per_sample if reduction == "none" else ())
+
+
+#: torch functions without a meta kernel for some of their arguments: their meta result is computed here
+_META_FUNCTIONS = {torch.nn.functional.ctc_loss: _ctc_loss_meta}
+#: leaf modules whose forward calls such a function: their meta result, given the module and the call's arguments
+_META_MODULES = {torch.nn.CTCLoss: lambda mod, log_probs, targets, input_lengths, target_lengths: _ctc_loss_meta(
+    log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction)}
+
 
 #: leaf modules whose forward looks at data (the transformer stacks compare a mask with a causal one, via
 #: ``.item()``) and whose result has the meta of one argument, named here: their meta is computed from that
@@ -330,11 +354,16 @@ def call_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
 
     torch's fused inference paths (the nn.MultiheadAttention / TransformerEncoderLayer fast paths, the nested
     tensors of nn.TransformerEncoder) are switched off meanwhile: they have no meta kernels, and the shapes and
-    dtypes they give are those of the plain path.  Modules in ``_META_OF_ARGUMENT`` are not run."""
+    dtypes they give are those of the plain path.  Modules in ``_META_OF_ARGUMENT`` and ``_META_MODULES`` are
+    not run."""
     like = _META_OF_ARGUMENT.get(type(mod))
     if like is not None:
         bound = inspect.signature(mod.forward).bind(*args, **kwargs)
         return torch.empty_like(to_meta(bound.arguments[like]))
+    meta = _META_MODULES.get(type(mod))
+    if meta is not None:
+        bound = inspect.signature(mod.forward).bind(*args, **kwargs)
+        return meta(mod, *bound.args, **bound.kwargs)
     state: Dict[str, torch.Tensor] = {
         name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
     enabled = torch.backends.mha.get_fastpath_enabled()

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import fxla
 from fxla.frontend.proxy import _DROPPED_ARGUMENTS
-from test_ops import BF16, F16, F32, add_case, index, params_of, run_case, t
+from test_ops import BF16, F16, F32, F64, add_case, index, params_of, run_case, t
 
 CASES = []
 case = partial(add_case, CASES)
@@ -145,6 +145,18 @@ class Triple(nn.Module):
         return self.loss(x, y, z)
 
 
+class Quad(nn.Module):
+    """A loss module called on four tensors (nn.CTCLoss), recorded as one call_module node."""
+
+    def __init__(self, loss: nn.Module, prepare=None):
+        super().__init__()
+        self.loss = loss
+        self.prepare = prepare
+
+    def forward(self, a, b, c, d):
+        return self.loss(*self.prepare(a, b, c, d))
+
+
 def _signs(y):
     """±1 targets of the margin and embedding losses."""
     return (y > 0).to(y.dtype) * 2 - 1
@@ -220,6 +232,32 @@ case(nn.MultiLabelMarginLoss, "nn.MultiLabelMarginLoss",
 case(nn.TripletMarginWithDistanceLoss, "nn.TripletMarginWithDistanceLoss",
      Triple(nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0, eps=1e-3), margin=0.4)),
      t(3, 4), t(3, 4), t(3, 4))
+
+
+# -- CTC ------------------------------------------------------------------------------------------------------------
+def _ctc_args(x, y, i, j, steps=10, size=4):
+    """log-probs [T, N, C], labels 1..C-1 (0 is the blank) whose first two repeat, input lengths T, T-1 or T-2
+    and target lengths 0..S, the lengths drawn from index tensors."""
+    labels = torch.cat([y[:, :1], y[:, :1], y[:, 2:]], dim=1) + 1
+    return x.log_softmax(2), labels, steps - i % 3, j % (size + 1)
+
+
+case(F.ctc_loss, "F.ctc_loss",
+     lambda x, y, i, j: (F.ctc_loss(*_ctc_args(x, y, i, j)), F.ctc_loss(*_ctc_args(x, y, i, j), reduction="none"),
+                         F.ctc_loss(*_ctc_args(x, y, i, j), reduction="sum", zero_infinity=True),
+                         F.ctc_loss(x.log_softmax(2), y + 1, (10, 3, 8), (4, 2, 0), reduction="none"),      # 2nd: inf
+                         F.ctc_loss(x.log_softmax(2), (y + 1).flatten()[:6], (10, 9, 8), (3, 2, 1)),       # concatenated
+                         F.ctc_loss(x[:, 0].log_softmax(1), y[0, :3] + 1, (10,), (3,), reduction="none")),  # unbatched
+     t(10, 3, 5), index(3, 4, high=4), index(3, high=10), index(3, high=10))
+case(F.ctc_loss, "F.ctc_loss_repeats_blank_last",
+     lambda x: (F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 1, 2], [3, 3, 3]]), (6, 6), (3, 3), blank=4,
+                           reduction="none"),
+                F.ctc_loss(x.log_softmax(2), torch.tensor([[2, 2, 2], [1, 0, 1]]), (6, 4), (3, 3), reduction="none"),
+                F.ctc_loss(x.log_softmax(2), torch.zeros(2, 0, dtype=torch.long), (6, 5), (0, 0))),    # empty targets
+     t(6, 2, 5), dtypes=(F32, F64))
+case(nn.CTCLoss, "nn.CTCLoss",
+     Quad(nn.CTCLoss(blank=0, zero_infinity=True), prepare=lambda x, y, i, j: _ctc_args(x, y, i, j)),
+     t(10, 3, 5), index(3, 4, high=4), index(3, high=10), index(3, high=10))
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):

@@ -428,3 +428,29 @@ def multilabel_margin_module():
 @case(nn.TripletMarginWithDistanceLoss, t(3, 4), t(3, 4), t(3, 4))
 def triplet_with_distance_module():
     return nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0))
+
+
+# The log-probs at the extended targets (blank, l1, blank, l2, blank: width 5) for all 4 steps, then one
+# logsumexp over (alpha[s], alpha[s-1], alpha[s-2]) per step after the first, then the final one over the two ends.
+# CHECK-LABEL: case torch.nn.functional.ctc_loss:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x3xf32>, %{{.+}}: tensor<2x2xi64>, %{{.+}}: tensor<2xi64>, %{{.+}}: tensor<2xi64>) -> tensor<2xf32>
+# CHECK:         "fxla.gather"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<4x2x3xf32>, tensor<4x2x5xi64>) -> tensor<4x2x5xf32>
+# CHECK-COUNT-3: "fxla.logsumexp"(%{{.+}}) {dims = array<i64: 2>, keepdim = false} : (tensor<2x5x3xf32>) -> tensor<2x5xf32>
+# CHECK:         %[[L:.+]] = "fxla.logsumexp"(%{{.+}}) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2xf32>) -> tensor<2xf32>
+# CHECK-NEXT:    %[[N:.+]] = "fxla.neg"(%[[L]])
+# CHECK-NEXT:    return %[[N]] : tensor<2xf32>
+@case(F.ctc_loss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
+def ctc(x, y, il, tl):
+    return F.ctc_loss(x, y + 1, il, tl, reduction="none")
+
+
+# zero_infinity replaces inf by 0; 'mean' divides each loss by its target length (at least 1) first
+# CHECK-LABEL: case torch.nn.CTCLoss:
+# CHECK:         "fxla.constant"() {value = dense<0x7F800000> : tensor<f32>}
+# CHECK:         %[[INF:.+]] = "fxla.eq"
+# CHECK:         %[[L:.+]] = "fxla.where"(%[[INF]], %{{.+}}, %{{.+}})
+# CHECK:         "fxla.div"(%[[L]], %{{.+}}) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+# CHECK:         "fxla.mean"
+@case(nn.CTCLoss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
+def ctc_module():
+    return nn.CTCLoss(blank=2, zero_infinity=True)
