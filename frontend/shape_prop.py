@@ -336,11 +336,25 @@ def _ctc_loss_meta(log_probs, targets, input_lengths, target_lengths, blank=0, r
     return log_probs.new_empty(per_sample if reduction == "none" else ())
 
 
+def _gaussian_nll_loss_meta(input, target, var, full=False, eps=1e-6, reduction="mean") -> torch.Tensor:
+    """F.gaussian_nll_loss's meta result (its Python checks ``var``'s values, which meta tensors do not have):
+    the broadcast shape of input, target and var (var one dim short of input gets it back), or 0-d when
+    reduced."""
+    if isinstance(var, torch.Tensor) and var.shape != input.shape and tuple(input.shape[:-1]) == tuple(var.shape):
+        var = var.unsqueeze(-1)
+    shape = torch.broadcast_shapes(input.shape, target.shape, var.shape if isinstance(var, torch.Tensor) else ())
+    return input.new_empty(shape if reduction == "none" else ())
+
+
 #: torch functions without a meta kernel for some of their arguments: their meta result is computed here
-_META_FUNCTIONS = {torch.nn.functional.ctc_loss: _ctc_loss_meta}
+_META_FUNCTIONS = {torch.nn.functional.ctc_loss: _ctc_loss_meta,
+                   torch.nn.functional.gaussian_nll_loss: _gaussian_nll_loss_meta}
 #: leaf modules whose forward calls such a function: their meta result, given the module and the call's arguments
-_META_MODULES = {torch.nn.CTCLoss: lambda mod, log_probs, targets, input_lengths, target_lengths: _ctc_loss_meta(
-    log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction)}
+_META_MODULES = {
+    torch.nn.CTCLoss: lambda mod, log_probs, targets, input_lengths, target_lengths: _ctc_loss_meta(
+        log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction),
+    torch.nn.GaussianNLLLoss: lambda mod, input, target, var: _gaussian_nll_loss_meta(
+        input, target, var, mod.full, mod.eps, mod.reduction)}
 
 
 #: leaf modules whose forward looks at data (the transformer stacks compare a mask with a causal one, via

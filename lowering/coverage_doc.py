@@ -29,13 +29,12 @@ KNOWN_UNSUPPORTED = (
     ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`), RNN dropout in training mode",
      "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
-    ("`nn.AdaptiveLogSoftmaxWithLoss`; `F.gaussian_nll_loss` (its Python checks the variance's values, which "
-     "shape propagation cannot); `triplet_margin_with_distance_loss` with a distance function other than "
+    ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
      "pairwise distances; `F.ctc_loss` with 1-D concatenated targets and tensor target lengths",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "
      "number of time steps)"),
     ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1], CTC "
-     "lengths above the padded sizes",
+     "lengths above the padded sizes, a negative `gaussian_nll_loss` variance",
      "they depend on the data, which a compiled program does not inspect (torch raises; an out-of-range index "
      "reads a clamped one): validate targets before the call"),
 )

@@ -232,6 +232,14 @@ case(nn.MultiLabelMarginLoss, "nn.MultiLabelMarginLoss",
 case(nn.TripletMarginWithDistanceLoss, "nn.TripletMarginWithDistanceLoss",
      Triple(nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0, eps=1e-3), margin=0.4)),
      t(3, 4), t(3, 4), t(3, 4))
+case(F.gaussian_nll_loss, "F.gaussian_nll_loss",
+     lambda x, y, v: (F.gaussian_nll_loss(x, y, v.abs() + 0.1), F.gaussian_nll_loss(x, y, v.abs()[:, 0], full=True,
+                                                                                   reduction="none"),
+                      F.gaussian_nll_loss(x, y, v.abs()[:, :1], eps=0.2, reduction="sum"),
+                      F.gaussian_nll_loss(x, y, 0.5)),
+     t(4, 3), t(4, 3), t(4, 3), dtypes=(F32, BF16))
+case(nn.GaussianNLLLoss, "nn.GaussianNLLLoss",
+     Triple(nn.GaussianNLLLoss(full=True, eps=1e-3), prepare=lambda x, y, v: (x, y, v.abs())), t(3, 4), t(3, 4), t(3, 4))
 
 
 # -- CTC ------------------------------------------------------------------------------------------------------------
@@ -329,3 +337,14 @@ def test_every_argument_torch_function_overrides_lose_is_restored():
             if missing:
                 found[fn] = tuple(missing)
     assert found == _DROPPED_ARGUMENTS
+
+
+
+def test_ctc_lengths_of_the_wrong_shape_are_an_error_at_the_users_line():
+    """torch has no meta kernel for ctc_loss with tensor lengths, so this check is the rule's own."""
+    x, y = torch.randn(6, 3, 4).log_softmax(2), torch.randint(1, 4, (3, 2))
+    with pytest.raises(fxla.FxlaError) as err:
+        fxla.compile(lambda x, y, i: F.ctc_loss(x, y, i, torch.tensor([2, 2, 2])))(x, y, torch.tensor([6, 6]))
+    text = str(err.value)
+    assert "ctc_loss: input_lengths of shape [2] for a batch of 3" in text and "test_ops_loss.py:" in text, text
+    assert "fix: pass input_lengths of shape [3]" in text

@@ -454,3 +454,25 @@ def ctc(x, y, il, tl):
 @case(nn.CTCLoss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
 def ctc_module():
     return nn.CTCLoss(blank=2, zero_infinity=True)
+
+
+# var is clamped at eps, then (log(var) + (x - t)² / var) / 2; var one dim short of the input gets it back
+# CHECK-LABEL: case torch.nn.functional.gaussian_nll_loss:
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[V:.+]]: tensor<3xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[V1:.+]] = "fxla.reshape"(%[[V]]) {shape = array<i64: 3, 1>}
+# CHECK:         %[[VC:.+]] = "fxla.maximum"(%[[V1]], %{{.+}})
+# CHECK:         "fxla.log"(%[[VC]])
+# CHECK:         "fxla.constant"() {value = dense<0.918938517> : tensor<f32>}
+@case(F.gaussian_nll_loss, t(3, 4), t(3, 4), t(3))
+def gaussian_nll(x, y, v):
+    return F.gaussian_nll_loss(x, y, v, full=True, reduction="none")
+
+
+# CHECK-LABEL: case torch.nn.GaussianNLLLoss:
+# CHECK:         "fxla.constant"() {value = dense<1.000000e-01> : tensor<f32>}
+# CHECK:         "fxla.log"
+# CHECK-NOT:     "fxla.constant"() {value = dense<0.918938517> : tensor<f32>}
+# CHECK:         "fxla.mean"
+@case(nn.GaussianNLLLoss, t(3, 4), t(3, 4), t(3, 4))
+def gaussian_nll_module():
+    return nn.GaussianNLLLoss(eps=0.1)

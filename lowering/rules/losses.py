@@ -1,8 +1,8 @@
 """Loss functions and their modules: regression (MSE, L1, smooth L1, Huber), classification (NLL, cross-entropy
 with class indices or probabilities, label smoothing, class weights, ignore_index; multi-class margin), binary
-cross-entropy (on probabilities and on logits, with pos_weight), KL divergence, Poisson NLL, and the margin and
-embedding losses (margin ranking, hinge embedding, soft margin, multi-label soft margin and margin, cosine
-embedding, triplet margin, also with a pairwise distance function).
+cross-entropy (on probabilities and on logits, with pos_weight), KL divergence, Poisson and Gaussian NLL, and the
+margin and embedding losses (margin ranking, hinge embedding, soft margin, multi-label soft margin and margin,
+cosine embedding, triplet margin, also with a pairwise distance function).  CTC is in :mod:`.ctc`.
 
 Each is its torch formula (the ``torch.nn`` loss docs; aten's kernels where they differ in detail, e.g. label
 smoothing, the cosine of cosine_embedding_loss) composed of fxla ops, then reduced: ``'none'`` keeps the
@@ -25,6 +25,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from ..registry import register
 from .indexing import reshape
 from .nn import _pairwise_distance
+
 
 def _reduction_of(size_average, reduce, reduction: str) -> str:
     """The reduction a call asks for (the deprecated size_average/reduce pair wins, as in torch).  Invalid
@@ -424,6 +425,24 @@ def _triplet_margin_with_distance_loss(ctx, anchor, positive, negative, *, dista
     return _triplet_margin_loss(ctx, anchor, positive, negative, margin, p, eps, swap, reduction=reduction)
 
 
+@register(F.gaussian_nll_loss)
+def _gaussian_nll_loss(ctx, input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log(max(var, eps)) + (x - t)² / max(var, eps)) / 2, plus log(2 pi) / 2 with full; a var one dim short of
+    the input gets that dim back (one variance per sample), a float var is a constant.  torch's check that var
+    has no negative entry looks at the values, which a compiled program does not (docs/ops.md)."""
+    if isinstance(var, (int, float)):
+        var = ctx.tensor(float(var), like=input)
+    elif ctx.sig(var).shape != ctx.sig(input).shape and ctx.sig(input).shape[:-1] == ctx.sig(var).shape:
+        var = reshape(ctx, var, [*ctx.sig(var).shape, 1])
+    var = ctx.emit(ops.maximum, var, ctx.tensor(float(eps), like=var))
+    d = ctx.emit(ops.sub, input, target)
+    loss = ctx.emit(ops.mul, ctx.tensor(0.5, like=input),
+                    ctx.emit(ops.add, ctx.emit(ops.log, var), ctx.emit(ops.div, ctx.emit(ops.mul, d, d), var)))
+    if full:
+        loss = ctx.emit(ops.add, loss, ctx.tensor(0.5 * math.log(2 * math.pi), like=loss))
+    return _reduce(ctx, loss, reduction)
+
+
 # -- modules ----------------------------------------------------------------------------------------------------
 def _buffer(ctx, mod, name: str):
     return None if getattr(mod, name, None) is None else ctx.param(f"{ctx.node.target}.{name}")
@@ -529,3 +548,8 @@ def _triplet_margin_with_distance_module(ctx, anchor, positive, negative, *, mod
     return _triplet_margin_with_distance_loss(ctx, anchor, positive, negative,
                                               distance_function=mod.distance_function, margin=mod.margin,
                                               swap=mod.swap, reduction=mod.reduction)
+
+
+@register(torch.nn.GaussianNLLLoss)
+def _gaussian_nll_module(ctx, input, target, var, *, mod):
+    return _gaussian_nll_loss(ctx, input, target, var, mod.full, mod.eps, mod.reduction)
