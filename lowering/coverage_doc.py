@@ -30,7 +30,7 @@ KNOWN_UNSUPPORTED = (
      "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
     ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
     ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
-     "pairwise distances; `F.ctc_loss` with 1-D concatenated targets and tensor target lengths",
+     "pairwise distances",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "
      "number of time steps)"),
     ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1], CTC "

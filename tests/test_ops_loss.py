@@ -255,7 +255,9 @@ case(F.ctc_loss, "F.ctc_loss",
                          F.ctc_loss(*_ctc_args(x, y, i, j), reduction="sum", zero_infinity=True),
                          F.ctc_loss(x.log_softmax(2), y + 1, (10, 3, 8), (4, 2, 0), reduction="none"),      # 2nd: inf
                          F.ctc_loss(x.log_softmax(2), (y + 1).flatten()[:6], (10, 9, 8), (3, 2, 1)),       # concatenated
-                         F.ctc_loss(x[:, 0].log_softmax(1), y[0, :3] + 1, (10,), (3,), reduction="none")),  # unbatched
+                         F.ctc_loss(x[:, 0].log_softmax(1), y[0, :3] + 1, (10,), (3,), reduction="none"),   # unbatched
+                         F.ctc_loss(x.log_softmax(2), (y + 1).flatten()[:7], 10 - i % 3, torch.tensor([3, 0, 4]),
+                                    reduction="none")),                        # concatenated, lengths as tensors
      t(10, 3, 5), index(3, 4, high=4), index(3, high=10), index(3, high=10))
 case(F.ctc_loss, "F.ctc_loss_repeats_blank_last",
      lambda x: (F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 1, 2], [3, 3, 3]]), (6, 6), (3, 3), blank=4,

@@ -7,8 +7,8 @@ then ``alpha[t][s] = logsumexp(alpha[t-1][s], alpha[t-1][s-1], alpha[t-1][s-2] i
 l'[s-2]) + log_probs[t, l'[s]]``, and a sample's alpha stops changing once t reaches its input length.  The loss
 is ``-logsumexp(alpha[T_n - 1][2 S_n], alpha[T_n - 1][2 S_n - 1])`` (Graves et al., 2006; torch's
 ``ctc_loss`` documentation).  All samples run at once over the padded width, their lengths as masks, so
-``input_lengths`` / ``target_lengths`` may be tensors as well as tuples.  Targets are ``[N, S]`` (padded) or,
-with static target lengths, 1-D concatenated; an alignment that cannot exist gives an infinite loss, as in
+``input_lengths`` / ``target_lengths`` may be tensors as well as tuples.  Targets are ``[N, S]`` (padded) or
+1-D concatenated; an alignment that cannot exist gives an infinite loss, as in
 torch (``zero_infinity=True``: 0).
 """
 from __future__ import annotations
@@ -42,14 +42,26 @@ def _lengths(ctx, lengths, n: int, what: str):
 
 def _padded_targets(ctx, targets, target_lengths, n: int, unbatched: bool):
     """[n, S] i64 targets: padded ones (and an unbatched call's [S]) as they are; 1-D concatenated ones split by
-    static target lengths."""
+    their lengths (static: exactly; tensors: gathered at run time into the total width)."""
     if ctx.sig(targets).rank == 2 or unbatched:
         padded = reshape(ctx, targets, [n, ctx.sig(targets).shape[-1]])
+    elif isinstance(target_lengths, ir.Value):
+        # concatenated targets, lengths known at run time: sample k's labels start at the sum of the lengths
+        # before it; the padded width is the total (no target is longer), positions past a length repeat its
+        # last label (the recursion never reads them into the loss)
+        total = ctx.sig(targets).shape[0]
+        lengths = _lengths(ctx, target_lengths, n, "target_lengths")
+        if total == 0:
+            return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.zeros((n, 0), np.int64)))
+        starts = reshape(ctx, ctx.emit(ops.sub, ctx.emit(ops.cumsum, lengths, dim=0), lengths), [n, 1])
+        last = reshape(ctx, ctx.emit(ops.maximum, ctx.emit(ops.sub, lengths, ctx.tensor(1, like=lengths)),
+                                     ctx.tensor(0, like=lengths)), [n, 1])
+        j = ctx.emit(ops.arange, start=0.0, step=1.0, length=total, result_type=type_of(Sig((total,), "i64")))
+        index = ctx.emit(ops.minimum, ctx.emit(ops.add, starts, ctx.emit(ops.minimum, j, last)),
+                         ctx.tensor(total - 1, like=starts))
+        padded = reshape(ctx, ctx.emit(ops.index_select, reshape(ctx, targets, [total]),
+                                       reshape(ctx, index, [n * total]), dim=0), [n, total])
     else:
-        if isinstance(target_lengths, ir.Value):
-            raise ctx.error("ctc_loss with concatenated 1-D targets and target_lengths as a tensor",
-                            "where each sample's labels start depends on the lengths' values; fxla programs have "
-                            "static shapes", "pass target_lengths as a tuple of ints, or pad targets to [N, S]")
         sizes = [int(v) for v in target_lengths]
         width = max(sizes + [0])
         starts = list(itertools.accumulate([0] + sizes[:-1]))
