@@ -25,6 +25,7 @@ from fxla.dialects.mlir import ir
 
 from ..registry import register
 from .indexing import int_constant, reshape, slice_dim
+from .losses import _reduce
 
 
 def _lengths(ctx, lengths, n: int, what: str):
@@ -137,13 +138,12 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     if zero_infinity:
         loss = ctx.emit(ops.where, ctx.emit(ops.eq, loss, ctx.tensor(math.inf, like=loss)),
                         ctx.tensor(0.0, like=loss), loss)
-    if reduction == "mean":
-        per_label = ctx.emit(ops.div, loss, ctx.emit(ops.convert, ctx.emit(ops.maximum, s_len, ctx.tensor(
+    if reduction == "mean":                # each loss over its target length (at least 1), then the mean
+        loss = ctx.emit(ops.div, loss, ctx.emit(ops.convert, ctx.emit(ops.maximum, s_len, ctx.tensor(
             1, like=s_len)), result_type=type_of(Sig((n,), f))))
-        return ctx.emit(ops.mean, per_label, dims=(), keepdim=False)
-    if reduction == "sum":
-        return ctx.emit(ops.sum, loss, dims=(), keepdim=False)
-    return reshape(ctx, loss, []) if unbatched else loss
+    elif reduction == "none" and unbatched:
+        return reshape(ctx, loss, [])
+    return _reduce(ctx, loss, reduction)
 
 
 @register(torch.nn.CTCLoss)

@@ -42,6 +42,12 @@ def _reduce(ctx, loss, reduction: str):
     return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
 
 
+def _mean_over(ctx, loss, scale):
+    """sum(loss) / sum(scale): a weighted mean (class-index losses average over the weights of the counted
+    targets, 0/0 = nan when every target is ignored, as in torch; MSE/L1 over their element weights)."""
+    return ctx.emit(ops.div, _reduce(ctx, loss, "sum"), _reduce(ctx, scale, "sum"))
+
+
 def _weighted(ctx, loss, weight):
     return loss if weight is None else ctx.emit(ops.mul, loss, weight)
 
@@ -66,8 +72,7 @@ def _pointwise_loss(ctx, input, target, size_average=None, reduce=None, reductio
     loss = _weighted(ctx, formula(ctx, _difference(ctx, input, target)), weight)
     if weight is None or reduction != "mean":
         return _reduce(ctx, loss, reduction)
-    return ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(), keepdim=False),
-                    ctx.emit(ops.sum, weight, dims=(), keepdim=False))
+    return _mean_over(ctx, loss, weight)
 
 
 register(F.mse_loss)(partial(_pointwise_loss, formula=_squared))
@@ -96,7 +101,6 @@ def _smooth_l1_loss(ctx, input, target, size_average=None, reduce=None, reductio
 
 @register(F.huber_loss)
 def _huber_loss(ctx, input, target, reduction="mean", delta=1.0, weight=None):
-    reduction = reduction
     loss = _smooth(ctx, _difference(ctx, input, target), threshold=delta, quadratic=0.5, linear_scale=delta,
                    offset=0.5 * delta)
     return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
@@ -132,11 +136,6 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
     return ctx.emit(ops.neg, ctx.emit(ops.mul, picked, scale)), scale, counted
 
 
-def _mean_over(ctx, loss, scale):
-    """sum(loss) / sum(scale): class-index losses average over the weights of the counted targets (0/0 = nan when
-    every target is ignored, as in torch)."""
-    return ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(), keepdim=False),
-                    ctx.emit(ops.sum, scale, dims=(), keepdim=False))
 
 
 def _nll(ctx, logp, target, weight, ignore_index: int, reduction: str):
@@ -232,7 +231,7 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
         loss = ctx.emit(ops.sub, xlogx, ctx.emit(ops.mul, target, input))
     if reduction != "batchmean":
         return _reduce(ctx, loss, reduction)
-    total = ctx.emit(ops.sum, loss, dims=(), keepdim=False)
+    total = _reduce(ctx, loss, "sum")
     batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
     return ctx.emit(ops.div, total, ctx.tensor(float(batch), like=total))
 
