@@ -219,7 +219,10 @@ class CompiledModule:
                                                      functools.partial(_plain_call, me))
         # the call through the compiled signatures' plans (in C; see __call__), else _general_call
         self._plan_call = Dispatch(self._plans, self._general_call)
-        self._dispatch = self._cpp_call or self._plan_call     # what a call runs (see __call__)
+        # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
+        self._front_plans: Dict[Tuple, Any] = {}
+        self._dispatch = (Dispatch(self._front_plans, self._cpp_call, bypass=cpp_dispatch.ARRAY_TYPE)
+                          if self._cpp_call is not None else self._plan_call)   # what a call runs (see __call__)
         if concrete_shapes:
             if tracer is not None:
                 raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
@@ -374,6 +377,7 @@ class CompiledModule:
                     self._params[name, ()] = value
         for module in self._family:
             module._plans.clear()              # plans hold the old buffers; the next general call rebuilds them
+            module._front_plans.clear()
             if module._cpp_call is not None:
                 cpp_dispatch.clear(module._cpp_call)          # and so do the C++ fast paths
             for entry in module._cache.values():
@@ -435,8 +439,9 @@ class CompiledModule:
         return buffers + entry.params
 
     # A call is ``self._dispatch(*args, **kwargs)``, looked up in C (a property over ``operator.attrgetter``: no
-    # Python frame).  For ``output="jax"`` on one device that is JAX's C++ dispatch object, which runs each
-    # jax-array signature's executable without entering Python once it has been called (see
+    # Python frame).  For ``output="jax"`` on one device that is a C dispatch over the plans of torch-tensor
+    # signatures (``_front_plans``) in front of JAX's C++ dispatch object, which takes every other call and runs
+    # each jax-array signature's executable without entering Python once it has been called (see
     # fxla.runtime.cpp_dispatch and _cpp_miss); otherwise ``_plan_call``, fxla's own C dispatch
     # (fxla.runtime._fastcall.Dispatch): a signature with a call plan runs its plan's shortcut (torch tensor in
     # and out, or jax arrays) or the plan itself from C; any other call is ``_general_call``.
@@ -488,8 +493,10 @@ class CompiledModule:
                 and not mutates:
             key = fast_key(args)
             if key is not None:
-                self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
-                                            program.output_spec, program.output_static, results)
+                plan = self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
+                                                    program.output_spec, program.output_static, results)
+                if self._cpp_call is not None and plan.direct is None:
+                    self._front_plans[key] = plan
         return pytree.tree_unflatten(values, program.output_spec)
 
     # -- interop -------------------------------------------------------------------------------------------------

@@ -69,7 +69,9 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
       ``(numpy dtype, shape)``): the call is ``outs = run(*params, *[x.numpy() for x in args])``, then per result
       ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
       ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
-      device — or a ``ValueError`` from ``run`` falls back to the plan); else ``None``.
+      device — or a ``ValueError`` from ``run`` falls back to the plan); with ``output="jax"`` it is
+      ``(run, params, None, build)`` for torch tensors (of at most 32 bits) in: the results are waited for and
+      built as they are (jax arrays); else ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
@@ -102,6 +104,8 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
             for o in outs:
                 o.block_until_ready()
             return build(outs)
+        if all(i is host_array for i in inputs):
+            host = (run, params, None, build)
 
     def general(values):                  # what a ValueError from ``run`` falls back to (see below)
         return executable([*place(values), *params])

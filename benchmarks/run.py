@@ -338,7 +338,8 @@ def bench_dispatch(repeat: int) -> Dict[str, float]:
       ``torch.from_numpy(np.asarray(jitted(x.numpy())))`` (its output is a read-only buffer torch warns about;
       fxla's is a private writable view);
     * host data in and out — jax.jit with a reused numpy array in and ``np.asarray`` out, for scale: no
-      torch↔numpy conversion at all."""
+      torch↔numpy conversion at all;
+    * torch tensors in, device arrays out — fxla ``output="jax"`` with torch tensors; ``jitted(x.numpy())``."""
     def fn(t):
         return t + 1
 
@@ -363,6 +364,7 @@ def bench_dispatch(repeat: int) -> Dict[str, float]:
                      "fxla_jax": lambda: fast_jax(xj).block_until_ready(),
                      "jax": lambda: jitted(xj).block_until_ready(),
                      "fxla_torch_jax": lambda: fast_jax(x).block_until_ready(),
+                     "jax_torch_jax": lambda: jitted(x.numpy()).block_until_ready(),
                      "eager": lambda: fn(x)}, repeat=repeat, budget_s=10.0, warmup=200, inner=200)
     out("\n## Dispatch overhead on a tiny function (x + 1, 4 float32 elements), median per call\n")
     out.table(["caller", "per call", "ratio"], [
@@ -375,7 +377,9 @@ def bench_dispatch(repeat: int) -> Dict[str, float]:
         ["jax.jit, numpy in / `np.asarray` out (host ↔ host, no torch)", _us(times["jax_host"]),
          _ratio(times["jax_host"], times["jax_bridge"]) + " / jax.jit + torch bridge"],
         ["fxla `output=\"jax\"`, torch in / jax.Array out", _us(times["fxla_torch_jax"]),
-         _ratio(times["fxla_torch_jax"], times["jax_host"]) + " / jax.jit host"],
+         _ratio(times["fxla_torch_jax"], times["jax_torch_jax"]) + " / jax.jit, torch in by `x.numpy()`; "
+         + _ratio(times["fxla_torch_jax"], times["jax_host"]) + " / jax.jit host"],
+        ["jax.jit, torch in by `x.numpy()` / jax.Array out", _us(times["jax_torch_jax"]), "1.00"],
         ["torch eager (no compiler, for scale)", _us(times["eager"]), _ratio(times["eager"], times["jax"])
          + " / jax.jit device"]])
     return times
@@ -543,10 +547,12 @@ def report_targets(rows, dispatch, traces, scaling, was_busy: bool) -> None:
     if dispatch:
         qj, qb = dispatch["fxla_jax"] / dispatch["jax"], dispatch["fxla"] / dispatch["jax_bridge"]
         qh = dispatch["fxla"] / dispatch["jax_host"]
+        qt = dispatch["fxla_torch_jax"] / dispatch["jax_torch_jax"]
         lines.append(["dispatch overhead ≤ 1.2× jax.jit (tiny function)",
                       f"device ↔ device (jax arrays) {qj:.2f}×; torch ↔ torch {qb:.2f}× jax.jit behind a torch "
-                      f"bridge ({qh:.2f}× jax.jit on numpy, which converts nothing)",
-                      _mark(qj <= 1.2) + " / " + _mark(qb <= 1.2)])
+                      f"bridge ({qh:.2f}× jax.jit on numpy, which converts nothing); torch in, jax arrays out "
+                      f"{qt:.2f}× jax.jit on `x.numpy()`",
+                      _mark(qj <= 1.2) + " / " + _mark(qb <= 1.2) + " / " + _mark(qt <= 1.2)])
     traced = [r for r in traces if r["fx"] == r["fx"]]
     if traced:
         worst = max(traced, key=lambda r: r["trace"] / r["fx"])

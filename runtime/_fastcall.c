@@ -12,11 +12,17 @@
                    for each out: out.block_until_ready(), then
                      torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>);
                    return build(<list of those tensors>)
+                   views = None: jax results (output="jax"): each out.block_until_ready(), then build(<list of outs>)
                    (a.numpy() raising RuntimeError/TypeError -- requires_grad, another device -- or run raising
                    ValueError -- e.g. under jax.disable_jit() -- : return plan(args))
      plan.direct = (run, params, build):          jax arrays in and out: return build(run(*params, *args))
                    (run raising ValueError -- an array on another device --: return plan(args))
      otherwise:                                   return plan(args)
+
+   Dispatch(plans, general, bypass=T): a call whose positional arguments are all exactly of type T (at least
+   one) is general(*args) at once, without a key or a lookup -- how an output="jax" module puts a Dispatch over
+   its torch-tensor plans in front of JAX's C++ dispatch (general) without slowing the jax-array calls that one
+   runs (T: jax's array type).
 
    The Python in fxla.dispatch builds the plans and documents what each part is for; this file only removes the
    interpreter's per-call cost from the two shortcuts (about 3 us of a 12 us call on the CPU).  Nothing here knows
@@ -38,6 +44,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *plans;   /* dict: plan key -> call plan */
     PyObject *general; /* callable(*args, **kwargs): the general call path */
+    PyObject *bypass;  /* NULL or a type: calls whose arguments are all exactly of it go to general at once */
     vectorcallfunc vectorcall;
 } Dispatch;
 
@@ -137,11 +144,12 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
     }
     PyObject *run = PyTuple_GET_ITEM(host, 0), *params = PyTuple_GET_ITEM(host, 1);
     PyObject *views = PyTuple_GET_ITEM(host, 2), *build = PyTuple_GET_ITEM(host, 3);
-    if (!PyTuple_CheckExact(params) || !PyTuple_CheckExact(views)) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple, build)");
+    int as_jax = views == Py_None; /* output="jax": the results themselves, once computed */
+    if (!PyTuple_CheckExact(params) || (!as_jax && !PyTuple_CheckExact(views))) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple or None, build)");
         return NULL;
     }
-    Py_ssize_t nviews = PyTuple_GET_SIZE(views);
+    Py_ssize_t nviews = as_jax ? 0 : PyTuple_GET_SIZE(views);
     for (Py_ssize_t i = 0; i < nviews; i++) {
         PyObject *view = PyTuple_GET_ITEM(views, i);
         if (!PyTuple_CheckExact(view) || PyTuple_GET_SIZE(view) != 2 || !PyArray_DescrCheck(PyTuple_GET_ITEM(view, 0))
@@ -173,7 +181,9 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "fxla: a host plan's run must return a list or tuple of arrays");
         goto done;
     }
-    if (PySequence_Fast_GET_SIZE(outs) != nviews) {
+    if (as_jax)
+        nviews = PySequence_Fast_GET_SIZE(outs);
+    else if (PySequence_Fast_GET_SIZE(outs) != nviews) {
         PyErr_Format(PyExc_TypeError, "fxla: a host plan's run returned %zd results for %zd views",
                      PySequence_Fast_GET_SIZE(outs), nviews);
         goto done;
@@ -183,12 +193,18 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
         goto done;
     for (Py_ssize_t i = 0; i < nviews; i++) {
         PyObject *out = PySequence_Fast_GET_ITEM(outs, i); /* borrowed */
-        PyObject *view = PyTuple_GET_ITEM(views, i);
-        /* the caller may change its tensors once this returns, and the view must hold the value */
+        /* the caller may change its tensors once this returns (the program may still be reading them), and
+           a view must hold the value */
         PyObject *ready = PyObject_CallMethodNoArgs(out, str_block_until_ready);
         if (ready == NULL)
             goto done;
         Py_DECREF(ready);
+        if (as_jax) {
+            Py_INCREF(out);
+            PyList_SET_ITEM(tensors, i, out);
+            continue;
+        }
+        PyObject *view = PyTuple_GET_ITEM(views, i);
         PyObject *array = writable_view(out, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1));
         if (array == NULL)
             goto done;
@@ -263,6 +279,13 @@ static PyObject *dispatch_vectorcall(PyObject *callable, PyObject *const *args, 
     }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
+    if (self->bypass != NULL && nargs > 0) {
+        Py_ssize_t i = 0;
+        while (i < nargs && (PyObject *)Py_TYPE(args[i]) == self->bypass)
+            i++;
+        if (i == nargs)
+            return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
+    }
     PyObject *key = call_key(args, nargs);
     if (key == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
@@ -308,10 +331,14 @@ done:
 }
 
 static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"plans", "general", NULL};
-    PyObject *plans, *general;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O:Dispatch", names, &PyDict_Type, &plans, &general))
+    static char *names[] = {"plans", "general", "bypass", NULL};
+    PyObject *plans, *general, *bypass = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|O:Dispatch", names, &PyDict_Type, &plans, &general, &bypass))
         return NULL;
+    if (bypass != Py_None && !PyType_Check(bypass)) {
+        PyErr_SetString(PyExc_TypeError, "Dispatch: bypass must be a type or None");
+        return NULL;
+    }
     if (!PyCallable_Check(general)) {
         PyErr_SetString(PyExc_TypeError, "Dispatch: general must be callable");
         return NULL;
@@ -323,6 +350,8 @@ static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     Py_INCREF(general);
     self->plans = plans;
     self->general = general;
+    self->bypass = bypass == Py_None ? NULL : bypass;
+    Py_XINCREF(self->bypass);
     self->vectorcall = dispatch_vectorcall;
     return (PyObject *)self;
 }
@@ -330,12 +359,14 @@ static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwar
 static int dispatch_traverse(Dispatch *self, visitproc visit, void *arg) {
     Py_VISIT(self->plans);
     Py_VISIT(self->general);
+    Py_VISIT(self->bypass);
     return 0;
 }
 
 static int dispatch_clear(Dispatch *self) {
     Py_CLEAR(self->plans);
     Py_CLEAR(self->general);
+    Py_CLEAR(self->bypass);
     return 0;
 }
 
@@ -348,6 +379,8 @@ static void dispatch_dealloc(Dispatch *self) {
 static PyMemberDef dispatch_members[] = {
     {"plans", T_OBJECT, offsetof(Dispatch, plans), READONLY, "the call plans, by plan key"},
     {"general", T_OBJECT, offsetof(Dispatch, general), READONLY, "the general call path"},
+    {"bypass", T_OBJECT, offsetof(Dispatch, bypass), READONLY,
+     "None, or the type whose calls (every argument exactly of it) go to general without a lookup"},
     {NULL},
 };
 
@@ -355,7 +388,7 @@ static PyTypeObject DispatchType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "fxla.runtime._fastcall.Dispatch",
     .tp_basicsize = sizeof(Dispatch),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Dispatch(plans, general): calls a compiled module's plans from C (see the module's source).",
+    .tp_doc = "Dispatch(plans, general, bypass=None): calls a compiled module's plans from C (see the module's source).",
     .tp_new = dispatch_new,
     .tp_dealloc = (destructor)dispatch_dealloc,
     .tp_traverse = (traverseproc)dispatch_traverse,

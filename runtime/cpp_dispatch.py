@@ -28,6 +28,8 @@ from jax._src.lib import _jax
 from .executable import Executable
 
 _ArrayImpl = type(jax.numpy.zeros(()))
+#: the type of the arrays JAX's C++ dispatch runs without Python (a call of only these skips fxla's C lookup)
+ARRAY_TYPE = _ArrayImpl
 #: how many signatures one dispatcher keeps a fast path for (least recently used ones are dropped: their next
 #: call takes the miss again and re-records it)
 CAPACITY = 256

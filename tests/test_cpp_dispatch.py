@@ -77,7 +77,7 @@ def test_results_jax_would_flatten_differently_stay_in_python(python_calls):
     assert python_calls[0] == 3
 
 
-def test_static_outputs_and_torch_inputs_stay_in_python(python_calls):
+def test_static_outputs_stay_in_python_and_torch_inputs_run_from_fxlas_c_dispatch(python_calls):
     fast = fxla.compile(lambda x: (x * 2, x.size(0)), output="jax")
     x = jnp.arange(3.0)
     for _ in range(2):
@@ -87,8 +87,17 @@ def test_static_outputs_and_torch_inputs_stay_in_python(python_calls):
     g = fxla.compile(lambda x: x * 2, output="jax")
     t = torch.arange(3.0)
     for _ in range(3):
-        assert g(t).tolist() == [0, 2, 4]                # torch in: JAX's dispatch hands it to fxla's path
-    assert python_calls[0] == 5
+        y = g(t)
+        assert isinstance(y, jax.Array) and y.tolist() == [0, 2, 4]
+    # torch in: the first call goes through JAX's dispatch to fxla's Python path, which records the signature's
+    # plan in front of JAX's (module._front_plans); later calls run its host shortcut from C
+    assert python_calls[0] == 3
+    (plan,) = g._front_plans.values()
+    assert plan.host is not None and plan.host[2] is None
+    j = jnp.arange(3.0)                                  # jax arrays pass the front to JAX's dispatch
+    for _ in range(3):
+        assert g(j).tolist() == [0, 2, 4]
+    assert python_calls[0] == 4 and len(g._front_plans) == 1 and len(g._plans) == 2
 
 
 class _Counter(torch.nn.Module):

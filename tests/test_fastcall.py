@@ -95,6 +95,20 @@ def test_calls_without_a_plan_take_the_general_path():
     assert plans[key(x)].calls == []
 
 
+def test_calls_of_only_the_bypass_type_go_to_general_without_a_lookup():
+    xj, yj, t = jnp.ones(2), jnp.zeros(3), torch.ones(2)
+    plans = {key(xj): Plan(), key(t): Plan(), key(xj, t): Plan(), (): Plan()}
+    call = Dispatch(plans, general, bypass=type(xj))
+    assert call.bypass is type(xj)
+    assert call(xj) == ("general", (xj,), {}) and call(xj, yj)[0] == "general"     # a plan exists: not looked up
+    assert call(t) == ("plan", (t,)) and call(xj, t) == ("plan", (xj, t))          # any other type: looked up
+    assert call() == ("plan", ())                                                   # no arguments: looked up
+    assert plans[key(xj)].calls == []
+    with pytest.raises(TypeError, match="bypass must be a type or None"):
+        Dispatch({}, general, bypass=3)
+    assert Dispatch({}, general).bypass is None
+
+
 def test_a_plan_without_shortcuts_is_called_with_the_args_tuple():
     x, y = torch.ones(2), torch.zeros(2, 2)
     plan = Plan()
@@ -195,6 +209,37 @@ def test_host_shortcut_with_several_tensors_in_and_out():
     assert Dispatch({key(x, w): plan2}, general)(x, w) == ("plan", (x, w))
 
 
+def test_host_shortcut_without_views_returns_the_computed_jax_results():
+    """views None (output="jax"): torch tensors in, the results themselves out, each waited for."""
+    waited = []
+
+    class Result:                               # a jax array that records its wait
+        def __init__(self, value):
+            self.value = value
+
+        def block_until_ready(self):
+            waited.append(self)
+            return self
+
+    seen = []
+
+    def run(p, a, b):
+        seen.append((p, a, b))
+        return [Result(a + b), Result(a * p)]
+    x, y = torch.arange(3.0), torch.ones(3)
+    plan = Plan(host=(run, (2.0,), None, tuple))
+    out = Dispatch({key(x, y): plan}, general)(x, y)
+    assert plan.calls == [] and type(out) is tuple and list(out) == waited
+    assert all(isinstance(v, np.ndarray) for v in seen[0][1:])
+    np.testing.assert_array_equal(out[0].value, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(out[1].value, [0.0, 2.0, 4.0])
+    real = Plan(host=(add_one, (), None, FIRST))
+    out = Dispatch({key(x): real}, general)(x)
+    assert isinstance(out, jax.Array) and out.tolist() == [1.0, 2.0, 3.0]
+    w = torch.ones(3, requires_grad=True)                               # numpy() refuses: the plan takes it
+    assert Dispatch({key(w): Plan(host=(add_one, (), None, FIRST))}, general)(w) == ("plan", (w,))
+
+
 def test_no_arguments_are_the_empty_key():
     plan = Plan(host=(lambda: [jnp.full((2,), 7.0)], (), ((F32, (2,)),), FIRST))
     out = Dispatch({(): plan}, general)()
@@ -205,7 +250,7 @@ def test_malformed_shortcuts_are_type_errors_naming_the_contract():
     x = torch.ones(3)
     with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build\)"):
         Dispatch({key(x): Plan(host=(add_one, (), F32))}, general)(x)
-    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, views: tuple, build\)"):
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, views: tuple or None, build\)"):
         Dispatch({key(x): Plan(host=(add_one, [], ((F32, (3,)),), FIRST))}, general)(x)
     with pytest.raises(TypeError, match=r"views must be \(dtype: np.dtype, shape: tuple\) pairs"):
         Dispatch({key(x): Plan(host=(add_one, (), (("float32", (3,)),), FIRST))}, general)(x)
