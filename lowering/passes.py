@@ -18,6 +18,7 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
 from .param_layout import param_layout_pass
+from .pool_layout import pool_layout_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
 
@@ -33,6 +34,8 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
                             "arithmetic, comparisons, where, reshape/permute/expand, convert) into constants"),
     "fxla-dce": (dead_code_elimination, "erase fxla ops whose results are unused"),
+    "fxla-pool-layout": (pool_layout_pass, "write the stablehlo.reduce_windows that pool a convolution's "
+                         "[N, C, spatial...] result channels-last (between transposes), XLA CPU's layout"),
     "fxla-param-layout": (param_layout_pass, "store @main's fxla.param arguments in the layout their dots "
                           "([in, out]) or convolutions (HWIO) want; records fxla.layout on each permuted argument"),
 }
@@ -96,8 +99,8 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
 
 
 #: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
-DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "canonicalize",
-                    "cse")
+DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "fxla-pool-layout",
+                    "canonicalize", "cse")
 
 
 class PipelineError(LoweringError):
