@@ -18,6 +18,7 @@ from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.param_layout import permute_trailing_params
+from fxla.lowering.pool_layout import pool_layout_pass
 from fxla.runtime import Executable, compile_stablehlo, cpp_dispatch, from_device, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
@@ -66,13 +67,16 @@ class _Entry:
     param_placements: List[Any] = None        # and where each lives (a device or a sharding)
 
 
-def _param_layouts(stages: Stages) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
-    """Run ``fxla-param-layout`` on the verified StableHLO (see :mod:`fxla.lowering.param_layout`): the module
-    text without and with locations, and ``{parameter: permutation}`` for the parameters stored permuted."""
+def _target_layouts(stages: Stages, device) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
+    """Run the layout passes for the device on the verified StableHLO of a single-device program: on a CPU device
+    ``fxla-pool-layout`` (:mod:`fxla.lowering.pool_layout`), then ``fxla-param-layout``
+    (:mod:`fxla.lowering.param_layout`).  Returns the module text without and with locations, and ``{parameter:
+    permutation}`` for the parameters stored permuted."""
     program = stages.program
     module = verify_stablehlo(stages.stablehlo_debug)
+    pooled = pool_layout_pass(module) if device.platform == "cpu" else 0
     layouts = permute_trailing_params(module, program.param_names)
-    if not layouts:
+    if not layouts and not pooled:
         return stages.stablehlo, stages.stablehlo_debug, {}
     return module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts
 
@@ -343,7 +347,7 @@ class CompiledModule:
                                              f"output:{i}") for i, (shape, _) in enumerate(outs)]
         text, debug_text, layouts = stages.stablehlo, stages.stablehlo_debug, {}
         if part is None:
-            text, debug_text, layouts = _param_layouts(stages)
+            text, debug_text, layouts = _target_layouts(stages, self.device)
         executable = compile_stablehlo(debug_text, self.device, partitioning=part, cache_dir=self.cache_dir,
                                        cache_text=text, n_params=len(program.param_names))
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0

@@ -99,8 +99,8 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
 
 
 #: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
-DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "fxla-pool-layout",
-                    "canonicalize", "cse")
+DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "canonicalize",
+                    "cse")
 
 
 class PipelineError(LoweringError):

@@ -23,7 +23,12 @@ and its padding 0 on dims 0 and 1, its window does not cover the whole unpadded 
 dims ``[b, f, spatial...]`` through elementwise ops only (BatchNorm's scale and shift, ReLU, residual adds).  A
 pool of a pool rewritten so (its channels-first transpose) is rewritten too.  A pool of anything else (a
 function argument, whose buffer is row-major NCHW; the result of a reshape) is left alone: there the transposes
-would be real copies.  Runs after ``convert-fxla-to-stablehlo`` in the default pipeline.
+would be real copies.
+
+It is a choice for XLA CPU, so it is not part of the portable pipeline (``DEFAULT_PIPELINE``, whose StableHLO
+export artifacts and ``as_jax_function`` carry): ``fxla.compile`` runs it on the verified StableHLO of a
+single-device program for a CPU device, with ``fxla-param-layout``, before XLA compiles it (``fxla-dump``'s hlo
+stage does the same); ``fxla-opt --fxla-pool-layout`` runs it on a file.
 """
 from __future__ import annotations
 
@@ -161,8 +166,9 @@ def _rewrite(op) -> None:
         owner.operands[index] = back
 
 
-def pool_layout_pass(module) -> None:
-    """The ``fxla-pool-layout`` pass (see the module docstring), in place on every function of ``module``."""
+def pool_layout_pass(module) -> int:
+    """The ``fxla-pool-layout`` pass (see the module docstring), in place on every function of ``module``; returns
+    how many pools it rewrote."""
     root = module.operation if isinstance(module, ir.Module) else module
     pools = []
 
@@ -173,6 +179,9 @@ def pool_layout_pass(module) -> None:
 
     with root.context:
         root.walk(collect)
+        rewritten = 0
         for op in pools:                 # in program order: a pool of a rewritten pool sees its transpose
             if _from_convolution(op.operands[0]):
                 _rewrite(op)
+                rewritten += 1
+    return rewritten

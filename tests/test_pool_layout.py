@@ -1,6 +1,7 @@
 """fxla-pool-layout: a pool of a convolution's result is written channels-last (between transposes), so XLA CPU
 keeps the convolution's NHWC layout instead of copying activations to NCHW and back; numerics unchanged."""
 import re
+import sys
 
 import pytest
 import torch
@@ -8,9 +9,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
+from fxla.compile import CompiledModule
 from fxla.dialects.mlir import fxla_context, ir
-from fxla.lowering import DEFAULT_PIPELINE, passes
+from fxla.lowering import DEFAULT_PIPELINE
 from fxla.lowering.pool_layout import WALK_LIMIT, pool_layout_pass
+
+
+compile_module = sys.modules[CompiledModule.__module__]
 
 
 def _compiled(model, x):
@@ -57,7 +62,7 @@ def test_pools_of_convolutions_keep_numerics_and_the_nhwc_layout(pool, monkeypat
     fast = _compiled(model, x)
     # left: the input's NCHW -> NHWC and the global pool's operand (a transpose and a copy each)
     assert _copies(fast, x) <= 4, fast.executable_for(x).hlo_text()
-    monkeypatch.setattr(passes, "DEFAULT_PIPELINE", tuple(p for p in DEFAULT_PIPELINE if p != "fxla-pool-layout"))
+    monkeypatch.setattr(compile_module, "pool_layout_pass", lambda module: 0)
     assert _copies(_compiled(model, x), x) >= _copies(fast, x) + 4       # without the pass: the pool's and the add's
 
 
@@ -126,6 +131,11 @@ def test_the_walk_is_bounded():
     assert "transpose" not in _run(text)
 
 
-def test_it_runs_in_the_default_pipeline_after_conversion():
-    at = DEFAULT_PIPELINE.index("fxla-pool-layout")
-    assert DEFAULT_PIPELINE[at - 1] == "convert-fxla-to-stablehlo" and "canonicalize" in DEFAULT_PIPELINE[at:]
+def test_fxla_compile_runs_it_for_cpu_but_the_portable_stablehlo_has_no_such_choice():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2)).eval()
+    x = torch.randn(2, 3, 10, 10)
+    fast = _compiled(model, x)
+    assert "fxla-pool-layout" not in DEFAULT_PIPELINE
+    assert "stablehlo.transpose" not in fast.lower(x).stablehlo               # export / as_jax_function carry this
+    entry = next(iter(fast._cache.values()))
+    assert "stablehlo.transpose" in entry.stablehlo                           # what XLA CPU compiled

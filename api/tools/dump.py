@@ -139,6 +139,7 @@ def _stage_texts(args, model, inputs, progress: _Progress):
     import fxla
     from fxla.lowering import lower_to_fxla, lower_to_stablehlo
     from fxla.lowering.param_layout import permute_trailing_params
+    from fxla.lowering.pool_layout import pool_layout_pass
     from fxla.runtime import compile_stablehlo, resolve_device
 
     with progress.phase("tracing"):
@@ -152,11 +153,14 @@ def _stage_texts(args, model, inputs, progress: _Progress):
         stablehlo = lower_to_stablehlo(program.module, print_ir_after_all=args.print_ir_after_all)
     texts["stablehlo"] = stablehlo.operation.get_asm(enable_debug_info=args.debug_locations)
     if args.stage in ("hlo", "all") or args.run:
-        with progress.phase("fxla-param-layout"):       # what fxla.compile does before XLA (same HLO)
+        device = resolve_device(args.device)
+        with progress.phase("fxla-pool-layout + fxla-param-layout"):  # what fxla.compile does before XLA (same HLO)
+            if device.platform == "cpu":
+                pool_layout_pass(stablehlo)
             permute_trailing_params(stablehlo, program.param_names)
         with progress.phase("XLA compile"):
-            executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True),
-                                           resolve_device(args.device), n_params=len(program.param_names))
+            executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True), device,
+                                           n_params=len(program.param_names))
         texts["hlo"] = executable.hlo_text()
     return compiled, texts
 
