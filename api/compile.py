@@ -31,7 +31,8 @@ from .per_shape import PerShapeTraces
 
 
 class OptionError(FxlaError):
-    """An ``fxla.compile`` option with a value fxla does not support."""
+    """An ``fxla.compile`` argument or option with a value fxla does not support (e.g. something that is not an
+    ``nn.Module`` or function to compile)."""
 
 
 class InputMutationError(FxlaError):
@@ -144,6 +145,16 @@ def _carry_attribute_writes(source, graph) -> None:
             target.meta["attribute_writes"] = list(writes)
 
 
+def _not_callable(fn) -> str:
+    what = f"a {type(fn).__name__}" + (f" of {len(fn)} items" if isinstance(fn, (tuple, list)) else "")
+    fix = "pass the model or function itself: fxla.compile(model), then call the result on the inputs"
+    if isinstance(fn, (tuple, list)) and fn and callable(fn[0]):
+        fix = (f"its first item is a {type(fn[0]).__name__}: unpack first (model, inputs = ...; "
+               f"fast = fxla.compile(model); fast(*inputs))")
+    return (f"fxla.compile expects an nn.Module or a function to compile, got {what}\n"
+            f"why: fxla traces what it is given by calling it with proxies, so it must be callable\nfix: {fix}")
+
+
 def _live(module_ref) -> "CompiledModule":
     module = module_ref()
     if module is None:
@@ -186,6 +197,8 @@ class CompiledModule:
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False):
+        if not callable(fn):
+            raise OptionError(_not_callable(fn))
         if output not in ("torch", "jax"):
             raise OptionError(f"output={output!r} is not supported\nfix: pass output='torch' (default) or "
                               f"output='jax'")

@@ -190,6 +190,18 @@ def test_unsupported_options(mlp):
     assert fxla.compile(mlp, dynamic=False).cache_size == 0
 
 
+def test_something_not_callable_is_a_clear_error(mlp):
+    from fxla import OptionError
+    x = torch.randn(2, 4)
+    with pytest.raises(OptionError, match=r"expects an nn.Module or a function to compile, got a tuple of 2 items\n"
+                                          r"why: .*callable\nfix: its first item is a \w+: unpack first"):
+        fxla.compile((mlp, (x,)))
+    with pytest.raises(OptionError, match=r"got a Tensor\nwhy: .*\nfix: pass the model or function itself"):
+        fxla.compile(x)
+    with pytest.raises(OptionError, match="got a str"):
+        fxla.compile(output="jax")("model.py")                 # the decorator form checks too
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # on-disk executable cache
 # ---------------------------------------------------------------------------------------------------------------
