@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import jax
+import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
@@ -469,12 +470,31 @@ class CompiledModule:
         """A call without a compiled plan for its signature (the first of each signature, keyword arguments,
         non-tensor arguments, per-shape traces); ``_plan_call`` sends such calls here."""
         if self._per_shape is not None:
-            self._reject_tracers(pytree.tree_leaves((args, kwargs)))
+            self._reject_unusable(pytree.tree_leaves((args, kwargs)))
             module, values = self._per_shape.module_for(args, kwargs)
             return module(*values)
         return self._call(args, kwargs)
 
-    def _reject_tracers(self, leaves) -> None:
+    def _reject_unusable(self, leaves) -> None:
+        """Raise a clear error for leaves a compiled call cannot take: JAX tracers, numpy arrays, unhashable
+        non-tensor values (a non-tensor leaf is part of the signature, so it must be hashable)."""
+        for i, leaf in enumerate(leaves):
+            if is_array(leaf) or isinstance(leaf, jax.core.Tracer):
+                continue
+            kind = type(leaf).__name__
+            if isinstance(leaf, np.ndarray):
+                raise SignatureError(
+                    f"{self.__name__} was called with a numpy array (input leaf {i}: {leaf.dtype}{list(leaf.shape)})\n"
+                    f"why: a compiled module takes torch tensors or jax.Arrays; any other value is a constant of "
+                    f"the trace\nfix: pass torch.from_numpy(a) (zero-copy) or jax.numpy.asarray(a)")
+            try:
+                hash(leaf)
+            except TypeError:
+                raise SignatureError(
+                    f"{self.__name__} was called with an unhashable {kind} (input leaf {i})\n"
+                    f"why: a non-tensor input is baked into the compiled program and keys its cache, so it must be "
+                    f"hashable\nfix: pass it as a tensor, a tuple/list/dict of tensors or numbers, or bind it "
+                    f"with concrete_args=") from None
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             raise InteropError(f"{self.__name__} was called with JAX tracers (inside jax.jit, jax.vmap, jax.grad "
                                f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
@@ -485,7 +505,7 @@ class CompiledModule:
         """The general call path; it also records the fast call plan of a signature (see fxla.dispatch)."""
         bound = self._bind(args, kwargs)
         leaves = _leaves(bound)
-        self._reject_tracers(leaves)
+        self._reject_unusable(leaves)
         entry = self._entry(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         program = entry.program

@@ -310,3 +310,20 @@ def test_as_jax_function_structured_outputs():
     out = jax.jit(lambda a, b: f(a, b, 2))(jnp.asarray(x.numpy()), jnp.asarray(y.numpy()))
     assert out["shape"] == 3
     np.testing.assert_allclose(np.asarray(out["s"]), (x + y * 2).numpy(), rtol=1e-6)
+
+
+def test_numpy_and_unhashable_inputs_are_clear_errors(mlp):
+    import numpy as np
+    from fxla import SignatureError
+    fast = fxla.compile(mlp)
+    with pytest.raises(SignatureError, match=r"called with a numpy array \(input leaf 0: float32\[2, 4\]\)\n"
+                                             r"why: .*\nfix: pass torch.from_numpy\(a\)"):
+        fast(np.ones((2, 4), np.float32))
+
+    class Unhashable:
+        __hash__ = None
+
+    scaled = fxla.compile(lambda x, s: x * 2)
+    with pytest.raises(SignatureError, match=r"unhashable Unhashable \(input leaf 1\)\nwhy: .*hashable\nfix: "):
+        scaled(torch.ones(2), Unhashable())
+    torch.testing.assert_close(scaled(torch.ones(2), 3), torch.full((2,), 2.0))     # hashable values still work
