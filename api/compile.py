@@ -18,8 +18,7 @@ from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
-from fxla.lowering.param_layout import permute_trailing_params
-from fxla.lowering.pool_layout import pool_layout_pass
+from fxla.lowering.passes import device_layouts
 from fxla.runtime import Executable, compile_stablehlo, cpp_dispatch, from_device, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
 from fxla.runtime.buffers import example_tensor, is_array, torch_dtype
@@ -70,15 +69,13 @@ class _Entry:
 
 
 def _target_layouts(stages: Stages, device) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
-    """Run the layout passes for the device on the verified StableHLO of a single-device program: on a CPU device
-    ``fxla-pool-layout`` (:mod:`fxla.lowering.pool_layout`), then ``fxla-param-layout``
-    (:mod:`fxla.lowering.param_layout`).  Returns the module text without and with locations, and ``{parameter:
+    """Run the layout passes for the device on the verified StableHLO of a single-device program
+    (:func:`fxla.lowering.passes.device_layouts`: ``fxla-pool-layout`` on a CPU device, ``fxla-param-layout``).
+    Returns the module text without and with locations, and ``{parameter:
     permutation}`` for the parameters stored permuted."""
-    program = stages.program
     module = verify_stablehlo(stages.stablehlo_debug)
-    pooled = pool_layout_pass(module) if device.platform == "cpu" else 0
-    layouts = permute_trailing_params(module, program.param_names)
-    if not layouts and not pooled:
+    changed, layouts = device_layouts(module, stages.program.param_names, device.platform)
+    if not changed:
         return stages.stablehlo, stages.stablehlo_debug, {}
     return module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts
 
@@ -479,9 +476,13 @@ class CompiledModule:
         """Raise a clear error for leaves a compiled call cannot take: JAX tracers, numpy arrays, unhashable
         non-tensor values (a non-tensor leaf is part of the signature, so it must be hashable)."""
         for i, leaf in enumerate(leaves):
-            if is_array(leaf) or isinstance(leaf, jax.core.Tracer):
+            if isinstance(leaf, jax.core.Tracer):        # (a jax.Array too, so checked first)
+                raise InteropError(f"{self.__name__} was called with JAX tracers (inside jax.jit, jax.vmap, jax.grad "
+                                   f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
+                                   f"program on concrete arrays\nfix: call fast.as_jax_function(*example_inputs) "
+                                   f"inside the transformation instead (it embeds the program in JAX's)")
+            if is_array(leaf):
                 continue
-            kind = type(leaf).__name__
             if isinstance(leaf, np.ndarray):
                 raise SignatureError(
                     f"{self.__name__} was called with a numpy array (input leaf {i}: {leaf.dtype}{list(leaf.shape)})\n"
@@ -491,15 +492,10 @@ class CompiledModule:
                 hash(leaf)
             except TypeError:
                 raise SignatureError(
-                    f"{self.__name__} was called with an unhashable {kind} (input leaf {i})\n"
+                    f"{self.__name__} was called with an unhashable {type(leaf).__name__} (input leaf {i})\n"
                     f"why: a non-tensor input is baked into the compiled program and keys its cache, so it must be "
                     f"hashable\nfix: pass it as a tensor, a tuple/list/dict of tensors or numbers, or bind it "
                     f"with concrete_args=") from None
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            raise InteropError(f"{self.__name__} was called with JAX tracers (inside jax.jit, jax.vmap, jax.grad "
-                               f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
-                               f"program on concrete arrays\nfix: call fast.as_jax_function(*example_inputs) "
-                               f"inside the transformation instead (it embeds the program in JAX's)")
 
     def _call(self, args, kwargs):
         """The general call path; it also records the fast call plan of a signature (see fxla.dispatch)."""

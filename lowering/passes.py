@@ -17,7 +17,7 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
-from .param_layout import param_layout_pass
+from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
@@ -101,6 +101,16 @@ def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all:
 #: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
 DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-fxla-to-stablehlo", "canonicalize",
                     "cse")
+
+
+def device_layouts(module, param_names: Sequence[str], platform: str):
+    """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
+    before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-pool-layout``,
+    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  Returns ``(changed, layouts)``:
+    whether the module changed, and ``{parameter: permutation}`` for the parameters stored permuted."""
+    pooled = pool_layout_pass(module) if platform == "cpu" else 0
+    layouts = permute_trailing_params(module, param_names)
+    return bool(pooled or layouts), layouts
 
 
 class PipelineError(LoweringError):

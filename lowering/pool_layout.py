@@ -38,6 +38,8 @@ import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
+from .param_layout import _permuted_type
+
 #: ops whose result is computed element by element from operands of the same shape: the walk from a pool's
 #: operand back to a convolution goes through these
 ELEMENTWISE = frozenset(op.OPERATION_NAME for op in (
@@ -122,17 +124,12 @@ def _pools_spatial_dims(op) -> bool:
 
 
 def _padding(op) -> List[tuple]:
-    rank = ir.RankedTensorType(op.operands[0].type).rank
+    rank = len(_shape(op.operands[0]))
     attr = _attr(op, "padding")
     if attr is None:
         return [(0, 0)] * rank
     flat = [int(v) for v in ir.DenseIntElementsAttr(attr)]
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(rank)]
-
-
-def _permuted_type(t: ir.Type, perm) -> ir.Type:
-    ranked = ir.RankedTensorType(t)
-    return ir.RankedTensorType.get([ranked.shape[p] for p in perm], ranked.element_type, ranked.encoding)
 
 
 def _rewrite(op) -> None:

@@ -138,8 +138,7 @@ def _load(args):
 def _stage_texts(args, model, inputs, progress: _Progress):
     import fxla
     from fxla.lowering import lower_to_fxla, lower_to_stablehlo
-    from fxla.lowering.param_layout import permute_trailing_params
-    from fxla.lowering.pool_layout import pool_layout_pass
+    from fxla.lowering.passes import device_layouts
     from fxla.runtime import compile_stablehlo, resolve_device
 
     with progress.phase("tracing"):
@@ -155,9 +154,7 @@ def _stage_texts(args, model, inputs, progress: _Progress):
     if args.stage in ("hlo", "all") or args.run:
         device = resolve_device(args.device)
         with progress.phase("fxla-pool-layout + fxla-param-layout"):  # what fxla.compile does before XLA (same HLO)
-            if device.platform == "cpu":
-                pool_layout_pass(stablehlo)
-            permute_trailing_params(stablehlo, program.param_names)
+            device_layouts(stablehlo, program.param_names, device.platform)
         with progress.phase("XLA compile"):
             executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True), device,
                                            n_params=len(program.param_names))
