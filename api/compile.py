@@ -27,6 +27,7 @@ from fxla.runtime.jax_interop import InteropError
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
 from .dispatch import call_plan, fast_key
+from .gradients import GradientGuard, guard_for
 from .per_shape import PerShapeTraces
 
 
@@ -66,6 +67,7 @@ class _Entry:
     params: List[Any] = None                  # the device buffers of the parameters, in the layout compiled for
     param_keys: List[Tuple[str, Tuple[int, ...]]] = None    # their keys in CompiledModule._params
     param_placements: List[Any] = None        # and where each lives (a device or a sharding)
+    guard: Optional[GradientGuard] = None     # its torch outputs' autograd behaviour (see fxla.gradients)
 
 
 def _target_layouts(stages: Stages, device) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
@@ -366,7 +368,8 @@ class CompiledModule:
         placements = [executable.in_shardings[n_inputs + i] if part is not None else self.device
                       for i in range(len(keys))]
         entry = _Entry(program, executable, text, executable.in_shardings[:n_inputs] if part is not None else None,
-                       args, self._resident(program, keys, placements), keys, placements)
+                       args, self._resident(program, keys, placements), keys, placements,
+                       guard_for(self.__name__, program.params, self.output))
         self._cache[key] = entry
         return entry
 
@@ -522,12 +525,15 @@ class CompiledModule:
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if static is None else static for static in program.output_static]
+        if entry.guard is not None:
+            values = entry.guard(leaves, values)
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
                 and not mutates:
             key = fast_key(args)
             if key is not None:
                 plan = self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
-                                                    program.output_spec, program.output_static, results)
+                                                    program.output_spec, program.output_static, results,
+                                                    entry.guard)
                 if self._cpp_call is not None and plan.direct is None:
                     self._front_plans[key] = plan
         return pytree.tree_unflatten(values, program.output_spec)

@@ -54,9 +54,10 @@ def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
 
 
 def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
-              output_static, outs: Sequence[jax.Array]) -> Callable[[Sequence[Any]], Any]:
+              output_static, outs: Sequence[jax.Array], guard) -> Callable[[Sequence[Any]], Any]:
     """The call path of one compiled single-device signature (see the module docstring): a function of the
-    call's positional arguments (``args`` is the call that compiled it, ``outs`` its device results).
+    call's positional arguments (``args`` is the call that compiled it, ``outs`` its device results; ``guard``:
+    the :class:`fxla.gradients.GradientGuard` its torch outputs pass through).
 
     It carries two shortcuts that ``CompiledModule``'s call (:class:`fxla.runtime._fastcall.Dispatch`, in C)
     takes without entering the plan:
@@ -64,14 +65,16 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     * ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device
       (then ``build(run(*params, *args))`` is the whole call; a ``ValueError`` — an array on another device —
       falls back to the plan), else ``None``;
-    * ``plan.host`` is ``(run, params, views, build)`` when it is torch tensors (of at most 32 bits) in and
+    * ``plan.host`` is ``(run, params, views, build, grad)`` when it is torch tensors (of at most 32 bits) in and
       torch tensors out that have a zero-copy view each (:func:`fxla.runtime.buffers.viewer`; ``views``: their
       ``(numpy dtype, shape)``): the call is ``outs = run(*params, *[x.numpy() for x in args])``, then per result
       ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
       ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
-      device — or a ``ValueError`` from ``run`` falls back to the plan); with ``output="jax"`` it is
-      ``(run, params, None, build)`` for torch tensors (of at most 32 bits) in: the results are waited for and
-      built as they are (jax arrays); else ``None``.
+      device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call with torch's grad mode
+      on when ``grad``, which says a parameter required grad when the plan was made: the plan's outputs then
+      pass through the guard); with ``output="jax"`` it is ``(run, params, None, build, False)`` for torch
+      tensors (of at most 32 bits) in: the results are waited for and built as they are (jax arrays); else
+      ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
@@ -92,27 +95,29 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
     if output == "torch":
         converters = [viewer(o) for o in outs]    # per result: its zero-copy view (they wait for the results)
 
-        def finish(outs):
-            return build([convert(o) for convert, o in zip(converters, outs)])
+        def finish(outs, args):
+            return build(guard(args, [convert(o) for convert, o in zip(converters, outs)]))
         dtypes = [getattr(convert, "dtype", None) for convert in converters]
         if all(i is host_array for i in inputs) and all(d is not None for d in dtypes):
-            host = (run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build)
+            host = (run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build,
+                    guard.params_require_grad())
     elif jax_only:
-        finish = build
+        def finish(outs, args):
+            return build(outs)
     else:                                 # the caller may change its tensors once the call returns
-        def finish(outs):
+        def finish(outs, args):
             for o in outs:
                 o.block_until_ready()
             return build(outs)
         if all(i is host_array for i in inputs):
-            host = (run, params, None, build)
+            host = (run, params, None, build, False)
 
     def general(values):                  # what a ValueError from ``run`` falls back to (see below)
         return executable([*place(values), *params])
 
     # ``run`` raises ValueError for an array on another device than the program's, and under jax.disable_jit()
     # (JAX's AOT call refuses to run then): the Executable's own call places the arrays and runs it anyway.
-    if jax_only and finish is build:      # device arrays in and out: the caller runs ``call.direct`` itself
+    if jax_only and output == "jax":      # device arrays in and out: the caller runs ``call.direct`` itself
         def call(args):
             try:
                 return build(run(*params, *args))
@@ -127,7 +132,7 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                     outs = run(*params, *args)
                 except ValueError:
                     outs = general(args)
-                return finish(outs)
+                return finish(outs, args)
         elif len(inputs) == 1:            # one torch tensor (no comprehension's frame)
             convert0 = inputs[0]
 
@@ -137,7 +142,7 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                     outs = run(*params, value)
                 except ValueError:
                     outs = general([value])
-                return finish(outs)
+                return finish(outs, args)
         else:
             def call(args):
                 values = [convert(a) if convert else a for convert, a in zip(inputs, args)]
@@ -145,6 +150,6 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                     outs = run(*params, *values)
                 except ValueError:
                     outs = general(values)
-                return finish(outs)
+                return finish(outs, args)
     call.direct, call.host, call.executable = direct, host, executable
     return call

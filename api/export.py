@@ -17,6 +17,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.compile import CompiledModule, write_back
+from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
 from fxla.runtime.artifact import PROGRAM, ArtifactError, portable_bytecode, read_artifact, write_artifact
@@ -129,6 +130,7 @@ class LoadedModule:
         self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir, n_params=len(names))
         self._params = [to_device(tensors[n], self.device) for n in names]
         self.__name__ = meta.get("name", "loaded")
+        self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}
 
@@ -178,6 +180,8 @@ class LoadedModule:
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
         values = [convert(next(outputs)) if s is None else s for s in self._output_static]
+        if self._guard is not None:
+            values = self._guard(leaves, values)
         return pytree.tree_unflatten(values, self._output_spec)
 
     def __repr__(self) -> str:

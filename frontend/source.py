@@ -19,7 +19,9 @@ from typing import Dict, Optional
 
 import torch
 
-__all__ = ["SourceLocation", "user_frame_location", "location_of_code", "is_internal_file"]
+import fxla.errors
+
+__all__ = ["SourceLocation", "user_frame_location", "location_of_code", "location_at", "is_internal_file"]
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,12 @@ def _norm(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
+# fxla's own code: the ``fxla`` package's directory (installed: every stage lies under it; from a source tree,
+# editable: it is ``api/`` and the stages are its siblings) and torch's.
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _INTERNAL_DIRS = tuple(
-    _norm(os.path.join(_REPO_ROOT, d)) + os.sep
-    for d in ("frontend", "api", "dialects", "lowering", "runtime")
+    _norm(path) + os.sep for path in [os.path.dirname(os.path.abspath(fxla.errors.__file__))] + [
+        os.path.join(_REPO_ROOT, d) for d in ("frontend", "dialects", "lowering", "runtime")]
 ) + (_norm(os.path.dirname(torch.__file__)) + os.sep,)
 _INTERNAL_FILES = frozenset(_norm(m.__file__) for m in (contextlib, functools))
 _internal_cache: Dict[str, bool] = {}
@@ -100,6 +104,11 @@ def user_frame_location(module_path: str = "", frame: Optional[FrameType] = None
             return _frame_location(f, module_path)
         f = f.f_back
     return None
+
+
+def location_at(file: str, line: int, module_path: str = "") -> SourceLocation:
+    """Location of a whole line (column 1): for call sites recorded as just ``(file, line)``."""
+    return SourceLocation(file, line, 1, _source_line(file, line), module_path)
 
 
 def location_of_code(code: CodeType, module_path: str = "") -> SourceLocation:

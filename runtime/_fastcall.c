@@ -7,7 +7,10 @@
      key  = (type(a), a.shape, a.dtype)           one positional argument
           = ((type(a), a.shape, a.dtype), ...)    several, or none: () (fxla.dispatch.fast_key)
      plan = plans.get(key)                        none, or keyword arguments: general(*args, **kwargs)
-     plan.host   = (run, params, views, build):   torch tensors in and out (views: (dtype, shape) per result):
+     plan.host   = (run, params, views, build, grad):
+                   torch tensors in and out (views: (dtype, shape) per result):
+                   grad is True and torch.is_grad_enabled(): return plan(args) (the plan gives the outputs
+                   autograd's behaviour: fxla.gradients);
                    outs = run(*params, *[a.numpy() for a in args]);
                    for each out: out.block_until_ready(), then
                      torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>);
@@ -36,7 +39,7 @@
 
 #define MAX_STACK 64 /* positional arguments handed to `run` from the C stack; more: plan(args) */
 
-static PyObject *torch_from_numpy;
+static PyObject *torch_from_numpy, *torch_is_grad_enabled;
 static PyObject *str_shape, *str_dtype, *str_numpy, *str_host, *str_direct, *str_block_until_ready,
     *str_unsafe_buffer_pointer;
 
@@ -138,12 +141,20 @@ static PyObject *writable_view(PyObject *out, PyObject *dtype, PyObject *shape) 
 
 /* plan.host: torch tensors in and out.  NULL with no error set: the plan takes the call. */
 static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nargs) {
-    if (!PyTuple_CheckExact(host) || PyTuple_GET_SIZE(host) != 4) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build)");
+    if (!PyTuple_CheckExact(host) || PyTuple_GET_SIZE(host) != 5 || !PyBool_Check(PyTuple_GET_ITEM(host, 4))) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build, grad: bool)");
         return NULL;
     }
     PyObject *run = PyTuple_GET_ITEM(host, 0), *params = PyTuple_GET_ITEM(host, 1);
     PyObject *views = PyTuple_GET_ITEM(host, 2), *build = PyTuple_GET_ITEM(host, 3);
+    if (PyTuple_GET_ITEM(host, 4) == Py_True) { /* parameters require grad: with grad mode on, the plan's */
+        PyObject *enabled = PyObject_CallNoArgs(torch_is_grad_enabled);
+        if (enabled == NULL)
+            return NULL;
+        Py_DECREF(enabled);
+        if (enabled == Py_True)
+            return NULL;
+    }
     int as_jax = views == Py_None; /* output="jax": the results themselves, once computed */
     if (!PyTuple_CheckExact(params) || (!as_jax && !PyTuple_CheckExact(views))) {
         PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple or None, build)");
@@ -409,8 +420,9 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     if (torch == NULL)
         return NULL;
     torch_from_numpy = PyObject_GetAttrString(torch, "from_numpy");
+    torch_is_grad_enabled = PyObject_GetAttrString(torch, "is_grad_enabled");
     Py_DECREF(torch);
-    if (torch_from_numpy == NULL)
+    if (torch_from_numpy == NULL || torch_is_grad_enabled == NULL)
         return NULL;
 #define INTERN(var, text)                                                                                          \
     if ((var = PyUnicode_InternFromString(text)) == NULL)                                                          \

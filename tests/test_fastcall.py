@@ -46,8 +46,8 @@ F32 = np.dtype(np.float32)
 FIRST = operator.itemgetter(0)                 # the build of a one-tensor result (fxla.dispatch._builder)
 
 
-def host(run, shape, params=()):
-    return (run, tuple(params), ((F32, shape),), FIRST)
+def host(run, shape, params=(), grad=False):
+    return (run, tuple(params), ((F32, shape),), FIRST, grad)
 
 
 # -- host_view -------------------------------------------------------------------------------------------------
@@ -153,6 +153,22 @@ def test_host_shortcut_leaves_inputs_numpy_refuses_to_the_plan(make):
     assert Dispatch({key(x): plan}, general)(x) == ("plan", (x,))
 
 
+def test_host_shortcut_with_grad_leaves_grad_mode_calls_to_the_plan():
+    """grad True (a parameter required grad when the plan was made): with torch's grad mode on the plan takes
+    the call (its outputs pass fxla's gradient guard); under no_grad / inference_mode the shortcut runs."""
+    x = torch.ones(3)
+    plan = Plan(host=host(add_one, (3,), grad=True))
+    call = Dispatch({key(x): plan}, general)
+    assert call(x) == ("plan", (x,))
+    with torch.no_grad():
+        torch.testing.assert_close(call(x), x + 1)
+    with torch.inference_mode():
+        torch.testing.assert_close(call(x), x + 1)
+    assert plan.calls == [(x,)]
+    unflagged = Plan(host=host(add_one, (3,)))                   # grad False: grad mode is not even looked at
+    torch.testing.assert_close(Dispatch({key(x): unflagged}, general)(x), x + 1)
+
+
 def test_host_and_direct_shortcuts_leave_a_value_error_of_run_to_the_plan():
     def refuse(*values):
         raise ValueError("an array on another device")
@@ -197,7 +213,7 @@ def test_host_shortcut_with_several_tensors_in_and_out():
         a, b = (jnp.asarray(v) for v in values)
         return [a * b, (a + b).sum(), a - 1]
     views = ((F32, (2, 3)), (F32, ()), (F32, (3,)))
-    plan = Plan(host=(run, (), views, tuple))
+    plan = Plan(host=(run, (), views, tuple, False))
     out = Dispatch({key(x, y): plan}, general)(x, y)
     assert type(out) is tuple and len(out) == 3 and plan.calls == []
     assert all(isinstance(v, np.ndarray) for v in seen[0])
@@ -205,7 +221,7 @@ def test_host_shortcut_with_several_tensors_in_and_out():
     torch.testing.assert_close(out[1], (x + y).sum())
     torch.testing.assert_close(out[2], x - 1)
     w = torch.ones(2, 3, requires_grad=True)                            # the second argument leaves it
-    plan2 = Plan(host=(run, (), views, tuple))
+    plan2 = Plan(host=(run, (), views, tuple, False))
     assert Dispatch({key(x, w): plan2}, general)(x, w) == ("plan", (x, w))
 
 
@@ -227,37 +243,39 @@ def test_host_shortcut_without_views_returns_the_computed_jax_results():
         seen.append((p, a, b))
         return [Result(a + b), Result(a * p)]
     x, y = torch.arange(3.0), torch.ones(3)
-    plan = Plan(host=(run, (2.0,), None, tuple))
+    plan = Plan(host=(run, (2.0,), None, tuple, False))
     out = Dispatch({key(x, y): plan}, general)(x, y)
     assert plan.calls == [] and type(out) is tuple and list(out) == waited
     assert all(isinstance(v, np.ndarray) for v in seen[0][1:])
     np.testing.assert_array_equal(out[0].value, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(out[1].value, [0.0, 2.0, 4.0])
-    real = Plan(host=(add_one, (), None, FIRST))
+    real = Plan(host=(add_one, (), None, FIRST, False))
     out = Dispatch({key(x): real}, general)(x)
     assert isinstance(out, jax.Array) and out.tolist() == [1.0, 2.0, 3.0]
     w = torch.ones(3, requires_grad=True)                               # numpy() refuses: the plan takes it
-    assert Dispatch({key(w): Plan(host=(add_one, (), None, FIRST))}, general)(w) == ("plan", (w,))
+    assert Dispatch({key(w): Plan(host=(add_one, (), None, FIRST, False))}, general)(w) == ("plan", (w,))
 
 
 def test_no_arguments_are_the_empty_key():
-    plan = Plan(host=(lambda: [jnp.full((2,), 7.0)], (), ((F32, (2,)),), FIRST))
+    plan = Plan(host=(lambda: [jnp.full((2,), 7.0)], (), ((F32, (2,)),), FIRST, False))
     out = Dispatch({(): plan}, general)()
     torch.testing.assert_close(out, torch.full((2,), 7.0))
 
 
 def test_malformed_shortcuts_are_type_errors_naming_the_contract():
     x = torch.ones(3)
-    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build\)"):
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build, grad: bool\)"):
         Dispatch({key(x): Plan(host=(add_one, (), F32))}, general)(x)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build, grad: bool\)"):
+        Dispatch({key(x): Plan(host=(add_one, (), ((F32, (3,)),), FIRST, 1))}, general)(x)
     with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, views: tuple or None, build\)"):
-        Dispatch({key(x): Plan(host=(add_one, [], ((F32, (3,)),), FIRST))}, general)(x)
+        Dispatch({key(x): Plan(host=(add_one, [], ((F32, (3,)),), FIRST, False))}, general)(x)
     with pytest.raises(TypeError, match=r"views must be \(dtype: np.dtype, shape: tuple\) pairs"):
-        Dispatch({key(x): Plan(host=(add_one, (), (("float32", (3,)),), FIRST))}, general)(x)
+        Dispatch({key(x): Plan(host=(add_one, (), (("float32", (3,)),), FIRST, False))}, general)(x)
     with pytest.raises(TypeError, match="returned 1 results for 2 views"):
-        Dispatch({key(x): Plan(host=(add_one, (), ((F32, (3,)), (F32, (3,))), tuple))}, general)(x)
+        Dispatch({key(x): Plan(host=(add_one, (), ((F32, (3,)), (F32, (3,))), tuple, False))}, general)(x)
     with pytest.raises(TypeError, match="must return a list or tuple of arrays"):
-        Dispatch({key(x): Plan(host=(lambda v: jnp.asarray(v), (), ((F32, (3,)),), FIRST))}, general)(x)
+        Dispatch({key(x): Plan(host=(lambda v: jnp.asarray(v), (), ((F32, (3,)),), FIRST, False))}, general)(x)
     a = jnp.ones(3)
     with pytest.raises(TypeError, match=r"plan.direct must be \(run, params: tuple, build\)"):
         Dispatch({key(a): Plan(direct=(add_one, []))}, general)(a)

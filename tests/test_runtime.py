@@ -106,7 +106,8 @@ def test_keyword_arguments_and_defaults():
 # outputs and dtypes
 # ---------------------------------------------------------------------------------------------------------------
 def test_outputs_are_torch_tensors(mlp):
-    out = fxla.compile(mlp)(torch.randn(2, 8))
+    with torch.no_grad():
+        out = fxla.compile(mlp)(torch.randn(2, 8))
     assert type(out) is torch.Tensor and out.device.type == "cpu" and not out.requires_grad
     out += 1                                          # an ordinary, writable tensor
 

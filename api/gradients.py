@@ -1,0 +1,110 @@
+"""Gradients: what a compiled call's torch outputs say to autograd.
+
+fxla compiles forward programs only.  Eager torch, called with grad mode on and an input or parameter that
+requires grad, returns outputs that require grad; a compiled program records nothing for autograd, so a
+plain result would have no ``grad_fn``, and a loss that adds it to other terms would train silently without
+its contribution.  :class:`GradientGuard` gives such a call's floating-point outputs ``requires_grad`` and a
+``grad_fn`` whose backward raises :class:`GradientError` — naming the call site and what required grad — so
+everything eager allows up to the backward still works (``y.requires_grad``, ``y.detach()``) and a backward
+through the compiled program fails loudly instead of returning wrong gradients.
+
+Calls under ``torch.no_grad()`` / ``torch.inference_mode()``, or where nothing requires grad, get the plain
+outputs, and only those take fxla's fastest call path (as with eager torch, inference is fastest there).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, List, Mapping, Optional, Sequence
+
+import torch
+
+from fxla.errors import FxlaError, format_location
+from fxla.frontend.source import is_internal_file, location_at
+
+_SHOWN = 4          # sources of gradient named in the message (more: the first 3, and a count)
+
+
+class GradientError(FxlaError):
+    """A backward pass reached the outputs of a compiled (forward-only) program."""
+
+
+class _ForwardOnly(torch.autograd.Function):
+    """Identity on the tensors ``outputs``, recorded as a function of ``anchor`` (a tensor that requires grad);
+    its backward raises ``GradientError(message())``.  ``outputs`` is a list, not tensor arguments: autograd
+    would return tensor arguments as views, which refuse in-place changes that eager's outputs allow; these
+    tensors get the history themselves."""
+
+    @staticmethod
+    def forward(ctx, message, anchor, outputs):
+        ctx.message = message
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise GradientError(ctx.message())
+
+
+def _call_site():
+    """(file, line) of the innermost frame outside fxla and torch: where the user called the compiled module."""
+    frame = sys._getframe(2)
+    while frame is not None and is_internal_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+class GradientGuard:
+    """The autograd behaviour of one compiled module's torch outputs (see the module docstring).
+
+    ``name``: the module's name in messages; ``params``: the parameters and buffers its programs read (name ->
+    tensor), checked for ``requires_grad`` at each call that runs with grad mode on.
+    """
+
+    def __init__(self, name: str, params: Mapping[str, Any]):
+        self.name = name
+        self.params = [(n, p) for n, p in params.items() if isinstance(p, torch.Tensor)]
+
+    def params_require_grad(self) -> bool:
+        """Whether a parameter requires grad now (a call plan reads it once: a call of a plan whose parameters
+        did not require grad when it was made skips the check)."""
+        return any(p.requires_grad for _, p in self.params)
+
+    def __call__(self, inputs: Sequence[Any], outputs: List[Any]) -> List[Any]:
+        """``outputs`` (a call's flat results), its floating-point tensors made to require grad through a
+        backward that raises :class:`GradientError` when grad mode is on and one of ``inputs`` (the call's flat
+        inputs) or a parameter requires grad; else ``outputs`` themselves."""
+        if not torch.is_grad_enabled():
+            return outputs
+        sources = [(f"input {i}", t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+        sources += [(n, p) for n, p in self.params if p.requires_grad]
+        if not sources:
+            return outputs
+        chosen = [i for i, o in enumerate(outputs)
+                  if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex())]
+        if not chosen:
+            return outputs
+        site, names = _call_site(), [n for n, _ in sources]
+        guarded = _ForwardOnly.apply(lambda: self._message(site, names), sources[0][1],
+                                     [outputs[i] for i in chosen])
+        outputs = list(outputs)
+        for i, value in zip(chosen, guarded):
+            outputs[i] = value
+        return outputs
+
+    def _message(self, site, names: List[str]) -> str:
+        shown = ", ".join(names) if len(names) <= _SHOWN else ", ".join(names[:_SHOWN - 1]) + \
+            f" and {len(names) - _SHOWN + 1} more"
+        where = format_location(location_at(*site) if site else None)
+        return (f"backward through the outputs of fxla-compiled {self.name}: fxla compiles forward programs only\n"
+                f"{where}\n"
+                f"why: that call ran with grad mode on and {shown} required grad, so its outputs require grad as "
+                f"eager torch's would, but the compiled program records no operations for autograd to "
+                f"differentiate\n"
+                f"fix: compute gradients with the eager model (or torch.compile's default backend) and compile for "
+                f"inference; if no gradient through this call is wanted, call it under torch.no_grad() or "
+                f"torch.inference_mode(), or pass x.detach() / freeze the model with model.requires_grad_(False)")
+
+
+def guard_for(name: str, params: Optional[Mapping[str, Any]], output: str) -> Optional[GradientGuard]:
+    """The guard of a module's calls, or ``None`` when its outputs are not torch tensors (``output="jax"``:
+    jax arrays have no autograd)."""
+    return GradientGuard(name, params or {}) if output == "torch" else None
