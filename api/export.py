@@ -7,6 +7,7 @@ and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modif
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 from typing import Any, Dict, List
@@ -65,15 +66,15 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
-        "input_spec": pytree.treespec_dumps(program.input_spec),
+        "input_spec": _input_spec(program.input_spec),
         "input_static": [_json_static(v, f"input leaf {i}") for i, v in enumerate(program.input_static)],
         "outputs": outputs,
-        "output_spec": pytree.treespec_dumps(program.output_spec),
+        "output_spec": pytree.treespec_dumps(_portable(program.output_spec)),
         "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
         "mutated_inputs": list(program.mutated_inputs),
         "mutated_params": list(program.mutated_params),
         "written_attributes": [
-            {"name": w.name, "spec": pytree.treespec_dumps(w.spec),
+            {"name": w.name, "spec": pytree.treespec_dumps(_portable(w.spec)),
              "leaves": [_json_static(v, f"attribute {w.name} leaf {i}") for i, v in enumerate(w.leaves)]}
             for w in program.written_attributes],
         "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
@@ -84,6 +85,38 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
     }
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights})
     return meta
+
+
+#: the containers an artifact's specs keep as they are: built-in, so loading needs no model code
+_BUILTIN_CONTAINERS = frozenset({tuple, list, dict, collections.OrderedDict, collections.defaultdict})
+
+
+def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
+    """``spec`` with the containers of the model's code (named tuples, torch.return_types, Hugging Face
+    ``ModelOutput`` classes and other registered dict subclasses) as plain tuples and dicts of the same order
+    and keys, so that ``fxla.load`` needs none of that code (a compiled module returns the types themselves)."""
+    if spec.is_leaf():
+        return spec
+    children = [_portable(c) for c in spec.children()]
+    if spec.type in _BUILTIN_CONTAINERS:
+        return pytree.TreeSpec(spec.type, spec.context, children)
+    if spec.type is collections.namedtuple or issubclass(spec.type, tuple):   # (pytree's node type of a
+        return pytree.TreeSpec(tuple, None, children)                          # named tuple is namedtuple)
+    if issubclass(spec.type, dict):
+        return pytree.TreeSpec(dict, list(spec.context), children)
+    name = getattr(spec.type, "__qualname__", spec.type)
+    raise ArtifactError(f"cannot export a program whose outputs hold a {name}\nwhy: an artifact "
+                        f"stores its output structure as tuples, lists and dicts\nfix: return tensors in tuples, "
+                        f"lists or dicts")
+
+
+def _input_spec(spec: pytree.TreeSpec) -> str:
+    try:
+        return pytree.treespec_dumps(spec)
+    except NotImplementedError:
+        raise ArtifactError(f"cannot export a program whose inputs have the structure {spec}\nwhy: an artifact "
+                            f"stores its input structure as tuples, lists and dicts (a call must match it)\n"
+                            f"fix: pass the inputs as tensors in tuples, lists or dicts") from None
 
 
 def _fxla_version() -> str:

@@ -26,7 +26,7 @@ import torch
 
 from .graph import Graph, Namespace, RESERVED_NAMES
 from .names import qualified_name
-from .node import Node
+from .node import Node, build_dict
 
 __all__ = ["PythonCode", "generate", "OPERATOR_TEMPLATES"]
 
@@ -105,7 +105,10 @@ class _Emitter:
         if isinstance(a, list):
             return f"[{', '.join(self.arg(e) for e in a)}]"
         if isinstance(a, dict):
-            return "{" + ", ".join(f"{self.arg(k)}: {self.arg(v)}" for k, v in a.items()) + "}"
+            body = "{" + ", ".join(f"{self.arg(k)}: {self.arg(v)}" for k, v in a.items()) + "}"
+            if type(a) is dict:
+                return body
+            return f"{self.bind_global(build_dict, 'build_dict')}({self.bind_global(type(a), type(a).__name__)}, {body})"
         if isinstance(a, slice):
             return f"slice({self.arg(a.start)}, {self.arg(a.stop)}, {self.arg(a.step)})"
         if a is None or a is Ellipsis or isinstance(a, (bool, int, str, bytes, complex)):

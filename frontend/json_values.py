@@ -9,7 +9,8 @@ tag                fields                                          Python value
 =================  ==============================================  ==========================
 ``tuple``          ``items``: array                                ``tuple``
 ``size``           ``items``: array of ints                        ``torch.Size``
-``dict``           ``items``: array of ``[key, value]`` pairs       ``dict`` (any encodable keys)
+``dict``           ``items``: array of ``[key, value]`` pairs;      ``dict`` (any encodable keys), or
+                   ``type`` (optional): ``"module:QualName"``      that dict subclass (see below)
 ``slice``          ``start``, ``stop``, ``step``                   ``slice``
 ``float``          ``value``: ``"inf"`` / ``"-inf"`` / ``"nan"``   non-finite ``float``
 ``complex``        ``re``, ``im``                                  ``complex``
@@ -29,24 +30,32 @@ anything reachable from ``torch`` / ``operator`` / ``math`` (``torch.relu``,
 ``torch.nn.functional.gelu``, ``torch.Tensor.view``, ``operator.getitem``) or one of
 :data:`BUILTIN_FUNCTIONS` (``builtins.getattr``). Lambdas, local functions and user
 functions (including ``wrap`` ped ones) are not encodable.
+
+A dict subclass a graph keeps (``OrderedDict``, a Hugging Face ``ModelOutput``: the ones torch's pytree
+flattens, see :func:`fxla.frontend.node.empty_dict_like`) is stored with its ``type``. Loading resolves it
+only among modules already imported (nothing is imported on a file's say-so) and only to a registered dict
+subclass; otherwise it is a :class:`SerializationError` saying what to import.
 """
 from __future__ import annotations
 
 import builtins
 import math
+import sys
 from typing import Any, Callable, Dict, Optional
 
 import torch
+from torch.utils import _pytree as pytree
 
 from fxla.errors import format_message
 
 from .errors import SerializationError
 from .names import ROOT_MODULES, qualified_name, resolve
-from .node import Node
+from .node import Node, build_dict
 from .shape_prop import TensorMeta
 from .source import user_frame_location
 
-__all__ = ["ValueEncoder", "ValueDecoder", "function_name", "resolve_function", "BUILTIN_FUNCTIONS"]
+__all__ = ["ValueEncoder", "ValueDecoder", "function_name", "resolve_function", "resolve_dict_type",
+           "BUILTIN_FUNCTIONS"]
 
 #: Python builtins a saved graph may call (``builtins.<name>``).
 BUILTIN_FUNCTIONS = frozenset({
@@ -86,6 +95,24 @@ def resolve_function(name: str) -> Any:
     return fn
 
 
+def resolve_dict_type(name: Any) -> type:
+    """The dict subclass ``"module:QualName"`` names, from an already imported module; ValueError if there is
+    none (the module not imported: the message says to import it) or it is not one torch's pytree flattens."""
+    if not isinstance(name, str) or ":" not in name:
+        raise ValueError(f"a dict type must be 'module:QualName', got {name!r:.60}")
+    module_name, _, qualname = name.partition(":")
+    module = sys.modules.get(module_name)
+    if module is None:
+        raise ValueError(f"the graph holds a {qualname} from module {module_name}, which is not imported; "
+                         f"import {module_name} before loading it")
+    cls: Any = module
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if not (isinstance(cls, type) and issubclass(cls, dict) and cls in pytree.SUPPORTED_NODES):
+        raise ValueError(f"{name!r} is not a dict subclass torch's pytree flattens")
+    return cls
+
+
 def _dotted_torch_name(value: Any) -> str:
     return str(value).rpartition(".")[2]
 
@@ -117,6 +144,8 @@ class ValueEncoder:
             return impl(value, where)
         if isinstance(value, torch.Tensor):
             return self._tensor(value, where)
+        if isinstance(value, dict) and type(value) in pytree.SUPPORTED_NODES:      # a kept dict subclass
+            return {**self._dict(value, where), "type": f"{type(value).__module__}:{type(value).__qualname__}"}
         if callable(value) and not isinstance(value, (torch.nn.Module, type)):
             return self._function(value, where)
         raise self.error(where, f"a value of type {type(value).__qualname__} ({value!r:.60})",
@@ -242,7 +271,7 @@ class ValueDecoder:
         return torch.Size(items)
 
     def _dict(self, o: Dict[str, Any]) -> dict:
-        out = {}
+        out = {} if "type" not in o else build_dict(resolve_dict_type(o["type"]), {})
         for pair in o["items"]:
             key, value = pair  # ValueError/TypeError if not a pair
             out[self.decode(key)] = self.decode(value)

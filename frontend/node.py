@@ -1,19 +1,22 @@
 """The :class:`Node`: one operation of a :class:`~fxla.frontend.graph.Graph`.
 
 Also provides :func:`map_arg` / :func:`map_aggregate`, the helpers for walking the
-nested argument structures (tuples, lists, dicts, slices) that nodes hold.
+nested argument structures (tuples, lists, dicts, slices) that nodes hold, and
+:func:`empty_dict_like` / :func:`build_dict`, which keep the dict subclasses arguments may be.
 """
 from __future__ import annotations
 
 import builtins
+import collections
 import operator
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 
 from .names import qualified_name
 
-__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "Argument", "Target"]
+__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "empty_dict_like", "build_dict", "Argument", "Target"]
 
 #: The six opcodes of the IR (see :class:`Node`).
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -31,6 +34,29 @@ _IMPURE_FUNCTIONS = frozenset({
 
 
 _AGGREGATES = (tuple, list, dict, slice)
+
+
+def empty_dict_like(a: dict) -> dict:
+    """An empty dict of ``a``'s type when that is a dict subclass torch's pytree flattens (``OrderedDict``,
+    ``defaultdict``, Hugging Face ``ModelOutput`` classes: registered, so a program's output spec keeps the type
+    and a compiled call returns it), else a plain ``dict`` (a subclass pytree does not know would be one
+    opaque leaf)."""
+    cls = type(a)
+    if cls is dict or cls not in pytree.SUPPORTED_NODES:
+        return {}
+    try:
+        return cls(a.default_factory) if isinstance(a, collections.defaultdict) else cls()
+    except Exception:                     # a constructor that needs arguments: keep the items, as a dict
+        return {}
+
+
+def build_dict(cls: type, items: dict) -> dict:
+    """A ``cls`` holding ``items`` (what generated code calls to rebuild a kept dict subclass; item by item,
+    since a ``ModelOutput`` refuses ``update``)."""
+    out = cls()
+    for k, v in items.items():
+        out[k] = v
+    return out
 
 
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
@@ -58,7 +84,7 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     if isinstance(a, list):
         return [map_aggregate(e, fn) for e in a]
     if isinstance(a, dict):
-        out = type(a)() if type(a) is not dict else {}
+        out = empty_dict_like(a)
         for k, v in a.items():
             out[k] = map_aggregate(v, fn)
         return out
@@ -99,7 +125,8 @@ def _format_arg(a: Argument) -> str:
     if isinstance(a, list):
         return "[" + ", ".join(_format_arg(e) for e in a) + "]"
     if isinstance(a, dict):
-        return "{" + ", ".join(f"{k!r}: {_format_arg(v)}" for k, v in a.items()) + "}"
+        body = "{" + ", ".join(f"{k!r}: {_format_arg(v)}" for k, v in a.items()) + "}"
+        return body if type(a) is dict else f"{type(a).__name__}({body})"
     if isinstance(a, slice):
         return f"slice({_format_arg(a.start)}, {_format_arg(a.stop)}, {_format_arg(a.step)})"
     if callable(a) and not isinstance(a, torch.nn.Module):
@@ -131,6 +158,9 @@ class Node:
 
     * ``args`` / ``kwargs`` -- arguments; nested tuples/lists/dicts/slices of Nodes
       and literals (numbers, str, None, Ellipsis, dtypes, devices, torch.Size, callables).
+      Named tuples keep their type, and so do the dict subclasses torch's pytree knows
+      (``OrderedDict``, ``ModelOutput``: see :func:`empty_dict_like`); other dict subclasses are
+      plain dicts.
     * ``meta``   -- free-form dict. Contract: ``meta['source']`` is a
       :class:`~fxla.frontend.source.SourceLocation`; shape propagation adds
       ``meta['tensor_meta']`` or ``meta['value']``.

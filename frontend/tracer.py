@@ -15,7 +15,7 @@ from fxla.errors import format_message
 from .errors import TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
-from .node import map_aggregate, map_arg
+from .node import empty_dict_like, map_aggregate, map_arg
 from .proxy import Proxy
 from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, describe, set_node_meta,
                          to_meta)
@@ -287,7 +287,7 @@ class Tracer:
         if isinstance(a, list):
             return [self.create_arg(e) for e in a]
         if isinstance(a, dict):
-            out = {}
+            out = empty_dict_like(a)           # a ModelOutput stays one (see Node: arguments)
             for k, v in a.items():
                 if isinstance(k, Proxy):
                     raise self._arg_error(k, "a symbolic value cannot be a dict key")
@@ -544,7 +544,8 @@ class Tracer:
             raise TraceError(format_message(
                 f"forward() returned a value that cannot be a graph output: {str(e).splitlines()[0]}", def_loc,
                 why="graph outputs are tensors, Python scalars and tuples/lists/dicts of those "
-                    "(a ModelOutput or other dict subclass becomes a plain dict)",
+                    "(named tuples, OrderedDicts and Hugging Face ModelOutputs keep their type; other dict "
+                    "subclasses become plain dicts)",
                 fix="return only such values; a Hugging Face model returns a KV cache object unless "
                     "called with use_cache=False (concrete_args={'use_cache': False})")) from None
         out = self.create_node("output", "output", (out_arg,), {})

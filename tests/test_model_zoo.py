@@ -19,8 +19,9 @@ import torch
 import torch.fx
 from torch.testing import assert_close
 
-from fxla.frontend import (GraphModule, Interpreter, SpecializationError, TensorMeta, TraceError, propagate_shapes,
-                           symbolic_trace)
+import fxla
+from fxla.frontend import (GraphModule, Interpreter, SpecializationError, TensorMeta, TraceError, load,
+                           propagate_shapes, save, symbolic_trace)
 from zoo import BY_NAME, ZOO, hf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,7 +39,7 @@ def _entry(name):
 def _eager(model, inputs, entry):
     with torch.no_grad():
         if entry.hf:
-            return dict(model(**inputs, **hf.fixed_kwargs(model)))  # ModelOutput -> its dict
+            return model(**inputs, **hf.fixed_kwargs(model))       # a ModelOutput (fxla's keeps the type)
         return model(*copy.deepcopy(inputs))
 
 
@@ -49,7 +50,7 @@ def _call(gm, inputs):
 
 def _same(actual, expected):
     if isinstance(expected, dict):
-        assert type(actual) is dict and list(actual) == list(expected)
+        assert type(actual) is type(expected) and list(actual) == list(expected)
         for k in expected:
             _same(actual[k], expected[k])
     elif isinstance(expected, (tuple, list)):
@@ -185,13 +186,21 @@ def test_specialised_graph_is_valid_for_its_shapes_only():
             gm(torch.randint(0, 100, (3, 8)))  # another batch size: retrace
 
 
-def test_hf_model_output_is_a_dict_and_cache_needs_use_cache_false():
+def test_hf_model_output_keeps_its_type_and_cache_needs_use_cache_false(tmp_path):
     if hf.transformers is None:
         pytest.skip("transformers is not installed")
     model, inputs = BY_NAME["llama"].build()
     gm = symbolic_trace(model, example_inputs=inputs, concrete_args={"use_cache": False})
     out = _call(gm, inputs)
-    assert type(out) is dict and list(out) == ["last_hidden_state"]
+    want = type(_eager(model, inputs, BY_NAME["llama"]))
+    assert type(out) is want and list(out) == ["last_hidden_state"]
+    assert "_fx_build_dict(_fx_BaseModelOutputWithPast, {'last_hidden_state': " in gm.code
+    save(gm, tmp_path / "gm")                                   # saved with its type, loaded back as it
+    assert type(_call(load(tmp_path / "gm"), inputs)) is want
+    fast = fxla.compile(model, concrete_shapes=True, concrete_args={"use_cache": False})
+    with torch.no_grad():
+        got = fast(**inputs)
+    assert type(got) is want and got.last_hidden_state.shape == out.last_hidden_state.shape
     with pytest.raises(TraceError, match="DynamicCache") as info:
         symbolic_trace(model, example_inputs=inputs)  # use_cache defaults to True: a Cache object is returned
     assert "use_cache" in str(info.value)
