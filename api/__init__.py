@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "compile": "fxla.compile", "CompiledModule": "fxla.compile", "Stages": "fxla.compile",
     "OptionError": "fxla.compile", "SignatureError": "fxla.compile", "InputMutationError": "fxla.compile",
-    "GradientError": "fxla.gradients",
+    "GradientError": "fxla.gradients", "AutocastError": "fxla.frontend",
     "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
     "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
@@ -34,7 +34,8 @@ _SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
-           "OptionError", "SignatureError", "InputMutationError", "SpecializationError", "GradientError"]
+           "OptionError", "SignatureError", "InputMutationError", "SpecializationError", "GradientError",
+           "AutocastError"]
 
 
 def __getattr__(name):

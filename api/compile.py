@@ -26,6 +26,7 @@ from fxla.runtime.executable import numpy_dtype
 from fxla.runtime.jax_interop import InteropError
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, normalize_spec, signature_of
 
+from .autocast import check_not_autocast
 from .dispatch import call_plan, fast_key
 from .gradients import GradientGuard, guard_for
 from .per_shape import PerShapeTraces
@@ -505,8 +506,10 @@ class CompiledModule:
         bound = self._bind(args, kwargs)
         leaves = _leaves(bound)
         self._reject_unusable(leaves)
-        entry = self._entry(bound)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
+        if shared:
+            check_not_autocast(self.__name__)
+        entry = self._entry(bound)
         program = entry.program
         writes = program.written_attributes
         mutates = bool(program.mutated_inputs or program.mutated_params or writes)
@@ -531,9 +534,9 @@ class CompiledModule:
                 and not mutates:
             key = fast_key(args)
             if key is not None:
-                plan = self._plans[key] = call_plan(entry.executable, args, entry.params, self.output,
-                                                    program.output_spec, program.output_static, results,
-                                                    entry.guard)
+                plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
+                                                    self.output, program.output_spec, program.output_static,
+                                                    results, entry.guard)
                 if self._cpp_call is not None and plan.direct is None:
                     self._front_plans[key] = plan
         return pytree.tree_unflatten(values, program.output_spec)

@@ -24,6 +24,8 @@ from torch.utils import _pytree as pytree
 
 from fxla.runtime.buffers import host_array, host_input, to_device, viewer
 
+from .autocast import check_not_autocast
+
 
 def fast_key(args: Sequence[Any]) -> Optional[Tuple]:
     """The plan key of a positional call, or ``None`` when an argument is not array-like."""
@@ -53,11 +55,12 @@ def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
     return build
 
 
-def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
+def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
               output_static, outs: Sequence[jax.Array], guard) -> Callable[[Sequence[Any]], Any]:
-    """The call path of one compiled single-device signature (see the module docstring): a function of the
-    call's positional arguments (``args`` is the call that compiled it, ``outs`` its device results; ``guard``:
-    the :class:`fxla.gradients.GradientGuard` its torch outputs pass through).
+    """The call path of one compiled single-device signature of module ``name`` (see the module docstring): a
+    function of the call's positional arguments (``args`` is the call that compiled it, ``outs`` its device
+    results; ``guard``: the :class:`fxla.gradients.GradientGuard` its torch outputs pass through).  A call with
+    torch tensors in under ``torch.autocast`` raises :class:`fxla.AutocastError` (:mod:`fxla.autocast`).
 
     It carries two shortcuts that ``CompiledModule``'s call (:class:`fxla.runtime._fastcall.Dispatch`, in C)
     takes without entering the plan:
@@ -70,9 +73,9 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
       ``(numpy dtype, shape)``): the call is ``outs = run(*params, *[x.numpy() for x in args])``, then per result
       ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
       ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
-      device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call with torch's grad mode
-      on when ``grad``, which says a parameter required grad when the plan was made: the plan's outputs then
-      pass through the guard); with ``output="jax"`` it is ``(run, params, None, build, False)`` for torch
+      device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call under autocast, and one
+      with torch's grad mode on when ``grad``, which says a parameter required grad when the plan was made:
+      the plan's outputs then pass through the guard); with ``output="jax"`` it is ``(run, params, None, build, False)`` for torch
       tensors (of at most 32 bits) in: the results are waited for and built as they are (jax arrays); else
       ``None``.
 
@@ -137,6 +140,7 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
             convert0 = inputs[0]
 
             def call(args):
+                check_not_autocast(name)
                 value = convert0(args[0])
                 try:
                     outs = run(*params, value)
@@ -145,6 +149,7 @@ def call_plan(executable, args: Sequence[Any], params: List[jax.Array], output: 
                 return finish(outs, args)
         else:
             def call(args):
+                check_not_autocast(name)
                 values = [convert(a) if convert else a for convert, a in zip(inputs, args)]
                 try:
                     outs = run(*params, *values)

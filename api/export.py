@@ -17,6 +17,7 @@ import jaxlib
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.autocast import check_not_autocast
 from fxla.compile import CompiledModule, write_back
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
@@ -198,6 +199,8 @@ class LoadedModule:
                 raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact was specialised "
                                  f"to {static!r}\nfix: pass {static!r}, or export again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
+        if shared:
+            check_not_autocast(self.__name__)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
         cut = len(results) - sum(leaf is None for _, _, leaves in self._written for leaf in leaves)
         results, written = results[:cut], iter(results[cut:])

@@ -3,7 +3,8 @@
 ``symbolic_trace(model)`` returns a :class:`GraphModule` whose ``graph`` (a :class:`Graph`
 of :class:`Node` s, every node carrying ``meta['source']``) is what later stages consume.
 """
-from .errors import GraphError, InterpreterError, PassError, SerializationError, SpecializationError, TraceError
+from .errors import (AutocastError, GraphError, InterpreterError, PassError, SerializationError, SpecializationError,
+                     TraceError)
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter
@@ -21,7 +22,8 @@ from .passes import fuse_conv_bn, graph_to_dot, graph_to_svg, replace_pattern, s
 __all__ = [
     "Graph", "Node", "Proxy", "Attribute", "Tracer", "symbolic_trace", "wrap", "GraphModule",
     "Interpreter", "ShapeProp", "TensorMeta", "propagate_shapes", "SourceLocation",
-    "user_frame_location", "TraceError", "SpecializationError", "InterpreterError", "GraphError", "map_arg", "map_aggregate",
+    "user_frame_location", "TraceError", "SpecializationError", "InterpreterError", "GraphError", "AutocastError",
+    "map_arg", "map_aggregate",
     "Transformer", "save", "load", "SerializationError", "PassError", "passes", "replace_pattern",
     "split_module", "fuse_conv_bn", "graph_to_dot", "graph_to_svg",
 ]

@@ -30,6 +30,11 @@ class PassError(FxlaError):
     """A graph pass (``fxla.frontend.passes``) cannot be applied to the given graph or arguments."""
 
 
+class AutocastError(FxlaError):
+    """``torch.autocast`` would change dtypes that a traced graph or a compiled program cannot follow: a forward
+    that enters or leaves an autocast region while being traced, or a compiled module called under autocast."""
+
+
 class SpecializationError(FxlaError):
     """A shape-specialised graph (a ``concrete_shapes`` trace) was given inputs of other shapes, dtypes or
     values than it was traced for; running it would silently compute with the traced ones."""

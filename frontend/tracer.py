@@ -12,7 +12,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import format_message
 
-from .errors import TraceError
+from .errors import AutocastError, TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like, map_aggregate, map_arg
@@ -137,6 +137,7 @@ class Tracer:
         self._tensor_attrs: Dict[int, Tuple[str, torch.Tensor]] = {}
         self._attr_nodes: Dict[str, Node] = {}
         self._constant_count = 0
+        self._autocast_at_start = False           # torch.autocast's state when trace() began
         # concrete_shapes mode
         self._meta_values: Dict[Node, Any] = {}
         self._meta_errors: Dict[Node, str] = {}
@@ -175,9 +176,23 @@ class Tracer:
         """Insert a node into ``self.graph``, stamping ``meta['source']``."""
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         node.meta["source"] = user_frame_location(self.module_path)
+        if torch._C._is_any_autocast_enabled() is not self._autocast_at_start:
+            raise self._autocast_error(node)
         if self.concrete_shapes and kind not in ("placeholder", "output"):
             self._record_meta(node)
         return node
+
+    def _autocast_error(self, node: Node) -> AutocastError:
+        entered = not self._autocast_at_start
+        self.graph.erase_node(node)
+        return AutocastError(format_message(
+            f"forward {'entered' if entered else 'left'} a torch.autocast region, which a traced graph cannot hold",
+            node.meta["source"],
+            why="autocast casts the inputs of ops such as linear, matmul and conv as eager torch runs them; the "
+                "graph records the ops without those casts, so it (and a program compiled from it) would compute "
+                "in other dtypes than eager",
+            fix="cast explicitly instead of autocast: model.to(torch.bfloat16) with x.to(torch.bfloat16), or "
+                "y = self.layer(x.to(torch.bfloat16)) where lower precision is wanted; or remove the autocast region"))
 
     def proxy(self, node: Node) -> Proxy:
         """Wrap ``node`` in a :class:`Proxy` of this tracer (override to return a Proxy subclass)."""
@@ -489,6 +504,8 @@ class Tracer:
         self._meta_values, self._meta_errors, self._speculative = {}, {}, []
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
         self._meta_memo = MetaMemo() if type(self)._run_on_meta is Tracer._run_on_meta else None
+        # the graph holds no autocast regions: a forward that enters (or leaves) one is refused at its first op
+        self._autocast_at_start = torch._C._is_any_autocast_enabled()
         self._collect_root_state()
 
         code = getattr(inspect.unwrap(fn), "__code__", None)

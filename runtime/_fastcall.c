@@ -9,8 +9,9 @@
      plan = plans.get(key)                        none, or keyword arguments: general(*args, **kwargs)
      plan.host   = (run, params, views, build, grad):
                    torch tensors in and out (views: (dtype, shape) per result):
-                   grad is True and torch.is_grad_enabled(): return plan(args) (the plan gives the outputs
-                   autograd's behaviour: fxla.gradients);
+                   torch autocast enabled (torch._C._is_any_autocast_enabled()), or grad is True and
+                   torch.is_grad_enabled(): return plan(args) (the plan refuses autocast, fxla.autocast, and
+                   gives the outputs autograd's behaviour, fxla.gradients);
                    outs = run(*params, *[a.numpy() for a in args]);
                    for each out: out.block_until_ready(), then
                      torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>);
@@ -39,7 +40,7 @@
 
 #define MAX_STACK 64 /* positional arguments handed to `run` from the C stack; more: plan(args) */
 
-static PyObject *torch_from_numpy, *torch_is_grad_enabled;
+static PyObject *torch_from_numpy, *torch_is_grad_enabled, *torch_any_autocast;
 static PyObject *str_shape, *str_dtype, *str_numpy, *str_host, *str_direct, *str_block_until_ready,
     *str_unsafe_buffer_pointer;
 
@@ -147,6 +148,12 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
     }
     PyObject *run = PyTuple_GET_ITEM(host, 0), *params = PyTuple_GET_ITEM(host, 1);
     PyObject *views = PyTuple_GET_ITEM(host, 2), *build = PyTuple_GET_ITEM(host, 3);
+    PyObject *autocast = PyObject_CallNoArgs(torch_any_autocast); /* the plan raises AutocastError */
+    if (autocast == NULL)
+        return NULL;
+    Py_DECREF(autocast);
+    if (autocast == Py_True)
+        return NULL;
     if (PyTuple_GET_ITEM(host, 4) == Py_True) { /* parameters require grad: with grad mode on, the plan's */
         PyObject *enabled = PyObject_CallNoArgs(torch_is_grad_enabled);
         if (enabled == NULL)
@@ -421,8 +428,13 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
         return NULL;
     torch_from_numpy = PyObject_GetAttrString(torch, "from_numpy");
     torch_is_grad_enabled = PyObject_GetAttrString(torch, "is_grad_enabled");
+    PyObject *torch_c = PyObject_GetAttrString(torch, "_C");
     Py_DECREF(torch);
-    if (torch_from_numpy == NULL || torch_is_grad_enabled == NULL)
+    if (torch_c == NULL)
+        return NULL;
+    torch_any_autocast = PyObject_GetAttrString(torch_c, "_is_any_autocast_enabled");
+    Py_DECREF(torch_c);
+    if (torch_from_numpy == NULL || torch_is_grad_enabled == NULL || torch_any_autocast == NULL)
         return NULL;
 #define INTERN(var, text)                                                                                          \
     if ((var = PyUnicode_InternFromString(text)) == NULL)                                                          \
