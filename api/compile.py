@@ -185,10 +185,11 @@ def _cpp_miss(module_ref, *args, **kwargs):
 class CompiledModule:
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
-    The program is traced once, at construction (trace errors surface here).  Each new input signature
-    (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and cached; parameters and
-    buffers are uploaded to the device at their first use and stay there, so later in-place changes to the
-    model's weights are not seen — compile again after changing them (changes the program itself makes,
+    The program is traced once, at construction (trace errors surface here), so what forward reads of the
+    module then — its mode (``model.eval()`` / ``model.train()``), plain attributes — is fixed in it.  Each
+    new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
+    cached; parameters and buffers are uploaded to the device at their first use and stay there, so later
+    in-place changes to the model's weights are not seen — compile again after changing them or the mode (changes the program itself makes,
     ``self.steps += 1``, are written back to the module and to the resident buffers).  Inputs may be torch tensors or
     ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device; a
     signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch after its first call, as a ``jax.jit``
