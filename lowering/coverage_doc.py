@@ -16,10 +16,10 @@ KNOWN_UNSUPPORTED = (
     ("in-place mutation of views (`x.view(-1).add_(1)`, `x[0].mul_(2)`); `t_`/`unsqueeze_`; `out=`",
      "views are not tracked (other in-place ops, on inputs, parameters and buffers too, are functionalized and "
      "written back: docs/tracing.md, In-place operations)"),
-    ("`x[mask] = tensor` with one value per selected position (a value broadcast over the selection, a scalar "
-     "or a row of the trailing dims, is lowered); `x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional "
-     "index tensors in `x[i] = v`",
-     "not lowered yet; use index_copy, torch.where or scatter"),
+    ("`x[i, 0] = v` (tensor indices next to ints or slices other than `:`); multi-dimensional index tensors in "
+     "`x[i] = v`",
+     "not lowered yet; use index_copy, torch.where or scatter (`x[mask] = v` is lowered: a value broadcast over "
+     "the selection, or one value per selected position, as `masked_scatter`)"),
     ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
@@ -34,7 +34,8 @@ KNOWN_UNSUPPORTED = (
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "
      "number of time steps)"),
     ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1], CTC "
-     "lengths above the padded sizes, a negative `gaussian_nll_loss` variance",
+     "lengths above the padded sizes, a negative `gaussian_nll_loss` variance; `x[mask] = v` with one value per "
+     "position and `masked_scatter` given another number of values than the mask selects",
      "they depend on the data, which a compiled program does not inspect (torch raises; an out-of-range index "
      "reads a clamped one): validate targets before the call"),
 )

@@ -226,7 +226,8 @@ def test_error_shape_changing_inplace():
     (lambda y: y.__setitem__((torch.tensor([0]), 1), 1.0), "mixing tensor indices with other indices"),
     (lambda y: y.__setitem__((torch.tensor([0, 1]), torch.tensor([0, 1, 1])), 1.0),
      "index tensors of shapes [[2], [3]] do not broadcast"),
-    (lambda y: y.__setitem__(y > 0, torch.ones(2)), "x[mask] = value with a value of shape [2] is not supported"),
+    (lambda y: y.__setitem__(y[:, 0] > 0, torch.ones(3, 3)),
+     "x[mask] = value with a value of shape [3, 3] is not supported"),
 ])
 def test_setitem_lowering_errors(body, wording):
     def fn(x):

@@ -309,6 +309,28 @@ def _setitems(x, v):
 case(functional_setitem, "setitem", _setitems, t(4, 5), t(2, 3), dtypes=(F32, I64, F16))
 
 
+def _setitems_per_position(x, rows, v):
+    """One value per selected position (the count is the mask's, fixed here): LLaVA's
+    ``embeds[image_mask] = image_features``, a mask on dim 1, a mask over two dims with a broadcast row."""
+    mask = torch.tensor([[False, True, False, True], [True, False, False, False], [False, False, True, True]])
+    e = x.clone()
+    e[mask] = rows                               # [3, 4, 5][mask of 5] = [5, 5]
+    f = x.clone()
+    f[:, torch.tensor([True, False, True, True])] = v    # [3, 4, 5][:, mask of 3] = [3, 3, 5]
+    g = x.clone()
+    g[mask] = rows[:, :1]                        # [5, 1]: one value per position, broadcast over the last dim
+    return e, f, g
+
+
+case(functional_setitem, "setitem_per_position", _setitems_per_position, t(3, 4, 5), t(5, 5), t(3, 3, 5),
+     dtypes=(F32, I64, BF16))
+case((torch.masked_scatter, torch.Tensor.masked_scatter), "masked_scatter",
+     lambda x, s: (torch.masked_scatter(x, x > 0, s),                          # a data mask, enough source
+                   x.masked_scatter(torch.tensor([True, False, True, False, True]), s[:12]),  # broadcast mask
+                   x.clone().masked_scatter_(x < 0, s.reshape(6, 5))),
+     t(4, 5), t(30), dtypes=(F32, I64, F16))
+
+
 # -- bilinear ----------------------------------------------------------------------------------------------------
 case((F.bilinear, torch.bilinear), "F.bilinear",
      lambda a, b, w, bias: (F.bilinear(a, b, w, bias), F.bilinear(a, b, w), torch.bilinear(a[0], b[0], w, bias),

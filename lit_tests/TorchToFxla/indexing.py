@@ -273,6 +273,45 @@ def setitem_mask(x):
     return y + y
 
 
+# A bool mask with one value per selected position (LLaVA's embeds[image_mask] = features): the k-th selected
+# position takes row k of the value, k = cumsum(mask) - 1 clamped into range, gathered with index_select and
+# selected by the mask.
+# CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask, one value per position):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>, %[[M:.+]]: tensor<2x3xi1>, %[[V:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[ORDER:.+]] = "fxla.cumsum"(%{{.+}}) {dim = 0 : i64} : (tensor<6xi64>) -> tensor<6xi64>
+# CHECK:         %[[ROW:.+]] = "fxla.clamp"(%{{.+}}, %{{.+}}, %{{.+}}) {{.+}} : (tensor<6xi64>, tensor<i64>, tensor<i64>) -> tensor<6xi64>
+# CHECK:         %[[ROWS:.+]] = "fxla.index_select"(%[[V]], %[[ROW]]) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<6xi64>) -> tensor<6x4xf32>
+# CHECK:         %[[WHERE:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %[[X]]) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+@case(functional_setitem, t(2, 3, 4), t(2, 3, dtype=BOOL), t(3, 4), variant="mask, one value per position")
+def setitem_mask_rows(x, m, v):
+    y = x.clone()
+    y[m] = v
+    return y
+
+
+# masked_scatter: the source's elements in order over the (broadcast) mask.
+# CHECK-LABEL: case torch.masked_scatter:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[M:.+]]: tensor<3xi1>, %[[S:.+]]: tensor<7xf32>)
+# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[M]]) {shape = array<i64: 2, 3>} : (tensor<3xi1>) -> tensor<2x3xi1>
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[EXPAND]]) {shape = array<i64: 6>} : (tensor<2x3xi1>) -> tensor<6xi1>
+# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[EXPAND]], %{{.+}}, %[[X]]) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+# CHECK:         return %[[WHERE]] : tensor<2x3xf32>
+@case(torch.masked_scatter, t(2, 3), t(3, dtype=BOOL), t(7))
+def masked_scatter_broadcast(x, m, s):
+    return torch.masked_scatter(x, m, s)
+
+
+# CHECK-LABEL: case Tensor.masked_scatter:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4xi64>, %[[M:.+]]: tensor<4xi1>, %[[S:.+]]: tensor<2x2xi64>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[S]]) {shape = array<i64: 4>} : (tensor<2x2xi64>) -> tensor<4xi64>
+# CHECK:         %[[PICKED:.+]] = "fxla.index_select"(%[[RESHAPE]], %{{.+}}) {dim = 0 : i64} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[M]], %{{.+}}, %[[X]]) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+# CHECK:         return %[[WHERE]] : tensor<4xi64>
+@case(torch.Tensor.masked_scatter, t(4, dtype=I64), t(4, dtype=BOOL), t(2, 2, dtype=I64))
+def tensor_masked_scatter(x, m, s):
+    return x.masked_scatter(m, s)
+
+
 # A strided slice: the value and the mask are spread out first (reshape, pad the new dim, reshape, crop), then
 # padded into place.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (strided):

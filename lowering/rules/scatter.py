@@ -1,4 +1,5 @@
-"""scatter_reduce (sum, prod, amax, amin, mean; include_self), index_add, index_copy, as fxla.scatter.
+"""scatter_reduce (sum, prod, amax, amin, mean; include_self), index_add, index_copy, as fxla.scatter;
+``x[idx] = value`` out of place; masked_scatter.
 
 ``include_self=False`` first resets every position that receives a value to the reduction's identity (a bool
 scatter marks them), so only the scattered values combine there.  ``mean`` is a sum divided by the count of
@@ -111,11 +112,25 @@ def _assigned(ctx, value, elem: str, shape) -> "ir.Value":
     return v if tuple(vs) == tuple(shape) else ctx.emit(ops.expand, v, shape=tuple(shape))
 
 
+def _in_mask_order(ctx, mask, values, dim: int):
+    """``values`` (``count`` entries along ``dim``) laid out over the positions of the 1-D bool ``mask``: the
+    ``k``-th selected position gets entry ``k`` (``cumsum(mask) - 1``, clamped into range), unselected ones an
+    arbitrary entry -- the rows a ``where`` over the mask then takes, as torch fills a selection in order."""
+    count = ctx.sig(values).shape[dim]
+    order = ctx.emit(ops.cumsum, ctx.emit(ops.convert, mask, result_type=type_of(Sig(ctx.sig(mask).shape, "i64"))),
+                     dim=0)
+    order = ctx.emit(ops.clamp, ctx.emit(ops.sub, order, ctx.tensor(1, like=order)), ctx.tensor(0, like=order),
+                     ctx.tensor(count - 1, like=order))
+    return ctx.emit(ops.index_select, values, order, dim=dim)
+
+
 def _set_mask(ctx, input, at: int, mask, value):
     """``x[..., mask] = value``: torch broadcasts the value to the selection's shape ``(*lead, count, *trail)``
-    (``count`` = how many positions the mask selects); a value that does not span ``count`` (size 1 or absent
+    (``count`` = how many positions the mask selects).  A value that does not span ``count`` (size 1 or absent
     there: a scalar, a row of the trailing dims) is the same at every selected position, so the write is a
-    ``where`` over the mask."""
+    ``where`` over the mask; one that does holds one entry per selected position, in order
+    (:func:`_in_mask_order`).  That it has as many as the mask selects is the caller's promise (torch checks it
+    against the data; a compiled program does not read the data)."""
     sig = ctx.sig(input)
     m = ctx.sig(mask).shape
     lead, trail = tuple(sig.shape[:at]), tuple(sig.shape[at + len(m):])
@@ -126,13 +141,21 @@ def _set_mask(ctx, input, at: int, mask, value):
         padded = (1,) * (len(lead) + 1 + len(trail) - len(vs)) + vs
         fits = len(padded) == len(lead) + 1 + len(trail) and all(
             v in (1, d) for v, d in zip(padded[:len(lead)] + padded[len(lead) + 1:], lead + trail))
-        if not fits or padded[len(lead)] != 1:
+        if not fits:
             raise ctx.error(f"x[mask] = value with a value of shape {list(ctx.sig(value).shape)} is not supported",
-                            "fxla writes a value that is the same at every selected position (size 1 or absent "
-                            "along the selection); one value per selected position needs the number of selected "
-                            "positions, which depends on the data",
-                            "use torch.where(mask, value, x) with a value shaped like x, or a value broadcast "
-                            f"over the selection (shape {[*lead, 1, *trail]})")
+                            f"torch broadcasts the value to the selection's shape {[*lead, 'count', *trail]} "
+                            f"(count: the positions the mask selects), which this one does not fit",
+                            f"give the value shape {[*lead, 'count', *trail]}, or one broadcast over the selection "
+                            f"(shape {[*lead, 1, *trail]})")
+        count = padded[len(lead)]
+        if count == 0:                            # nothing to write (torch: the mask must select nothing)
+            return input
+        if count > 1:                             # one entry per selected position
+            rows = _assigned(ctx, reshape(ctx, value, padded), sig.elem, (*lead, count, *trail))
+            rows = _in_mask_order(ctx, reshape(ctx, mask, (int(np.prod(m)),)), rows, len(lead))
+            rows = reshape(ctx, rows, (*lead, *m, *trail))
+            full = ctx.emit(ops.expand, reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * len(trail)), shape=sig.shape)
+            return ctx.emit(ops.where, full, rows, input)
         value = reshape(ctx, value, padded[:len(lead)] + (1,) * len(m) + padded[len(lead) + 1:])
     mask = reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * (sig.rank - at - len(m)))
     mask = ctx.emit(ops.expand, mask, shape=sig.shape)
@@ -198,6 +221,24 @@ def _set_box(ctx, input, key, value):
     v = _spread(ctx, v, steps)
     return ctx.emit(ops.where, ctx.emit(ops.pad, mask, low=low, high=high), ctx.emit(ops.pad, v, low=low, high=high),
                     input)
+
+
+@register(torch.masked_scatter, torch.Tensor.masked_scatter)
+def _masked_scatter(ctx, input, mask, source):
+    """``input`` with its positions where ``mask`` (broadcast to its shape) is true taken from ``source``'s
+    elements in order (row-major), as torch does; ``source`` must hold at least as many elements as the mask
+    selects (torch checks that against the data, a compiled program cannot)."""
+    sig = ctx.sig(input)
+    if ctx.sig(source).elem != sig.elem:
+        raise ctx.error("masked_scatter with a source of another dtype than the input",
+                        "torch requires the same dtype", "convert the source first: source.to(input.dtype)")
+    n = int(np.prod(ctx.sig(source).shape))
+    if n == 0:
+        return input
+    full = ctx.emit(ops.expand, mask, shape=sig.shape) if tuple(ctx.sig(mask).shape) != tuple(sig.shape) else mask
+    total = int(np.prod(sig.shape))
+    rows = _in_mask_order(ctx, reshape(ctx, full, (total,)), reshape(ctx, source, (n,)), 0)
+    return ctx.emit(ops.where, full, reshape(ctx, rows, sig.shape), input)
 
 
 def _is_mask(ctx, k) -> bool:
