@@ -13,9 +13,15 @@ Two kinds of context exist:
 """
 from __future__ import annotations
 
+import os
 import re
 
-import jaxlib.mlir._mlir_libs._jax_mlir_ext as _jax_mlir_ext   # registers the upstream dialects jaxlib links
+# jaxlib's C++ logging reads its level once, when the library loads.  `import jax` sets it to 1 (warnings and
+# up) first; this module may load jaxlib before jax does (fxla-opt never imports jax), so it does the same, or
+# every later PJRT client creation prints INFO lines ("PjRt-IFRT device count: ...") on stderr.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import jaxlib.mlir._mlir_libs._jax_mlir_ext as _jax_mlir_ext  # noqa: E402  (registers jaxlib's upstream dialects)
 from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
 from jaxlib.mlir.dialects import chlo, func, mhlo, sdy  # noqa: F401
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401

@@ -144,3 +144,15 @@ def test_dump_functional_stage_and_run_of_a_mutating_model(capsys, tmp_path):
     assert "(match)" in out          # eager ran on a copy: both started from steps = 0
     rc, out, _ = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "functional")
     assert rc == 0 and "no in-place ops" in out
+
+
+def test_jaxlib_info_logging_stays_off_when_fxla_loads_jaxlib_first():
+    """fxla.dialects.mlir loads jaxlib before jax does (fxla-opt never imports jax): it sets jaxlib's C++ log
+    level as `import jax` would, so creating the PJRT client prints no INFO lines on stderr."""
+    import subprocess
+    import sys
+    code = "import fxla.dialects.mlir, jax; jax.devices(); print('ok')"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    assert "pjrt_client" not in done.stderr and "PjRt-IFRT" not in done.stderr, done.stderr
