@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -56,6 +57,11 @@ class Stages:
     stablehlo: str      # verified StableHLO
     stablehlo_debug: str  # the same with source locations (what is compiled, so XLA's HLO keeps them)
     program: FxlaProgram
+
+
+#: Tracing, lowering and compiling take this lock (one at a time per process: they write shared graph metadata,
+#: and tracing patches torch's module classes); calls of compiled signatures run concurrently without it.
+COMPILING = threading.RLock()
 
 
 @dataclass
@@ -250,7 +256,8 @@ class CompiledModule:
             self.graph_module = None          # set by each new input signature's trace
             return
         tracer = tracer or Tracer()
-        graph = tracer.trace(fn, concrete_args=concrete_args)
+        with COMPILING:
+            graph = tracer.trace(fn, concrete_args=concrete_args)
         if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
             graph.meta["specialization"] = fn.specialization
         if isinstance(fn, GraphModule):
@@ -285,9 +292,10 @@ class CompiledModule:
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
         example_inputs = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, example_inputs)
-        program = lower_to_fxla(self.graph_module, example_inputs)
-        fxla_text = program.text()
-        stablehlo = lower_to_stablehlo(program.module)
+        with COMPILING:
+            program = lower_to_fxla(self.graph_module, example_inputs)
+            fxla_text = program.text()
+            stablehlo = lower_to_stablehlo(program.module)
         return Stages(str(self.graph_module.graph), self.graph_module.code, fxla_text,
                       stablehlo.operation.get_asm(), stablehlo.operation.get_asm(enable_debug_info=True), program)
 
@@ -413,7 +421,11 @@ class CompiledModule:
 
     def _entry(self, args) -> _Entry:
         key = _signature(args)
-        return self._cache.get(key) or self._compile(args, key)
+        entry = self._cache.get(key)
+        if entry is None:
+            with COMPILING:                       # another thread may have compiled it meanwhile
+                entry = self._cache.get(key) or self._compile(args, key)
+        return entry
 
     def executable_for(self, *args) -> Executable:
         """The compiled executable for ``args``' signature (compiling it if needed)."""

@@ -41,23 +41,30 @@ class PerShapeTraces:
 
     def module_for(self, args, kwargs) -> Tuple[Any, Tuple]:
         """The compiled module of this call's signature (tracing and compiling it if new), and its arguments."""
-        from .compile import CompiledModule, _signature
+        from .compile import COMPILING, _signature
         given = self.bind(args, kwargs)
         values = tuple(given.values())
         key = (tuple(given), _signature(values))
         module = self.compiled.get(key)
         if module is None:
-            examples = {k: _example(v) for k, v in given.items()}
-            gm = symbolic_trace(self.fn, concrete_args=self.concrete_args, example_inputs=examples)
-            module = CompiledModule(gm, **self.owner._options)
-            module._params = self.owner._params                    # one resident copy of the weights
-            module._family = self.owner._family                    # refreshed together when state changes
-            module._attribute_root = self.owner._attribute_root    # `self.last = y` sets the user's module
-            module._family.append(module)
-            module.__name__ = self.owner.__name__
-            self.compiled[key] = module
-            self.owner.graph_module = gm
+            with COMPILING:                       # (another thread may have traced it meanwhile)
+                module = self.compiled.get(key) or self._trace(key, given)
         return module, values
+
+    def _trace(self, key, given):
+        """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module."""
+        from .compile import CompiledModule
+        examples = {k: _example(v) for k, v in given.items()}
+        gm = symbolic_trace(self.fn, concrete_args=self.concrete_args, example_inputs=examples)
+        module = CompiledModule(gm, **self.owner._options)
+        module._params = self.owner._params                    # one resident copy of the weights
+        module._family = self.owner._family                    # refreshed together when state changes
+        module._attribute_root = self.owner._attribute_root    # `self.last = y` sets the user's module
+        module._family.append(module)
+        module.__name__ = self.owner.__name__
+        self.compiled[key] = module
+        self.owner.graph_module = gm
+        return module
 
 
 def _example(value):

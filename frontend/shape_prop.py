@@ -378,14 +378,35 @@ def call_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
     if meta is not None:
         bound = inspect.signature(mod.forward).bind(*args, **kwargs)
         return meta(mod, *bound.args, **bound.kwargs)
-    state: Dict[str, torch.Tensor] = {
-        name: to_meta(t) for name, t in itertools.chain(mod.named_parameters(), mod.named_buffers())}
     enabled = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        return torch.func.functional_call(mod, state, tuple(args), dict(kwargs))
+        return _meta_copy(mod, {})(*args, **kwargs)
     finally:
         torch.backends.mha.set_fastpath_enabled(enabled)
+
+
+def _meta_copy(mod: torch.nn.Module, metas: Dict[int, torch.Tensor]) -> torch.nn.Module:
+    """A shallow copy of ``mod`` and its submodules whose parameters and buffers are meta tensors (``metas``:
+    original tensor id -> its meta tensor, shared so tied weights stay tied).  ``mod`` itself is untouched --
+    unlike ``torch.func.functional_call``, which swaps the tensors on the module for the call, so a thread
+    running the model eagerly meanwhile would see meta tensors.  Lists of those tensors a module keeps next to
+    them (``nn.LSTM``'s ``_flat_weights``) are remapped too."""
+    def meta(t):
+        if t is None:
+            return None
+        if id(t) not in metas:
+            metas[id(t)] = to_meta(t)
+        return metas[id(t)]
+    copy_ = object.__new__(type(mod))
+    copy_.__dict__.update(mod.__dict__)
+    copy_.__dict__["_parameters"] = {k: meta(v) for k, v in mod._parameters.items()}
+    copy_.__dict__["_buffers"] = {k: meta(v) for k, v in mod._buffers.items()}
+    copy_.__dict__["_modules"] = {k: None if m is None else _meta_copy(m, metas) for k, m in mod._modules.items()}
+    for name, value in mod.__dict__.items():
+        if isinstance(value, list) and value and all(isinstance(v, torch.Tensor) and id(v) in metas for v in value):
+            copy_.__dict__[name] = [metas[id(v)] for v in value]
+    return copy_
 
 
 def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:
