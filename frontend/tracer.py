@@ -527,7 +527,10 @@ class Tracer:
                 raise TraceError(format_message(
                     f"cannot trace the variadic parameter '{p}' of {getattr(fn, '__qualname__', fn)}", def_loc,
                     why="a traced graph has a fixed number of inputs",
-                    fix=f"give forward() explicit parameters, or pass concrete_args={{'{p.name}': ...}}"))
+                    fix=f"pass concrete_args={{'{p.name}': {'()' if p.kind == p.VAR_POSITIONAL else '{}'}}} (or its "
+                        f"values), or give forward() explicit parameters; a Hugging Face model: "
+                        f"fxla.compile(model, concrete_shapes=True, concrete_args={{'use_cache': False}}), which "
+                        f"traces per input signature with such parameters fixed at their defaults"))
             if p.name in concrete_args:
                 value = concrete_args[p.name]
             elif self.concrete_shapes and p.name not in examples:

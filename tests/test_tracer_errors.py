@@ -142,7 +142,8 @@ def test_bad_concrete_args_and_variadic():
         symbolic_trace(Branchy(), concrete_args={"y": 1})
     with pytest.raises(TraceError, match="variadic") as info:
         symbolic_trace(VarArgs())
-    assert "fix:" in str(info.value)
+    assert "fix: pass concrete_args={'rest': ()} (or its values)" in str(info.value)
+    assert "concrete_shapes=True" in str(info.value)                 # what Hugging Face models need
     gm = symbolic_trace(VarArgs(), concrete_args={"rest": ()})
     assert torch.equal(gm(torch.ones(2)), torch.ones(2))
 
