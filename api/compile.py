@@ -299,8 +299,13 @@ class CompiledModule:
         return Stages(str(self.graph_module.graph), self.graph_module.code, fxla_text,
                       stablehlo.operation.get_asm(), stablehlo.operation.get_asm(enable_debug_info=True), program)
 
-    def _describe_call(self, args) -> str:
-        return ", ".join(f"{node.target}={_describe(value)}" for node, value in zip(self._placeholders(), args))
+    def _describe_call(self, args, shown: int = 8) -> str:
+        """``x=float32[2, 8], ...`` for an error message: the first ``shown`` inputs, then how many more (a
+        TorchDynamo graph passes every parameter as an input)."""
+        parts = [f"{node.target}={_describe(value)}" for node, value in zip(self._placeholders(), args)]
+        if len(parts) > shown:
+            parts = parts[:shown - 1] + [f"... {len(parts) - shown + 1} more"]
+        return ", ".join(parts)
 
     def _lower_for_call(self, args) -> Stages:
         try:

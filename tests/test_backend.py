@@ -93,3 +93,21 @@ def test_buffer_mutation_in_a_dynamo_graph_updates_the_module():
         x = torch.randn(2, 3)
         torch.testing.assert_close(compiled(x), eager(x))
     assert model.steps.item() == eager.steps.item() == 3
+
+
+def test_hf_generate_with_a_kv_cache_through_the_backend_matches_eager():
+    """use_cache=True: the DynamicCache starts from torch.tensor([]) and torch.cat skips 1-D empty inputs."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=32,
+                                     bos_token_id=0, eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = torch.randint(0, 64, (1, 8))
+    greedy = transformers.GenerationConfig(max_new_tokens=4, do_sample=False, pad_token_id=0)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        want = model.generate(ids, generation_config=greedy)
+        eager_logits = model(ids).logits
+        model.forward = torch.compile(model.forward, backend="fxla")
+        torch.testing.assert_close(model(ids).logits, eager_logits, rtol=1e-4, atol=1e-4)
+        assert model.generate(ids, generation_config=greedy).tolist() == want.tolist()

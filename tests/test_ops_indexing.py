@@ -73,6 +73,9 @@ case((torch.cat, torch.concat, torch.concatenate), "cat",
      lambda x, y: (torch.cat([x, y]), torch.cat((x, y, x), dim=-1), torch.concat([x, y], 1),
                    torch.concatenate([y, x], axis=0)), t(2, 3), t(2, 3), dtypes=ALL3)
 case(torch.cat, "cat_promotes", lambda x, y: torch.cat([x, y], 1), t(2, 3, dtype=F16), t(2, 1, dtype=I64))
+case(torch.cat, "cat_skips_1d_empty",                       # torch's legacy rule; HF DynamicCache starts so
+     lambda x, e: (torch.cat((e, x), dim=-2), torch.cat([x, e, x], 1), torch.cat([e, e])), t(2, 3, 4), t(0),
+     dtypes=(F32, BF16))
 case(torch.stack, "stack", lambda x, y: (torch.stack([x, y]), torch.stack((x, y, x), dim=-1), torch.stack([x], 1)),
      t(2, 3), t(2, 3), dtypes=(F32, I64))
 case((torch.split, torch.Tensor.split), "split",

@@ -327,3 +327,11 @@ def test_numpy_and_unhashable_inputs_are_clear_errors(mlp):
     with pytest.raises(SignatureError, match=r"unhashable Unhashable \(input leaf 1\)\nwhy: .*hashable\nfix: "):
         scaled(torch.ones(2), Unhashable())
     torch.testing.assert_close(scaled(torch.ones(2), 3), torch.full((2,), 2.0))     # hashable values still work
+
+
+def test_error_notes_about_inputs_stay_short_for_graphs_with_many_inputs():
+    fast = fxla.compile(lambda a, b, c, d, e, f, g, h, i, j: a + b + c + d + e + f + g + h + i + j)
+    args = [torch.ones(2)] * 10
+    text = fast._describe_call(args)
+    assert text.startswith("a=float32[2], b=float32[2]") and text.endswith("g=float32[2], ... 3 more")
+    assert fast._describe_call(args, shown=10).count("=float32[2]") == 10

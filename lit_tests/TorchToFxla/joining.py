@@ -17,6 +17,18 @@ def cat_negative_dim(x, y):
     return torch.cat([x, y], dim=-1)
 
 
+# torch's legacy rule: 1-D empty inputs (torch.tensor([]), a Hugging Face DynamicCache's start) are skipped,
+# whatever the others' rank; they still take part in type promotion (bf16 with an f32 empty: f32).
+# CHECK-LABEL: case torch.cat (1-D empty skipped):
+# CHECK:         func.func @main(%[[E:.+]]: tensor<0xf32>, %[[X:.+]]: tensor<2x3xbf16>)
+# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]]) {dim = -2 : i64} : (tensor<2x3xbf16>) -> tensor<2x3xbf16>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[CONCAT]]) : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+# CHECK:         return %[[CONVERT]] : tensor<2x3xf32>
+@case(torch.cat, t(0), t(2, 3, dtype=torch.bfloat16), variant="1-D empty skipped")
+def cat_skips_empty(e, x):
+    return torch.cat((e, x), dim=-2)
+
+
 # CHECK-LABEL: case torch.concat:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi32>, %[[Y:.+]]: tensor<1x3xf32>)
 # CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]], %[[Y]]) {dim = 0 : i64} : (tensor<2x3xi32>, tensor<1x3xf32>) -> tensor<3x3xf32>

@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import ops, type_of
 
 from ..dtypes import sig_of_meta
 from ..registry import register
@@ -19,7 +19,14 @@ def _sizes(args):
 
 @register(torch.cat, torch.concat, torch.concatenate)
 def _cat(ctx, tensors, dim=0, *, axis=None, out=None):
-    return ctx.emit(ops.concat, list(tensors), dim=dim if axis is None else axis)
+    """torch.cat; as torch does (a legacy rule), 1-D empty inputs -- ``torch.tensor([])``, what a Hugging Face
+    ``DynamicCache`` starts from -- are skipped whatever ``dim`` and rank the others have."""
+    kept = [t for t in tensors if ctx.sig(t).shape != (0,)] or list(tensors[:1])
+    out = ctx.emit(ops.concat, kept, dim=dim if axis is None else axis)
+    want = sig_of_meta(ctx.node.meta["tensor_meta"])     # the skipped inputs still take part in type promotion
+    if ctx.sig(out).elem != want.elem:
+        out = ctx.emit(ops.convert, out, result_type=type_of(want))
+    return out
 
 
 @register(torch.stack)
