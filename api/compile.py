@@ -195,11 +195,11 @@ class CompiledModule:
     module then — its mode (``model.eval()`` / ``model.train()``), plain attributes — is fixed in it.  Each
     new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
     cached; parameters and buffers are uploaded to the device at their first use and stay there, so later
-    in-place changes to the model's weights are not seen — compile again after changing them or the mode (changes the program itself makes,
-    ``self.steps += 1``, are written back to the module and to the resident buffers).  Inputs may be torch tensors or
-    ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the device; a
-    signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch after its first call, as a ``jax.jit``
-    call does — see docs/runtime.md).
+    in-place changes to the model's weights are not seen — compile again after changing them or the mode
+    (changes the program itself makes, ``self.steps += 1``, are written back to the module and to the resident
+    buffers).  Inputs may be torch tensors or ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``:
+    ``jax.Array``\\ s, left on the device; a signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch
+    after its first call, as a ``jax.jit`` call does — see docs/runtime.md).
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,

@@ -75,9 +75,9 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
       ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
       device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call under autocast, and one
       with torch's grad mode on when ``grad``, which says a parameter required grad when the plan was made:
-      the plan's outputs then pass through the guard); with ``output="jax"`` it is ``(run, params, None, build, False)`` for torch
-      tensors (of at most 32 bits) in: the results are waited for and built as they are (jax arrays); else
-      ``None``.
+      the plan's outputs then pass through the guard); with ``output="jax"`` it is
+      ``(run, params, None, build, False)`` for torch tensors (of at most 32 bits) in: the results are waited
+      for and built as they are (jax arrays); else ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device

@@ -269,14 +269,16 @@ def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: f
             fns = {"fxla": lambda: fast(x),
                    "eager": lambda: model(x),
                    "jax": lambda: jitted(params, xj).block_until_ready()}
-            got = {"fxla": fast(x).numpy(), "jax": np.asarray(jitted(params, xj))}
+            with torch.no_grad():           # (as everything timed: outputs that require grad refuse .numpy())
+                got = {"fxla": fast(x).numpy(), "jax": np.asarray(jitted(params, xj))}
+                first = min(once(lambda: fast(x)) for _ in range(3))     # (one call can be a stray slow one)
             if inductor:
                 torch._dynamo.reset()
                 compiled = torch.compile(model, dynamic=False)
                 with torch.no_grad():
                     got["inductor"] = compiled(x).numpy()
                 fns["inductor"] = lambda: compiled(x)
-            if min(once(lambda: fast(x)) for _ in range(3)) < SAME_IO_BELOW_S:   # (one call can be a stray slow one)
+            if first < SAME_IO_BELOW_S:
                 # Short calls: the torch-in/torch-out conversion is a visible part of them, so fxla is also timed
                 # the way jax.jit is called — device arrays in, device arrays out (output="jax").
                 fast_dev = fxla_compile(spec, model, x, output="jax")

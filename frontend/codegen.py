@@ -108,7 +108,8 @@ class _Emitter:
             body = "{" + ", ".join(f"{self.arg(k)}: {self.arg(v)}" for k, v in a.items()) + "}"
             if type(a) is dict:
                 return body
-            return f"{self.bind_global(build_dict, 'build_dict')}({self.bind_global(type(a), type(a).__name__)}, {body})"
+            cls = self.bind_global(type(a), type(a).__name__)
+            return f"{self.bind_global(build_dict, 'build_dict')}({cls}, {body})"
         if isinstance(a, slice):
             return f"slice({self.arg(a.start)}, {self.arg(a.stop)}, {self.arg(a.step)})"
         if a is None or a is Ellipsis or isinstance(a, (bool, int, str, bytes, complex)):

@@ -24,3 +24,16 @@ def gelu_mlp():
             return self.fc2(F.gelu(self.fc1(x)))
 
     return MLP()
+
+
+def tiny_gpt2(head: bool = True, layers: int = 1):
+    """A seeded tiny Hugging Face GPT-2 (vocabulary 64, width 32, 2 heads, 32 positions; ``head``: the LM-head
+    model) in eval mode and ids ``[1, 8]`` for it; skips the test when transformers is not installed."""
+    import pytest
+    import torch
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=layers, n_embd=32, n_head=2, vocab_size=64, n_positions=32,
+                                     bos_token_id=0, eos_token_id=0)
+    model = (transformers.GPT2LMHeadModel if head else transformers.GPT2Model)(config).eval()
+    return model, torch.randint(0, 64, (1, 8))

@@ -5,6 +5,7 @@ import torch._dynamo
 
 import models
 from fxla.backend import graph_module_from_fx
+from support import tiny_gpt2
 
 
 @pytest.fixture(autouse=True)
@@ -97,14 +98,9 @@ def test_buffer_mutation_in_a_dynamo_graph_updates_the_module():
 
 def test_hf_generate_with_a_kv_cache_through_the_backend_matches_eager():
     """use_cache=True: the DynamicCache starts from torch.tensor([]) and torch.cat skips 1-D empty inputs."""
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=32,
-                                     bos_token_id=0, eos_token_id=0)
-    model = transformers.GPT2LMHeadModel(config).eval()
-    ids = torch.randint(0, 64, (1, 8))
-    greedy = transformers.GenerationConfig(max_new_tokens=4, do_sample=False, pad_token_id=0)
-    torch._dynamo.reset()
+    model, ids = tiny_gpt2(layers=2)
+    from transformers import GenerationConfig
+    greedy = GenerationConfig(max_new_tokens=4, do_sample=False, pad_token_id=0)
     with torch.no_grad():
         want = model.generate(ids, generation_config=greedy)
         eager_logits = model(ids).logits

@@ -12,6 +12,7 @@ import torch
 import fxla
 from fxla.frontend import SerializationError, load, save, symbolic_trace
 from fxla.frontend.node import build_dict, empty_dict_like
+from support import tiny_gpt2  # noqa: E402  (tests/ is on sys.path)
 
 
 class Ordered(torch.nn.Module):
@@ -102,12 +103,7 @@ def test_empty_dict_like_and_build_dict():
 
 
 def test_hf_model_output_attributes_work_on_compiled_calls():
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=16,
-                                     bos_token_id=0, eos_token_id=0)
-    model = transformers.GPT2LMHeadModel(config).eval()
-    ids = torch.randint(0, 64, (1, 8))
+    model, ids = tiny_gpt2()
     fast = fxla.compile(model, concrete_shapes=True, concrete_args={"use_cache": False})
     with torch.no_grad():
         got, want = fast(ids), model(ids, use_cache=False)
@@ -134,14 +130,9 @@ def test_artifacts_hold_built_in_containers_only(tmp_path):
 
 
 def test_hf_artifact_loads_as_a_dict_in_a_process_without_transformers(tmp_path):
-    transformers = pytest.importorskip("transformers")
     import subprocess
     import sys
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=16,
-                                     bos_token_id=0, eos_token_id=0)
-    model = transformers.GPT2Model(config).eval()
-    ids = torch.randint(0, 64, (1, 8))
+    model, ids = tiny_gpt2(head=False)
     gm = fxla.symbolic_trace(model, example_inputs={"input_ids": ids}, concrete_args={"use_cache": False})
     fxla.export(gm, (ids,), tmp_path / "art")
     torch.save(ids, tmp_path / "ids.pt")
