@@ -50,7 +50,7 @@ from fxla.errors import format_message
 
 from .errors import SerializationError
 from .names import ROOT_MODULES, qualified_name, resolve
-from .node import Node, build_dict
+from .node import Node
 from .shape_prop import TensorMeta
 from .source import user_frame_location
 
@@ -271,7 +271,7 @@ class ValueDecoder:
         return torch.Size(items)
 
     def _dict(self, o: Dict[str, Any]) -> dict:
-        out = {} if "type" not in o else build_dict(resolve_dict_type(o["type"]), {})
+        out = {} if "type" not in o else resolve_dict_type(o["type"])()
         for pair in o["items"]:
             key, value = pair  # ValueError/TypeError if not a pair
             out[self.decode(key)] = self.decode(value)
