@@ -19,7 +19,7 @@ from typing import Any, List, Mapping, Optional, Sequence
 import torch
 
 from fxla.errors import FxlaError, format_location
-from fxla.frontend.source import is_internal_file, location_at
+from fxla.frontend.source import location_at, user_frame
 
 _SHOWN = 4          # sources of gradient named in the message (more: the first 3, and a count)
 
@@ -45,10 +45,9 @@ class _ForwardOnly(torch.autograd.Function):
 
 
 def _call_site():
-    """(file, line) of the innermost frame outside fxla and torch: where the user called the compiled module."""
-    frame = sys._getframe(2)
-    while frame is not None and is_internal_file(frame.f_code.co_filename):
-        frame = frame.f_back
+    """(file, line) of the innermost frame outside fxla and torch: where the user called the compiled module
+    (the line alone, kept until a backward asks: a full location would read the column on every call)."""
+    frame = user_frame(sys._getframe(2))
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 
 

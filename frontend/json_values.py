@@ -44,13 +44,12 @@ import sys
 from typing import Any, Callable, Dict, Optional
 
 import torch
-from torch.utils import _pytree as pytree
 
 from fxla.errors import format_message
 
 from .errors import SerializationError
 from .names import ROOT_MODULES, qualified_name, resolve
-from .node import Node
+from .node import Node, kept_dict_type
 from .shape_prop import TensorMeta
 from .source import user_frame_location
 
@@ -108,7 +107,7 @@ def resolve_dict_type(name: Any) -> type:
     cls: Any = module
     for part in qualname.split("."):
         cls = getattr(cls, part, None)
-    if not (isinstance(cls, type) and issubclass(cls, dict) and cls in pytree.SUPPORTED_NODES):
+    if not kept_dict_type(cls):
         raise ValueError(f"{name!r} is not a dict subclass torch's pytree flattens")
     return cls
 
@@ -144,7 +143,7 @@ class ValueEncoder:
             return impl(value, where)
         if isinstance(value, torch.Tensor):
             return self._tensor(value, where)
-        if isinstance(value, dict) and type(value) in pytree.SUPPORTED_NODES:      # a kept dict subclass
+        if kept_dict_type(type(value)):
             return {**self._dict(value, where), "type": f"{type(value).__module__}:{type(value).__qualname__}"}
         if callable(value) and not isinstance(value, (torch.nn.Module, type)):
             return self._function(value, where)

@@ -16,7 +16,8 @@ from torch.utils import _pytree as pytree
 
 from .names import qualified_name
 
-__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "empty_dict_like", "build_dict", "Argument", "Target"]
+__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "kept_dict_type", "empty_dict_like", "build_dict",
+           "Argument", "Target"]
 
 #: The six opcodes of the IR (see :class:`Node`).
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -36,13 +37,17 @@ _IMPURE_FUNCTIONS = frozenset({
 _AGGREGATES = (tuple, list, dict, slice)
 
 
-def empty_dict_like(a: dict) -> dict:
-    """An empty dict of ``a``'s type when that is a dict subclass torch's pytree flattens (``OrderedDict``,
+def kept_dict_type(cls: type) -> bool:
+    """Whether arguments keep dicts of type ``cls``: a dict subclass torch's pytree flattens (``OrderedDict``,
     ``defaultdict``, Hugging Face ``ModelOutput`` classes: registered, so a program's output spec keeps the type
-    and a compiled call returns it), else a plain ``dict`` (a subclass pytree does not know would be one
-    opaque leaf)."""
+    and a compiled call returns it); a subclass pytree does not know would be one opaque leaf."""
+    return cls is not dict and isinstance(cls, type) and issubclass(cls, dict) and cls in pytree.SUPPORTED_NODES
+
+
+def empty_dict_like(a: dict) -> dict:
+    """An empty dict of ``a``'s type when arguments keep it (:func:`kept_dict_type`), else a plain ``dict``."""
     cls = type(a)
-    if cls is dict or cls not in pytree.SUPPORTED_NODES:
+    if not kept_dict_type(cls):
         return {}
     try:
         return cls(a.default_factory) if isinstance(a, collections.defaultdict) else cls()

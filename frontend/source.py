@@ -21,7 +21,8 @@ import torch
 
 import fxla.errors
 
-__all__ = ["SourceLocation", "user_frame_location", "location_of_code", "location_at", "is_internal_file"]
+__all__ = ["SourceLocation", "user_frame", "user_frame_location", "location_of_code", "location_at",
+           "is_internal_file"]
 
 
 @dataclass(frozen=True)
@@ -98,12 +99,15 @@ def user_frame_location(module_path: str = "", frame: Optional[FrameType] = None
 
     Returns None if every frame is internal (should not happen in practice).
     """
-    f = frame if frame is not None else sys._getframe(1)
-    while f is not None:
-        if not is_internal_file(f.f_code.co_filename):
-            return _frame_location(f, module_path)
-        f = f.f_back
-    return None
+    f = user_frame(frame if frame is not None else sys._getframe(1))
+    return _frame_location(f, module_path) if f is not None else None
+
+
+def user_frame(frame: FrameType) -> Optional[FrameType]:
+    """The innermost frame at or above ``frame`` that is user code (None if every one is internal)."""
+    while frame is not None and is_internal_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
 
 
 def location_at(file: str, line: int, module_path: str = "") -> SourceLocation:
