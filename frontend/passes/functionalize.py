@@ -22,9 +22,12 @@ graphs need it again).  It refuses, with a :class:`fxla.frontend.PassError` nami
 cannot express without aliasing information:
 
 * mutating a tensor that is (or may be) a *view* of another -- the result of ``view``, ``reshape``,
-  ``x[...]``, ``transpose``, ``.T``, ``expand``, ``detach``, ``contiguous`` ... -- because eager mutates the
-  base tensor too;
-* mutating a tensor after taking a view of it that is used later (the view would change in eager);
+  ``x[...]``, ``transpose``, ``.T``, ``expand``, ``chunk(...)[i]``, ``detach``, ``contiguous`` ... (the list is
+  :mod:`fxla.frontend.passes.aliasing`) -- because eager mutates the base tensor (and its other views) too;
+* mutating a tensor after taking a view of it -- directly or through views of views, ``chunk``/``split``/
+  ``unbind`` parts included -- that is used later or stored on the module (the view would change in eager);
+* an in-place op eager refuses on a broadcast tensor (``x.expand(3, 4).add_(1)``: "more than one element of
+  the written-to tensor refers to a single memory location"), with eager's reason;
 * in-place ops that change a tensor's shape or strides (``unsqueeze_``, ``t_``, ``resize_`` ...).
 """
 from __future__ import annotations
@@ -39,6 +42,7 @@ from fxla.errors import format_message
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
+from .aliasing import aliases, broadcasts, is_view, lineage
 
 __all__ = ["functionalize", "setitem"]
 
@@ -71,24 +75,6 @@ _INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, ope
 #: in-place methods that change shape/strides or storage: not expressible as a value
 _METADATA_METHODS = frozenset({"unsqueeze_", "squeeze_", "t_", "transpose_", "swapdims_", "swapaxes_",
                                "resize_", "resize_as_", "as_strided_", "set_", "unflatten_"})
-
-#: methods / functions whose result is, or may be, a view of their first argument
-_VIEW_METHODS = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
-                           "unsqueeze", "transpose", "swapaxes", "swapdims", "t", "permute", "movedim",
-                           "moveaxis", "expand", "expand_as", "narrow", "select", "unfold", "diagonal",
-                           "as_strided", "detach", "contiguous", "split", "chunk", "unbind", "tensor_split",
-                           "real", "to", "type_as", "float", "half", "bfloat16", "double", "int", "long",
-                           "bool", "type", "__getitem__", "view_as_real", "T", "mT", "H", "mH", "data"})
-_VIEW_FUNCTIONS = frozenset({torch.reshape, torch.flatten, torch.unflatten, torch.squeeze, torch.unsqueeze,
-                             torch.transpose, torch.swapaxes, torch.t, torch.permute, torch.movedim,
-                             torch.narrow, torch.select, torch.diagonal, torch.detach, torch.split, torch.chunk,
-                             torch.unbind, torch.tensor_split, torch.as_strided, operator.getitem,
-                             torch.real, torch.view_as_real})
-
-
-#: methods that return their input itself when it already has the requested dtype
-_CASTS = frozenset({"to", "type_as", "float", "half", "bfloat16", "double", "int", "long", "bool", "type"})
-
 
 def _is_tensor(arg) -> bool:
     return isinstance(arg, Node) and "tensor_meta" in arg.meta
@@ -125,22 +111,6 @@ def _mutated(gm: GraphModule, node: Node) -> Optional[Node]:
     return None
 
 
-def _is_view(node: Node) -> bool:
-    if node.meta.get("functionalized"):                            # a new value made by this pass
-        return False
-    if node.op == "call_method" and node.target in _CASTS:        # a copy when the dtype changes
-        source = node.args[0] if node.args else None
-        return not (_is_tensor(source) and "tensor_meta" in node.meta
-                    and source.meta["tensor_meta"].dtype != node.meta["tensor_meta"].dtype)
-    if node.op == "call_method":
-        return node.target in _VIEW_METHODS
-    if node.op == "call_function":
-        if node.target is getattr:
-            return node.args[1] in _VIEW_METHODS
-        return node.target in _VIEW_FUNCTIONS
-    return False
-
-
 def _is_constant(gm: GraphModule, node: Node) -> bool:
     """A tensor the tracer made a constant (``torch.empty(3, 4)`` in the traced code: a new tensor per call in
     eager), not a parameter, buffer or tensor attribute of the user's module."""
@@ -164,20 +134,59 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> N
                          "updates the module's state in place, keeping its shape and dtype",
                          "register the buffer with its final shape and dtype, or return the new tensor instead "
                          "of storing it on the module")
-    if _is_view(base):
-        raise _error(node, f"{label}, which is (or may be) a view of {_label(base)}'s input",
-                     "eager PyTorch would change the viewed tensor too; fxla does not track views",
-                     "call .clone() on the view before changing it, or use the out-of-place op")
+    if broadcasts(base) and not _writes_overlap(node):
+        raise _error(node, f"{label}, the result of {_label(base)}: more than one element of the written-to "
+                           f"tensor refers to a single memory location",
+                     "eager PyTorch refuses this in-place op on a broadcast (stride-0) tensor (\"unsupported "
+                     "operation: more than one element of the written-to tensor refers to a single memory "
+                     "location\")",
+                     f"clone the broadcast tensor first (%{base.name}.clone()), or use the out-of-place op")
     at = order[node]
-    for view in base.users:
-        if view is node or order.get(view, at) > at or not _is_view(view):
+    if is_view(gm, base):
+        _check_view_write(gm, node, base, label, at, order)
+    for view in aliases(gm, base):
+        if order.get(view, at) > at:            # a view taken after the change sees the new value
             continue
         late = [u for u in view.users if order.get(u, -1) > at]
-        if late:
-            raise _error(node, f"{label}, after %{view.name} took a view of it that is used later "
-                               f"(by %{late[0].name})",
-                         "eager PyTorch would change that view too; fxla does not track views",
+        if late or "attribute_writes" in view.meta:
+            user = f"by %{late[0].name}" if late else "stored on the module"
+            raise _error(node, f"{label}, after %{view.name} took a view of it that is used later ({user})",
+                         "eager PyTorch would change that view too (views share their base's memory, also "
+                         "through views of views and the parts of chunk/split/unbind); fxla does not "
+                         "recompute views",
                          f"clone the view (%{view.name}.clone()) or change the tensor before viewing it")
+
+
+def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: int, order: Dict[Node, int]) -> None:
+    """Writing into ``base``, a view: fine only when nothing that shares its memory is read afterwards (then the
+    write changes ``base``'s value alone, as the rewrite computes); else eager's write would show elsewhere."""
+    what = f"{label}, which is (or may be) a view of {_label(base)}'s input"
+    why = "eager PyTorch would change the viewed tensor (and its other views) too; fxla does not write through views"
+    fix = "call .clone() on the view before changing it, or use the out-of-place op"
+    views, roots = lineage(gm, base)
+    spread = [view for view in views if broadcasts(view)]
+    if spread:                          # eager writes each memory location once or refuses: not a value update
+        raise _error(node, f"{what}, a view of the broadcast %{spread[0].name}", why, fix)
+    for root in roots:
+        if root.op in ("placeholder", "get_attr"):
+            raise _error(node, f"{what}, %{root.name} ({'an input' if root.op == 'placeholder' else 'module state'})",
+                         why, fix)
+        for member in [root] + aliases(gm, root):
+            if member is base or order.get(member, at) > at:
+                continue
+            late = [u for u in member.users if order.get(u, -1) > at]
+            if late or "attribute_writes" in member.meta:
+                user = f"by %{late[0].name}" if late else "stored on the module"
+                raise _error(node, f"{what}, and %{member.name}, which shares its memory, is used later ({user})",
+                             why, fix)
+
+
+#: in-place writes eager allows into a broadcast tensor (they write each memory location once, into the base)
+_OVERLAP_WRITES = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_"})
+
+
+def _writes_overlap(node: Node) -> bool:
+    return node.target is operator.setitem or (node.op == "call_method" and node.target in _OVERLAP_WRITES)
 
 
 def _label(node: Node) -> str:

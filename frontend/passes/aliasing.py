@@ -1,0 +1,208 @@
+"""Which nodes of a traced graph are (or may be) views of which tensors: the aliasing facts
+:func:`fxla.frontend.passes.functionalize` needs to refuse a mutation eager PyTorch would make visible through
+another tensor.
+
+In eager PyTorch a *view* shares its base's memory: changing the base changes the view, and changing the view
+changes the base.  The graph records values, not memory, so this module recognises the ops whose result is, or
+may be, a view of (or the very tensor of) an argument -- torch's view ops (https://pytorch.org/docs/stable/
+tensor_view.html: ``view``, ``expand``/``broadcast_to``, ``narrow``, ``select``, basic indexing, ``chunk``/
+``split``/``unbind``/``tensor_split`` and the other tuple-returning splits, ``flatten``/``reshape``/``ravel``
+(views when they can be), ``squeeze``/``unsqueeze``, ``t``/``transpose``/``permute``/``movedim``, ``diagonal``,
+``unfold``, ``real``/``imag``/``view_as_real``, ``detach``, ...), the ops that return their input itself
+(``contiguous``, ``to``/``float``... without a dtype change, ``cpu``, ``positive``, ``conj`` of a real tensor,
+``atleast_2d``, ``nn.Identity``, dropout when it does not drop), and the multi-tensor ones
+(``broadcast_tensors``, ``meshgrid``, one-operand ``einsum``).  :func:`aliases` follows them transitively, so a
+view of a view (``y.flatten()[..., None]``, ``y.chunk(2)[0]``, ``y.unsqueeze(0).squeeze(0)``) counts.
+
+The lists err on the side of "may be a view": a false "view" makes functionalize refuse a program (with a
+:class:`~fxla.frontend.PassError` and a fix), a missed one would compute a wrong answer.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Dict, Iterator, List, Set, Tuple
+
+import torch
+import torch.nn.functional as F
+
+from ..graph_module import GraphModule
+from ..node import Node
+from ..shape_prop import TensorMeta
+
+__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts"]
+
+#: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
+VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "flatten", "ravel", "unflatten", "squeeze", "unsqueeze",
+    "transpose", "swapaxes", "swapdims", "t", "permute", "movedim", "moveaxis", "adjoint", "expand", "expand_as",
+    "broadcast_to", "narrow", "select", "unfold", "diagonal", "as_strided", "detach", "detach_", "contiguous",
+    "split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk", "unsafe_chunk", "unbind",
+    "tensor_split", "hsplit", "vsplit", "dsplit", "real", "imag", "view_as_real", "positive", "conj",
+    "resolve_conj", "resolve_neg", "sum_to_size", "requires_grad_", "cpu", "to", "type_as", "float", "half",
+    "bfloat16", "double", "int", "long", "bool", "type", "__getitem__", "T", "mT", "H", "mH", "data"})
+
+#: methods that return self itself when the dtype is already the requested one (a copy when it changes)
+CASTS = frozenset({"to", "type_as", "float", "half", "bfloat16", "double", "int", "long", "bool", "type"})
+
+#: torch functions whose result is, or may be, a view of their first argument
+VIEW_FUNCTIONS = frozenset({
+    torch.reshape, torch.flatten, torch.ravel, torch.unflatten, torch.squeeze, torch.unsqueeze, torch.transpose,
+    torch.swapaxes, torch.swapdims, torch.t, torch.permute, torch.movedim, torch.moveaxis, torch.adjoint,
+    torch.broadcast_to, torch.narrow, torch.select, torch.diagonal, torch.detach, torch.split,
+    torch.split_with_sizes, torch.unsafe_split, torch.unsafe_split_with_sizes, torch.chunk, torch.unsafe_chunk,
+    torch.unbind, torch.tensor_split, torch.hsplit, torch.vsplit, torch.dsplit, torch.as_strided,
+    operator.getitem, torch.real, torch.imag, torch.view_as_real, torch.view_as_complex, torch.positive,
+    torch.conj, torch.resolve_conj, torch.resolve_neg, torch.dropout, torch.alpha_dropout,
+    torch.feature_dropout, torch.feature_alpha_dropout}) | frozenset(
+    getattr(torch.Tensor, name) for name in VIEW_METHODS - CASTS
+    if callable(getattr(torch.Tensor, name, None)))              # torch.Tensor.view(x, -1) spelled as a function
+
+#: torch functions whose results may be views of *every* tensor argument (one result per argument)
+MULTI_VIEW_FUNCTIONS = frozenset({torch.broadcast_tensors, torch.meshgrid, torch.atleast_1d, torch.atleast_2d,
+                                  torch.atleast_3d})
+
+#: functional dropouts: they return their input itself when they do not drop (not training, or p == 0)
+DROPOUT_FUNCTIONS = frozenset({F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                               F.feature_alpha_dropout})
+
+#: leaf modules that return (a view of) their input
+VIEW_MODULES = (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)
+
+#: results that broadcast their input (stride-0 dimensions): writing into them is refused by eager
+EXPANDS_METHODS = frozenset({"expand", "expand_as", "broadcast_to"})
+
+
+def _tensor_nodes(value) -> Iterator[Node]:
+    if isinstance(value, Node):
+        if "tensor_meta" in value.meta:
+            yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensor_nodes(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensor_nodes(v)
+
+
+def _bound(fn, node: Node) -> Dict[str, object]:
+    try:
+        bound = inspect.signature(fn).bind(*node.args, **node.kwargs)
+    except (TypeError, ValueError):
+        return {}
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _drops(p, training) -> bool:
+    """Whether a dropout with these arguments computes a new tensor (else it returns its input)."""
+    return training is True and isinstance(p, (int, float)) and p != 0
+
+
+def _kind(gm: GraphModule, node: Node) -> str:
+    """``"view"`` (a view of its first argument), ``"multi"`` (of each tensor argument) or ``""``."""
+    if node.meta.get("functionalized"):                            # a new value made by functionalize
+        return ""
+    if node.op == "call_method":
+        if node.target in CASTS:                                   # a copy when the dtype changes
+            source = node.args[0] if node.args else None
+            changes = isinstance(source, Node) and isinstance(source.meta.get("tensor_meta"), TensorMeta) \
+                and isinstance(node.meta.get("tensor_meta"), TensorMeta) \
+                and source.meta["tensor_meta"].dtype != node.meta["tensor_meta"].dtype
+            return "" if changes else "view"
+        return "view" if node.target in VIEW_METHODS else ""
+    if node.op == "call_function":
+        target = node.target
+        if target is getattr:
+            return "view" if node.args[1] in VIEW_METHODS else ""
+        if target in MULTI_VIEW_FUNCTIONS:
+            return "multi"
+        if target is torch.einsum:                                 # einsum("ij->ji", x) is a permuted view
+            return "multi" if len(list(_tensor_nodes(node.args[1:]))) == 1 else ""
+        if target in DROPOUT_FUNCTIONS:
+            args = _bound(target, node)
+            return "" if args and _drops(args.get("p"), args.get("training")) else "view"
+        return "view" if target in VIEW_FUNCTIONS else ""
+    if node.op == "call_module":
+        try:
+            mod = gm.get_submodule(node.target)
+        except AttributeError:
+            return ""
+        if isinstance(mod, VIEW_MODULES):
+            return "view"
+        if isinstance(mod, torch.nn.modules.dropout._DropoutNd):
+            return "" if _drops(mod.p, mod.training) else "view"
+    return ""
+
+
+def is_view(gm: GraphModule, node: Node) -> bool:
+    """Whether ``node``'s value is, or may be, a view of (or the same tensor as) one of its arguments."""
+    return bool(_kind(gm, node))
+
+
+def view_sources(gm: GraphModule, node: Node) -> List[Node]:
+    """The tensor nodes ``node``'s value may be a view of (empty when it is not a view)."""
+    kind = _kind(gm, node)
+    if kind == "multi":
+        return list(_tensor_nodes((node.args, node.kwargs)))
+    if kind == "view" and node.args and isinstance(node.args[0], Node):
+        return [node.args[0]]
+    return []
+
+
+def aliases(gm: GraphModule, base: Node) -> List[Node]:
+    """Every node whose value is, or may be, a view of ``base`` -- directly or through other views (a view of a
+    view, an element of a ``chunk``/``split``/``unbind`` result) -- in graph order of discovery."""
+    found: List[Node] = []
+    seen: Set[Node] = {base}
+    stack = [base]
+    while stack:
+        source = stack.pop()
+        for user in source.users:
+            if user not in seen and source in view_sources(gm, user):
+                seen.add(user)
+                found.append(user)
+                stack.append(user)
+    return found
+
+
+def lineage(gm: GraphModule, node: Node) -> Tuple[List[Node], List[Node]]:
+    """``(views, roots)``: the views ``node`` is made through (``node`` first when it is a view) and the tensors
+    at their start that are not views themselves (``node`` itself when it is not a view) -- the owners of the
+    memory it may share."""
+    views: List[Node] = []
+    found: List[Node] = []
+    seen: Set[Node] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        sources = view_sources(gm, current)
+        if sources:
+            views.append(current)
+            stack.extend(sources)
+        else:
+            found.append(current)
+    return views, found
+
+
+def _shape(node) -> tuple:
+    meta = node.meta.get("tensor_meta") if isinstance(node, Node) else None
+    return tuple(meta.shape) if isinstance(meta, TensorMeta) else ()
+
+
+def broadcasts(node: Node) -> bool:
+    """Whether ``node`` is an ``expand``/``expand_as``/``broadcast_to`` that repeats an element (a size-1 or new
+    dimension made longer than 1): its result has several elements in one memory location."""
+    if node.op == "call_method":
+        if node.target not in EXPANDS_METHODS:
+            return False
+    elif node.op != "call_function" or node.target is not torch.broadcast_to:
+        return False
+    source, result = _shape(node.args[0] if node.args else None), _shape(node)
+    if not result or not isinstance(node.args[0], Node):
+        return False
+    padded = (1,) * (len(result) - len(source)) + source
+    return any(have == 1 and want > 1 for have, want in zip(padded, result))
