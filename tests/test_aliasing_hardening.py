@@ -393,3 +393,65 @@ def test_writing_into_a_view_of_a_broadcast_tensor_is_refused(write):
         fn(_x())
     with pytest.raises(PassError, match="broadcast"):
         fxla.compile(fn)(_x())
+
+
+# ---- y[i] += v: Python's v = y[i]; v += 1; y[i] = v writes the view back where it came from ------------------------
+
+def _index_iadd(x):
+    y = x * 1
+    y[0] += 1
+    y[1:, ::2] *= -2
+    y[..., 3] -= y[0, 0, 0]
+    return y
+
+
+def _tensor_index_iadd(x):
+    y = x * 1
+    y[torch.tensor([1, 0])] += 1
+    y[:, torch.tensor([3, 0, 2])] /= 4
+    return y
+
+
+def _input_index_iadd(x):
+    x[1, 2:] += 10                  # the caller's x changes, as in eager
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn", [_index_iadd, _tensor_index_iadd, _input_index_iadd])
+def test_augmented_assignment_to_an_index(fn):
+    x_eager, x_fxla = _x(), _x()
+    want = fn(x_eager)
+    got = fxla.compile(fn)(x_fxla)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(x_fxla, x_eager, rtol=0, atol=0)
+
+
+def test_augmented_assignment_to_a_buffer_index():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("hits", torch.zeros(4, dtype=torch.int64))
+
+        def forward(self, i):
+            self.hits[1] += 1
+            return self.hits * i
+
+    eager, model = Counter(), Counter()
+    compiled = fxla.compile(model)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(torch.tensor(2)), eager(torch.tensor(2)), rtol=0, atol=0)
+    torch.testing.assert_close(model.hits, eager.hits, rtol=0, atol=0)
+    assert model.hits.tolist() == [0, 3, 0, 0]
+
+
+def test_changed_view_read_before_its_write_back_is_refused():
+    def fn(x):
+        y = x * 1
+        v = y[0]
+        v += 1
+        s = y.sum()                 # reads y between the change through v and the write-back
+        y[0] = v
+        return s
+
+    with pytest.raises(PassError, match="shares its memory, is used later"):
+        fxla.compile(fn)(_x())

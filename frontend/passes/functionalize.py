@@ -167,18 +167,33 @@ def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: i
     spread = [view for view in views if broadcasts(view)]
     if spread:                          # eager writes each memory location once or refuses: not a value update
         raise _error(node, f"{what}, a view of the broadcast %{spread[0].name}", why, fix)
+    writeback = _writeback(node, base, at, order)
+    until = order[writeback] if writeback is not None else len(order)    # reads after it see the written-back y
     for root in roots:
-        if root.op in ("placeholder", "get_attr"):
+        if root.op in ("placeholder", "get_attr") and writeback is None:
             raise _error(node, f"{what}, %{root.name} ({'an input' if root.op == 'placeholder' else 'module state'})",
                          why, fix)
         for member in [root] + aliases(gm, root):
             if member is base or order.get(member, at) > at:
                 continue
-            late = [u for u in member.users if order.get(u, -1) > at]
+            late = [u for u in member.users if at < order.get(u, -1) < until]
             if late or "attribute_writes" in member.meta:
                 user = f"by %{late[0].name}" if late else "stored on the module"
                 raise _error(node, f"{what}, and %{member.name}, which shares its memory, is used later ({user})",
                              why, fix)
+
+
+def _writeback(node: Node, base: Node, at: int, order: Dict[Node, int]) -> Optional[Node]:
+    """The ``y[i] = v`` that writes the changed view ``base = y[i]`` back where it came from -- Python's
+    ``y[i] += 1`` is ``v = y[i]; v += 1; y[i] = v`` -- or ``None``.  With it the write through the view is exactly
+    ``y[i] = y[i] + 1`` (that setitem is then rewritten, and written back to an input or module state)."""
+    if base.op != "call_function" or base.target is not operator.getitem or len(base.args) != 2:
+        return None
+    for user in node.users:
+        if user.target is operator.setitem and order.get(user, -1) > at and len(user.args) == 3 \
+                and user.args[0] is base.args[0] and user.args[2] is node and user.args[1] == base.args[1]:
+            return user
+    return None
 
 
 #: in-place writes eager allows into a broadcast tensor (they write each memory location once, into the base)
