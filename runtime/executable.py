@@ -11,13 +11,14 @@ on-disk cache (:mod:`fxla.runtime.cache`).
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import List, Optional, Sequence, Union
 
 import jax
 import ml_dtypes
 import numpy as np
-from jax.experimental import serialize_executable as _serialize
+from jax._src import compiler as _jax_compiler   # private: see _precompiled below
 from jax.extend import backend as jax_backend
 from jaxlib import xla_client
 
@@ -152,13 +153,30 @@ def _as_text(program: Union[str, bytes]) -> str:
         return module.operation.get_asm(enable_debug_info=True)
 
 
-def _trees(n_in: int, n_out: int):
-    in_tree = jax.tree_util.tree_structure(((0,) * n_in, {}))
-    out_tree = jax.tree_util.tree_structure([0] * n_out)
-    return in_tree, out_tree
+# JAX builds a ``jax.stages.Compiled`` (its C++ dispatch path) only around an executable it compiled itself, and
+# its own serializer pickles that object.  fxla's disk cache stores the PJRT executable's bytes instead and, on a
+# hit, lowers the same wrapper again and hands JAX the deserialized executable where it would call XLA: this
+# wrapper around JAX's private ``compile_or_get_cached`` returns the executable parked in this thread's slot
+# (by ``_jax_compile(..., precompiled=)``) and otherwise defers to JAX unchanged (other threads' jax.jit too).
+_precompiled = threading.local()
+_jax_compile_or_get_cached = _jax_compiler.compile_or_get_cached
 
 
-def _jax_compile(text: str, device: jax.Device, signature, n_params: int) -> "jax.stages.Compiled":
+def _compile_or_get_precompiled(*args, **kwargs):
+    executable = getattr(_precompiled, "executable", None)
+    if executable is None:
+        return _jax_compile_or_get_cached(*args, **kwargs)
+    _precompiled.executable = None
+    return executable
+
+
+_jax_compiler.compile_or_get_cached = _compile_or_get_precompiled
+
+
+def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
+                 precompiled=None) -> "jax.stages.Compiled":
+    """``text`` as a ``jax.stages.Compiled`` taking the parameters first; ``precompiled``: a PJRT executable of
+    exactly this program (from the disk cache) to use instead of compiling."""
     (ins, outs) = signature
     in_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in ins]
     out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in outs]
@@ -173,7 +191,18 @@ def _jax_compile(text: str, device: jax.Device, signature, n_params: int) -> "ja
 
     # keep_unused: every parameter stays an argument, so the call signature is the program's.
     with jax.enable_x64(True):          # 64-bit arguments/results keep their width (JAX narrows them otherwise)
-        return jax.jit(fxla_main, keep_unused=True).lower(*specs).compile()
+        lowered = jax.jit(fxla_main, keep_unused=True).lower(*specs)
+        _precompiled.executable = precompiled
+        try:
+            return lowered.compile()
+        finally:
+            _precompiled.executable = None
+
+
+def _serialize(runner, partitioning) -> bytes:
+    """The PJRT executable's own bytes (XLA's serialized form; no Python objects)."""
+    loaded = runner if partitioning is not None else runner._executable.xla_executable
+    return loaded.client.serialize_executable(loaded) if hasattr(loaded, "client") else loaded.serialize()
 
 
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
@@ -216,13 +245,13 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
                        f"device={device.id}/jax-{jax.__version__}/"
                        f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}")
-        key = _cache.cache_key(key_source, fingerprint)
+        key = _cache.EntryKey.of(key_source, fingerprint)
         payload = disk.load(key)
         if payload is not None:
             try:
-                runner = _deserialize(payload, backend, devices, partitioning, signature)
+                runner = _deserialize(payload, backend, devices, partitioning, text, signature, n_params)
             except Exception as err:  # noqa: BLE001  (PJRT raises JaxRuntimeError on a bad blob)
-                disk.corrupt(key, f"it could not be deserialized ({str(err).splitlines()[0]})")
+                disk.corrupt(key, f"it could not be deserialized ({_cache._first_line(err)})")
             else:
                 _cache.STATS.disk_hits += 1
                 return Executable(runner, device, text, partitioning=partitioning, from_cache=True,
@@ -241,15 +270,14 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     seconds = time.perf_counter() - start
     _cache.STATS.compiles += 1
     if disk is not None:
-        disk.store(key, runner.serialize() if partitioning is not None else _serialize.serialize(runner)[0])
+        disk.store(key, _serialize(runner, partitioning))
     return Executable(runner, device, text, partitioning=partitioning, compile_seconds=seconds,
                       out_shapes=out_shapes, n_params=n_params)
 
 
-def _deserialize(payload: bytes, backend, devices, partitioning, signature):
+def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params):
     if partitioning is not None:
         return backend.deserialize_executable(payload, xla_client.DeviceList(tuple(devices)),
                                               _options(partitioning))
-    in_tree, out_tree = _trees(len(signature[0]), len(signature[1]))
-    return _serialize.deserialize_and_load(payload, in_tree, out_tree, backend=backend,
-                                           execution_devices=jax.devices(devices[0].platform))
+    loaded = backend.deserialize_executable(payload, xla_client.DeviceList(tuple(devices)))
+    return _jax_compile(text, devices[0], signature, n_params, precompiled=loaded)
