@@ -27,10 +27,11 @@ import torch
 import torch.nn.functional as F
 
 from ..graph_module import GraphModule
-from ..node import Node
+from ..interpreter import Interpreter
+from ..node import Node, map_arg
 from ..shape_prop import TensorMeta
 
-__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts"]
+__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap"]
 
 #: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
 VIEW_METHODS = frozenset({
@@ -115,6 +116,8 @@ def _kind(gm: GraphModule, node: Node) -> str:
         target = node.target
         if target is getattr:
             return "view" if node.args[1] in VIEW_METHODS else ""
+        if target is operator.getitem and _advanced(node.args[1] if len(node.args) > 1 else None):
+            return ""                                              # advanced indexing makes a copy
         if target in MULTI_VIEW_FUNCTIONS:
             return "multi"
         if target is torch.einsum:                                 # einsum("ij->ji", x) is a permuted view
@@ -133,6 +136,16 @@ def _kind(gm: GraphModule, node: Node) -> str:
         if isinstance(mod, torch.nn.modules.dropout._DropoutNd):
             return "" if _drops(mod.p, mod.training) else "view"
     return ""
+
+
+def _advanced(index) -> bool:
+    """Whether ``x[index]`` is advanced indexing (a list, or a bool or non-0-d integer tensor in it): a copy."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        meta = part.meta.get("tensor_meta") if isinstance(part, Node) else None
+        if isinstance(part, list) or (isinstance(meta, TensorMeta) and (meta.dtype == torch.bool or meta.shape)):
+            return True
+    return False
 
 
 def is_view(gm: GraphModule, node: Node) -> bool:
@@ -206,3 +219,71 @@ def broadcasts(node: Node) -> bool:
         return False
     padded = (1,) * (len(result) - len(source)) + source
     return any(have == 1 and want > 1 for have, want in zip(padded, result))
+
+
+#: the largest tensor :func:`overlap` numbers element by element (a larger one is assumed to overlap)
+MAX_ELEMENTS = 1 << 22
+
+
+class _Unknown(Exception):
+    """The elements a view covers cannot be worked out here."""
+
+
+def _element_ids(gm: GraphModule, root: Node, node: Node, index=None) -> torch.Tensor:
+    """Which elements of ``root`` each element of ``node`` (a view of it; ``node[index]`` when given) is: the
+    view ops replayed on ``arange`` numbering root's elements.  Which elements a view covers does not depend on
+    root's memory layout (a ``reshape`` that copies in eager covers none: counting it is only cautious)."""
+    meta = root.meta.get("tensor_meta")
+    if not isinstance(meta, TensorMeta) or torch.Size(meta.shape).numel() > MAX_ELEMENTS:
+        raise _Unknown
+    interp = Interpreter(gm)
+    interp.env[root] = torch.arange(torch.Size(meta.shape).numel()).reshape(meta.shape)
+
+    def value(n: Node):
+        if n in interp.env:
+            return interp.env[n]
+        m = n.meta.get("tensor_meta")
+        if not view_sources(gm, n):                 # an argument that is not a view of root: its shape counts
+            if isinstance(m, TensorMeta):
+                return torch.zeros(m.shape, dtype=m.dtype)
+            if "value" not in n.meta:
+                raise _Unknown
+            return n.meta["value"]
+        for arg in n.all_input_nodes:
+            interp.env[arg] = value(arg)
+        out = interp.run_node(n)
+        if isinstance(m, TensorMeta) and (m.dtype != meta.dtype or tuple(out.shape) != tuple(m.shape)):
+            raise _Unknown                          # a dtype view (view(torch.int32), view_as_real): not numbered
+        interp.env[n] = out
+        return out
+
+    def index_value(n: Node):
+        if isinstance(n.meta.get("tensor_meta"), TensorMeta):
+            raise _Unknown                          # a tensor index: which elements depends on its values
+        return value(n)
+
+    ids = value(node)
+    if index is not None:
+        ids = ids[map_arg(index, index_value)]
+    return ids
+
+
+def overlap(gm: GraphModule, written: Node, other: Node, index=None) -> str:
+    """How the elements ``other`` reads relate to those an in-place op writes (``written``, or
+    ``written[index]``): ``"none"`` (no shared memory), ``"full"`` (the very same elements in the same places:
+    each is read before it is written, so the value is what an out-of-place op computes) or ``"partial"``
+    (eager refuses, or reads elements already written; also whatever cannot be worked out)."""
+    _, written_roots = lineage(gm, written)
+    _, other_roots = lineage(gm, other)
+    if not set(written_roots) & set(other_roots):
+        return "none"
+    if len(written_roots) != 1 or len(other_roots) != 1:
+        return "partial"
+    try:
+        w = _element_ids(gm, written_roots[0], written, index)
+        o = _element_ids(gm, written_roots[0], other)
+    except Exception:                               # _Unknown, or an op that cannot run on the numbering
+        return "partial"
+    if w.shape == o.shape and torch.equal(w, o):
+        return "full"
+    return "partial" if bool(torch.isin(o.reshape(-1), w.reshape(-1)).any()) else "none"

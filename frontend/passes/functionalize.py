@@ -21,13 +21,17 @@ The rewrite needs the graph's shape metadata (run :func:`fxla.frontend.propagate
 graphs need it again).  It refuses, with a :class:`fxla.frontend.PassError` naming the source line, what it
 cannot express without aliasing information:
 
-* mutating a tensor that is (or may be) a *view* of another -- the result of ``view``, ``reshape``,
-  ``x[...]``, ``transpose``, ``.T``, ``expand``, ``chunk(...)[i]``, ``detach``, ``contiguous`` ... (the list is
-  :mod:`fxla.frontend.passes.aliasing`) -- because eager mutates the base tensor (and its other views) too;
+* mutating a tensor that is (or may be) a *view* of another -- the result of ``view``, ``reshape``, ``x[...]``,
+  ``transpose``, ``.T``, ``expand``, ``chunk(...)[i]``, ``detach``, ``contiguous`` ... (the list is
+  :mod:`fxla.frontend.passes.aliasing`) -- when something sharing its memory is read afterwards, or its memory
+  is an input or module state, because eager mutates the base tensor (and its other views) too.  (``y[i] += v``,
+  which Python runs as ``t = y[i]; t += v; y[i] = t``, is rewritten as ``y[i] = y[i] + v``.);
 * mutating a tensor after taking a view of it -- directly or through views of views, ``chunk``/``split``/
   ``unbind`` parts included -- that is used later or stored on the module (the view would change in eager);
 * an in-place op eager refuses on a broadcast tensor (``x.expand(3, 4).add_(1)``: "more than one element of
   the written-to tensor refers to a single memory location"), with eager's reason;
+* an in-place op whose other argument shares part of the memory it writes (``y.add_(y[0])``, ``v[1:] = v[:-1]``):
+  eager refuses it or reads elements it already overwrote (:func:`~fxla.frontend.passes.aliasing.overlap`);
 * in-place ops that change a tensor's shape or strides (``unsqueeze_``, ``t_``, ``resize_`` ...).
 """
 from __future__ import annotations
@@ -42,7 +46,7 @@ from fxla.errors import format_message
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
-from .aliasing import aliases, broadcasts, is_view, lineage
+from .aliasing import aliases, broadcasts, is_view, lineage, overlap
 
 __all__ = ["functionalize", "setitem"]
 
@@ -141,6 +145,7 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> N
                      "operation: more than one element of the written-to tensor refers to a single memory "
                      "location\")",
                      f"clone the broadcast tensor first (%{base.name}.clone()), or use the out-of-place op")
+    _check_overlap(gm, node, base, label)
     at = order[node]
     if is_view(gm, base):
         _check_view_write(gm, node, base, label, at, order)
@@ -155,6 +160,22 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> N
                          "through views of views and the parts of chunk/split/unbind); fxla does not "
                          "recompute views",
                          f"clone the view (%{view.name}.clone()) or change the tensor before viewing it")
+
+
+def _check_overlap(gm: GraphModule, node: Node, base: Node, label: str) -> None:
+    """An argument of the in-place op that shares some, not all, of the memory it writes (``y.add_(y.t())``,
+    ``y[1:] = y[:-1]``): eager refuses it or reads elements already written; fxla would read the old values."""
+    if node.target is operator.setitem:
+        reads, index = node.args[2:3], node.args[1]
+    else:
+        reads, index = [*node.args[1:], *node.kwargs.values()], None
+    for arg in reads:
+        if _is_tensor(arg) and arg is not base and overlap(gm, base, arg, index) == "partial":
+            raise _error(node, f"{label} reads %{arg.name}, which shares part of the memory it writes",
+                         "eager PyTorch refuses this (\"unsupported operation: some elements of the input tensor "
+                         "and the written-to tensor refer to a single memory location\") or reads elements "
+                         "already overwritten; fxla would compute from the old values",
+                         f"clone the argument first (%{arg.name}.clone())")
 
 
 def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: int, order: Dict[Node, int]) -> None:
