@@ -500,3 +500,18 @@ def _full_or_disjoint(x):
 def test_full_or_disjoint_arguments_compile():
     want, got = _eager_and_fxla(_full_or_disjoint, _x())
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_layout_sensitive_inputs():
+    """What a call-time stride check needs: the inputs a view of which the program takes (x.view(-1) of a
+    non-contiguous x passed at call time fails in eager; tracing sees contiguous meta tensors)."""
+    from fxla.frontend import symbolic_trace
+    from fxla.frontend.passes.aliasing import layout_sensitive_inputs
+
+    def fn(a, b, c, d):
+        return a.view(-1), b.transpose(0, 1).reshape(-1), c[:, 1:].view_as(c[:, 1:]), (d * 1).view(-1)
+
+    gm = symbolic_trace(fn)
+    assert [n.name for n in layout_sensitive_inputs(gm)] == ["a", "c"]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        fn(torch.ones(3, 4).t(), torch.ones(3, 4), torch.ones(3, 4), torch.ones(3, 4))

@@ -31,7 +31,7 @@ from ..interpreter import Interpreter
 from ..node import Node, map_arg
 from ..shape_prop import TensorMeta
 
-__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap"]
+__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "layout_sensitive_inputs"]
 
 #: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
 VIEW_METHODS = frozenset({
@@ -287,3 +287,25 @@ def overlap(gm: GraphModule, written: Node, other: Node, index=None) -> str:
     if w.shape == o.shape and torch.equal(w, o):
         return "full"
     return "partial" if bool(torch.isin(o.reshape(-1), w.reshape(-1)).any()) else "none"
+
+
+#: ops whose success depends on their input's strides (eager: "view size is not compatible with input tensor's
+#: size and stride"); every other traced op computes the same values whatever the layout
+LAYOUT_METHODS = frozenset({"view", "view_as"})
+
+
+def layout_sensitive_inputs(gm: GraphModule) -> List[Node]:
+    """The placeholders whose memory layout decides whether the program runs in eager: a ``view``/``view_as``
+    of the input, or of a view of it (``x.t().view(-1)`` fails on a contiguous ``x`` while tracing already, but
+    ``x.view(-1)`` fails in eager only for a non-contiguous ``x`` passed at call time, which tracing, on
+    contiguous meta tensors, does not see).  A caller that knows the call's strides checks these inputs."""
+    found: List[Node] = []
+    for node in gm.graph.nodes:
+        layout = (node.op == "call_method" and node.target in LAYOUT_METHODS) or (
+            node.op == "call_function" and node.target in (torch.Tensor.view, torch.Tensor.view_as))
+        if not layout or not node.args or not isinstance(node.args[0], Node):
+            continue
+        for root in lineage(gm, node.args[0])[1]:
+            if root.op == "placeholder" and root not in found:
+                found.append(root)
+    return found
