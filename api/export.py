@@ -22,15 +22,14 @@ from fxla.compile import CompiledModule, write_back
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
-from fxla.runtime.artifact import PROGRAM, ArtifactError, portable_bytecode, read_artifact, write_artifact
+from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, portable_bytecode, program_interface,
+                                   read_artifact, write_artifact)
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.sharding import signature_of
 
+from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
+
 WEIGHTS = "weights.bin"
-
-_MLIR_TO_TORCH = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "i1": "bool",
-                  "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8"}
-
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).rpartition(".")[2]
@@ -45,10 +44,12 @@ def _json_static(value, what: str):
     return value
 
 
-def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]:
+def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool = False) -> Dict[str, Any]:
     """Write a portable artifact for ``model`` specialised to ``example_inputs`` (a tuple) to folder ``path``.
 
     ``model``: an ``nn.Module``, a function, or an :class:`fxla.CompiledModule`.  Returns the metadata written.
+    ``path`` must be new or an empty folder; an existing fxla artifact there is replaced (atomically) only with
+    ``overwrite=True``; any other folder is refused (export never deletes what it did not write).
     """
     compiled = model if isinstance(model, CompiledModule) else CompiledModule(model, concrete_args=concrete_args)
     if not isinstance(example_inputs, (tuple, list)):
@@ -56,27 +57,34 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
     args = compiled._bind(tuple(example_inputs), {})
     stages = compiled._lower_for_call(args)
     program = stages.program
-    text = stages.stablehlo                       # without source locations: no user paths in the artifact
-    bytecode, target = portable_bytecode(text)
     leaves = pytree.tree_leaves(args)
     inputs = [{"shape": list(v.shape), "dtype": _dtype_name(v.dtype if isinstance(v, torch.Tensor) else torch_dtype(v))}
               for v in leaves if is_array(v)]
-    outputs = [{"shape": list(shape), "dtype": _MLIR_TO_TORCH[dt]} for shape, dt in signature_of(text)[1]]
     params = [(name, program.params[name]) for name in program.param_names]
+    # without source locations (no user paths in the artifact); @main says what each argument and result is
+    text = annotate_roles(stages.stablehlo, ["input"] * len(inputs) + [f"param:{n}" for n, _ in params],
+                          ["output"] * sum(v is None for v in program.output_static)
+                          + [f"input:{k}" for k in program.mutated_inputs]
+                          + [f"param:{n}" for n in program.mutated_params]
+                          + [f"attribute:{w.name}" for w in program.written_attributes for v in w.leaves
+                             if v is None])
+    bytecode, target = portable_bytecode(text)
+    outputs = [{"shape": list(shape), "dtype": TORCH_OF_MLIR[dt]} for shape, dt in signature_of(text)[1]]
     weights = encode_tensors({name: t.detach() for name, t in params})
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
         "input_spec": _input_spec(program.input_spec),
-        "input_static": [_json_static(v, f"input leaf {i}") for i, v in enumerate(program.input_static)],
+        "input_static": _statics([is_array(v) for v in leaves], program.input_static, "input leaf"),
         "outputs": outputs,
-        "output_spec": pytree.treespec_dumps(_portable(program.output_spec)),
-        "output_static": [_json_static(v, f"output leaf {i}") for i, v in enumerate(program.output_static)],
+        "output_spec": encode_spec(_portable(program.output_spec)),
+        "output_static": _statics([v is None for v in program.output_static], program.output_static,
+                                  "output leaf"),
         "mutated_inputs": list(program.mutated_inputs),
         "mutated_params": list(program.mutated_params),
         "written_attributes": [
-            {"name": w.name, "spec": pytree.treespec_dumps(_portable(w.spec)),
-             "leaves": [_json_static(v, f"attribute {w.name} leaf {i}") for i, v in enumerate(w.leaves)]}
+            {"name": w.name, "spec": encode_spec(_portable(w.spec)),
+             "leaves": _statics([v is None for v in w.leaves], w.leaves, f"attribute {w.name} leaf")}
             for w in program.written_attributes],
         "params": [{"name": n, "shape": list(t.shape), "dtype": _dtype_name(t.dtype)} for n, t in params],
         "stablehlo_sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -84,8 +92,15 @@ def export(model, example_inputs, path, *, concrete_args=None) -> Dict[str, Any]
         "versions": {"fxla": _fxla_version(), "jax": jax.__version__, "jaxlib": jaxlib.__version__,
                      "torch": torch.__version__.split("+")[0]},
     }
-    write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights})
+    write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights}, overwrite=overwrite)
     return meta
+
+
+def _statics(is_tensor, values, what: str) -> list:
+    """A structure's leaves for metadata.json: ``{"tensor": k}`` for its k-th tensor, else the JSON value."""
+    tensors = iter(range(len(values)))
+    return [{"tensor": next(tensors)} if t else _json_static(v, f"{what} {i}")
+            for i, (t, v) in enumerate(zip(is_tensor, values))]
 
 
 #: the containers an artifact's specs keep as they are: built-in, so loading needs no model code
@@ -111,13 +126,19 @@ def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
                         f"lists or dicts")
 
 
-def _input_spec(spec: pytree.TreeSpec) -> str:
-    try:
-        return pytree.treespec_dumps(spec)
-    except NotImplementedError:
-        raise ArtifactError(f"cannot export a program whose inputs have the structure {spec}\nwhy: an artifact "
+def _input_spec(spec: pytree.TreeSpec):
+    if all(t in _BUILTIN_CONTAINERS for t in _types(spec)):
+        return encode_spec(spec)
+    raise ArtifactError(f"cannot export a program whose inputs have the structure {spec}\nwhy: an artifact "
                             f"stores its input structure as tuples, lists and dicts (a call must match it)\n"
-                            f"fix: pass the inputs as tensors in tuples, lists or dicts") from None
+                            f"fix: pass the inputs as tensors in tuples, lists or dicts")
+
+
+def _types(spec: pytree.TreeSpec):
+    if not spec.is_leaf():
+        yield spec.type
+        for child in spec.children():
+            yield from _types(child)
 
 
 def _fxla_version() -> str:
@@ -138,32 +159,24 @@ class LoadedModule:
         self.metadata = meta
         if WEIGHTS not in files:
             raise self._bad(f"metadata.json lists no {WEIGHTS}")
-        try:
-            self._input_spec = pytree.treespec_loads(meta["input_spec"])
-            self._output_spec = pytree.treespec_loads(meta["output_spec"])
-            self._inputs: List[dict] = list(meta["inputs"])
-            self._input_static = list(meta["input_static"])
-            self._output_static = list(meta["output_static"])
-            self._mutated = [int(i) for i in meta.get("mutated_inputs", [])]
-            param_meta = list(meta["params"])
-            names = [p["name"] for p in param_meta]
-            self._state = [names.index(n) for n in meta.get("mutated_params", [])]   # indices into the params
-            self._written = [(w["name"], pytree.treespec_loads(w["spec"]), list(w["leaves"]))
-                             for w in meta.get("written_attributes", [])]
-        except (KeyError, TypeError, ValueError) as err:
-            raise self._bad(f"metadata.json is missing or has a malformed entry ({type(err).__name__}: {err})") \
-                from None
+        program = program_interface(self.path, files[PROGRAM])
+        face = check(meta, program, lambda what: self._bad(f"metadata.json does not fit its program: {what}"))
+        self._input_spec, self._input_static, self._inputs = face.input_spec, face.input_static, face.inputs
+        self._output_spec, self._output_static = face.output_spec, face.output_static
+        self._mutated, self._state, self._written = face.mutated, face.state, face.written
+        names = [p["name"] for p in face.params]
         try:
             tensors = decode_tensors(bytearray(files[WEIGHTS]))
         except TensorFileError as err:
             raise self._bad(f"{WEIGHTS} is malformed: {err}") from None
-        for p in param_meta:
+        for p in face.params:
             t = tensors.get(p["name"])
             if t is None or list(t.shape) != p["shape"] or _dtype_name(t.dtype) != p["dtype"]:
                 raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
-        self.executable = compile_stablehlo(files[PROGRAM], self.device, cache_dir=cache_dir, n_params=len(names))
+        self.executable = compile_stablehlo(program.text, self.device, cache_dir=cache_dir, n_params=len(names))
         self._params = [to_device(tensors[n], self.device) for n in names]
-        self.__name__ = meta.get("name", "loaded")
+        name = meta.get("name", "loaded")
+        self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}
@@ -182,7 +195,7 @@ class LoadedModule:
                              f"for {self._input_spec}\nfix: call it like the example inputs given to fxla.export")
         tensors = []
         for i, (value, static) in enumerate(zip(leaves, self._input_static)):
-            if static is None:
+            if static is TENSOR:
                 want = self._inputs[len(tensors)]
                 if not is_array(value):
                     raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact takes a "
@@ -202,7 +215,7 @@ class LoadedModule:
         if shared:
             check_not_autocast(self.__name__)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
-        cut = len(results) - sum(leaf is None for _, _, leaves in self._written for leaf in leaves)
+        cut = len(results) - sum(leaf is TENSOR for _, _, leaves in self._written for leaf in leaves)
         results, written = results[:cut], iter(results[cut:])
         cut = len(results) - len(self._state)        # outputs, mutated inputs, updated buffers, written attributes
         results, state = results[:cut], results[cut:]
@@ -212,10 +225,10 @@ class LoadedModule:
             self._params[i] = value
         for name, spec, parts in self._written:       # (after the input check, as CompiledModule does)
             self.attributes[name] = pytree.tree_unflatten(
-                [from_device(next(written)) if part is None else part for part in parts], spec)
+                [from_device(next(written)) if part is TENSOR else part for part in parts], spec)
         outputs = iter(results)
         convert = from_device if self.output == "torch" else (lambda a: a)
-        values = [convert(next(outputs)) if s is None else s for s in self._output_static]
+        values = [convert(next(outputs)) if s is TENSOR else s for s in self._output_static]
         if self._guard is not None:
             values = self._guard(leaves, values)
         return pytree.tree_unflatten(values, self._output_spec)

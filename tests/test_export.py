@@ -66,7 +66,7 @@ def test_round_trip_structure_and_values(net, inputs, artifact):
 def test_layout_and_metadata(net, artifact):
     assert sorted(os.listdir(artifact)) == ["metadata.json", "program.mlirbc", "weights.bin"]
     meta = json.loads((artifact / "metadata.json").read_text())
-    assert meta["format"] == "fxla.artifact" and meta["version"] == 1
+    assert meta["format"] == "fxla.artifact" and meta["version"] == 2
     assert meta["inputs"] == [{"shape": [3, 8], "dtype": "float32"}, {"shape": [3, 4], "dtype": "float32"}]
     assert meta["outputs"] == [{"shape": [3, 4], "dtype": "float32"}] * 2
     assert sorted(p["name"] for p in meta["params"]) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight",
@@ -82,7 +82,7 @@ def test_bf16_function_and_reexport(tmp_path):
     fn = lambda a, b: (a * b).sum(0)                                                        # noqa: E731
     a, b = torch.randn(4, 5).bfloat16(), torch.randn(4, 5).bfloat16()
     fxla.export(fn, (a, b), tmp_path / "f")
-    fxla.export(fn, (a, b), tmp_path / "f")                     # replacing an existing artifact is fine
+    fxla.export(fn, (a, b), tmp_path / "f", overwrite=True)     # replacing an existing artifact is fine
     out = fxla.load(tmp_path / "f")(a, b)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out, fn(a, b), rtol=2e-2, atol=2e-2)
