@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "compile": "fxla.compile", "CompiledModule": "fxla.compile", "Stages": "fxla.compile",
     "OptionError": "fxla.compile", "SignatureError": "fxla.compile", "InputMutationError": "fxla.compile",
+    "ArgumentError": "fxla.compile",
     "GradientError": "fxla.gradients", "AutocastError": "fxla.frontend",
     "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
     "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
@@ -34,8 +35,8 @@ _SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
-           "OptionError", "SignatureError", "InputMutationError", "SpecializationError", "GradientError",
-           "AutocastError"]
+           "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
+           "GradientError", "AutocastError"]
 
 
 def __getattr__(name):

@@ -1,12 +1,13 @@
 """``fxla.compile``: trace once, then lower and compile per input signature, run through PJRT."""
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import re
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import jax
@@ -17,7 +18,8 @@ from torch.utils import _pytree as pytree
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.graph_module import check_specialization, describe_input
-from fxla.frontend.shape_prop import TensorMeta
+from fxla.frontend.passes.aliasing import layout_sensitive_inputs
+from fxla.frontend.shape_prop import TensorMeta, propagate_shapes
 from fxla.lowering import FxlaProgram, UnsupportedOpError, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.passes import device_layouts
 from fxla.runtime import Executable, compile_stablehlo, cpp_dispatch, from_device, resolve_device, to_device
@@ -31,6 +33,8 @@ from .autocast import check_not_autocast
 from .dispatch import call_plan, fast_key
 from .gradients import GradientGuard, guard_for
 from .per_shape import PerShapeTraces
+from .weights import WeightWatch
+from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (fxla.load uses write_back)
 
 
 class OptionError(FxlaError):
@@ -38,13 +42,17 @@ class OptionError(FxlaError):
     ``nn.Module`` or function to compile)."""
 
 
-class InputMutationError(FxlaError):
-    """A program that changes an input (``x += 1``) or its module's state in place was given an input that cannot
-    be changed (a ``jax.Array``), or asked to run where nothing can be written back (``as_jax_function``)."""
-
-
 class SignatureError(FxlaError):
     """The inputs of a call cannot be compiled (e.g. a rank or dtype the model cannot take)."""
+
+
+class ArgumentError(FxlaError, TypeError):
+    """A call of a compiled module with arguments its forward does not take (too many, a missing one, an unknown
+    keyword); a ``TypeError`` too, as Python's own error for such a call is."""
+
+
+#: how many input signatures a module keeps compiled by default (``fxla.compile(max_signatures=)``)
+MAX_SIGNATURES = 64
 
 
 @dataclass
@@ -75,6 +83,8 @@ class _Entry:
     param_keys: List[Tuple[str, Tuple[int, ...]]] = None    # their keys in CompiledModule._params
     param_placements: List[Any] = None        # and where each lives (a device or a sharding)
     guard: Optional[GradientGuard] = None     # its torch outputs' autograd behaviour (see fxla.gradients)
+    layout_sensitive: frozenset = frozenset()  # placeholders the program views (see CompiledModule._check_layouts)
+    layouts: Dict[Tuple, str] = field(default_factory=dict)   # strides -> "" (runs) or eager's error
 
 
 def _target_layouts(stages: Stages, device) -> Tuple[str, str, Dict[str, Tuple[int, ...]]]:
@@ -170,6 +180,10 @@ def _live(module_ref) -> "CompiledModule":
     return module
 
 
+def _reupload(module_ref, names) -> None:
+    _live(module_ref)._reupload(names)
+
+
 def _plain_call(module_ref, *args, **kwargs):
     return _live(module_ref)._plan_call(*args, **kwargs)
 
@@ -194,17 +208,20 @@ class CompiledModule:
     The program is traced once, at construction (trace errors surface here), so what forward reads of the
     module then — its mode (``model.eval()`` / ``model.train()``), plain attributes — is fixed in it.  Each
     new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
-    cached; parameters and buffers are uploaded to the device at their first use and stay there, so later
-    in-place changes to the model's weights are not seen — compile again after changing them or the mode
-    (changes the program itself makes, ``self.steps += 1``, are written back to the module and to the resident
-    buffers).  Inputs may be torch tensors or ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``:
-    ``jax.Array``\\ s, left on the device; a signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch
-    after its first call, as a ``jax.jit`` call does — see docs/runtime.md).
+    cached (at most ``max_signatures``, least recently used dropped first); parameters and buffers are uploaded
+    to the device at their first use and stay there; a weight changed in place afterwards (``w.mul_(2)``,
+    ``load_state_dict``, an optimizer step, ``w.data = t``) is uploaded again before the next call (fxla.weights;
+    not a change through ``w.data`` nor a replaced parameter object: compile again after those, or after changing
+    the mode).  Changes the program itself makes (``self.steps += 1``) are written back to the module and to the
+    resident buffers, one call at a time.  Inputs may be torch tensors or ``jax.Array``\\ s; outputs are torch
+    tensors (``output="jax"``: ``jax.Array``\\ s, left on the device; a signature of ``jax.Array``\\ s then runs
+    through JAX's C++ dispatch after its first call, as a ``jax.jit`` call does — see docs/runtime.md).
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
-                 cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False):
+                 cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,
+                 max_signatures: int = MAX_SIGNATURES):
         if not callable(fn):
             raise OptionError(_not_callable(fn))
         if output not in ("torch", "jax"):
@@ -215,6 +232,9 @@ class CompiledModule:
                               f"shapes of its inputs and compiles each new signature once\n"
                               f"fix: leave dynamic=False (the default); pad inputs to a few fixed sizes to "
                               f"bound the number of compilations")
+        if not isinstance(max_signatures, int) or isinstance(max_signatures, bool) or max_signatures < 1:
+            raise OptionError(f"max_signatures={max_signatures!r}: it must be a positive int\nfix: pass how many "
+                              f"input signatures to keep compiled (default {MAX_SIGNATURES})")
         if shard and mesh is None:
             raise ShardingError("shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh({'x': 4}) "
                                 "(or a jax.sharding.Mesh) as well")
@@ -227,15 +247,20 @@ class CompiledModule:
         self.mesh = as_mesh(mesh) if mesh is not None else None
         self.device = self.mesh.devices.flat[0] if self.mesh is not None else resolve_device(device)
         self.shard: Dict[str, Any] = dict(shard or {})
-        self._cache: Dict[Tuple, _Entry] = {}
+        self._cache: Dict[Tuple, _Entry] = collections.OrderedDict()   # signature -> entry, least recent first
+        self.max_signatures = max_signatures
         self._plans: Dict[Tuple, Any] = {}             # fast_key -> call plan of a compiled signature
         self._params: Dict[Tuple[str, Tuple[int, ...]], Any] = {}   # (name, stored permutation) -> device buffer
         self._placeholder_nodes = None
         self._family: List["CompiledModule"] = [self]   # the modules sharing _params (per-shape traces)
+        # what _params were uploaded from (shared like _params); a call runs it first (Dispatch(..., watch=))
+        self._weights = WeightWatch(functools.partial(_reupload, weakref.ref(self)))
+        self._state_lock = threading.RLock()           # held by calls that write module state (shared too)
         self._attribute_root = fn        # the module whose attributes forward assigns (see _set_attributes)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard)
+        self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard,
+                             max_signatures=max_signatures)
         self._per_shape: Optional[PerShapeTraces] = None
         self._cpp_call = None                          # JAX's C++ dispatch object, when calls use one
         if output == "jax" and self.mesh is None and not concrete_shapes:
@@ -243,10 +268,11 @@ class CompiledModule:
             self._cpp_call = cpp_dispatch.dispatcher(self.__name__, functools.partial(_cpp_miss, me),
                                                      functools.partial(_plain_call, me))
         # the call through the compiled signatures' plans (in C; see __call__), else _general_call
-        self._plan_call = Dispatch(self._plans, self._general_call)
+        watch = self._weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
+        self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
         self._front_plans: Dict[Tuple, Any] = {}
-        self._dispatch = (Dispatch(self._front_plans, self._cpp_call, bypass=cpp_dispatch.ARRAY_TYPE)
+        self._dispatch = (Dispatch(self._front_plans, self._cpp_call, bypass=cpp_dispatch.ARRAY_TYPE, watch=watch)
                           if self._cpp_call is not None else self._plan_call)   # what a call runs (see __call__)
         if concrete_shapes:
             if tracer is not None:
@@ -384,8 +410,12 @@ class CompiledModule:
                       for i in range(len(keys))]
         entry = _Entry(program, executable, text, executable.in_shardings[:n_inputs] if part is not None else None,
                        args, self._resident(program, keys, placements), keys, placements,
-                       guard_for(self.__name__, program.params, self.output))
+                       guard_for(self.__name__, program.params, self.output),
+                       frozenset(n.target for n in layout_sensitive_inputs(self.graph_module)))
         self._cache[key] = entry
+        while len(self._cache) > self.max_signatures:     # the least recently used signature goes
+            self._cache.popitem(last=False)
+            self._drop_plans()
         return entry
 
     def _resident(self, program: FxlaProgram, keys, placements) -> List[Any]:
@@ -395,7 +425,44 @@ class CompiledModule:
             if (name, perm) not in self._params:
                 value = program.params[name]
                 self._params[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+                self._weights.record(name, value)
         return [self._params[k] for k in keys]
+
+    def _drop_plans(self) -> None:
+        """Forget every call plan and C++ fast path of the family (they hold executables and device buffers);
+        the next call of each signature takes the general path and makes them again."""
+        for module in self._family:
+            module._plans.clear()
+            module._front_plans.clear()
+            if module._cpp_call is not None:
+                cpp_dispatch.clear(module._cpp_call)
+
+    def _reupload(self, names: Sequence[str]) -> None:
+        """The weights ``names`` changed in the model (fxla.weights): upload them again and point every compiled
+        signature of the family at the new buffers."""
+        with self._state_lock:
+            for key in [k for k in self._params if k[0] in names]:
+                del self._params[key]
+            self._weights.forget(names)
+            self._refresh_entries()
+
+    def _refresh_entries(self) -> None:
+        self._drop_plans()               # plans hold the old buffers; the next general call rebuilds them
+        for module in self._family:
+            for entry in module._cache.values():
+                entry.params = module._resident(entry.program, entry.param_keys, entry.param_placements)
+
+    def clear_cache(self) -> None:
+        """Drop every compiled signature, call plan and resident weight of this module (memory back; the next
+        call of each signature compiles it again, from the on-disk cache when there is one)."""
+        with COMPILING, self._state_lock:
+            for module in self._family:
+                module._cache.clear()
+            if self._per_shape is not None:
+                self._per_shape.compiled.clear()
+            self._drop_plans()
+            self._params.clear()
+            self._weights.clear()
 
     def _store_state(self, program: FxlaProgram, values) -> None:
         """The program changed parameters/buffers in place (``self.steps += 1``): copy their new values into the
@@ -406,15 +473,11 @@ class CompiledModule:
                 program.params[name].copy_(from_device(value))
                 for key in [k for k in self._params if k[0] == name]:
                     del self._params[key]
+                self._weights.forget([name])
                 if self.mesh is None:
                     self._params[name, ()] = value
-        for module in self._family:
-            module._plans.clear()              # plans hold the old buffers; the next general call rebuilds them
-            module._front_plans.clear()
-            if module._cpp_call is not None:
-                cpp_dispatch.clear(module._cpp_call)          # and so do the C++ fast paths
-            for entry in module._cache.values():
-                entry.params = module._resident(entry.program, entry.param_keys, entry.param_placements)
+                    self._weights.record(name, program.params[name])   # (as of after the copy)
+        self._refresh_entries()
 
     def _set_attributes(self, writes, values) -> None:
         """Set the module attributes forward assigns (``self.last = y``) to this call's values, as torch tensors."""
@@ -430,6 +493,11 @@ class CompiledModule:
         if entry is None:
             with COMPILING:                       # another thread may have compiled it meanwhile
                 entry = self._cache.get(key) or self._compile(args, key)
+        else:
+            try:
+                self._cache.move_to_end(key)      # (most recently used last: see max_signatures)
+            except KeyError:                      # dropped by another thread meanwhile
+                pass
         return entry
 
     def executable_for(self, *args) -> Executable:
@@ -453,7 +521,9 @@ class CompiledModule:
         if not kwargs and len(args) == len(placeholders):
             return args
         if len(args) > len(placeholders):
-            raise TypeError(f"{self.__name__}() takes {len(placeholders)} arguments but {len(args)} were given")
+            raise ArgumentError(f"{self.__name__}() takes {len(placeholders)} arguments but {len(args)} were given"
+                                f"\nfix: call it with the arguments of the model's forward "
+                                f"({', '.join(n.target for n in placeholders)})")
         bound = list(args)
         kwargs = dict(kwargs)
         for node in placeholders[len(args):]:
@@ -462,9 +532,11 @@ class CompiledModule:
             elif node.args:
                 bound.append(node.args[0])
             else:
-                raise TypeError(f"{self.__name__}() missing required argument '{node.target}'")
+                raise ArgumentError(f"{self.__name__}() missing required argument '{node.target}'\nfix: pass it "
+                                    f"(the model's forward takes {', '.join(n.target for n in placeholders)})")
         if kwargs:
-            raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {sorted(kwargs)}")
+            raise ArgumentError(f"{self.__name__}() got unexpected keyword argument(s) {sorted(kwargs)}\nfix: use "
+                                f"the names of the model's forward ({', '.join(n.target for n in placeholders)})")
         return tuple(bound)
 
     def _device_args(self, entry: _Entry, leaves) -> List[Any]:
@@ -503,6 +575,14 @@ class CompiledModule:
                                    f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
                                    f"program on concrete arrays\nfix: call fast.as_jax_function(*example_inputs) "
                                    f"inside the transformation instead (it embeds the program in JAX's)")
+            if isinstance(leaf, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
+                kind = "meta" if leaf.is_meta else f"{leaf.layout} (sparse)"
+                raise SignatureError(
+                    f"{self.__name__} was called with a {kind} tensor (input leaf {i}: "
+                    f"{str(leaf.dtype).rpartition('.')[2]}{list(leaf.shape)})\n"
+                    f"why: a compiled program computes on the values of dense (strided) tensors"
+                    f"{'; a meta tensor has none' if leaf.is_meta else ''}\n"
+                    f"fix: pass {'a real tensor (e.g. torch.randn(shape))' if leaf.is_meta else 'x.to_dense()'}")
             if is_array(leaf):
                 continue
             if isinstance(leaf, np.ndarray):
@@ -527,10 +607,49 @@ class CompiledModule:
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         if shared:
             check_not_autocast(self.__name__)
+        self._weights()
         entry = self._entry(bound)
+        if entry.layout_sensitive:
+            self._check_layouts(entry, bound)
         program = entry.program
         writes = program.written_attributes
         mutates = bool(program.mutated_inputs or program.mutated_params or writes)
+        if mutates:       # one call at a time reads and writes the module's state (and its inputs)
+            with self._state_lock:
+                return self._finish(entry, args, kwargs, bound, leaves, shared, mutates)
+        return self._finish(entry, args, kwargs, bound, leaves, shared, mutates)
+
+    def _check_layouts(self, entry: _Entry, bound) -> None:
+        """Inputs the program views (``x.view(-1)``) must be laid out so that eager's view works: the trace saw
+        contiguous inputs, so a call with a non-contiguous one runs the graph once on meta tensors of the call's
+        strides (per stride pattern, remembered) and raises what eager would (``view size is not compatible``)."""
+        strides = tuple(leaf.stride() for node, value in zip(self._placeholders(), bound)
+                        if node.target in entry.layout_sensitive
+                        for leaf in pytree.tree_leaves(value) if isinstance(leaf, torch.Tensor))
+        if all(not isinstance(v, torch.Tensor) or v.is_contiguous() for v in pytree.tree_leaves(bound)):
+            return
+        verdict = entry.layouts.get(strides)
+        if verdict is None:
+            metas = pytree.tree_map(lambda v: torch.empty_strided(tuple(v.shape), v.stride(), dtype=v.dtype,
+                                                                  device="meta")
+                                    if isinstance(v, torch.Tensor) else v, bound)
+            with COMPILING:
+                try:
+                    propagate_shapes(self.graph_module, *metas)
+                    verdict = ""
+                except FxlaError as err:
+                    verdict = str(err)
+            entry.layouts[strides] = verdict
+        if verdict:
+            raise SignatureError(f"{self.__name__}: the program cannot run on inputs laid out like these (strides "
+                                 f"{list(strides)}), as eager PyTorch cannot:\n{verdict}\nfix: pass x.contiguous() "
+                                 f"for non-contiguous inputs, or use .reshape() instead of .view() in the model")
+
+    def _finish(self, entry: _Entry, args, kwargs, bound, leaves, shared: bool, mutates: bool):
+        program = entry.program
+        writes = program.written_attributes
+        if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
+            check_writable(self.__name__, program.mutated_inputs, leaves)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         if mutates:   # results: outputs, mutated inputs, mutated parameters, written attributes (see FxlaProgram)
             cut = len(results) - sum(leaf is None for w in writes for leaf in w.leaves)
@@ -549,7 +668,7 @@ class CompiledModule:
         if entry.guard is not None:
             values = entry.guard(leaves, values)
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
-                and not mutates:
+                and not mutates and not entry.layout_sensitive:
             key = fast_key(args)
             if key is not None:
                 plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
@@ -611,38 +730,8 @@ class CompiledModule:
         return f"fxla.compile({type(self.original).__name__}, {where})"
 
 
-def write_back(name: str, mutated: Sequence[int], leaves, results) -> List[Any]:
-    """Copy the new values of the tensor inputs a program changes in place (``mutated``: their numbers among the
-    tensor inputs; their values are the last results) into the caller's tensors; return the other results."""
-    tensors = [t for t in leaves if is_array(t)]
-    for index in mutated:
-        if not isinstance(tensors[index], torch.Tensor):
-            kind = "jax.Array" if type(tensors[index]).__module__.startswith("jax") else type(tensors[index]).__name__
-            raise InputMutationError(
-                f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but it was given a {kind}, "
-                f"which cannot be changed\n"
-                f"why: fxla copies a mutated input's new value into the caller's torch tensor after the call, as "
-                f"eager PyTorch would have changed it\n"
-                f"fix: pass a torch tensor, or compute a new tensor in the model (y = x + 1) and return it")
-        storage = tensors[index].untyped_storage().data_ptr()
-        others = [i for i, t in enumerate(tensors) if i != index and isinstance(t, torch.Tensor)
-                  and t.untyped_storage().data_ptr() == storage]
-        if others:
-            raise InputMutationError(
-                f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but input {others[0]} shares its "
-                f"memory (the same tensor, or a view of it, passed twice)\n"
-                f"why: eager PyTorch would show the change through the other input too; the compiled program read "
-                f"both before any change\n"
-                f"fix: pass separate tensors (x.clone()), or do not change the input in place")
-    n = len(mutated)
-    with torch.no_grad():
-        for index, value in zip(mutated, results[-n:]):
-            tensors[index].copy_(from_device(value))
-    return list(results[:-n])
-
-
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
-            cache_dir=None, mesh=None, shard=None, concrete_shapes=False):
+            cache_dir=None, mesh=None, shard=None, concrete_shapes=False, max_signatures=MAX_SIGNATURES):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
     ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, a ``jax.Device`` or ``None`` (JAX's default).
@@ -661,9 +750,12 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     True)``), so models that branch on shapes or compute with sizes (Hugging Face transformers) compile directly;
     every signature's graph is shape-specialised and the parameters are shared.  Without it, the module is
     traced once, shape-agnostically, at construction.
+    ``max_signatures``: how many input signatures stay compiled (default 64); a new one beyond that drops the least
+    recently used (its next call compiles again).  ``fast.clear_cache()`` drops them all.
     """
     options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
-                   cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes)
+                   cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes,
+                   max_signatures=max_signatures)
     if fn is None:
         return functools.partial(compile, **options)
     return CompiledModule(fn, **options)

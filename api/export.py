@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import threading
 from typing import Any, Dict, List
 
 import jax
@@ -18,7 +19,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.autocast import check_not_autocast
-from fxla.compile import CompiledModule, write_back
+from fxla.compile import CompiledModule, check_writable, write_back
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
@@ -178,6 +179,7 @@ class LoadedModule:
         name = meta.get("name", "loaded")
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
+        self._state_lock = threading.Lock()
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}
 
@@ -214,6 +216,22 @@ class LoadedModule:
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)
+        if self._mutated or self._state or self._written:     # state-writing calls: one at a time
+            with self._state_lock:
+                results = self._run(tensors, leaves, shared)
+        else:
+            results = self._run(tensors, leaves, shared)
+        outputs = iter(results)
+        convert = from_device if self.output == "torch" else (lambda a: a)
+        values = [convert(next(outputs)) if s is TENSOR else s for s in self._output_static]
+        if self._guard is not None:
+            values = self._guard(leaves, values)
+        return pytree.tree_unflatten(values, self._output_spec)
+
+    def _run(self, tensors, leaves, shared: bool):
+        """Run the program; write back and keep what it changed; return its outputs."""
+        if self._mutated:                 # (refused inputs before running: nothing changes)
+            check_writable(self.__name__, self._mutated, leaves)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
         cut = len(results) - sum(leaf is TENSOR for _, _, leaves in self._written for leaf in leaves)
         results, written = results[:cut], iter(results[cut:])
@@ -226,12 +244,7 @@ class LoadedModule:
         for name, spec, parts in self._written:       # (after the input check, as CompiledModule does)
             self.attributes[name] = pytree.tree_unflatten(
                 [from_device(next(written)) if part is TENSOR else part for part in parts], spec)
-        outputs = iter(results)
-        convert = from_device if self.output == "torch" else (lambda a: a)
-        values = [convert(next(outputs)) if s is TENSOR else s for s in self._output_static]
-        if self._guard is not None:
-            values = self._guard(leaves, values)
-        return pytree.tree_unflatten(values, self._output_spec)
+        return results
 
     def __repr__(self) -> str:
         return f"fxla.load({self.path!r}, device={self.device})"

@@ -36,7 +36,9 @@ class PerShapeTraces:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as err:
-            raise TypeError(f"{self.owner.__name__}(): {err}") from None
+            from .compile import ArgumentError
+            raise ArgumentError(f"{self.owner.__name__}(): {err}\nfix: call it with the arguments of the model's "
+                                f"forward {self.signature}") from None
         return dict(bound.arguments)
 
     def module_for(self, args, kwargs) -> Tuple[Any, Tuple]:
@@ -58,11 +60,17 @@ class PerShapeTraces:
         gm = symbolic_trace(self.fn, concrete_args=self.concrete_args, example_inputs=examples)
         module = CompiledModule(gm, **self.owner._options)
         module._params = self.owner._params                    # one resident copy of the weights
+        module._weights = self.owner._weights                  # (and what it was uploaded from)
+        module._state_lock = self.owner._state_lock            # state-writing calls: one at a time
         module._family = self.owner._family                    # refreshed together when state changes
         module._attribute_root = self.owner._attribute_root    # `self.last = y` sets the user's module
         module._family.append(module)
         module.__name__ = self.owner.__name__
         self.compiled[key] = module
+        while len(self.compiled) > self.owner.max_signatures:     # the oldest trace goes (see max_signatures)
+            old = self.compiled.pop(next(iter(self.compiled)))
+            if old in self.owner._family:
+                self.owner._family.remove(old)
         self.owner.graph_module = gm
         return module
 

@@ -23,6 +23,12 @@
                    (run raising ValueError -- an array on another device --: return plan(args))
      otherwise:                                   return plan(args)
 
+   Dispatch(plans, general, bypass=None, watch=None): ``watch`` (a callable or None) is called with no arguments
+   before every call (bypass ones too): the module's check that its weights are still the ones its
+   resident device buffers hold (fxla.compile: it re-uploads changed ones and drops the plans that held the old
+   buffers, so the lookup that follows finds none and the general path rebuilds them); an exception from it
+   propagates.
+
    Dispatch(plans, general, bypass=T): a call whose positional arguments are all exactly of type T (at least
    one) is general(*args) at once, without a key or a lookup -- how an output="jax" module puts a Dispatch over
    its torch-tensor plans in front of JAX's C++ dispatch (general) without slowing the jax-array calls that one
@@ -49,6 +55,7 @@ typedef struct {
     PyObject *plans;   /* dict: plan key -> call plan */
     PyObject *general; /* callable(*args, **kwargs): the general call path */
     PyObject *bypass;  /* NULL or a type: calls whose arguments are all exactly of it go to general at once */
+    PyObject *watch;   /* NULL or a callable run before each other call (see above) */
     vectorcallfunc vectorcall;
 } Dispatch;
 
@@ -295,6 +302,12 @@ static PyObject *dispatch_vectorcall(PyObject *callable, PyObject *const *args, 
         PyErr_SetString(PyExc_RuntimeError, "fxla: this call path belongs to a collected CompiledModule");
         return NULL;
     }
+    if (self->watch != NULL) {
+        PyObject *checked = PyObject_CallNoArgs(self->watch);
+        if (checked == NULL)
+            return NULL;
+        Py_DECREF(checked);
+    }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
     if (self->bypass != NULL && nargs > 0) {
@@ -349,10 +362,15 @@ done:
 }
 
 static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"plans", "general", "bypass", NULL};
-    PyObject *plans, *general, *bypass = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|O:Dispatch", names, &PyDict_Type, &plans, &general, &bypass))
+    static char *names[] = {"plans", "general", "bypass", "watch", NULL};
+    PyObject *plans, *general, *bypass = Py_None, *watch = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|OO:Dispatch", names, &PyDict_Type, &plans, &general, &bypass,
+                                     &watch))
         return NULL;
+    if (watch != Py_None && !PyCallable_Check(watch)) {
+        PyErr_SetString(PyExc_TypeError, "Dispatch: watch must be callable or None");
+        return NULL;
+    }
     if (bypass != Py_None && !PyType_Check(bypass)) {
         PyErr_SetString(PyExc_TypeError, "Dispatch: bypass must be a type or None");
         return NULL;
@@ -370,6 +388,8 @@ static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     self->general = general;
     self->bypass = bypass == Py_None ? NULL : bypass;
     Py_XINCREF(self->bypass);
+    self->watch = watch == Py_None ? NULL : watch;
+    Py_XINCREF(self->watch);
     self->vectorcall = dispatch_vectorcall;
     return (PyObject *)self;
 }
@@ -378,6 +398,7 @@ static int dispatch_traverse(Dispatch *self, visitproc visit, void *arg) {
     Py_VISIT(self->plans);
     Py_VISIT(self->general);
     Py_VISIT(self->bypass);
+    Py_VISIT(self->watch);
     return 0;
 }
 
@@ -385,6 +406,7 @@ static int dispatch_clear(Dispatch *self) {
     Py_CLEAR(self->plans);
     Py_CLEAR(self->general);
     Py_CLEAR(self->bypass);
+    Py_CLEAR(self->watch);
     return 0;
 }
 
@@ -399,6 +421,7 @@ static PyMemberDef dispatch_members[] = {
     {"general", T_OBJECT, offsetof(Dispatch, general), READONLY, "the general call path"},
     {"bypass", T_OBJECT, offsetof(Dispatch, bypass), READONLY,
      "None, or the type whose calls (every argument exactly of it) go to general without a lookup"},
+    {"watch", T_OBJECT, offsetof(Dispatch, watch), READONLY, "None, or what each other call runs first"},
     {NULL},
 };
 
@@ -406,7 +429,7 @@ static PyTypeObject DispatchType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "fxla.runtime._fastcall.Dispatch",
     .tp_basicsize = sizeof(Dispatch),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Dispatch(plans, general, bypass=None): calls a compiled module's plans from C (see the module's source).",
+    .tp_doc = "Dispatch(plans, general, bypass=None, watch=None): calls a compiled module's plans from C (see the module's source).",
     .tp_new = dispatch_new,
     .tp_dealloc = (destructor)dispatch_dealloc,
     .tp_traverse = (traverseproc)dispatch_traverse,
