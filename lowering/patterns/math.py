@@ -141,17 +141,33 @@ def _remainder(b: Builder, lhs, rhs):
     return b.convert(hlo.SelectOp(fix, hlo.AddOp(r, y).result, r).result, b.result.elem)
 
 
+def _floor_divide_float(b: Builder, x, y, elem: str):
+    """torch's div_floor_floating (ATen, CPU and CUDA alike), step for step: y == 0 gives the IEEE x / y (+-inf,
+    nan); otherwise q = (x - fmod(x, y)) / y, one less where the remainder and y differ in sign, then floored and
+    rounded up where q lies more than 0.5 above its floor (q is integral up to rounding error); a zero quotient
+    takes the sign of x / y (-0.0 // 2 is -0.0, 3 // -inf is 0.0)."""
+    k = partial(b.splat, elem=elem, shape=b.result.shape)
+    quotient = hlo.DivOp(x, y).result
+    r = hlo.RemOp(x, y).result
+    q = hlo.DivOp(hlo.SubtractOp(x, r).result, y).result
+    fix = hlo.AndOp(_nonzero(b, r), _signs_differ(b, r, y)).result
+    q = hlo.SelectOp(fix, hlo.SubtractOp(q, k(1.0)).result, q).result
+    floor = hlo.FloorOp(q).result
+    up = _cmp(b, hlo.SubtractOp(q, floor).result, k(0.5), "GT")
+    floor = hlo.SelectOp(up, hlo.AddOp(floor, k(1.0)).result, floor).result
+    # q == 0 means |x| < |y| (or x == 0), so x / y is finite there and 0 * (x / y) is copysign(0, x / y)
+    signed_zero = hlo.MulOp(k(0.0), quotient).result
+    q = hlo.SelectOp(_cmp(b, q, k(0.0), "NE"), floor, signed_zero).result
+    return hlo.SelectOp(_cmp(b, y, k(0.0), "EQ"), quotient, q).result
+
+
 @pattern(ops.floor_divide)
 def _floor_divide(b: Builder, lhs, rhs):
-    elem = compute_type(b.result.elem)
+    # f16/bf16 included: torch rounds each step of div_floor_floating to the operands' dtype
+    elem = b.result.elem
     x, y = _operands(b, (lhs, rhs), elem)
     if is_float(elem):
-        # torch: (x - fmod(x, y)) / y, rounded down when the remainder and y differ in sign
-        r = hlo.RemOp(x, y).result
-        q = hlo.DivOp(hlo.SubtractOp(x, r).result, y).result
-        fix = hlo.AndOp(_nonzero(b, r), _signs_differ(b, r, y)).result
-        q = hlo.SelectOp(fix, hlo.SubtractOp(q, b.splat(1.0, elem, b.result.shape)).result, q).result
-        q = hlo.RoundNearestEvenOp(q).result         # q is integral up to rounding error
+        q = _floor_divide_float(b, x, y, elem)
     else:
         q = hlo.DivOp(x, y).result                   # truncates
         r = hlo.RemOp(x, y).result

@@ -8,8 +8,11 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla.opdef import elem_type
+from fxla.dialects.fxla.types import UNSIGNED_TYPES, is_float
+from fxla.dialects.mlir import ir
 
+from ..dtypes import ELEM_TO_TORCH
 from ..registry import register
 
 
@@ -18,15 +21,55 @@ def _binary(ctx, input, other, *, opdef):
     return ctx.emit(opdef, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
 
 
+def _as_elem(ctx, value, elem: str):
+    """``value`` (a tensor) converted to element type ``elem``."""
+    s = ctx.sig(value)
+    if s.elem == elem:
+        return value
+    return ctx.emit(ops.convert, value, result_type=ir.RankedTensorType.get(list(s.shape), elem_type(elem)))
+
+
+def _checked_alpha(ctx, alpha, elem: str):
+    """alpha as torch uses it: refused where torch refuses it, then converted to the result dtype (an alpha that
+    overflows it is refused, as torch does) and back to a Python number."""
+    if isinstance(alpha, bool) and elem != "i1":
+        raise ctx.error(f"alpha={alpha!r} with a {elem} result", "torch accepts a boolean alpha only for boolean "
+                        "results ('Boolean alpha only supported for Boolean results')", "pass a number as alpha")
+    if isinstance(alpha, float) and not is_float(elem):
+        raise ctx.error(f"alpha={alpha!r} with a {elem} result", "torch refuses a floating-point alpha for integral "
+                        "operands ('argument alpha must not be a floating point number')",
+                        "pass an integer alpha, or convert the operands to a float dtype first")
+    if not isinstance(alpha, (bool, int, float)):
+        raise ctx.error(f"alpha={alpha!r} is not a Python number", "fxla folds alpha into the program as a constant",
+                        "pass alpha as a bool, int or float")
+    dtype = ELEM_TO_TORCH[elem]
+    if elem != "i1":
+        info = torch.finfo(dtype) if is_float(elem) else torch.iinfo(dtype)
+        low = -info.max if elem in UNSIGNED_TYPES else info.min      # torch lets negatives wrap into unsigned
+        if alpha == alpha and abs(alpha) != float("inf") and not low <= alpha <= info.max:
+            raise ctx.error(f"alpha={alpha!r} does not fit the {elem} result", "torch converts alpha to the result "
+                            "dtype and refuses one that overflows it", "use a smaller alpha or a wider dtype")
+    return torch.tensor(alpha).to(dtype).item()
+
+
 def _scaled(ctx, input, other, *, opdef, alpha=1, out=None):
+    """input + alpha * other (or -): torch promotes both operands to the result dtype first, converts alpha to it,
+    and computes ``input op alpha * other`` in the kernel's math type (f32 for f16/bf16), rounding once."""
     if out is not None:
         raise ctx.error("out= is not supported", "fxla programs are functional", "drop out= and use the result")
-    if alpha != 1:
-        if isinstance(other, (bool, int, float)):
-            other = other * alpha
-        else:
-            other = ctx.emit(ops.mul, other, ctx.tensor(alpha, like=other))
-    return _binary(ctx, input, other, opdef=opdef)
+    if alpha == 1 and not isinstance(alpha, bool):
+        return _binary(ctx, input, other, opdef=opdef)
+    elem = ctx.result_sig.elem
+    alpha = _checked_alpha(ctx, alpha, elem)
+    if elem == "i1":                 # bool: input or (other and alpha)
+        return _binary(ctx, input, other if alpha else False, opdef=opdef)
+    # the tensor operand(s) in the result dtype first, then a Python number next to them takes that dtype too
+    input, other = (_as_elem(ctx, v, elem) if isinstance(v, ir.Value) else v for v in (input, other))
+    like = input if isinstance(input, ir.Value) else other
+    math = "f32" if elem in ("f16", "bf16") else elem
+    a, b = (_as_elem(ctx, ctx.tensor(v, like=like), math) for v in (input, other))
+    scaled = ctx.emit(ops.mul, b, ctx.tensor(alpha, like=b))
+    return _as_elem(ctx, ctx.emit(opdef, a, scaled), elem)
 
 
 def _rsub(ctx, input, other, *, alpha=1):

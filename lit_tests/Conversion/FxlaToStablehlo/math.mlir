@@ -109,3 +109,22 @@ func.func @leaky_relu(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fxla.leaky_relu"(%x) {negative_slope = 2.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Float floor division is torch's div_floor_floating step for step, in the operands' own type (f16 included:
+// torch rounds every step): a zero divisor gives the IEEE quotient (1 // 0 is inf, not nan), a zero result takes
+// the quotient's sign, and the floored value is rounded up where it lies more than 0.5 below the quotient.
+// CHECK-LABEL: func.func @floor_divide_f16
+// CHECK:   %[[Q:.+]] = stablehlo.divide %arg0, %arg1 : tensor<4xf16>
+// CHECK:   %[[R:.+]] = stablehlo.remainder %arg0, %arg1 : tensor<4xf16>
+// CHECK:   %[[FLOOR:.+]] = stablehlo.floor %{{.+}} : tensor<4xf16>
+// CHECK:   stablehlo.compare GT, %{{.+}}, %{{.+}}, FLOAT
+// CHECK:   %[[ZERO:.+]] = stablehlo.multiply %{{.+}}, %[[Q]] : tensor<4xf16>
+// CHECK:   %[[BYZERO:.+]] = stablehlo.compare EQ, %arg1, %{{.+}}, FLOAT
+// CHECK:   %[[OUT:.+]] = stablehlo.select %[[BYZERO]], %[[Q]], %{{.+}} : tensor<4xi1>, tensor<4xf16>
+// CHECK:   return %[[OUT]] : tensor<4xf16>
+func.func @floor_divide_f16(%x: tensor<4xf16>, %y: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = "fxla.floor_divide"(%x, %y) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}

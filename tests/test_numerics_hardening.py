@@ -1,0 +1,111 @@
+"""Numerics of lowered ops against eager PyTorch on CPU (issue #16): alpha scaling after promotion, float floor
+division's edge cases, size-0 operands, half-precision rounding and operand dtype mistakes."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fxla
+from fxla.errors import FxlaError
+
+T = torch.tensor
+I32, U8, F16, BF16 = torch.int32, torch.uint8, torch.float16, torch.bfloat16
+FLOATS = (torch.float32, torch.float64, F16, BF16)
+_G = torch.Generator().manual_seed(0)
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.is_floating_point():
+        # bitwise, nan included (torch.equal treats nan != nan) and signed zeros told apart
+        g, w = got.double(), want.double()
+        assert torch.equal(g.isnan(), w.isnan()), (got, want)
+        keep = ~w.isnan()
+        assert torch.equal(g[keep], w[keep]), (got, want)
+        assert torch.equal(g[keep].signbit(), w[keep].signbit()), (got, want)
+    else:
+        assert torch.equal(got, want), (got, want)
+
+
+def _check(fn, *args):
+    _same(fxla.compile(fn)(*args), fn(*args))
+
+
+# -- item 4: alpha multiplies the promoted operand, in the kernel's math type ------------------------------------
+_ALPHA = [
+    ("add_i32_u8", lambda a, b: torch.add(a, b, alpha=-1), T([0, 7], dtype=I32), T([5, 200], dtype=U8)),
+    ("sub_i32_u8", lambda a, b: torch.sub(a, b, alpha=-1), T([0, 7], dtype=I32), T([5, 200], dtype=U8)),
+    ("rsub_u8_i32", lambda a, b: torch.rsub(a, b, alpha=-1), T([5, 200], dtype=U8), T([0, 7], dtype=I32)),
+    ("add_f32_f16", lambda a, b: torch.add(a, b, alpha=1e5), T([1.0, -2.0]), T([5.0, 3.0], dtype=F16)),
+    ("sub_f32_bf16", lambda a, b: torch.sub(a, b, alpha=1e30), T([1.0]), T([1e9], dtype=BF16)),
+    ("method_add", lambda a, b: a.add(b, alpha=-1), T([0], dtype=I32), T([5], dtype=U8)),
+    ("method_sub", lambda a, b: a.sub(b, alpha=-1), T([0], dtype=I32), T([5], dtype=U8)),
+    ("inplace_add", lambda a, b: a.clone().add_(b, alpha=-1), T([0], dtype=I32), T([5], dtype=U8)),
+    ("inplace_sub", lambda a, b: a.clone().sub_(b, alpha=-1), T([0], dtype=I32), T([5], dtype=U8)),
+    ("bool_alpha_2", lambda a, b: torch.add(a, b, alpha=2), T([True, False, False]), T([True, True, False])),
+    ("bool_alpha_0", lambda a, b: torch.add(a, b, alpha=0), T([True, False, False]), T([True, True, False])),
+    # f16/bf16 operands: a + alpha * b in f32, rounded once, as torch's vectorized CPU loop does (its scalar loop,
+    # which handles the last len % 32 elements, rounds alpha * b first: 64 elements stay in the vectorized loop)
+    ("f16_once", lambda a, b: torch.sub(a, b, alpha=3), torch.randn(64, generator=_G).half(),
+     torch.randn(64, generator=_G).half()),
+    ("bf16_once", lambda a, b: torch.add(a, b, alpha=0.7), torch.randn(64, generator=_G).bfloat16(),
+     torch.randn(64, generator=_G).bfloat16()),
+    ("u8_negative_alpha_scalar", lambda a, b: torch.add(a, 3, alpha=-1) + b, T([0, 9], dtype=U8), T([1], dtype=U8)),
+    ("f64_scalar", lambda a, b: torch.add(a, 0.1, alpha=3) - b, T([1.0], dtype=torch.float64),
+     T([0.5], dtype=torch.float64)),
+]
+
+
+@pytest.mark.parametrize("fn,a,b", [c[1:] for c in _ALPHA], ids=[c[0] for c in _ALPHA])
+def test_alpha_scales_the_promoted_operand(fn, a, b):
+    _check(fn, a, b)
+
+
+_ALPHA_REFUSED = [
+    ("bool_alpha_float_result", lambda a, b: torch.add(a, b, alpha=True), T([1.0]), T([2.0])),
+    ("alpha_overflows_f16", lambda a, b: torch.add(a, b, alpha=1e5), T([1.0], dtype=F16), T([2.0], dtype=F16)),
+    ("alpha_overflows_i32", lambda a, b: torch.add(a, b, alpha=2 ** 40), T([1], dtype=I32), T([2], dtype=I32)),
+]
+
+
+@pytest.mark.parametrize("fn,a,b", [c[1:] for c in _ALPHA_REFUSED], ids=[c[0] for c in _ALPHA_REFUSED])
+def test_alpha_refused_where_torch_refuses(fn, a, b):
+    with pytest.raises(RuntimeError):
+        fn(a, b)
+    with pytest.raises(FxlaError, match="alpha"):
+        fxla.compile(fn)(a, b)
+
+
+# -- item 8: floor division is torch's div_floor_floating -------------------------------------------------------
+_NUM = [1.0, -1.0, 0.0, -0.0, 5.0, -5.0, 7.5, float("inf"), float("nan"), 1.0, -3.0, 0.3, -7.0, 1e30, 3.0]
+_DEN = [0.0, -0.0, 0.0, 2.0, -2.0, 3.0, 0.5, 2.0, 1.0, float("inf"), float("-inf"), 0.1, 2.0, 3e-9, -0.0]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_float_floor_divide_edges(dtype):
+    a, b = T(_NUM, dtype=dtype), T(_DEN, dtype=dtype)
+    _check(lambda x, y: (x // y, torch.floor_divide(x, y), torch.div(x, y, rounding_mode="floor")), a, b)
+    _check(lambda y: 1.0 // y, b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_float_floor_divide_random(dtype):
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(64, 64, generator=g) * 50).to(dtype)
+    b = (torch.randn(64, 64, generator=g) * 3).to(dtype)
+    _check(lambda x, y: x // y, a, b)
+
+
+@pytest.mark.parametrize("dtype", (torch.int64, I32, torch.int8, U8), ids=str)
+def test_integer_floor_divide(dtype):
+    a = torch.arange(-20, 20, dtype=torch.int64).clamp(torch.iinfo(dtype).min).to(dtype)
+    b = T([-7, -3, -1, 1, 2, 5] * 7, dtype=torch.int64)[:40].clamp(torch.iinfo(dtype).min + 1).to(dtype)
+    if dtype == U8:
+        b = b.abs()
+    _check(lambda x, y: (x // y, torch.div(x, y, rounding_mode="floor"), torch.div(x, y, rounding_mode="trunc")),
+           a, b)
