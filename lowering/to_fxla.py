@@ -15,7 +15,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import InferError, VerificationError, verify_module
-from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
 from fxla.frontend.tracer import final_attribute_writes
@@ -238,6 +238,11 @@ def _apply_rule(ctx: LoweringContext, gm: GraphModule, node, env):
         raise ctx.error(f"cannot lower this call: {err}", "its arguments do not match the lowering rule's "
                         "signature (an unsupported argument or form of the op)",
                         "call the op with the arguments torch documents, or report the missing form") from err
+    except ElementTypeMismatch as err:
+        raise ctx.error(f"operand dtypes do not match: {err}", "torch refuses this mix too (eager raises, e.g. "
+                        "'mat1 and mat2 must have the same dtype'): a dtype mistake in the inputs, not a missing form",
+                        "convert the operands to one dtype: the input to the model's (x.float() for a float32 "
+                        "model, also for integer inputs), or the model to the input's (model.double())") from err
     except InferError as err:
         raise ctx.error(f"cannot lower this call: {err}", "the fxla op it maps to does not accept these operands "
                         "(an unsupported form of the op)",

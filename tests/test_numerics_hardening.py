@@ -109,3 +109,23 @@ def test_integer_floor_divide(dtype):
         b = b.abs()
     _check(lambda x, y: (x // y, torch.div(x, y, rounding_mode="floor"), torch.div(x, y, rounding_mode="trunc")),
            a, b)
+
+
+# -- item 20: an operand dtype torch refuses is the caller's mistake, not "report the missing form" --------------
+_DTYPE_MISTAKES = [
+    ("linear_f64_input", torch.nn.Linear(4, 3), (torch.randn(2, 4, dtype=torch.float64),), "input: f64, weight: f32"),
+    ("linear_i64_input", torch.nn.Linear(4, 3), (torch.ones(2, 4, dtype=torch.int64),), "input: i64, weight: f32"),
+    ("matmul_f32_f64", lambda a, b: a @ b, (torch.randn(2, 3), torch.randn(3, 2, dtype=torch.float64)),
+     r"f32 vs f64"),
+]
+
+
+@pytest.mark.parametrize("fn,args,names", [c[1:] for c in _DTYPE_MISTAKES], ids=[c[0] for c in _DTYPE_MISTAKES])
+def test_operand_dtype_mistake_names_the_dtypes_and_the_cast(fn, args, names):
+    with pytest.raises(RuntimeError):
+        fn(*args)
+    with pytest.raises(FxlaError) as info:
+        fxla.compile(fn)(*args)
+    message = str(info.value)
+    assert names in message and "torch refuses this mix too" in message
+    assert "x.float()" in message and "report the missing form" not in message

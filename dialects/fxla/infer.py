@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from .opdef import ANY_ELEM, InferError
+from .opdef import ANY_ELEM, ElementTypeMismatch, InferError
 from .types import Sig, broadcast_shapes, is_float, normalize_dim, result_elem
 
 
@@ -46,7 +46,7 @@ def _same_elems(ops, names) -> None:
     present = [(n, s) for n, s in zip(names, ops) if s is not None]
     elems = {s.elem for _, s in present}
     if len(elems) > 1:
-        raise InferError("operands must share one element type (torch does not promote here), got " +
+        raise ElementTypeMismatch("operands must share one element type (torch does not promote here), got " +
                          ", ".join(f"{n}: {s.elem}" for n, s in present))
 
 
@@ -67,7 +67,8 @@ def matmul(ops, attrs) -> list:
     if a.rank == 0 or b.rank == 0:
         raise InferError("both operands must be at least 1-D")
     if a.elem != b.elem:
-        raise InferError(f"operand element types differ ({a.elem} vs {b.elem}); torch.matmul does not promote")
+        raise ElementTypeMismatch(f"operand element types differ ({a.elem} vs {b.elem}); torch.matmul does not "
+                                  "promote")
     ka = a.shape[-1]
     kb = b.shape[0] if b.rank == 1 else b.shape[-2]
     if ka != kb:

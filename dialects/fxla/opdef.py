@@ -329,3 +329,8 @@ def type_of(sig: Sig) -> ir.RankedTensorType:
 
 class InferError(Exception):
     """Raised by an op's type inference when its operands/attributes are inconsistent (a verifier finding)."""
+
+
+class ElementTypeMismatch(InferError):
+    """Operands whose element types torch itself refuses to mix for this op (it does not promote there, and eager
+    raises too): the caller's dtype mistake, not a form fxla lacks."""
