@@ -17,6 +17,12 @@ class InterpreterError(FxlaError):
     """Running a graph node failed; ``__cause__`` holds the original exception."""
 
 
+class DataDependentError(TraceError, InterpreterError):
+    """An op whose output shape (``torch.nonzero``, ``x[mask]``, ``torch.unique``) or Python value
+    (``.item()``) depends on tensor values, which a fixed-shape compiled program cannot hold; raised by shape
+    propagation (:class:`fxla.frontend.shape_prop.ShapeProp`) at the op's source line."""
+
+
 class GraphError(FxlaError):
     """A graph is malformed (raised by :meth:`Graph.lint` and graph-editing APIs)."""
 

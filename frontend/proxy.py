@@ -1,6 +1,7 @@
 """The :class:`Proxy`: a stand-in for a runtime value that records what is done to it."""
 from __future__ import annotations
 
+import builtins
 import dis
 import operator
 import sys
@@ -12,9 +13,9 @@ from fxla.errors import format_message
 
 from .errors import TraceError
 from .node import Node, map_aggregate
-from .source import user_frame_location
+from .source import is_internal_file, user_frame_location
 
-__all__ = ["Proxy", "Attribute", "find_tracer"]
+__all__ = ["Proxy", "Attribute", "find_tracer", "eager_class", "tracing_isinstance"]
 
 _CONCRETE_FIX = ("pass the value as a constant with `symbolic_trace(model, concrete_args={...})`, "
                  "move this code into a function decorated with `fxla.frontend.wrap`, "
@@ -49,7 +50,13 @@ class Proxy:
 
     Asking for a concrete value (``bool``, ``len``, ``int``, ``float``, ``index``,
     iteration) raises :class:`TraceError` -- except tuple unpacking of a known length
-    (``a, b = proxy``), which yields ``proxy[0]``, ``proxy[1]``.
+    (``a, b = proxy``), which yields ``proxy[0]``, ``proxy[1]``.  So does asking for the data on the host
+    (``.numpy()``, ``.tolist()``, NumPy functions, ``bytes()``) and formatting a Proxy as text from user
+    code while tracing (``f"{x}"``, ``str(x)``), which would bake ``"Proxy(x)"`` into the program.  Each
+    such error is also recorded on the tracer: a trace during which user code caught one fails with it.
+
+    While tracing, ``isinstance(proxy, torch.Tensor)`` is True for a traced tensor (see
+    :func:`tracing_isinstance`); ``type(proxy) is torch.Tensor`` is not.
     """
 
     def __init__(self, node: Node, tracer) -> None:
@@ -57,11 +64,30 @@ class Proxy:
         self.tracer = tracer
 
     def __repr__(self) -> str:
+        if self._formatted_by_user(sys._getframe(1)):
+            raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
         return f"Proxy({self.node.name})"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._formatted_by_user(sys._getframe(1)):
+            raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
+        return format(repr(self), spec)
+
+    def _formatted_by_user(self, caller) -> bool:
+        """Text asked for by user code while its trace runs (``f"{x}"``, ``str(x)``, ``"%s" % x``): the text
+        would be baked into the graph.  fxla's and torch's own messages and reprs after the trace get it."""
+        return self.tracer.tracing and not is_internal_file(caller.f_code.co_filename)
 
     def __getattr__(self, name: str) -> "Attribute":
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name in _HOST_METHODS:
+            raise self._host_value_error(f"cannot call .{name}()")
+        if name[0] == "_" and not hasattr(torch.Tensor, name) and eager_class(self) is not Proxy:
+            # a private attribute no tensor has (nn.Parameter's isinstance check reads `_is_param`)
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         if getattr(self.tracer, "concrete_shapes", False):
             meta = self._tensor_meta()
             if meta is not None:
@@ -95,7 +121,39 @@ class Proxy:
         self.tracer.create_proxy("call_function", operator.setitem, (self, idx, value), {})
 
     # ---- concrete-value requests -------------------------------------------------------------
+    def _host_value_error(self, what: str) -> TraceError:
+        """A request for the tensor's data on the host (``.numpy()``, ``.tolist()``, ``np.sin(x)``, ``bytes(x)``,
+        formatting it as text), recorded on the tracer so that a trace that catches it still fails."""
+        return self.tracer.note_error(TraceError(format_message(
+            f"{what} on a traced tensor (%{self.node_name})", user_frame_location(self.tracer.module_path),
+            why="this needs the tensor's data on the host, and a traced tensor has no values: tracing records "
+                "operations for the compiled program to run later, so data-dependent Python values cannot be "
+                "part of it",
+            fix="keep the computation in torch operations on the tensor (np.sin(x) -> torch.sin(x)), return "
+                "the tensor from forward and convert the compiled function's result (out.numpy(), out.tolist()), "
+                "or run this part outside the compiled function")))
+
+    @property
+    def node_name(self) -> str:
+        """The node's name, for messages (an :class:`Attribute`'s without creating its getattr node)."""
+        return self.node.name
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._host_value_error("cannot convert to a NumPy array (np.asarray / np.array)")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise self._host_value_error(f"cannot apply the NumPy function np.{getattr(ufunc, '__name__', ufunc)}")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise self._host_value_error(f"cannot apply the NumPy function np.{getattr(func, '__name__', func)}")
+
+    def __bytes__(self) -> bytes:
+        raise self._host_value_error("cannot convert to bytes")
+
     def _no_concrete_value(self, what: str) -> TraceError:
+        return self.tracer.note_error(self._concrete_value_error(what))
+
+    def _concrete_value_error(self, what: str) -> TraceError:
         loc = user_frame_location(self.tracer.module_path)
         if getattr(self.tracer, "concrete_shapes", False):
             err = self.tracer.meta_error(self)
@@ -171,8 +229,9 @@ class Proxy:
         tracer = find_tracer(args, kwargs)
         if torch.overrides.is_tensor_method_or_property(orig_method):
             name = orig_method.__name__
-            if args and isinstance(args[0], torch.Tensor) and _is_inplace_name(name):
-                raise _untraced_mutation(tracer, name)
+            if args and isinstance(args[0], torch.Tensor) and not isinstance(args[0], Proxy) \
+                    and _is_inplace_name(name):
+                raise tracer.note_error(_untraced_mutation(tracer, name))
             return tracer.create_proxy("call_method", name, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, _restore_dropped(orig_method, kwargs))
 
@@ -248,6 +307,100 @@ def _known_arity(node: Node) -> Optional[int]:
 
 
 _NO_META = object()
+
+#: Tensor methods that hand the tensor's data to the host (a TraceError while tracing, see ``_host_value_error``)
+_HOST_METHODS = frozenset({"numpy", "tolist", "__array__"})
+#: Tensor attributes that are tensors (``x.T`` is an :class:`Attribute` until used)
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad"})
+#: methods whose result is not a tensor, by name (default mode; in concrete_shapes mode the meta value says)
+_NON_TENSOR_METHODS = frozenset({"item", "tolist", "size", "dim", "ndimension", "numel", "nelement",
+                                 "element_size", "is_floating_point", "is_complex", "get_device", "stride",
+                                 "storage_offset", "is_contiguous", "data_ptr", "__len__"})
+
+
+_isinstance = builtins.isinstance
+
+
+def tracing_isinstance(obj: Any, cls: Any) -> bool:
+    """``builtins.isinstance`` while a trace runs (the tracer installs it): as ever, except that a traced tensor
+    is an instance of what its eager value is an instance of (:func:`eager_class`), so that
+    ``isinstance(x, torch.Tensor)`` takes eager's branch.  C code (torch's argument parser among it) keeps
+    the real check, so a Proxy is never taken for a tensor's memory.  (Making ``Proxy.__class__`` say
+    ``torch.Tensor`` would fool that parser too: ``torch.pow(proxy, 3.0)`` then crashes the process.)"""
+    if _isinstance(obj, Proxy) and not _isinstance(obj, cls):
+        eager = eager_class(obj)
+        if eager is Proxy:
+            return False
+        classes = cls if type(cls) is tuple else (cls,)
+        return any(_isinstance(c, type) and issubclass(eager, c) for c in classes)
+    return _isinstance(obj, cls)
+
+
+def eager_class(p: "Proxy") -> type:
+    """The class ``p``'s value has in eager PyTorch, as far as tracing knows: ``torch.Tensor`` for a tensor
+    (``nn.Parameter`` and other tensor subclasses for a module's tensors read with ``get_attr``), else ``Proxy``
+    (nothing known).  concrete_shapes mode asks the meta value; the default mode, which has none, counts every
+    value as a tensor except the sizes, dims, dtypes, devices, numbers and fixed-size tuples that tensor methods
+    and attributes return, and Python arithmetic on those only.  Cached on the Proxy."""
+    cls = p.__dict__.get("_eager_class")
+    if cls is None:
+        cls = p.__dict__["_eager_class"] = _eager_class(p)
+    return cls
+
+
+def _eager_class(p: "Proxy") -> type:
+    if type(p) is Attribute or issubclass(type(p), Attribute):
+        return torch.Tensor if p.attr in _TENSOR_ATTRS and eager_class(p.root) is not Proxy else Proxy
+    node = p.node
+    if node.op == "get_attr":
+        obj: Any = p.tracer.root
+        for atom in node.target.split("."):   # (not getattr: while tracing, a module's tensors read as proxies)
+            found = vars(obj) if not isinstance(obj, torch.nn.Module) else next(
+                (d for d in (obj._parameters, obj._buffers, obj._modules, vars(obj)) if atom in d), {})
+            obj = found.get(atom)
+        return type(obj) if isinstance(obj, torch.Tensor) else torch.Tensor
+    meta = p._meta()
+    if meta is not _NO_META:
+        return torch.Tensor if isinstance(meta, torch.Tensor) else Proxy
+    return torch.Tensor if _default_mode_tensor(node, p.tracer.__dict__.setdefault("_tensor_nodes", {})) else Proxy
+
+
+def _default_mode_tensor(node: Node, known: Dict[Node, bool]) -> bool:
+    """Whether ``node`` computes a tensor, judged from how it was made (see :func:`_eager_class`); ``known``
+    caches the answers (a loop, not recursion: a chain of Python operators can be long)."""
+    stack = [node]
+    while stack:
+        n = stack[-1]
+        if n in known:
+            stack.pop()
+            continue
+        kind = _tensor_by_origin(n)
+        if kind is None:                  # a Python operator: a tensor if any operand is one
+            pending = [a for a in n.all_input_nodes if a not in known]
+            if pending:
+                stack.extend(pending)
+                continue
+            kind = any(known[a] for a in n.all_input_nodes)
+        known[n] = kind
+        stack.pop()
+    return known[node]
+
+
+def _tensor_by_origin(node: Node) -> Optional[bool]:
+    """True/False when the kind of node decides whether it computes a tensor, None for a Python operator."""
+    if _known_arity(node) is not None:
+        return False
+    if node.op == "call_method":
+        return node.target not in _NON_TENSOR_METHODS
+    if node.op != "call_function":
+        return True                       # placeholders, get_attr, call_module
+    if node.target is builtins.getattr:
+        return len(node.args) > 1 and node.args[1] in _TENSOR_ATTRS
+    if getattr(node.target, "__module__", None) == "_operator":  # x.shape[0] * 2, x[0], x + 1
+        return None
+    return True
+
+
 _SHAPES_HINT = (", or, if the branch depends only on shapes, trace with concrete shapes: "
                 "`symbolic_trace(model, example_inputs=(...))`")
 
@@ -299,13 +452,16 @@ class Attribute(Proxy):
     def node(self) -> Node:
         """The ``getattr`` node, created on first use (not created when the attribute is only called)."""
         if self._node is None:
-            import builtins
             self._node = self.tracer.create_proxy("call_function", builtins.getattr,
                                                   (self.root, self.attr), {}).node
         return self._node
 
     def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+    @property
+    def node_name(self) -> str:
+        return f"{self.root.node_name}.{self.attr}"
 
 
 # ---- Python operators ------------------------------------------------------------------------

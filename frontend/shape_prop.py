@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
+from fxla.errors import format_message
+
+from .errors import DataDependentError
 from .interpreter import Interpreter
 from .node import _IMPURE_FUNCTIONS, Node, map_aggregate
 
-__all__ = ["TensorMeta", "ShapeProp", "propagate_shapes"]
+__all__ = ["TensorMeta", "ShapeProp", "propagate_shapes", "data_dependent_op", "data_dependent_error"]
 
 
 @dataclass(frozen=True)
@@ -295,10 +299,18 @@ class ShapeProp(Interpreter):
         return map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
 
     def run_node(self, n: Node) -> Any:
-        if self._memo is None or n.op not in ("call_function", "call_method", "call_module"):
-            result = to_meta(super().run_node(n))
-        else:
-            result = self._run_memoised(n)
+        try:
+            if self._memo is None or n.op not in ("call_function", "call_method", "call_module"):
+                result = to_meta(super().run_node(n))
+            else:
+                result = self._run_memoised(n)
+        except Exception as e:
+            if n.op not in ("call_function", "call_method", "call_module"):
+                raise
+            op = data_dependent_op(lambda: self._opcode_impl[n.op](n.target, *self.fetch_args_kwargs_from_env(n)))
+            if op is None:
+                raise
+            raise data_dependent_error(n, op) from e
         set_node_meta(n, result)
         return result
 
@@ -407,6 +419,59 @@ def _meta_copy(mod: torch.nn.Module, metas: Dict[int, torch.Tensor]) -> torch.nn
         if isinstance(value, list) and value and all(isinstance(v, torch.Tensor) and id(v) in metas for v in value):
             copy_.__dict__[name] = [metas[id(v)] for v in value]
     return copy_
+
+
+class _DataDependent(Exception):
+    """Raised by :class:`_FindDataDependent` out of the aten op (``args[0]``) that failed."""
+
+
+class _FindDataDependent(TorchDispatchMode):
+    """Runs aten ops as they are; one that fails and is tagged as data-dependent by torch
+    (``Tag.dynamic_output_shape``: nonzero, index with a boolean mask, masked_select, unique, ...;
+    ``Tag.data_dependent_output``: ``.item()``'s ``_local_scalar_dense``) raises :class:`_DataDependent`."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        try:
+            return func(*args, **(kwargs or {}))
+        except Exception:
+            tags = getattr(func, "tags", ())
+            if torch.Tag.dynamic_output_shape in tags or torch.Tag.data_dependent_output in tags:
+                raise _DataDependent(func) from None
+            raise
+
+
+def data_dependent_op(run: Callable[[], Any]) -> Optional[Any]:
+    """The aten op at which ``run()`` (an op on meta tensors that just failed) fails because its output shape or
+    value depends on tensor data, or None if it fails for another reason (or does not fail).  Only called on
+    failure: it runs the op again under a dispatch mode."""
+    try:
+        with _FindDataDependent():
+            run()
+    except _DataDependent as e:
+        return e.args[0]
+    except Exception:
+        return None
+    return None
+
+
+def data_dependent_error(node: Node, op: Any) -> DataDependentError:
+    """The error for ``node``, which failed on meta tensors in the data-dependent aten op ``op``."""
+    if torch.Tag.dynamic_output_shape in getattr(op, "tags", ()):
+        what = (f"%{node.name} ({op}) has a data-dependent output shape: how many elements it returns depends "
+                f"on the values of its input")
+        fix = ("keep shapes fixed: torch.where(mask, x, 0) instead of x[mask] (assigning, x[mask] = v, is fine), "
+               "masked reductions instead of reducing a selection ((x * mask).sum(), "
+               "torch.where(mask, x, float('-inf')).amax()), a fixed-size torch.topk(x, k) instead of "
+               "torch.nonzero / torch.unique; or run that part outside the compiled function")
+    else:
+        what = f"%{node.name} ({op}) returns a Python number read from the tensor's data (.item())"
+        fix = ("keep the value a tensor: x + t.sum() instead of x + t.sum().item() (a 0-d tensor broadcasts); "
+               "or run that part outside the compiled function")
+    return DataDependentError(format_message(
+        what, node.meta.get("source"),
+        why="fxla compiles programs with fixed shapes (StableHLO tensors have static shapes) from a trace without "
+            "the data, so a result whose shape or Python value depends on the data cannot be part of one",
+        fix=fix))
 
 
 def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:

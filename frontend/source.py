@@ -14,7 +14,7 @@ import linecache
 import os
 import sys
 from dataclasses import dataclass
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 from typing import Dict, Optional
 
 import torch
@@ -22,7 +22,7 @@ import torch
 import fxla.errors
 
 __all__ = ["SourceLocation", "user_frame", "user_frame_location", "location_of_code", "location_at",
-           "is_internal_file"]
+           "is_internal_file", "traceback_location"]
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,13 @@ def _source_line(filename: str, line: int) -> str:
     return linecache.getline(filename, line).rstrip("\n")
 
 
-def _frame_location(frame: FrameType, module_path: str) -> SourceLocation:
+def _frame_location(frame: FrameType, module_path: str, lasti: Optional[int] = None,
+                    lineno: Optional[int] = None) -> SourceLocation:
     code = frame.f_code
-    line, col = frame.f_lineno, 1
-    if frame.f_lasti >= 0 and hasattr(code, "co_positions"):
-        pos = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+    lasti = frame.f_lasti if lasti is None else lasti
+    line, col = frame.f_lineno if lineno is None else lineno, 1
+    if lasti >= 0 and hasattr(code, "co_positions"):
+        pos = next(itertools.islice(code.co_positions(), lasti // 2, None), None)
         if pos is not None:
             p_line, _, p_col, _ = pos
             if p_line is not None:
@@ -108,6 +110,26 @@ def user_frame(frame: FrameType) -> Optional[FrameType]:
     while frame is not None and is_internal_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+def traceback_location(tb: Optional[TracebackType], module_path: str = "",
+                       innermost: bool = True) -> Optional[SourceLocation]:
+    """Where an exception passed through user code: the innermost user frame of traceback ``tb`` (where it was
+    raised, as far as user code goes), or with ``innermost=False`` the outermost one -- for a caught exception,
+    the frame that caught it (or, when a library caught it, the user frame that called that library)."""
+    if tb is None:
+        return None
+    if not innermost:                 # the catching frame, or the user code that called the library that caught it
+        frame = tb.tb_frame
+        if is_internal_file(frame.f_code.co_filename):
+            return user_frame_location(module_path, frame)
+        return _frame_location(frame, module_path, tb.tb_lasti, tb.tb_lineno)
+    found = None
+    while tb is not None:
+        if not is_internal_file(tb.tb_frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    return _frame_location(found.tb_frame, module_path, found.tb_lasti, found.tb_lineno) if found else None
 
 
 def location_at(file: str, line: int, module_path: str = "") -> SourceLocation:

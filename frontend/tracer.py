@@ -1,10 +1,13 @@
 """The :class:`Tracer`: symbolic tracing of ``nn.Module`` s and functions into a :class:`Graph`."""
 from __future__ import annotations
 
+import builtins
 import contextlib
 import enum
 import inspect
 import itertools
+import re
+import threading
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import torch
@@ -16,10 +19,11 @@ from .errors import AutocastError, TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like, map_aggregate, map_arg
-from .proxy import Proxy
-from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, describe, set_node_meta,
-                         to_meta)
-from .source import location_of_code, user_frame_location
+from .proxy import Proxy, tracing_isinstance
+from .proxy import _isinstance as _real_isinstance
+from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, data_dependent_op, describe,
+                         set_node_meta, to_meta)
+from .source import location_of_code, traceback_location, user_frame_location
 
 __all__ = ["Tracer", "symbolic_trace"]
 
@@ -86,6 +90,56 @@ def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
     return record
 
 
+_ISINSTANCE_LOCK = threading.Lock()
+_isinstance_users = 0
+
+
+def _install_isinstance(change: int) -> None:
+    """While any trace runs (in any thread), ``builtins.isinstance`` is :func:`proxy.tracing_isinstance`, which
+    answers as before for everything but a Proxy."""
+    global _isinstance_users
+    with _ISINSTANCE_LOCK:
+        _isinstance_users += change
+        builtins.isinstance = tracing_isinstance if _isinstance_users else _real_isinstance
+
+
+def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
+    """A TypeError that names fxla's Proxy (a C function wanted a real tensor: ``zlib.crc32(x)``,
+    ``memoryview(x)``, ``torch.Tensor.add_(x, 1)``) as a TraceError at the user's line."""
+    descriptor = _DESCRIPTOR.match(str(e))
+    if descriptor:
+        name = descriptor.group(1)
+        fix = (f"call it as a method of the tensor: x.{name}(...) instead of torch.Tensor.{name}(x, ...) (or "
+               f"the torch function, torch.{name}(x, ...), where there is one)")
+    else:
+        fix = ("keep the computation in torch operations on the tensor, return the tensor from forward and "
+               "use the compiled function's result, or run this part outside the compiled function")
+    return TraceError(format_message(
+        f"a traced tensor was passed where a real tensor or a bytes-like object is needed: {e}",
+        traceback_location(e.__traceback__, module_path),
+        why="while tracing, a tensor is fxla's symbolic stand-in (a Proxy) with no data: it records the "
+            "operations torch functions and tensor methods apply to it, but a function that reads the tensor's "
+            "memory (the buffer protocol: zlib.crc32, memoryview, hashlib) or an unbound method of the C tensor "
+            "class cannot accept it",
+        fix=fix))
+
+
+_DESCRIPTOR = re.compile(r"descriptor '(\w+)' for '[\w.]+' objects doesn't apply")
+
+
+def _caught_error(err: TraceError, def_loc, module_path: str) -> TraceError:
+    """The trace ran to its end although ``err`` was raised in it: the traced code caught it (``try: float(x)
+    except Exception: ...``) and went on with a value that does not depend on the data."""
+    swallowed = traceback_location(err.__traceback__, module_path, innermost=False)
+    return TraceError(format_message(
+        "tracing raised a TraceError that the traced code caught (a try/except around it), and went on",
+        swallowed or def_loc,
+        why="the except branch ran instead of what eager PyTorch computes from the data, so the graph would "
+            "silently compute something else; the error was:\n  " + str(err).replace("\n", "\n  "),
+        fix="remove the try/except around the operation, or narrow it so it does not catch fxla errors "
+            "(fxla.errors.FxlaError), and fix the error above"))
+
+
 def _check_names(given, params, what: str, kind: str, listed: str, def_loc) -> None:
     """TraceError unless every key of ``given`` (concrete_args / example_inputs) names one of ``params``."""
     unknown = set(given) - {p.name for p in params}
@@ -145,6 +199,17 @@ class Tracer:
         self._computing_meta = False
         self._meta_memo: Optional[MetaMemo] = None
         self.device = torch.device("cpu")
+        self._caught: List[TraceError] = []      # TraceErrors raised by proxies during the current trace
+
+    #: True while :meth:`trace` runs the traced code
+    tracing = False
+
+    def note_error(self, err: TraceError) -> TraceError:
+        """Remember ``err`` (a :class:`TraceError` about to be raised at the traced code) and return it: a trace
+        that completes although one was raised -- the traced code caught it -- fails with it (see :meth:`trace`)."""
+        if self.tracing:
+            self._caught.append(err)
+        return err
 
     # ---- hooks ----------------------------------------------------------------------------
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
@@ -257,7 +322,13 @@ class Tracer:
             else:
                 value = self._run_on_meta(node, args, kwargs)
         except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
-            self._meta_errors[node] = f"running %{node.name} on meta tensors failed: {type(e).__name__}: {e}"
+            op = data_dependent_op(lambda: self._run_on_meta(node, args, kwargs))
+            self._meta_errors[node] = (
+                f"%{node.name} ({op}) has an output shape or value that depends on the tensor's data, so a "
+                f"fixed-shape program cannot compute it (fix that first: torch.where(mask, x, 0) instead of "
+                f"x[mask], masked reductions, a fixed-size torch.topk instead of torch.nonzero, a 0-d tensor "
+                f"instead of .item())" if op is not None else
+                f"running %{node.name} on meta tensors failed: {type(e).__name__}: {e}")
             return
         finally:
             self._computing_meta = False
@@ -459,6 +530,7 @@ class Tracer:
 
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
         torch.nn.Module.__setattr__ = module_setattr
+        _install_isinstance(+1)
         size_functions = {fn.__name__: fn for fn in _SIZE_VARARG_FUNCTIONS}
         for name, fn in size_functions.items():
             setattr(torch, name, _size_vararg_recorder(fn, tracer))
@@ -467,6 +539,7 @@ class Tracer:
         finally:
             torch.nn.Module.__call__, torch.nn.Module.__getattr__ = orig_call, orig_getattr
             torch.nn.Module.__setattr__ = orig_setattr
+            _install_isinstance(-1)
             for name, fn in size_functions.items():
                 setattr(torch, name, fn)
             for mod, name, old in reversed(restore):     # attributes set to traced values: as they were
@@ -552,12 +625,22 @@ class Tracer:
             else:
                 kw_args[p.name] = value
 
-        with self._patch_module_class():
-            if leaf_root:
-                result = root(*pos_args, **kw_args)        # (through call_module: a leaf)
-                result.node.meta.setdefault("source", def_loc)
-            else:
-                result = fn(*bound, *pos_args, **kw_args)
+        self._caught, self.tracing = [], True
+        try:
+            with self._patch_module_class():
+                if leaf_root:
+                    result = root(*pos_args, **kw_args)        # (through call_module: a leaf)
+                    result.node.meta.setdefault("source", def_loc)
+                else:
+                    result = fn(*bound, *pos_args, **kw_args)
+        except TypeError as e:
+            if "'Proxy'" not in str(e):
+                raise
+            raise _proxy_type_error(e, self.module_path) from e
+        finally:
+            self.tracing = False
+        if self._caught:
+            raise _caught_error(self._caught[0], def_loc, self.module_path)
         try:
             out_arg = self.create_arg(result)
         except TraceError as e:

@@ -1,0 +1,276 @@
+"""Issue #16 items 5, 19 and 20 (the tracer's part): branches on a traced tensor take eager's path or fail,
+host conversions of a traced tensor and data-dependent shapes are TraceErrors at the user's line with a fix."""
+import zlib
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+import fxla
+from fxla.frontend import TraceError, symbolic_trace
+from fxla.frontend.errors import DataDependentError
+from fxla.frontend.proxy import Proxy
+
+from support import marker_line  # noqa: E402
+
+THIS_FILE = __file__
+MODES = [pytest.param(None, id="default"), pytest.param(True, id="concrete_shapes")]
+
+
+def line_of(marker: str) -> int:
+    return marker_line(THIS_FILE, marker)
+
+
+def trace(fn, concrete, x):
+    return symbolic_trace(fn, example_inputs=(x,) if concrete else None)
+
+
+def _located(err: Exception, marker: str) -> str:
+    msg = str(err)
+    assert isinstance(err, TraceError), type(err)
+    assert f"{THIS_FILE}:{line_of(marker)}:" in msg, msg
+    assert "fix:" in msg and msg.index("at ") < msg.index("fix:")
+    return msg
+
+
+# ---- item 5: isinstance, caught TraceErrors, text ---------------------------------------------------------
+def doubles_tensors(x):
+    return x * 2 if isinstance(x, torch.Tensor) else x
+
+
+class ChecksParameter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+        self.register_buffer("b", torch.randn(3))
+
+    def forward(self, x):
+        out = x
+        if isinstance(self.w, nn.Parameter):
+            out = out + self.w
+        if isinstance(self.b, nn.Parameter):          # a buffer is a plain tensor
+            out = out * 100
+        if isinstance(x.shape[0], torch.Tensor) or isinstance(x.size(), torch.Tensor):
+            out = out * 1000
+        return out if isinstance(self.b, torch.Tensor) else -out
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_isinstance_of_traced_tensor_is_eager(concrete):
+    x = torch.randn(3)
+    torch.testing.assert_close(trace(doubles_tensors, concrete, x)(x), x * 2)
+    m = ChecksParameter()
+    torch.testing.assert_close(trace(m, concrete, x)(x), m(x))
+
+
+def test_isinstance_compiled_matches_eager():
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(fxla.compile(doubles_tensors)(x), x * 2)
+    m, x = ChecksParameter(), torch.randn(3)
+    with torch.no_grad():
+        torch.testing.assert_close(fxla.compile(m)(x), m(x))
+        torch.testing.assert_close(fxla.compile(m, concrete_shapes=True)(x), m(x))
+
+
+def test_isinstance_keeps_proxy_type():
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, Proxy), type(x) is torch.Tensor, isinstance(x, (int, tuple, dict))))
+        return x + 1
+    symbolic_trace(f)
+    assert seen == [(True, False, False)]
+
+
+def _to_float(t):
+    return float(t.sum())  # @raised-line
+
+
+def swallows(x):
+    try:
+        s = _to_float(x)  # @caught-line
+    except Exception:
+        s = 0.0
+    return x + s
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_caught_trace_error_fails_the_trace(concrete):
+    with pytest.raises(TraceError) as info:
+        trace(swallows, concrete, torch.randn(3))
+    msg = _located(info.value, "@caught-line")
+    assert "caught" in msg
+    assert f"{THIS_FILE}:{line_of('@raised-line')}:" in msg     # where it was raised, too
+    assert "cannot convert to float" in msg
+
+
+def fstring(x):
+    return x + len(f"{x}")  # @fstring-line
+
+
+def format_call(x):
+    return x + len(format(x, ""))  # @format-line
+
+
+def percent(x):
+    return x + len("%s" % (x,))  # @percent-line
+
+
+def str_call(x):
+    return x + len(str(x))  # @str-line
+
+
+def repr_call(x):
+    return x + len(repr(x))  # @repr-line
+
+
+@pytest.mark.parametrize("concrete", MODES)
+@pytest.mark.parametrize("fn, marker", [(fstring, "@fstring-line"), (format_call, "@format-line"),
+                                        (percent, "@percent-line"), (str_call, "@str-line"),
+                                        (repr_call, "@repr-line")])
+def test_formatting_a_traced_tensor_is_an_error(fn, marker, concrete):
+    with pytest.raises(TraceError) as info:
+        trace(fn, concrete, torch.randn(3))
+    msg = _located(info.value, marker)
+    assert "cannot format as text" in msg and "has no values" in msg
+
+
+def test_repr_outside_the_trace_and_graph_printing_still_work():
+    kept = []
+
+    def f(x):
+        y = x + 1
+        kept.append(y)
+        return y
+    gm = symbolic_trace(f)
+    assert repr(kept[0]) == "Proxy(add)" and f"{kept[0]}" == "Proxy(add)"
+    assert "add" in gm.code and "add" in str(gm.graph)
+
+
+# ---- item 19: host conversions -----------------------------------------------------------------------------
+def f_numpy(x):
+    return x.numpy()  # @numpy-line
+
+
+def f_tolist(x):
+    v = x.tolist()  # @tolist-line
+    return x + len(v)
+
+
+def f_npsin(x):
+    return np.sin(x)  # @npsin-line
+
+
+def f_asarray(x):
+    return torch.from_numpy(np.asarray(x))  # @asarray-line
+
+
+def f_npsum(x):
+    return np.sum(x)  # @npsum-line
+
+
+def f_bytes(x):
+    return x + len(bytes(x))  # @bytes-line
+
+
+def f_memoryview(x):
+    return x + len(memoryview(x))  # @memoryview-line
+
+
+def f_crc(x):
+    return x + zlib.crc32(x)  # @crc-line
+
+
+@pytest.mark.parametrize("concrete", MODES)
+@pytest.mark.parametrize("fn, marker, what", [
+    (f_numpy, "@numpy-line", ".numpy()"), (f_tolist, "@tolist-line", ".tolist()"),
+    (f_npsin, "@npsin-line", "np.sin"), (f_asarray, "@asarray-line", "NumPy array"),
+    (f_npsum, "@npsum-line", "np.sum"), (f_bytes, "@bytes-line", "bytes"),
+    (f_memoryview, "@memoryview-line", "memoryview"), (f_crc, "@crc-line", "bytes-like object")])
+def test_host_conversions_are_trace_errors(fn, marker, what, concrete):
+    with pytest.raises(TraceError) as info:
+        trace(fn, concrete, torch.randn(3))
+    msg = _located(info.value, marker)
+    assert what in msg and ("has no values" in msg or "no data" in msg)
+
+
+def f_iter(x):
+    return sum(v for v in x)  # @iter-line
+
+
+def f_len(x):
+    return x * len(x)  # @len-line
+
+
+def f_bool(x):
+    return x if x.sum() else -x  # @bool-line
+
+
+def f_int(x):
+    return x * int(x.sum())  # @int-line
+
+
+def f_float(x):
+    return x * float(x.sum())  # @float-line
+
+
+def f_index(x):
+    return x * [1, 2][x.sum()]  # @index-line
+
+
+@pytest.mark.parametrize("fn, marker, what", [
+    (f_iter, "@iter-line", "cannot iterate"), (f_len, "@len-line", "cannot take len()"),
+    (f_bool, "@bool-line", "truth value"), (f_int, "@int-line", "convert to int"),
+    (f_float, "@float-line", "convert to float"), (f_index, "@index-line", "Python index")])
+def test_concrete_value_requests_keep_their_error(fn, marker, what):
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(fn)
+    msg = _located(info.value, marker)
+    assert what in msg and "no concrete value during tracing" in msg
+
+
+def f_descriptor(x):
+    y = x * 1
+    torch.Tensor.add_(y, 1)  # @descriptor-line
+    return y
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_unbound_tensor_method_is_a_trace_error(concrete):
+    with pytest.raises(TraceError) as info:
+        trace(f_descriptor, concrete, torch.randn(3))
+    msg = _located(info.value, "@descriptor-line")
+    assert "x.add_(...) instead of torch.Tensor.add_(x, ...)" in msg
+
+
+# ---- item 20: data-dependent output shapes -------------------------------------------------------------------
+def f_mask(x):
+    return x[x > 0]  # @mask-line
+
+
+def f_nonzero(x):
+    return torch.nonzero(x)  # @nonzero-line
+
+
+def f_masked_select(x):
+    return torch.masked_select(x, x > 0)  # @masked-select-line
+
+
+def f_item(x):
+    return x + x.sum().item()  # @item-line
+
+
+@pytest.mark.parametrize("fn, marker, what", [
+    (f_mask, "@mask-line", "data-dependent output shape"), (f_nonzero, "@nonzero-line", "data-dependent output shape"),
+    (f_masked_select, "@masked-select-line", "data-dependent output shape"),
+    (f_item, "@item-line", "Python number read from the tensor's data")])
+def test_data_dependent_ops_say_so(fn, marker, what):
+    with pytest.raises(DataDependentError) as info:
+        fxla.compile(fn)(torch.randn(4))
+    msg = _located(info.value, marker)
+    assert what in msg
+    assert "meta_nonzero_assume_all_nonzero" not in msg and "check the shapes, dtypes and values" not in msg
+    fix = msg.split("fix:")[1]
+    assert "outside the compiled function" in fix
+    assert ("torch.where(mask, x, 0)" in fix and "topk" in fix) if "shape" in what else ".item()" in fix
