@@ -28,11 +28,24 @@ class ConversionError(LoweringError):
         super().__init__("\n".join(str(d) for d in diagnostics) + f"\nwhy: {why}")
 
 
+def _empty_results(b: Builder):
+    """Constants for an op whose every result has a size-0 dim (nothing to compute), else None.  Patterns may then
+    assume non-empty results: gathers, scans and reductions along a size-0 dim build ops (slices, windows of
+    size 0) that StableHLO rejects, while torch accepts the op and returns an empty tensor."""
+    if not all(0 in s.shape for s in b.results):
+        return None
+    values = [b.splat(0, s.elem, s.shape) for s in b.results]
+    return values[0] if len(values) == 1 else values
+
+
 def _rewrite(opdef, fn):
     def apply(op, rewriter):
         operands, attrs = opdef.read(op)
         with ir.InsertionPoint(op), op.location:
-            value = fn(Builder(op), *operands, **attrs)
+            b = Builder(op)
+            value = _empty_results(b)
+            if value is None:
+                value = fn(b, *operands, **attrs)
         rewriter.replace_op(op, list(value) if isinstance(value, (tuple, list)) else [value])
     return apply
 

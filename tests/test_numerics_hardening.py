@@ -129,3 +129,31 @@ def test_operand_dtype_mistake_names_the_dtypes_and_the_cast(fn, args, names):
     message = str(info.value)
     assert names in message and "torch refuses this mix too" in message
     assert "x.float()" in message and "report the missing form" not in message
+
+
+# -- item 21: size-0 operands are valid programs ------------------------------------------------------------------
+_LONG = torch.long
+_EMPTY = [
+    ("gather_3x0", lambda x, i: torch.gather(x, 1, i), torch.randn(3, 0), torch.zeros(3, 0, dtype=_LONG)),
+    ("gather_0_rows", lambda x, i: torch.gather(x, 0, i), torch.randn(0, 3), torch.zeros(0, 3, dtype=_LONG)),
+    ("cumprod_0", lambda x: torch.cumprod(x, 0), torch.randn(0)),
+    ("cumsum_3x0", lambda x: torch.cumsum(x, 1), torch.randn(3, 0)),
+    ("cumsum_0x3_int", lambda x: torch.cumsum(x, 0), torch.zeros(0, 3, dtype=torch.int64)),
+    ("cummax_0", lambda x: torch.cummax(x, 0), torch.randn(0)),
+    ("logcumsumexp_0", lambda x: torch.logcumsumexp(x, 0), torch.randn(0)),
+    ("index_select_size0_dim", lambda x, i: torch.index_select(x, 1, i), torch.randn(3, 0), torch.zeros(0, dtype=_LONG)),
+    ("sort_3x0", lambda x: torch.sort(x, 1), torch.randn(3, 0)),
+    ("cross_entropy_0", lambda x, t: torch.nn.functional.cross_entropy(x, t), torch.randn(0, 3),
+     torch.zeros(0, dtype=_LONG)),
+    ("einsum_k0", lambda a, b: torch.einsum("ij,jk->ik", a, b), torch.randn(2, 0), torch.randn(0, 3)),
+    ("var_of_nothing", lambda x: x.var(1), torch.randn(3, 0)),
+    ("std_of_nothing", lambda x: x.std(), torch.randn(0)),
+    ("var_correction_above_n", lambda x: x.var(1, correction=3), torch.randn(3, 2)),
+]
+
+
+@pytest.mark.filterwarnings("ignore:(var|std)\\(\\). degrees of freedom")
+@pytest.mark.parametrize("fn,args", [(c[1], c[2:]) for c in _EMPTY], ids=[c[0] for c in _EMPTY])
+def test_size_zero_operands(fn, args):
+    got, want = fxla.compile(fn)(*args), fn(*args)
+    _same(tuple(got) if isinstance(got, tuple) else got, tuple(want) if isinstance(want, tuple) else want)

@@ -73,7 +73,9 @@ def _var(b: Builder, x, *, dims, keepdim, correction):
     mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
     centered = hlo.SubtractOp(x, b.broadcast_dims(mean, xs.shape, kept)).result
     squares = b.reduce(hlo.MulOp(centered, centered).result, reduced, 0, hlo.AddOp)
-    var = hlo.DivOp(squares, b.splat(count - correction, elem, b.sig(squares).shape)).result
+    # torch divides by max(0, N - correction): no more values than the correction give nan (or inf), never a
+    # negative divisor's -0.0
+    var = hlo.DivOp(squares, b.splat(max(count - correction, 0), elem, b.sig(squares).shape)).result
     return b.reshape(b.convert(var, b.result.elem), b.result.shape)
 
 

@@ -410,7 +410,7 @@ def _einsum_pair(ctx, a, ta, b, tb, keep):
     size = {}
     for t, s in ((ta, sa), (tb, sb)):
         for c, d in zip(t, s):
-            size[c] = max(size.get(c, 1), d)
+            size[c] = d if size.get(c, 1) == 1 else size[c]     # broadcast: 1 gives way (to 0 too)
     batch = [c for c in ta if c in tb and c in keep]
     contract = [c for c in ta if c in tb and c not in keep]
     free_a = [c for c in ta if c not in tb]

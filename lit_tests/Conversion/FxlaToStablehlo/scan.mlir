@@ -147,3 +147,16 @@ func.func @scatter_multiply_bool(%x: tensor<5xi1>, %i: tensor<3xi64>, %s: tensor
   %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<5xi1>, tensor<3xi64>, tensor<3xi1>) -> tensor<5xi1>
   return %0 : tensor<5xi1>
 }
+
+// -----
+
+// An op whose results are all empty (a size-0 dim) becomes empty constants: nothing to compute, and a scan
+// window or gather slice of size 0 is invalid StableHLO.
+// CHECK-LABEL: func.func @cumprod_empty
+// CHECK:         [[E:%.+]] = stablehlo.constant dense<0> : tensor<3x0xi64>
+// CHECK-NOT:     reduce_window
+// CHECK:         return [[E]] : tensor<3x0xi64>
+func.func @cumprod_empty(%x: tensor<3x0xi32>) -> tensor<3x0xi64> {
+  %0 = "fxla.cumprod"(%x) {dim = -1 : i64} : (tensor<3x0xi32>) -> tensor<3x0xi64>
+  return %0 : tensor<3x0xi64>
+}
