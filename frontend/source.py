@@ -115,8 +115,8 @@ def user_frame(frame: FrameType) -> Optional[FrameType]:
 def traceback_location(tb: Optional[TracebackType], module_path: str = "",
                        innermost: bool = True) -> Optional[SourceLocation]:
     """Where an exception passed through user code: the innermost user frame of traceback ``tb`` (where it was
-    raised, as far as user code goes), or with ``innermost=False`` the outermost one -- for a caught exception,
-    the frame that caught it (or, when a library caught it, the user frame that called that library)."""
+    raised, as far as user code goes), or with ``innermost=False`` the traceback's first frame -- for a caught
+    exception, the frame that caught it (when a library caught it: the user code that called that library)."""
     if tb is None:
         return None
     if not innermost:                 # the catching frame, or the user code that called the library that caught it

@@ -464,6 +464,15 @@ class Tracer:
             proxy = self.create_proxy("call_method", "copy_", (self.get_attr_proxy(entry[0]), value), {})
             proxy.node.meta["state_assignment"] = entry[0]
             return
+        if store is not None:             # a parameter or buffer that is None (or a non-Proxy structure assigned)
+            raise self.note_error(TraceError(format_message(
+                f"forward assigns a traced value to `{name}`, a {'parameter' if store is mod._parameters else 'buffer'}"
+                f" of {type(mod).__name__} that holds {'None' if current is None else type(current).__name__}",
+                user_frame_location(self.module_path),
+                why="a traced write into module state is recorded as a copy into the tensor it holds, and this "
+                    "one holds none",
+                fix=f"register it with a tensor of the value's shape and dtype (self.register_buffer('{name}', "
+                    f"torch.zeros(...))), or keep the value in a plain attribute")))
         plain = mod.__dict__.get(name)
         read = self._tensor_attrs.get(id(plain)) if isinstance(plain, torch.Tensor) else None
         if store is None and read is not None and read[0] in self._attr_nodes:     # the graph reads it

@@ -274,3 +274,23 @@ def test_data_dependent_ops_say_so(fn, marker, what):
     fix = msg.split("fix:")[1]
     assert "outside the compiled function" in fix
     assert ("torch.where(mask, x, 0)" in fix and "topk" in fix) if "shape" in what else ".item()" in fix
+
+
+class AssignsNoneBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("h", None)
+
+    def forward(self, x):
+        self.h = x * 2  # @none-buffer-line
+        return x + 1
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_traced_value_into_a_none_buffer_is_an_error(concrete):
+    # with isinstance(proxy, torch.Tensor) True, nn.Module.__setattr__ would store the Proxy in _buffers
+    m = AssignsNoneBuffer()
+    with pytest.raises(TraceError) as info:
+        trace(m, concrete, torch.randn(3))
+    assert "a buffer of AssignsNoneBuffer that holds None" in _located(info.value, "@none-buffer-line")
+    assert m._buffers == {"h": None}
