@@ -83,8 +83,8 @@ class Proxy:
     def __getattr__(self, name: str) -> "Attribute":
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        if name in _HOST_METHODS:
-            raise self._host_value_error(f"cannot call .{name}()")
+        if name in _HOST_METHODS:         # the call is the error (hasattr(x, "numpy") answers as for a tensor)
+            return _HostMethod(self, name)
         if name[0] == "_" and not hasattr(torch.Tensor, name) and eager_class(self) is not Proxy:
             # a private attribute no tensor has (nn.Parameter's isinstance check reads `_is_param`)
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
@@ -462,6 +462,13 @@ class Attribute(Proxy):
     @property
     def node_name(self) -> str:
         return f"{self.root.node_name}.{self.attr}"
+
+
+class _HostMethod(Attribute):
+    """``proxy.numpy`` / ``proxy.tolist``: calling it is a TraceError (the tensor's data on the host)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
+        raise self.root._host_value_error(f"cannot call .{self.attr}()")
 
 
 # ---- Python operators ------------------------------------------------------------------------

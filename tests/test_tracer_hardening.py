@@ -294,3 +294,14 @@ def test_traced_value_into_a_none_buffer_is_an_error(concrete):
         trace(m, concrete, torch.randn(3))
     assert "a buffer of AssignsNoneBuffer that holds None" in _located(info.value, "@none-buffer-line")
     assert m._buffers == {"h": None}
+
+
+def probes_then_converts(x):
+    assert hasattr(x, "numpy") and hasattr(x, "tolist")     # duck typing sees a tensor
+    return x.numpy()  # @probe-numpy-line
+
+
+def test_host_methods_fail_when_called_not_when_probed():
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(probes_then_converts)
+    assert "cannot call .numpy()" in _located(info.value, "@probe-numpy-line")
