@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 
 # jaxlib's C++ logging reads its level once, when the library loads.  `import jax` sets it to 1 (warnings and
 # up) first; this module may load jaxlib before jax does (fxla-opt never imports jax), so it does the same, or
@@ -28,8 +29,11 @@ from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 from jaxlib.mlir._mlir_libs._mlir import rewrite  # noqa: F401  (raw native rewrite API; no public wrapper in 0.10.2)
 from jaxlib.mlir._mlir_libs._mlir import globals as _bindings_globals
 
+from fxla.errors import FxlaError  # noqa: E402
+
 __all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context", "strict_context",
-           "location_parts", "register_stablehlo_passes"]
+           "location_parts", "register_stablehlo_passes", "NestingError", "MAX_NESTING", "parse_untrusted",
+           "read_untrusted_bytecode", "check_nesting"]
 
 _passes_registered = False
 _upstream_dialects = None
@@ -116,3 +120,129 @@ def location_parts(loc: ir.Location):
     if match is None:
         return None
     return match.group(1), int(match.group(2)), int(match.group(3))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parsing untrusted MLIR (fxla-opt's input, the program of an artifact fxla.load reads)
+#
+# MLIR's parsers, printer and verifier recurse once per nesting level of regions, types and attributes, on the
+# calling thread's stack: a 3,000-deep region nest or a 20,000-deep ``tuple<...>`` overflows the 8 MiB main
+# stack and kills the process with SIGSEGV.  So untrusted text is first scanned for its bracket depth (cheap,
+# one regex pass) and refused past MAX_NESTING, and parsing runs on a thread with a PARSE_STACK stack, far more
+# than MAX_NESTING levels need.  Bytecode cannot be scanned before it is read: it is read on that thread, printed
+# there, and the printed text is held to the same limit, so a module that comes back is shallow enough for
+# every later pass, print and verification on an ordinary stack.
+
+MAX_NESTING = 1000
+"""The deepest bracket nesting (``( [ { <`` together) accepted in untrusted MLIR.  Real programs stay below 50."""
+
+PARSE_STACK = 512 * 1024 * 1024
+"""The stack size of the thread untrusted MLIR is parsed on (virtual memory; only the pages used are touched)."""
+
+BYTECODE_STACK_PER_BYTE = 256
+"""Bytecode encodes one more level of ``tuple<...>`` in about 6 bytes, and reading plus printing it takes under
+1.5 KiB of stack: bytecode is read on a stack of this many bytes per byte of input (at least PARSE_STACK, at
+most BYTECODE_STACK_MAX), so any nesting it can encode fits."""
+
+BYTECODE_STACK_MAX = 4 * 1024 * 1024 * 1024
+
+BYTECODE_MAGIC = b"ML\xefR"
+"""The first four bytes of MLIR bytecode (what ``fxla.export`` writes, as a StableHLO portable artifact)."""
+
+_NESTING_TOKENS = re.compile(rb'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[(\[{<]|[)\]}>]')
+_OPENERS = frozenset(b"([{<")
+
+
+class NestingError(FxlaError):
+    """MLIR nested deeper than :data:`MAX_NESTING` (MLIR's recursive parser would overflow the stack)."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0):
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+def nesting_depth(text) -> tuple:
+    """``(depth, offset)``: the deepest bracket nesting of MLIR ``text`` (str or bytes; strings and ``//``
+    comments skipped, ``->`` not a bracket) and the offset where it first passes :data:`MAX_NESTING` (or ``-1``)."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    depth = deepest = 0
+    for match in _NESTING_TOKENS.finditer(data):
+        token = match.group()
+        if len(token) != 1:
+            continue
+        if token[0] in _OPENERS:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if depth > MAX_NESTING:
+                    return depth, match.start()
+        elif depth:
+            depth -= 1
+    return deepest, -1
+
+
+def check_nesting(text) -> None:
+    """Raise :class:`NestingError` (with the 1-based line and column) if ``text`` nests past :data:`MAX_NESTING`."""
+    depth, offset = nesting_depth(text)
+    if offset < 0:
+        return
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    raise NestingError(f"brackets nest more than {MAX_NESTING} deep (regions, types or attributes); MLIR's "
+                       "recursive parser could overflow the stack on it", line, col)
+
+
+def on_parse_stack(fn, *args, stack: int = PARSE_STACK):
+    """``fn(*args)`` on a thread with a ``stack``-byte stack; its result, or its exception re-raised."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as err:  # noqa: BLE001  (handed to the caller)
+            box["error"] = err
+
+    with _STACK_LOCK:
+        old = threading.stack_size(stack)
+        try:
+            worker = threading.Thread(target=run, name="fxla-mlir-parse", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old)
+    worker.join()
+    if "error" in box:
+        raise box.pop("error")
+    return box["value"]
+
+
+_STACK_LOCK = threading.Lock()     # threading.stack_size is process-wide: set it only around our own start()
+
+
+def parse_untrusted(text: str, context: ir.Context) -> ir.Module:
+    """``ir.Module.parse(text)`` in ``context`` for text from outside fxla: :class:`NestingError` past
+    :data:`MAX_NESTING`, MLIR's ``MLIRError`` for anything else it rejects; never a crash."""
+    check_nesting(text)
+
+    def parse():
+        with context:
+            return ir.Module.parse(text)
+    return on_parse_stack(parse)
+
+
+def read_untrusted_bytecode(data: bytes, read):
+    """``read(data)`` (a bytecode reader returning a module) run on the parse stack, for bytes from outside fxla.
+
+    Refuses (``ValueError``) anything but MLIR bytecode, and (:class:`NestingError`) a module nested past
+    :data:`MAX_NESTING` once read.  Returns ``(module, text)``: the module and its printed form."""
+    data = bytes(data)
+    if not data.startswith(BYTECODE_MAGIC):
+        raise ValueError(f"not MLIR bytecode (it starts {data[:4]!r}, not {BYTECODE_MAGIC!r})")
+
+    def load():
+        module = read(data)
+        text = module.operation.get_asm(enable_debug_info=False)
+        check_nesting(text)
+        return module, text
+    stack = min(max(PARSE_STACK, BYTECODE_STACK_PER_BYTE * len(data)), BYTECODE_STACK_MAX)
+    return on_parse_stack(load, stack=stack)

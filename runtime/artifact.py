@@ -96,12 +96,19 @@ class ProgramInterface(NamedTuple):
 
 
 def _parse_program(data: bytes):
-    """``data`` (a StableHLO portable artifact) as an MLIR module in a fresh context: ``(ctx, module)``."""
+    """``data`` (a StableHLO portable artifact) as an MLIR module in a fresh context: ``(ctx, module)``.
+
+    Only MLIR bytecode (what :func:`fxla.export` writes) is accepted, and it is read by
+    :func:`fxla.dialects.mlir.read_untrusted_bytecode`: on a large stack, nesting bounded (crafted text or a
+    deeply nested type would otherwise crash MLIR's recursive reader)."""
     from jax.interpreters import mlir as jax_mlir
     from jaxlib.mlir.dialects import stablehlo
 
+    from fxla.dialects.mlir import read_untrusted_bytecode
+
     ctx = jax_mlir.make_ir_context()
-    return ctx, stablehlo.deserialize_portable_artifact(ctx, bytes(data))
+    module, _ = read_untrusted_bytecode(data, lambda raw: stablehlo.deserialize_portable_artifact(ctx, raw))
+    return ctx, module
 
 
 def program_interface(path: str, data: bytes) -> ProgramInterface:

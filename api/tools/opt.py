@@ -4,7 +4,10 @@
     fxla-opt --split-input-file tests.mlir --verify-fxla
 
 Errors (parse errors, verifier findings, failed conversions) are printed as ``file:line:col: error: …``
-diagnostics and the exit status is 1; a traceback means an fxla bug.
+diagnostics and the exit status is 1; a traceback means an fxla bug.  Input that is not UTF-8, or that nests
+regions/types/attributes past :data:`fxla.dialects.mlir.MAX_NESTING` (MLIR's recursive parser would overflow the
+stack), is such a diagnostic too; parsing runs on a thread with a large stack (:func:`parse_untrusted`).
+``utils/fuzz_opt.py`` fuzzes this tool against those promises.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import sys
 from typing import List
 
 from fxla.dialects.fxla import VerificationError, verify_module
-from fxla.dialects.mlir import fxla_context, ir
+from fxla.dialects.mlir import NestingError, fxla_context, ir, parse_untrusted
 from fxla.lowering import LoweringError
 from fxla.lowering.passes import FXLA_PASSES, PassFailure, check_pipeline, run_pipeline
 
@@ -55,6 +58,17 @@ def _chunks(text: str, split: bool) -> List[str]:
     return chunks
 
 
+def decode_utf8(data: bytes, filename: str):
+    """``(text, None)``, or ``(None, diagnostic)`` at the first byte that is not UTF-8 (MLIR text is UTF-8)."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        return None, (f"{filename}:{line}:{col}: error: byte 0x{data[err.start]:02x} is not valid UTF-8 "
+                      f"({err.reason}); MLIR text must be UTF-8")
+
+
 def split_pipeline(text: str) -> List[str]:
     """Split a pass pipeline at top-level commas: ``a,func.func(b,c)`` -> ``['a', 'func.func(b,c)']``."""
     parts, depth, current = [], 0, []
@@ -84,9 +98,11 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
     context = fxla_context()
     with context:
         try:
-            module = ir.Module.parse(text)
+            module = parse_untrusted(text, context)
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
+        except NestingError as err:
+            return None, [f"{filename}:{err.line}:{err.col}: error: {err}"]
         try:
             verify_module(module)
             run_pipeline(module, passes, print_ir_after_all=print_after_all)
@@ -133,11 +149,19 @@ def main(argv=None) -> int:
         print(f"fxla-opt: error: {err}", file=sys.stderr)
         return 1
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+        if args.input == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.input, "rb") as fh:
+                data = fh.read()
     except OSError as err:
         print(f"fxla-opt: error: cannot read '{args.input}': {err.strerror}", file=sys.stderr)
         return 1
     filename = "<stdin>" if args.input == "-" else args.input
+    text, problem = decode_utf8(data, filename)
+    if problem:
+        emit([problem])
+        return 1
     outputs, failed = [], False
     for chunk in _chunks(text, args.split_input_file):
         printed, diags = process(chunk, passes, filename, args.mlir_print_debuginfo, args.print_ir_after_all)

@@ -39,12 +39,31 @@ class VerificationError(FxlaError):
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
 
+_UNREADABLE = object()
+
+
+def _attribute(op: ir.Operation, name: str):
+    """``op.attributes[name]``, or ``_UNREADABLE`` when the bindings cannot represent it in Python: they cast
+    every attribute to its most specific class and raise TypeError for a dense array of an element type they
+    have no class for (``array<bf16>``, ``array<f16>``, ``array<f8E4M3FN>`` ...).  Never use ``NamedAttribute
+    .attr`` on user input: the same failure there aborts the process."""
+    try:
+        return op.attributes[name]
+    except TypeError:
+        return _UNREADABLE
+
+
 def _check_operands(opdef: OpDef, op: ir.Operation) -> Optional[str]:
     n = len(op.operands)
     if opdef.has_optional:
         if SEGMENTS not in attr_names(op):
             return f"requires attribute '{SEGMENTS}' (it has optional operands)"
-        sizes = list(ir.DenseI32ArrayAttr(op.attributes[SEGMENTS]))
+        raw = _attribute(op, SEGMENTS)
+        try:
+            sizes = list(ir.DenseI32ArrayAttr(raw))
+        except (TypeError, ValueError):
+            shown = "a dense array of another element type" if raw is _UNREADABLE else str(raw)
+            return f"attribute '{SEGMENTS}' must be array<i32>, got {shown}"
         if len(sizes) != len(opdef.operands) or any(s not in (0, 1) for s in sizes):
             return f"'{SEGMENTS}' must have {len(opdef.operands)} entries of 0 or 1, got {sizes}"
         for size, decl in zip(sizes, opdef.operands):
@@ -103,10 +122,12 @@ def _problem(op: ir.Operation) -> Optional[str]:
                 return f"requires attribute '{a.name}' ({a.kind.name})"
             attrs[a.name] = a.default
             continue
+        raw = _attribute(op, a.name)
         try:
-            attrs[a.name] = a.kind.to_python(op.attributes[a.name])
-        except (TypeError, ValueError):
-            return f"attribute '{a.name}' must be {a.kind.name}, got {op.attributes[a.name]}"
+            attrs[a.name] = a.kind.to_python(raw)
+        except (TypeError, ValueError, OverflowError):
+            shown = "a dense array of another element type" if raw is _UNREADABLE else str(raw)
+            return f"attribute '{a.name}' must be {a.kind.name}, got {shown}"
         if a.choices and attrs[a.name] not in a.choices:
             return f"attribute '{a.name}' must be one of {list(a.choices)}, got {attrs[a.name]!r}"
     if len(op.results) != len(opdef.results):
@@ -128,8 +149,7 @@ def _problem(op: ir.Operation) -> Optional[str]:
 def _signature(op: ir.Operation) -> tuple:
     """Everything :func:`_problem` reads: name, operand types, attributes, result types.  Types and attributes
     are uniqued by MLIR, so they hash and compare by pointer (cheap, and exact within one context)."""
-    attrs = op.attributes
-    return (op.name, tuple(v.type for v in op.operands), tuple((n, attrs[n]) for n in attrs),
+    return (op.name, tuple(v.type for v in op.operands), tuple((n, _attribute(op, n)) for n in op.attributes),
             tuple(op.results.types))
 
 
