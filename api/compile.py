@@ -649,7 +649,7 @@ class CompiledModule:
         program = entry.program
         writes = program.written_attributes
         if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
-            check_writable(self.__name__, program.mutated_inputs, leaves)
+            check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         if mutates:   # results: outputs, mutated inputs, mutated parameters, written attributes (see FxlaProgram)
             cut = len(results) - sum(leaf is None for w in writes for leaf in w.leaves)
@@ -657,7 +657,7 @@ class CompiledModule:
             cut = len(results) - len(program.mutated_params)
             results, state = results[:cut], results[cut:]
             if program.mutated_inputs:     # checks every input before anything is written, the state included
-                results = write_back(self.__name__, program.mutated_inputs, leaves, results)
+                results = write_back(self.__name__, program.mutated_inputs, leaves, results, entry.guard)
             if state:
                 self._store_state(program, state)
             if writes:

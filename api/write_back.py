@@ -7,7 +7,9 @@ see other values than eager's:
 
 * an input that cannot be changed (a ``jax.Array``);
 * a leaf tensor that requires grad, with grad mode on (eager: "a leaf Variable that requires grad is being used
-  in an in-place operation"), and a non-leaf one (eager records the change in autograd; fxla cannot);
+  in an in-place operation"); a non-leaf one is written with grad mode on from the guarded result
+  (:mod:`fxla.gradients`: eager records the change in autograd; here a backward through it raises
+  ``GradientError``), and refused where there is no guard (``output="jax"``);
 * an input with internal overlap (``expand``/``broadcast_to`` results: several elements share one memory
   location; eager: "unsupported operation: more than one element of the written-to tensor refers to a single
   memory location");
@@ -71,9 +73,10 @@ def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool((_elements(a, base, end - base + 1) & _elements(b, base, end - base + 1)).any())
 
 
-def check_writable(name: str, mutated: Sequence[int], leaves) -> List[torch.Tensor]:
+def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = True) -> List[torch.Tensor]:
     """The tensor inputs of the call (``leaves``), after checking that every input in ``mutated`` (numbers among
-    the tensor inputs) can be written as eager PyTorch would (see the module docstring)."""
+    the tensor inputs) can be written as eager PyTorch would (see the module docstring; ``guarded``: the call's
+    torch outputs have a gradient guard)."""
     tensors = [t for t in leaves if is_array(t)]
     for index in mutated:
         t = tensors[index]
@@ -85,11 +88,11 @@ def check_writable(name: str, mutated: Sequence[int], leaves) -> List[torch.Tens
                 f"why: fxla copies a mutated input's new value into the caller's torch tensor after the call, as "
                 f"eager PyTorch would have changed it\n"
                 f"fix: pass a torch tensor, or compute a new tensor in the model (y = x + 1) and return it")
-        if t.requires_grad and torch.is_grad_enabled():
+        if t.requires_grad and torch.is_grad_enabled() and (t.is_leaf or not guarded):
             why = ("why: eager PyTorch refuses this too: a leaf Variable that requires grad is being used in an "
                    "in-place operation" if t.is_leaf else
-                   "why: eager PyTorch would record the change in autograd's graph; a compiled program's in-place "
-                   "changes are not recorded")
+                   "why: eager PyTorch would record the change in autograd's graph; with output='jax' fxla has "
+                   "nothing to record it with")
             raise InputMutationError(
                 f"{name} changes its tensor input {index} in place (e.g. `x += 1`), and that tensor requires grad\n"
                 f"{why}\nfix: pass x.detach() (or call under torch.no_grad()), or compute a new tensor in the "
@@ -113,13 +116,20 @@ def check_writable(name: str, mutated: Sequence[int], leaves) -> List[torch.Tens
     return tensors
 
 
-def write_back(name: str, mutated: Sequence[int], leaves, results) -> List[Any]:
+def write_back(name: str, mutated: Sequence[int], leaves, results, guard=None) -> List[Any]:
     """Copy the new values of the tensor inputs a program changes in place (``mutated``: their numbers among the
     tensor inputs; their values are the last results) into the caller's tensors; return the other results.
-    Nothing is written unless every one can be (:func:`check_writable`)."""
-    tensors = check_writable(name, mutated, leaves)
+    Nothing is written unless every one can be (:func:`check_writable`).  ``guard``: the call's
+    :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a non-leaf, under grad mode) is written
+    from the guarded value, so its history records the change and a backward through it raises."""
+    tensors = check_writable(name, mutated, leaves, guard is not None)
     n = len(mutated)
-    with torch.no_grad():
-        for index, value in zip(mutated, results[-n:]):
-            tensors[index].copy_(from_device(value))
+    for index, value in zip(mutated, results[-n:]):
+        value, target = from_device(value), tensors[index]
+        if target.requires_grad and torch.is_grad_enabled():
+            (value,) = guard(leaves, [value])
+            target.copy_(value)
+        else:
+            with torch.no_grad():
+                target.copy_(value)
     return list(results[:-n])

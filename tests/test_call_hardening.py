@@ -75,10 +75,16 @@ def test_inplace_on_a_leaf_that_requires_grad_is_refused_like_eager():
     close(x.detach(), torch.full((3,), 2.0))
 
 
-def test_inplace_on_a_non_leaf_that_requires_grad_is_refused():
-    x = torch.ones(3, requires_grad=True) * 1
-    with pytest.raises(InputMutationError, match="not recorded"):
-        fxla.compile(_add_one_)(x)
+def test_inplace_on_a_non_leaf_that_requires_grad_records_a_guarded_change():
+    leaf = torch.ones(3, requires_grad=True)
+    x = leaf * 1
+    y = fxla.compile(_add_one_)(x)
+    close(x.detach(), torch.full((3,), 2.0))                  # written, as eager would
+    assert x.grad_fn is not None and y.requires_grad
+    with pytest.raises(fxla.GradientError):                   # a backward through the change is refused
+        x.sum().backward()
+    with pytest.raises(InputMutationError, match="output='jax'"):
+        fxla.compile(_add_one_, output="jax")(leaf * 1)
 
 
 # -- item 10 -----------------------------------------------------------------------------------------------------
