@@ -648,8 +648,12 @@ class Tracer:
             raise _proxy_type_error(e, self.module_path) from e
         finally:
             self.tracing = False
-        if self._caught:
-            raise _caught_error(self._caught[0], def_loc, self.module_path)
+        # caught by Python code: its traceback goes on past the frame that raised it.  (torch's C argument parser
+        # tries __index__ on a Proxy passed as a size, torch.ones(x.shape), and clears the error before it finds
+        # __torch_function__: that one was never seen by Python code.)
+        caught = [e for e in self._caught if e.__traceback__ is not None and e.__traceback__.tb_next is not None]
+        if caught:
+            raise _caught_error(caught[0], def_loc, self.module_path)
         try:
             out_arg = self.create_arg(result)
         except TraceError as e:

@@ -305,3 +305,12 @@ def test_host_methods_fail_when_called_not_when_probed():
     with pytest.raises(TraceError) as info:
         symbolic_trace(probes_then_converts)
     assert "cannot call .numpy()" in _located(info.value, "@probe-numpy-line")
+
+
+def ones_like_shape(x):
+    return x + torch.ones(x.shape)     # torch's C parser tries x.shape.__index__ and clears the error itself
+
+
+def test_errors_torch_clears_itself_do_not_fail_the_trace():
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(symbolic_trace(ones_like_shape)(x), x + 1)
