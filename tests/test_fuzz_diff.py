@@ -102,6 +102,14 @@ def test_seeded_run_finds_nothing_new():
     """About a minute or two on a 2-core machine: every program matches eager, raises as eager does, is a
     clear FxlaError refusal, or is a KNOWN bug."""
     out = io.StringIO()
-    report = fuzz_diff.fuzz(0, iterations=150, seconds=100, out=out)
+    report = fuzz_diff.fuzz(0, iterations=400, seconds=100, out=out)
     assert report.programs >= 20
     assert not report.findings, report.summary() + "\n" + out.getvalue()
+
+
+def test_dead_op_error_is_labelled():
+    """Eager raising in an op whose result is unused is a labelled class of its own (fxla drops dead ops)."""
+    spec = fuzz_diff.InputSpec((2, 3), torch.bool)
+    dead = _case(["v0 = a0 > 0", "v1 = torch.round(v0)"], ["v0"], [spec], [[True] * 6])
+    live = _case(["v0 = a0 > 0", "v1 = torch.round(v0)"], ["v1"], [spec], [[True] * 6])
+    assert fuzz_diff._dead_error(dead) and not fuzz_diff._dead_error(live)
