@@ -124,8 +124,8 @@ class Proxy:
     def _host_value_error(self, what: str) -> TraceError:
         """A request for the tensor's data on the host (``.numpy()``, ``.tolist()``, ``np.sin(x)``, ``bytes(x)``,
         formatting it as text), recorded on the tracer so that a trace that catches it still fails."""
-        return self.tracer.note_error(TraceError(format_message(
-            f"{what} on a traced tensor (%{self.node_name})", user_frame_location(self.tracer.module_path),
+        return self.tracer._note_error(TraceError(format_message(
+            f"{what} on a traced tensor (%{self._node_name})", user_frame_location(self.tracer.module_path),
             why="this needs the tensor's data on the host, and a traced tensor has no values: tracing records "
                 "operations for the compiled program to run later, so data-dependent Python values cannot be "
                 "part of it",
@@ -134,7 +134,7 @@ class Proxy:
                 "or run this part outside the compiled function")))
 
     @property
-    def node_name(self) -> str:
+    def _node_name(self) -> str:
         """The node's name, for messages (an :class:`Attribute`'s without creating its getattr node)."""
         return self.node.name
 
@@ -151,7 +151,7 @@ class Proxy:
         raise self._host_value_error("cannot convert to bytes")
 
     def _no_concrete_value(self, what: str) -> TraceError:
-        return self.tracer.note_error(self._concrete_value_error(what))
+        return self.tracer._note_error(self._concrete_value_error(what))
 
     def _concrete_value_error(self, what: str) -> TraceError:
         loc = user_frame_location(self.tracer.module_path)
@@ -231,7 +231,7 @@ class Proxy:
             name = orig_method.__name__
             if args and isinstance(args[0], torch.Tensor) and not isinstance(args[0], Proxy) \
                     and _is_inplace_name(name):
-                raise tracer.note_error(_untraced_mutation(tracer, name))
+                raise tracer._note_error(_untraced_mutation(tracer, name))
             return tracer.create_proxy("call_method", name, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, _restore_dropped(orig_method, kwargs))
 
@@ -460,8 +460,8 @@ class Attribute(Proxy):
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
 
     @property
-    def node_name(self) -> str:
-        return f"{self.root.node_name}.{self.attr}"
+    def _node_name(self) -> str:
+        return f"{self.root._node_name}.{self.attr}"
 
 
 class _HostMethod(Attribute):

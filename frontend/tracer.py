@@ -204,7 +204,7 @@ class Tracer:
     #: True while :meth:`trace` runs the traced code
     tracing = False
 
-    def note_error(self, err: TraceError) -> TraceError:
+    def _note_error(self, err: TraceError) -> TraceError:
         """Remember ``err`` (a :class:`TraceError` about to be raised at the traced code) and return it: a trace
         that completes although one was raised -- the traced code caught it -- fails with it (see :meth:`trace`)."""
         if self.tracing:
@@ -465,7 +465,7 @@ class Tracer:
             proxy.node.meta["state_assignment"] = entry[0]
             return
         if store is not None:             # a parameter or buffer that is None (or a non-Proxy structure assigned)
-            raise self.note_error(TraceError(format_message(
+            raise self._note_error(TraceError(format_message(
                 f"forward assigns a traced value to `{name}`, a {'parameter' if store is mod._parameters else 'buffer'}"
                 f" of {type(mod).__name__} that holds {'None' if current is None else type(current).__name__}",
                 user_frame_location(self.module_path),
