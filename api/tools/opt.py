@@ -6,7 +6,7 @@
 Errors (parse errors, verifier findings, failed conversions) are printed as ``file:line:col: error: …``
 diagnostics and the exit status is 1; a traceback means an fxla bug.  Input that is not UTF-8, or that nests
 regions/types/attributes past :data:`fxla.dialects.mlir.MAX_NESTING` (MLIR's recursive parser would overflow the
-stack), is such a diagnostic too; parsing runs on a thread with a large stack (:func:`parse_untrusted`).
+stack), is such a diagnostic too; each input is processed on a thread with a large stack (:func:`process`).
 ``utils/fuzz_opt.py`` fuzzes this tool against those promises.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from typing import List
 
 from fxla.dialects.fxla import VerificationError, verify_module
-from fxla.dialects.mlir import NestingError, fxla_context, ir, parse_untrusted
+from fxla.dialects.mlir import NestingError, check_nesting, fxla_context, ir, on_parse_stack
 from fxla.lowering import LoweringError
 from fxla.lowering.passes import FXLA_PASSES, PassFailure, check_pipeline, run_pipeline
 
@@ -94,15 +94,28 @@ def _quoted(name: str) -> str:
 
 
 def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_after_all: bool):
-    """Returns (printed module or None, diagnostic lines)."""
+    """Returns (printed module or None, diagnostic lines).
+
+    Call it on the parse stack (:func:`fxla.dialects.mlir.on_parse_stack`, as :func:`main` does): MLIR's
+    parser, verifier, printer and passes (the inliner first) recurse per nesting level, and even the nesting
+    :data:`~fxla.dialects.mlir.MAX_NESTING` allows (500 regions) overflows an ordinary 8 MiB stack in some."""
+    try:
+        check_nesting(text)
+    except NestingError as err:
+        return None, [f"{filename}:{err.line}:{err.col}: error: {err}"]
     context = fxla_context()
+    context.enable_multithreading(False)    # passes on this thread's stack, not the pool's small ones
     with context:
         try:
-            module = parse_untrusted(text, context)
+            module = ir.Module.parse(text)
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
-        except NestingError as err:
-            return None, [f"{filename}:{err.line}:{err.col}: error: {err}"]
+        if passes:
+            opaque = [op for op in _unregistered_ops(module, context) if len(op.regions)]
+            if opaque:
+                # MLIR's passes (the inliner at least) dereference the missing dialect of such an op: SIGSEGV
+                return None, [render(op.location, f"'{op.name}' op is not in a registered dialect and has "
+                                     "regions; fxla-opt runs no passes over such ops", filename) for op in opaque]
         try:
             verify_module(module)
             run_pipeline(module, passes, print_ir_after_all=print_after_all)
@@ -164,7 +177,8 @@ def main(argv=None) -> int:
         return 1
     outputs, failed = [], False
     for chunk in _chunks(text, args.split_input_file):
-        printed, diags = process(chunk, passes, filename, args.mlir_print_debuginfo, args.print_ir_after_all)
+        printed, diags = on_parse_stack(process, chunk, passes, filename, args.mlir_print_debuginfo,
+                                        args.print_ir_after_all)
         emit(diags)
         failed |= bool(diags)
         if printed is not None:

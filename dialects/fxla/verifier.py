@@ -87,11 +87,13 @@ def verify_op(op: ir.Operation) -> List[Diagnostic]:
 
 def _problem(op: ir.Operation) -> Optional[str]:
     """What is wrong with one ``fxla.*`` op (``None`` when it is valid).  A function of the op's name, operand
-    types, attributes and result types only (:func:`verify_fxla` relies on that to reuse verdicts)."""
+    types, attributes, result types and region count only (:func:`verify_fxla` relies on that to reuse verdicts)."""
     name = op.name
     opdef = BY_NAME.get(name)
     if opdef is None:
         return f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})"
+    if len(op.regions):
+        return f"expects no regions, but has {len(op.regions)}"
     problem = _check_operands(opdef, op)
     if problem:
         return problem
@@ -147,10 +149,10 @@ def _problem(op: ir.Operation) -> Optional[str]:
 
 
 def _signature(op: ir.Operation) -> tuple:
-    """Everything :func:`_problem` reads: name, operand types, attributes, result types.  Types and attributes
-    are uniqued by MLIR, so they hash and compare by pointer (cheap, and exact within one context)."""
+    """Everything :func:`_problem` reads: name, operand types, attributes, result types, region count.  Types and
+    attributes are uniqued by MLIR, so they hash and compare by pointer (cheap, and exact within one context)."""
     return (op.name, tuple(v.type for v in op.operands), tuple((n, _attribute(op, n)) for n in op.attributes),
-            tuple(op.results.types))
+            tuple(op.results.types), len(op.regions))
 
 
 def verify_fxla(root: ir.Operation) -> List[Diagnostic]:
