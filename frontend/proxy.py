@@ -5,6 +5,7 @@ import builtins
 import dis
 import operator
 import sys
+import types
 from typing import Any, Dict, Optional, Tuple
 
 import torch
@@ -331,9 +332,16 @@ def tracing_isinstance(obj: Any, cls: Any) -> bool:
         eager = eager_class(obj)
         if eager is Proxy:
             return False
-        classes = cls if type(cls) is tuple else (cls,)
-        return any(_isinstance(c, type) and issubclass(eager, c) for c in classes)
+        return _is_subclass(eager, cls)
     return _isinstance(obj, cls)
+
+
+def _is_subclass(eager: type, cls: Any) -> bool:
+    """``issubclass(eager, cls)`` for what isinstance accepts as ``cls``: a class, a ``X | Y`` union, or a
+    (nested) tuple of those."""
+    if type(cls) is tuple or type(cls) is types.UnionType:
+        return any(_is_subclass(eager, c) for c in (cls if type(cls) is tuple else cls.__args__))
+    return _isinstance(cls, type) and issubclass(eager, cls)
 
 
 def eager_class(p: "Proxy") -> type:

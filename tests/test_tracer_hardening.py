@@ -314,3 +314,15 @@ def ones_like_shape(x):
 def test_errors_torch_clears_itself_do_not_fail_the_trace():
     x = torch.randn(2, 3)
     torch.testing.assert_close(symbolic_trace(ones_like_shape)(x), x + 1)
+
+
+def union_and_nested(x):
+    a = isinstance(x, torch.Tensor | None)
+    b = isinstance(x, (int, (float, torch.Tensor)))
+    return x * 2 if a and b else x
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_isinstance_with_unions_and_nested_tuples(concrete):
+    x = torch.randn(3)
+    torch.testing.assert_close(trace(union_and_nested, concrete, x)(x), x * 2)
