@@ -170,9 +170,11 @@ def make_case(seed: int, index: int, inputs: List[str]) -> Case:
 # ---------------------------------------------------------------------------------------------------------------
 # the worker: runs cases in-process, logging each start and result to a file the parent reads
 # ---------------------------------------------------------------------------------------------------------------
-def worker(batch_dir: str) -> None:
-    from fxla.tools.opt import main
+def worker(batch_dir: str, target: str = "fxla.tools.opt:main") -> None:
+    import importlib
 
+    module, _, name = target.partition(":")
+    main = getattr(importlib.import_module(module), name)
     with open(os.path.join(batch_dir, "cases.json")) as fh:
         cases = json.load(fh)
     log = open(os.path.join(batch_dir, "log"), "a", buffering=1)
@@ -201,8 +203,11 @@ class Finding(NamedTuple):
     stderr: str
 
 
-def run_batch(cases: List[Case], workdir: str, timeout: float) -> List[Finding]:
-    """Run ``cases`` in worker processes; a worker that dies or hangs is replaced after the case it was on."""
+def run_batch(cases: List[Case], workdir: str, timeout: float, target: str = "fxla.tools.opt:main",
+              env: Optional[dict] = None) -> List[Finding]:
+    """Run ``cases`` in worker processes; a worker that dies or hangs is replaced after the case it was on.
+
+    ``target`` (``module:function``, called like ``fxla-opt``'s ``main(argv)``) is what the workers run."""
     findings: List[Finding] = []
     pending = list(cases)
     while pending:
@@ -217,8 +222,8 @@ def run_batch(cases: List[Case], workdir: str, timeout: float) -> List[Finding]:
             json.dump(entries, fh)
         log_path = os.path.join(batch_dir, "log")
         open(log_path, "w").close()
-        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", batch_dir],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", batch_dir, "--target",
+                                 target], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
         by_index = {c.index: c for c in pending}
         done, current, started_at, hung = set(), None, time.monotonic(), False
         while True:
@@ -308,9 +313,10 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="save the inputs of findings in this folder")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--target", default="fxla.tools.opt:main", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker(args.worker)
+        worker(args.worker, args.target)
         return 0
     iterations = args.iterations if args.iterations is not None or args.seconds else 200
     ran, findings = fuzz(args.seed, iterations, args.seconds, args.timeout, args.batch, args.verbose, args.only,

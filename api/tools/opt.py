@@ -110,14 +110,13 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
             module = ir.Module.parse(text)
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
-        if passes:
-            opaque = [op for op in _unregistered_ops(module, context) if len(op.regions)]
+        try:
+            verify_module(module)
+            opaque = [op for op in _unregistered_ops(module, context) if len(op.regions)] if passes else []
             if opaque:
                 # MLIR's passes (the inliner at least) dereference the missing dialect of such an op: SIGSEGV
                 return None, [render(op.location, f"'{op.name}' op is not in a registered dialect and has "
                                      "regions; fxla-opt runs no passes over such ops", filename) for op in opaque]
-        try:
-            verify_module(module)
             run_pipeline(module, passes, print_ir_after_all=print_after_all)
         except PassFailure as err:
             cause = err.cause

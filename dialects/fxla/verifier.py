@@ -97,7 +97,11 @@ def _problem(op: ir.Operation) -> Optional[str]:
     problem = _check_operands(opdef, op)
     if problem:
         return problem
-    operands, _ = opdef.read(op) if opdef.has_optional else (list(op.operands), None)
+    operands = list(op.operands)
+    if opdef.has_optional:
+        # not opdef.read: it converts every attribute, and they are checked below (here sizes are known valid)
+        given = iter(operands)
+        operands = [next(given) if size else None for size in ir.DenseI32ArrayAttr(_attribute(op, SEGMENTS))]
     decls = opdef.operands
     if opdef.is_variadic:
         decls = decls * len(operands)
