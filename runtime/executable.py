@@ -120,8 +120,15 @@ class Executable:
         return loaded.hlo_modules()[0].to_string() if hasattr(loaded, "hlo_modules") else loaded.get_hlo_text()
 
 
+#: XLA options of every compile.  XLA's default lets f16/bf16 intermediates stay in f32 between fused ops
+#: ("excess precision"), so torch.exp(x_bf16).float() came back unrounded; torch rounds every op's result to
+#: its dtype, and so does XLA without it (docs/ops.md, Numerics).
+XLA_OPTIONS = {"xla_allow_excess_precision": False}
+
+
 def _options(partitioning: Partitioning):
     options = xla_client.CompileOptions()
+    options.env_option_overrides = list(XLA_OPTIONS.items())
     devices = partitioning.devices
     # Without an explicit assignment XLA assumes device 0, and buffers on e.g. cpu:1 are then rejected.
     ids = np.array([d.id for d in devices]).reshape(1, len(devices))
@@ -194,7 +201,7 @@ def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
         lowered = jax.jit(fxla_main, keep_unused=True).lower(*specs)
         _precompiled.executable = precompiled
         try:
-            return lowered.compile()
+            return lowered.compile(dict(XLA_OPTIONS))
         finally:
             _precompiled.executable = None
 
@@ -243,7 +250,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     if cache_dir is not None:
         disk = _cache.DiskCache(cache_dir)
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
-                       f"device={device.id}/jax-{jax.__version__}/"
+                       f"device={device.id}/jax-{jax.__version__}/{sorted(XLA_OPTIONS.items())}/"
                        f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}")
         key = _cache.EntryKey.of(key_source, fingerprint)
         payload = disk.load(key)

@@ -157,3 +157,25 @@ _EMPTY = [
 def test_size_zero_operands(fn, args):
     got, want = fxla.compile(fn)(*args), fn(*args)
     _same(tuple(got) if isinstance(got, tuple) else got, tuple(want) if isinstance(want, tuple) else want)
+
+
+# -- item 23: f16/bf16 results are rounded to their dtype between ops, sums accumulate in f32 --------------------
+_HALF = [
+    ("exp_then_float", lambda x: torch.exp(x).float()),
+    ("exp_times_3", lambda x: (torch.exp(x) * 3).float()),
+    ("chain", lambda x: ((x + x * 0.1) + 0.3).float()),
+    ("mul_scalar", lambda x: x * 0.1),
+    ("rmul_scalar", lambda x: 0.3 * x),
+    ("imul_scalar", lambda x: x.clone().mul_(0.7)),
+    ("add_scalar", lambda x: x + 0.3),
+    ("sum", lambda x: x.sum()),
+    ("sum_dim", lambda x: x.reshape(8, 128).sum(1)),
+    ("mean", lambda x: x.mean()),
+]
+
+
+@pytest.mark.parametrize("dtype", (F16, BF16), ids=str)
+@pytest.mark.parametrize("fn", [c[1] for c in _HALF], ids=[c[0] for c in _HALF])
+def test_half_precision_rounds_like_torch(fn, dtype):
+    x = torch.randn(1024, generator=torch.Generator().manual_seed(0)).to(dtype)
+    _check(fn, x)

@@ -173,8 +173,10 @@ def _keep(b: Builder, x, dims):
 
 @pattern(ops.sum)
 def _sum(b: Builder, x, *, dims, keepdim):
-    x = b.convert(x, b.result.elem)
-    return b.reshape(b.reduce(x, _keep(b, x, dims), 0, hlo.AddOp), b.result.shape)
+    # f16/bf16: accumulated in f32 and rounded once, as torch's CPU kernel does
+    x = b.convert(x, compute_type(b.result.elem))
+    total = b.reduce(x, _keep(b, x, dims), 0, hlo.AddOp)
+    return b.reshape(b.convert(total, b.result.elem), b.result.shape)
 
 
 @pattern(ops.mean)

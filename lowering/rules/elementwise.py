@@ -21,6 +21,19 @@ def _binary(ctx, input, other, *, opdef):
     return ctx.emit(opdef, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
 
 
+def _opmath_scalar(ctx, input, other, *, opdef):
+    """input * or / a Python number: for f16/bf16 tensors torch keeps the number in f32 (it is not rounded to
+    the tensor's dtype first, unlike add/sub's) and rounds the f32 result once."""
+    elem = ctx.result_sig.elem
+    if opdef is ops.mul and not isinstance(input, ir.Value):
+        input, other = other, input                     # 0.5 * x is x * 0.5
+    if elem in ("f16", "bf16") and isinstance(input, ir.Value) and isinstance(other, (int, float)) \
+            and not isinstance(other, bool):
+        x = _as_elem(ctx, input, "f32")
+        return _as_elem(ctx, ctx.emit(opdef, x, ctx.tensor(float(other), like=x)), elem)
+    return _binary(ctx, input, other, opdef=opdef)
+
+
 def _as_elem(ctx, value, elem: str):
     """``value`` (a tensor) converted to element type ``elem``."""
     s = ctx.sig(value)
@@ -78,7 +91,7 @@ def _rsub(ctx, input, other, *, alpha=1):
 
 def _div(ctx, input, other, *, rounding_mode=None):
     if rounding_mode is None:
-        return _binary(ctx, input, other, opdef=ops.div)
+        return _opmath_scalar(ctx, input, other, opdef=ops.div)
     if rounding_mode == "floor":
         return _binary(ctx, input, other, opdef=ops.floor_divide)
     if rounding_mode != "trunc":
@@ -94,11 +107,11 @@ def _div(ctx, input, other, *, rounding_mode=None):
 register(operator.add, operator.iadd, torch.add, torch.Tensor.add)(partial(_scaled, opdef=ops.add))
 register(operator.sub, operator.isub, torch.sub, torch.Tensor.sub)(partial(_scaled, opdef=ops.sub))
 register(torch.rsub)(_rsub)
+register(operator.mul, operator.imul, torch.mul, torch.Tensor.mul)(partial(_opmath_scalar, opdef=ops.mul))
 register(operator.truediv, operator.itruediv, torch.div, torch.true_divide, torch.Tensor.div,
          torch.Tensor.true_divide)(_div)
 
 for _opdef, _keys in (
-    (ops.mul, (operator.mul, operator.imul, torch.mul, torch.Tensor.mul)),
     (ops.maximum, (torch.maximum, torch.Tensor.maximum)),
     (ops.minimum, (torch.minimum, torch.Tensor.minimum)),
     (ops.pow, (operator.pow, torch.pow, torch.Tensor.pow)),
