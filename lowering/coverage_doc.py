@@ -40,6 +40,31 @@ KNOWN_UNSUPPORTED = (
      "reads a clamped one): validate targets before the call"),
 )
 
+#: How fxla's numerics relate to eager PyTorch on CPU (tests/test_numerics_hardening.py checks each row).
+NUMERICS = (
+    ("float16 / bfloat16", "every op's result is rounded to its dtype, as torch rounds it (XLA's excess precision, "
+     "which kept fused intermediates in f32, is off: `xla_allow_excess_precision=False` in every compile); "
+     "elementwise math, sums and means run in f32 and round once, as torch's CPU kernels do. `x * c` and `x / c` "
+     "with a Python number `c` keep `c` in f32; `x + c`, `x - c` and `alpha` round it to the dtype first"),
+    ("`add` / `sub` / `rsub` with `alpha`", "both operands are promoted to the result dtype, then `alpha` (converted "
+     "to that dtype; refused where torch refuses it: a bool alpha for a non-bool result, a float alpha for integers, "
+     "an alpha the dtype cannot hold) scales `other`; f16/bf16 compute `input + alpha * other` in f32 and round "
+     "once, as torch's vectorized loop does (its scalar loop, used for the last `numel % 32` elements, rounds "
+     "`alpha * other` first and can differ by one ulp there)"),
+    ("floor division of floats", "torch's `div_floor_floating` step for step, in the operands' dtype: "
+     "`x // 0.0` is `x / 0.0` (inf, -inf or nan), a zero quotient keeps the sign of `x / y`"),
+    ("integer division by zero", "torch raises; a compiled program does not inspect values and returns what XLA "
+     "gives (today -1, or -2 for a negative dividend, for `//`; the dividend for `%` and `fmod`): check divisors "
+     "before the call"),
+    ("float to integer conversion out of range, NaN to integer", "implementation-defined in torch (its CPU result "
+     "wraps: -1.0 to uint8 is 255); fxla saturates to the integer range (-1.0 to uint8 is 0, 300.0 is 255, +-inf "
+     "the largest/smallest value) and gives 0 for NaN"),
+    ("`topk` / `sort` ties", "torch's CPU order of equal values is unspecified; fxla's is stable: equal values keep "
+     "their input order (lowest index first)"),
+    ("size-0 operands", "ops whose results are empty compile to empty constants; reductions over empty dims give "
+     "torch's identities (sum 0, prod 1, mean / var nan)"),
+)
+
 #: Models of the test zoo (tests/zoo) that compile through fxla and match eager PyTorch at rtol 1e-4 in float32,
 #: every tensor output compared (tests/test_real_models.py runs exactly these).
 REAL_MODELS = (
@@ -82,6 +107,10 @@ def render_markdown() -> str:
               "against eager (rtol 1e-4, float32, every tensor output) by `tests/test_real_models.py`; small "
               "configs with random weights from `tests/zoo`.", "", "| model | what it exercises |", "|---|---|"]
     lines += [f"| `{name}` | {what} |" for name, what in REAL_MODELS]
+    lines.append("")
+    lines += ["## Numerics", "", "Compared with eager PyTorch on CPU.", "", "| where | what fxla computes |",
+              "|---|---|"]
+    lines += [f"| {where} | {what} |" for where, what in NUMERICS]
     lines.append("")
     lines += ["## Known unsupported", "", "| op | why |", "|---|---|"]
     lines += [f"| {op} | {why} |" for op, why in KNOWN_UNSUPPORTED]

@@ -179,3 +179,25 @@ _HALF = [
 def test_half_precision_rounds_like_torch(fn, dtype):
     x = torch.randn(1024, generator=torch.Generator().manual_seed(0)).to(dtype)
     _check(fn, x)
+
+
+# -- item 23: where torch's CPU result is implementation-defined, fxla's is the documented one (docs/ops.md) -----
+def test_float_to_int_out_of_range_saturates_as_documented():
+    x = T([-1.0, -3.7, -200.0, 300.0, 1e10, float("nan"), float("inf"), float("-inf")])
+    f = fxla.compile(lambda x: (x.to(U8), x.to(torch.int8), x.to(I32)))
+    for _ in range(2):          # stable from call to call
+        u8, i8, i32 = f(x)
+        assert u8.tolist() == [0, 0, 0, 255, 255, 0, 255, 0]
+        assert i8.tolist() == [-1, -3, -128, 127, 127, 0, 127, -128]
+        assert i32.tolist() == [-1, -3, -200, 300, 2 ** 31 - 1, 0, 2 ** 31 - 1, -2 ** 31]
+
+
+def test_topk_and_sort_ties_keep_input_order():
+    x = T([1.0, 3.0, 3.0, 2.0, 3.0, 1.0])
+    f = fxla.compile(lambda x: (torch.topk(x, 3).indices, torch.sort(x, descending=True).indices,
+                                torch.sort(x).indices))
+    for _ in range(2):
+        top, down, up = f(x)
+        assert top.tolist() == [1, 2, 4]
+        assert down.tolist() == [1, 2, 4, 3, 0, 5]
+        assert up.tolist() == [0, 5, 3, 1, 2, 4]
