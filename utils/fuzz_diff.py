@@ -161,8 +161,12 @@ KNOWN: List[Tuple[str, Callable]] = [
      and bool(re.search(r"(v\d+) = a\d+\.\w+_\(", _src(c)))),
     ("FOUND: eager raises in an op whose result is unused; fxla drops the dead op and returns",
      lambda c, f: f.kind == "missing-error" and _dead_error(c)),
-    ("FOUND: argmax/argmin/topk (ops eager refuses for bool) return a value for bool inputs",
-     lambda c, f: f.kind == "missing-error" and bool(re.search(r"not support bool|'Bool'", f.detail))),
+    ("FOUND: argmax/argmin/topk/round/sub (ops eager refuses for bool) return a value for bool inputs",
+     lambda c, f: f.kind == "missing-error" and bool(re.search(r"not support bool|'Bool'|with a bool tensor",
+                                                               f.detail))),
+    ("FOUND: torch.sign(nan) (eager: 0), softmax of a 0-d NaN/inf (eager: nan, fxla: 1)",
+     lambda c, f: f.kind == "mismatch" and "NaN positions" in f.detail
+     and bool(re.search(r"sign|softmax", _src(c)))),
 ]
 
 # ---------------------------------------------------------------------------------------------------------
