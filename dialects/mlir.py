@@ -32,7 +32,7 @@ from jaxlib.mlir._mlir_libs._mlir import globals as _bindings_globals
 from fxla.errors import FxlaError  # noqa: E402
 
 __all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context", "strict_context",
-           "location_parts", "register_stablehlo_passes", "NestingError", "MAX_NESTING", "parse_untrusted",
+           "location_parts", "register_stablehlo_passes", "NestingError", "parse_untrusted",
            "read_untrusted_bytecode", "check_nesting"]
 
 _passes_registered = False
