@@ -122,7 +122,7 @@ def _is_constant(gm: GraphModule, node: Node) -> bool:
         dict(gm.named_parameters()) and node.target not in dict(gm.named_buffers())
 
 
-def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> None:
+def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], origin: Dict[Node, Node]) -> None:
     label = f"in-place {_label(node)} on %{base.name}"
     if node.op == "call_method" and node.target in _METADATA_METHODS:
         raise _error(node, f"{label} changes the tensor's shape or strides in place",
@@ -148,7 +148,7 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]) -> N
     _check_overlap(gm, node, base, label)
     at = order[node]
     if is_view(gm, base):
-        _check_view_write(gm, node, base, label, at, order)
+        _check_view_write(gm, node, base, label, at, order, origin)
     for view in aliases(gm, base):
         if order.get(view, at) > at:            # a view taken after the change sees the new value
             continue
@@ -178,9 +178,11 @@ def _check_overlap(gm: GraphModule, node: Node, base: Node, label: str) -> None:
                          f"clone the argument first (%{arg.name}.clone())")
 
 
-def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: int, order: Dict[Node, int]) -> None:
+def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: int, order: Dict[Node, int],
+                      origin: Dict[Node, Node]) -> None:
     """Writing into ``base``, a view: fine only when nothing that shares its memory is read afterwards (then the
-    write changes ``base``'s value alone, as the rewrite computes); else eager's write would show elsewhere."""
+    write changes ``base``'s value alone, as the rewrite computes); else eager's write would show elsewhere.
+    ``origin``: the new values of inputs and module state made so far (``v = x.add_(1)`` is ``x`` itself)."""
     what = f"{label}, which is (or may be) a view of {_label(base)}'s input"
     why = "eager PyTorch would change the viewed tensor (and its other views) too; fxla does not write through views"
     fix = "call .clone() on the view before changing it, or use the out-of-place op"
@@ -191,8 +193,9 @@ def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: i
     writeback = _writeback(node, base, at, order)
     until = order[writeback] if writeback is not None else len(order)    # reads after it see the written-back y
     for root in roots:
-        if root.op in ("placeholder", "get_attr") and writeback is None:
-            raise _error(node, f"{what}, %{root.name} ({'an input' if root.op == 'placeholder' else 'module state'})",
+        state = origin.get(root, root)
+        if state.op in ("placeholder", "get_attr") and writeback is None:
+            raise _error(node, f"{what}, %{state.name} ({'an input' if state.op == 'placeholder' else 'module state'})",
                          why, fix)
         for member in [root] + aliases(gm, root):
             if member is base or order.get(member, at) > at:
@@ -280,7 +283,7 @@ def functionalize(gm: GraphModule) -> GraphModule:
         base = _mutated(out, node)
         if base is None:
             continue
-        _check(out, node, base, order)
+        _check(out, node, base, order, origin)
         at = order[node]
         later = [u for u in base.users if order.get(u, -1) > at]
         new = _rewrite(graph, node, base)
