@@ -166,7 +166,9 @@ class Tracer:
     parameter or buffer as ``copy_`` into it (other attributes forward assigns are recorded to be set after each
     compiled call, and restored after the trace: the user's module is never left holding a Proxy), and ``torch.zeros/ones/empty/rand/randn``
     accept symbolic sizes as varargs (``torch.zeros(x.shape[0], 4)``, recorded as
-    ``torch.zeros((getitem, 4))``); all are restored afterwards, even on error.
+    ``torch.zeros((getitem, 4))``), ``torch.nn.Module.register_buffer`` refuses a traced value, and
+    ``builtins.isinstance`` answers for a Proxy as for its eager value (:func:`proxy.tracing_isinstance`); all
+    are restored afterwards, even on error.
 
     After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
     ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh
@@ -516,7 +518,7 @@ class Tracer:
     @contextlib.contextmanager
     def _patch_module_class(self) -> Iterator[None]:
         orig_call, orig_getattr = torch.nn.Module.__call__, torch.nn.Module.__getattr__
-        orig_setattr = torch.nn.Module.__setattr__
+        orig_setattr, orig_register = torch.nn.Module.__setattr__, torch.nn.Module.register_buffer
         restore: list = []
         tracer = self
 
@@ -539,6 +541,17 @@ class Tracer:
 
         torch.nn.Module.__call__, torch.nn.Module.__getattr__ = module_call, module_getattr
         torch.nn.Module.__setattr__ = module_setattr
+
+        def register_buffer(mod, name, tensor, persistent=True):
+            if isinstance(tensor, Proxy) and not tracer._computing_meta:
+                raise tracer._note_error(TraceError(format_message(
+                    f"register_buffer('{name}', <traced value>) in forward", user_frame_location(tracer.module_path),
+                    why="a module's buffers are its state across calls, and a traced value has none outside the "
+                        "trace (the module would be left holding fxla's Proxy)",
+                    fix=f"register the buffer in __init__ (self.register_buffer('{name}', torch.zeros(...))) and "
+                        f"assign it in forward (self.{name} = ...), or keep the value in a plain attribute")))
+            return orig_register(mod, name, tensor, persistent)
+        torch.nn.Module.register_buffer = register_buffer
         _install_isinstance(+1)
         size_functions = {fn.__name__: fn for fn in _SIZE_VARARG_FUNCTIONS}
         for name, fn in size_functions.items():
@@ -547,7 +560,7 @@ class Tracer:
             yield
         finally:
             torch.nn.Module.__call__, torch.nn.Module.__getattr__ = orig_call, orig_getattr
-            torch.nn.Module.__setattr__ = orig_setattr
+            torch.nn.Module.__setattr__, torch.nn.Module.register_buffer = orig_setattr, orig_register
             _install_isinstance(-1)
             for name, fn in size_functions.items():
                 setattr(torch, name, fn)

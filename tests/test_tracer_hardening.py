@@ -326,3 +326,19 @@ def union_and_nested(x):
 def test_isinstance_with_unions_and_nested_tuples(concrete):
     x = torch.randn(3)
     torch.testing.assert_close(trace(union_and_nested, concrete, x)(x), x * 2)
+
+
+class RegistersTracedBuffer(nn.Module):
+    def forward(self, x):
+        self.register_buffer("h", x * 2)  # @register-buffer-line
+        return x + 1
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_register_buffer_of_a_traced_value_is_an_error(concrete):
+    m = RegistersTracedBuffer()
+    with pytest.raises(TraceError) as info:
+        trace(m, concrete, torch.randn(3))
+    assert "register_buffer('h', <traced value>)" in _located(info.value, "@register-buffer-line")
+    assert dict(m._buffers) == {} and torch.nn.Module.register_buffer.__name__ == "register_buffer" \
+        and torch.nn.Module.register_buffer.__module__ == "torch.nn.modules.module"
