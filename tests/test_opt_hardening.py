@@ -214,3 +214,16 @@ def test_passes_over_unregistered_ops_with_regions_are_refused(tmp_path, depth):
     assert "x.mlir:2:1: error: 'x.op' op is not in a registered dialect and has regions" in err
     rc, out, err = run_opt_process(path)          # no passes: printed as parsed
     assert rc == 0 and out.count('"x.op"') == depth
+
+
+def test_cpp_exception_in_a_dialect_parser_is_a_diagnostic(capsys, tmp_path):
+    # fuzz finding (utils/fuzz_opt.py --seed 2 --only 1988): StableHLO's dim_numbers parser asks SmallVector for
+    # 2**63 entries; the bindings raised ValueError out of fxla-opt
+    text = ("func.func @f(%x: tensor<2x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {\n"
+            "  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0x7fffffffffffffff, 1]->"
+            "[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} "
+            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x8x8xf32>, "
+            "tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>\n  return %0 : tensor<2x4x6x6xf32>\n}\n")
+    rc, out, err, path = _run(capsys, tmp_path, text.encode())
+    assert rc == 1 and out == ""
+    assert err.startswith(f"{path}: error: MLIR's parser failed on the input (ValueError: SmallVector")

@@ -110,6 +110,10 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
             module = ir.Module.parse(text)
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
+        except (ValueError, RuntimeError, MemoryError, OverflowError) as err:
+            # a C++ exception inside a dialect's parser, e.g. StableHLO's dim_numbers with a 2**63 dimension
+            # (SmallVector's length_error): MLIR gives no location
+            return None, [f"{filename}: error: MLIR's parser failed on the input ({type(err).__name__}: {err})"]
         try:
             verify_module(module)
             opaque = [op for op in _unregistered_ops(module, context) if len(op.regions)] if passes else []
