@@ -164,9 +164,10 @@ KNOWN: List[Tuple[str, Callable]] = [
     ("FOUND: argmax/argmin/topk/round/sub (ops eager refuses for bool) return a value for bool inputs",
      lambda c, f: f.kind == "missing-error" and bool(re.search(r"not support bool|'Bool'|with a bool tensor",
                                                                f.detail))),
-    ("FOUND: torch.sign(nan) (eager: 0), softmax of a 0-d NaN/inf (eager: nan, fxla: 1)",
+    ("FOUND: torch.sign(nan) (eager: 0), softmax of a 0-d NaN/inf (eager: nan, fxla: 1), "
+     "topk/sort put a sign-bit NaN first (eager: NaN is largest)",
      lambda c, f: f.kind == "mismatch" and "NaN positions" in f.detail
-     and bool(re.search(r"sign|softmax", _src(c)))),
+     and bool(re.search(r"sign|softmax|topk|sort", _src(c)))),
 ]
 
 # ---------------------------------------------------------------------------------------------------------
