@@ -166,7 +166,8 @@ def main(argv=None) -> int:
         return 1
     try:
         if args.input == "-":
-            data = sys.stdin.buffer.read()
+            stdin = getattr(sys.stdin, "buffer", None)      # a replaced sys.stdin may be text-only
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogatepass")
         else:
             with open(args.input, "rb") as fh:
                 data = fh.read()
