@@ -201,3 +201,36 @@ def test_topk_and_sort_ties_keep_input_order():
         assert top.tolist() == [1, 2, 4]
         assert down.tolist() == [1, 2, 4, 3, 0, 5]
         assert up.tolist() == [0, 5, 3, 1, 2, 4]
+
+
+# -- found by utils/fuzz_diff.py ---------------------------------------------------------------------------------
+_NAN = float("nan")
+
+
+@pytest.mark.parametrize("case", ["sign-nan", "softmax-0d", "log-softmax-0d", "gather-0d", "topk-neg-nan",
+                                  "sort-neg-nan", "sort-desc-neg-nan"])
+def test_fuzzer_findings_match_eager(case):
+    fn, args = {
+        "sign-nan": (lambda x: torch.sign(x), (torch.tensor([_NAN, 1.0, -2.0, 0.0, -0.0]),)),
+        "softmax-0d": (lambda x: torch.stack([torch.softmax(x[i], 0) for i in range(4)]),
+                       (torch.tensor([_NAN, float("inf"), -float("inf"), 2.0]),)),
+        "log-softmax-0d": (lambda x: torch.stack([torch.log_softmax(x[i], 0) for i in range(4)]),
+                           (torch.tensor([_NAN, float("inf"), -float("inf"), 2.0]),)),
+        "gather-0d": (lambda x: torch.gather(x, 0, torch.zeros_like(x, dtype=torch.int64)), (torch.tensor(-3.0),)),
+        "topk-neg-nan": (lambda x: torch.topk(-x, 2), (torch.tensor([-1.0, _NAN, 0.5]),)),
+        "sort-neg-nan": (lambda x: torch.sort(-x), (torch.tensor([-1.0, _NAN, 0.5]),)),
+        "sort-desc-neg-nan": (lambda x: torch.sort(-x, descending=True), (torch.tensor([-1.0, _NAN, 0.5]),)),
+    }[case]
+    want = fn(*[a.clone() for a in args])
+    got = fxla.compile(fn)(*args)
+    torch.testing.assert_close(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("fn", [lambda b: b.argmax(-1), lambda b: b.argmin(), lambda b: torch.topk(b, 1),
+                                lambda b: torch.round(b)], ids=["argmax", "argmin", "topk", "round"])
+def test_ops_eager_refuses_for_bool_are_refused(fn):
+    b = torch.tensor([[True, False], [False, True]])
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        fn(b)
+    with pytest.raises(fxla.FxlaError, match="bool tensor.*\n(.*\n)*.*refuses it too"):
+        fxla.compile(fn)(b)

@@ -34,6 +34,8 @@ def _coordinates(b: Builder, index, dim: int) -> ir.Value:
 @pattern(ops.gather)
 def _gather(b: Builder, x, index, *, dim):
     rank = b.sig(x).rank
+    if rank == 0:                        # a 0-d input: its one element (an index other than 0 is out of range)
+        return b.broadcast(x, b.result.shape)
     dn = hlo.GatherDimensionNumbers.get(offset_dims=[], collapsed_slice_dims=list(range(rank)),
                                         operand_batching_dims=[], start_indices_batching_dims=[],
                                         start_index_map=list(range(rank)), index_vector_dim=rank)

@@ -70,6 +70,8 @@ def _sign(b: Builder, x):
         return x
     if elem in UNSIGNED_TYPES:
         return b.convert(_nonzero(b, x), elem)
+    if is_float(elem):                   # torch.sign(nan) is 0 (stablehlo.sign keeps nan)
+        return hlo.SelectOp(_cmp(b, x, x, "NE"), _zero_like(b, x), hlo.SignOp(x).result).result
     return hlo.SignOp(x).result
 
 

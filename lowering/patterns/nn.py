@@ -205,18 +205,24 @@ def _softmax_parts(b: Builder, x, dim):
     return shifted, exps, total
 
 
+def _self_difference(b: Builder, x):
+    x = b.convert(x, compute_type(b.sig(x).elem))
+    return hlo.SubtractOp(x, x).result
+
+
 @pattern(ops.softmax)
 def _softmax(b: Builder, x, *, dim):
-    if b.sig(x).rank == 0:
-        return b.splat(1.0, b.result.elem)
+    if b.sig(x).rank == 0:               # exp(x - x) / exp(x - x): 1, or nan for a nan or infinite x (torch)
+        exps = hlo.ExpOp(_self_difference(b, x)).result
+        return b.convert(hlo.DivOp(exps, exps).result, b.result.elem)
     _, exps, total = _softmax_parts(b, x, dim)
     return b.convert(hlo.DivOp(exps, total).result, b.result.elem)
 
 
 @pattern(ops.log_softmax)
 def _log_softmax(b: Builder, x, *, dim):
-    if b.sig(x).rank == 0:
-        return b.splat(0.0, b.result.elem)
+    if b.sig(x).rank == 0:               # x - x: 0, or nan for a nan or infinite x (torch)
+        return b.convert(_self_difference(b, x), b.result.elem)
     shifted, _, total = _softmax_parts(b, x, dim)
     return b.convert(hlo.SubtractOp(shifted, hlo.LogOp(total).result).result, b.result.elem)
 

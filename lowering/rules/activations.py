@@ -11,6 +11,7 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
 from ..registry import register
+from .reductions import refuse_bool
 
 
 def _unary(ctx, input, *, opdef):
@@ -33,6 +34,7 @@ for _opdef, _keys in (
 
 @register(torch.round, torch.Tensor.round)
 def _round(ctx, input, *, decimals=0):
+    refuse_bool(ctx, input, "round")
     return ctx.emit(ops.round, input, decimals=decimals)
 
 

@@ -42,7 +42,15 @@ register(torch.min, torch.Tensor.min)(partial(_max_min, extreme=ops.amin, arg=op
                                               result=torch.return_types.min))
 
 
+def refuse_bool(ctx, input, op: str) -> None:
+    """torch's CPU kernels of ``op`` (argmax, argmin, topk, round) take no bool tensor; neither does fxla."""
+    if ctx.sig(input).elem == "i1":
+        raise ctx.error(f"{op} of a bool tensor", f"eager PyTorch refuses it too (its CPU kernel is not "
+                        f"implemented for 'Bool')", "convert first, e.g. x.to(torch.uint8) or x.float()")
+
+
 def _arg(ctx, input, dim=None, keepdim=False, *, opdef):
+    refuse_bool(ctx, input, opdef.name)
     return ctx.emit(opdef, input, dim=dim, keepdim=bool(keepdim))
 
 
@@ -104,4 +112,5 @@ def _argsort(ctx, input, dim=-1, descending=False, stable=False):
 
 @register(torch.topk, torch.Tensor.topk)
 def _topk(ctx, input, k, dim=-1, largest=True, sorted=True):
+    refuse_bool(ctx, input, "topk")
     return torch.return_types.topk(ctx.emit(ops.topk, input, k=k, dim=dim, largest=bool(largest)))

@@ -86,14 +86,18 @@ func.func @cumsum_bool(%x: tensor<2x4xi1>) -> tensor<2x4xi64> {
 
 // -----
 
-// topk is a stable sort of (value, iota) in total order (descending), then slices of the first k.
+// topk is a stable sort of (value, iota) in total order (descending), then slices of the first k; -0.0 compares
+// as +0.0 and every NaN as +NaN (torch: NaN is the largest, whatever its sign bit).
 // CHECK-LABEL: func.func @topk
 // CHECK:   %[[V0:.+]] = stablehlo.iota dim = 1 : tensor<3x5xi64>
 // CHECK:   %[[V1:.+]]:2 = "stablehlo.sort"(%arg0, %[[V0]]) <{dimension = 1 : i64, is_stable = true}> ({
 // CHECK:   ^bb0(%{{.+}}: tensor<f32>, %{{.+}}: tensor<f32>, %{{.+}}: tensor<i64>, %{{.+}}: tensor<i64>):
-// CHECK:   %[[V2:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:   %[[V3:.+]] = stablehlo.add %arg1, %[[V2]] : tensor<f32>
-// CHECK:   %[[V4:.+]] = stablehlo.add %arg2, %[[V2]] : tensor<f32>
+// CHECK:   %[[ZERO:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+// CHECK:   %[[NAN:.+]] = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+// CHECK:   %[[ISNAN:.+]] = stablehlo.compare NE, %arg1, %arg1
+// CHECK:   %[[V3A:.+]] = stablehlo.add %arg1, %[[ZERO]] : tensor<f32>
+// CHECK:   %[[V3:.+]] = stablehlo.select %[[ISNAN]], %[[NAN]], %[[V3A]]
+// CHECK:   %[[V4:.+]] = stablehlo.select %{{.+}}, %[[NAN]], %{{.+}}
 // CHECK:   %[[V5:.+]] = stablehlo.compare GT, %[[V3]], %[[V4]], TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // CHECK:   stablehlo.return %[[V5]] : tensor<i1>
 // CHECK:   }) : (tensor<3x5xf32>, tensor<3x5xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>)
