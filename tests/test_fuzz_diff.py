@@ -84,8 +84,11 @@ def test_error_in_both_is_not_a_finding():
 
 
 def test_known_list_labels_findings():
-    case = _case(["v0 = torch.add(a0, a0, alpha=2)"], ["v0"], [F32], [[1.0] * 6])
-    assert fuzz_diff.known_label(case, fuzz_diff.Finding("mismatch", "")) == "add/sub alpha with mixed dtypes"
+    special = fuzz_diff.InputSpec((2, 3), torch.float32, special=True)
+    case = _case(["v0 = a0.to(torch.int64)"], ["v0"], [special], [[float("nan")] * 6])
+    assert fuzz_diff.known_label(case, fuzz_diff.Finding("mismatch", "")).startswith("DOCUMENTED: float NaN")
+    plain = _case(["v0 = a0.to(torch.int64)"], ["v0"], [F32], [[1.0] * 6])
+    assert fuzz_diff.known_label(plain, fuzz_diff.Finding("mismatch", "")) is None
 
 
 def test_input_layouts_build_what_they_say():
