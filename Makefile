@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fxla-installed
 
-.PHONY: demo test docs bench clean
+.PHONY: demo test docs bench fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt setup.py runtime/_fastcall.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,14 @@ test: $(STAMP)
 # make bench BENCH_ARGS="--quick" | "--models gpt2,bert" | "--markdown docs/performance.md" (see benchmarks/run.py -h)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
+# The long fuzz runs (CI runs short seeded ones in tests/test_fuzz_diff.py and tests/test_opt_fuzz.py):
+# make fuzz FUZZ_SEED=7 FUZZ_SECONDS=1800
+FUZZ_SEED    ?= 1
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	$(PY) utils/fuzz_diff.py --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS)
+	$(PY) utils/fuzz_opt.py --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS)
 
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
