@@ -61,6 +61,14 @@ NUMERICS = (
      "the largest/smallest value) and gives 0 for NaN"),
     ("`topk` / `sort` ties", "torch's CPU order of equal values is unspecified; fxla's is stable: equal values keep "
      "their input order (lowest index first)"),
+    ("integer overflow in `**`", "undefined behaviour in torch's C++ kernels; fxla gives XLA's wrapped result "
+     "(the two can differ)"),
+    ("the sign of a zero from `relu`, `clamp`, `maximum`, `minimum`", "XLA's max/min may return +0.0 where torch "
+     "keeps -0.0 (`relu(-0.0)`); equal as numbers, different only through `1 / x`, `rsqrt`, `atan2`, `signbit`"),
+    ("`x * mask` with a bool mask", "IEEE's result, as torch: `nan * False` and `inf * False` are nan, `-2.0 * "
+     "False` is -0.0 (XLA's own rewrite to a select gave 0)"),
+    ("float division", "`x / c` by a constant may differ from torch by one ulp (XLA may multiply by the "
+     "reciprocal); `bool / bool` 0 / 0 is nan (torch's CPU kernels give nan or 0 depending on the path)"),
     ("size-0 operands", "ops whose results are empty compile to empty constants; reductions over empty dims give "
      "torch's identities (sum 0, prod 1, mean / var nan)"),
 )

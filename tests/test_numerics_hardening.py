@@ -234,3 +234,20 @@ def test_ops_eager_refuses_for_bool_are_refused(fn):
         fn(b)
     with pytest.raises(fxla.FxlaError, match="bool tensor.*\n(.*\n)*.*refuses it too"):
         fxla.compile(fn)(b)
+
+
+@pytest.mark.parametrize("case", ["mul-bool", "bool-mul", "mul-bool-inplace", "clamp-nan-bound"])
+def test_ieee_special_values_match_eager(case):
+    """Found by utils/fuzz_diff.py: XLA rewrites x * convert(bool) as a select (nan * False gave 0)."""
+    x = torch.tensor([_NAN, 1.0, float("inf"), -2.0, -float("inf"), -0.0, 0.0])
+    m = torch.tensor([False, True, False, False, True, False, True])
+    fn = {
+        "mul-bool": lambda x, m: x * m,
+        "bool-mul": lambda x, m: m * x,
+        "mul-bool-inplace": lambda x, m: x.mul_(m),
+        "clamp-nan-bound": lambda x, m: torch.clamp(x, min=torch.where(m, _NAN, 0.5)),
+    }[case]
+    want = fn(x.clone(), m)
+    got = fxla.compile(fn)(x.clone(), m)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert torch.equal(torch.signbit(got[~got.isnan()]), torch.signbit(want[~want.isnan()]))

@@ -119,6 +119,11 @@ def _has_low_float(case) -> bool:
         bool(re.search(r"bfloat16|float16", _src(case)))
 
 
+def _has_negative_zero(case) -> bool:
+    return any(isinstance(v, float) and v == 0 and math.copysign(1.0, v) < 0
+               for values in (case.values, case.values2) for vs in values for v in vs)
+
+
 def _has_zero_size(case) -> bool:
     return any(0 in spec.shape for spec in case.inputs)
 
@@ -144,6 +149,16 @@ KNOWN: List[Tuple[str, Callable]] = [
      "on this CPU; fxla saturates, NaN -> 0)",
      lambda c, f: f.kind == "mismatch" and any(spec.special for spec in c.inputs)
      and bool(re.search(r"to\(torch\.int|copy_|\.long\(|\.int\(", _src(c)))),
+    ("DOCUMENTED: integer division by zero (torch raises; a compiled program does not inspect values)",
+     lambda c, f: f.kind == "missing-error" and "ZeroDivisionError" in f.detail),
+    ("DOCUMENTED: integer overflow in ** (C++ undefined behaviour in torch)",
+     lambda c, f: f.kind == "mismatch" and "**" in _src(c) and not any(spec.dtype.is_floating_point
+                                                                          for spec in c.inputs)),
+    ("DOCUMENTED: the sign of a zero from relu/clamp/max/min (XLA's max(-0.0, 0.0) may be +0.0)",
+     lambda c, f: f.kind == "mismatch" and _has_negative_zero(c)
+     and bool(re.search(r"relu|clamp|max|min", _src(c)))),
+    ("DOCUMENTED: bool / bool 0 / 0 (torch's own CPU result is nan or 0 depending on the kernel path)",
+     lambda c, f: f.kind == "mismatch" and "/" in _src(c) and any(spec.dtype == torch.bool for spec in c.inputs)),
     # Open (reported on issue #16): eager raises in an op whose result is unused; fxla drops the dead op.
     ("OPEN: eager raises in an op whose result is unused; fxla drops the dead op and returns",
      lambda c, f: f.kind == "missing-error" and _dead_error(c)),

@@ -26,7 +26,21 @@ def _add(b: Builder, lhs, rhs):
     return _arith(b, lhs, rhs, op=hlo.OrOp if b.result.elem == "i1" else hlo.AddOp)
 
 
-for _opdef, _op in ((ops.sub, hlo.SubtractOp), (ops.mul, hlo.MulOp),
+@pattern(ops.mul)
+def _mul(b: Builder, lhs, rhs):
+    # XLA rewrites x * convert(bool) as select(bool, x, 0), which gives 0 where torch gives nan (nan * 0,
+    # inf * 0) or -0.0 (-2 * 0): written as select(bool, x, x * 0) instead, which keeps IEEE's answers.
+    if is_float(b.result.elem) and "i1" in (b.sig(lhs).elem, b.sig(rhs).elem) and \
+            (b.sig(lhs).elem, b.sig(rhs).elem) != ("i1", "i1"):
+        mask, x = (lhs, rhs) if b.sig(lhs).elem == "i1" else (rhs, lhs)
+        (x,) = _operands_as(b, (x,), b.result.elem)
+        mask = b.broadcast(mask, b.result.shape)
+        zero = hlo.MulOp(x, b.splat(0.0, b.result.elem, b.result.shape)).result
+        return hlo.SelectOp(mask, x, zero).result
+    return _arith(b, lhs, rhs, op=hlo.MulOp)
+
+
+for _opdef, _op in ((ops.sub, hlo.SubtractOp),
                     (ops.div, hlo.DivOp), (ops.maximum, hlo.MaxOp), (ops.minimum, hlo.MinOp),
                     (ops.pow, hlo.PowOp)):
     pattern(_opdef)(partial(_arith, op=_op))
