@@ -76,18 +76,18 @@ def torch_sub_alpha(x, y):
 
 # alpha scales the operand promoted to the result dtype (uint8 -> int32 first: -1 * 5 is -5, not 251), and
 # half-precision operands are scaled and added in f32 and rounded once, as torch's CPU kernel does
-# CHECK-LABEL: case torch.add:
+# CHECK-LABEL: case torch.add (alpha promotes first):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi32>, %[[Y:.+]]: tensor<3xui8>)
 # CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[Y]]) : (tensor<3xui8>) -> tensor<3xi32>
 # CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<-1> : tensor<i32>} : () -> tensor<i32>
 # CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[CONVERT]], %[[CONSTANT]]) : (tensor<3xi32>, tensor<i32>) -> tensor<3xi32>
 # CHECK:         %[[ADD:.+]] = "fxla.add"(%[[X]], %[[MUL]]) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
-@case(torch.add, t(3, dtype=I32), t(3, dtype=torch.uint8))
+@case(torch.add, t(3, dtype=I32), t(3, dtype=torch.uint8), variant="alpha promotes first")
 def torch_add_alpha_promotes_first(x, y):
     return torch.add(x, y, alpha=-1)
 
 
-# CHECK-LABEL: case torch.sub:
+# CHECK-LABEL: case torch.sub (alpha half):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xf16>, %[[Y:.+]]: tensor<3xf16>)
 # CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[X]]) : (tensor<3xf16>) -> tensor<3xf32>
 # CHECK:         %[[CONVERT_0:.+]] = "fxla.convert"(%[[Y]]) : (tensor<3xf16>) -> tensor<3xf32>
@@ -95,7 +95,7 @@ def torch_add_alpha_promotes_first(x, y):
 # CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[CONVERT_0]], %[[CONSTANT]]) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
 # CHECK:         %[[SUB:.+]] = "fxla.sub"(%[[CONVERT]], %[[MUL]]) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
 # CHECK:         %[[CONVERT_1:.+]] = "fxla.convert"(%[[SUB]]) : (tensor<3xf32>) -> tensor<3xf16>
-@case(torch.sub, t(3, dtype=F16), t(3, dtype=F16))
+@case(torch.sub, t(3, dtype=F16), t(3, dtype=F16), variant="alpha half")
 def torch_sub_alpha_half(x, y):
     return torch.sub(x, y, alpha=3)
 
