@@ -623,11 +623,11 @@ class CompiledModule:
         """Inputs the program views (``x.view(-1)``) must be laid out so that eager's view works: the trace saw
         contiguous inputs, so a call with a non-contiguous one runs the graph once on meta tensors of the call's
         strides (per stride pattern, remembered) and raises what eager would (``view size is not compatible``)."""
+        if all(not isinstance(v, torch.Tensor) or v.is_contiguous() for v in pytree.tree_leaves(bound)):
+            return
         strides = tuple(leaf.stride() for node, value in zip(self._placeholders(), bound)
                         if node.target in entry.layout_sensitive
                         for leaf in pytree.tree_leaves(value) if isinstance(leaf, torch.Tensor))
-        if all(not isinstance(v, torch.Tensor) or v.is_contiguous() for v in pytree.tree_leaves(bound)):
-            return
         verdict = entry.layouts.get(strides)
         if verdict is None:
             metas = pytree.tree_map(lambda v: torch.empty_strided(tuple(v.shape), v.stride(), dtype=v.dtype,
