@@ -251,3 +251,14 @@ def test_ieee_special_values_match_eager(case):
     got = fxla.compile(fn)(x.clone(), m)
     torch.testing.assert_close(got, want, equal_nan=True)
     assert torch.equal(torch.signbit(got[~got.isnan()]), torch.signbit(want[~want.isnan()]))
+
+
+def test_index_select_of_a_0d_tensor_with_several_indices_is_refused_like_eager():
+    def fn(x):
+        return x.sum().index_select(0, torch.tensor([0, 0]))
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value"):
+        fn(torch.randn(3))
+    with pytest.raises(fxla.FxlaError, match="Index to scalar can have only 1 value"):
+        fxla.compile(fn)(torch.randn(3))
+    one = lambda x: x.sum().index_select(0, torch.tensor([0]))  # noqa: E731
+    torch.testing.assert_close(fxla.compile(one)(torch.ones(3)), one(torch.ones(3)))

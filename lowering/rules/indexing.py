@@ -198,6 +198,11 @@ def _getattr(ctx, obj, name, *default):
 
 @register(torch.index_select, torch.Tensor.index_select)
 def _index_select(ctx, input, dim, index):
+    count = int(np.prod(ctx.sig(index).shape))
+    if not ctx.sig(input).shape and count != 1:
+        raise ctx.error(f"index_select of a 0-d tensor with {count} indices",
+                        f"eager PyTorch refuses it too: index_select(): Index to scalar can have only 1 value, got "
+                        f"{count} value(s)", "index a 0-d tensor with one index, or x.reshape(1) first")
     return ctx.emit(ops.index_select, input, reshape(ctx, index, (int(np.prod(ctx.sig(index).shape)),)), dim=dim)
 
 
