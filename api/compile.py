@@ -34,7 +34,7 @@ from .dispatch import call_plan, fast_key
 from .gradients import GradientGuard, guard_for
 from .per_shape import PerShapeTraces
 from .weights import WeightWatch
-from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (fxla.load uses write_back)
+from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (fxla.load uses both)
 
 
 class OptionError(FxlaError):
@@ -441,10 +441,14 @@ class CompiledModule:
         """The weights ``names`` changed in the model (fxla.weights): upload them again and point every compiled
         signature of the family at the new buffers."""
         with self._state_lock:
-            for key in [k for k in self._params if k[0] in names]:
-                del self._params[key]
-            self._weights.forget(names)
+            self._drop_params(names)
             self._refresh_entries()
+
+    def _drop_params(self, names: Sequence[str]) -> None:
+        """Forget the device buffers of the weights ``names`` (every stored layout) and what they came from."""
+        for key in [k for k in self._params if k[0] in names]:
+            del self._params[key]
+        self._weights.forget(names)
 
     def _refresh_entries(self) -> None:
         self._drop_plans()               # plans hold the old buffers; the next general call rebuilds them
@@ -471,9 +475,7 @@ class CompiledModule:
         with torch.no_grad():
             for name, value in zip(program.mutated_params, values):
                 program.params[name].copy_(from_device(value))
-                for key in [k for k in self._params if k[0] == name]:
-                    del self._params[key]
-                self._weights.forget([name])
+                self._drop_params([name])
                 if self.mesh is None:
                     self._params[name, ()] = value
                     self._weights.record(name, program.params[name])   # (as of after the copy)
@@ -607,8 +609,7 @@ class CompiledModule:
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         if shared:
             check_not_autocast(self.__name__)
-        self._weights()
-        entry = self._entry(bound)
+        entry = self._entry(bound)      # (the weights were checked by the Dispatch that sent the call here)
         if entry.layout_sensitive:
             self._check_layouts(entry, bound)
         program = entry.program
@@ -649,7 +650,7 @@ class CompiledModule:
         program = entry.program
         writes = program.written_attributes
         if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
-            check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
+            tensors = check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         if mutates:   # results: outputs, mutated inputs, mutated parameters, written attributes (see FxlaProgram)
             cut = len(results) - sum(leaf is None for w in writes for leaf in w.leaves)
@@ -657,7 +658,7 @@ class CompiledModule:
             cut = len(results) - len(program.mutated_params)
             results, state = results[:cut], results[cut:]
             if program.mutated_inputs:     # checks every input before anything is written, the state included
-                results = write_back(self.__name__, program.mutated_inputs, leaves, results, entry.guard)
+                results = write_back(tensors, program.mutated_inputs, leaves, results, entry.guard)
             if state:
                 self._store_state(program, state)
             if writes:

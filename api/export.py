@@ -231,14 +231,14 @@ class LoadedModule:
     def _run(self, tensors, leaves, shared: bool):
         """Run the program; write back and keep what it changed; return its outputs."""
         if self._mutated:                 # (refused inputs before running: nothing changes)
-            check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
+            checked = check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
         cut = len(results) - sum(leaf is TENSOR for _, _, leaves in self._written for leaf in leaves)
         results, written = results[:cut], iter(results[cut:])
         cut = len(results) - len(self._state)        # outputs, mutated inputs, updated buffers, written attributes
         results, state = results[:cut], results[cut:]
         if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
-            results = write_back(self.__name__, self._mutated, leaves, results, self._guard)
+            results = write_back(checked, self._mutated, leaves, results, self._guard)
         for i, value in zip(self._state, state):      # buffers the program updates: kept for the next call
             self._params[i] = value
         for name, spec, parts in self._written:       # (after the input check, as CompiledModule does)

@@ -116,13 +116,12 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
     return tensors
 
 
-def write_back(name: str, mutated: Sequence[int], leaves, results, guard=None) -> List[Any]:
+def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, results, guard=None) -> List[Any]:
     """Copy the new values of the tensor inputs a program changes in place (``mutated``: their numbers among the
-    tensor inputs; their values are the last results) into the caller's tensors; return the other results.
-    Nothing is written unless every one can be (:func:`check_writable`).  ``guard``: the call's
+    tensor inputs ``tensors``, which :func:`check_writable` returned before the program ran; their values are the
+    last results) into the caller's tensors; return the other results.  ``guard``: the call's
     :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a non-leaf, under grad mode) is written
     from the guarded value, so its history records the change and a backward through it raises."""
-    tensors = check_writable(name, mutated, leaves, guard is not None)
     n = len(mutated)
     for index, value in zip(mutated, results[-n:]):
         value, target = from_device(value), tensors[index]

@@ -148,17 +148,9 @@ def _existing_artifact(path: str) -> Optional[List[str]]:
     """The files of the fxla artifact at ``path`` (an existing folder), or ``None`` if it is not one: its
     metadata.json must say so and the folder must hold exactly the listed files and metadata.json."""
     try:
-        fd = os.open(os.path.join(path, METADATA), _READ_FLAGS)
-    except OSError:
+        meta = json.loads(_read_file(path, METADATA, MAX_METADATA_BYTES).decode())
+    except (ArtifactError, ValueError, RecursionError):
         return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_METADATA_BYTES:
-            return None
-        try:
-            meta = json.loads(f.read(info.st_size).decode())
-        except (ValueError, RecursionError):
-            return None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or not isinstance(meta.get("files"), dict):
         return None
     names = sorted([METADATA, *meta["files"]])
