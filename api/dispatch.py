@@ -22,6 +22,8 @@ import jax
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base import jax_private
+from fxla.runtime._fastcall import DirectCall, HostCall
 from fxla.runtime.buffers import host_array, host_input, to_device, viewer
 
 from .autocast import check_not_autocast
@@ -63,12 +65,14 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
     torch tensors in under ``torch.autocast`` raises :class:`fxla.AutocastError` (:mod:`fxla.autocast`).
 
     It carries two shortcuts that ``CompiledModule``'s call (:class:`fxla.runtime._fastcall.Dispatch`, in C)
-    takes without entering the plan:
+    takes without entering the plan.  Each is a typed record, a tuple subclass with named fields whose
+    constructor checks its shape once (``params`` a tuple, ``views`` a tuple of ``(np.dtype, shape tuple)`` pairs
+    or ``None``, ``grad`` a bool, ``run`` and ``build`` callable), so the C call trusts it on every call:
 
-    * ``plan.direct`` is ``(run, params, build)`` when the signature is jax arrays in and out on one device
+    * ``plan.direct`` is a :class:`fxla.runtime._fastcall.DirectCall` ``(run, params, build)`` when the signature is jax arrays in and out on one device
       (then ``build(run(*params, *args))`` is the whole call; a ``ValueError`` — an array on another device —
       falls back to the plan), else ``None``;
-    * ``plan.host`` is ``(run, params, views, build, grad)`` when it is torch tensors (of at most 32 bits) in and
+    * ``plan.host`` is a :class:`fxla.runtime._fastcall.HostCall` ``(run, params, views, build, grad)`` when it is torch tensors (of at most 32 bits) in and
       torch tensors out that have a zero-copy view each (:func:`fxla.runtime.buffers.viewer`; ``views``: their
       ``(numpy dtype, shape)``): the call is ``outs = run(*params, *[x.numpy() for x in args])``, then per result
       ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
@@ -76,15 +80,14 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
       device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call under autocast, and one
       with torch's grad mode on when ``grad``, which says a parameter required grad when the plan was made:
       the plan's outputs then pass through the guard); with ``output="jax"`` it is
-      ``(run, params, None, build, False)`` for torch tensors (of at most 32 bits) in: the results are waited
+      ``HostCall(run, params, None, build, False)`` for torch tensors (of at most 32 bits) in: the results are waited
       for and built as they are (jax arrays); else ``None``.
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
     device = executable.device
-    run = executable.runner               # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled)
-    # Once called, a Compiled holds its C++ call object in ``_call`` (jax 0.10.2; semi-public, covered by
-    # tests/test_dispatch.py): calling that directly skips a Python frame per call.
-    run = getattr(run, "_call", None) or run
+    # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled): once called, its C++ call object,
+    # which skips a Python frame per call (fxla.base.jax_private.compiled_call; covered by tests/test_dispatch.py)
+    run = jax_private.compiled_call(executable.runner)
     build = _builder(output_spec, output_static)
     params = tuple(params)
     jax_only = all(isinstance(a, jax.Array) for a in args)
@@ -102,8 +105,8 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
             return build(guard(args, [convert(o) for convert, o in zip(converters, outs)]))
         dtypes = [getattr(convert, "dtype", None) for convert in converters]
         if all(i is host_array for i in inputs) and all(d is not None for d in dtypes):
-            host = (run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build,
-                    guard.params_require_grad())
+            host = HostCall(run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build,
+                            guard.params_require_grad())
     elif jax_only:
         def finish(outs, args):
             return build(outs)
@@ -113,7 +116,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
                 o.block_until_ready()
             return build(outs)
         if all(i is host_array for i in inputs):
-            host = (run, params, None, build, False)
+            host = HostCall(run, params, None, build, False)
 
     def general(values):                  # what a ValueError from ``run`` falls back to (see below)
         return executable([*place(values), *params])
@@ -126,7 +129,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
                 return build(run(*params, *args))
             except ValueError:
                 return build(general(args))
-        direct = (run, params, build)
+        direct = DirectCall(run, params, build)
     else:
         direct = None
         if jax_only:

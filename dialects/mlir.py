@@ -22,12 +22,11 @@ import threading
 # every later PJRT client creation prints INFO lines ("PjRt-IFRT device count: ...") on stderr.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-import jaxlib.mlir._mlir_libs._jax_mlir_ext as _jax_mlir_ext  # noqa: E402  (registers jaxlib's upstream dialects)
-from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
-from jaxlib.mlir.dialects import chlo, func, mhlo, sdy  # noqa: F401
-from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
-from jaxlib.mlir._mlir_libs._mlir import rewrite  # noqa: F401  (raw native rewrite API; no public wrapper in 0.10.2)
-from jaxlib.mlir._mlir_libs._mlir import globals as _bindings_globals
+from fxla.base import jax_private  # noqa: E402  (jaxlib's private MLIR modules; loaded first, as before)
+from fxla.base.jax_private import rewrite  # noqa: F401,E402  (re-exported: MLIR's native rewrite API)
+from jaxlib.mlir import ir, passmanager  # noqa: F401,E402  (re-exported)
+from jaxlib.mlir.dialects import chlo, func, mhlo, sdy  # noqa: F401,E402
+from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401,E402
 
 from fxla.errors import FxlaError  # noqa: E402
 
@@ -52,9 +51,7 @@ def _register_fxla_dialect_module() -> None:
     """
     global _dialect_module_registered
     if not _dialect_module_registered:
-        if "fxla.dialects" not in _bindings_globals.dialect_search_modules:
-            _bindings_globals.append_dialect_search_prefix("fxla.dialects")
-        _bindings_globals._check_dialect_module_loaded("fxla")
+        jax_private.add_dialect_module("fxla.dialects", "fxla")
         _dialect_module_registered = True
 
 
@@ -79,7 +76,7 @@ def _make_context() -> ir.Context:
     global _upstream_dialects, _thread_pool
     if _upstream_dialects is None:
         _upstream_dialects = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(_upstream_dialects)
+        jax_private.jax_mlir_ext.register_dialects(_upstream_dialects)
         _thread_pool = ir.ThreadPool()
     ctx = _Context()
     ctx.append_dialect_registry(_upstream_dialects)

@@ -7,7 +7,7 @@
      key  = (type(a), a.shape, a.dtype)           one positional argument
           = ((type(a), a.shape, a.dtype), ...)    several, or none: () (fxla.dispatch.fast_key)
      plan = plans.get(key)                        none, or keyword arguments: general(*args, **kwargs)
-     plan.host   = (run, params, views, build, grad):
+     plan.host   = HostCall(run, params, views, build, grad):
                    torch tensors in and out (views: (dtype, shape) per result):
                    torch autocast enabled (torch._C._is_any_autocast_enabled()), or grad is True and
                    torch.is_grad_enabled(): return plan(args) (the plan refuses autocast, fxla.autocast, and
@@ -19,7 +19,7 @@
                    views = None: jax results (output="jax"): each out.block_until_ready(), then build(<list of outs>)
                    (a.numpy() raising RuntimeError/TypeError -- requires_grad, another device -- or run raising
                    ValueError -- e.g. under jax.disable_jit() -- : return plan(args))
-     plan.direct = (run, params, build):          jax arrays in and out: return build(run(*params, *args))
+     plan.direct = DirectCall(run, params, build): jax arrays in and out: return build(run(*params, *args))
                    (run raising ValueError -- an array on another device --: return plan(args))
      otherwise:                                   return plan(args)
 
@@ -34,6 +34,12 @@
    its torch-tensor plans in front of JAX's C++ dispatch (general) without slowing the jax-array calls that one
    runs (T: jax's array type).
 
+   HostCall and DirectCall are the typed records of the two shortcuts (tuple subclasses with named fields, built
+   by fxla.dispatch.call_plan): their constructors check their shape once -- params a tuple, views a tuple of
+   (np.dtype, tuple) pairs or None, grad a bool, run and build callable -- so a call trusts them and checks
+   nothing.  A bare tuple of the same shape is still accepted (hand-made plans, tests) and is checked on every
+   call, with the same TypeErrors.
+
    The Python in fxla.dispatch builds the plans and documents what each part is for; this file only removes the
    interpreter's per-call cost from the two shortcuts (about 3 us of a 12 us call on the CPU).  Nothing here knows
    about ops or programs.
@@ -45,6 +51,8 @@
 #include <numpy/arrayobject.h>
 
 #define MAX_STACK 64 /* positional arguments handed to `run` from the C stack; more: plan(args) */
+
+static PyTypeObject HostCallType, DirectCallType;
 
 static PyObject *torch_from_numpy, *torch_is_grad_enabled, *torch_any_autocast;
 static PyObject *str_shape, *str_dtype, *str_numpy, *str_host, *str_direct, *str_block_until_ready,
@@ -147,11 +155,185 @@ static PyObject *writable_view(PyObject *out, PyObject *dtype, PyObject *shape) 
     return array;
 }
 
+/* -- the typed shortcuts: HostCall and DirectCall ------------------------------------------------------------ */
+
+/* 0 when items[0..n) are a valid plan.host, else -1 with a TypeError set. */
+static int check_host(PyObject *const *items, Py_ssize_t n) {
+    if (n != 5 || !PyBool_Check(items[4])) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build, grad: bool)");
+        return -1;
+    }
+    PyObject *params = items[1], *views = items[2];
+    if (!PyTuple_CheckExact(params) || (views != Py_None && !PyTuple_CheckExact(views))) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple or None, build)");
+        return -1;
+    }
+    Py_ssize_t nviews = views == Py_None ? 0 : PyTuple_GET_SIZE(views);
+    for (Py_ssize_t i = 0; i < nviews; i++) {
+        PyObject *view = PyTuple_GET_ITEM(views, i);
+        if (!PyTuple_CheckExact(view) || PyTuple_GET_SIZE(view) != 2 || !PyArray_DescrCheck(PyTuple_GET_ITEM(view, 0))
+            || !PyTuple_CheckExact(PyTuple_GET_ITEM(view, 1))) {
+            PyErr_SetString(PyExc_TypeError, "fxla: plan.host's views must be (dtype: np.dtype, shape: tuple) pairs");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* 0 when items[0..n) are a valid plan.direct, else -1 with a TypeError set. */
+static int check_direct(PyObject *const *items, Py_ssize_t n) {
+    if (n != 3 || !PyTuple_CheckExact(items[1])) {
+        PyErr_SetString(PyExc_TypeError, "fxla: plan.direct must be (run, params: tuple, build)");
+        return -1;
+    }
+    return 0;
+}
+
+/* "HostCall" for fxla.runtime._fastcall.HostCall */
+static const char *short_name(PyTypeObject *type) {
+    const char *dot = strrchr(type->tp_name, '.');
+    return dot == NULL ? type->tp_name : dot + 1;
+}
+
+static const char *host_fields[] = {"run", "params", "views", "build", "grad", NULL};
+static const char *direct_fields[] = {"run", "params", "build", NULL};
+
+/* A record of `type` (a tuple subclass) holding args[0..n), checked by `check`; `fields`: its field names
+   (run and build must be callable). */
+static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs, const char **fields,
+                            int (*check)(PyObject *const *, Py_ssize_t)) {
+    PyObject *items[5];
+    Py_ssize_t n = 0;
+    while (fields[n] != NULL)
+        n++;
+    if (PyTuple_GET_SIZE(args) > n) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd fields, got %zd", short_name(type), n, PyTuple_GET_SIZE(args));
+        return NULL;
+    }
+    Py_ssize_t nkw = kwargs == NULL ? 0 : PyDict_GET_SIZE(kwargs);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *kw = kwargs == NULL ? NULL : PyDict_GetItemString(kwargs, fields[i]); /* borrowed */
+        if (i < PyTuple_GET_SIZE(args)) {
+            if (kw != NULL) {
+                PyErr_Format(PyExc_TypeError, "%s got field %s twice", short_name(type), fields[i]);
+                return NULL;
+            }
+            items[i] = PyTuple_GET_ITEM(args, i);
+        } else if (kw != NULL) {
+            items[i] = kw;
+            nkw--;
+        } else {
+            PyErr_Format(PyExc_TypeError, "%s is missing its field %s", short_name(type), fields[i]);
+            return NULL;
+        }
+    }
+    if (nkw != 0) {
+        PyErr_Format(PyExc_TypeError, "%s takes the fields %s, ...: got an unknown one", short_name(type), fields[0]);
+        return NULL;
+    }
+    if (check(items, n) < 0)
+        return NULL;
+    if (!PyCallable_Check(items[0]) || !PyCallable_Check(items[n == 5 ? 3 : 2])) {
+        PyErr_Format(PyExc_TypeError, "%s: run and build must be callable", short_name(type));
+        return NULL;
+    }
+    PyObject *self = type->tp_alloc(type, n);
+    if (self == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(self, i, items[i]);
+    }
+    return self;
+}
+
+static PyObject *host_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    return record_new(type, args, kwargs, host_fields, check_host);
+}
+
+static PyObject *direct_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    return record_new(type, args, kwargs, direct_fields, check_direct);
+}
+
+static PyObject *record_field(PyObject *self, void *index) {
+    PyObject *value = PyTuple_GET_ITEM(self, (Py_ssize_t)index);
+    Py_INCREF(value);
+    return value;
+}
+
+static PyObject *record_repr(PyObject *self) {
+    const char **fields = Py_IS_TYPE(self, &HostCallType) ? host_fields : direct_fields;
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; fields[i] != NULL; i++) {
+        PyObject *part = PyUnicode_FromFormat("%s=%R", fields[i], PyTuple_GET_ITEM(self, i));
+        if (part == NULL || PyList_Append(parts, part) < 0) {
+            Py_XDECREF(part);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(part);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *joined = sep == NULL ? NULL : PyUnicode_Join(sep, parts);
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (joined == NULL)
+        return NULL;
+    PyObject *result = PyUnicode_FromFormat("%s(%U)", short_name(Py_TYPE(self)), joined);
+    Py_DECREF(joined);
+    return result;
+}
+
+#define FIELD(name, index, doc) {name, (getter)record_field, NULL, doc, (void *)(Py_ssize_t)(index)}
+static PyGetSetDef host_call_fields[] = {
+    FIELD("run", 0, "the compiled program's C++ call: run(*params, *arrays) -> list of jax arrays"),
+    FIELD("params", 1, "tuple: the resident parameters, passed first"),
+    FIELD("views", 2, "tuple of (np.dtype, shape tuple) per result: its zero-copy host view; None: jax results"),
+    FIELD("build", 3, "callable(list of results) -> the call's return value"),
+    FIELD("grad", 4, "bool: a parameter required grad when the plan was made (grad mode on: the plan runs)"),
+    {NULL},
+};
+static PyGetSetDef direct_call_fields[] = {
+    FIELD("run", 0, "the compiled program's C++ call: run(*params, *arrays) -> list of jax arrays"),
+    FIELD("params", 1, "tuple: the resident parameters, passed first"),
+    FIELD("build", 2, "callable(list of results) -> the call's return value"),
+    {NULL},
+};
+#undef FIELD
+
+static PyTypeObject HostCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "fxla.runtime._fastcall.HostCall",
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "HostCall(run, params, views, build, grad): plan.host, the torch-in shortcut of a call plan (a tuple "
+              "checked once, when made; see fxla.dispatch.call_plan).",
+    .tp_new = host_call_new,
+    .tp_repr = record_repr,
+    .tp_getset = host_call_fields,
+};
+
+static PyTypeObject DirectCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "fxla.runtime._fastcall.DirectCall",
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "DirectCall(run, params, build): plan.direct, the jax-arrays-in-and-out shortcut of a call plan (a "
+              "tuple checked once, when made; see fxla.dispatch.call_plan).",
+    .tp_new = direct_call_new,
+    .tp_repr = record_repr,
+    .tp_getset = direct_call_fields,
+};
+
+/* -- the call ------------------------------------------------------------------------------------------------ */
+
 /* plan.host: torch tensors in and out.  NULL with no error set: the plan takes the call. */
 static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nargs) {
-    if (!PyTuple_CheckExact(host) || PyTuple_GET_SIZE(host) != 5 || !PyBool_Check(PyTuple_GET_ITEM(host, 4))) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build, grad: bool)");
-        return NULL;
+    if (!Py_IS_TYPE(host, &HostCallType)) { /* a bare tuple: checked on every call */
+        if (!PyTuple_CheckExact(host)) {
+            PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params, views, build, grad: bool)");
+            return NULL;
+        }
+        if (check_host(&PyTuple_GET_ITEM(host, 0), PyTuple_GET_SIZE(host)) < 0)
+            return NULL;
     }
     PyObject *run = PyTuple_GET_ITEM(host, 0), *params = PyTuple_GET_ITEM(host, 1);
     PyObject *views = PyTuple_GET_ITEM(host, 2), *build = PyTuple_GET_ITEM(host, 3);
@@ -170,19 +352,7 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
             return NULL;
     }
     int as_jax = views == Py_None; /* output="jax": the results themselves, once computed */
-    if (!PyTuple_CheckExact(params) || (!as_jax && !PyTuple_CheckExact(views))) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.host must be (run, params: tuple, views: tuple or None, build)");
-        return NULL;
-    }
     Py_ssize_t nviews = as_jax ? 0 : PyTuple_GET_SIZE(views);
-    for (Py_ssize_t i = 0; i < nviews; i++) {
-        PyObject *view = PyTuple_GET_ITEM(views, i);
-        if (!PyTuple_CheckExact(view) || PyTuple_GET_SIZE(view) != 2 || !PyArray_DescrCheck(PyTuple_GET_ITEM(view, 0))
-            || !PyTuple_CheckExact(PyTuple_GET_ITEM(view, 1))) {
-            PyErr_SetString(PyExc_TypeError, "fxla: plan.host's views must be (dtype: np.dtype, shape: tuple) pairs");
-            return NULL;
-        }
-    }
     if (PyTuple_GET_SIZE(params) + nargs > MAX_STACK)
         return NULL;
     PyObject *values[MAX_STACK];
@@ -250,10 +420,13 @@ done:
 
 /* plan.direct: jax arrays in and out.  NULL with no error set: the plan takes the call. */
 static PyObject *direct_call(PyObject *direct, PyObject *const *args, Py_ssize_t nargs) {
-    if (!PyTuple_CheckExact(direct) || PyTuple_GET_SIZE(direct) != 3 ||
-        !PyTuple_CheckExact(PyTuple_GET_ITEM(direct, 1))) {
-        PyErr_SetString(PyExc_TypeError, "fxla: plan.direct must be (run, params: tuple, build)");
-        return NULL;
+    if (!Py_IS_TYPE(direct, &DirectCallType)) { /* a bare tuple: checked on every call */
+        if (!PyTuple_CheckExact(direct)) {
+            PyErr_SetString(PyExc_TypeError, "fxla: plan.direct must be (run, params: tuple, build)");
+            return NULL;
+        }
+        if (check_direct(&PyTuple_GET_ITEM(direct, 0), PyTuple_GET_SIZE(direct)) < 0)
+            return NULL;
     }
     PyObject *outs = run_with(PyTuple_GET_ITEM(direct, 0), PyTuple_GET_ITEM(direct, 1), args, nargs);
     if (outs == NULL) {
@@ -470,7 +643,9 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     INTERN(str_block_until_ready, "block_until_ready");
     INTERN(str_unsafe_buffer_pointer, "unsafe_buffer_pointer");
 #undef INTERN
-    if (PyType_Ready(&DispatchType) < 0)
+    HostCallType.tp_base = &PyTuple_Type;
+    DirectCallType.tp_base = &PyTuple_Type;
+    if (PyType_Ready(&DispatchType) < 0 || PyType_Ready(&HostCallType) < 0 || PyType_Ready(&DirectCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -478,6 +653,10 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     Py_INCREF(&DispatchType);
     if (PyModule_AddObject(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
         Py_DECREF(&DispatchType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddType(m, &HostCallType) < 0 || PyModule_AddType(m, &DirectCallType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -16,9 +16,8 @@ import jax
 import ml_dtypes
 import numpy as np
 import torch
-from jax._src import core as _jax_core              # semi-public: pinned jaxlib 0.10.2, covered by tests
-from jax._src.lib import xla_client as _xla_client
 
+from fxla.base import jax_private
 from fxla.errors import FxlaError
 from fxla.runtime._fastcall import host_view
 
@@ -69,8 +68,8 @@ def _single_device(device: jax.Device) -> jax.sharding.SingleDeviceSharding:
 
 
 @functools.lru_cache(maxsize=4096)
-def _aval(shape, dtype) -> _jax_core.ShapedArray:
-    return _jax_core.ShapedArray(shape, dtype)
+def _aval(shape, dtype) -> jax.core.ShapedArray:
+    return jax.core.ShapedArray(shape, dtype)
 
 
 def _put(host: np.ndarray, placement: Placement) -> jax.Array:
@@ -80,8 +79,8 @@ def _put(host: np.ndarray, placement: Placement) -> jax.Array:
     ~3 µs a call instead of ~27 µs through ``jax.device_put``'s generic argument handling.
     """
     if isinstance(placement, jax.Device):
-        return _xla_client.batched_device_put(_aval(host.shape, host.dtype), _single_device(placement), [host],
-                                              [placement], True, enable_x64=True)
+        return jax_private.batched_device_put(_aval(host.shape, host.dtype), _single_device(placement), host,
+                                              placement)
     if host.dtype.itemsize == 8:          # jax narrows 64-bit values unless x64 is on: only for this transfer
         with jax.enable_x64(True):
             return jax.device_put(host, placement)

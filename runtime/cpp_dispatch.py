@@ -13,17 +13,16 @@ This is JAX's ``jax.jit`` dispatch, so fxla's jax-array calls cost what a ``jax.
 path passes the constants *before* the call's arguments, which is why single-device executables take their
 parameters first (:attr:`fxla.runtime.Executable.runner`).
 
-The objects used (``jaxlib._jax.pjit``, ``pxla.MeshExecutableFastpathData``, ``Compiled._executable``) are
-internal to jax 0.10.2, the pinned version; ``tests/test_cpp_dispatch.py`` covers them.
+The objects used are internal to jax 0.10.2, the pinned version: they are reached through
+:mod:`fxla.base.jax_private` (``tests/test_jax_private.py``, ``tests/test_cpp_dispatch.py`` cover them).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import jax
-from jax._src import tree_util as _tree_util
-from jax._src.interpreters import pxla as _pxla
-from jax._src.lib import _jax
+
+from fxla.base import jax_private
 
 from .executable import Executable
 
@@ -43,13 +42,12 @@ def dispatcher(name: str, miss: Callable[..., Tuple[Any, Optional[Any]]], plain:
         result, fast = miss(*args, **kwargs)
         return result, fast, False        # False: JAX keeps the entry (no recompilation with profile data)
 
-    return _jax.pjit(name, plain, cache_miss, [], [], _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
-                     _pxla.cc_shard_arg, _jax.PjitFunctionCache(capacity=CAPACITY))
+    return jax_private.pjit(name, plain, cache_miss, CAPACITY)
 
 
 def clear(call) -> None:
     """Forget every fast path of ``call`` (a :func:`dispatcher`); e.g. once the parameters it passes changed."""
-    call._clear_cache()
+    jax_private.clear_pjit(call)
 
 
 def fast_path(executable: Executable, params: Sequence[jax.Array], args: Sequence[Any], outs: List[Any],
@@ -59,22 +57,11 @@ def fast_path(executable: Executable, params: Sequence[jax.Array], args: Sequenc
     ``None`` when JAX's C++ call would not do what fxla's call did: an argument that is not a plain array on the
     executable's device (fxla moves it), a result that is not one of ``outs`` in order (static values, a pytree
     that JAX flattens in another order, e.g. a dict with unsorted keys), an executable with side effects."""
-    compiled = executable.runner
-    mesh = getattr(compiled, "_executable", None)
-    if not isinstance(mesh, _pxla.MeshExecutable) or not isinstance(mesh.unsafe_call, _pxla.ExecuteReplicated):
+    if len(params) != executable.n_params:
         return None
-    call = mesh.unsafe_call
-    if call.ordered_effects or call.has_unordered_effects or call.has_host_callbacks:
+    if any(type(a) is not _ArrayImpl or a.is_deleted() for a in args):
         return None
-    if len(params) != executable.n_params or len(mesh._in_shardings) != len(params) + len(args):
-        return None
-    for a, sharding in zip(args, mesh._in_shardings[len(params):]):
-        if type(a) is not _ArrayImpl or a.is_deleted() or a.sharding != sharding:
-            return None
     leaves, tree = jax.tree_util.tree_flatten(result)
     if len(leaves) != len(outs) or any(leaf is not o or type(o) is not _ArrayImpl for leaf, o in zip(leaves, outs)):
         return None
-    return _pxla.MeshExecutableFastpathData(
-        mesh.xla_executable, tree, list(mesh._in_shardings), list(mesh._out_shardings), [o.aval for o in outs],
-        [o._committed for o in outs], [i in mesh._kept_var_idx for i in range(len(params) + len(args))],
-        mesh._dispatch_in_layouts, mesh.shard_const_args(list(params)))
+    return jax_private.fast_path_data(executable.runner, params, args, outs, tree)

@@ -11,17 +11,15 @@ on-disk cache (:mod:`fxla.runtime.cache`).
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import List, Optional, Sequence, Union
 
 import jax
 import ml_dtypes
 import numpy as np
-from jax._src import compiler as _jax_compiler   # private: see _precompiled below
 from jax.extend import backend as jax_backend
-from jaxlib import xla_client
 
+from fxla.base import jax_private
 from fxla.errors import FxlaError
 
 from . import cache as _cache
@@ -101,7 +99,7 @@ class Executable:
         if self.partitioning is None:
             cut = len(args) - self.n_params
             if jax.config.jax_disable_jit:    # JAX's AOT call refuses to run then; the program is compiled: run it
-                outs = self._runner._executable.call(*args[cut:], *args[:cut])
+                outs = jax_private.call_compiled_without_jit(self._runner, *args[cut:], *args[:cut])
             else:
                 outs = self._runner(*args[cut:], *args[:cut])
             return jax.block_until_ready(outs) if wait else outs
@@ -127,18 +125,7 @@ XLA_OPTIONS = {"xla_allow_excess_precision": False}
 
 
 def _options(partitioning: Partitioning):
-    options = xla_client.CompileOptions()
-    options.env_option_overrides = list(XLA_OPTIONS.items())
-    devices = partitioning.devices
-    # Without an explicit assignment XLA assumes device 0, and buffers on e.g. cpu:1 are then rejected.
-    ids = np.array([d.id for d in devices]).reshape(1, len(devices))
-    options.device_assignment = xla_client.DeviceAssignment.create(ids)
-    options.num_replicas = 1
-    options.num_partitions = len(devices)
-    build = options.executable_build_options
-    build.use_spmd_partitioning = True
-    build.use_shardy_partitioner = True
-    return options
+    return jax_private.spmd_compile_options([d.id for d in partitioning.devices], XLA_OPTIONS)
 
 
 def _as_text(program: Union[str, bytes]) -> str:
@@ -160,26 +147,6 @@ def _as_text(program: Union[str, bytes]) -> str:
         return module.operation.get_asm(enable_debug_info=True)
 
 
-# JAX builds a ``jax.stages.Compiled`` (its C++ dispatch path) only around an executable it compiled itself, and
-# its own serializer pickles that object.  fxla's disk cache stores the PJRT executable's bytes instead and, on a
-# hit, lowers the same wrapper again and hands JAX the deserialized executable where it would call XLA: this
-# wrapper around JAX's private ``compile_or_get_cached`` returns the executable parked in this thread's slot
-# (by ``_jax_compile(..., precompiled=)``) and otherwise defers to JAX unchanged (other threads' jax.jit too).
-_precompiled = threading.local()
-_jax_compile_or_get_cached = _jax_compiler.compile_or_get_cached
-
-
-def _compile_or_get_precompiled(*args, **kwargs):
-    executable = getattr(_precompiled, "executable", None)
-    if executable is None:
-        return _jax_compile_or_get_cached(*args, **kwargs)
-    _precompiled.executable = None
-    return executable
-
-
-_jax_compiler.compile_or_get_cached = _compile_or_get_precompiled
-
-
 def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
                  precompiled=None) -> "jax.stages.Compiled":
     """``text`` as a ``jax.stages.Compiled`` taking the parameters first; ``precompiled``: a PJRT executable of
@@ -199,17 +166,15 @@ def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
     # keep_unused: every parameter stays an argument, so the call signature is the program's.
     with jax.enable_x64(True):          # 64-bit arguments/results keep their width (JAX narrows them otherwise)
         lowered = jax.jit(fxla_main, keep_unused=True).lower(*specs)
-        _precompiled.executable = precompiled
-        try:
+        # a cache hit: JAX wraps the deserialized executable instead of compiling (see jax_private.precompiled)
+        with jax_private.precompiled(precompiled):
             return lowered.compile(dict(XLA_OPTIONS))
-        finally:
-            _precompiled.executable = None
 
 
 def _serialize(runner, partitioning) -> bytes:
     """The PJRT executable's own bytes (XLA's serialized form; no Python objects)."""
-    loaded = runner if partitioning is not None else runner._executable.xla_executable
-    return loaded.client.serialize_executable(loaded) if hasattr(loaded, "client") else loaded.serialize()
+    return jax_private.serialize_executable(runner if partitioning is not None
+                                            else jax_private.loaded_executable(runner))
 
 
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
@@ -268,7 +233,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
         if partitioning is None:
             runner = _jax_compile(text, device, signature, n_params)
         else:
-            runner = backend.compile_and_load(text, xla_client.DeviceList(tuple(devices)), _options(partitioning))
+            runner = jax_private.compile_and_load(backend, text, devices, _options(partitioning))
     except FxlaError:
         raise
     except Exception as err:  # jaxlib raises XlaRuntimeError (a RuntimeError) with XLA's message
@@ -284,7 +249,6 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
 
 def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params):
     if partitioning is not None:
-        return backend.deserialize_executable(payload, xla_client.DeviceList(tuple(devices)),
-                                              _options(partitioning))
-    loaded = backend.deserialize_executable(payload, xla_client.DeviceList(tuple(devices)))
+        return jax_private.deserialize_executable(backend, payload, devices, _options(partitioning))
+    loaded = jax_private.deserialize_executable(backend, payload, devices)
     return _jax_compile(text, devices[0], signature, n_params, precompiled=loaded)

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import fxla
-from fxla.runtime._fastcall import Dispatch, host_view
+from fxla.runtime._fastcall import DirectCall, Dispatch, HostCall, host_view
 
 
 class Plan:
@@ -279,6 +279,44 @@ def test_malformed_shortcuts_are_type_errors_naming_the_contract():
     a = jnp.ones(3)
     with pytest.raises(TypeError, match=r"plan.direct must be \(run, params: tuple, build\)"):
         Dispatch({key(a): Plan(direct=(add_one, []))}, general)(a)
+
+
+def test_the_typed_shortcuts_check_their_shape_once_when_made():
+    """HostCall / DirectCall (what fxla.dispatch builds): the bare tuples' contract, checked by the constructor."""
+    views = ((F32, (3,)),)
+    h = HostCall(add_one, (), views, FIRST, False)
+    assert isinstance(h, tuple) and h == (add_one, (), views, FIRST, False) and h[4] is False
+    assert (h.run, h.params, h.views, h.build, h.grad) == (add_one, (), views, FIRST, False)
+    assert HostCall(run=add_one, params=(), views=None, build=FIRST, grad=True).views is None
+    assert repr(h).startswith("HostCall(run=<function add_one")
+    d = DirectCall(add_one, (1,), list)
+    assert d == (add_one, (1,), list) and (d.run, d.params, d.build) == (add_one, (1,), list)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params, views, build, grad: bool\)"):
+        HostCall(add_one, (), views, FIRST, 1)
+    with pytest.raises(TypeError, match=r"plan.host must be \(run, params: tuple, views: tuple or None, build\)"):
+        HostCall(add_one, [], views, FIRST, False)
+    with pytest.raises(TypeError, match=r"views must be \(dtype: np.dtype, shape: tuple\) pairs"):
+        HostCall(add_one, (), (("float32", (3,)),), FIRST, False)
+    with pytest.raises(TypeError, match="run and build must be callable"):
+        HostCall(add_one, (), views, 3, False)
+    with pytest.raises(TypeError, match="missing its field grad"):
+        HostCall(add_one, (), views, FIRST)
+    with pytest.raises(TypeError, match=r"plan.direct must be \(run, params: tuple, build\)"):
+        DirectCall(add_one, [], list)
+    with pytest.raises(TypeError, match="run and build must be callable"):
+        DirectCall(None, (), list)
+
+
+def test_the_typed_shortcuts_run_like_bare_tuples():
+    x, a, p = torch.arange(3.0), jnp.ones(2), jnp.full(2, 5.0)
+    plan = Plan(host=HostCall(add_one, (), ((F32, (3,)),), FIRST, False))
+    torch.testing.assert_close(Dispatch({key(x): plan}, general)(x), x + 1)
+    plan = Plan(direct=DirectCall(lambda *v: list(v), (p,), tuple))
+    out = Dispatch({key(a): plan}, general)(a)
+    assert type(out) is tuple and out[0] is p and out[1] is a and plan.calls == []
+    w = torch.ones(3, requires_grad=True)                               # numpy() refuses: the plan takes it
+    plan = Plan(host=HostCall(add_one, (), ((F32, (3,)),), FIRST, False))
+    assert Dispatch({key(w): plan}, general)(w) == ("plan", (w,))
 
 
 def test_constructor_checks_its_arguments():
