@@ -28,7 +28,7 @@ from jaxlib.mlir import ir, passmanager  # noqa: F401,E402  (re-exported)
 from jaxlib.mlir.dialects import chlo, func, mhlo, sdy  # noqa: F401,E402
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401,E402
 
-from fxla.errors import FxlaError  # noqa: E402
+from fxla.base.errors import FxlaError  # noqa: E402
 
 __all__ = ["ir", "passmanager", "func", "hlo", "chlo", "rewrite", "fxla_context", "strict_context",
            "location_parts", "register_stablehlo_passes", "NestingError", "parse_untrusted",

@@ -1,12 +1,12 @@
 """Errors raised by the fxla frontend (tracing, graph checking, interpretation).
 
-All derive from :class:`fxla.errors.FxlaError` and word their messages with
-:func:`fxla.errors.format_message`: what went wrong, the user's
-``file:line:col`` and source line, why, then ``fix:``.
+All derive from :class:`fxla.base.errors.FxlaError` (public as ``fxla.FxlaError``) and are
+raised with their message's parts as fields -- ``TraceError(what, where=loc, why=..., fix=...)``:
+what went wrong, the user's ``file:line:col`` and source line, why, then ``fix:``.
 """
 from __future__ import annotations
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 
 class TraceError(FxlaError):

@@ -9,8 +9,6 @@ import keyword
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from fxla.errors import format_message
-
 from .errors import GraphError
 from .node import OPCODES, Argument, Node, Target, map_arg
 
@@ -138,8 +136,8 @@ class Graph:
                     type_expr: Optional[Any] = None) -> Node:
         """Create a node at the current insertion point (the end of the graph by default)."""
         if op not in OPCODES:
-            raise GraphError(format_message(f"unknown opcode {op!r}", why=f"valid opcodes are {OPCODES}",
-                                            fix="use one of the six fxla opcodes"))
+            raise GraphError(f"unknown opcode {op!r}", why=f"valid opcodes are {OPCODES}",
+                             fix="use one of the six fxla opcodes")
         self._check_args_in_graph(args, kwargs)
         node_name = self._namespace.create_name(name or _name_hint(op, target))
         node = Node(self, node_name, op, target, args or (), kwargs or {}, type_expr)
@@ -150,10 +148,10 @@ class Graph:
     def _check_args_in_graph(self, args, kwargs) -> None:
         def check(n: Node) -> Node:
             if n.graph is not self or n._erased:
-                raise GraphError(format_message(
-                    f"argument %{n.name} is not a live node of this graph", n.meta.get("source"),
+                raise GraphError(
+                    f"argument %{n.name} is not a live node of this graph", where=n.meta.get("source"),
                     why="nodes can only read values produced in the same graph",
-                    fix="copy the node into this graph first (Graph.node_copy)"))
+                    fix="copy the node into this graph first (Graph.node_copy)")
             return n
         map_arg((args, kwargs), check)
 
@@ -245,14 +243,14 @@ class Graph:
     def erase_node(self, to_erase: Node) -> None:
         """Remove a node that has no users."""
         if to_erase.graph is not self or to_erase._erased:
-            raise GraphError(format_message(f"cannot erase %{to_erase.name}: it is not a live node of this graph",
-                                            fix="erase nodes through the graph that owns them"))
+            raise GraphError(f"cannot erase %{to_erase.name}: it is not a live node of this graph",
+                             fix="erase nodes through the graph that owns them")
         if to_erase.users:
             users = ", ".join(f"%{u.name}" for u in to_erase.users)
-            raise GraphError(format_message(
-                f"cannot erase %{to_erase.name}: it still has users ({users})", to_erase.meta.get("source"),
+            raise GraphError(
+                f"cannot erase %{to_erase.name}: it still has users ({users})", where=to_erase.meta.get("source"),
                 why="erasing it would leave those nodes reading an undefined value",
-                fix="call node.replace_all_uses_with(other) (or erase the users) first"))
+                fix="call node.replace_all_uses_with(other) (or erase the users) first")
         if self._insert_before is to_erase:
             self._insert_before = to_erase._next
         to_erase._remove_from_list()
@@ -273,8 +271,8 @@ class Graph:
     def lint(self) -> None:
         """Check the invariants in the class docstring; raises :class:`GraphError`."""
         def fail(node: Node, what: str, fix: str) -> None:
-            raise GraphError(format_message(f"graph lint failed at %{node.name}: {what}", node.meta.get("source"),
-                                            why="the graph violates an fxla IR invariant", fix=fix))
+            raise GraphError(f"graph lint failed at %{node.name}: {what}", where=node.meta.get("source"),
+                             why="the graph violates an fxla IR invariant", fix=fix)
 
         seen: Dict[Node, None] = {}
         names: set = set()
@@ -306,9 +304,9 @@ class Graph:
             self._lint_target(node, fail)
             seen[node] = None
         if outputs != 1:
-            raise GraphError(format_message(f"graph lint failed: expected one output node, found {outputs}",
-                                            why="every graph returns exactly one (possibly nested) value",
-                                            fix="call graph.output(result) once, at the end"))
+            raise GraphError(f"graph lint failed: expected one output node, found {outputs}",
+                             why="every graph returns exactly one (possibly nested) value",
+                             fix="call graph.output(result) once, at the end")
 
     def _lint_target(self, node: Node, fail) -> None:
         if node.op in ("get_attr", "call_module", "call_method", "placeholder"):

@@ -8,8 +8,6 @@ from typing import Any, Dict, Union
 
 import torch
 
-from fxla.errors import format_message
-
 from .errors import GraphError, SpecializationError
 from .graph import Graph
 from .node import map_aggregate
@@ -130,10 +128,10 @@ class GraphModule(torch.nn.Module):
                 else:
                     _assign_from_dict(root, self, node.target)
             except (AttributeError, KeyError) as e:
-                raise GraphError(format_message(
+                raise GraphError(
                     f"GraphModule: node %{node.name} refers to {node.target!r}, which the root does not have",
-                    node.meta.get("source"), why=str(e),
-                    fix="pass a root module (or dict) that defines every get_attr/call_module target")) from e
+                    where=node.meta.get("source"), why=str(e),
+                    fix="pass a root module (or dict) that defines every get_attr/call_module target") from e
         self._graph = graph
         graph.owning_module = self
         self.recompile()

@@ -5,8 +5,6 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 
 import torch
 
-from fxla.errors import format_message
-
 from .errors import InterpreterError
 from .graph import Graph
 from .node import Node, Target, map_arg
@@ -49,11 +47,11 @@ class Interpreter:
             except InterpreterError:
                 raise
             except Exception as e:
-                raise InterpreterError(format_message(
-                    f"error while running node %{node.name}: {node.format_node()}", node.meta.get("source"),
+                raise InterpreterError(
+                    f"error while running node %{node.name}: {node.format_node()}", where=node.meta.get("source"),
                     why=f"{type(e).__name__}: {e}",
                     fix="the operation at the source line above failed on these inputs; check the shapes, "
-                        "dtypes and values passed to the graph")) from e
+                        "dtypes and values passed to the graph") from e
             if node.op == "output":
                 return self.env[node]
         return None

@@ -45,8 +45,6 @@ from typing import Any, Callable, Dict, Optional
 
 import torch
 
-from fxla.errors import format_message
-
 from .errors import SerializationError
 from .names import ROOT_MODULES, qualified_name, resolve
 from .node import Node, kept_dict_type
@@ -153,8 +151,8 @@ class ValueEncoder:
                          "lists/tuples/dicts/slices of those are encodable")
 
     def error(self, where: str, what: str, why: str) -> SerializationError:
-        return SerializationError(format_message(f"cannot save {where}: it holds {what}", user_frame_location(),
-                                                 why=why, fix=self.fix))
+        return SerializationError(f"cannot save {where}: it holds {what}", where=user_frame_location(),
+                                  why=why, fix=self.fix)
 
     # ---- one encoder per type --------------------------------------------------------------
     @staticmethod

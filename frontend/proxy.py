@@ -10,8 +10,6 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from fxla.errors import format_message
-
 from .errors import TraceError
 from .node import Node, map_aggregate
 from .source import is_internal_file, user_frame_location
@@ -125,14 +123,14 @@ class Proxy:
     def _host_value_error(self, what: str) -> TraceError:
         """A request for the tensor's data on the host (``.numpy()``, ``.tolist()``, ``np.sin(x)``, ``bytes(x)``,
         formatting it as text), recorded on the tracer so that a trace that catches it still fails."""
-        return self.tracer._note_error(TraceError(format_message(
-            f"{what} on a traced tensor (%{self._node_name})", user_frame_location(self.tracer.module_path),
+        return self.tracer._note_error(TraceError(
+            f"{what} on a traced tensor (%{self._node_name})", where=user_frame_location(self.tracer.module_path),
             why="this needs the tensor's data on the host, and a traced tensor has no values: tracing records "
                 "operations for the compiled program to run later, so data-dependent Python values cannot be "
                 "part of it",
             fix="keep the computation in torch operations on the tensor (np.sin(x) -> torch.sin(x)), return "
                 "the tensor from forward and convert the compiled function's result (out.numpy(), out.tolist()), "
-                "or run this part outside the compiled function")))
+                "or run this part outside the compiled function"))
 
     @property
     def _node_name(self) -> str:
@@ -163,14 +161,14 @@ class Proxy:
                    "capture every outcome")
             if err:
                 why += f"; the shape of %{self.node.name} is unknown too ({err})"
-            return TraceError(format_message(f"{what} of a symbolic value (%{self.node.name}) during tracing",
-                                             loc, why=why, fix=_CONCRETE_FIX))
-        return TraceError(format_message(
-            f"{what} of a symbolic value (%{self.node.name}) during tracing", loc,
+            return TraceError(f"{what} of a symbolic value (%{self.node.name}) during tracing",
+                              where=loc, why=why, fix=_CONCRETE_FIX)
+        return TraceError(
+            f"{what} of a symbolic value (%{self.node.name}) during tracing", where=loc,
             why=("fxla traces forward() with symbolic values that have no concrete value during tracing, "
                  "so Python control flow, len(), iteration and int()/float()/bool() on them cannot be "
                  "decided"),
-            fix=_CONCRETE_FIX + _SHAPES_HINT))
+            fix=_CONCRETE_FIX + _SHAPES_HINT)
 
     def _static_length(self) -> Optional[int]:
         """len() known from the meta value (concrete_shapes mode): dim 0 of a tensor, or the
@@ -271,13 +269,13 @@ def _is_inplace_name(name: str) -> bool:
 def _untraced_mutation(tracer, name: str) -> TraceError:
     """``t.add_(proxy)`` / ``t[i] = proxy`` on a concrete tensor ``t``: its later uses would read trace-time data."""
     what = "t[...] = <traced value>" if name == "__setitem__" else f"in-place .{name}(<traced value>)"
-    return TraceError(format_message(
+    return TraceError(
         f"{what} on a tensor that is not traced (a concrete tensor, e.g. made by torch.empty(3, 4) from "
-        f"constant sizes)", user_frame_location(tracer.module_path),
+        f"constant sizes)", where=user_frame_location(tracer.module_path),
         why="the tensor's later uses are evaluated while tracing, with its old contents, and cannot see the "
             "change",
         fix="create the tensor from a traced value (x.new_zeros(3, 4), torch.zeros_like(x)), or compute the "
-            "new value out of place"))
+            "new value out of place")
 
 
 #: torch ops that always return a (values, indices)-style pair (the pools' ``return_indices=True`` forms

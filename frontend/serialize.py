@@ -48,8 +48,6 @@ from typing import Any, Dict, Iterator, Union
 
 import torch
 
-from fxla.errors import format_message
-
 from .errors import GraphError, SerializationError
 from .graph import Graph
 from .graph_module import GraphModule
@@ -74,7 +72,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _error(what: str, why: str, fix: str = _LOAD_FIX) -> SerializationError:
-    return SerializationError(format_message(what, user_frame_location(), why=why, fix=fix))
+    return SerializationError(what, where=user_frame_location(), why=why, fix=fix)
 
 
 def _digest(data: bytes) -> Dict[str, Any]:

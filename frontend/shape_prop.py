@@ -10,8 +10,6 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from fxla.errors import format_message
-
 from .errors import DataDependentError
 from .interpreter import Interpreter
 from .node import _IMPURE_FUNCTIONS, Node, map_aggregate
@@ -467,11 +465,11 @@ def data_dependent_error(node: Node, op: Any) -> DataDependentError:
         what = f"%{node.name} ({op}) returns a Python number read from the tensor's data (.item())"
         fix = ("keep the value a tensor: x + t.sum() instead of x + t.sum().item() (a 0-d tensor broadcasts); "
                "or run that part outside the compiled function")
-    return DataDependentError(format_message(
-        what, node.meta.get("source"),
+    return DataDependentError(
+        what, where=node.meta.get("source"),
         why="fxla compiles programs with fixed shapes (StableHLO tensors have static shapes) from a trace without "
             "the data, so a result whose shape or Python value depends on the data cannot be part of one",
-        fix=fix))
+        fix=fix)
 
 
 def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:

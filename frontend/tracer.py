@@ -13,8 +13,6 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.errors import format_message
-
 from .errors import AutocastError, TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
@@ -114,14 +112,14 @@ def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
     else:
         fix = ("keep the computation in torch operations on the tensor, return the tensor from forward and "
                "use the compiled function's result, or run this part outside the compiled function")
-    return TraceError(format_message(
+    return TraceError(
         f"a traced tensor was passed where a real tensor or a bytes-like object is needed: {e}",
-        traceback_location(e.__traceback__, module_path),
+        where=traceback_location(e.__traceback__, module_path),
         why="while tracing, a tensor is fxla's symbolic stand-in (a Proxy) with no data: it records the "
             "operations torch functions and tensor methods apply to it, but a function that reads the tensor's "
             "memory (the buffer protocol: zlib.crc32, memoryview, hashlib) or an unbound method of the C tensor "
             "class cannot accept it",
-        fix=fix))
+        fix=fix)
 
 
 _DESCRIPTOR = re.compile(r"descriptor '(\w+)' for '[\w.]+' objects doesn't apply")
@@ -131,23 +129,23 @@ def _caught_error(err: TraceError, def_loc, module_path: str) -> TraceError:
     """The trace ran to its end although ``err`` was raised in it: the traced code caught it (``try: float(x)
     except Exception: ...``) and went on with a value that does not depend on the data."""
     swallowed = traceback_location(err.__traceback__, module_path, innermost=False)
-    return TraceError(format_message(
+    return TraceError(
         "tracing raised a TraceError that the traced code caught (a try/except around it), and went on",
-        swallowed or def_loc,
+        where=swallowed or def_loc,
         why="the except branch ran instead of what eager PyTorch computes from the data, so the graph would "
             "silently compute something else; the error was:\n  " + str(err).replace("\n", "\n  "),
         fix="remove the try/except around the operation, or narrow it so it does not catch fxla errors "
-            "(fxla.errors.FxlaError), and fix the error above"))
+            "(fxla.errors.FxlaError), and fix the error above")
 
 
 def _check_names(given, params, what: str, kind: str, listed: str, def_loc) -> None:
     """TraceError unless every key of ``given`` (concrete_args / example_inputs) names one of ``params``."""
     unknown = set(given) - {p.name for p in params}
     if unknown:
-        raise TraceError(format_message(
-            f"{what} names {kind} parameter(s) {sorted(unknown)}", def_loc,
+        raise TraceError(
+            f"{what} names {kind} parameter(s) {sorted(unknown)}", where=def_loc,
             why=f"the traced signature has {listed} {[p.name for p in params]}",
-            fix=f"use the parameter names of forward() as {what} keys"))
+            fix=f"use the parameter names of forward() as {what} keys")
 
 
 class Tracer:
@@ -227,11 +225,11 @@ class Tracer:
         if qualname is not None and self.is_leaf_module(m, qualname):
             return self.create_proxy("call_module", qualname, args, kwargs)
         if qualname is None and self.is_leaf_module(m, type(m).__name__):
-            raise TraceError(format_message(
+            raise TraceError(
                 f"called a {type(m).__name__} that is not a submodule of the traced module",
-                user_frame_location(self.module_path),
+                where=user_frame_location(self.module_path),
                 why="a leaf module becomes a call_module node naming its qualified path, and this one has none",
-                fix="create the module in __init__ and assign it to an attribute (self.name = ...)"))
+                fix="create the module in __init__ and assign it to an attribute (self.name = ...)")
         self._module_stack.append(qualname if qualname is not None else f"<{type(m).__name__}>")
         try:
             return forward(*args, **kwargs)
@@ -252,14 +250,14 @@ class Tracer:
     def _autocast_error(self, node: Node) -> AutocastError:
         entered = not self._autocast_at_start
         self.graph.erase_node(node)
-        return AutocastError(format_message(
+        return AutocastError(
             f"forward {'entered' if entered else 'left'} a torch.autocast region, which a traced graph cannot hold",
-            node.meta["source"],
+            where=node.meta["source"],
             why="autocast casts the inputs of ops such as linear, matmul and conv as eager torch runs them; the "
                 "graph records the ops without those casts, so it (and a program compiled from it) would compute "
                 "in other dtypes than eager",
             fix="cast explicitly instead of autocast: model.to(torch.bfloat16) with x.to(torch.bfloat16), or "
-                "y = self.layer(x.to(torch.bfloat16)) where lower precision is wanted; or remove the autocast region"))
+                "y = self.layer(x.to(torch.bfloat16)) where lower precision is wanted; or remove the autocast region")
 
     def proxy(self, node: Node) -> Proxy:
         """Wrap ``node`` in a :class:`Proxy` of this tracer (override to return a Proxy subclass)."""
@@ -393,10 +391,10 @@ class Tracer:
                                  "and tuples/lists/dicts of those can appear in a graph")
 
     def _arg_error(self, a: Any, why: str) -> TraceError:
-        return TraceError(format_message(f"cannot record an argument of type {type(a).__name__}",
-                                         user_frame_location(self.module_path), why=why,
-                                         fix="pass such values through concrete_args or hide the call "
-                                             "inside a function decorated with fxla.frontend.wrap"))
+        return TraceError(f"cannot record an argument of type {type(a).__name__}",
+                          where=user_frame_location(self.module_path), why=why,
+                          fix="pass such values through concrete_args or hide the call "
+                              "inside a function decorated with fxla.frontend.wrap")
 
     # ---- attributes -----------------------------------------------------------------------
     @property
@@ -467,24 +465,24 @@ class Tracer:
             proxy.node.meta["state_assignment"] = entry[0]
             return
         if store is not None:             # a parameter or buffer that is None (or a non-Proxy structure assigned)
-            raise self._note_error(TraceError(format_message(
+            raise self._note_error(TraceError(
                 f"forward assigns a traced value to `{name}`, a {'parameter' if store is mod._parameters else 'buffer'}"
                 f" of {type(mod).__name__} that holds {'None' if current is None else type(current).__name__}",
-                user_frame_location(self.module_path),
+                where=user_frame_location(self.module_path),
                 why="a traced write into module state is recorded as a copy into the tensor it holds, and this "
                     "one holds none",
                 fix=f"register it with a tensor of the value's shape and dtype (self.register_buffer('{name}', "
-                    f"torch.zeros(...))), or keep the value in a plain attribute")))
+                    f"torch.zeros(...))), or keep the value in a plain attribute"))
         plain = mod.__dict__.get(name)
         read = self._tensor_attrs.get(id(plain)) if isinstance(plain, torch.Tensor) else None
         if store is None and read is not None and read[0] in self._attr_nodes:     # the graph reads it
-            raise TraceError(format_message(
+            raise TraceError(
                 f"forward assigns a traced value to `{name}`, a plain tensor attribute of "
-                f"{type(mod).__name__} (not a parameter or buffer)", user_frame_location(self.module_path),
+                f"{type(mod).__name__} (not a parameter or buffer)", where=user_frame_location(self.module_path),
                 why="the tracer reads plain tensor attributes as constants, so a value carried from one call to "
                     "the next through one would be read stale",
                 fix=f"make it a buffer (self.register_buffer('{name}', tensor), then fxla writes it back each "
-                    f"call), or start it as None if forward only stores a result there"))
+                    f"call), or start it as None if forward only stores a result there")
         restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
         orig_setattr(mod, name, value)
         path = self.path_of_module(mod)
@@ -544,12 +542,13 @@ class Tracer:
 
         def register_buffer(mod, name, tensor, persistent=True):
             if isinstance(tensor, Proxy) and not tracer._computing_meta:
-                raise tracer._note_error(TraceError(format_message(
-                    f"register_buffer('{name}', <traced value>) in forward", user_frame_location(tracer.module_path),
+                raise tracer._note_error(TraceError(
+                    f"register_buffer('{name}', <traced value>) in forward",
+                    where=user_frame_location(tracer.module_path),
                     why="a module's buffers are its state across calls, and a traced value has none outside the "
                         "trace (the module would be left holding fxla's Proxy)",
                     fix=f"register the buffer in __init__ (self.register_buffer('{name}', torch.zeros(...))) and "
-                        f"assign it in forward (self.{name} = ...), or keep the value in a plain attribute")))
+                        f"assign it in forward (self.{name} = ...), or keep the value in a plain attribute"))
             return orig_register(mod, name, tensor, persistent)
         torch.nn.Module.register_buffer = register_buffer
         _install_isinstance(+1)
@@ -619,21 +618,21 @@ class Tracer:
                         fixed[p.name] = value
                     pos_args.extend(value) if p.kind == p.VAR_POSITIONAL else kw_args.update(value)
                     continue
-                raise TraceError(format_message(
-                    f"cannot trace the variadic parameter '{p}' of {getattr(fn, '__qualname__', fn)}", def_loc,
+                raise TraceError(
+                    f"cannot trace the variadic parameter '{p}' of {getattr(fn, '__qualname__', fn)}", where=def_loc,
                     why="a traced graph has a fixed number of inputs",
                     fix=f"pass concrete_args={{'{p.name}': {'()' if p.kind == p.VAR_POSITIONAL else '{}'}}} (or its "
                         f"values), or give forward() explicit parameters; a Hugging Face model: "
                         f"fxla.compile(model, concrete_shapes=True, concrete_args={{'use_cache': False}}), which "
-                        f"traces per input signature with such parameters fixed at their defaults"))
+                        f"traces per input signature with such parameters fixed at their defaults")
             if p.name in concrete_args:
                 value = concrete_args[p.name]
             elif self.concrete_shapes and p.name not in examples:
                 if p.default is p.empty:
-                    raise TraceError(format_message(
-                        f"concrete_shapes tracing needs an example input for parameter '{p.name}'", def_loc,
+                    raise TraceError(
+                        f"concrete_shapes tracing needs an example input for parameter '{p.name}'", where=def_loc,
                         why="each graph input's meta value is computed from its example input",
-                        fix=f"pass example_inputs={{'{p.name}': ...}} (or a value in concrete_args)"))
+                        fix=f"pass example_inputs={{'{p.name}': ...}} (or a value in concrete_args)")
                 value = fixed[p.name] = p.default
             else:
                 default = p.default
@@ -670,13 +669,13 @@ class Tracer:
         try:
             out_arg = self.create_arg(result)
         except TraceError as e:
-            raise TraceError(format_message(
-                f"forward() returned a value that cannot be a graph output: {str(e).splitlines()[0]}", def_loc,
+            raise TraceError(
+                f"forward() returned a value that cannot be a graph output: {str(e).splitlines()[0]}", where=def_loc,
                 why="graph outputs are tensors, Python scalars and tuples/lists/dicts of those "
                     "(named tuples, OrderedDicts and Hugging Face ModelOutputs keep their type; other dict "
                     "subclasses become plain dicts)",
                 fix="return only such values; a Hugging Face model returns a KV cache object unless "
-                    "called with use_cache=False (concrete_args={'use_cache': False})")) from None
+                    "called with use_cache=False (concrete_args={'use_cache': False})") from None
         out = self.create_node("output", "output", (out_arg,), {})
         out.meta["source"] = def_loc
         if self.concrete_shapes:
@@ -693,17 +692,17 @@ class Tracer:
     def _bind_examples(self, params, concrete_args, example_inputs, def_loc) -> Dict[str, Any]:
         if example_inputs is None:
             if self.concrete_shapes:
-                raise TraceError(format_message(
-                    "concrete_shapes tracing needs example inputs", def_loc,
+                raise TraceError(
+                    "concrete_shapes tracing needs example inputs", where=def_loc,
                     why="shapes are made concrete by running each op on meta tensors shaped like the inputs",
                     fix="call tracer.trace(model, example_inputs=(x, ...)) or "
-                        "symbolic_trace(model, example_inputs=(x, ...))"))
+                        "symbolic_trace(model, example_inputs=(x, ...))")
             return {}
         if not self.concrete_shapes:
-            raise TraceError(format_message(
-                "example_inputs given to a Tracer that is not in concrete_shapes mode", def_loc,
+            raise TraceError(
+                "example_inputs given to a Tracer that is not in concrete_shapes mode", where=def_loc,
                 why="the default tracer is shape-agnostic (torch.fx-compatible) and takes no example inputs",
-                fix="use Tracer(concrete_shapes=True), or symbolic_trace(model, example_inputs=...)"))
+                fix="use Tracer(concrete_shapes=True), or symbolic_trace(model, example_inputs=...)")
         free = [p for p in params if p.name not in concrete_args]
         if isinstance(example_inputs, dict):
             examples = dict(example_inputs)
@@ -713,10 +712,11 @@ class Tracer:
                 example_inputs = (example_inputs,)
             positional = [p for p in free if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             if len(example_inputs) > len(positional):
-                raise TraceError(format_message(
-                    f"{len(example_inputs)} example inputs for {len(positional)} positional parameter(s)", def_loc,
+                raise TraceError(
+                    f"{len(example_inputs)} example inputs for {len(positional)} positional parameter(s)",
+                    where=def_loc,
                     why=f"the free positional parameters are {[p.name for p in positional]}",
-                    fix="pass fewer example inputs, or a dict of them by parameter name"))
+                    fix="pass fewer example inputs, or a dict of them by parameter name")
             examples = {p.name: v for p, v in zip(positional, example_inputs)}
         devices: List[torch.device] = []
         map_aggregate(examples, lambda v: devices.append(v.device) if isinstance(v, torch.Tensor) else v)

@@ -24,8 +24,6 @@ import functools
 import sys
 from typing import Any, Callable, Dict, Optional, Union
 
-from fxla.errors import format_message
-
 from .errors import TraceError
 from .proxy import find_tracer
 from .source import user_frame_location
@@ -78,11 +76,11 @@ def wrap(fn_or_name: Union[str, Callable]) -> Callable:
     caller_globals = sys._getframe(1).f_globals
     fn = caller_globals.get(fn_or_name)
     if not callable(fn):
-        raise TraceError(format_message(
+        raise TraceError(
             f"fxla.frontend.wrap({fn_or_name!r}): no function named {fn_or_name!r} in module "
-            f"{caller_globals.get('__name__')!r}", user_frame_location(),
+            f"{caller_globals.get('__name__')!r}", where=user_frame_location(),
             why="wrap(name) rebinds an existing module-level function, so it must already be defined",
-            fix="call wrap('name') after the `def`, or use @wrap as a decorator"))
+            fix="call wrap('name') after the `def`, or use @wrap as a decorator")
     wrapper = _make_wrapper(fn)
     caller_globals[fn_or_name] = wrapper
     return wrapper

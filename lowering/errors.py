@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple
 
-from fxla.errors import FxlaError, format_location, format_message
+from fxla.base.errors import FxlaError, format_location
 
 
 class LoweringError(FxlaError):
@@ -19,13 +19,13 @@ class UnsupportedOpError(LoweringError):
         for what, loc in self.ops:
             lines.append(f"- {what}")
             lines.append("  " + format_location(loc).lstrip().replace("\n", "\n  "))
-        lines.append("why: these torch ops have no lowering rule in fxla yet "
-                     "(fxla.lowering.coverage() lists the supported ones).")
-        lines.append("fix: rewrite them with supported ops, mark the enclosing module as a leaf only if it is "
-                     "supported, or add a rule with @fxla.lowering.register(<op>).")
-        super().__init__("\n".join(lines))
+        super().__init__("\n".join(lines),
+                         why="why: these torch ops have no lowering rule in fxla yet "
+                             "(fxla.lowering.coverage() lists the supported ones).",
+                         fix="rewrite them with supported ops, mark the enclosing module as a leaf only if it is "
+                             "supported, or add a rule with @fxla.lowering.register(<op>).")
 
 
 def node_error(node, what: str, why: str, fix: str) -> LoweringError:
     """A :class:`LoweringError` pointing at the user's source line of ``node``."""
-    return LoweringError(format_message(f"{what} (graph node '{node.name}')", node.meta.get("source"), why, fix))
+    return LoweringError(f"{what} (graph node '{node.name}')", where=node.meta.get("source"), why=why, fix=fix)

@@ -27,7 +27,7 @@ import stat
 import tempfile
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 FORMAT = "fxla.artifact"
 VERSION = 2            # 2: roles on @main, fxla's own structure encoding (1 used torch's treespec JSON)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from fxla.base import jax_private
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 from fxla.runtime._fastcall import host_view
 
 _WIDE = (torch.int64, torch.float64)

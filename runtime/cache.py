@@ -44,7 +44,7 @@ from typing import Optional, Union
 import jax
 import jaxlib
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 MAGIC = b"FXLAEXE3"
 _FORMAT = 3     # 3: raw PJRT executable bytes behind a JSON header (no pickle); 2 held a pickled jax Compiled

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import jax
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 
 _INSTALL = {"gpu": "; for an NVIDIA GPU install the CUDA plugin matching jaxlib (pip install "

@@ -20,7 +20,7 @@ import numpy as np
 from jax.extend import backend as jax_backend
 
 from fxla.base import jax_private
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 from . import cache as _cache
 from .jax_interop import stablehlo_function

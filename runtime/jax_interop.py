@@ -20,7 +20,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching
 from jax.interpreters import mlir as jax_mlir
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 
 class InteropError(FxlaError):

@@ -19,7 +19,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 Spec = Optional[Tuple]
 

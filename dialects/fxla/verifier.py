@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from fxla.errors import FxlaError
+from fxla.base.errors import FxlaError
 
 from ..mlir import ir, location_parts
 from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of, type_cache

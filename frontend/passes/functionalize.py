@@ -41,8 +41,6 @@ from typing import Dict, Optional
 
 import torch
 
-from fxla.errors import format_message
-
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
@@ -85,7 +83,7 @@ def _is_tensor(arg) -> bool:
 
 
 def _error(node: Node, what: str, why: str, fix: str) -> PassError:
-    return PassError(format_message(what, node.meta.get("source"), why=why, fix=fix))
+    return PassError(what, where=node.meta.get("source"), why=why, fix=fix)
 
 
 def _module_is_inplace(gm: GraphModule, node: Node) -> bool:

@@ -5,8 +5,6 @@ import shutil
 import subprocess
 from typing import Any, List
 
-from fxla.errors import format_message
-
 from ..errors import PassError
 from ..graph import Graph
 from ..node import Node, _target_str
@@ -68,21 +66,21 @@ def graph_to_svg(graph: Graph, name: str = "graph", timeout: float = 60.0) -> st
     """
     dot = shutil.which("dot")
     if dot is None:
-        raise PassError(format_message(
-            "graph_to_svg: the Graphviz `dot` program is not installed", user_frame_location(),
+        raise PassError(
+            "graph_to_svg: the Graphviz `dot` program is not installed", where=user_frame_location(),
             why="SVG rendering runs `dot -Tsvg`, and no `dot` is on PATH",
             fix="install Graphviz (`apt-get install graphviz`, `brew install graphviz` or `conda install "
-                "graphviz`), or use graph_to_dot(graph) and render the DOT text elsewhere"))
+                "graphviz`), or use graph_to_dot(graph) and render the DOT text elsewhere")
     try:
         done = subprocess.run([dot, "-Tsvg"], input=graph_to_dot(graph, name).encode(), capture_output=True,
                               timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise PassError(format_message("graph_to_svg: running `dot` failed", user_frame_location(),
-                                       why=f"{type(e).__name__}: {e}",
-                                       fix="check the Graphviz installation (`dot -V`)")) from e
+        raise PassError("graph_to_svg: running `dot` failed", where=user_frame_location(),
+                        why=f"{type(e).__name__}: {e}",
+                        fix="check the Graphviz installation (`dot -V`)") from e
     if done.returncode != 0:
-        raise PassError(format_message(
-            f"graph_to_svg: `dot` exited with status {done.returncode}", user_frame_location(),
+        raise PassError(
+            f"graph_to_svg: `dot` exited with status {done.returncode}", where=user_frame_location(),
             why=done.stderr.decode(errors="replace").strip() or "no error output",
-            fix="check the Graphviz installation (`dot -V`); render graph_to_dot(graph) by hand to see the error"))
+            fix="check the Graphviz installation (`dot -V`); render graph_to_dot(graph) by hand to see the error")
     return done.stdout.decode()

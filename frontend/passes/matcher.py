@@ -7,8 +7,6 @@ from typing import Any, Dict, Iterator, List, Set
 
 import torch
 
-from fxla.errors import format_message
-
 from ..errors import PassError
 from ..graph import Graph
 from ..node import Node, map_aggregate
@@ -83,20 +81,20 @@ class SubgraphMatcher:
         returned: List[Any] = []
         map_aggregate(out.args, returned.append)
         if not returned or not all(isinstance(n, Node) and n.op != "placeholder" for n in returned):
-            raise PassError(format_message(
-                "the pattern must return only values it computes", out.meta.get("source"),
+            raise PassError(
+                "the pattern must return only values it computes", where=out.meta.get("source"),
                 why="matching starts from the values the pattern returns; literals and unchanged inputs "
                     "cannot anchor a match",
-                fix="return the pattern's result tensor(s), e.g. `return torch.relu(x)`"))
+                fix="return the pattern's result tensor(s), e.g. `return torch.relu(x)`")
         self.returning: List[Node] = list(dict.fromkeys(returned))
         self.placeholders = [n for n in pattern.nodes if n.op == "placeholder"]
         self.internal = self._reachable()
         for p in self.placeholders:
             if p not in self.internal and p not in self.returning:
-                raise PassError(format_message(
-                    f"pattern parameter {p.target!r} is not used by the pattern", p.meta.get("source"),
+                raise PassError(
+                    f"pattern parameter {p.target!r} is not used by the pattern", where=p.meta.get("source"),
                     why="every pattern input must be matched to a value of the graph",
-                    fix="remove the unused parameter from the pattern (and the replacement)"))
+                    fix="remove the unused parameter from the pattern (and the replacement)")
         self.internal = [n for n in self.internal if n.op != "placeholder"]
 
     def _reachable(self) -> List[Node]:

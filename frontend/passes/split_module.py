@@ -6,8 +6,6 @@ from typing import Any, Callable, Dict, Hashable, List
 
 import torch
 
-from fxla.errors import format_message
-
 from ..errors import PassError
 from ..graph import Graph, Namespace
 from ..graph_module import GraphModule
@@ -38,12 +36,13 @@ def _topological(partitions: List[_Partition], first_node: Node) -> List[_Partit
         ready = next((p for p in pending if all(d in done for d in p.deps)), None)
         if ready is None:
             names = ", ".join(repr(p.pid) for p in pending)
-            raise PassError(format_message(
-                f"split_module: partitions {names} depend on each other in a cycle", first_node.meta.get("source"),
+            raise PassError(
+                f"split_module: partitions {names} depend on each other in a cycle",
+                where=first_node.meta.get("source"),
                 why="each partition runs as one submodule call, so partition A cannot both feed and read "
                     "partition B",
                 fix="make split_callback assign ids so that every partition only reads values of partitions "
-                    "that come before it (e.g. ids that never decrease along the graph)"))
+                    "that come before it (e.g. ids that never decrease along the graph)")
         pending.remove(ready)
         done.append(ready)
     return done
@@ -96,9 +95,9 @@ def split_module(gm: GraphModule, root: torch.nn.Module, split_callback: Callabl
         try:
             part = partitions.setdefault(pid, _Partition(pid, len(partitions)))
         except TypeError as e:
-            raise PassError(format_message(
+            raise PassError(
                 f"split_module: split_callback returned the unhashable {type(pid).__name__} for %{n.name}",
-                n.meta.get("source"), why=str(e), fix="return an int or str partition id")) from e
+                where=n.meta.get("source"), why=str(e), fix="return an int or str partition id") from e
         part.nodes.append(n)
         owner[n] = part
     for n, part in owner.items():

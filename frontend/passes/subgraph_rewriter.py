@@ -6,8 +6,6 @@ from typing import Any, Callable, Dict, List, NamedTuple, Union
 
 import torch
 
-from fxla.errors import format_message
-
 from ..errors import PassError
 from ..graph import Graph
 from ..graph_module import GraphModule
@@ -38,9 +36,9 @@ def _as_graph_module(obj: Pattern, role: str) -> GraphModule:
         return GraphModule(obj.owning_module or torch.nn.Module(), copy.deepcopy(obj))
     if isinstance(obj, torch.nn.Module) or callable(obj):
         return symbolic_trace(obj)
-    raise PassError(format_message(f"replace_pattern: the {role} is a {type(obj).__name__}",
-                                   user_frame_location(), why="it must be traceable",
-                                   fix=f"pass the {role} as a function, an nn.Module, a GraphModule or a Graph"))
+    raise PassError(f"replace_pattern: the {role} is a {type(obj).__name__}",
+                    where=user_frame_location(), why="it must be traceable",
+                    fix=f"pass the {role} as a function, an nn.Module, a GraphModule or a Graph")
 
 
 def _returned(graph: Graph) -> List[Any]:
@@ -98,12 +96,12 @@ def replace_pattern(gm: GraphModule, pattern: Pattern, replacement: Pattern) -> 
     rep_placeholders = [n for n in replacement_gm.graph.nodes if n.op == "placeholder"]
     rep_returned = _returned(replacement_gm.graph)
     if len(rep_placeholders) != len(matcher.placeholders) or len(rep_returned) != len(matcher.returning):
-        raise PassError(format_message(
+        raise PassError(
             f"replace_pattern: the replacement takes {len(rep_placeholders)} input(s) and returns "
             f"{len(rep_returned)} value(s), the pattern {len(matcher.placeholders)} and {len(matcher.returning)}",
-            user_frame_location(), why="replacement inputs bind positionally to the pattern's inputs, and its "
-                                       "results replace the pattern's results in order",
-            fix="give pattern and replacement the same signature and the same number of returned values"))
+            where=user_frame_location(), why="replacement inputs bind positionally to the pattern's inputs, and its "
+                        "results replace the pattern's results in order",
+            fix="give pattern and replacement the same signature and the same number of returned values")
 
     matches: List[InternalMatch] = matcher.match(gm.graph)
     if not matches:
