@@ -6,9 +6,12 @@ STAMP  := $(VENV)/.fxla-installed
 
 .PHONY: demo test docs bench fuzz clean
 
-$(STAMP): pyproject.toml constraints.txt setup.py runtime/_fastcall.c
+# pip's editable install, then a finder put first on sys.meta_path so that a folder named fxla next to a
+# script cannot shadow the package (see utils/install_finder.py)
+$(STAMP): pyproject.toml constraints.txt setup.py runtime/_fastcall.c utils/install_finder.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) utils/install_finder.py
 	touch $(STAMP)
 
 demo: $(STAMP)
