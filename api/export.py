@@ -19,7 +19,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.autocast import check_not_autocast
-from fxla.compile import CompiledModule, check_writable, write_back
+from fxla.compile import CompiledModule
+from fxla.lowering import ResultLayout
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
@@ -29,6 +30,8 @@ from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.sharding import signature_of
 
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
+from .outputs import ResultHandler
+from .write_back import check_writable
 
 WEIGHTS = "weights.bin"
 
@@ -55,7 +58,7 @@ def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool =
     compiled = model if isinstance(model, CompiledModule) else CompiledModule(model, concrete_args=concrete_args)
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
-    args = compiled._bind(tuple(example_inputs), {})
+    args = compiled._binding.bind(tuple(example_inputs), {})
     stages = compiled._lower_for_call(args)
     program = stages.program
     leaves = pytree.tree_leaves(args)
@@ -64,11 +67,7 @@ def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool =
     params = [(name, program.params[name]) for name in program.param_names]
     # without source locations (no user paths in the artifact); @main says what each argument and result is
     text = annotate_roles(stages.stablehlo, ["input"] * len(inputs) + [f"param:{n}" for n, _ in params],
-                          ["output"] * sum(v is None for v in program.output_static)
-                          + [f"input:{k}" for k in program.mutated_inputs]
-                          + [f"param:{n}" for n in program.mutated_params]
-                          + [f"attribute:{w.name}" for w in program.written_attributes for v in w.leaves
-                             if v is None])
+                          program.result_roles())
     bytecode, target = portable_bytecode(text)
     outputs = [{"shape": list(shape), "dtype": TORCH_OF_MLIR[dt]} for shape, dt in signature_of(text)[1]]
     weights = encode_tensors({name: t.detach() for name, t in params})
@@ -179,6 +178,11 @@ class LoadedModule:
         name = meta.get("name", "loaded")
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
+        layout = ResultLayout(sum(s is TENSOR for s in self._output_static), len(self._mutated), len(self._state),
+                              sum(part is TENSOR for _, _, parts in self._written for part in parts))
+        self._results = ResultHandler(layout, self._output_spec,
+                                      [None if s is TENSOR else s for s in self._output_static], self._mutated,
+                                      output, self._guard)
         self._state_lock = threading.Lock()
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}
@@ -216,35 +220,25 @@ class LoadedModule:
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)
-        if self._mutated or self._state or self._written:     # state-writing calls: one at a time
+        if self._results.layout.mutates:                 # state-writing calls: one at a time
             with self._state_lock:
-                results = self._run(tensors, leaves, shared)
-        else:
-            results = self._run(tensors, leaves, shared)
-        outputs = iter(results)
-        convert = from_device if self.output == "torch" else (lambda a: a)
-        values = [convert(next(outputs)) if s is TENSOR else s for s in self._output_static]
-        if self._guard is not None:
-            values = self._guard(leaves, values)
-        return pytree.tree_unflatten(values, self._output_spec)
+                return self._run(tensors, leaves, shared)
+        return self._run(tensors, leaves, shared)
 
     def _run(self, tensors, leaves, shared: bool):
-        """Run the program; write back and keep what it changed; return its outputs."""
+        """Run the program; write back and keep what it changed; return the call's value."""
+        writable = None
         if self._mutated:                 # (refused inputs before running: nothing changes)
-            checked = check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
+            writable = check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
         results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
-        cut = len(results) - sum(leaf is TENSOR for _, _, leaves in self._written for leaf in leaves)
-        results, written = results[:cut], iter(results[cut:])
-        cut = len(results) - len(self._state)        # outputs, mutated inputs, updated buffers, written attributes
-        results, state = results[:cut], results[cut:]
-        if self._mutated:                 # x += 1 on an input: written back into the caller's tensor
-            results = write_back(checked, self._mutated, leaves, results, self._guard)
-        for i, value in zip(self._state, state):      # buffers the program updates: kept for the next call
+        parts = self._results.split(results, leaves, writable)    # (x += 1 on an input: written back)
+        for i, value in zip(self._state, parts.state):      # buffers the program updates: kept for the next call
             self._params[i] = value
-        for name, spec, parts in self._written:       # (after the input check, as CompiledModule does)
+        written = iter(parts.attributes)
+        for name, spec, leaves_of in self._written:         # (after the input check, as CompiledModule does)
             self.attributes[name] = pytree.tree_unflatten(
-                [from_device(next(written)) if part is TENSOR else part for part in parts], spec)
-        return results
+                [from_device(next(written)) if part is TENSOR else part for part in leaves_of], spec)
+        return self._results.build(parts.outputs, leaves)
 
     def __repr__(self) -> str:
         return f"fxla.load({self.path!r}, device={self.device})"

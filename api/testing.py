@@ -43,9 +43,9 @@ from typing import Any, Callable, List, Optional
 
 import torch
 
-from fxla.frontend import GraphModule, Tracer, propagate_shapes
-from fxla.frontend.passes import functionalize
-from fxla.lowering import RULES, lower_to_fxla
+from fxla.frontend import GraphModule, Tracer
+from fxla.lowering import RULES
+from fxla.pipeline import Pipeline
 from fxla.lowering.registry import _label, op_key
 
 __all__ = ["case", "print_fxla", "t", "op_name", "CaseError", "failures"]
@@ -176,11 +176,11 @@ def _run(label: str, program: Callable, example_inputs, op: Any, where: str) -> 
         tracer = Tracer()
         graph = tracer.trace(program)
         gm = GraphModule(tracer.root, graph, getattr(program, "__name__", type(program).__name__))
+        pipeline = Pipeline()
+        prepared = pipeline.prepare(gm, example_inputs)
         if op is not None:              # in-place ops (x[i] = v) are checked as the op lowering sees
-            propagate_shapes(gm, *example_inputs)
-            gm = functionalize(gm)
-            _check_op_in_graph(op, gm)
-        text = lower_to_fxla(gm, example_inputs).text()
+            _check_op_in_graph(op, prepared.graph_module)
+        text = pipeline.to_fxla(prepared).text()
     except Exception as err:  # noqa: BLE001 -- every failure is reported, none is skipped
         _fail(label, where, err)
         return False

@@ -19,7 +19,7 @@ see other values than eager's:
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import List, Sequence
 
 import torch
 
@@ -116,14 +116,13 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
     return tensors
 
 
-def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, results, guard=None) -> List[Any]:
-    """Copy the new values of the tensor inputs a program changes in place (``mutated``: their numbers among the
-    tensor inputs ``tensors``, which :func:`check_writable` returned before the program ran; their values are the
-    last results) into the caller's tensors; return the other results.  ``guard``: the call's
-    :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a non-leaf, under grad mode) is written
-    from the guarded value, so its history records the change and a backward through it raises."""
-    n = len(mutated)
-    for index, value in zip(mutated, results[-n:]):
+def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, values, guard=None) -> None:
+    """Copy ``values``, the new values of the tensor inputs a program changes in place (``mutated``: their numbers
+    among the tensor inputs ``tensors``, which :func:`check_writable` returned before the program ran), into the
+    caller's tensors.  ``guard``: the call's :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a
+    non-leaf, under grad mode) is written from the guarded value, so its history records the change and a
+    backward through it raises."""
+    for index, value in zip(mutated, values):
         value, target = from_device(value), tensors[index]
         if target.requires_grad and torch.is_grad_enabled():
             (value,) = guard(leaves, [value])
@@ -131,4 +130,3 @@ def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, resu
         else:
             with torch.no_grad():
                 target.copy_(value)
-    return list(results[:-n])

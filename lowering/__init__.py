@@ -16,11 +16,13 @@ from .passes import DEFAULT_PIPELINE, PassFailure, PipelineError, lower_to_stabl
 
 #: names of the torch half -> their module; any of them imports :mod:`.to_fxla` first (which fills ``RULES``)
 _LAZY = {"RULES": "registry", "coverage": "registry", "register": "registry",
-         "FxlaProgram": "to_fxla", "check_supported": "to_fxla", "lower_to_fxla": "to_fxla",
+         "FxlaProgram": "program", "ResultLayout": "program", "check_supported": "to_fxla",
+         "lower_to_fxla": "to_fxla",
          "LoweringContext": "context"}
 
 __all__ = ["LoweringError", "UnsupportedOpError", "ConversionError", "RULES", "coverage", "register",
-           "FxlaProgram", "check_supported", "lower_to_fxla", "lower_to_stablehlo", "convert_fxla_to_stablehlo",
+           "FxlaProgram", "ResultLayout", "check_supported", "lower_to_fxla", "lower_to_stablehlo",
+           "convert_fxla_to_stablehlo",
            "verify_stablehlo", "DEFAULT_PIPELINE", "PipelineError", "PassFailure", "run_pipeline", "LoweringContext"]
 
 

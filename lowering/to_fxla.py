@@ -8,8 +8,7 @@ the inputs (in order) followed by every parameter/buffer the program reads (``fx
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Union
 
 import torch
 from torch.utils import _pytree as pytree
@@ -17,65 +16,22 @@ from torch.utils import _pytree as pytree
 from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
-from fxla.frontend import GraphModule, TensorMeta, map_arg, propagate_shapes
-from fxla.frontend.tracer import final_attribute_writes
-from fxla.frontend.passes import functionalize
+from fxla.frontend import GraphModule, TensorMeta, map_arg
+from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 
 from . import rules  # noqa: F401  (fills the rule table)
 from .context import LoweringContext
 from .dtypes import mlir_type
 from .errors import LoweringError, UnsupportedOpError
+from .program import FxlaProgram, WrittenAttribute
 from .registry import RULES, describe, op_key
 
 
-@dataclass
-class FxlaProgram:
-    """A graph lowered to the fxla dialect, plus what the runtime needs to call it.
-
-    ``input_spec``/``output_spec`` are pytree specs of the call's inputs/outputs; ``input_static`` holds the
-    non-tensor input leaves the program was specialised to (``None`` at tensor positions);
-    ``output_static`` likewise for the outputs.  ``param_names`` are the qualified names of the parameters
-    and buffers appended to the arguments, ``params`` their tensors.  ``mutated_inputs`` are the argument
-    numbers of the tensor inputs the program changes in place (``x += 1``; see
-    :func:`fxla.frontend.passes.functionalize`): their new values are the results right after the outputs,
-    and the caller writes them back.  ``mutated_params`` likewise names the parameters and buffers the program
-    changes (``self.steps += 1``): their new values are the results after those.  ``written_attributes`` are
-    the plain module attributes forward assigns (``self.last = y``): their values are the last results, leaf by
-    leaf (see :class:`WrittenAttribute`), and the caller sets the attributes.
-    """
-
-    module: ir.Module
-    context: ir.Context
-    input_spec: Any
-    input_static: List[Any]
-    output_spec: Any
-    output_static: List[Any]
-    param_names: List[str]
-    params: Dict[str, torch.Tensor] = field(repr=False)
-    mutated_inputs: List[int] = field(default_factory=list)
-    mutated_params: List[str] = field(default_factory=list)
-    written_attributes: List["WrittenAttribute"] = field(default_factory=list)
-
-    def text(self, debug_info: bool = False) -> str:
-        return self.module.operation.get_asm(enable_debug_info=debug_info)
-
-
-@dataclass
-class WrittenAttribute:
-    """A module attribute forward assigns (``self.last = y``, ``self.cache = (k, v)``): its qualified ``name``,
-    the value's pytree ``spec`` and, per leaf, ``None`` where the leaf is the next program result or the
-    leaf itself where it is not a tensor (a constant, or a value shape propagation knows)."""
-
-    name: str
-    spec: Any
-    leaves: List[Any]
-
-
-def _written_attributes(gm: GraphModule, env, returned: List[Any]) -> List[WrittenAttribute]:
-    """The attributes assigned in forward (:func:`fxla.frontend.tracer.final_attribute_writes`), appending their
-    tensor leaves to ``returned``."""
+def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> List[WrittenAttribute]:
+    """The attributes assigned in forward (``prepared.attribute_writes``), appending their tensor leaves to
+    ``returned``."""
     written = []
-    for name, (spec, nodes, constants) in final_attribute_writes(gm.graph).items():
+    for name, (spec, nodes, constants) in prepared.attribute_writes.items():
         leaves = []
         for i in range(spec.num_leaves):
             value = env[nodes[i]] if i in nodes else constants[i]
@@ -150,14 +106,13 @@ pytree.register_pytree_node(_NoneOutput, lambda _: ([], None), lambda _children,
 _NONE_OUTPUT = _NoneOutput()
 
 
-def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -> FxlaProgram:
-    """Lower ``gm`` specialised to ``example_inputs`` (tensors or nested tuples/lists/dicts of them)."""
-    example_inputs = tuple(example_inputs)
-    propagate_shapes(gm, *example_inputs)
-    functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
-    if functional is not gm:
-        gm = functional
-        propagate_shapes(gm, *example_inputs)
+def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None, *,
+                  func_name: str = "main") -> FxlaProgram:
+    """Lower a prepared graph (:func:`fxla.frontend.passes.prepare.prepare_graph`: shapes propagated for example
+    inputs, in-place mutation functionalized) to the fxla dialect.  ``lower_to_fxla(gm, example_inputs)`` (a
+    GraphModule and example inputs: tensors or nested tuples/lists/dicts of them) prepares it first."""
+    prepared = graph if isinstance(graph, PreparedGraph) else prepare_graph(graph, example_inputs)
+    gm, example_inputs = prepared.graph_module, prepared.example_inputs
     check_supported(gm)
     context = fxla_context()
     with context, ir.Location.unknown(), type_cache():
@@ -192,13 +147,13 @@ def lower_to_fxla(gm: GraphModule, example_inputs, *, func_name: str = "main") -
                 pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
             mutated = []
-            for name, value in gm.graph.meta.get("input_mutations", {}).items():
+            for name, value in prepared.input_mutations.items():
                 placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.target == name)
                 mutated.append(ir.BlockArgument(env[placeholder]).arg_number)
                 returned.append(env[value])
-            state = gm.graph.meta.get("state_mutations", {})
+            state = prepared.state_mutations
             returned.extend(env[value] for value in state.values())
-            written = _written_attributes(gm, env, returned)
+            written = _written_attributes(prepared, env, returned)
             func.ReturnOp(returned)
         all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))

@@ -99,7 +99,8 @@ def test_opt_unknown_pass(capsys, tmp_path):
 def test_dump_verbose_reports_phases_with_timings(capsys):
     rc, _, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "hlo", "-v")
     assert rc == 0
-    for phase in ("tracing", "shape propagation + lowering to fxla", "fxla -> StableHLO", "XLA compile"):
+    for phase in ("tracing", "prepare graph (shape propagation", "lowering to fxla", "fxla -> StableHLO",
+                  "device layout passes", "XLA compile"):
         assert f"[fxla] {phase}" in err
     assert err.count(" ms") >= 4
 

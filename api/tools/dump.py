@@ -115,6 +115,12 @@ class _Progress:
         if self.enabled:
             print(f" {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr, flush=True)
 
+    def observe(self, stage: str, _result, seconds: float) -> None:
+        """A pipeline observer (fxla.pipeline.Observer): one line per stage, after it ran."""
+        if self.enabled:
+            print(f"[fxla] {STAGE_LABELS.get(stage, stage)} ... {seconds * 1e3:.1f} ms", file=sys.stderr,
+                  flush=True)
+
 
 def _load(args):
     import torch
@@ -135,51 +141,53 @@ def _load(args):
     return model, inputs
 
 
+#: what ``-v`` calls each stage of the pipeline (fxla.pipeline.STAGES)
+STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization)",
+                "fxla": "lowering to fxla", "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
+                "layout": "device layout passes (fxla-pool-layout + fxla-param-layout)", "compile": "XLA compile"}
+
+
 def _stage_texts(args, model, inputs, progress: _Progress):
     import fxla
-    from fxla.lowering import lower_to_fxla, lower_to_stablehlo
-    from fxla.lowering.passes import device_layouts
-    from fxla.runtime import compile_stablehlo, resolve_device
+    from fxla.pipeline import COMPILING, Pipeline
+    from fxla.runtime import resolve_device
 
     with progress.phase("tracing"):
         compiled = fxla.compile(model, device=args.device)
     gm = compiled.graph_module
-    with progress.phase("shape propagation + lowering to fxla"):
-        program = lower_to_fxla(gm, inputs)
-    texts = {"graph": str(gm.graph), "code": gm.code, "fxla": program.text(debug_info=args.debug_locations),
-             "functional": _functional_text(gm)}
-    with progress.phase("fxla -> StableHLO (pipeline + MLIR verifier)"):
-        stablehlo = lower_to_stablehlo(program.module, print_ir_after_all=args.print_ir_after_all)
-    texts["stablehlo"] = stablehlo.operation.get_asm(enable_debug_info=args.debug_locations)
+    texts = {"graph": str(gm.graph), "code": gm.code}
+
+    def keep_fxla(stage, result, _seconds):      # (the next stage converts the fxla module in place)
+        if stage == "fxla":
+            texts["fxla"] = result.text(debug_info=args.debug_locations)
+
+    pipeline = Pipeline(observers=[progress.observe, keep_fxla], print_ir_after_all=args.print_ir_after_all)
+    with COMPILING:
+        stages = pipeline.lower(gm, inputs)
+    texts["functional"] = _functional_text(stages.prepared)
+    texts["stablehlo"] = stages.stablehlo_debug if args.debug_locations else stages.stablehlo
     if args.stage in ("hlo", "all") or args.run:
         device = resolve_device(args.device)
-        with progress.phase("fxla-pool-layout + fxla-param-layout"):  # what fxla.compile does before XLA (same HLO)
-            device_layouts(stablehlo, program.param_names, device.platform)
-        with progress.phase("XLA compile"):
-            executable = compile_stablehlo(stablehlo.operation.get_asm(enable_debug_info=True), device,
-                                           n_params=len(program.param_names))
+        with COMPILING:          # what fxla.compile does before XLA (same HLO)
+            target = pipeline.layout(stages, device.platform)
+            executable = pipeline.compile(stages, target, device)
         texts["hlo"] = executable.hlo_text()
     return compiled, texts
 
 
-def _functional_text(gm) -> str:
-    """The graph lower_to_fxla lowered (in-place ops rewritten; ``gm`` has its shapes), and what is written back."""
-    from fxla.frontend.passes import functionalize
-    from fxla.frontend.tracer import final_attribute_writes
-
-    functional = functionalize(gm)
-    meta = functional.graph.meta
+def _functional_text(prepared) -> str:
+    """The graph the pipeline lowered (in-place ops rewritten), and what is written back after each call."""
     back = [f"// written back after each call: input {name} <- %{node.name}"
-            for name, node in meta.get("input_mutations", {}).items()]
+            for name, node in prepared.input_mutations.items()]
     back += [f"// written back after each call: {name} <- %{node.name}"
-             for name, node in meta.get("state_mutations", {}).items()]
-    for name, (spec, nodes, constants) in final_attribute_writes(functional.graph).items():
+             for name, node in prepared.state_mutations.items()]
+    for name, (spec, nodes, constants) in prepared.attribute_writes.items():
         values = [f"%{nodes[i].name}" if i in nodes else repr(constants[i]) for i in range(spec.num_leaves)]
         back.append(f"// set after each call: attribute {name} <- "
                     + (values[0] if spec.is_leaf() else f"({', '.join(values)})"))
-    if functional is gm and not back:
+    if not prepared.functionalized and not back:
         return "// no in-place ops: the captured graph is lowered as it is"
-    return "\n".join([str(functional.graph).rstrip("\n")] + back)
+    return "\n".join([str(prepared.graph_module.graph).rstrip("\n")] + back)
 
 
 def _html(texts, wanted, graph_svg) -> str:

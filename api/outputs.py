@@ -1,0 +1,64 @@
+"""What a call does with a program's results, for a compiled module and a loaded artifact alike.
+
+A program returns its results in one order (:class:`fxla.lowering.ResultLayout`): the tensor outputs, the new
+values of the inputs it changes in place, of the parameters/buffers it changes, and the tensor leaves of the
+attributes forward assigns.  :class:`ResultHandler` splits them, writes changed inputs back into the caller's
+tensors (:func:`fxla.write_back.write_back`), and builds the call's return value: each tensor output converted
+(a torch tensor, or the ``jax.Array`` itself with ``output="jax"``), put together with the static outputs into
+the output structure, with autograd's behaviour guarded (:mod:`fxla.gradients`).  The caller keeps the new
+state and sets the attributes.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from torch.utils import _pytree as pytree
+
+from fxla.lowering import ResultLayout
+from fxla.lowering.program import Results
+from fxla.runtime import from_device
+
+from .write_back import write_back
+
+__all__ = ["ResultHandler"]
+
+
+def _same(value):
+    return value
+
+
+class ResultHandler:
+    """The result handling of one compiled signature (see the module docstring).
+
+    ``output_static``: per output leaf, ``None`` for the next tensor result or the static value itself;
+    ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place.
+    """
+
+    def __init__(self, layout: ResultLayout, output_spec, output_static: Sequence[Any],
+                 mutated_inputs: Sequence[int], output: str, guard):
+        self.layout = layout
+        self.output_spec = output_spec
+        self.output_static = list(output_static)
+        self.mutated_inputs = list(mutated_inputs)
+        self.convert = from_device if output == "torch" else _same
+        self.guard = guard
+
+    def split(self, results: Sequence[Any], leaves, writable: Optional[List[Any]] = None) -> Results:
+        """The results of a call whose inputs were ``leaves``, split (:meth:`ResultLayout.split`), after writing
+        the changed inputs back; ``writable``: the caller's tensors :func:`fxla.write_back.check_writable`
+        returned before the run (when the program changes inputs)."""
+        if not self.layout.mutates:
+            return Results(results, (), (), ())
+        parts = self.layout.split(results)
+        if self.mutated_inputs:
+            write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard)
+        return parts
+
+    def build(self, outputs: Sequence[Any], leaves) -> Any:
+        """The call's return value from the program's tensor ``outputs``."""
+        results = iter(outputs)
+        convert = self.convert
+        values = [convert(next(results)) if static is None else static for static in self.output_static]
+        if self.guard is not None:
+            values = self.guard(leaves, values)
+        return pytree.tree_unflatten(values, self.output_spec)

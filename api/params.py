@@ -1,0 +1,173 @@
+"""Where a compiled model's state lives: its compiled signatures, and the device copies of its weights.
+
+* :class:`SignatureCache`: the compiled signatures of one traced program (least recently used dropped first) and
+  the call plans made from them (fxla's C dispatch and JAX's C++ dispatch run those).
+* :class:`ParameterStore`: the device buffers of a model's parameters and buffers, uploaded at their first use
+  and shared by every signature, and by every per-shape trace of a ``concrete_shapes`` module; it re-uploads a
+  weight the user changed (:mod:`fxla.weights`) and takes the new values of the state a program changes.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from fxla.lowering import FxlaProgram
+from fxla.runtime import Executable, cpp_dispatch, from_device, to_device
+
+from .gradients import GradientGuard
+from .weights import WeightWatch
+
+__all__ = ["Entry", "SignatureCache", "ParameterStore"]
+
+
+@dataclass
+class Entry:
+    """One compiled signature."""
+
+    program: FxlaProgram
+    executable: Executable
+    stablehlo: str = ""                       # without source locations (for export / JAX interop)
+    input_shardings: Optional[List[Any]] = None
+    program_args: Tuple = ()                  # the call that compiled it (for error messages)
+    params: List[Any] = None                  # the device buffers of the parameters, in the layout compiled for
+    param_keys: List[Tuple[str, Tuple[int, ...]]] = None    # their keys in ParameterStore.buffers
+    param_placements: List[Any] = None        # and where each lives (a device or a sharding)
+    guard: Optional[GradientGuard] = None     # its torch outputs' autograd behaviour (see fxla.gradients)
+    layout_sensitive: frozenset = frozenset()  # placeholders the program views (see CompiledModule._check_layouts)
+    layouts: Dict[Tuple, str] = field(default_factory=dict)   # strides -> "" (runs) or eager's error
+    handler: Any = None                       # its results -> the call's value (fxla.outputs.ResultHandler)
+
+
+class SignatureCache:
+    """The compiled signatures of one traced program, at most ``max_signatures`` (see the module docstring).
+
+    ``plans`` maps a call's fast key to the call plan of its signature (:func:`fxla.dispatch.call_plan`);
+    ``front_plans`` holds the plans of torch-tensor signatures that run in front of ``cpp_call``, JAX's C++
+    dispatch object (``output="jax"``, see fxla.runtime.cpp_dispatch), when there is one.
+    """
+
+    def __init__(self, max_signatures: int, cpp_call=None):
+        self.max_signatures = max_signatures
+        self.entries: Dict[Tuple, Entry] = collections.OrderedDict()   # signature -> entry, least recent first
+        self.plans: Dict[Tuple, Any] = {}
+        self.front_plans: Dict[Tuple, Any] = {}
+        self.cpp_call = cpp_call
+
+    def get(self, key) -> Optional[Entry]:
+        entry = self.entries.get(key)
+        if entry is not None:
+            try:
+                self.entries.move_to_end(key)      # (most recently used last: see max_signatures)
+            except KeyError:                       # dropped by another thread meanwhile
+                pass
+        return entry
+
+    def put(self, key, entry: Entry) -> None:
+        self.entries[key] = entry
+        while len(self.entries) > self.max_signatures:     # the least recently used signature goes
+            self.entries.popitem(last=False)
+            self.drop_plans()
+
+    def drop_plans(self) -> None:
+        """Forget every call plan and C++ fast path (they hold executables and device buffers); the next call of
+        each signature takes the general path and makes them again."""
+        self.plans.clear()
+        self.front_plans.clear()
+        if self.cpp_call is not None:
+            cpp_dispatch.clear(self.cpp_call)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.drop_plans()
+
+
+def _on_change(store_ref, names) -> None:
+    store = store_ref()
+    if store is not None:
+        store.reupload(names)
+
+
+class ParameterStore:
+    """The device-resident parameters and buffers of one model (see the module docstring).
+
+    ``buffers`` maps ``(name, stored permutation)`` to a device buffer; ``weights`` records what each was
+    uploaded from (every call checks it first: ``Dispatch(..., watch=)``); ``caches`` are the signature caches
+    whose entries hold these buffers; ``lock`` is held by calls that write module state (one at a time);
+    ``root`` is the module whose attributes forward assigns (``self.last = y``); ``mesh``: the module's mesh.
+    """
+
+    def __init__(self, root, mesh=None):
+        self.buffers: Dict[Tuple[str, Tuple[int, ...]], Any] = {}
+        self.weights = WeightWatch(functools.partial(_on_change, weakref.ref(self)))
+        self.lock = threading.RLock()
+        self.caches: List[SignatureCache] = []
+        self.root = root
+        self.mesh = mesh
+
+    def resident(self, program: FxlaProgram, keys, placements) -> List[Any]:
+        """The device buffers of the parameters ``keys`` ((name, stored permutation)), uploading those not yet
+        resident."""
+        for (name, perm), placement in zip(keys, placements):
+            if (name, perm) not in self.buffers:
+                value = program.params[name]
+                self.buffers[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+                self.weights.record(name, value)
+        return [self.buffers[k] for k in keys]
+
+    def drop_plans(self) -> None:
+        for cache in self.caches:
+            cache.drop_plans()
+
+    def reupload(self, names: Sequence[str]) -> None:
+        """The weights ``names`` changed in the model (fxla.weights): upload them again and point every compiled
+        signature at the new buffers."""
+        with self.lock:
+            self._drop(names)
+            self._refresh()
+
+    def _drop(self, names: Sequence[str]) -> None:
+        """Forget the device buffers of the weights ``names`` (every stored layout) and what they came from."""
+        for key in [k for k in self.buffers if k[0] in names]:
+            del self.buffers[key]
+        self.weights.forget(names)
+
+    def _refresh(self) -> None:
+        self.drop_plans()               # plans hold the old buffers; the next general call rebuilds them
+        for cache in self.caches:
+            for entry in cache.entries.values():
+                entry.params = self.resident(entry.program, entry.param_keys, entry.param_placements)
+
+    def clear(self) -> None:
+        """Drop every compiled signature, call plan and resident weight."""
+        for cache in self.caches:
+            cache.clear()
+        self.buffers.clear()
+        self.weights.clear()
+
+    def store_state(self, program: FxlaProgram, values) -> None:
+        """The program changed parameters/buffers in place (``self.steps += 1``): copy their new values into the
+        module's tensors, make the results the resident buffers (single device; a mesh program re-uploads them),
+        and point every compiled signature at them."""
+        with torch.no_grad():
+            for name, value in zip(program.mutated_params, values):
+                program.params[name].copy_(from_device(value))
+                self._drop([name])
+                if self.mesh is None:
+                    self.buffers[name, ()] = value
+                    self.weights.record(name, program.params[name])   # (as of after the copy)
+        self._refresh()
+
+    def set_attributes(self, writes, values) -> None:
+        """Set the module attributes forward assigns (``self.last = y``) to this call's values, as torch tensors."""
+        results = iter(values)
+        for w in writes:
+            leaves = [from_device(next(results)) if leaf is None else leaf for leaf in w.leaves]
+            owner, _, name = w.name.rpartition(".")
+            setattr(self.root.get_submodule(owner), name, pytree.tree_unflatten(leaves, w.spec))

@@ -1,0 +1,107 @@
+"""What lowering hands on: the fxla program of one input signature, and the layout of its results.
+
+:class:`FxlaProgram` is the contract between lowering and its callers (the pipeline, export, the runtime call
+path): the fxla module plus how a call's Python values map onto the program's arguments and results.  The
+results of a program come in one order, :class:`ResultLayout`, which every caller splits the same way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, NamedTuple, Sequence
+
+import torch
+
+from fxla.dialects.mlir import ir
+
+__all__ = ["FxlaProgram", "WrittenAttribute", "ResultLayout", "Results"]
+
+
+@dataclass
+class WrittenAttribute:
+    """A module attribute forward assigns (``self.last = y``, ``self.cache = (k, v)``): its qualified ``name``,
+    the value's pytree ``spec`` and, per leaf, ``None`` where the leaf is the next program result or the
+    leaf itself where it is not a tensor (a constant, or a value shape propagation knows)."""
+
+    name: str
+    spec: Any
+    leaves: List[Any]
+
+
+class Results(NamedTuple):
+    """A program's results, split by :meth:`ResultLayout.split`."""
+
+    outputs: Sequence[Any]       # the tensor leaves of the output structure, in order
+    inputs: Sequence[Any]        # the new values of the mutated tensor inputs (``x += 1``)
+    state: Sequence[Any]         # the new values of the mutated parameters/buffers (``self.steps += 1``)
+    attributes: Sequence[Any]    # the tensor leaves of the written attributes (``self.last = y``)
+
+
+@dataclass(frozen=True)
+class ResultLayout:
+    """The order of a program's results: ``outputs`` tensor outputs, then one new value per mutated input
+    (``inputs``), per mutated parameter/buffer (``state``), then the ``attributes`` tensor leaves of the written
+    attributes.  A compiled module and a loaded artifact both split results with :meth:`split`."""
+
+    outputs: int
+    inputs: int = 0
+    state: int = 0
+    attributes: int = 0
+
+    @property
+    def mutates(self) -> bool:
+        """Whether a call changes anything besides returning outputs (inputs, module state, attributes)."""
+        return bool(self.inputs or self.state or self.attributes)
+
+    def split(self, results: Sequence[Any]) -> Results:
+        if len(results) != self.outputs + self.inputs + self.state + self.attributes:
+            raise ValueError(f"a program with result layout {self} returned {len(results)} results")
+        a = self.outputs
+        b = a + self.inputs
+        c = b + self.state
+        return Results(results[:a], results[a:b], results[b:c], results[c:])
+
+
+@dataclass
+class FxlaProgram:
+    """A graph lowered to the fxla dialect, plus what the runtime needs to call it.
+
+    ``input_spec``/``output_spec`` are pytree specs of the call's inputs/outputs; ``input_static`` holds the
+    non-tensor input leaves the program was specialised to (``None`` at tensor positions);
+    ``output_static`` likewise for the outputs.  ``param_names`` are the qualified names of the parameters
+    and buffers appended to the arguments, ``params`` their tensors.  ``mutated_inputs`` are the argument
+    numbers of the tensor inputs the program changes in place (``x += 1``; see
+    :func:`fxla.frontend.passes.functionalize`): their new values are the results right after the outputs,
+    and the caller writes them back.  ``mutated_params`` likewise names the parameters and buffers the program
+    changes (``self.steps += 1``): their new values are the results after those.  ``written_attributes`` are
+    the plain module attributes forward assigns (``self.last = y``): their values are the last results, leaf by
+    leaf (see :class:`WrittenAttribute`), and the caller sets the attributes.  :attr:`layout` is that order.
+    """
+
+    module: ir.Module
+    context: ir.Context
+    input_spec: Any
+    input_static: List[Any]
+    output_spec: Any
+    output_static: List[Any]
+    param_names: List[str]
+    params: Dict[str, torch.Tensor] = field(repr=False)
+    mutated_inputs: List[int] = field(default_factory=list)
+    mutated_params: List[str] = field(default_factory=list)
+    written_attributes: List[WrittenAttribute] = field(default_factory=list)
+
+    def text(self, debug_info: bool = False) -> str:
+        return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+    @property
+    def layout(self) -> ResultLayout:
+        """The order of the program's results (see :class:`ResultLayout`)."""
+        return ResultLayout(sum(v is None for v in self.output_static), len(self.mutated_inputs),
+                            len(self.mutated_params),
+                            sum(leaf is None for w in self.written_attributes for leaf in w.leaves))
+
+    def result_roles(self) -> List[str]:
+        """One role per result, in order: ``output``, ``input:<argument number>``, ``param:<name>``,
+        ``attribute:<name>`` (what an exported artifact records on its ``@main``)."""
+        return (["output"] * self.layout.outputs + [f"input:{k}" for k in self.mutated_inputs]
+                + [f"param:{n}" for n in self.mutated_params]
+                + [f"attribute:{w.name}" for w in self.written_attributes for v in w.leaves if v is None])
