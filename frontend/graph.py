@@ -9,6 +9,7 @@ import keyword
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from . import meta as M
 from .errors import GraphError
 from .node import OPCODES, Argument, Node, Target, map_arg
 
@@ -95,7 +96,21 @@ class Graph:
     * placeholders come first; exactly one ``output`` node, and it is last;
     * ``get_attr``/``call_module`` targets are dotted strings (resolvable on
       ``owning_module`` when one is set), ``call_method`` targets are method names,
-      ``call_function`` targets are callables.
+      ``call_function`` targets are callables;
+    * the known keys of each ``node.meta`` and of ``graph.meta`` hold their documented types
+      (:mod:`fxla.frontend.meta`).
+
+    ``meta`` -- graph-level metadata, a dict (:class:`~fxla.frontend.meta.GraphMeta`).  Known keys, each a
+    constant of :mod:`fxla.frontend.meta`:
+
+    * ``"specialization"`` (``SPECIALIZATION``) -- a concrete-shapes trace's inputs (name -> TensorMeta or
+      value), the parameters it fixed (``"fixed"``) and its ``"device"``: what the graph is valid for;
+    * ``"attribute_constants"`` (``ATTRIBUTE_CONSTANTS``) -- ``(serial, qualified name, value)`` per untraced
+      value forward assigns to a module attribute (the tracer's state capture);
+    * ``"input_mutations"`` / ``"state_mutations"`` (``INPUT_MUTATIONS`` / ``STATE_MUTATIONS``) -- set by
+      functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value.
+
+    Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /
     :meth:`inserting_after`.
@@ -107,8 +122,7 @@ class Graph:
         self._namespace = Namespace()
         self._insert_before: Node = self._root
         self.owning_module = None
-        #: free-form graph-level metadata; the tracer's ``concrete_shapes`` mode stores the
-        #: input shapes it specialised to under ``meta['specialization']``
+        #: graph-level metadata: the known keys are listed in the class docstring (:mod:`fxla.frontend.meta`)
         self.meta: Dict[str, Any] = {}
 
     # ---- node list ---------------------------------------------------------------------
@@ -149,7 +163,7 @@ class Graph:
         def check(n: Node) -> Node:
             if n.graph is not self or n._erased:
                 raise GraphError(
-                    f"argument %{n.name} is not a live node of this graph", where=n.meta.get("source"),
+                    f"argument %{n.name} is not a live node of this graph", where=n.meta.get(M.SOURCE),
                     why="nodes can only read values produced in the same graph",
                     fix="copy the node into this graph first (Graph.node_copy)")
             return n
@@ -248,7 +262,7 @@ class Graph:
         if to_erase.users:
             users = ", ".join(f"%{u.name}" for u in to_erase.users)
             raise GraphError(
-                f"cannot erase %{to_erase.name}: it still has users ({users})", where=to_erase.meta.get("source"),
+                f"cannot erase %{to_erase.name}: it still has users ({users})", where=to_erase.meta.get(M.SOURCE),
                 why="erasing it would leave those nodes reading an undefined value",
                 fix="call node.replace_all_uses_with(other) (or erase the users) first")
         if self._insert_before is to_erase:
@@ -271,7 +285,7 @@ class Graph:
     def lint(self) -> None:
         """Check the invariants in the class docstring; raises :class:`GraphError`."""
         def fail(node: Node, what: str, fix: str) -> None:
-            raise GraphError(f"graph lint failed at %{node.name}: {what}", where=node.meta.get("source"),
+            raise GraphError(f"graph lint failed at %{node.name}: {what}", where=node.meta.get(M.SOURCE),
                              why="the graph violates an fxla IR invariant", fix=fix)
 
         seen: Dict[Node, None] = {}
@@ -302,11 +316,28 @@ class Graph:
                 if user._erased or node not in user._input_nodes:
                     fail(node, f"stale user %{user.name}", "edit args through node.args/kwargs")
             self._lint_target(node, fail)
+            self._lint_meta(node)
             seen[node] = None
         if outputs != 1:
             raise GraphError(f"graph lint failed: expected one output node, found {outputs}",
                              why="every graph returns exactly one (possibly nested) value",
                              fix="call graph.output(result) once, at the end")
+        problem = M.graph_meta_problem(self.meta)
+        if problem:
+            raise GraphError(f"graph lint failed: {problem}", why="the known graph.meta keys have fixed types "
+                             "that later stages rely on (fxla.frontend.meta.GraphMeta)",
+                             fix="store values of the documented type, or use a key of your own")
+
+    @staticmethod
+    def _lint_meta(node: Node) -> None:
+        problem = M.node_meta_problem(node.meta)
+        if problem:
+            source = node.meta.get(M.SOURCE)
+            raise GraphError(f"graph lint failed at %{node.name}: {problem}",
+                             where=source if isinstance(source, M.SourceLocation) else None,
+                             why="the known node.meta keys have fixed types that later stages rely on "
+                                 "(fxla.frontend.meta.NodeMeta)",
+                             fix="store values of the documented type, or use a key of your own")
 
     def _lint_target(self, node: Node, fail) -> None:
         if node.op in ("get_attr", "call_module", "call_method", "placeholder"):

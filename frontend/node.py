@@ -166,9 +166,21 @@ class Node:
       Named tuples keep their type, and so do the dict subclasses torch's pytree knows
       (``OrderedDict``, ``ModelOutput``: see :func:`empty_dict_like`); other dict subclasses are
       plain dicts.
-    * ``meta``   -- free-form dict. Contract: ``meta['source']`` is a
-      :class:`~fxla.frontend.source.SourceLocation`; shape propagation adds
-      ``meta['tensor_meta']`` or ``meta['value']``.
+    * ``meta``   -- a dict (:class:`~fxla.frontend.meta.NodeMeta`) whose known keys are a contract between
+      stages (each a constant of :mod:`fxla.frontend.meta`; :meth:`Graph.lint` checks their types); other
+      keys are free-form:
+
+      - ``"source"`` (``SOURCE``) -- the :class:`~fxla.frontend.source.SourceLocation` of the user's line that
+        made the node (or ``None``); the tracer stamps every node;
+      - ``"tensor_meta"`` (``TENSOR_META``) -- shape propagation (and the concrete-shapes tracer): a
+        ``TensorMeta`` (shape, dtype), or a tuple/list/dict of them for a structured value;
+      - ``"value"`` (``VALUE``) -- the same, for a value holding no tensor: the Python value itself (a size,
+        a dtype);
+      - ``"attribute_writes"`` (``ATTRIBUTE_WRITES``) -- the tracer's state capture: a list of
+        :class:`~fxla.frontend.meta.AttributeWrite`, forward assigned this value to a module attribute;
+      - ``"state_assignment"`` (``STATE_ASSIGNMENT``) -- the tracer's state capture: on a ``copy_`` node,
+        the qualified name of the parameter or buffer forward assigned (``self.h = ...``);
+      - ``"functionalized"`` (``FUNCTIONALIZED``) -- functionalization: ``True`` on a value it made.
     * ``type``   -- optional Python type annotation of the value.
 
     Use-lists: every node knows ``all_input_nodes`` (nodes it reads) and ``users``

@@ -87,7 +87,7 @@ class Proxy:
         if name[0] == "_" and not hasattr(torch.Tensor, name) and eager_class(self) is not Proxy:
             # a private attribute no tensor has (nn.Parameter's isinstance check reads `_is_param`)
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        if getattr(self.tracer, "concrete_shapes", False):
+        if self.tracer.concrete_shapes:
             meta = self._tensor_meta()
             if meta is not None:
                 if name in _CONCRETE_ATTRS or name in _CONCRETE_METHODS:
@@ -99,7 +99,7 @@ class Proxy:
     # ---- concrete_shapes mode ----------------------------------------------------------------
     def _meta(self) -> Any:
         """This value's meta value, or ``_NO_META`` (default mode, or the op failed on meta)."""
-        if not getattr(self.tracer, "concrete_shapes", False):
+        if not self.tracer.concrete_shapes:
             return _NO_META
         try:
             return self.tracer.meta_value(self)
@@ -154,7 +154,7 @@ class Proxy:
 
     def _concrete_value_error(self, what: str) -> TraceError:
         loc = user_frame_location(self.tracer.module_path)
-        if getattr(self.tracer, "concrete_shapes", False):
+        if self.tracer.concrete_shapes:
             err = self.tracer.meta_error(self)
             why = ("in concrete_shapes mode shapes, dtypes and devices are concrete, but tensor values have "
                    "no concrete value during tracing: this depends on the data, so one trace cannot "
@@ -215,7 +215,7 @@ class Proxy:
         # leaves one getitem node, which the tracer drops at the end if it stayed unused
         for i in range(n):
             item = self[i]
-            self.tracer._speculative.append(item.node)
+            self.tracer.note_speculative(item.node)
             yield item
 
     def __contains__(self, item: Any) -> bool:
@@ -368,7 +368,7 @@ def _eager_class(p: "Proxy") -> type:
     meta = p._meta()
     if meta is not _NO_META:
         return torch.Tensor if isinstance(meta, torch.Tensor) else Proxy
-    return torch.Tensor if _default_mode_tensor(node, p.tracer.__dict__.setdefault("_tensor_nodes", {})) else Proxy
+    return torch.Tensor if _default_mode_tensor(node, p.tracer._tensor_nodes) else Proxy
 
 
 def _default_mode_tensor(node: Node, known: Dict[Node, bool]) -> bool:

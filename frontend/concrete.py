@@ -1,0 +1,214 @@
+"""The :class:`ConcreteShapeTracer`: a shape-specialising :class:`~fxla.frontend.tracer.Tracer`."""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from . import meta as M
+from .errors import TraceError
+from .node import Node, Target, map_aggregate, map_arg
+from .proxy import Proxy
+from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, data_dependent_op, describe,
+                         set_node_meta, to_meta)
+from .tracer import _UNSET, Tracer, _check_names, _Inputs
+
+__all__ = ["ConcreteShapeTracer"]
+
+
+class ConcreteShapeTracer(Tracer):
+    """The shape-specialising tracer (like Hugging Face's old ``HFTracer``); ``Tracer(concrete_shapes=True)``
+    and ``symbolic_trace(model, example_inputs=...)`` make one.
+
+    :meth:`trace` needs ``example_inputs`` (a tuple of positional inputs, or a dict by parameter name): their
+    shapes and dtypes seed a *meta value* per Proxy -- each recorded op is also run on ``meta`` tensors as it is
+    recorded (:meth:`meta_value`).  So ``x.shape``, ``x.size(i)``, ``x.dim()``, ``len(x)``, ``x.dtype`` and
+    ``x.device`` (the example inputs' device, :attr:`device`) are concrete Python values with no node, and
+    Python control flow on them just runs; a call whose result is such a value (a size, a dtype) is folded to
+    the value.  Tensor *values* stay symbolic: ``if x.sum() > 0`` still raises :class:`TraceError`.
+
+    Parameters given neither an example input nor a concrete arg are fixed at their default (``*args`` /
+    ``**kwargs`` as empty).  The graph is valid for the traced inputs only: their shapes, the fixed values and
+    the device are recorded in ``graph.meta["specialization"]``.  Every node's meta value is recorded as its
+    ``meta["tensor_meta"]`` (or ``meta["value"]``), as shape propagation would.
+    """
+
+    concrete_shapes = True
+
+    def __init__(self, concrete_shapes: bool = True) -> None:
+        super().__init__()
+        self._meta_values: Dict[Node, Any] = {}
+        self._meta_errors: Dict[Node, str] = {}
+        self._meta_memo: Optional[MetaMemo] = None
+        #: the device ``x.device`` answers: the example inputs' (else the root's parameters'), else the CPU
+        self.device = torch.device("cpu")
+
+    # ---- meta values ----------------------------------------------------------------------------------------------
+    def meta_value(self, p: Proxy) -> Any:
+        """The meta value of ``p`` (a meta tensor, or a structure/Python value); raises LookupError if it is
+        unknown (the op failed on meta tensors)."""
+        node = p.node
+        if node in self._meta_values:
+            return self._meta_values[node]
+        raise LookupError(self._meta_errors.get(node, "no meta value recorded"))
+
+    def meta_error(self, p: Proxy) -> Optional[str]:
+        """Why ``p`` has no meta value (None if it has one)."""
+        return self._meta_errors.get(p.node)
+
+    def _set_meta(self, node: Node, value: Any) -> None:
+        self._meta_values[node] = value
+        set_node_meta(node, value)
+
+    def _record_meta(self, node: Node) -> None:
+        missing: List[Node] = []
+
+        def lookup(n: Node) -> Any:
+            if n not in self._meta_values:
+                missing.append(n)
+                return None
+            return self._meta_values[n]
+        args, kwargs = map_arg(node.args, lookup), map_arg(node.kwargs, lookup)
+        if missing:
+            why = self._meta_errors.get(missing[0])
+            self._meta_errors[node] = f"its input %{missing[0].name} has no meta value" + (f" ({why})" if why else "")
+            return
+        args, kwargs = map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
+        self._paused = True
+        try:
+            if self._meta_memo is not None:
+                value = self._meta_memo.run(node.op, node.target, args, kwargs, self.root.get_submodule,
+                                            lambda: self._run_on_meta(node, args, kwargs))
+            else:
+                value = self._run_on_meta(node, args, kwargs)
+        except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
+            op = data_dependent_op(lambda: self._run_on_meta(node, args, kwargs))
+            self._meta_errors[node] = (
+                f"%{node.name} ({op}) has an output shape or value that depends on the tensor's data, so a "
+                f"fixed-shape program cannot compute it (fix that first: torch.where(mask, x, 0) instead of "
+                f"x[mask], masked reductions, a fixed-size torch.topk instead of torch.nonzero, a 0-d tensor "
+                f"instead of .item())" if op is not None else
+                f"running %{node.name} on meta tensors failed: {type(e).__name__}: {e}")
+            return
+        finally:
+            self._paused = False
+        self._set_meta(node, value)
+
+    def _run_on_meta(self, node: Node, args: Tuple, kwargs: Dict[str, Any]) -> Any:
+        op, target = node.op, node.target
+        if op == "get_attr":
+            obj = self.root
+            for atom in target.split("."):
+                obj = getattr(obj, atom)
+            return to_meta(obj)
+        if op == "call_function":
+            return to_meta(target(*args, **kwargs))
+        if op == "call_method":
+            self_obj, *rest = args
+            if target in ("cpu", "cuda") and isinstance(self_obj, torch.Tensor):
+                return self_obj
+            return to_meta(getattr(self_obj, target)(*rest, **kwargs))
+        if op == "output":
+            return args[0]
+        if op == "call_module":
+            return to_meta(call_module_on_meta(self.root.get_submodule(target), args, kwargs))
+        raise LookupError(op)
+
+    def _foldable(self, node: Node) -> bool:
+        from .wrap import wrapper_for
+        if node not in self._meta_values or node.is_impure():
+            return False
+        if node.op == "call_function" and wrapper_for(node.target) is not None:
+            return False  # a user leaf stays in the graph
+        v = self._meta_values[node]
+        return type(v) in (bool, int, float, torch.Size, torch.dtype)
+
+    # ---- recording: every node gets its meta value ----------------------------------------------------------------
+    def create_node(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],
+                    name: Optional[str] = None, type_expr: Optional[Any] = None) -> Node:
+        """:meth:`Tracer.create_node`, then the node's meta value (placeholders get theirs from the example
+        inputs, the output node in :meth:`_create_output`)."""
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        if kind not in ("placeholder", "output"):
+            self._record_meta(node)
+        return node
+
+    def create_proxy(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],
+                     name: Optional[str] = None, type_expr: Optional[Any] = None) -> Any:
+        """:meth:`Tracer.create_proxy`, except that a call whose meta value is a size, a dtype or a number is
+        no node: its value is returned."""
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+        node = proxy.node
+        if kind in ("call_function", "call_method") and self._foldable(node):
+            value = self._meta_values[node]
+            self.graph.erase_node(node)  # a shape-derived Python value: no node, just the value
+            return value
+        return proxy
+
+    # ---- the steps of trace() -------------------------------------------------------------------------------------
+    def _start(self, root: Any) -> Any:
+        self._meta_values, self._meta_errors = {}, {}
+        # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
+        self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta else None
+        return super()._start(root)
+
+    def _bind_examples(self, params, concrete_args, example_inputs, def_loc) -> Dict[str, Any]:
+        if example_inputs is None:
+            raise TraceError(
+                "concrete_shapes tracing needs example inputs", where=def_loc,
+                why="shapes are made concrete by running each op on meta tensors shaped like the inputs",
+                fix="call tracer.trace(model, example_inputs=(x, ...)) or "
+                    "symbolic_trace(model, example_inputs=(x, ...))")
+        free = [p for p in params if p.name not in concrete_args]
+        if isinstance(example_inputs, dict):
+            examples = dict(example_inputs)
+            _check_names(examples, free, "example_inputs", "unknown (or concrete)", "free parameters", def_loc)
+        else:
+            if not isinstance(example_inputs, (tuple, list)):
+                example_inputs = (example_inputs,)
+            positional = [p for p in free if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if len(example_inputs) > len(positional):
+                raise TraceError(
+                    f"{len(example_inputs)} example inputs for {len(positional)} positional parameter(s)",
+                    where=def_loc,
+                    why=f"the free positional parameters are {[p.name for p in positional]}",
+                    fix="pass fewer example inputs, or a dict of them by parameter name")
+            examples = {p.name: v for p, v in zip(positional, example_inputs)}
+        devices: List[torch.device] = []
+        map_aggregate(examples, lambda v: devices.append(v.device) if isinstance(v, torch.Tensor) else v)
+        if not devices and isinstance(self.root, torch.nn.Module):
+            devices = [t.device for t in itertools.chain(self.root.parameters(), self.root.buffers())][:1]
+        self.device = devices[0] if devices else torch.device("cpu")
+        return examples
+
+    def _fixed_input(self, p, examples: Dict[str, Any], def_loc) -> Any:
+        """A parameter with no example input is fixed at its default (``*args``/``**kwargs``: empty)."""
+        if p.name in examples:
+            return _UNSET
+        if p.kind == p.VAR_POSITIONAL:
+            return ()
+        if p.kind == p.VAR_KEYWORD:
+            return {}
+        if p.default is p.empty:
+            raise TraceError(
+                f"concrete_shapes tracing needs an example input for parameter '{p.name}'", where=def_loc,
+                why="each graph input's meta value is computed from its example input",
+                fix=f"pass example_inputs={{'{p.name}': ...}} (or a value in concrete_args)")
+        return p.default
+
+    def _placeholder(self, p, examples: Dict[str, Any], def_loc) -> Node:
+        node = super()._placeholder(p, examples, def_loc)
+        self._set_meta(node, to_meta(examples[p.name]))
+        return node
+
+    def _create_output(self, result: Any, def_loc) -> Node:
+        out = super()._create_output(result, def_loc)
+        self._record_meta(out)
+        return out
+
+    def _finish(self, inputs: _Inputs) -> None:
+        super()._finish(inputs)
+        self.graph.meta[M.SPECIALIZATION] = {
+            "inputs": {k: describe(v) if _contains_tensor(v) else v for k, v in inputs.examples.items()},
+            "fixed": inputs.fixed, "device": self.device}

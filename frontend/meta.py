@@ -1,0 +1,146 @@
+"""The metadata stages hand each other on a graph: the known keys of ``node.meta`` and ``graph.meta``.
+
+``node.meta`` and ``graph.meta`` are dicts any pass may add to, but a few keys are a contract between the
+tracer, the passes, lowering and the tools.  Each has a constant here (use it instead of the string), a
+type (:class:`NodeMeta` / :class:`GraphMeta` spell them) and a writer:
+
+==========================  ====================================  ==========================================
+key                         type                                  written by / meaning
+==========================  ====================================  ==========================================
+``node.meta[SOURCE]``       ``SourceLocation`` or ``None``        the tracer: the user's line that made the
+                                                                  node (every traced node has one)
+``node.meta[TENSOR_META]``  ``TensorMeta``, or a tuple/list/dict  shape propagation (and the concrete-shapes
+                            of them (``None`` for non-tensors)    tracer): the shape and dtype of a value
+                                                                  that holds tensors
+``node.meta[VALUE]``        any Python value                      the same, for a value with no tensor (a
+                                                                  size, a dtype): the value itself
+``node.meta[ATTRIBUTE_      ``list`` of :class:`AttributeWrite`   the tracer's state capture: forward assigned
+WRITES]``                                                         this node's value to a module attribute
+``node.meta[STATE_          ``str`` (qualified name)              the tracer's state capture: this ``copy_``
+ASSIGNMENT]``                                                     writes a parameter/buffer (``self.h = ...``)
+``node.meta[FUNCTIONALIZED]``  ``bool``                           functionalization: a new value it made
+``graph.meta[               ``dict``: ``inputs`` (name ->         the concrete-shapes tracer: what the graph
+SPECIALIZATION]``           TensorMeta or value), ``fixed``       is valid for
+                            (name -> value), ``device``
+``graph.meta[ATTRIBUTE_     ``list`` of ``(serial, qualified      the tracer's state capture: untraced values
+CONSTANTS]``                name, value)``                        forward assigns to module attributes
+``graph.meta[INPUT_         ``dict``: placeholder name -> Node    functionalization: each mutated input's
+MUTATIONS]``                                                      final value
+``graph.meta[STATE_         ``dict``: qualified name -> Node      functionalization: each mutated parameter /
+MUTATIONS]``                                                      buffer's final value
+==========================  ====================================  ==========================================
+
+:func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
+listed here are free-form.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, TypedDict
+
+import torch
+
+from .source import SourceLocation
+
+__all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
+           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "INPUT_MUTATIONS", "STATE_MUTATIONS",
+           "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
+
+# ---- node.meta ----------------------------------------------------------------------------------------------------
+SOURCE = "source"
+TENSOR_META = "tensor_meta"
+VALUE = "value"
+ATTRIBUTE_WRITES = "attribute_writes"
+STATE_ASSIGNMENT = "state_assignment"
+FUNCTIONALIZED = "functionalized"
+# ---- graph.meta ---------------------------------------------------------------------------------------------------
+SPECIALIZATION = "specialization"
+ATTRIBUTE_CONSTANTS = "attribute_constants"
+INPUT_MUTATIONS = "input_mutations"
+STATE_MUTATIONS = "state_mutations"
+
+
+class AttributeWrite(NamedTuple):
+    """``module.attr = value`` in forward, recorded on the node of each traced leaf of ``value`` (its
+    ``meta["attribute_writes"]``): ``serial`` orders the assignments (the last of a name wins), ``name`` is the
+    qualified attribute name, ``spec`` the value's treespec, ``index`` this leaf's position in it and
+    ``constants`` the value's untraced leaves by position."""
+
+    serial: int
+    name: str
+    spec: Any
+    index: int
+    constants: Dict[int, Any]
+
+
+class NodeMeta(TypedDict, total=False):
+    """The known keys of ``node.meta`` and their types (see the module docstring for who writes each)."""
+
+    source: Optional[SourceLocation]
+    tensor_meta: Any            # TensorMeta, or a tuple/list/dict of TensorMeta / None
+    value: Any
+    attribute_writes: List[AttributeWrite]
+    state_assignment: str
+    functionalized: bool
+
+
+class GraphMeta(TypedDict, total=False):
+    """The known keys of ``graph.meta`` and their types (see the module docstring for who writes each)."""
+
+    specialization: Dict[str, Any]                  # {"inputs": {...}, "fixed": {...}, "device": torch.device}
+    attribute_constants: List[Tuple[int, str, Any]]
+    input_mutations: Dict[str, Any]                 # placeholder name -> Node
+    state_mutations: Dict[str, Any]                 # qualified name -> Node
+
+
+def _is_tensor_meta(value: Any) -> bool:
+    from .shape_prop import TensorMeta          # (shape_prop imports the graph machinery: imported when checked)
+    if value is None or isinstance(value, TensorMeta):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_tensor_meta(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_tensor_meta(v) for v in value.values())
+    return False
+
+
+def _is_node_map(value: Any) -> bool:
+    from .node import Node
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, Node) for k, v in value.items())
+
+
+_NODE_CHECKS = {
+    SOURCE: (lambda v: v is None or isinstance(v, SourceLocation), "a SourceLocation or None"),
+    TENSOR_META: (_is_tensor_meta, "a TensorMeta or a tuple/list/dict of TensorMeta / None"),
+    ATTRIBUTE_WRITES: (lambda v: isinstance(v, list) and all(isinstance(w, AttributeWrite) for w in v),
+                       "a list of AttributeWrite"),
+    STATE_ASSIGNMENT: (lambda v: isinstance(v, str), "a qualified parameter/buffer name (str)"),
+    FUNCTIONALIZED: (lambda v: isinstance(v, bool), "a bool"),
+}
+
+_GRAPH_CHECKS = {
+    SPECIALIZATION: (lambda v: isinstance(v, dict) and isinstance(v.get("inputs"), dict)
+                     and isinstance(v.get("fixed"), dict) and isinstance(v.get("device"), (torch.device, str)),
+                     "a dict of 'inputs' (dict), 'fixed' (dict) and 'device'"),
+    ATTRIBUTE_CONSTANTS: (lambda v: isinstance(v, list) and all(
+        isinstance(e, tuple) and len(e) == 3 and isinstance(e[0], int) and isinstance(e[1], str) for e in v),
+        "a list of (serial, qualified name, value)"),
+    INPUT_MUTATIONS: (_is_node_map, "a dict of placeholder name -> Node"),
+    STATE_MUTATIONS: (_is_node_map, "a dict of qualified name -> Node"),
+}
+
+
+def _problem(meta: Dict[str, Any], checks, where: str) -> Optional[str]:
+    for key, (ok, want) in checks.items():
+        if key in meta and not ok(meta[key]):
+            return f"{where}[{key!r}] is {type(meta[key]).__name__}, expected {want}"
+    return None
+
+
+def node_meta_problem(meta: Dict[str, Any]) -> Optional[str]:
+    """What is wrong with the known keys of a ``node.meta`` (:class:`NodeMeta`), or None."""
+    return _problem(meta, _NODE_CHECKS, "meta")
+
+
+def graph_meta_problem(meta: Dict[str, Any]) -> Optional[str]:
+    """What is wrong with the known keys of a ``graph.meta`` (:class:`GraphMeta`), or None."""
+    return _problem(meta, _GRAPH_CHECKS, "graph.meta")
