@@ -19,7 +19,6 @@ from torch.utils import _pytree as pytree
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
-from fxla.frontend.shape_prop import propagate_shapes
 from fxla.lowering import UnsupportedOpError
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
@@ -350,37 +349,11 @@ class CompiledModule:
             check_not_autocast(self.__name__)
         entry = self._entry(bound)      # (the weights were checked by the Dispatch that sent the call here)
         if entry.layout_sensitive:
-            self._check_layouts(entry, bound)
+            self._binding.check_layouts(self.graph_module, entry, bound)
         if entry.program.layout.mutates:       # one call at a time reads and writes the module's state (and inputs)
             with self._store.lock:
                 return self._run(entry, args, kwargs, bound, leaves, shared)
         return self._run(entry, args, kwargs, bound, leaves, shared)
-
-    def _check_layouts(self, entry: Entry, bound) -> None:
-        """Inputs the program views (``x.view(-1)``) must be laid out so that eager's view works: the trace saw
-        contiguous inputs, so a call with a non-contiguous one runs the graph once on meta tensors of the call's
-        strides (per stride pattern, remembered) and raises what eager would (``view size is not compatible``)."""
-        if all(not isinstance(v, torch.Tensor) or v.is_contiguous() for v in pytree.tree_leaves(bound)):
-            return
-        strides = tuple(leaf.stride() for node, value in zip(self._binding.placeholders, bound)
-                        if node.target in entry.layout_sensitive
-                        for leaf in pytree.tree_leaves(value) if isinstance(leaf, torch.Tensor))
-        verdict = entry.layouts.get(strides)
-        if verdict is None:
-            metas = pytree.tree_map(lambda v: torch.empty_strided(tuple(v.shape), v.stride(), dtype=v.dtype,
-                                                                  device="meta")
-                                    if isinstance(v, torch.Tensor) else v, bound)
-            with COMPILING:
-                try:
-                    propagate_shapes(self.graph_module, *metas)
-                    verdict = ""
-                except FxlaError as err:
-                    verdict = str(err)
-            entry.layouts[strides] = verdict
-        if verdict:
-            raise SignatureError(f"{self.__name__}: the program cannot run on inputs laid out like these (strides "
-                                 f"{list(strides)}), as eager PyTorch cannot:\n{verdict}\nfix: pass x.contiguous() "
-                                 f"for non-contiguous inputs, or use .reshape() instead of .view() in the model")
 
     def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
         program, handler = entry.program, entry.handler

@@ -16,9 +16,11 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.frontend.graph_module import check_specialization, describe_input
-from fxla.frontend.shape_prop import TensorMeta
+from fxla.frontend.shape_prop import TensorMeta, propagate_shapes
 from fxla.runtime.buffers import is_array, torch_dtype
 from fxla.runtime.jax_interop import InteropError
+
+from .pipeline import COMPILING
 
 __all__ = ["SignatureError", "ArgumentError", "CallBinding", "signature_key", "call_leaves", "describe_value"]
 
@@ -159,3 +161,29 @@ class CallBinding:
         if spec:
             check_specialization(self.name, spec,
                                  {node.target: _meta(value) for node, value in zip(self.placeholders, args)})
+
+    def check_layouts(self, gm, entry, bound) -> None:
+        """Inputs the program views (``x.view(-1)``; ``entry.layout_sensitive``) must be laid out so that eager's
+        view works: the trace (``gm``) saw contiguous inputs, so a call with a non-contiguous one runs the graph once on meta tensors of the call's
+        strides (per stride pattern, remembered) and raises what eager would (``view size is not compatible``)."""
+        if all(not isinstance(v, torch.Tensor) or v.is_contiguous() for v in pytree.tree_leaves(bound)):
+            return
+        strides = tuple(leaf.stride() for node, value in zip(self.placeholders, bound)
+                        if node.target in entry.layout_sensitive
+                        for leaf in pytree.tree_leaves(value) if isinstance(leaf, torch.Tensor))
+        verdict = entry.layouts.get(strides)
+        if verdict is None:
+            metas = pytree.tree_map(lambda v: torch.empty_strided(tuple(v.shape), v.stride(), dtype=v.dtype,
+                                                                  device="meta")
+                                    if isinstance(v, torch.Tensor) else v, bound)
+            with COMPILING:
+                try:
+                    propagate_shapes(gm, *metas)
+                    verdict = ""
+                except FxlaError as err:
+                    verdict = str(err)
+            entry.layouts[strides] = verdict
+        if verdict:
+            raise SignatureError(f"{self.name}: the program cannot run on inputs laid out like these (strides "
+                                 f"{list(strides)}), as eager PyTorch cannot:\n{verdict}\nfix: pass x.contiguous() "
+                                 f"for non-contiguous inputs, or use .reshape() instead of .view() in the model")
