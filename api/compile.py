@@ -248,10 +248,8 @@ class CompiledModule:
         except FxlaError as err:
             seen = "; ".join(f"({self._describe_call(e.program_args)})" for e in self._cache.values()) or "none"
             note = f"while compiling {self.__name__} for inputs ({self._describe_call(args)}); compiled so far: {seen}"
-            if type(err).__str__ is BaseException.__str__ and len(err.args) == 1 and isinstance(err.args[0], str):
-                text = err.args[0]
-                cut = text.rfind("\nfix:")
-                err.args = (f"{text[:cut]}\n{note}{text[cut:]}" if cut >= 0 else f"{text}\n{note}",)
+            if type(err).__str__ is BaseException.__str__:
+                err.add_context(note)             # (a line before the fix: line)
             else:
                 err.add_note(note)
             raise
