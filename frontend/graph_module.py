@@ -8,6 +8,7 @@ from typing import Any, Dict, Union
 
 import torch
 
+from . import meta as M
 from .errors import GraphError, SpecializationError
 from .graph import Graph
 from .node import map_aggregate
@@ -130,7 +131,7 @@ class GraphModule(torch.nn.Module):
             except (AttributeError, KeyError) as e:
                 raise GraphError(
                     f"GraphModule: node %{node.name} refers to {node.target!r}, which the root does not have",
-                    where=node.meta.get("source"), why=str(e),
+                    where=node.meta.get(M.SOURCE), why=str(e),
                     fix="pass a root module (or dict) that defines every get_attr/call_module target") from e
         self._graph = graph
         graph.owning_module = self
@@ -148,7 +149,7 @@ class GraphModule(torch.nn.Module):
         self.recompile()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        spec = self._graph.meta.get("specialization")
+        spec = self._graph.meta.get(M.SPECIALIZATION)
         if spec:                              # a concrete_shapes trace: only valid for the traced inputs
             named = dict(zip([n.target for n in self._graph.nodes if n.op == "placeholder"], args), **kwargs)
             if not any(_is_proxy(v) for v in named.values()):     # (being traced again: nothing to check)
@@ -160,7 +161,7 @@ class GraphModule(torch.nn.Module):
         """What a ``concrete_shapes`` trace specialised to (``graph.meta['specialization']``):
         ``{'inputs': {name: TensorMeta or structure}, 'fixed': {name: value baked in},
         'device': torch.device}``; None for a shape-agnostic (default) trace."""
-        return self._graph.meta.get("specialization")
+        return self._graph.meta.get(M.SPECIALIZATION)
 
     @property
     def code(self) -> str:

@@ -5,6 +5,7 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 
 import torch
 
+from . import meta as M
 from .errors import InterpreterError
 from .graph import Graph
 from .node import Node, Target, map_arg
@@ -48,7 +49,7 @@ class Interpreter:
                 raise
             except Exception as e:
                 raise InterpreterError(
-                    f"error while running node %{node.name}: {node.format_node()}", where=node.meta.get("source"),
+                    f"error while running node %{node.name}: {node.format_node()}", where=node.meta.get(M.SOURCE),
                     why=f"{type(e).__name__}: {e}",
                     fix="the operation at the source line above failed on these inputs; check the shapes, "
                         "dtypes and values passed to the graph") from e

@@ -48,6 +48,7 @@ from typing import Any, Dict, Iterator, Union
 
 import torch
 
+from . import meta as M
 from .errors import GraphError, SerializationError
 from .graph import Graph
 from .graph_module import GraphModule
@@ -102,7 +103,7 @@ class _Saver:
     def graph_meta(self) -> Dict[str, Any]:
         """``graph.meta['specialization']`` (a concrete_shapes trace); a fixed argument value the
         tagged JSON cannot hold is kept as its ``repr`` string."""
-        spec = self.gm.graph.meta.get("specialization")
+        spec = self.gm.graph.meta.get(M.SPECIALIZATION)
         if spec is None:
             return {}
         fixed = {}
@@ -118,13 +119,13 @@ class _Saver:
         where = f"node %{n.name} ({n.format_node()})"
         target = self.values.encode(n.target, where) if n.op == "call_function" else n.target
         meta: Dict[str, Any] = {}
-        src = n.meta.get("source")
+        src = n.meta.get(M.SOURCE)
         if isinstance(src, SourceLocation):
             meta["source"] = {"file": src.file, "line": src.line, "col": src.col,
                               "source_line": src.source_line, "module_path": src.module_path}
-        if "tensor_meta" in n.meta:
+        if M.TENSOR_META in n.meta:
             with contextlib.suppress(SerializationError):
-                meta["tensor_meta"] = self.values.encode(n.meta["tensor_meta"], where)
+                meta["tensor_meta"] = self.values.encode(n.meta[M.TENSOR_META], where)
         return {"name": n.name, "op": n.op, "target": target, "args": self.values.encode(list(n.args), where),
                 "kwargs": {k: self.values.encode(v, where) for k, v in n.kwargs.items()}, "meta": meta}
 
@@ -334,9 +335,9 @@ def _add_node(graph: Graph, rec: Dict[str, Any], values: ValueDecoder) -> None:
     values.nodes[name] = node
     meta = rec.get("meta", {})
     if "source" in meta:
-        node.meta["source"] = SourceLocation(**meta["source"])
+        node.meta[M.SOURCE] = SourceLocation(**meta["source"])
     if "tensor_meta" in meta:
-        node.meta["tensor_meta"] = values.decode(meta["tensor_meta"])
+        node.meta[M.TENSOR_META] = values.decode(meta["tensor_meta"])
 
 
 def load(path: PathLike) -> GraphModule:
@@ -381,7 +382,7 @@ def load(path: PathLike) -> GraphModule:
         graph = _graph_from(header["nodes"], loader.values)
         spec = header.get("graph_meta", {}).get("specialization")
         if spec is not None:
-            graph.meta["specialization"] = {
+            graph.meta[M.SPECIALIZATION] = {
                 "inputs": loader.values.decode(spec["inputs"]), "device": loader.values.decode(spec["device"]),
                 "fixed": {k: loader.values.decode(v) for k, v in spec["fixed"].items()}}
         gm = GraphModule(root, graph, str(header["class_name"]))

@@ -26,6 +26,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 import torch
 import torch.nn.functional as F
 
+from .. import meta as M
 from ..graph_module import GraphModule
 from ..interpreter import Interpreter
 from ..node import Node, map_arg
@@ -76,7 +77,7 @@ EXPANDS_METHODS = frozenset({"expand", "expand_as", "broadcast_to"})
 
 def _tensor_nodes(value) -> Iterator[Node]:
     if isinstance(value, Node):
-        if "tensor_meta" in value.meta:
+        if M.TENSOR_META in value.meta:
             yield value
     elif isinstance(value, (tuple, list)):
         for v in value:
@@ -102,14 +103,14 @@ def _drops(p, training) -> bool:
 
 def _kind(gm: GraphModule, node: Node) -> str:
     """``"view"`` (a view of its first argument), ``"multi"`` (of each tensor argument) or ``""``."""
-    if node.meta.get("functionalized"):                            # a new value made by functionalize
+    if node.meta.get(M.FUNCTIONALIZED):                            # a new value made by functionalize
         return ""
     if node.op == "call_method":
         if node.target in CASTS:                                   # a copy when the dtype changes
             source = node.args[0] if node.args else None
-            changes = isinstance(source, Node) and isinstance(source.meta.get("tensor_meta"), TensorMeta) \
-                and isinstance(node.meta.get("tensor_meta"), TensorMeta) \
-                and source.meta["tensor_meta"].dtype != node.meta["tensor_meta"].dtype
+            changes = isinstance(source, Node) and isinstance(source.meta.get(M.TENSOR_META), TensorMeta) \
+                and isinstance(node.meta.get(M.TENSOR_META), TensorMeta) \
+                and source.meta[M.TENSOR_META].dtype != node.meta[M.TENSOR_META].dtype
             return "" if changes else "view"
         return "view" if node.target in VIEW_METHODS else ""
     if node.op == "call_function":
@@ -142,7 +143,7 @@ def _advanced(index) -> bool:
     """Whether ``x[index]`` is advanced indexing (a list, or a bool or non-0-d integer tensor in it): a copy."""
     parts = index if isinstance(index, tuple) else (index,)
     for part in parts:
-        meta = part.meta.get("tensor_meta") if isinstance(part, Node) else None
+        meta = part.meta.get(M.TENSOR_META) if isinstance(part, Node) else None
         if isinstance(part, list) or (isinstance(meta, TensorMeta) and (meta.dtype == torch.bool or meta.shape)):
             return True
     return False
@@ -202,7 +203,7 @@ def lineage(gm: GraphModule, node: Node) -> Tuple[List[Node], List[Node]]:
 
 
 def _shape(node) -> tuple:
-    meta = node.meta.get("tensor_meta") if isinstance(node, Node) else None
+    meta = node.meta.get(M.TENSOR_META) if isinstance(node, Node) else None
     return tuple(meta.shape) if isinstance(meta, TensorMeta) else ()
 
 
@@ -233,7 +234,7 @@ def _element_ids(gm: GraphModule, root: Node, node: Node, index=None) -> torch.T
     """Which elements of ``root`` each element of ``node`` (a view of it; ``node[index]`` when given) is: the
     view ops replayed on ``arange`` numbering root's elements.  Which elements a view covers does not depend on
     root's memory layout (a ``reshape`` that copies in eager covers none: counting it is only cautious)."""
-    meta = root.meta.get("tensor_meta")
+    meta = root.meta.get(M.TENSOR_META)
     if not isinstance(meta, TensorMeta) or torch.Size(meta.shape).numel() > MAX_ELEMENTS:
         raise _Unknown
     interp = Interpreter(gm)
@@ -242,13 +243,13 @@ def _element_ids(gm: GraphModule, root: Node, node: Node, index=None) -> torch.T
     def value(n: Node):
         if n in interp.env:
             return interp.env[n]
-        m = n.meta.get("tensor_meta")
+        m = n.meta.get(M.TENSOR_META)
         if not view_sources(gm, n):                 # an argument that is not a view of root: its shape counts
             if isinstance(m, TensorMeta):
                 return torch.zeros(m.shape, dtype=m.dtype)
-            if "value" not in n.meta:
+            if M.VALUE not in n.meta:
                 raise _Unknown
-            return n.meta["value"]
+            return n.meta[M.VALUE]
         for arg in n.all_input_nodes:
             interp.env[arg] = value(arg)
         out = interp.run_node(n)
@@ -258,7 +259,7 @@ def _element_ids(gm: GraphModule, root: Node, node: Node, index=None) -> torch.T
         return out
 
     def index_value(n: Node):
-        if isinstance(n.meta.get("tensor_meta"), TensorMeta):
+        if isinstance(n.meta.get(M.TENSOR_META), TensorMeta):
             raise _Unknown                          # a tensor index: which elements depends on its values
         return value(n)
 

@@ -41,6 +41,7 @@ from typing import Dict, Optional
 
 import torch
 
+from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
@@ -79,11 +80,11 @@ _METADATA_METHODS = frozenset({"unsqueeze_", "squeeze_", "t_", "transpose_", "sw
                                "resize_", "resize_as_", "as_strided_", "set_", "unflatten_"})
 
 def _is_tensor(arg) -> bool:
-    return isinstance(arg, Node) and "tensor_meta" in arg.meta
+    return isinstance(arg, Node) and M.TENSOR_META in arg.meta
 
 
 def _error(node: Node, what: str, why: str, fix: str) -> PassError:
-    return PassError(what, where=node.meta.get("source"), why=why, fix=fix)
+    return PassError(what, where=node.meta.get(M.SOURCE), why=why, fix=fix)
 
 
 def _module_is_inplace(gm: GraphModule, node: Node) -> bool:
@@ -126,9 +127,9 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], orig
         raise _error(node, f"{label} changes the tensor's shape or strides in place",
                      "fxla programs compute values; a tensor whose shape changes in place has no single type",
                      f"use the out-of-place form (y = y.{node.target[:-1]}(...))")
-    assigned = node.meta.get("state_assignment")
+    assigned = node.meta.get(M.STATE_ASSIGNMENT)
     if assigned and _is_tensor(node.args[1]):
-        have, want = node.args[1].meta["tensor_meta"], base.meta["tensor_meta"]
+        have, want = node.args[1].meta[M.TENSOR_META], base.meta[M.TENSOR_META]
         if tuple(have.shape) != tuple(want.shape) or have.dtype != want.dtype:
             raise _error(node, f"assigning a {have.dtype} tensor of shape {list(have.shape)} to '{assigned}', a "
                                f"{want.dtype} tensor of shape {list(want.shape)}",
@@ -151,7 +152,7 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], orig
         if order.get(view, at) > at:            # a view taken after the change sees the new value
             continue
         late = [u for u in view.users if order.get(u, -1) > at]
-        if late or "attribute_writes" in view.meta:
+        if late or M.ATTRIBUTE_WRITES in view.meta:
             user = f"by %{late[0].name}" if late else "stored on the module"
             raise _error(node, f"{label}, after %{view.name} took a view of it that is used later ({user})",
                          "eager PyTorch would change that view too (views share their base's memory, also "
@@ -199,7 +200,7 @@ def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: i
             if member is base or order.get(member, at) > at:
                 continue
             late = [u for u in member.users if at < order.get(u, -1) < until]
-            if late or "attribute_writes" in member.meta:
+            if late or M.ATTRIBUTE_WRITES in member.meta:
                 user = f"by %{late[0].name}" if late else "stored on the module"
                 raise _error(node, f"{what}, and %{member.name}, which shares its memory, is used later ({user})",
                              why, fix)
@@ -252,12 +253,12 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
         else:                                   # iadd..., inplace=True: the node already computes the value
             value = node
     if value is not node:
-        value.meta["source"] = node.meta.get("source")
+        value.meta[M.SOURCE] = node.meta.get(M.SOURCE)
     with graph.inserting_after(value):
         typed = graph.call_method("type_as", (value, base))      # in-place ops keep self's dtype
-    typed.meta["source"] = node.meta.get("source")
-    typed.meta["tensor_meta"] = base.meta["tensor_meta"]
-    typed.meta["functionalized"] = True     # same shape and dtype (shapes are re-propagated)
+    typed.meta[M.SOURCE] = node.meta.get(M.SOURCE)
+    typed.meta[M.TENSOR_META] = base.meta[M.TENSOR_META]
+    typed.meta[M.FUNCTIONALIZED] = True     # same shape and dtype (shapes are re-propagated)
     if value is not node:
         node.replace_all_uses_with(typed)       # `y = x.add_(1)` returns x itself: its new value
         graph.erase_node(node)
@@ -287,20 +288,20 @@ def functionalize(gm: GraphModule) -> GraphModule:
         new = _rewrite(graph, node, base)
         for user in later:
             user.replace_input_with(base, new)
-        if "attribute_writes" in base.meta:     # a module attribute holding this tensor sees its final value
-            new.meta["attribute_writes"] = base.meta.pop("attribute_writes")
+        if M.ATTRIBUTE_WRITES in base.meta:     # a module attribute holding this tensor sees its final value
+            new.meta[M.ATTRIBUTE_WRITES] = base.meta.pop(M.ATTRIBUTE_WRITES)
         state = base if base.op in ("placeholder", "get_attr") else origin.get(base)
         if state is not None and not _is_constant(out, state):
             origin[new] = state
             final[state] = new
     inputs = {n.target: final[n] for n in graph.nodes if n.op == "placeholder" and n in final}
     if inputs:
-        graph.meta["input_mutations"] = inputs
+        graph.meta[M.INPUT_MUTATIONS] = inputs
     state = {}
     for n in graph.nodes:                      # one entry per qualified name (get_attr nodes may repeat)
         if n.op == "get_attr" and n in final:
             state[n.target] = final[n]
     if state:
-        graph.meta["state_mutations"] = state
+        graph.meta[M.STATE_MUTATIONS] = state
     graph.lint()
     return out

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 from typing import Any, List
 
+from .. import meta as M
 from ..errors import PassError
 from ..graph import Graph
 from ..node import Node, _target_str
@@ -39,8 +40,8 @@ def describe_meta(tm: Any) -> str:
 
 def _label(n: Node) -> str:
     parts = [n.name, n.op if n.op in ("placeholder", "output") else f"{n.op}: {_target_str(n.target)}"]
-    if "tensor_meta" in n.meta:
-        parts.append(describe_meta(n.meta["tensor_meta"]))
+    if M.TENSOR_META in n.meta:
+        parts.append(describe_meta(n.meta[M.TENSOR_META]))
     return "\n".join(parts)
 
 

@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import torch
 
+from .. import meta as M
 from ..errors import PassError
 from ..graph import Graph
 from ..node import Node, map_aggregate
@@ -82,7 +83,7 @@ class SubgraphMatcher:
         map_aggregate(out.args, returned.append)
         if not returned or not all(isinstance(n, Node) and n.op != "placeholder" for n in returned):
             raise PassError(
-                "the pattern must return only values it computes", where=out.meta.get("source"),
+                "the pattern must return only values it computes", where=out.meta.get(M.SOURCE),
                 why="matching starts from the values the pattern returns; literals and unchanged inputs "
                     "cannot anchor a match",
                 fix="return the pattern's result tensor(s), e.g. `return torch.relu(x)`")
@@ -92,7 +93,7 @@ class SubgraphMatcher:
         for p in self.placeholders:
             if p not in self.internal and p not in self.returning:
                 raise PassError(
-                    f"pattern parameter {p.target!r} is not used by the pattern", where=p.meta.get("source"),
+                    f"pattern parameter {p.target!r} is not used by the pattern", where=p.meta.get(M.SOURCE),
                     why="every pattern input must be matched to a value of the graph",
                     fix="remove the unused parameter from the pattern (and the replacement)")
         self.internal = [n for n in self.internal if n.op != "placeholder"]

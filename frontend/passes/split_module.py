@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, Hashable, List
 
 import torch
 
+from .. import meta as M
 from ..errors import PassError
 from ..graph import Graph, Namespace
 from ..graph_module import GraphModule
@@ -38,7 +39,7 @@ def _topological(partitions: List[_Partition], first_node: Node) -> List[_Partit
             names = ", ".join(repr(p.pid) for p in pending)
             raise PassError(
                 f"split_module: partitions {names} depend on each other in a cycle",
-                where=first_node.meta.get("source"),
+                where=first_node.meta.get(M.SOURCE),
                 why="each partition runs as one submodule call, so partition A cannot both feed and read "
                     "partition B",
                 fix="make split_callback assign ids so that every partition only reads values of partitions "
@@ -64,7 +65,7 @@ def _partition_module(part: _Partition, root: torch.nn.Module) -> GraphModule:
         env[n] = g.node_copy(n, lambda x: env[x])
     outs = [env[o] for o in part.outputs]
     out = g.output(outs[0] if len(outs) == 1 else tuple(outs))
-    out.meta = {"source": part.nodes[-1].meta.get("source")}
+    out.meta = {M.SOURCE: part.nodes[-1].meta.get(M.SOURCE)}
     return GraphModule(attrs, g, part.name)
 
 
@@ -97,7 +98,7 @@ def split_module(gm: GraphModule, root: torch.nn.Module, split_callback: Callabl
         except TypeError as e:
             raise PassError(
                 f"split_module: split_callback returned the unhashable {type(pid).__name__} for %{n.name}",
-                where=n.meta.get("source"), why=str(e), fix="return an int or str partition id") from e
+                where=n.meta.get(M.SOURCE), why=str(e), fix="return an int or str partition id") from e
         part.nodes.append(n)
         owner[n] = part
     for n, part in owner.items():
@@ -127,7 +128,7 @@ def split_module(gm: GraphModule, root: torch.nn.Module, split_callback: Callabl
         part.name = names.create_name(f"submod_{part.pid}")
         top_attrs[part.name] = _partition_module(part, root)
         call = top.call_module(part.name, tuple(env[i] for i in part.inputs))
-        call.meta = {"source": part.nodes[0].meta.get("source")}
+        call.meta = {M.SOURCE: part.nodes[0].meta.get(M.SOURCE)}
         outs = list(part.outputs)
         if len(outs) == 1:
             env[outs[0]] = call

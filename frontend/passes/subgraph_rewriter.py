@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Union
 
 import torch
 
+from .. import meta as M
 from ..errors import PassError
 from ..graph import Graph
 from ..graph_module import GraphModule
@@ -116,14 +117,14 @@ def replace_pattern(gm: GraphModule, pattern: Pattern, replacement: Pattern) -> 
             if isinstance(bound, Node) and bound in changed:  # produced by an earlier replacement
                 bound = m.nodes_map[pp] = m.placeholder_nodes[i] = changed[bound]
             env[rp] = bound
-        source = m.anchor.meta.get("source")
+        source = m.anchor.meta.get(M.SOURCE)
         with graph.inserting_before(_insertion_point(graph, m)):
             for rn in replacement_gm.graph.nodes:
                 if rn.op in ("placeholder", "output"):
                     continue
                 new = env[rn] = graph.node_copy(rn, lambda x: env[x])
                 new.target = targets.get(rn, rn.target)
-                new.meta = {"source": source}
+                new.meta = {M.SOURCE: source}
         for old, value in zip(m.returning_nodes, rep_returned):
             new_value = map_arg(value, lambda x: env[x])
             old.replace_all_uses_with(new_value)
