@@ -100,9 +100,9 @@ def test_structured_op_inference(fn_factory):
     assert sig(ops.matmul(v, v)) == "tensor<f32>"
     assert sig(ops.linear(x, lw, lb)) == "tensor<2x3x7xf32>"
     assert sig(ops.linear(x, lw, None)) == "tensor<2x3x7xf32>"
-    conv = ops.conv2d(img, k, kb, stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=3)
+    conv = ops.conv(img, k, kb, stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=3)
     assert sig(conv) == "tensor<1x6x4x4xf32>"
-    conv = ops.conv2d(img, k, None, stride=(1, 2), padding=(0, 2), dilation=(2, 1), groups=3)
+    conv = ops.conv(img, k, None, stride=(1, 2), padding=(0, 2), dilation=(2, 1), groups=3)
     assert sig(conv) == "tensor<1x6x4x5xf32>"        # H: 8 - 2*2 = 4; W: (8 + 4 - 3) // 2 + 1 = 5
     pool = dict(kernel_size=(3, 3), stride=(2, 2), padding=(0, 0), dilation=(1, 1))
     assert sig(ops.max_pool2d(img, **pool)) == "tensor<1x3x3x3xf32>"
@@ -335,7 +335,7 @@ def test_docs_dialect_md_is_up_to_date():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# indexing, joining and creation ops (dialects/fxla/ops_indexing.py)
+# indexing, shape (joining) and creation ops (dialects/fxla/ops_indexing.py, ops_shape.py, ops_creation.py)
 # ---------------------------------------------------------------------------------------------------------------
 def test_indexing_op_inference(fn_factory):
     f = fn_factory("tensor<4x6xf32>", "tensor<4x2xi64>", "tensor<3xi32>", "tensor<4x6xi1>", "tensor<6xf16>",

@@ -1,34 +1,63 @@
-"""Render the op table as Markdown: ``python -m fxla.dialects.fxla.docs > docs/dialect.md``."""
+"""Render the op table as Markdown, family by family: ``python -m fxla.dialects.fxla.docs > docs/dialect.md``."""
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import List
 
-from .ops import ALL_OPS, __doc__ as OPS_DOC
+from .opdef import OpDef
+from .ops import FAMILIES, LEGACY_BY_NAME, __doc__ as OPS_DOC
+
+_SEE_OPS = " (part of the op table; see :mod:`.ops`)"
+
+
+def _family_summary(family: str) -> List[str]:
+    """The first paragraph of ``ops_<family>.py``'s docstring, as Markdown lines."""
+    doc = importlib.import_module(f"{__package__}.ops_{family}").__doc__ or ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    return [first.replace(_SEE_OPS, "").replace("``", "`")]
+
+
+def _op_section(op: OpDef) -> List[str]:
+    lines = [f"### `{op.name}`", "", op.summary + (f" Mirrors `{op.torch}`." if op.torch else ""), ""]
+    if op.operands:
+        lines.append("| operand | element types | notes |")
+        lines.append("|---|---|---|")
+        for o in op.operands:
+            note = ("optional; " if o.optional else "") + ("variadic; " if o.variadic else "") + o.doc
+            lines.append(f"| `{o.name}` | {', '.join(o.elems)} | {note} |")
+        lines.append("")
+    if op.attributes:
+        lines.append("| attribute | kind | default | meaning |")
+        lines.append("|---|---|---|---|")
+        for a in op.attributes:
+            default = "required" if a.required else f"`{a.default!r}`"
+            lines.append(f"| `{a.name}` | {a.kind.name} | {default} | {a.doc} |")
+        lines.append("")
+    lines.append("Results: " + ", ".join(f"`{r}`" for r in op.results) + ".")
+    lines.append("")
+    return lines
 
 
 def render_markdown() -> str:
-    lines = ["# The `fxla` dialect", "", "Generated from `dialects/fxla/ops.py` by "
+    lines = ["# The `fxla` dialect", "", "Generated from `dialects/fxla/ops*.py` by "
              "`python -m fxla.dialects.fxla.docs`; do not edit by hand.", ""]
     lines += OPS_DOC.strip().splitlines()[2:]
     lines.append("")
-    for op in ALL_OPS:
-        lines += [f"## `{op.name}`", "", op.summary + (f" Mirrors `{op.torch}`." if op.torch else ""), ""]
-        if op.operands:
-            lines.append("| operand | element types | notes |")
-            lines.append("|---|---|---|")
-            for o in op.operands:
-                note = ("optional; " if o.optional else "") + ("variadic; " if o.variadic else "") + o.doc
-                lines.append(f"| `{o.name}` | {', '.join(o.elems)} | {note} |")
-            lines.append("")
-        if op.attributes:
-            lines.append("| attribute | kind | default | meaning |")
-            lines.append("|---|---|---|---|")
-            for a in op.attributes:
-                default = "required" if a.required else f"`{a.default!r}`"
-                lines.append(f"| `{a.name}` | {a.kind.name} | {default} | {a.doc} |")
-            lines.append("")
-        lines.append("Results: " + ", ".join(f"`{r}`" for r in op.results) + ".")
-        lines.append("")
+    lines.append("Families: " + ", ".join(f"[{family}](#{family})" for family in FAMILIES) + ".")
+    lines.append("")
+    for family, family_ops in FAMILIES.items():
+        lines += [f"## {family}", "", f"`dialects/fxla/ops_{family}.py`, lowered by "
+                  f"`lowering/patterns/{family}.py`, checked by `lit_tests/Conversion/FxlaToStablehlo/{family}.mlir`.",
+                  ""]
+        lines += _family_summary(family) + [""]
+        for op in family_ops:
+            lines += _op_section(op)
+    if LEGACY_BY_NAME:
+        lines += ["## Legacy spellings", "", "Former names still accepted in IR (they parse, verify, print back under "
+                  "their own name and lower), never emitted by fxla and not part of the families above.", ""]
+        for op in LEGACY_BY_NAME.values():
+            lines += _op_section(op)
     return "\n".join(lines)
 
 

@@ -1,13 +1,14 @@
-"""fxla ops for indexing, joining/splitting and tensor creation (part of the op table; see :mod:`.ops`).
+"""The ``indexing`` family: ops that pick, place or mask elements by position: slices, gathers, scatters, selection
+and triangular masks (part of the op table; see :mod:`.ops`).
 
 ``x[...]`` with ints, slices, ``None`` and ``...`` lowers to ``fxla.slice`` + ``fxla.reshape``; an integer
 tensor index to ``fxla.index_select``.  Splitting ops (``split``, ``chunk``, ``unbind``) become several
-``fxla.slice`` ops.  Creation ops with static sizes become ``fxla.constant`` splats or ``fxla.arange``.
+``fxla.slice`` ops.
 """
 from __future__ import annotations
 
 from . import infer_indexing as inf
-from .opdef import F64, I64, I64_ARRAY, STR, Attr, OpDef, Operand, Variadic
+from .opdef import I64, I64_ARRAY, STR, Attr, OpDef, Operand
 from .types import BOOL_TYPES, SIGNED_TYPES
 
 _X = (Operand("input"),)
@@ -21,9 +22,6 @@ slice = OpDef(  # noqa: A001  (the fxla op name)
      Attr("limit", I64_ARRAY, "exclusive end per dim, start <= limit <= size"),
      Attr("stride", I64_ARRAY, "positive step per dim")),
     infer=inf.slice_, torch="torch.Tensor.__getitem__")
-concat = OpDef("concat", "Concatenation along `dim`; element types promote like torch.cat.",
-               (Variadic("inputs", "tensors of equal rank whose shapes agree outside `dim`"),), (_DIM,),
-               infer=inf.concat, torch="torch.cat")
 gather = OpDef("gather", "out[i][j][k] = input[index[i][j][k]][j][k] for dim=0 (and likewise for other dims).",
                (Operand("input"), _INDEX), (_DIM,), infer=inf.gather, torch="torch.gather")
 index_select = OpDef("index_select", "Select the entries `index` (1-D) along `dim` (also embedding lookups and "
@@ -39,18 +37,6 @@ scatter = OpDef("scatter", "Functional scatter: a copy of input with self[index[
 where = OpDef("where", "condition ? input : other, broadcasting all three; input/other promote like torch.where.",
               (Operand("condition", elems=BOOL_TYPES), Operand("input"), Operand("other")), infer=inf.where,
               torch="torch.where")
-expand = OpDef("expand", "Broadcast to `shape` (size-1 dims repeat, new dims in front), like Tensor.expand.", _X,
-               (Attr("shape", I64_ARRAY, "the static result shape"),), infer=inf.expand, torch="torch.Tensor.expand")
-flip = OpDef("flip", "Reverse the order of elements along `dims`.", _X,
-             (Attr("dims", I64_ARRAY, "distinct dims to reverse"),), infer=inf.dims_op, torch="torch.flip")
-pad = OpDef("pad", "Constant padding: `low[i]`/`high[i]` elements before/after dim i (negative crops).", _X,
-            (Attr("low", I64_ARRAY, "padding before, per dim"), Attr("high", I64_ARRAY, "padding after, per dim"),
-             Attr("value", F64, "the fill value (converted to the element type)", default=0.0)),
-            infer=inf.pad, torch="torch.nn.functional.pad")
-arange = OpDef("arange", "start + i * step for i in [0, length); the result type names the element type.", (),
-               (Attr("start", F64, "first value"), Attr("step", F64, "increment"),
-                Attr("length", I64, "number of elements")),
-               infer=inf.arange, torch="torch.arange")
 tril = OpDef("tril", "Zero the elements above the `diagonal`-th diagonal of the last two dims.", _X,
              (Attr("diagonal", I64, "0: main diagonal, > 0 above it, < 0 below it", default=0),),
              infer=inf.triangle, torch="torch.tril")
@@ -58,4 +44,4 @@ triu = OpDef("triu", "Zero the elements below the `diagonal`-th diagonal of the 
              (Attr("diagonal", I64, "0: main diagonal, > 0 above it, < 0 below it", default=0),),
              infer=inf.triangle, torch="torch.triu")
 
-INDEXING_OPS = (slice, concat, gather, index_select, scatter, where, expand, flip, pad, arange, tril, triu)
+INDEXING_OPS = (slice, gather, index_select, scatter, where, tril, triu)

@@ -1,4 +1,4 @@
-"""fxla reductions, scans and sorting (part of the op table; see :mod:`.ops`).
+"""The ``reduce`` family: reductions, arg-reductions, sorting and top-k (part of the op table; see :mod:`.ops`).
 
 Reductions take ``dims`` (empty: all) and ``keepdim`` like torch; ``argmax``/``argmin`` take one optional
 ``dim`` (absent: the flattened tensor).  ``sort`` and ``topk`` have two results: values and int64 indices.
@@ -37,12 +37,6 @@ def _variance(ops, attrs) -> list:
     return infer.reduction(ops, attrs, float_only=True)
 
 
-def _scan(ops, attrs) -> list:
-    x = ops[0]
-    _dim(attrs["dim"], x.rank)
-    return [Sig(x.shape, x.elem if is_float(x.elem) else "i64")]
-
-
 def _sort(ops, attrs) -> list:
     x = ops[0]
     _dim(attrs["dim"], x.rank)
@@ -61,6 +55,10 @@ def _topk(ops, attrs) -> list:
     return [Sig(tuple(shape), x.elem), Sig(tuple(shape), "i64")]
 
 
+sum = OpDef("sum", "Sum over `dims`; bool/integer input gives i64.", _X, _DIMS,  # noqa: A001
+            infer=partial(infer.reduction, widen_int=True), torch="torch.sum")
+mean = OpDef("mean", "Arithmetic mean over `dims`.", (FloatOperand("input"),), _DIMS,
+             infer=partial(infer.reduction, float_only=True), torch="torch.mean")
 amax = OpDef("amax", "Maximum over `dims` (NaN propagates).", _X, _DIMS, infer=infer.reduction, torch="torch.amax")
 amin = OpDef("amin", "Minimum over `dims` (NaN propagates).", _X, _DIMS, infer=infer.reduction, torch="torch.amin")
 argmax = OpDef("argmax", "Index (int64) of the first maximum along `dim`, or of the flattened tensor.", _X,
@@ -81,8 +79,6 @@ all = OpDef("all", "Whether every element over `dims` is nonzero (i1; ui8 input 
 logsumexp = OpDef("logsumexp", "log(sum(exp(x))) over `dims`, computed stably; integer input gives float32.", _X,
                   _DIMS, infer=partial(_with_elem, elem_of=lambda e: e if is_float(e) else "f32"),
                   torch="torch.logsumexp")
-cumsum = OpDef("cumsum", "Inclusive prefix sum along `dim`; bool/integer input gives i64.", _X,
-               (Attr("dim", I64, "the scanned dimension"),), infer=_scan, torch="torch.cumsum")
 sort = OpDef("sort", "Stable sort along `dim`: the sorted values and their original (int64) indices; NaN sorts "
              "as the largest value.", _X,
              (Attr("dim", I64, "the sorted dimension", default=-1),
@@ -93,4 +89,4 @@ topk = OpDef("topk", "The `k` largest (or smallest) values along `dim`, sorted, 
               Attr("largest", BOOL, "largest (true) or smallest (false)", default=True)),
              results=("values", "indices"), infer=_topk, torch="torch.topk")
 
-REDUCE_OPS = (amax, amin, argmax, argmin, prod, var, any, all, logsumexp, cumsum, sort, topk)
+REDUCE_OPS = (sum, mean, amax, amin, argmax, argmin, prod, var, any, all, logsumexp, sort, topk)

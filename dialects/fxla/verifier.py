@@ -14,7 +14,7 @@ from fxla.base.errors import FxlaError
 
 from ..mlir import ir, location_parts
 from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of, type_cache
-from .ops import BY_NAME
+from .ops import BY_NAME, lookup
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def _problem(op: ir.Operation) -> Optional[str]:
     """What is wrong with one ``fxla.*`` op (``None`` when it is valid).  A function of the op's name, operand
     types, attributes, result types and region count only (:func:`verify_fxla` relies on that to reuse verdicts)."""
     name = op.name
-    opdef = BY_NAME.get(name)
+    opdef = lookup(name)
     if opdef is None:
         return f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})"
     if len(op.regions):

@@ -1,10 +1,13 @@
-"""The helper every fxla -> StableHLO pattern builds with, and the pattern table."""
+"""The helper every fxla -> StableHLO pattern builds with, the helpers patterns of several families share, and the
+pattern table."""
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
 
 from fxla.dialects.fxla import OpDef, Sig, sig_of, type_of
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla.types import INT_TYPES, UNSIGNED_TYPES, is_float
 from fxla.dialects.mlir import hlo, ir
 
 #: OpDef -> pattern
@@ -18,6 +21,30 @@ def pattern(*opdefs: OpDef):
             PATTERNS[opdef] = fn
         return fn
     return deco
+
+
+def compute_type(elem: str) -> str:
+    """Half-precision math is done in f32 and rounded once, as torch's CPU kernels do."""
+    return "f32" if elem in ("f16", "bf16") else elem
+
+
+def compare(a: ir.Value, c: ir.Value, direction: str, elem: str) -> ir.Value:
+    """``stablehlo.compare`` of ``a`` and ``c`` (element type ``elem``) with the comparison type ``elem`` implies:
+    FLOAT, SIGNED or UNSIGNED (bool included)."""
+    kind = "FLOAT" if is_float(elem) else ("SIGNED" if elem in INT_TYPES and elem not in UNSIGNED_TYPES
+                                           else "UNSIGNED")
+    return hlo.CompareOp(a, c, hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get(kind)).result
+
+
+def normalized_dims(dims: Sequence[int], rank: int) -> List[int]:
+    """``dims`` with negative entries counted from the end (empty for a 0-d operand)."""
+    return [d % rank for d in dims] if rank else []
+
+
+def padding_attr(pairs: Sequence[Tuple[int, int]]) -> ir.DenseIntElementsAttr:
+    """The ``[n, 2]`` (low, high) padding attribute of convolutions and windows."""
+    return ir.DenseIntElementsAttr.get(np.asarray(pairs, dtype=np.int64).reshape(len(pairs), 2))
 
 
 class Builder:
@@ -97,3 +124,12 @@ class Builder:
             return 0
         bits = int(elem.lstrip("ui"))
         return 0 if elem.startswith("ui") else -(1 << (bits - 1))
+
+    def highest(self, elem: str):
+        """The reduction identity of min: inf for floats, the maximum integer otherwise."""
+        if is_float(elem):
+            return float("inf")
+        if elem == "i1":
+            return 1
+        bits = int(elem.lstrip("ui"))
+        return (1 << bits) - 1 if elem.startswith("ui") else (1 << (bits - 1)) - 1

@@ -1,26 +1,15 @@
-"""Patterns for indexing, joining and creation ops: slice/concat/gather/scatter/select/pad/reverse/iota."""
+"""Patterns for the ``indexing`` family: slice, gather, scatter, select and triangular masks."""
 from __future__ import annotations
 
 from fxla.dialects.fxla import ops
-from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo, ir
 
 from .builder import Builder, pattern
 
 
-def _norm(dims, rank):
-    return [d % rank for d in dims] if rank else []
-
-
 @pattern(ops.slice)
 def _slice(b: Builder, x, *, start, limit, stride):
     return hlo.SliceOp(x, list(start), list(limit), list(stride)).result
-
-
-@pattern(ops.concat)
-def _concat(b: Builder, inputs, *, dim):
-    values = [b.convert(v, b.result.elem) for v in inputs]
-    return hlo.ConcatenateOp(values, dim % b.result.rank).result
 
 
 def _coordinates(b: Builder, index, dim: int) -> ir.Value:
@@ -90,35 +79,6 @@ def _where(b: Builder, cond, x, y):
     shape, elem = b.result.shape, b.result.elem
     x, y = (b.broadcast(b.convert(v, elem), shape) for v in (x, y))
     return hlo.SelectOp(b.broadcast(cond, shape), x, y).result
-
-
-@pattern(ops.expand)
-def _expand(b: Builder, x, *, shape):
-    return b.broadcast(x, shape)
-
-
-@pattern(ops.flip)
-def _flip(b: Builder, x, *, dims):
-    dims = _norm(dims, b.sig(x).rank)
-    return hlo.ReverseOp(x, dims).result if dims else x
-
-
-@pattern(ops.pad)
-def _pad(b: Builder, x, *, low, high, value):
-    elem = b.result.elem
-    fill = b.splat(value if is_float(elem) else int(value), elem)
-    return hlo.PadOp(x, fill, list(low), list(high), [0] * len(low)).result
-
-
-@pattern(ops.arange)
-def _arange(b: Builder, *, start, step, length):
-    elem = b.result.elem
-    work = "f64" if is_float(elem) else "i64"
-    i = b.convert(hlo.IotaOp(b.type((length,), "i64"), 0).result, work)
-    cast = float if work == "f64" else int
-    y = hlo.AddOp(hlo.MulOp(i, b.splat(cast(step), work, (length,))).result,
-                  b.splat(cast(start), work, (length,))).result
-    return b.convert(y, elem)
 
 
 def _triangle(b: Builder, x, *, diagonal, keep_lower: bool):

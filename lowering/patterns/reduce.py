@@ -1,4 +1,5 @@
-"""Patterns for reductions, arg-reductions, scans, sort and top-k."""
+"""Patterns for the ``reduce`` family: reductions (accumulated in f32 for f16/bf16 where torch does),
+arg-reductions, sort and top-k."""
 from __future__ import annotations
 
 import math
@@ -8,25 +9,33 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import INT_TYPES, UNSIGNED_TYPES, is_float
 from fxla.dialects.mlir import hlo, ir
 
-from .builder import Builder, pattern
-from .elementwise import compute_type
-from .nn import _keep, _padding_attr
+from .builder import Builder, compare, compute_type, normalized_dims, pattern
 
 
-def _highest(elem: str):
-    if is_float(elem):
-        return float("inf")
-    if elem == "i1":
-        return 1
-    bits = int(elem.lstrip("ui"))
-    return (1 << bits) - 1 if elem.startswith("ui") else (1 << (bits - 1)) - 1
+def _keep(b: Builder, x, dims):
+    """Dims to reduce (all when empty) normalised."""
+    rank = b.sig(x).rank
+    return sorted(set(normalized_dims(dims, rank))) if dims else list(range(rank))
 
 
-def _compare(a, c, direction: str, elem: str):
-    kind = "FLOAT" if is_float(elem) else ("SIGNED" if elem in INT_TYPES and elem not in UNSIGNED_TYPES
-                                           else "UNSIGNED")
-    return hlo.CompareOp(a, c, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get(kind)).result
+@pattern(ops.sum)
+def _sum(b: Builder, x, *, dims, keepdim):
+    # f16/bf16: accumulated in f32 and rounded once, as torch's CPU kernel does
+    x = b.convert(x, compute_type(b.result.elem))
+    total = b.reduce(x, _keep(b, x, dims), 0, hlo.AddOp)
+    return b.reshape(b.convert(total, b.result.elem), b.result.shape)
+
+
+@pattern(ops.mean)
+def _mean(b: Builder, x, *, dims, keepdim):
+    elem = compute_type(b.result.elem)
+    reduced = _keep(b, x, dims)
+    xs = b.sig(x)
+    x = b.convert(x, elem)
+    total = b.reduce(x, reduced, 0, hlo.AddOp)
+    count = math.prod(xs.shape[d] for d in reduced)
+    mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
+    return b.reshape(b.convert(mean, b.result.elem), b.result.shape)
 
 
 def _reduce_to_result(b: Builder, x, dims, init, body):
@@ -40,7 +49,7 @@ def _amax(b: Builder, x, *, dims, keepdim):
 
 @pattern(ops.amin)
 def _amin(b: Builder, x, *, dims, keepdim):
-    return _reduce_to_result(b, x, dims, _highest(b.result.elem), hlo.MinOp)
+    return _reduce_to_result(b, x, dims, b.highest(b.result.elem), hlo.MinOp)
 
 
 @pattern(ops.prod)
@@ -52,7 +61,7 @@ def _prod(b: Builder, x, *, dims, keepdim):
 def _truth(b: Builder, x, *, dims, keepdim, combine, init):
     s = b.sig(x)
     if s.elem != "i1":
-        x = _compare(x, b.splat(0, s.elem, s.shape), "NE", s.elem)
+        x = compare(x, b.splat(0, s.elem, s.shape), "NE", s.elem)
     y = b.reshape(b.reduce(x, _keep(b, x, dims), init, combine), b.result.shape)
     return b.convert(y, b.result.elem)
 
@@ -106,17 +115,17 @@ def _arg(b: Builder, x, *, dim, keepdim, direction):
         d = dim % xs.rank
     out_shape = [s for i, s in enumerate(xs.shape) if i != d]
     iota = hlo.IotaOp(b.type(xs.shape, "i64"), d).result
-    init = b.lowest(xs.elem) if direction == "GT" else _highest(xs.elem)
+    init = b.lowest(xs.elem) if direction == "GT" else b.highest(xs.elem)
     red = hlo.ReduceOp([b.type(out_shape, xs.elem), b.type(out_shape, "i64")], [x, iota],
                        [b.splat(init, xs.elem), b.splat(0, "i64")], [d])
     sv, si = b.type((), xs.elem), b.type((), "i64")
     block = red.regions[0].blocks.append(sv, si, sv, si)
     with ir.InsertionPoint(block):
         av, ai, cv, ci = block.arguments
-        better = _compare(av, cv, direction, xs.elem)
-        tie = _compare(av, cv, "EQ", xs.elem)
+        better = compare(av, cv, direction, xs.elem)
+        tie = compare(av, cv, "EQ", xs.elem)
         if is_float(xs.elem):                   # NaN wins (torch treats it as the extreme), the first one
-            a_nan, c_nan = (_compare(v, v, "NE", xs.elem) for v in (av, cv))
+            a_nan, c_nan = (compare(v, v, "NE", xs.elem) for v in (av, cv))
             better = hlo.OrOp(hlo.AndOp(a_nan, hlo.NotOp(c_nan).result).result,
                               hlo.AndOp(better, hlo.NotOp(c_nan).result).result).result
             tie = hlo.OrOp(tie, hlo.AndOp(a_nan, c_nan).result).result
@@ -128,34 +137,6 @@ def _arg(b: Builder, x, *, dim, keepdim, direction):
 
 pattern(ops.argmax)(partial(_arg, direction="GT"))
 pattern(ops.argmin)(partial(_arg, direction="LT"))
-
-
-def _prefix_window(b: Builder, operands, inits, dim: int, body):
-    """reduce_window over ``operands`` (same shape) computing inclusive prefixes along ``dim``; ``body(*acc, *new)``
-    returns the combined values."""
-    shape = b.sig(operands[0]).shape
-    rank, n = len(shape), shape[dim]
-    window = [n if i == dim else 1 for i in range(rank)]
-    pads = [(n - 1, 0) if i == dim else (0, 0) for i in range(rank)]
-    elems = [b.sig(v).elem for v in operands]
-    op = hlo.ReduceWindowOp([b.type(shape, e) for e in elems], list(operands),
-                            [b.splat(v, e) for v, e in zip(inits, elems)], window, window_strides=[1] * rank,
-                            padding=_padding_attr(pads))
-    scalars = [b.type((), e) for e in elems]
-    block = op.regions[0].blocks.append(*(scalars + scalars))
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp(list(body(*block.arguments)))
-    return list(op.results)
-
-
-@pattern(ops.cumsum)
-def _cumsum(b: Builder, x, *, dim):
-    xs = b.sig(x)
-    if xs.rank == 0:
-        return b.convert(x, b.result.elem)
-    elem = compute_type(b.result.elem)
-    (y,) = _prefix_window(b, [b.convert(x, elem)], [0], dim % xs.rank, lambda a, c: [hlo.AddOp(a, c).result])
-    return b.convert(y, b.result.elem)
 
 
 def _sorted(b: Builder, x, dim: int, descending: bool):

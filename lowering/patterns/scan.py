@@ -1,8 +1,8 @@
-"""Patterns for the scans beyond cumsum: cumprod, cummax/cummin (values, indices) and logcumsumexp.
+"""Patterns for the ``scan`` family: cumsum, cumprod, cummax/cummin (values, indices) and logcumsumexp.
 
-Each is a ``stablehlo.reduce_window`` whose window spans the whole scanned dim, padded by size - 1 in front
-(the cumsum scheme): output i reduces elements 0..i.  cummax/cummin reduce (value, index) pairs with a total
-order, so the reduction is associative and commutative whatever order XLA combines in.
+Each is a ``stablehlo.reduce_window`` whose window spans the whole scanned dim, padded by size - 1 in front:
+output i reduces elements 0..i.  cummax/cummin reduce (value, index) pairs with a total order, so the reduction is
+associative and commutative whatever order XLA combines in.
 """
 from __future__ import annotations
 
@@ -10,9 +10,35 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo, ir
 
-from .builder import Builder, pattern
-from .elementwise import compute_type
-from .reduce import _compare, _highest, _prefix_window
+from .builder import Builder, compare, compute_type, padding_attr, pattern
+
+
+def _prefix_window(b: Builder, operands, inits, dim: int, body):
+    """reduce_window over ``operands`` (same shape) computing inclusive prefixes along ``dim``; ``body(*acc, *new)``
+    returns the combined values."""
+    shape = b.sig(operands[0]).shape
+    rank, n = len(shape), shape[dim]
+    window = [n if i == dim else 1 for i in range(rank)]
+    pads = [(n - 1, 0) if i == dim else (0, 0) for i in range(rank)]
+    elems = [b.sig(v).elem for v in operands]
+    op = hlo.ReduceWindowOp([b.type(shape, e) for e in elems], list(operands),
+                            [b.splat(v, e) for v, e in zip(inits, elems)], window, window_strides=[1] * rank,
+                            padding=padding_attr(pads))
+    scalars = [b.type((), e) for e in elems]
+    block = op.regions[0].blocks.append(*(scalars + scalars))
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp(list(body(*block.arguments)))
+    return list(op.results)
+
+
+@pattern(ops.cumsum)
+def _cumsum(b: Builder, x, *, dim):
+    xs = b.sig(x)
+    if xs.rank == 0:
+        return b.convert(x, b.result.elem)
+    elem = compute_type(b.result.elem)
+    (y,) = _prefix_window(b, [b.convert(x, elem)], [0], dim % xs.rank, lambda a, c: [hlo.AddOp(a, c).result])
+    return b.convert(y, b.result.elem)
 
 
 @pattern(ops.cumprod)
@@ -28,12 +54,12 @@ def _cumprod(b: Builder, x, *, dim):
 def _extreme_later(b: Builder, av, ai, cv, ci, elem: str, direction: str):
     """Whether (cv, ci) replaces (av, ai) in torch's cummax (GT) / cummin (LT): a strictly better value, on ties
     the later index; a NaN beats every number and the later of two NaNs wins."""
-    later = _compare(ci, ai, "GT", "i64")
-    beats = hlo.OrOp(_compare(cv, av, direction, elem),
-                     hlo.AndOp(_compare(cv, av, "EQ", elem), later).result).result
+    later = compare(ci, ai, "GT", "i64")
+    beats = hlo.OrOp(compare(cv, av, direction, elem),
+                     hlo.AndOp(compare(cv, av, "EQ", elem), later).result).result
     if not is_float(elem):
         return beats
-    c_nan, a_nan = _compare(cv, cv, "NE", elem), _compare(av, av, "NE", elem)
+    c_nan, a_nan = compare(cv, cv, "NE", elem), compare(av, av, "NE", elem)
     nan_later = hlo.AndOp(hlo.AndOp(c_nan, a_nan).result, later).result
     c_only = hlo.AndOp(c_nan, hlo.NotOp(a_nan).result).result
     numbers = hlo.AndOp(beats, hlo.NotOp(hlo.OrOp(c_nan, a_nan).result).result).result
@@ -46,7 +72,7 @@ def _cum_extreme(b: Builder, x, *, dim, direction):
         return x, b.splat(0, "i64")
     d = dim % xs.rank
     iota = hlo.IotaOp(b.type(xs.shape, "i64"), d).result
-    init = b.lowest(xs.elem) if direction == "GT" else _highest(xs.elem)
+    init = b.lowest(xs.elem) if direction == "GT" else b.highest(xs.elem)
 
     def body(av, ai, cv, ci):
         pick = _extreme_later(b, av, ai, cv, ci, xs.elem, direction)
@@ -70,7 +96,7 @@ def _logaddexp(b: Builder, a, c, elem: str):
     """log(exp(a) + exp(c)) = max + log1p(exp(min - max)); an infinite max is the result itself (no inf - inf)."""
     hi, lo = hlo.MaxOp(a, c).result, hlo.MinOp(a, c).result
     y = hlo.AddOp(hi, hlo.Log1pOp(hlo.ExpOp(hlo.SubtractOp(lo, hi).result).result).result).result
-    infinite = _compare(hlo.AbsOp(hi).result, b.splat(float("inf"), elem), "EQ", elem)
+    infinite = compare(hlo.AbsOp(hi).result, b.splat(float("inf"), elem), "EQ", elem)
     return hlo.SelectOp(infinite, hi, y).result
 
 

@@ -2,9 +2,12 @@
 // RUN: FileCheck %s --input-file %t
 // RUN: FileCheck %s --input-file %t --check-prefix=NOFXLA
 
+// Full conversion: no fxla op or attribute is left anywhere in the output (each case below also ends
+// with a CHECK-NOT, which only covers the lines after its last match).
 // NOFXLA-NOT: fxla
 
-// Indexing, joining and creation fxla ops -> StableHLO.
+// The indexing family (dialects/fxla/ops_indexing.py, lowering/patterns/indexing.py) -> StableHLO: slice,
+// gather, scatter (its reduce modes pick the scatter body), select and triangular masks.
 
 // fxla.slice takes normalised bounds: it is one stablehlo.slice.
 // CHECK-LABEL: func.func @slice
@@ -14,19 +17,6 @@
 func.func @slice(%x: tensor<4x6xf32>) -> tensor<2x2xf32> {
   %0 = "fxla.slice"(%x) {start = array<i64: 1, 0>, limit = array<i64: 3, 6>, stride = array<i64: 1, 3>} : (tensor<4x6xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
-}
-
-// -----
-
-// concat promotes like torch.cat: the i64 input is converted to f16 first; dim -1 is normalised.
-// CHECK-LABEL: func.func @concat_promotes
-// CHECK:   %[[V0:.+]] = stablehlo.convert %arg1 : (tensor<2x1xi64>) -> tensor<2x1xf16>
-// CHECK:   %[[V1:.+]] = stablehlo.concatenate %arg0, %[[V0]], dim = 1 : (tensor<2x3xf16>, tensor<2x1xf16>) -> tensor<2x4xf16>
-// CHECK:   return %[[V1]] : tensor<2x4xf16>
-// CHECK-NOT: fxla.
-func.func @concat_promotes(%a: tensor<2x3xf16>, %b: tensor<2x1xi64>) -> tensor<2x4xf16> {
-  %0 = "fxla.concat"(%a, %b) {dim = -1 : i64} : (tensor<2x3xf16>, tensor<2x1xi64>) -> tensor<2x4xf16>
-  return %0 : tensor<2x4xf16>
 }
 
 // -----
@@ -97,41 +87,6 @@ func.func @where(%c: tensor<3x4xi1>, %x: tensor<4xi64>, %y: tensor<f32>) -> tens
 
 // -----
 
-// expand is broadcast_in_dim (trailing dims aligned); flip is reverse; pad takes negative high padding (cropping).
-// CHECK-LABEL: func.func @expand_flip_pad
-// CHECK:   %[[V0:.+]] = stablehlo.broadcast_in_dim %arg0, dims = [1, 2] : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
-// CHECK:   %[[V1:.+]] = stablehlo.reverse %[[V0]], dims = [2, 0] : tensor<2x3x4xf32>
-// CHECK:   %[[V2:.+]] = stablehlo.constant dense<1.500000e+00> : tensor<f32>
-// CHECK:   %[[V3:.+]] = stablehlo.pad %[[V1]], %[[V2]], low = [0, 1, 1], high = [0, 1, -1], interior = [0, 0, 0] : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x5x4xf32>
-// CHECK:   return %[[V3]] : tensor<2x5x4xf32>
-// CHECK-NOT: fxla.
-func.func @expand_flip_pad(%x: tensor<3x1xf32>) -> tensor<2x5x4xf32> {
-  %0 = "fxla.expand"(%x) {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
-  %1 = "fxla.flip"(%0) {dims = array<i64: -1, 0>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  %2 = "fxla.pad"(%1) {low = array<i64: 0, 1, 1>, high = array<i64: 0, 1, -1>, value = 1.5 : f64} : (tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
-  return %2 : tensor<2x5x4xf32>
-}
-
-// -----
-
-// arange computes start + i * step in f64 for a float result, then converts.
-// CHECK-LABEL: func.func @arange
-// CHECK:   %[[V0:.+]] = stablehlo.iota dim = 0 : tensor<4xi64>
-// CHECK:   %[[V1:.+]] = stablehlo.convert %[[V0]] : (tensor<4xi64>) -> tensor<4xf64>
-// CHECK:   %[[V2:.+]] = stablehlo.constant dense<2.000000e+00> : tensor<4xf64>
-// CHECK:   %[[V3:.+]] = stablehlo.multiply %[[V1]], %[[V2]] : tensor<4xf64>
-// CHECK:   %[[V4:.+]] = stablehlo.constant dense<5.000000e-01> : tensor<4xf64>
-// CHECK:   %[[V5:.+]] = stablehlo.add %[[V3]], %[[V4]] : tensor<4xf64>
-// CHECK:   %[[V6:.+]] = stablehlo.convert %[[V5]] : (tensor<4xf64>) -> tensor<4xf32>
-// CHECK:   return %[[V6]] : tensor<4xf32>
-// CHECK-NOT: fxla.
-func.func @arange() -> tensor<4xf32> {
-  %0 = "fxla.arange"() {start = 0.5 : f64, step = 2.0 : f64, length = 4 : i64} : () -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 // tril keeps j - i <= diagonal via iotas, a compare and a select.
 // CHECK-LABEL: func.func @tril
 // CHECK:   %[[V0:.+]] = stablehlo.iota dim = 0 : tensor<3x4xi64>
@@ -146,4 +101,68 @@ func.func @arange() -> tensor<4xf32> {
 func.func @tril(%x: tensor<3x4xi64>) -> tensor<3x4xi64> {
   %0 = "fxla.tril"(%x) {diagonal = 1 : i64} : (tensor<3x4xi64>) -> tensor<3x4xi64>
   return %0 : tensor<3x4xi64>
+}
+
+// -----
+
+// scatter reduce = "amax" / "amin" / "multiply": the scatter body is maximum / minimum / multiply.
+// CHECK-LABEL: func.func @scatter_amax
+// CHECK:         "stablehlo.scatter"(%arg0
+// CHECK:           stablehlo.maximum
+// CHECK-NOT:     fxla.
+func.func @scatter_amax(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %s: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "amax"} : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter_amin
+// CHECK:         "stablehlo.scatter"(%arg0
+// CHECK:           stablehlo.minimum {{.+}} : tensor<i64>
+// CHECK-NOT:     fxla.
+func.func @scatter_amin(%x: tensor<4x3xi64>, %i: tensor<4x2xi64>, %s: tensor<4x3xi64>) -> tensor<4x3xi64> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 1 : i64, reduce = "amin"} : (tensor<4x3xi64>, tensor<4x2xi64>, tensor<4x3xi64>) -> tensor<4x3xi64>
+  return %0 : tensor<4x3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter_multiply
+// CHECK:         "stablehlo.scatter"(%arg0
+// CHECK:           stablehlo.multiply {{.+}} : tensor<f32>
+// CHECK-NOT:     fxla.
+func.func @scatter_multiply(%x: tensor<5xf32>, %i: tensor<3xi64>, %s: tensor<3xf32>) -> tensor<5xf32> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<5xf32>, tensor<3xi64>, tensor<3xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+// On bool, multiply is a logical and.
+// CHECK-LABEL: func.func @scatter_multiply_bool
+// CHECK:         "stablehlo.scatter"(%arg0
+// CHECK:           stablehlo.and {{.+}} : tensor<i1>
+// CHECK-NOT:     fxla.
+func.func @scatter_multiply_bool(%x: tensor<5xi1>, %i: tensor<3xi64>, %s: tensor<3xi1>) -> tensor<5xi1> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<5xi1>, tensor<3xi64>, tensor<3xi1>) -> tensor<5xi1>
+  return %0 : tensor<5xi1>
+}
+
+// -----
+
+// triu keeps j - i >= diagonal (columns minus rows over the last two dims) and zeroes the rest.
+// CHECK-LABEL: func.func @triu
+// CHECK:         %[[V0:[a-z0-9_]+]] = stablehlo.iota dim = 0 : tensor<3x4xi64>
+// CHECK:         %[[V1:[a-z0-9_]+]] = stablehlo.iota dim = 1 : tensor<3x4xi64>
+// CHECK:         %[[V2:[a-z0-9_]+]] = stablehlo.subtract %[[V1]], %[[V0]] : tensor<3x4xi64>
+// CHECK:         %[[C:[a-z0-9_]+]] = stablehlo.constant dense<-1> : tensor<3x4xi64>
+// CHECK:         %[[V3:[a-z0-9_]+]] = stablehlo.compare GE, %[[V2]], %[[C]], SIGNED : (tensor<3x4xi64>, tensor<3x4xi64>) -> tensor<3x4xi1>
+// CHECK:         %[[C_0:[a-z0-9_]+]] = stablehlo.constant dense<0> : tensor<3x4xi32>
+// CHECK:         %[[V4:[a-z0-9_]+]] = stablehlo.select %[[V3]], %arg0, %[[C_0]] : tensor<3x4xi1>, tensor<3x4xi32>
+// CHECK:         return %[[V4]] : tensor<3x4xi32>
+// CHECK-NOT:     fxla.
+func.func @triu(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %0 = "fxla.triu"(%x) {diagonal = -1 : i64} : (tensor<3x4xi32>) -> tensor<3x4xi32>
+  return %0 : tensor<3x4xi32>
 }

@@ -2,10 +2,72 @@
 // RUN: FileCheck %s --input-file %t
 // RUN: FileCheck %s --input-file %t --check-prefix=NOFXLA
 
-// Full conversion: no fxla op or attribute is left anywhere in the output.
+// Full conversion: no fxla op or attribute is left anywhere in the output (each case below also ends
+// with a CHECK-NOT, which only covers the lines after its last match).
 // NOFXLA-NOT: fxla
 
-// fxla.max_pool (any spatial rank) and fxla.max_pool_with_indices -> StableHLO reduce_window.
+// The pool family (dialects/fxla/ops_pool.py, lowering/patterns/pool.py) -> StableHLO: max and average
+// pooling of any spatial rank as reduce_windows; fxla.max_pool2d is the legacy 2-D spelling of fxla.max_pool.
+
+// max_pool2d is a reduce_window with a maximum body and a -inf init; N and C get unit windows.
+// CHECK-LABEL: func.func @max_pool2d
+// CHECK:         [[INIT:%.+]] = stablehlo.constant dense<0xFF800000> : tensor<f32>
+// CHECK:         "stablehlo.reduce_window"(%arg0, [[INIT]]) <{padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}>
+// CHECK:         ^bb0([[L:%.+]]: tensor<f32>, [[R:%.+]]: tensor<f32>):
+// CHECK-NEXT:      [[M:%.+]] = stablehlo.maximum [[L]], [[R]] : tensor<f32>
+// CHECK-NEXT:      stablehlo.return [[M]] : tensor<f32>
+// CHECK:         (tensor<2x3x8x8xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+// CHECK-NOT:     fxla.
+func.func @max_pool2d(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = "fxla.max_pool2d"(%x) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Unbatched CHW input with padding and ceil_mode; padding covers the extra (ceil) window.
+// CHECK-LABEL: func.func @max_pool2d_ceil_chw
+// CHECK:         "stablehlo.reduce_window"(%arg0, %{{.+}}) <{padding = dense<{{\[\[}}0, 0], [1, 1], [1, 1]]> : tensor<3x2xi64>
+// CHECK-SAME:      window_dimensions = array<i64: 1, 3, 3>, window_strides = array<i64: 1, 2, 2>
+// CHECK:         stablehlo.maximum
+// CHECK:         (tensor<3x7x7xf32>, tensor<f32>) -> tensor<3x4x4xf32>
+// CHECK-NOT:     fxla.
+func.func @max_pool2d_ceil_chw(%x: tensor<3x7x7xf32>) -> tensor<3x4x4xf32> {
+  %0 = "fxla.max_pool2d"(%x) {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = true} : (tensor<3x7x7xf32>) -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
+
+// -----
+
+// avg_pool: a summing reduce_window, divided by torch's per-window counts (a constant; with
+// count_include_pad=false the border windows count only real elements).
+// CHECK-LABEL: func.func @avg_pool2d
+// CHECK:         [[S:%.+]] = "stablehlo.reduce_window"(%arg0, %{{.+}}) <{padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]>
+// CHECK:           stablehlo.add
+// CHECK:         [[C:%.+]] = stablehlo.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 4.000000e+00]
+// CHECK:         [[B:%.+]] = stablehlo.broadcast_in_dim [[C]], dims = [2, 3]
+// CHECK:         stablehlo.divide [[S]], [[B]] : tensor<1x2x3x3xf32>
+// CHECK-NOT:     fxla.
+func.func @avg_pool2d(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false, divisor_override = 0 : i64} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Half-precision average pooling sums in f32 and rounds once.
+// CHECK-LABEL: func.func @avg_pool1d_bf16
+// CHECK:         stablehlo.convert %arg0 : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK:         "stablehlo.reduce_window"
+// CHECK:         stablehlo.divide
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+// CHECK-NOT:     fxla.
+func.func @avg_pool1d_bf16(%x: tensor<2x8xbf16>) -> tensor<2x4xbf16> {
+  %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 2>, stride = array<i64: 2>, padding = array<i64: 0>} : (tensor<2x8xbf16>) -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
 
 // 1-D: the window covers the last dim only; ceil_mode adds high padding (here none is needed beyond p = 1).
 // CHECK-LABEL: func.func @max_pool_1d_ceil

@@ -2,11 +2,30 @@
 // RUN: FileCheck %s --input-file %t
 // RUN: FileCheck %s --input-file %t --check-prefix=NOFXLA
 
-// Full conversion: no fxla op or attribute is left anywhere in the output.
+// Full conversion: no fxla op or attribute is left anywhere in the output (each case below also ends
+// with a CHECK-NOT, which only covers the lines after its last match).
 // NOFXLA-NOT: fxla
 
-// Scans (cumprod, cummax/cummin, logcumsumexp) are reduce_windows spanning the scanned dim, padded by
-// size - 1 in front; scatter's reduce modes pick the scatter body.
+// The scan family (dialects/fxla/ops_scan.py, lowering/patterns/scan.py) -> StableHLO: scans are
+// reduce_windows spanning the scanned dim, padded by size - 1 in front.
+
+// cumsum is a reduce_window over the whole dim with N-1 leading padding; bool sums in i64.
+// CHECK-LABEL: func.func @cumsum_bool
+// CHECK:   %[[V0:.+]] = stablehlo.convert %arg0 : (tensor<2x4xi1>) -> tensor<2x4xi64>
+// CHECK:   %[[V1:.+]] = stablehlo.constant dense<0> : tensor<i64>
+// CHECK:   %[[V2:.+]] = "stablehlo.reduce_window"(%[[V0]], %[[V1]]) <{padding = dense<{{\[\[}}0, 0], [3, 0{{\]\]}}> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 4>, window_strides = array<i64: 1, 1>}> ({
+// CHECK:   ^bb0(%{{.+}}: tensor<i64>, %{{.+}}: tensor<i64>):
+// CHECK:   %[[V3:.+]] = stablehlo.add %arg1, %arg2 : tensor<i64>
+// CHECK:   stablehlo.return %[[V3]] : tensor<i64>
+// CHECK:   }) : (tensor<2x4xi64>, tensor<i64>) -> tensor<2x4xi64>
+// CHECK:   return %[[V2]] : tensor<2x4xi64>
+// CHECK-NOT: fxla.
+func.func @cumsum_bool(%x: tensor<2x4xi1>) -> tensor<2x4xi64> {
+  %0 = "fxla.cumsum"(%x) {dim = -1 : i64} : (tensor<2x4xi1>) -> tensor<2x4xi64>
+  return %0 : tensor<2x4xi64>
+}
+
+// -----
 
 // cumprod widens integers to i64 first (torch's result type); the init is 1.
 // CHECK-LABEL: func.func @cumprod_int
@@ -100,52 +119,6 @@ func.func @cummin_int(%x: tensor<4x3xi64>) -> (tensor<4x3xi64>, tensor<4x3xi64>)
 func.func @logcumsumexp(%x: tensor<2x6xf16>) -> tensor<2x6xf16> {
   %0 = "fxla.logcumsumexp"(%x) {dim = 1 : i64} : (tensor<2x6xf16>) -> tensor<2x6xf16>
   return %0 : tensor<2x6xf16>
-}
-
-// -----
-
-// scatter reduce = "amax" / "amin" / "multiply": the scatter body is maximum / minimum / multiply.
-// CHECK-LABEL: func.func @scatter_amax
-// CHECK:         "stablehlo.scatter"(%arg0
-// CHECK:           stablehlo.maximum
-// CHECK-NOT:     fxla.
-func.func @scatter_amax(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %s: tensor<2x3xf32>) -> tensor<4x3xf32> {
-  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "amax"} : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
-  return %0 : tensor<4x3xf32>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @scatter_amin
-// CHECK:         "stablehlo.scatter"(%arg0
-// CHECK:           stablehlo.minimum {{.+}} : tensor<i64>
-// CHECK-NOT:     fxla.
-func.func @scatter_amin(%x: tensor<4x3xi64>, %i: tensor<4x2xi64>, %s: tensor<4x3xi64>) -> tensor<4x3xi64> {
-  %0 = "fxla.scatter"(%x, %i, %s) {dim = 1 : i64, reduce = "amin"} : (tensor<4x3xi64>, tensor<4x2xi64>, tensor<4x3xi64>) -> tensor<4x3xi64>
-  return %0 : tensor<4x3xi64>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @scatter_multiply
-// CHECK:         "stablehlo.scatter"(%arg0
-// CHECK:           stablehlo.multiply {{.+}} : tensor<f32>
-// CHECK-NOT:     fxla.
-func.func @scatter_multiply(%x: tensor<5xf32>, %i: tensor<3xi64>, %s: tensor<3xf32>) -> tensor<5xf32> {
-  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<5xf32>, tensor<3xi64>, tensor<3xf32>) -> tensor<5xf32>
-  return %0 : tensor<5xf32>
-}
-
-// -----
-
-// On bool, multiply is a logical and.
-// CHECK-LABEL: func.func @scatter_multiply_bool
-// CHECK:         "stablehlo.scatter"(%arg0
-// CHECK:           stablehlo.and {{.+}} : tensor<i1>
-// CHECK-NOT:     fxla.
-func.func @scatter_multiply_bool(%x: tensor<5xi1>, %i: tensor<3xi64>, %s: tensor<3xi1>) -> tensor<5xi1> {
-  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<5xi1>, tensor<3xi64>, tensor<3xi1>) -> tensor<5xi1>
-  return %0 : tensor<5xi1>
 }
 
 // -----

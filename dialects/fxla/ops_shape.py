@@ -1,0 +1,32 @@
+"""The ``shape`` family: ops that move elements without computing on them: reshape, permute, broadcast, join,
+reverse and pad (part of the op table; see :mod:`.ops`).
+
+``view``/``flatten``/``squeeze``/``unsqueeze`` become ``fxla.reshape``; ``transpose``/``t``/``movedim`` become
+``fxla.permute``; splitting ops (``split``, ``chunk``, ``unbind``) become several ``fxla.slice`` ops (indexing).
+"""
+from __future__ import annotations
+
+from . import infer, infer_indexing as inf
+from .opdef import F64, I64, I64_ARRAY, Attr, OpDef, Operand, Variadic
+
+_X = (Operand("input"),)
+
+reshape = OpDef("reshape", "Row-major reshape to a fully static `shape` (view/reshape/flatten).", _X,
+                (Attr("shape", I64_ARRAY, "the result shape"),), infer=infer.reshape, torch="torch.reshape")
+permute = OpDef("permute", "Permute dimensions: result dim i is input dim dims[i].", _X,
+                (Attr("dims", I64_ARRAY, "a permutation of the input dims (negative allowed)"),),
+                infer=infer.permute, torch="torch.permute")
+expand = OpDef("expand", "Broadcast to `shape` (size-1 dims repeat, new dims in front), like Tensor.expand.", _X,
+               (Attr("shape", I64_ARRAY, "the static result shape"),), infer=inf.expand, torch="torch.Tensor.expand")
+concat = OpDef("concat", "Concatenation along `dim`; element types promote like torch.cat.",
+               (Variadic("inputs", "tensors of equal rank whose shapes agree outside `dim`"),),
+               (Attr("dim", I64, "the joined dimension (negative counts from the end)"),),
+               infer=inf.concat, torch="torch.cat")
+flip = OpDef("flip", "Reverse the order of elements along `dims`.", _X,
+             (Attr("dims", I64_ARRAY, "distinct dims to reverse"),), infer=inf.dims_op, torch="torch.flip")
+pad = OpDef("pad", "Constant padding: `low[i]`/`high[i]` elements before/after dim i (negative crops).", _X,
+            (Attr("low", I64_ARRAY, "padding before, per dim"), Attr("high", I64_ARRAY, "padding after, per dim"),
+             Attr("value", F64, "the fill value (converted to the element type)", default=0.0)),
+            infer=inf.pad, torch="torch.nn.functional.pad")
+
+SHAPE_OPS = (reshape, permute, expand, concat, flip, pad)

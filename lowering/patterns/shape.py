@@ -1,0 +1,42 @@
+"""Patterns for the ``shape`` family: reshape, transpose, broadcast, concatenate, reverse and pad."""
+from __future__ import annotations
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import hlo
+
+from .builder import Builder, normalized_dims, pattern
+
+
+@pattern(ops.reshape)
+def _reshape(b: Builder, x, *, shape):
+    return hlo.ReshapeOp(b.result_type, x).result
+
+
+@pattern(ops.permute)
+def _permute(b: Builder, x, *, dims):
+    return hlo.TransposeOp(x, normalized_dims(dims, b.sig(x).rank)).result
+
+
+@pattern(ops.expand)
+def _expand(b: Builder, x, *, shape):
+    return b.broadcast(x, shape)
+
+
+@pattern(ops.concat)
+def _concat(b: Builder, inputs, *, dim):
+    values = [b.convert(v, b.result.elem) for v in inputs]
+    return hlo.ConcatenateOp(values, dim % b.result.rank).result
+
+
+@pattern(ops.flip)
+def _flip(b: Builder, x, *, dims):
+    dims = normalized_dims(dims, b.sig(x).rank)
+    return hlo.ReverseOp(x, dims).result if dims else x
+
+
+@pattern(ops.pad)
+def _pad(b: Builder, x, *, low, high, value):
+    elem = b.result.elem
+    fill = b.splat(value if is_float(elem) else int(value), elem)
+    return hlo.PadOp(x, fill, list(low), list(high), [0] * len(low)).result
