@@ -1,8 +1,9 @@
 """Runtime stage: PJRT devices, compiling verified StableHLO, device buffers and execution, the on-disk
 executable cache, sharding (Shardy/SPMD), portable artifacts and JAX interop.
 
-Only this stage (and :mod:`fxla.dialects.mlir`) imports jax/jaxlib.  It never imports the frontend or the
-lowering: it receives StableHLO text and metadata.
+It imports jax and jaxlib throughout; JAX's private API only through :mod:`fxla.base.jax_private`.  (The
+dialects import jaxlib's MLIR bindings, the API layer jax's public API; docs/runtime.md lists who imports what
+and why.)  It never imports the frontend or the lowering: it receives StableHLO text and metadata.
 """
 from .devices import DeviceError, resolve_device
 from .buffers import InputError, from_device, to_device
