@@ -338,39 +338,33 @@ class ShapeProp(Interpreter):
         return meta(*args, **kwargs) if meta is not None else super().call_function(target, args, kwargs)
 
 
-def _ctc_loss_meta(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-                   zero_infinity=False) -> torch.Tensor:
-    """F.ctc_loss's meta result (torch has no meta kernel for tensor lengths): one loss per sample with
-    reduction='none' (0-d for an unbatched [T, C] input), else their 0-d reduction."""
-    per_sample = () if log_probs.dim() == 2 else (log_probs.shape[1],)
-    return log_probs.new_empty(per_sample if reduction == "none" else ())
+#: torch functions without a meta kernel for some of their arguments -> their meta result (same arguments)
+_META_FUNCTIONS: Dict[Any, Callable[..., Any]] = {}
+#: leaf modules whose forward calls such a function -> their meta result, given the module and the call's arguments
+_META_MODULES: Dict[type, Callable[..., Any]] = {}
+#: leaf modules whose forward looks at data and whose result has the meta of one argument -> that argument's name
+_META_OF_ARGUMENT: Dict[type, str] = {}
 
 
-def _gaussian_nll_loss_meta(input, target, var, full=False, eps=1e-6, reduction="mean") -> torch.Tensor:
-    """F.gaussian_nll_loss's meta result (its Python checks ``var``'s values, which meta tensors do not have):
-    the broadcast shape of input, target and var (var one dim short of input gets it back), or 0-d when
-    reduced."""
-    if isinstance(var, torch.Tensor) and var.shape != input.shape and tuple(input.shape[:-1]) == tuple(var.shape):
-        var = var.unsqueeze(-1)
-    shape = torch.broadcast_shapes(input.shape, target.shape, var.shape if isinstance(var, torch.Tensor) else ())
-    return input.new_empty(shape if reduction == "none" else ())
+def register_meta_function(function: Any, meta: Callable[..., Any]) -> None:
+    """Give ``function`` -- a torch function with no meta kernel for some arguments (``F.ctc_loss`` with tensor
+    lengths) -- its meta result: ``meta(*args, **kwargs)`` on the call's meta arguments, used by shape
+    propagation instead of running ``function`` on meta tensors.  Registered next to the op's lowering rule."""
+    _META_FUNCTIONS[function] = meta
 
 
-#: torch functions without a meta kernel for some of their arguments: their meta result is computed here
-_META_FUNCTIONS = {torch.nn.functional.ctc_loss: _ctc_loss_meta,
-                   torch.nn.functional.gaussian_nll_loss: _gaussian_nll_loss_meta}
-#: leaf modules whose forward calls such a function: their meta result, given the module and the call's arguments
-_META_MODULES = {
-    torch.nn.CTCLoss: lambda mod, log_probs, targets, input_lengths, target_lengths: _ctc_loss_meta(
-        log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction),
-    torch.nn.GaussianNLLLoss: lambda mod, input, target, var: _gaussian_nll_loss_meta(
-        input, target, var, mod.full, mod.eps, mod.reduction)}
-
-
-#: leaf modules whose forward looks at data (the transformer stacks compare a mask with a causal one, via
-#: ``.item()``) and whose result has the meta of one argument, named here: their meta is computed from that
-_META_OF_ARGUMENT = {torch.nn.TransformerEncoder: "src", torch.nn.TransformerDecoder: "tgt",
-                     torch.nn.Transformer: "tgt"}
+def register_meta_module(module: type, meta: Optional[Callable[..., Any]] = None, *,
+                         like: Optional[str] = None) -> None:
+    """Give the leaf module class ``module`` its meta result without running its forward on meta tensors:
+    ``meta(mod, *args, **kwargs)`` (its forward calls a function registered with
+    :func:`register_meta_function`), or, with ``like``, the meta of the forward's argument of that name (its
+    forward looks at data, e.g. the transformer stacks compare a mask with a causal one via ``.item()``)."""
+    if (meta is None) == (like is None):
+        raise TypeError("register_meta_module takes one of meta and like")
+    if like is not None:
+        _META_OF_ARGUMENT[module] = like
+    else:
+        _META_MODULES[module] = meta
 
 
 def call_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:

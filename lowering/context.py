@@ -5,7 +5,9 @@ from typing import Dict, List, Optional
 
 import torch
 
-from fxla.dialects.fxla import ops, sig_of
+import numpy as np
+
+from fxla.dialects.fxla import Sig, ops, sig_of, type_of
 from fxla.dialects.fxla.opdef import elem_type
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.frontend import TensorMeta
@@ -13,6 +15,7 @@ from fxla.dialects.mlir import ir
 
 from .dtypes import mlir_type
 from .errors import node_error
+from .registry import RULES
 
 
 class LoweringContext:
@@ -25,6 +28,14 @@ class LoweringContext:
       type torch computes in, alone float -> f32, int -> i64, bool -> i1);
     * ``ctx.param(qualname)`` — the function argument carrying parameter/buffer ``qualname`` (uploaded once);
     * ``ctx.error(what, why, fix)`` — a :class:`LoweringError` at the node's source line.
+
+    The building blocks rules share are methods too (each emits nothing when there is nothing to do):
+    ``ctx.convert(x, elem)`` (``x`` in another element type), ``ctx.reshape(x, shape)``,
+    ``ctx.expand(x, shape)`` (broadcast), ``ctx.slice_dim(x, dim, start, limit, stride)``,
+    ``ctx.int_constant(values)`` (a 1-D i64 constant), ``ctx.module_param(name)`` (a parameter of the node's
+    module, ``None`` when the module has none) and ``ctx.lower(op, *args, **kwargs)`` (lower ``op`` here as
+    its own rule does: one rule reusing another names the torch op, never the other file's helper).
+    Rule-level helpers without a context live in :mod:`fxla.lowering.emit`.
     """
 
     def __init__(self, root: torch.nn.Module, block: ir.Block, param_values: Dict[str, torch.Tensor]):
@@ -94,6 +105,47 @@ class LoweringContext:
     @staticmethod
     def sig(value: ir.Value):
         return sig_of(value.type)
+
+    # -- building blocks shared by rules -------------------------------------------------------------------------
+    def convert(self, value: ir.Value, elem: str) -> ir.Value:
+        """``value`` with element type ``elem`` (e.g. ``"f32"``): an ``fxla.convert``, or ``value`` itself."""
+        s = self.sig(value)
+        return value if s.elem == elem else self.emit(ops.convert, value, result_type=type_of(Sig(s.shape, elem)))
+
+    def reshape(self, value: ir.Value, shape) -> ir.Value:
+        """``value`` reshaped to ``shape`` (``value`` itself when it has that shape)."""
+        shape = tuple(shape)
+        return value if self.sig(value).shape == shape else self.emit(ops.reshape, value, shape=shape)
+
+    def expand(self, value: ir.Value, shape) -> ir.Value:
+        """``value`` broadcast to ``shape`` (``value`` itself when it has that shape)."""
+        shape = tuple(shape)
+        return value if self.sig(value).shape == shape else self.emit(ops.expand, value, shape=shape)
+
+    def slice_dim(self, value: ir.Value, dim: int, start: int, limit: int, stride: int = 1) -> ir.Value:
+        """``value`` sliced along one (non-negative) dim."""
+        shape = self.sig(value).shape
+        starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+        starts[dim], limits[dim], strides[dim] = start, limit, stride
+        return self.emit(ops.slice, value, start=starts, limit=limits, stride=strides)
+
+    def int_constant(self, values) -> ir.Value:
+        """A 1-D i64 ``fxla.constant`` (index lists written in the program, e.g. ``x[[0, 2]]``)."""
+        return self.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(values, dtype=np.int64)))
+
+    def module_param(self, name: str, mod: Optional[torch.nn.Module] = None,
+                     target: Optional[str] = None) -> Optional[ir.Value]:
+        """The parameter (or buffer) ``name`` of the ``call_module`` node's module -- or of the submodule
+        ``mod`` at ``target`` -- as a function argument; ``None`` when the module's attribute is ``None``
+        (``nn.Linear(bias=False)``)."""
+        if target is None:
+            target = self.node.target
+            mod = self.root.get_submodule(target) if mod is None else mod
+        return None if getattr(mod, name, None) is None else self.param(f"{target}.{name}")
+
+    def lower(self, op, *args, **kwargs):
+        """Lower ``op`` (a torch function with a registered rule) on ``args`` here, as its own rule does."""
+        return RULES[op](self, *args, **kwargs)
 
 
 def scalar_elem(value, other: Optional[str] = None) -> str:

@@ -8,13 +8,18 @@ A rule is ``rule(ctx, *operands, **params)``: ``ctx`` (:class:`~fxla.lowering.co
 then the node's arguments exactly as torch takes them (tensors arrive as ``ir.Value``\\ s, everything shape-like
 as concrete Python values), static parameters keyword-only.  Module rules also get the module instance as the
 keyword ``mod``.  A rule returns an ``ir.Value`` (or a tuple/list of them).
+
+Most module classes only call their functional form with attributes of the module: they are registered with
+:func:`register_module`, which says so declaratively (``register_module(nn.LeakyReLU, F.leaky_relu,
+negative_slope="negative_slope")``).  A module rule is written by hand only where the module does more than
+forward (RNNs, nn.MultiheadAttention, the Transformer layers, a conv's padding modes...).
 """
 from __future__ import annotations
 
 import functools
 import importlib
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Sequence
 
 import torch
 
@@ -31,6 +36,33 @@ def register(*keys) -> Callable[[Rule], Rule]:
             RULES[key] = rule
         return rule
     return deco
+
+
+def register_module(module: type, op, *, params: Sequence[str] = (), attrs: Sequence[str] = (),
+                    **attributes) -> Rule:
+    """Register the ``nn.Module`` class ``module`` as a call of the functional ``op`` (a key with a rule).
+
+    The module's rule calls ``op``'s rule with the call's own arguments plus keywords: each name in ``params``
+    is a parameter or buffer of the module, passed as the keyword of the same name (``None`` where the module
+    has none, e.g. ``bias=False``; they become program arguments in this order); each name in ``attrs`` passes
+    the module's attribute of that name as the keyword of that name; each ``keyword=attribute`` in
+    ``attributes`` passes the module's attribute of that name, or ``attribute(module)`` when it is a function.
+    ``register_module(nn.Linear, F.linear, params=("bias", "weight"))`` lowers ``nn.Linear(4, 2)(x)`` as
+    ``F.linear(x, weight=<weight>, bias=<bias>)``.
+    """
+    def rule(ctx, *args, mod, **kwargs):
+        for name in params:
+            kwargs[name] = ctx.module_param(name, mod, ctx.node.target)
+        for name in attrs:
+            kwargs[name] = getattr(mod, name)
+        for keyword, attribute in attributes.items():
+            kwargs[keyword] = attribute(mod) if callable(attribute) else getattr(mod, attribute)
+        return RULES[op](ctx, *args, **kwargs)
+    rule.__name__ = rule.__qualname__ = f"{module.__name__}_rule"
+    rule.__doc__ = f"``{module.__name__}``: the rule of {getattr(op, '__name__', op)} with the module's attributes."
+    rule.forwards_to = op
+    RULES[module] = rule
+    return rule
 
 
 def op_key(node, root: torch.nn.Module) -> Optional[object]:

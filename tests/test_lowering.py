@@ -313,3 +313,42 @@ def test_failing_pipeline_writes_reproducer(tmp_path, monkeypatch):
     done = subprocess.run([opt] + argv[1:], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "stablehlo.maximum" in done.stdout and "fxla." not in done.stdout
+
+
+# -- the layout of the rule files ---------------------------------------------------------------------------------
+def _rule_files():
+    import pathlib
+    import fxla.lowering.rules as rules
+    return sorted(p for p in pathlib.Path(rules.__file__).parent.glob("*.py") if p.name != "__init__.py")
+
+
+def test_rule_files_share_helpers_through_the_context_or_emit():
+    """Rule files never import from one another (helpers live on the lowering context or in fxla.lowering.emit;
+    one rule reuses another through ctx.lower(op, ...)), and import no private name from fxla.lowering."""
+    import ast
+    offenders = []
+    for path in _rule_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            sibling = node.level == 1 or (node.module or "").startswith("fxla.lowering.rules")
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            lowering = node.level == 2 or (node.module or "").startswith("fxla.lowering")
+            if sibling or (lowering and private):
+                offenders.append(f"{path.name}:{node.lineno}: from {'.' * node.level}{node.module or ''} import "
+                                 f"{', '.join(a.name for a in node.names)}")
+    assert not offenders, "rule files importing from each other or private lowering names:\n" + "\n".join(offenders)
+
+
+def test_declared_module_rules_forward_to_registered_rules():
+    forwarding = {key: rule.forwards_to for key, rule in RULES.items() if hasattr(rule, "forwards_to")}
+    assert len(forwarding) > 50
+    missing = [f"{key.__name__} -> {op}" for key, op in forwarding.items() if op not in RULES]
+    assert not missing, missing
+
+
+def test_meta_fallbacks_are_registered_next_to_rules():
+    from fxla.frontend import shape_prop
+    for key in list(shape_prop._META_FUNCTIONS) + list(shape_prop._META_MODULES) + list(shape_prop._META_OF_ARGUMENT):
+        assert key in RULES, key
+    assert F.ctc_loss in shape_prop._META_FUNCTIONS and nn.Transformer in shape_prop._META_OF_ARGUMENT

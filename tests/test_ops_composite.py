@@ -1,5 +1,6 @@
-"""Rules of issue #4 against eager: N-d and adaptive max pooling, padding modes, bicubic/area interpolation,
-EmbeddingBag with offsets, einsum diagonals, scans, rot90/kron, scatter_reduce/index_add/index_copy, bilinear."""
+"""Rules composed of several fxla ops against eager: N-d and adaptive max pooling, padding modes, bicubic/area
+interpolation, EmbeddingBag with offsets, einsum diagonals, scans, rot90/kron, scatter_reduce/index_add/index_copy,
+x[idx] = value, bilinear and the tensor attributes that are values."""
 from __future__ import annotations
 
 import builtins
@@ -365,7 +366,7 @@ def test_tensor_attribute_errors(fn, message):
     import fxla
     with pytest.raises(fxla.FxlaError, match=re.escape(message)) as err:
         fxla.compile(fn)(torch.randn(2, 3, 4))
-    assert "test_ops_extra.py" in str(err.value) and "fix:" in str(err.value)
+    assert "test_ops_composite.py" in str(err.value) and "fix:" in str(err.value)
 
 
 def test_none_outputs_and_attributes_that_are_none():

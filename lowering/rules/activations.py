@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-from ..registry import register
-from .reductions import refuse_bool
+from ..emit import refuse_bool
+from ..registry import register, register_module
 
 
 def _unary(ctx, input, *, opdef):
@@ -99,17 +99,12 @@ register(F.hardtanh)(_hardtanh)
 register(F.relu6)(partial(_hardtanh, min_val=0.0, max_val=6.0))
 
 
-@register(torch.nn.Hardtanh, torch.nn.ReLU6)
-def _hardtanh_module(ctx, input, *, mod):
-    return _hardtanh(ctx, input, mod.min_val, mod.max_val)
+for _module in (torch.nn.Hardtanh, torch.nn.ReLU6):
+    register_module(_module, F.hardtanh, attrs=("min_val", "max_val"))
 
 
 # -- activations: functional forms take (input, <params>, inplace=False); modules carry the params ---------------
 def _plain(ctx, input, inplace=False, *, opdef):
-    return ctx.emit(opdef, input)
-
-
-def _plain_module(ctx, input, *, mod, opdef):
     return ctx.emit(opdef, input)
 
 
@@ -119,7 +114,7 @@ for _opdef, _keys, _module in (
     (ops.logsigmoid, (F.logsigmoid,), torch.nn.LogSigmoid),
 ):
     register(*_keys)(partial(_plain, opdef=_opdef))
-    register(_module)(partial(_plain_module, opdef=_opdef))
+    register_module(_module, _keys[0])
 
 
 @register(F.leaky_relu)
@@ -127,9 +122,7 @@ def _leaky_relu(ctx, input, negative_slope=0.01, inplace=False):
     return ctx.emit(ops.leaky_relu, input, negative_slope=negative_slope)
 
 
-@register(torch.nn.LeakyReLU)
-def _leaky_relu_module(ctx, input, *, mod):
-    return _leaky_relu(ctx, input, mod.negative_slope)
+register_module(torch.nn.LeakyReLU, F.leaky_relu, attrs=("negative_slope",))
 
 
 @register(F.elu)
@@ -137,9 +130,7 @@ def _elu(ctx, input, alpha=1.0, inplace=False):
     return ctx.emit(ops.elu, input, alpha=alpha)
 
 
-@register(torch.nn.ELU)
-def _elu_module(ctx, input, *, mod):
-    return _elu(ctx, input, mod.alpha)
+register_module(torch.nn.ELU, F.elu, attrs=("alpha",))
 
 
 @register(F.softplus)
@@ -147,6 +138,4 @@ def _softplus(ctx, input, beta=1.0, threshold=20.0):
     return ctx.emit(ops.softplus, input, beta=beta, threshold=threshold)
 
 
-@register(torch.nn.Softplus)
-def _softplus_module(ctx, input, *, mod):
-    return _softplus(ctx, input, mod.beta, mod.threshold)
+register_module(torch.nn.Softplus, F.softplus, attrs=("beta", "threshold"))

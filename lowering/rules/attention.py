@@ -23,21 +23,32 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.frontend.shape_prop import register_meta_module
 
 from ..registry import register
-from .indexing import reshape, slice_dim
-from .nn import layer_norm_at, linear_at
+
+
+def _linear_at(ctx, target: str, mod, input):
+    """The nn.Linear ``mod`` whose parameters are at ``target`` (a submodule of the node's module)."""
+    bias = ctx.module_param("bias", mod, target)
+    return ctx.lower(F.linear, input, ctx.module_param("weight", mod, target), bias)
+
+
+def _layer_norm_at(ctx, target: str, mod, input):
+    """The nn.LayerNorm ``mod`` whose parameters are at ``target``."""
+    weight, bias = ctx.module_param("weight", mod, target), ctx.module_param("bias", mod, target)
+    return ctx.lower(F.layer_norm, input, mod.normalized_shape, weight, bias, mod.eps)
 
 
 def _heads(ctx, x, batch: int, heads: int):
     """[L, N, E] -> [N, heads, L, head_dim]."""
     length, _, embed = ctx.sig(x).shape
-    return ctx.emit(ops.permute, reshape(ctx, x, (length, batch, heads, embed // heads)), dims=(1, 2, 0, 3))
+    return ctx.emit(ops.permute, ctx.reshape(x, (length, batch, heads, embed // heads)), dims=(1, 2, 0, 3))
 
 
 def _mask(ctx, scores, mask, shape):
     """Apply a bool (True = not allowed) or additive float mask, reshaped to broadcast against ``scores``."""
-    mask = reshape(ctx, mask, shape)
+    mask = ctx.reshape(mask, shape)
     if ctx.sig(mask).elem == "i1":
         return ctx.emit(ops.where, mask, ctx.tensor(float("-inf"), like=scores), scores)
     if ctx.sig(mask).elem != ctx.sig(scores).elem:
@@ -65,7 +76,7 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     unbatched = ctx.sig(query).rank == 2
     q, k, v = query, key, value
     if unbatched:                                   # [L, E]: a batch of one, sequence first
-        q, k, v = (reshape(ctx, t, (ctx.sig(t).shape[0], 1, ctx.sig(t).shape[1])) for t in (q, k, v))
+        q, k, v = (ctx.reshape(t, (ctx.sig(t).shape[0], 1, ctx.sig(t).shape[1])) for t in (q, k, v))
     elif mod.batch_first:                           # [N, L, E] -> [L, N, E]
         q, k, v = (ctx.emit(ops.permute, t, dims=(1, 0, 2)) for t in (q, k, v))
     length, batch, _ = ctx.sig(q).shape
@@ -74,10 +85,10 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     thirds = [(i * embed, (i + 1) * embed) for i in range(3)]            # q, k, v rows of the packed tensors
     if mod._qkv_same_embed_dim:
         packed = ctx.param(f"{target}.in_proj_weight")
-        weights = [slice_dim(ctx, packed, 0, lo, hi) for lo, hi in thirds]
+        weights = [ctx.slice_dim(packed, 0, lo, hi) for lo, hi in thirds]
     else:
         weights = [ctx.param(f"{target}.{name}_proj_weight") for name in ("q", "k", "v")]
-    biases = [slice_dim(ctx, bias, 0, lo, hi) if bias is not None else None for lo, hi in thirds]
+    biases = [ctx.slice_dim(bias, 0, lo, hi) if bias is not None else None for lo, hi in thirds]
     qh, kh, vh = (_heads(ctx, ctx.emit(ops.linear, x, w, b), batch, heads)
                   for x, w, b in zip((q, k, v), weights, biases))
     scores = ctx.emit(ops.matmul, qh, ctx.emit(ops.permute, kh, dims=(0, 1, 3, 2)))      # [N, H, L, S]
@@ -89,11 +100,11 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
         scores = _mask(ctx, scores, key_padding_mask, (batch, 1, 1, source))
     probs = ctx.emit(ops.softmax, scores, dim=-1)
     out = ctx.emit(ops.matmul, probs, vh)                                                # [N, H, L, D]
-    out = reshape(ctx, ctx.emit(ops.permute, out, dims=(2, 0, 1, 3)), (length, batch, embed))
+    out = ctx.reshape(ctx.emit(ops.permute, out, dims=(2, 0, 1, 3)), (length, batch, embed))
     out = ctx.emit(ops.linear, out, ctx.param(f"{target}.out_proj.weight"),
                    ctx.param(f"{target}.out_proj.bias") if mod.out_proj.bias is not None else None)
     if unbatched:
-        out = reshape(ctx, out, (length, embed))
+        out = ctx.reshape(out, (length, embed))
     elif mod.batch_first:
         out = ctx.emit(ops.permute, out, dims=(1, 0, 2))
     if not need_weights:
@@ -101,7 +112,7 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     if average_attn_weights:
         probs = ctx.emit(ops.mean, probs, dims=(1,), keepdim=False)                       # [N, L, S]
     if unbatched:
-        probs = reshape(ctx, probs, ctx.sig(probs).shape[1:])
+        probs = ctx.reshape(probs, ctx.sig(probs).shape[1:])
     return out, probs
 
 
@@ -117,16 +128,16 @@ def _feed_forward(ctx, target: str, mod, x):
                         "fxla lowers the built-in 'relu' and 'gelu' activations of transformer layers",
                         "use activation='relu' or 'gelu', or write the layer out of modules fxla lowers")
     opdef, attrs = activation
-    hidden = ctx.emit(opdef, linear_at(ctx, f"{target}.linear1", mod.linear1, x), **attrs)
-    return linear_at(ctx, f"{target}.linear2", mod.linear2, hidden)
+    hidden = ctx.emit(opdef, _linear_at(ctx, f"{target}.linear1", mod.linear1, x), **attrs)
+    return _linear_at(ctx, f"{target}.linear2", mod.linear2, hidden)
 
 
 def _residual(ctx, target: str, mod, x, norm: str, block):
     """``x + block(norm(x))`` (norm_first) or ``norm(x + block(x))``."""
     ln = getattr(mod, norm)
     if mod.norm_first:
-        return ctx.emit(ops.add, x, block(layer_norm_at(ctx, f"{target}.{norm}", ln, x)))
-    return layer_norm_at(ctx, f"{target}.{norm}", ln, ctx.emit(ops.add, x, block(x)))
+        return ctx.emit(ops.add, x, block(_layer_norm_at(ctx, f"{target}.{norm}", ln, x)))
+    return _layer_norm_at(ctx, f"{target}.{norm}", ln, ctx.emit(ops.add, x, block(x)))
 
 
 def _check_eval(ctx, mod):
@@ -185,7 +196,7 @@ def _final_norm(ctx, target: str, mod, x):
         raise ctx.error(f"{type(mod).__name__} with a final norm of type {type(mod.norm).__name__} is not supported",
                         "fxla lowers the stack's norm when it is an nn.LayerNorm",
                         "use norm=nn.LayerNorm(d_model), or apply the norm after the stack")
-    return layer_norm_at(ctx, f"{target}.norm", mod.norm, x)
+    return _layer_norm_at(ctx, f"{target}.norm", mod.norm, x)
 
 
 def _nested_fast_path(ctx, mod, src, mask, src_key_padding_mask) -> bool:
@@ -214,14 +225,14 @@ def _zero_padded(ctx, mod, out, src_key_padding_mask):
     if ctx.sig(padded).elem != "i1":
         padded = ctx.emit(ops.ne, padded, ctx.tensor(0.0, like=padded))
     length = ctx.sig(padded).shape[1]
-    before, after = slice_dim(ctx, padded, 1, 0, length - 1), slice_dim(ctx, padded, 1, 1, length)
+    before, after = ctx.slice_dim(padded, 1, 0, length - 1), ctx.slice_dim(padded, 1, 1, length)
     # left-aligned: a padded position is followed by padded ones only (before[j] implies after[j])
     follows = ctx.emit(ops.logical_or, ctx.emit(ops.logical_not, before), after)
     zero = ctx.emit(ops.logical_and, padded, ctx.emit(ops.all, follows, dims=(), keepdim=False))
     if not mod.layers[0].self_attn.batch_first:
         zero = ctx.emit(ops.permute, zero, dims=(1, 0))                             # [S, N]
     shape = ctx.sig(zero).shape
-    return ctx.emit(ops.where, reshape(ctx, zero, (*shape, 1)), ctx.tensor(0.0, like=out), out)
+    return ctx.emit(ops.where, ctx.reshape(zero, (*shape, 1)), ctx.tensor(0.0, like=out), out)
 
 
 def encoder_at(ctx, target: str, mod, src, mask=None, src_key_padding_mask=None):
@@ -277,3 +288,10 @@ def _transformer(ctx, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, 
     memory = encoder_at(ctx, f"{target}.encoder", mod.encoder, src, src_mask, src_key_padding_mask)
     return decoder_at(ctx, f"{target}.decoder", mod.decoder, tgt, memory, tgt_mask, memory_mask,
                       tgt_key_padding_mask, memory_key_padding_mask)
+
+
+# the transformer stacks look at data in eager forward (a mask compared with a causal one via .item()): shape
+# propagation takes their result's meta from the argument it has the shape of
+for _module, _argument in ((torch.nn.TransformerEncoder, "src"), (torch.nn.TransformerDecoder, "tgt"),
+                           (torch.nn.Transformer, "tgt")):
+    register_meta_module(_module, like=_argument)

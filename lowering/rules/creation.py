@@ -12,7 +12,6 @@ from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.dialects.mlir import ir
 
 from ..registry import register
-from .indexing import reshape
 
 
 def splat(ctx, value) -> ir.Value:
@@ -81,8 +80,8 @@ def _iota(ctx, n: int, elem: str) -> ir.Value:
 @register(torch.eye)
 def _eye(ctx, n, m=None, **kwargs):
     rows, cols = ctx.result_sig.shape
-    i = reshape(ctx, _iota(ctx, rows, "i64"), (rows, 1))
-    j = reshape(ctx, _iota(ctx, cols, "i64"), (1, cols))
+    i = ctx.reshape(_iota(ctx, rows, "i64"), (rows, 1))
+    j = ctx.reshape(_iota(ctx, cols, "i64"), (1, cols))
     same = ctx.emit(ops.eq, i, j)
     return same if ctx.result_sig.elem == "i1" else ctx.emit(ops.convert, same, result_type=ctx.result_type)
 

@@ -22,10 +22,10 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
+from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
-from ..registry import register
-from .indexing import int_constant, reshape, slice_dim
-from .losses import _reduce
+from ..emit import reduce_loss
+from ..registry import register, register_module
 
 
 def _lengths(ctx, lengths, n: int, what: str):
@@ -34,18 +34,18 @@ def _lengths(ctx, lengths, n: int, what: str):
         if ctx.sig(lengths).shape != (n,) and not (n == 1 and ctx.sig(lengths).rank == 0):
             raise ctx.error(f"ctc_loss: {what} of shape {list(ctx.sig(lengths).shape)} for a batch of {n}",
                             f"{what} holds one length per sample", f"pass {what} of shape [{n}]")
-        lengths = reshape(ctx, lengths, [n])
+        lengths = ctx.reshape(lengths, [n])
         return lengths if ctx.sig(lengths).elem == "i64" else \
             ctx.emit(ops.convert, lengths, result_type=type_of(Sig((n,), "i64")))
     values = [int(v) for v in (lengths if isinstance(lengths, (tuple, list)) else [lengths])]
-    return int_constant(ctx, values)
+    return ctx.int_constant(values)
 
 
 def _padded_targets(ctx, targets, target_lengths, n: int, unbatched: bool):
     """[n, S] i64 targets: padded ones (and an unbatched call's [S]) as they are; 1-D concatenated ones split by
     their lengths (static: exactly; tensors: gathered at run time into the total width)."""
     if ctx.sig(targets).rank == 2 or unbatched:
-        padded = reshape(ctx, targets, [n, ctx.sig(targets).shape[-1]])
+        padded = ctx.reshape(targets, [n, ctx.sig(targets).shape[-1]])
     elif isinstance(target_lengths, ir.Value):
         # concatenated targets, lengths known at run time: sample k's labels start at the sum of the lengths
         # before it; the padded width is the total (no target is longer), positions past a length repeat its
@@ -54,24 +54,24 @@ def _padded_targets(ctx, targets, target_lengths, n: int, unbatched: bool):
         lengths = _lengths(ctx, target_lengths, n, "target_lengths")
         if total == 0:
             return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.zeros((n, 0), np.int64)))
-        starts = reshape(ctx, ctx.emit(ops.sub, ctx.emit(ops.cumsum, lengths, dim=0), lengths), [n, 1])
-        last = reshape(ctx, ctx.emit(ops.maximum, ctx.emit(ops.sub, lengths, ctx.tensor(1, like=lengths)),
+        starts = ctx.reshape(ctx.emit(ops.sub, ctx.emit(ops.cumsum, lengths, dim=0), lengths), [n, 1])
+        last = ctx.reshape(ctx.emit(ops.maximum, ctx.emit(ops.sub, lengths, ctx.tensor(1, like=lengths)),
                                      ctx.tensor(0, like=lengths)), [n, 1])
         j = ctx.emit(ops.arange, start=0.0, step=1.0, length=total, result_type=type_of(Sig((total,), "i64")))
         index = ctx.emit(ops.minimum, ctx.emit(ops.add, starts, ctx.emit(ops.minimum, j, last)),
                          ctx.tensor(total - 1, like=starts))
-        padded = reshape(ctx, ctx.emit(ops.index_select, reshape(ctx, targets, [total]),
-                                       reshape(ctx, index, [n * total]), dim=0), [n, total])
+        padded = ctx.reshape(ctx.emit(ops.index_select, ctx.reshape(targets, [total]),
+                                       ctx.reshape(index, [n * total]), dim=0), [n, total])
     else:
         sizes = [int(v) for v in target_lengths]
         width = max(sizes + [0])
         starts = list(itertools.accumulate([0] + sizes[:-1]))
         index = [[start + min(j, max(size - 1, 0)) for j in range(width)] for start, size in zip(starts, sizes)]
-        flat = reshape(ctx, targets, [ctx.sig(targets).shape[0]])
-        gathered = ctx.emit(ops.index_select, flat, int_constant(ctx, [i for row in index for i in row]), dim=0) \
+        flat = ctx.reshape(targets, [ctx.sig(targets).shape[0]])
+        gathered = ctx.emit(ops.index_select, flat, ctx.int_constant([i for row in index for i in row]), dim=0) \
             if width and ctx.sig(targets).shape[0] else ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(
                 np.zeros((n * width,), np.int64)))
-        padded = reshape(ctx, gathered, [n, width])
+        padded = ctx.reshape(gathered, [n, width])
     if ctx.sig(padded).elem != "i64":
         padded = ctx.emit(ops.convert, padded, result_type=type_of(Sig(ctx.sig(padded).shape, "i64")))
     return padded
@@ -83,7 +83,7 @@ def _shift(ctx, alpha, by: int, neg_inf):
     if by >= width:
         return ctx.emit(ops.expand, neg_inf, shape=(n, width))
     front = ctx.emit(ops.expand, neg_inf, shape=(n, by))
-    return ctx.emit(ops.concat, [front, slice_dim(ctx, alpha, 1, 0, width - by)], dim=1)
+    return ctx.emit(ops.concat, [front, ctx.slice_dim(alpha, 1, 0, width - by)], dim=1)
 
 
 @register(F.ctc_loss)
@@ -91,7 +91,7 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
               zero_infinity=False):
     unbatched = ctx.sig(log_probs).rank == 2
     if unbatched:
-        log_probs = reshape(ctx, log_probs, [ctx.sig(log_probs).shape[0], 1, ctx.sig(log_probs).shape[1]])
+        log_probs = ctx.reshape(log_probs, [ctx.sig(log_probs).shape[0], 1, ctx.sig(log_probs).shape[1]])
     steps, n, classes = ctx.sig(log_probs).shape
     labels = _padded_targets(ctx, targets, target_lengths, n, unbatched)      # [n, S]
     width = 2 * ctx.sig(labels).shape[1] + 1
@@ -101,10 +101,10 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     # the extended targets l' [n, 2S + 1]: blank, l1, blank, l2, ..., blank
     size = ctx.sig(labels).shape[1]
     blanks = ctx.emit(ops.expand, ctx.tensor(int(blank), like=labels), shape=(n, size, 1))
-    pairs = reshape(ctx, ctx.emit(ops.concat, [blanks, reshape(ctx, labels, [n, size, 1])], dim=2), [n, width - 1])
+    pairs = ctx.reshape(ctx.emit(ops.concat, [blanks, ctx.reshape(labels, [n, size, 1])], dim=2), [n, width - 1])
     ext = ctx.emit(ops.concat, [pairs, ctx.emit(ops.expand, ctx.tensor(int(blank), like=labels), shape=(n, 1))], dim=1)
     # log_probs at the extended targets, every step: [T, n, 2S + 1]
-    lp = ctx.emit(ops.gather, log_probs, ctx.emit(ops.expand, reshape(ctx, ext, [1, n, width]),
+    lp = ctx.emit(ops.gather, log_probs, ctx.emit(ops.expand, ctx.reshape(ext, [1, n, width]),
                                                    shape=(steps, n, width)), dim=2)
     # where alpha[s - 2] may skip to s: a label (odd s) that differs from the previous label
     previous = _shift(ctx, ext, 2, ctx.tensor(int(blank), like=ext))
@@ -115,20 +115,20 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     # alpha[0]: the blank, and the first label where the target is not empty
     positions = ctx.emit(ops.arange, start=0.0, step=1.0, length=width, result_type=type_of(Sig((width,), "i64")))
     first = ctx.emit(ops.lt, positions, ctx.tensor(2, like=positions))
-    nonempty = ctx.emit(ops.gt, reshape(ctx, s_len, [n, 1]), ctx.tensor(0, like=s_len))
+    nonempty = ctx.emit(ops.gt, ctx.reshape(s_len, [n, 1]), ctx.tensor(0, like=s_len))
     start = ctx.emit(ops.logical_and, first, ctx.emit(ops.logical_or, ctx.emit(ops.eq, positions, ctx.tensor(
         0, like=positions)), nonempty))
-    alpha = ctx.emit(ops.where, start, reshape(ctx, slice_dim(ctx, lp, 0, 0, 1), [n, width]), neg_inf)
-    running = reshape(ctx, t_len, [n, 1])
+    alpha = ctx.emit(ops.where, start, ctx.reshape(ctx.slice_dim(lp, 0, 0, 1), [n, width]), neg_inf)
+    running = ctx.reshape(t_len, [n, 1])
     for t in range(1, steps):
-        stacked = ctx.emit(ops.concat, [reshape(ctx, a, [n, width, 1]) for a in (
+        stacked = ctx.emit(ops.concat, [ctx.reshape(a, [n, width, 1]) for a in (
             alpha, _shift(ctx, alpha, 1, neg_inf),
             ctx.emit(ops.where, skip, _shift(ctx, alpha, 2, neg_inf), neg_inf))], dim=2)
         new = ctx.emit(ops.add, ctx.emit(ops.logsumexp, stacked, dims=(2,), keepdim=False),
-                       reshape(ctx, slice_dim(ctx, lp, 0, t, t + 1), [n, width]))
+                       ctx.reshape(ctx.slice_dim(lp, 0, t, t + 1), [n, width]))
         alpha = ctx.emit(ops.where, ctx.emit(ops.gt, running, ctx.tensor(t, like=running)), new, alpha)
     # -logsumexp(alpha[2 S], alpha[2 S - 1]) (the second only for S > 0)
-    last = reshape(ctx, ctx.emit(ops.mul, s_len, ctx.tensor(2, like=s_len)), [n, 1])
+    last = ctx.reshape(ctx.emit(ops.mul, s_len, ctx.tensor(2, like=s_len)), [n, 1])
     end = ctx.emit(ops.gather, alpha, last, dim=1)
     before = ctx.emit(ops.gather, alpha, ctx.emit(ops.maximum, ctx.emit(ops.sub, last, ctx.tensor(1, like=last)),
                                                   ctx.tensor(0, like=last)), dim=1)
@@ -142,11 +142,21 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
         loss = ctx.emit(ops.div, loss, ctx.emit(ops.convert, ctx.emit(ops.maximum, s_len, ctx.tensor(
             1, like=s_len)), result_type=type_of(Sig((n,), f))))
     elif reduction == "none" and unbatched:
-        return reshape(ctx, loss, [])
-    return _reduce(ctx, loss, reduction)
+        return ctx.reshape(loss, [])
+    return reduce_loss(ctx, loss, reduction)
 
 
-@register(torch.nn.CTCLoss)
-def _ctc_module(ctx, log_probs, targets, input_lengths, target_lengths, *, mod):
-    return _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction,
-                     mod.zero_infinity)
+register_module(torch.nn.CTCLoss, F.ctc_loss, attrs=("blank", "reduction", "zero_infinity"))
+
+
+def _ctc_loss_meta(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                   zero_infinity=False) -> torch.Tensor:
+    """F.ctc_loss's meta result (torch has no meta kernel for tensor lengths): one loss per sample with
+    reduction='none' (0-d for an unbatched [T, C] input), else their 0-d reduction."""
+    per_sample = () if log_probs.dim() == 2 else (log_probs.shape[1],)
+    return log_probs.new_empty(per_sample if reduction == "none" else ())
+
+
+register_meta_function(F.ctc_loss, _ctc_loss_meta)
+register_meta_module(torch.nn.CTCLoss, lambda mod, log_probs, targets, input_lengths, target_lengths: _ctc_loss_meta(
+    log_probs, targets, input_lengths, target_lengths, mod.blank, mod.reduction))

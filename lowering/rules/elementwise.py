@@ -8,12 +8,12 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-from fxla.dialects.fxla.opdef import elem_type
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, is_float
 from fxla.dialects.mlir import ir
 
 from ..dtypes import ELEM_TO_TORCH
-from ..registry import register
+from ..emit import compute_elem
+from ..registry import register, register_module
 
 
 def _binary(ctx, input, other, *, opdef):
@@ -27,19 +27,11 @@ def _opmath_scalar(ctx, input, other, *, opdef):
     elem = ctx.result_sig.elem
     if opdef is ops.mul and not isinstance(input, ir.Value):
         input, other = other, input                     # 0.5 * x is x * 0.5
-    if elem in ("f16", "bf16") and isinstance(input, ir.Value) and isinstance(other, (int, float)) \
+    if compute_elem(elem) != elem and isinstance(input, ir.Value) and isinstance(other, (int, float)) \
             and not isinstance(other, bool):
-        x = _as_elem(ctx, input, "f32")
-        return _as_elem(ctx, ctx.emit(opdef, x, ctx.tensor(float(other), like=x)), elem)
+        x = ctx.convert(input, compute_elem(elem))
+        return ctx.convert(ctx.emit(opdef, x, ctx.tensor(float(other), like=x)), elem)
     return _binary(ctx, input, other, opdef=opdef)
-
-
-def _as_elem(ctx, value, elem: str):
-    """``value`` (a tensor) converted to element type ``elem``."""
-    s = ctx.sig(value)
-    if s.elem == elem:
-        return value
-    return ctx.emit(ops.convert, value, result_type=ir.RankedTensorType.get(list(s.shape), elem_type(elem)))
 
 
 def _checked_alpha(ctx, alpha, elem: str):
@@ -77,12 +69,12 @@ def _scaled(ctx, input, other, *, opdef, alpha=1, out=None):
     if elem == "i1":                 # bool: input or (other and alpha)
         return _binary(ctx, input, other if alpha else False, opdef=opdef)
     # the tensor operand(s) in the result dtype first, then a Python number next to them takes that dtype too
-    input, other = (_as_elem(ctx, v, elem) if isinstance(v, ir.Value) else v for v in (input, other))
+    input, other = (ctx.convert(v, elem) if isinstance(v, ir.Value) else v for v in (input, other))
     like = input if isinstance(input, ir.Value) else other
-    math = "f32" if elem in ("f16", "bf16") else elem
-    a, b = (_as_elem(ctx, ctx.tensor(v, like=like), math) for v in (input, other))
+    math = compute_elem(elem)
+    a, b = (ctx.convert(ctx.tensor(v, like=like), math) for v in (input, other))
     scaled = ctx.emit(ops.mul, b, ctx.tensor(alpha, like=b))
-    return _as_elem(ctx, ctx.emit(opdef, a, scaled), elem)
+    return ctx.convert(ctx.emit(opdef, a, scaled), elem)
 
 
 def _rsub(ctx, input, other, *, alpha=1):
@@ -129,10 +121,6 @@ def _unary(ctx, input, *, opdef):
     return ctx.emit(opdef, ctx.tensor(input))
 
 
-def _unary_module(ctx, input, *, mod, opdef):
-    return ctx.emit(opdef, input)
-
-
 def _relu(ctx, input, inplace=False):
     return ctx.emit(ops.relu, input)
 
@@ -149,14 +137,10 @@ for _opdef, _keys, _module in (
 ):
     register(*_keys)(partial(_unary, opdef=_opdef))
     if _module is not None:
-        register(_module)(partial(_unary_module, opdef=_opdef))
+        register_module(_module, _keys[0])
 
 register(torch.relu, F.relu, torch.Tensor.relu)(_relu)
-
-
-@register(torch.nn.ReLU)
-def _relu_module(ctx, input, *, mod):
-    return ctx.emit(ops.relu, input)
+register_module(torch.nn.ReLU, F.relu)
 
 
 @register(F.gelu)
@@ -164,13 +148,18 @@ def _gelu(ctx, input, approximate="none"):
     return ctx.emit(ops.gelu, input, approximate=approximate)
 
 
-@register(torch.nn.GELU)
-def _gelu_module(ctx, input, *, mod):
-    return ctx.emit(ops.gelu, input, approximate=mod.approximate)
+register_module(torch.nn.GELU, F.gelu, attrs=("approximate",))
 
 
 def _convert(ctx, input, dtype=None):
     if ctx.sig(input) == ctx.result_sig:
+        return input
+    return ctx.emit(ops.convert, input, result_type=ctx.result_type)
+
+
+@register(torch.Tensor.type_as)
+def _type_as(ctx, input, other):
+    if ctx.sig(input).elem == ctx.result_sig.elem:
         return input
     return ctx.emit(ops.convert, input, result_type=ctx.result_type)
 

@@ -18,9 +18,8 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
+from ..emit import compute_elem
 from ..registry import register
-from .composite import _as, _work_elem
-from .indexing import reshape
 
 
 def _full(ctx, value, shape, elem):
@@ -67,7 +66,7 @@ def _segments(ctx, rows, ids, count_ids, bags, mode):
 
     def scatter(src, ids, init, reduce):
         width = ctx.sig(src).shape[1]
-        index = ctx.emit(ops.expand, reshape(ctx, ids, (n, 1)), shape=(n, width))
+        index = ctx.emit(ops.expand, ctx.reshape(ids, (n, 1)), shape=(n, width))
         out = ctx.emit(ops.scatter, _full(ctx, init, (bags + 1, width), ctx.sig(src).elem), index, src, dim=0,
                        reduce=reduce)
         return ctx.emit(ops.slice, out, start=[0, 0], limit=[bags, width], stride=[1, 1])
@@ -104,13 +103,13 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
     w_elem = ctx.sig(weight).elem
     if rank == 2 and padding_idx is None:
         bags, size = ctx.sig(input).shape
-        rows = ctx.emit(ops.index_select, weight, reshape(ctx, input, (bags * size,)), dim=0)
-        rows = reshape(ctx, rows, (bags, size, dim))
+        rows = ctx.emit(ops.index_select, weight, ctx.reshape(input, (bags * size,)), dim=0)
+        rows = ctx.reshape(rows, (bags, size, dim))
         if per_sample_weights is not None:
-            rows = ctx.emit(ops.mul, rows, reshape(ctx, per_sample_weights, (bags, size, 1)))
+            rows = ctx.emit(ops.mul, rows, ctx.reshape(per_sample_weights, (bags, size, 1)))
         opdef = {"sum": ops.sum, "mean": ops.mean, "max": ops.amax}[mode]
         return ctx.emit(opdef, rows, dims=(1,))
-    flat = reshape(ctx, input, (int(np.prod(ctx.sig(input).shape)),))
+    flat = ctx.reshape(input, (int(np.prod(ctx.sig(input).shape)),))
     n = ctx.sig(flat).shape[0]
     if rank == 2:
         bags, size = ctx.sig(input).shape
@@ -127,15 +126,15 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
     if padding_idx is not None:
         padded = ctx.emit(ops.eq, flat, ctx.tensor(int(padding_idx), like=flat))
         ids, count_ids = (ctx.emit(ops.where, padded, ctx.tensor(bags, like=v), v) for v in (ids, count_ids))
-    elem = _work_elem(w_elem) if mode != "max" else w_elem
-    rows = _as(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), elem)
+    elem = compute_elem(w_elem) if mode != "max" else w_elem
+    rows = ctx.convert(ctx.emit(ops.index_select, weight, flat, dim=0), elem)
     if per_sample_weights is not None:
-        rows = ctx.emit(ops.mul, rows, reshape(ctx, _as(ctx, per_sample_weights, elem), (n, 1)))
-    return _as(ctx, _segments(ctx, rows, ids, count_ids, bags, mode), w_elem)
+        rows = ctx.emit(ops.mul, rows, ctx.reshape(ctx.convert(per_sample_weights, elem), (n, 1)))
+    return ctx.convert(_segments(ctx, rows, ids, count_ids, bags, mode), w_elem)
 
 
 @register(torch.nn.EmbeddingBag)
 def _embedding_bag_module(ctx, input, offsets=None, per_sample_weights=None, *, mod):
-    return _embedding_bag(ctx, input, ctx.param(f"{ctx.node.target}.weight"), offsets, mod.max_norm, mod.norm_type,
+    return _embedding_bag(ctx, input, ctx.module_param("weight", mod), offsets, mod.max_norm, mod.norm_type,
                           mode=mod.mode, per_sample_weights=per_sample_weights,
                           include_last_offset=mod.include_last_offset, padding_idx=mod.padding_idx)

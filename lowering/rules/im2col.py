@@ -12,10 +12,8 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
-from ..registry import register
-from .indexing import reshape
-from .nn import _pair
-from .scatter import _spread
+from ..emit import ntuple, spread
+from ..registry import register, register_module
 
 
 def _out_size(size: int, kernel: int, dilation: int, padding: int, stride: int) -> int:
@@ -24,9 +22,9 @@ def _out_size(size: int, kernel: int, dilation: int, padding: int, stride: int) 
 
 @register(F.unfold)
 def _unfold(ctx, input, kernel_size, dilation=1, padding=0, stride=1):
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(v, 2) for v in (kernel_size, dilation, padding, stride))
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     unbatched = ctx.sig(input).rank == 3
-    x = reshape(ctx, input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
+    x = ctx.reshape(input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
     n, c, h, w = ctx.sig(x).shape
     oh, ow = _out_size(h, kh, dh, ph, sh), _out_size(w, kw, dw, pw, sw)
     if ph or pw:
@@ -37,27 +35,27 @@ def _unfold(ctx, input, kernel_size, dilation=1, padding=0, stride=1):
             top, left = i * dh, j * dw
             patch = ctx.emit(ops.slice, x, start=[0, 0, top, left],
                              limit=[n, c, top + sh * (oh - 1) + 1, left + sw * (ow - 1) + 1], stride=[1, 1, sh, sw])
-            patches.append(reshape(ctx, patch, (n, c, 1, oh * ow)))
+            patches.append(ctx.reshape(patch, (n, c, 1, oh * ow)))
     cols = ctx.emit(ops.concat, patches, dim=2) if len(patches) > 1 else patches[0]
-    return reshape(ctx, cols, ctx.result_sig.shape)
+    return ctx.reshape(cols, ctx.result_sig.shape)
 
 
 @register(F.fold)
 def _fold(ctx, input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(v, 2) for v in (output_size, kernel_size, dilation,
+    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ntuple(v, 2) for v in (output_size, kernel_size, dilation,
                                                                             padding, stride))
     unbatched = ctx.sig(input).rank == 2
     n = 1 if unbatched else ctx.sig(input).shape[0]
     c = ctx.sig(input).shape[-2] // (kh * kw)
     oh, ow = _out_size(h, kh, dh, ph, sh), _out_size(w, kw, dw, pw, sw)
-    blocks = reshape(ctx, input, (n, c, kh * kw, oh, ow))
+    blocks = ctx.reshape(input, (n, c, kh * kw, oh, ow))
     full_h, full_w = h + 2 * ph, w + 2 * pw
     out = None
     for i in range(kh):
         for j in range(kw):
-            block = reshape(ctx, ctx.emit(ops.slice, blocks, start=[0, 0, i * kw + j, 0, 0],
+            block = ctx.reshape(ctx.emit(ops.slice, blocks, start=[0, 0, i * kw + j, 0, 0],
                                           limit=[n, c, i * kw + j + 1, oh, ow], stride=[1] * 5), (n, c, oh, ow))
-            block = _spread(ctx, block, (1, 1, sh, sw))
+            block = spread(ctx, block, (1, 1, sh, sw))
             bh, bw = ctx.sig(block).shape[2:]
             top, left = i * dh, j * dw
             placed = ctx.emit(ops.pad, block, low=[0, 0, top, left],
@@ -65,14 +63,8 @@ def _fold(ctx, input, output_size, kernel_size, dilation=1, padding=0, stride=1)
             out = placed if out is None else ctx.emit(ops.add, out, placed)
     if ph or pw:
         out = ctx.emit(ops.pad, out, low=[0, 0, -ph, -pw], high=[0, 0, -ph, -pw])
-    return reshape(ctx, out, ctx.result_sig.shape)
+    return ctx.reshape(out, ctx.result_sig.shape)
 
 
-@register(torch.nn.Unfold)
-def _unfold_module(ctx, input, *, mod):
-    return _unfold(ctx, input, mod.kernel_size, mod.dilation, mod.padding, mod.stride)
-
-
-@register(torch.nn.Fold)
-def _fold_module(ctx, input, *, mod):
-    return _fold(ctx, input, mod.output_size, mod.kernel_size, mod.dilation, mod.padding, mod.stride)
+register_module(torch.nn.Unfold, F.unfold, attrs=("kernel_size", "dilation", "padding", "stride"))
+register_module(torch.nn.Fold, F.fold, attrs=("output_size", "kernel_size", "dilation", "padding", "stride"))

@@ -8,51 +8,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import Sig, ops, type_of
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-from ..registry import register
-
-
-def int_constant(ctx, values) -> ir.Value:
-    """A 1-D i64 ``fxla.constant`` (index lists written in the program, e.g. ``x[[0, 2]]``)."""
-    return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(values, dtype=np.int64)))
-
-
-def slice_dim(ctx, x, dim: int, start: int, limit: int, stride: int = 1) -> ir.Value:
-    """``x`` sliced along one (non-negative) dim."""
-    shape = ctx.sig(x).shape
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[dim], limits[dim], strides[dim] = start, limit, stride
-    return ctx.emit(ops.slice, x, start=starts, limit=limits, stride=strides)
-
-
-def reshape(ctx, x, shape) -> ir.Value:
-    shape = tuple(shape)
-    return x if ctx.sig(x).shape == shape else ctx.emit(ops.reshape, x, shape=shape)
-
-
-def _wrap_negative(ctx, index, size: int) -> ir.Value:
-    """index < 0 ? index + size : index (torch's advanced indexing counts negative indices from the end)."""
-    negative = ctx.emit(ops.lt, index, ctx.tensor(0, like=index))
-    return ctx.emit(ops.where, negative, ctx.emit(ops.add, index, ctx.tensor(size, like=index)), index)
-
-
-def _expand_key(ctx, key, rank: int) -> list:
-    key = list(key) if isinstance(key, tuple) else [key]
-    if sum(k is Ellipsis for k in key) > 1:
-        raise ctx.error("an index can only have a single ellipsis ('...')", "torch rejects it too",
-                        "use one '...'")
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if consumed > rank:
-        raise ctx.error(f"too many indices ({consumed}) for a rank-{rank} tensor", "torch rejects it too",
-                        "index at most as many dims as the tensor has")
-    fill = [slice(None)] * (rank - consumed)
-    if Ellipsis in key:
-        at = key.index(Ellipsis)
-        return key[:at] + fill + key[at + 1:]
-    return key + fill
+from ..emit import expand_key, merge_tensor_indices, tensor_index
+from ..registry import register, register_module
 
 
 def _getitem(ctx, input, idx):
@@ -60,9 +20,9 @@ def _getitem(ctx, input, idx):
         return input[idx]        # an element of a tuple result: torch.split(x, 2)[0], torch.max(x, 1)[1]
     sig = ctx.sig(input)
     starts, limits, strides, shape = [], [], [], []
-    tensor_at, tensor_index, d = None, None, 0
+    tensor_at, first_index, d = None, None, 0
     extra = []          # further tensor indices: (position, index)
-    for k in _expand_key(ctx, idx, sig.rank):
+    for k in expand_key(ctx, idx, sig.rank):
         if k is None:
             shape.append(1)
             continue
@@ -83,68 +43,29 @@ def _getitem(ctx, input, idx):
             if tensor_at is not None:
                 extra.append((len(shape), k))
             else:
-                tensor_at, tensor_index = len(shape), k
+                tensor_at, first_index = len(shape), k
             starts.append(0), limits.append(size), strides.append(1)
             shape.append(size)
         d += 1
     y = input
     if (tuple(starts), tuple(limits)) != ((0,) * sig.rank, sig.shape) or any(s != 1 for s in strides):
         y = ctx.emit(ops.slice, y, start=starts, limit=limits, stride=strides)
-    y = reshape(ctx, y, shape)
+    y = ctx.reshape(y, shape)
     if tensor_at is None:
         return y
     if extra:
-        y, shape, index, tensor_at = _merge_tensor_indices(ctx, y, shape, [(tensor_at, tensor_index)] + extra)
+        y, shape, index, tensor_at = merge_tensor_indices(ctx, y, shape, [(tensor_at, first_index)] + extra)
     else:
-        index = _tensor_index(ctx, tensor_index, shape[tensor_at])
+        index = tensor_index(ctx, first_index, shape[tensor_at])
     index_shape = ctx.sig(index).shape
-    flat = reshape(ctx, index, (int(np.prod(index_shape)),))
+    flat = ctx.reshape(index, (int(np.prod(index_shape)),))
     y = ctx.emit(ops.index_select, y, flat, dim=tensor_at)
-    y = reshape(ctx, y, tuple(shape[:tensor_at]) + index_shape + tuple(shape[tensor_at + 1:]))
+    y = ctx.reshape(y, tuple(shape[:tensor_at]) + index_shape + tuple(shape[tensor_at + 1:]))
     if ctx.sig(y).shape != ctx.result_sig.shape:
         raise ctx.error("this mix of integer and tensor indices is not supported yet",
                         "torch moves the indexed dims to the front in some such cases",
                         "index with the tensor in a separate step")
     return y
-
-
-def _tensor_index(ctx, k, size):
-    if isinstance(k, list):
-        return int_constant(ctx, [i + size if i < 0 else i for i in k])
-    if is_float(ctx.sig(k).elem) or ctx.sig(k).elem == "i1":
-        raise ctx.error("indexing with a bool or float tensor is not supported",
-                        "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
-                        "use torch.where / masked_fill, or integer indices")
-    return _wrap_negative(ctx, k, size)
-
-
-def _merge_tensor_indices(ctx, y, shape, indexed):
-    """Several tensor indices (``x[:, i, j]``, ``x[i, :, j]``): merge their dims into one and index it with the
-    row-major linear index ``i * size_j + j`` (the indices broadcast against each other, as in torch).  Indexed
-    dims that are not adjacent are first moved to the front, in order, which is where torch puts the indexed
-    result then.  Returns (``y`` with the merged dim, its shape, the linear index, the merged dim's position)."""
-    at = [p for p, _ in indexed]
-    if at != list(range(at[0], at[0] + len(at))):
-        rest = [p for p in range(len(shape)) if p not in at]
-        y = ctx.emit(ops.permute, y, dims=tuple(at + rest))
-        indexed = [(i, k) for i, (_, k) in enumerate(indexed)]
-        shape = [shape[p] for p in at + rest]
-        at = list(range(len(at)))
-    indices = [_tensor_index(ctx, k, shape[p]) for p, k in indexed]
-    indices = [ctx.emit(ops.convert, i, result_type=type_of(Sig(ctx.sig(i).shape, "i64")))
-               if ctx.sig(i).elem != "i64" else i for i in indices]
-    try:
-        common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
-    except RuntimeError:
-        raise ctx.error(f"index tensors of shapes {[list(ctx.sig(i).shape) for i in indices]} do not broadcast",
-                        "torch broadcasts the index tensors of x[i, j] together", "give them broadcastable shapes") \
-            from None
-    linear = None
-    for p, i in zip(at, indices):
-        i = i if ctx.sig(i).shape == common else ctx.emit(ops.expand, i, shape=common)
-        linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
-    merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
-    return reshape(ctx, y, merged), list(merged), linear, at[0]
 
 
 register(operator.getitem)(_getitem)
@@ -203,7 +124,7 @@ def _index_select(ctx, input, dim, index):
         raise ctx.error(f"index_select of a 0-d tensor with {count} indices",
                         f"eager PyTorch refuses it too: index_select(): Index to scalar can have only 1 value, got "
                         f"{count} value(s)", "index a 0-d tensor with one index, or x.reshape(1) first")
-    return ctx.emit(ops.index_select, input, reshape(ctx, index, (int(np.prod(ctx.sig(index).shape)),)), dim=dim)
+    return ctx.emit(ops.index_select, input, ctx.reshape(index, (int(np.prod(ctx.sig(index).shape)),)), dim=dim)
 
 
 @register(torch.gather, torch.Tensor.gather)
@@ -257,8 +178,8 @@ def _where_method(ctx, input, condition, other):
 
 def _lookup(ctx, weight, indices):
     index_shape = ctx.sig(indices).shape
-    rows = ctx.emit(ops.index_select, weight, reshape(ctx, indices, (int(np.prod(index_shape)),)), dim=0)
-    return reshape(ctx, rows, index_shape + ctx.sig(weight).shape[1:])
+    rows = ctx.emit(ops.index_select, weight, ctx.reshape(indices, (int(np.prod(index_shape)),)), dim=0)
+    return ctx.reshape(rows, index_shape + ctx.sig(weight).shape[1:])
 
 
 @register(F.embedding)
@@ -275,20 +196,18 @@ def _torch_embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=Fa
     return _lookup(ctx, weight, indices)
 
 
-@register(torch.nn.Embedding)
-def _embedding_module(ctx, input, *, mod):
-    return _embedding(ctx, input, ctx.param(f"{ctx.node.target}.weight"), max_norm=mod.max_norm)
+register_module(torch.nn.Embedding, F.embedding, params=("weight",), attrs=("max_norm",))
 
 
 @register(torch.narrow, torch.Tensor.narrow)
 def _narrow(ctx, input, dim, start, length):
     dim %= ctx.sig(input).rank
     start = start + ctx.sig(input).shape[dim] if start < 0 else start
-    return slice_dim(ctx, input, dim, start, start + length)
+    return ctx.slice_dim(input, dim, start, start + length)
 
 
 @register(torch.select, torch.Tensor.select)
 def _select(ctx, input, dim, index):
     dim %= ctx.sig(input).rank
     index = index + ctx.sig(input).shape[dim] if index < 0 else index
-    return reshape(ctx, slice_dim(ctx, input, dim, index, index + 1), ctx.result_sig.shape)
+    return ctx.reshape(ctx.slice_dim(input, dim, index, index + 1), ctx.result_sig.shape)

@@ -21,10 +21,10 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
-from ..registry import register
-from .indexing import reshape
-from .nn import _pairwise_distance
+from ..emit import reduce_loss
+from ..registry import register, register_module
 
 
 def _reduction_of(size_average, reduce, reduction: str) -> str:
@@ -36,16 +36,10 @@ def _reduction_of(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
-def _reduce(ctx, loss, reduction: str):
-    if reduction == "none":
-        return loss
-    return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
-
-
 def _mean_over(ctx, loss, scale):
     """sum(loss) / sum(scale): a weighted mean (class-index losses average over the weights of the counted
     targets, 0/0 = nan when every target is ignored, as in torch; MSE/L1 over their element weights)."""
-    return ctx.emit(ops.div, _reduce(ctx, loss, "sum"), _reduce(ctx, scale, "sum"))
+    return ctx.emit(ops.div, reduce_loss(ctx, loss, "sum"), reduce_loss(ctx, scale, "sum"))
 
 
 def _weighted(ctx, loss, weight):
@@ -71,7 +65,7 @@ def _pointwise_loss(ctx, input, target, size_average=None, reduce=None, reductio
     reduction = _reduction_of(size_average, reduce, reduction)
     loss = _weighted(ctx, formula(ctx, _difference(ctx, input, target)), weight)
     if weight is None or reduction != "mean":
-        return _reduce(ctx, loss, reduction)
+        return reduce_loss(ctx, loss, reduction)
     return _mean_over(ctx, loss, weight)
 
 
@@ -96,14 +90,14 @@ def _smooth_l1_loss(ctx, input, target, size_average=None, reduce=None, reductio
     d = _difference(ctx, input, target)
     loss = _absolute(ctx, d) if beta == 0 else _smooth(ctx, d, threshold=beta, quadratic=0.5 / beta,
                                                           linear_scale=1.0, offset=0.5 * beta)
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.huber_loss)
 def _huber_loss(ctx, input, target, reduction="mean", delta=1.0, weight=None):
     loss = _smooth(ctx, _difference(ctx, input, target), threshold=delta, quadratic=0.5, linear_scale=delta,
                    offset=0.5 * delta)
-    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+    return reduce_loss(ctx, _weighted(ctx, loss, weight), reduction)
 
 
 # -- classification with class indices ---------------------------------------------------------------------------
@@ -114,7 +108,7 @@ def _class_dim(ctx, input) -> int:
 def _per_class(ctx, weight, input):
     """The [C] class weights shaped to broadcast against ``input`` along its class dim."""
     rank, dim = ctx.sig(input).rank, _class_dim(ctx, input)
-    return reshape(ctx, weight, [ctx.sig(weight).shape[0] if d == dim else 1 for d in range(rank)])
+    return ctx.reshape(weight, [ctx.sig(weight).shape[0] if d == dim else 1 for d in range(rank)])
 
 
 def _picked(ctx, logp, target, weight, ignore_index: int):
@@ -124,14 +118,14 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
     dim = _class_dim(ctx, logp)
     counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
     safe = ctx.emit(ops.where, counted, target, ctx.tensor(0, like=target))       # ignored: any valid class
-    index = reshape(ctx, safe, [1 if d == dim else s for d, s in enumerate(ctx.sig(logp).shape)]) \
-        if ctx.sig(logp).rank > 1 else reshape(ctx, safe, [1])
-    picked = reshape(ctx, ctx.emit(ops.gather, logp, index, dim=dim), ctx.sig(target).shape)
+    index = ctx.reshape(safe, [1 if d == dim else s for d, s in enumerate(ctx.sig(logp).shape)]) \
+        if ctx.sig(logp).rank > 1 else ctx.reshape(safe, [1])
+    picked = ctx.reshape(ctx.emit(ops.gather, logp, index, dim=dim), ctx.sig(target).shape)
     if weight is None:
         scale = ctx.emit(ops.convert, counted, result_type=type_of(Sig(ctx.sig(target).shape, ctx.sig(logp).elem)))
     else:
-        flat = reshape(ctx, safe, [max(1, math.prod(ctx.sig(safe).shape))])
-        scale = reshape(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(target).shape)
+        flat = ctx.reshape(safe, [max(1, math.prod(ctx.sig(safe).shape))])
+        scale = ctx.reshape(ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(target).shape)
         scale = ctx.emit(ops.where, counted, scale, ctx.tensor(0.0, like=logp))
     return ctx.emit(ops.neg, ctx.emit(ops.mul, picked, scale)), scale, counted
 
@@ -141,7 +135,7 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
 def _nll(ctx, logp, target, weight, ignore_index: int, reduction: str):
     """The reduced NLL loss, each target element's weight in a mean and the counted mask (see _picked)."""
     loss, scale, counted = _picked(ctx, logp, target, weight, ignore_index)
-    return (_mean_over(ctx, loss, scale) if reduction == "mean" else _reduce(ctx, loss, reduction)), scale, counted
+    return (_mean_over(ctx, loss, scale) if reduction == "mean" else reduce_loss(ctx, loss, reduction)), scale, counted
 
 
 @register(F.nll_loss)
@@ -168,7 +162,7 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
     scaled = logp if weight is None else ctx.emit(ops.mul, logp, _per_class(ctx, weight, logp))
     smooth = ctx.emit(ops.neg, ctx.emit(ops.sum, scaled, dims=(dim,), keepdim=False))
     smooth = ctx.emit(ops.where, counted, smooth, ctx.tensor(0.0, like=smooth))
-    smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else _reduce(ctx, smooth, reduction)
+    smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else reduce_loss(ctx, smooth, reduction)
     return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
                     ctx.emit(ops.mul, ctx.tensor(label_smoothing / classes, like=smooth), smooth))
 
@@ -184,7 +178,7 @@ def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothi
     if weight is not None:
         terms = ctx.emit(ops.mul, terms, _per_class(ctx, weight, logp))
     loss = ctx.emit(ops.neg, ctx.emit(ops.sum, terms, dims=(dim,), keepdim=False))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 # -- binary cross-entropy and KL divergence ---------------------------------------------------------------------
@@ -198,7 +192,7 @@ def _binary_cross_entropy(ctx, input, target, weight=None, size_average=None, re
     one_minus_t = ctx.emit(ops.sub, ctx.tensor(1.0, like=target), target)
     loss = ctx.emit(ops.neg, ctx.emit(ops.add, ctx.emit(ops.mul, target, log_x), ctx.emit(ops.mul, one_minus_t,
                                                                                           log_1mx)))
-    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+    return reduce_loss(ctx, _weighted(ctx, loss, weight), reduction)
 
 
 @register(F.binary_cross_entropy_with_logits)
@@ -213,7 +207,7 @@ def _bce_with_logits(ctx, input, target, weight=None, size_average=None, reduce=
                                                 target), ctx.tensor(1.0, like=target))
         log_sigmoid = ctx.emit(ops.mul, log_weight, log_sigmoid)
     loss = ctx.emit(ops.sub, ctx.emit(ops.mul, one_minus_t, input), log_sigmoid)
-    return _reduce(ctx, _weighted(ctx, loss, weight), reduction)
+    return reduce_loss(ctx, _weighted(ctx, loss, weight), reduction)
 
 
 @register(F.kl_div)
@@ -230,8 +224,8 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
                          ctx.emit(ops.mul, target, zero))               # target < 0: 0 * x keeps torch's nan
         loss = ctx.emit(ops.sub, xlogx, ctx.emit(ops.mul, target, input))
     if reduction != "batchmean":
-        return _reduce(ctx, loss, reduction)
-    total = _reduce(ctx, loss, "sum")
+        return reduce_loss(ctx, loss, reduction)
+    total = reduce_loss(ctx, loss, "sum")
     batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
     return ctx.emit(ops.div, total, ctx.tensor(float(batch), like=total))
 
@@ -254,7 +248,7 @@ def _margin_ranking_loss(ctx, input1, input2, target, margin=0.0, size_average=N
     """max(0, -y (x1 - x2) + margin)."""
     reduction = _reduction_of(size_average, reduce, reduction)
     d = ctx.emit(ops.mul, ctx.emit(ops.neg, target), ctx.emit(ops.sub, input1, input2))
-    return _reduce(ctx, _relu_of(ctx, ctx.emit(ops.add, d, ctx.tensor(float(margin), like=d))), reduction)
+    return reduce_loss(ctx, _relu_of(ctx, ctx.emit(ops.add, d, ctx.tensor(float(margin), like=d))), reduction)
 
 
 @register(F.hinge_embedding_loss)
@@ -266,7 +260,7 @@ def _hinge_embedding_loss(ctx, input, target, margin=1.0, size_average=None, red
     not_pos = ctx.emit(ops.ne, target, ctx.tensor(1, like=target))
     not_neg = ctx.emit(ops.ne, target, ctx.tensor(-1, like=target))
     loss = ctx.emit(ops.add, ctx.emit(ops.where, not_pos, clamp, zero), ctx.emit(ops.where, not_neg, input, zero))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.soft_margin_loss)
@@ -274,7 +268,7 @@ def _soft_margin_loss(ctx, input, target, size_average=None, reduce=None, reduct
     """log(1 + exp(-y x)), as aten computes it (log1p of exp)."""
     reduction = _reduction_of(size_average, reduce, reduction)
     z = ctx.emit(ops.neg, ctx.emit(ops.mul, input, target))
-    return _reduce(ctx, ctx.emit(ops.log1p, ctx.emit(ops.exp, z)), reduction)
+    return reduce_loss(ctx, ctx.emit(ops.log1p, ctx.emit(ops.exp, z)), reduction)
 
 
 @register(F.multilabel_soft_margin_loss)
@@ -290,7 +284,7 @@ def _multilabel_soft_margin_loss(ctx, input, target, weight=None, size_average=N
     classes = ctx.sig(input).shape[class_dim]
     loss = ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(class_dim,), keepdim=False),
                     ctx.tensor(float(classes), like=loss))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.cosine_embedding_loss)
@@ -309,7 +303,7 @@ def _cosine_embedding_loss(ctx, input1, input2, target, margin=0.0, size_average
     positive = ctx.emit(ops.sub, ctx.tensor(1.0, like=cos), cos)
     negative = _relu_of(ctx, ctx.emit(ops.sub, cos, ctx.tensor(float(margin), like=cos)))
     loss = ctx.emit(ops.add, _where_target(ctx, target, 1, positive), _where_target(ctx, target, -1, negative))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.triplet_margin_loss)
@@ -318,12 +312,12 @@ def _triplet_margin_loss(ctx, anchor, positive, negative, margin=1.0, p=2, eps=1
     """max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance (swap: d(a, n) is the smaller of
     it and d(p, n))."""
     reduction = _reduction_of(size_average, reduce, reduction)
-    d_pos = _pairwise_distance(ctx, anchor, positive, p, eps)
-    d_neg = _pairwise_distance(ctx, anchor, negative, p, eps)
+    d_pos = ctx.lower(F.pairwise_distance, anchor, positive, p, eps)
+    d_neg = ctx.lower(F.pairwise_distance, anchor, negative, p, eps)
     if swap:
-        d_neg = ctx.emit(ops.minimum, d_neg, _pairwise_distance(ctx, positive, negative, p, eps))
+        d_neg = ctx.emit(ops.minimum, d_neg, ctx.lower(F.pairwise_distance, positive, negative, p, eps))
     gap = ctx.emit(ops.sub, ctx.emit(ops.add, d_pos, ctx.tensor(float(margin), like=d_pos)), d_neg)
-    return _reduce(ctx, _relu_of(ctx, gap), reduction)
+    return reduce_loss(ctx, _relu_of(ctx, gap), reduction)
 
 
 @register(F.poisson_nll_loss)
@@ -346,7 +340,7 @@ def _poisson_nll_loss(ctx, input, target, log_input=True, full=False, size_avera
                                      ctx.emit(ops.log, ctx.emit(ops.mul, ctx.tensor(2 * math.pi, like=safe), safe))))
         stirling = ctx.emit(ops.where, ctx.emit(ops.gt, target, one), stirling, ctx.tensor(0.0, like=stirling))
         loss = ctx.emit(ops.add, loss, stirling)
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.multi_margin_loss)
@@ -357,20 +351,20 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
     rank = ctx.sig(input).rank
     dim = rank - 1
     classes = ctx.sig(input).shape[dim]
-    index = reshape(ctx, target, [*ctx.sig(target).shape, 1]) if rank > 1 else reshape(ctx, target, [1])
+    index = ctx.reshape(target, [*ctx.sig(target).shape, 1]) if rank > 1 else ctx.reshape(target, [1])
     picked = ctx.emit(ops.gather, input, index, dim=dim)                       # x[y], keeping the class dim
     z = _relu_of(ctx, ctx.emit(ops.add, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), picked), input))
     if p == 2:
         z = ctx.emit(ops.mul, z, z)
     if weight is not None:                                                     # weight[y] per sample
-        flat = reshape(ctx, target, [max(1, math.prod(ctx.sig(target).shape))])
-        z = ctx.emit(ops.mul, z, reshape(ctx, ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(index).shape))
+        flat = ctx.reshape(target, [max(1, math.prod(ctx.sig(target).shape))])
+        z = ctx.emit(ops.mul, z, ctx.reshape(ctx.emit(ops.index_select, weight, flat, dim=0), ctx.sig(index).shape))
     classes_iota = ctx.emit(ops.arange, start=0.0, step=1.0, length=classes,
                             result_type=type_of(Sig((classes,), ctx.sig(index).elem)))
     is_target = ctx.emit(ops.eq, classes_iota, index)
     z = ctx.emit(ops.where, is_target, ctx.tensor(0.0, like=z), z)             # j == y does not count
     loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(float(classes), like=z))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.multilabel_margin_loss)
@@ -380,26 +374,26 @@ def _multilabel_margin_loss(ctx, input, target, size_average=None, reduce=None, 
     reduction = _reduction_of(size_average, reduce, reduction)
     unbatched = ctx.sig(input).rank == 1
     if unbatched:
-        input, target = reshape(ctx, input, [1, *ctx.sig(input).shape]), reshape(ctx, target, [1, *ctx.sig(target).shape])
+        input, target = ctx.reshape(input, [1, *ctx.sig(input).shape]), ctx.reshape(target, [1, *ctx.sig(target).shape])
     n, classes = ctx.sig(input).shape
     i64 = ctx.sig(target).elem
     listed = ctx.emit(ops.ne, target, ctx.tensor(-1, like=target))
     valid = ctx.emit(ops.ne, ctx.emit(ops.cumprod, listed, dim=1), ctx.tensor(0, like=target))      # before the -1
     safe = ctx.emit(ops.where, valid, target, ctx.tensor(0, like=target))
     iota = ctx.emit(ops.arange, start=0.0, step=1.0, length=classes, result_type=type_of(Sig((classes,), i64)))
-    hits = ctx.emit(ops.logical_and, ctx.emit(ops.eq, reshape(ctx, safe, [n, classes, 1]), iota),
-                    reshape(ctx, valid, [n, classes, 1]))                        # [n, j, class]
+    hits = ctx.emit(ops.logical_and, ctx.emit(ops.eq, ctx.reshape(safe, [n, classes, 1]), iota),
+                    ctx.reshape(valid, [n, classes, 1]))                        # [n, j, class]
     is_target = ctx.emit(ops.any, hits, dims=(1,), keepdim=False)              # [n, class]
-    x_j = reshape(ctx, ctx.emit(ops.gather, input, safe, dim=1), [n, classes, 1])
+    x_j = ctx.reshape(ctx.emit(ops.gather, input, safe, dim=1), [n, classes, 1])
     z = _relu_of(ctx, ctx.emit(ops.sub, ctx.tensor(1.0, like=input),
-                               ctx.emit(ops.sub, x_j, reshape(ctx, input, [n, 1, classes]))))   # [n, j, i]
-    counted = ctx.emit(ops.logical_and, reshape(ctx, valid, [n, classes, 1]),
-                       ctx.emit(ops.logical_not, reshape(ctx, is_target, [n, 1, classes])))
+                               ctx.emit(ops.sub, x_j, ctx.reshape(input, [n, 1, classes]))))   # [n, j, i]
+    counted = ctx.emit(ops.logical_and, ctx.reshape(valid, [n, classes, 1]),
+                       ctx.emit(ops.logical_not, ctx.reshape(is_target, [n, 1, classes])))
     z = ctx.emit(ops.where, counted, z, ctx.tensor(0.0, like=z))
     loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(float(classes), like=z))
     if unbatched:
-        loss = reshape(ctx, loss, [])
-    return _reduce(ctx, loss, reduction)
+        loss = ctx.reshape(loss, [])
+    return reduce_loss(ctx, loss, reduction)
 
 
 @register(F.triplet_margin_with_distance_loss)
@@ -432,123 +426,53 @@ def _gaussian_nll_loss(ctx, input, target, var, full=False, eps=1e-6, reduction=
     if isinstance(var, (int, float)):
         var = ctx.tensor(float(var), like=input)
     elif ctx.sig(var).shape != ctx.sig(input).shape and ctx.sig(input).shape[:-1] == ctx.sig(var).shape:
-        var = reshape(ctx, var, [*ctx.sig(var).shape, 1])
+        var = ctx.reshape(var, [*ctx.sig(var).shape, 1])
     var = ctx.emit(ops.maximum, var, ctx.tensor(float(eps), like=var))
     d = ctx.emit(ops.sub, input, target)
     loss = ctx.emit(ops.mul, ctx.tensor(0.5, like=input),
                     ctx.emit(ops.add, ctx.emit(ops.log, var), ctx.emit(ops.div, ctx.emit(ops.mul, d, d), var)))
     if full:
         loss = ctx.emit(ops.add, loss, ctx.tensor(0.5 * math.log(2 * math.pi), like=loss))
-    return _reduce(ctx, loss, reduction)
+    return reduce_loss(ctx, loss, reduction)
 
 
-# -- modules ----------------------------------------------------------------------------------------------------
-def _buffer(ctx, mod, name: str):
-    return None if getattr(mod, name, None) is None else ctx.param(f"{ctx.node.target}.{name}")
+# -- modules: the functional rule with the module's options (and its ``weight`` / ``pos_weight`` buffers) -------
+_R = ("reduction",)
+for _module, _fn, _params, _attrs in (
+    (torch.nn.MSELoss, F.mse_loss, (), _R), (torch.nn.L1Loss, F.l1_loss, (), _R),
+    (torch.nn.SmoothL1Loss, F.smooth_l1_loss, (), _R + ("beta",)),
+    (torch.nn.HuberLoss, F.huber_loss, (), _R + ("delta",)),
+    (torch.nn.NLLLoss, F.nll_loss, ("weight",), _R + ("ignore_index",)),
+    (torch.nn.CrossEntropyLoss, F.cross_entropy, ("weight",), _R + ("ignore_index", "label_smoothing")),
+    (torch.nn.BCELoss, F.binary_cross_entropy, ("weight",), _R),
+    (torch.nn.BCEWithLogitsLoss, F.binary_cross_entropy_with_logits, ("weight", "pos_weight"), _R),
+    (torch.nn.KLDivLoss, F.kl_div, (), _R + ("log_target",)),
+    (torch.nn.MarginRankingLoss, F.margin_ranking_loss, (), _R + ("margin",)),
+    (torch.nn.HingeEmbeddingLoss, F.hinge_embedding_loss, (), _R + ("margin",)),
+    (torch.nn.SoftMarginLoss, F.soft_margin_loss, (), _R),
+    (torch.nn.MultiLabelSoftMarginLoss, F.multilabel_soft_margin_loss, ("weight",), _R),
+    (torch.nn.CosineEmbeddingLoss, F.cosine_embedding_loss, (), _R + ("margin",)),
+    (torch.nn.TripletMarginLoss, F.triplet_margin_loss, (), _R + ("margin", "p", "eps", "swap")),
+    (torch.nn.PoissonNLLLoss, F.poisson_nll_loss, (), _R + ("log_input", "full", "eps")),
+    (torch.nn.MultiMarginLoss, F.multi_margin_loss, ("weight",), _R + ("p", "margin")),
+    (torch.nn.MultiLabelMarginLoss, F.multilabel_margin_loss, (), _R),
+    (torch.nn.TripletMarginWithDistanceLoss, F.triplet_margin_with_distance_loss, (),
+     _R + ("distance_function", "margin", "swap")),
+    (torch.nn.GaussianNLLLoss, F.gaussian_nll_loss, (), _R + ("full", "eps")),
+):
+    register_module(_module, _fn, params=_params, attrs=_attrs)
 
 
-@register(torch.nn.MSELoss)
-def _mse_module(ctx, input, target, *, mod):
-    return _pointwise_loss(ctx, input, target, reduction=mod.reduction, formula=_squared)
+def _gaussian_nll_loss_meta(input, target, var, full=False, eps=1e-6, reduction="mean") -> torch.Tensor:
+    """F.gaussian_nll_loss's meta result (its Python checks ``var``'s values, which meta tensors do not have):
+    the broadcast shape of input, target and var (var one dim short of input gets it back), or 0-d when
+    reduced."""
+    if isinstance(var, torch.Tensor) and var.shape != input.shape and tuple(input.shape[:-1]) == tuple(var.shape):
+        var = var.unsqueeze(-1)
+    shape = torch.broadcast_shapes(input.shape, target.shape, var.shape if isinstance(var, torch.Tensor) else ())
+    return input.new_empty(shape if reduction == "none" else ())
 
 
-@register(torch.nn.L1Loss)
-def _l1_module(ctx, input, target, *, mod):
-    return _pointwise_loss(ctx, input, target, reduction=mod.reduction, formula=_absolute)
-
-
-@register(torch.nn.SmoothL1Loss)
-def _smooth_l1_module(ctx, input, target, *, mod):
-    return _smooth_l1_loss(ctx, input, target, reduction=mod.reduction, beta=mod.beta)
-
-
-@register(torch.nn.HuberLoss)
-def _huber_module(ctx, input, target, *, mod):
-    return _huber_loss(ctx, input, target, reduction=mod.reduction, delta=mod.delta)
-
-
-@register(torch.nn.NLLLoss)
-def _nll_module(ctx, input, target, *, mod):
-    return _nll_loss(ctx, input, target, _buffer(ctx, mod, "weight"), ignore_index=mod.ignore_index,
-                     reduction=mod.reduction)
-
-
-@register(torch.nn.CrossEntropyLoss)
-def _cross_entropy_module(ctx, input, target, *, mod):
-    return _cross_entropy(ctx, input, target, _buffer(ctx, mod, "weight"), ignore_index=mod.ignore_index,
-                          reduction=mod.reduction, label_smoothing=mod.label_smoothing)
-
-
-@register(torch.nn.BCELoss)
-def _bce_module(ctx, input, target, *, mod):
-    return _binary_cross_entropy(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction)
-
-
-@register(torch.nn.BCEWithLogitsLoss)
-def _bce_with_logits_module(ctx, input, target, *, mod):
-    return _bce_with_logits(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction,
-                            pos_weight=_buffer(ctx, mod, "pos_weight"))
-
-
-@register(torch.nn.KLDivLoss)
-def _kl_div_module(ctx, input, target, *, mod):
-    return _kl_div(ctx, input, target, reduction=mod.reduction, log_target=mod.log_target)
-
-
-@register(torch.nn.MarginRankingLoss)
-def _margin_ranking_module(ctx, input1, input2, target, *, mod):
-    return _margin_ranking_loss(ctx, input1, input2, target, mod.margin, reduction=mod.reduction)
-
-
-@register(torch.nn.HingeEmbeddingLoss)
-def _hinge_embedding_module(ctx, input, target, *, mod):
-    return _hinge_embedding_loss(ctx, input, target, mod.margin, reduction=mod.reduction)
-
-
-@register(torch.nn.SoftMarginLoss)
-def _soft_margin_module(ctx, input, target, *, mod):
-    return _soft_margin_loss(ctx, input, target, reduction=mod.reduction)
-
-
-@register(torch.nn.MultiLabelSoftMarginLoss)
-def _multilabel_soft_margin_module(ctx, input, target, *, mod):
-    return _multilabel_soft_margin_loss(ctx, input, target, _buffer(ctx, mod, "weight"), reduction=mod.reduction)
-
-
-@register(torch.nn.CosineEmbeddingLoss)
-def _cosine_embedding_module(ctx, input1, input2, target, *, mod):
-    return _cosine_embedding_loss(ctx, input1, input2, target, mod.margin, reduction=mod.reduction)
-
-
-@register(torch.nn.TripletMarginLoss)
-def _triplet_margin_module(ctx, anchor, positive, negative, *, mod):
-    return _triplet_margin_loss(ctx, anchor, positive, negative, mod.margin, mod.p, mod.eps, mod.swap,
-                                reduction=mod.reduction)
-
-
-@register(torch.nn.PoissonNLLLoss)
-def _poisson_nll_module(ctx, log_input, target, *, mod):
-    return _poisson_nll_loss(ctx, log_input, target, mod.log_input, mod.full, eps=mod.eps, reduction=mod.reduction)
-
-
-@register(torch.nn.MultiMarginLoss)
-def _multi_margin_module(ctx, input, target, *, mod):
-    return _multi_margin_loss(ctx, input, target, mod.p, mod.margin, _buffer(ctx, mod, "weight"),
-                              reduction=mod.reduction)
-
-
-@register(torch.nn.MultiLabelMarginLoss)
-def _multilabel_margin_module(ctx, input, target, *, mod):
-    return _multilabel_margin_loss(ctx, input, target, reduction=mod.reduction)
-
-
-@register(torch.nn.TripletMarginWithDistanceLoss)
-def _triplet_margin_with_distance_module(ctx, anchor, positive, negative, *, mod):
-    return _triplet_margin_with_distance_loss(ctx, anchor, positive, negative,
-                                              distance_function=mod.distance_function, margin=mod.margin,
-                                              swap=mod.swap, reduction=mod.reduction)
-
-
-@register(torch.nn.GaussianNLLLoss)
-def _gaussian_nll_module(ctx, input, target, var, *, mod):
-    return _gaussian_nll_loss(ctx, input, target, var, mod.full, mod.eps, mod.reduction)
+register_meta_function(F.gaussian_nll_loss, _gaussian_nll_loss_meta)
+register_meta_module(torch.nn.GaussianNLLLoss, lambda mod, input, target, var: _gaussian_nll_loss_meta(
+    input, target, var, mod.full, mod.eps, mod.reduction))

@@ -1,5 +1,6 @@
-"""batch_norm (eval), instance_norm, rms_norm and scaled_dot_product_attention, as compositions of fxla ops
-(half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
+"""Normalization: batch_norm (eval), instance_norm, group_norm, rms_norm, local_response_norm and F.normalize
+(+ their nn modules; layer_norm is one fxla op, in nn.py), and scaled_dot_product_attention, as compositions of
+fxla ops (half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
 from __future__ import annotations
 
 import math
@@ -7,24 +8,15 @@ import math
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla import ops
 
-from ..registry import register
-from .indexing import reshape
-
-
-def _as(ctx, x, elem):
-    s = ctx.sig(x)
-    return x if s.elem == elem else ctx.emit(ops.convert, x, result_type=type_of(Sig(s.shape, elem)))
-
-
-def _work_elem(elem):
-    return "f32" if elem in ("f16", "bf16") else elem
+from ..emit import compute_elem
+from ..registry import register, register_module
 
 
 def _per_channel(ctx, v, rank, elem):
     """A [C] vector shaped [C, 1, …] to broadcast along dim 1 of a rank-``rank`` input."""
-    return reshape(ctx, _as(ctx, v, elem), (ctx.sig(v).shape[0],) + (1,) * (rank - 2))
+    return ctx.reshape(ctx.convert(v, elem), (ctx.sig(v).shape[0],) + (1,) * (rank - 2))
 
 
 @register(F.batch_norm)
@@ -34,8 +26,8 @@ def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, t
         raise ctx.error("batch_norm with batch statistics (training mode) is not supported",
                         "fxla compiles inference programs with the running statistics", "call model.eval()")
     s = ctx.sig(input)
-    elem = _work_elem(s.elem)
-    x = _as(ctx, input, elem)
+    elem = compute_elem(s.elem)
+    x = ctx.convert(input, elem)
     scale = ctx.emit(ops.rsqrt, ctx.emit(ops.add, _per_channel(ctx, running_var, s.rank, elem),
                                          ctx.tensor(eps, like=x)))
     y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, _per_channel(ctx, running_mean, s.rank, elem)), scale)
@@ -43,7 +35,7 @@ def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, t
         y = ctx.emit(ops.mul, y, _per_channel(ctx, weight, s.rank, elem))
     if bias is not None:
         y = ctx.emit(ops.add, y, _per_channel(ctx, bias, s.rank, elem))
-    return _as(ctx, y, s.elem)
+    return ctx.convert(y, s.elem)
 
 
 @register(F.instance_norm)
@@ -54,8 +46,8 @@ def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None,
     if not use_input_stats:
         return _batch_norm(ctx, input, running_mean, running_var, weight, bias, False, eps=eps)
     s = ctx.sig(input)
-    elem = _work_elem(s.elem)
-    x = _as(ctx, input, elem)
+    elem = compute_elem(s.elem)
+    x = ctx.convert(input, elem)
     dims = tuple(range(2, s.rank))
     mean = ctx.emit(ops.mean, x, dims=dims, keepdim=True)
     var = ctx.emit(ops.var, x, dims=dims, keepdim=True, correction=0)
@@ -65,7 +57,7 @@ def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None,
         y = ctx.emit(ops.mul, y, _per_channel(ctx, weight, s.rank, elem))
     if bias is not None:
         y = ctx.emit(ops.add, y, _per_channel(ctx, bias, s.rank, elem))
-    return _as(ctx, y, s.elem)
+    return ctx.convert(y, s.elem)
 
 
 @register(torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d)
@@ -76,13 +68,13 @@ def _instance_norm_module(ctx, input, *, mod):
     target = ctx.node.target
     unbatched = ctx.sig(input).rank == {torch.nn.InstanceNorm1d: 2, torch.nn.InstanceNorm2d: 3,
                                         torch.nn.InstanceNorm3d: 4}[type(mod)]
-    x = reshape(ctx, input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
+    x = ctx.reshape(input, (1,) + tuple(ctx.sig(input).shape)) if unbatched else input
     weight = ctx.param(f"{target}.weight") if mod.affine else None
     bias = ctx.param(f"{target}.bias") if mod.affine else None
     stats = (ctx.param(f"{target}.running_mean"), ctx.param(f"{target}.running_var")) \
         if mod.track_running_stats else (None, None)
     y = _instance_norm(ctx, x, *stats, weight, bias, use_input_stats=not mod.track_running_stats, eps=mod.eps)
-    return reshape(ctx, y, ctx.sig(input).shape)
+    return ctx.reshape(y, ctx.sig(input).shape)
 
 
 @register(torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
@@ -102,15 +94,15 @@ def _rms_norm(ctx, input, normalized_shape, weight=None, eps=None):
     s = ctx.sig(input)
     if eps is None:
         eps = torch.finfo(_torch_dtype(s.elem)).eps
-    elem = _work_elem(s.elem)
-    x = _as(ctx, input, elem)
+    elem = compute_elem(s.elem)
+    x = ctx.convert(input, elem)
     k = len(tuple(normalized_shape))
     dims = tuple(range(s.rank - k, s.rank))
     ms = ctx.emit(ops.mean, ctx.emit(ops.mul, x, x), dims=dims, keepdim=True)
     y = ctx.emit(ops.mul, x, ctx.emit(ops.rsqrt, ctx.emit(ops.add, ms, ctx.tensor(float(eps), like=ms))))
     if weight is not None:
-        y = ctx.emit(ops.mul, y, _as(ctx, weight, elem))
-    return _as(ctx, y, s.elem)
+        y = ctx.emit(ops.mul, y, ctx.convert(weight, elem))
+    return ctx.convert(y, s.elem)
 
 
 def _torch_dtype(elem):
@@ -118,10 +110,69 @@ def _torch_dtype(elem):
     return ELEM_TO_TORCH[elem]
 
 
-@register(torch.nn.RMSNorm)
-def _rms_norm_module(ctx, input, *, mod):
-    weight = ctx.param(f"{ctx.node.target}.weight") if mod.weight is not None else None
-    return _rms_norm(ctx, input, mod.normalized_shape, weight, mod.eps)
+register_module(torch.nn.RMSNorm, F.rms_norm, params=("weight",), attrs=("normalized_shape", "eps"))
+
+
+# -- group_norm --------------------------------------------------------------------------------------------------
+@register(F.group_norm, torch.group_norm)
+def _group_norm(ctx, input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    s = ctx.sig(input)
+    n, c = s.shape[0], s.shape[1]
+    if c % num_groups:
+        raise ctx.error(f"group_norm: {c} channels are not divisible by {num_groups} groups", "torch rejects it too",
+                        "choose num_groups dividing the channel count")
+    elem = compute_elem(s.elem)
+    x = ctx.reshape(ctx.convert(input, elem), (n, num_groups, math.prod(s.shape[1:]) // num_groups))
+    y = ctx.reshape(ctx.emit(ops.layer_norm, x, None, None, normalized_rank=1, eps=float(eps)), s.shape)
+    per_channel = (c,) + (1,) * (s.rank - 2)
+    if weight is not None:
+        y = ctx.emit(ops.mul, y, ctx.reshape(ctx.convert(weight, elem), per_channel))
+    if bias is not None:
+        y = ctx.emit(ops.add, y, ctx.reshape(ctx.convert(bias, elem), per_channel))
+    return ctx.convert(y, s.elem)
+
+
+register_module(torch.nn.GroupNorm, F.group_norm, params=("weight", "bias"), attrs=("num_groups", "eps"))
+
+
+# -- local response normalisation (torch's formula, on avg_pool of the squares) ---------------------------------
+@register(F.local_response_norm)
+def _local_response_norm(ctx, input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels (zero padded)) ** beta."""
+    s = ctx.sig(input)
+    squares = ctx.emit(ops.mul, input, input)
+    low, high = size // 2, (size - 1) // 2
+    padded = ctx.emit(ops.pad, squares, low=[0, low] + [0] * (s.rank - 2), high=[0, high] + [0] * (s.rank - 2))
+    total = None
+    for offset in range(size):
+        window = ctx.slice_dim(padded, 1, offset, offset + s.shape[1])
+        total = window if total is None else ctx.emit(ops.add, total, window)
+    div = ctx.emit(ops.mul, total, ctx.tensor(alpha / size, like=total))
+    div = ctx.emit(ops.pow, ctx.emit(ops.add, div, ctx.tensor(float(k), like=div)), ctx.tensor(float(beta), like=div))
+    return ctx.emit(ops.div, input, div)
+
+
+register_module(torch.nn.LocalResponseNorm, F.local_response_norm, attrs=("size", "alpha", "beta", "k"))
+
+
+# -- F.normalize -------------------------------------------------------------------------------------------------
+@register(F.normalize)
+def _normalize(ctx, input, p=2.0, dim=1, eps=1e-12, out=None):
+    s = ctx.sig(input)
+    elem = compute_elem(s.elem)
+    x = ctx.convert(input, elem)
+    if p == 2:
+        norm = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(dim,), keepdim=True))
+    elif p == 1:
+        norm = ctx.emit(ops.sum, ctx.emit(ops.abs, x), dims=(dim,), keepdim=True)
+    elif p == float("inf"):
+        norm = ctx.emit(ops.amax, ctx.emit(ops.abs, x), dims=(dim,), keepdim=True)
+    else:
+        powered = ctx.emit(ops.pow, ctx.emit(ops.abs, x), ctx.tensor(float(p), like=x))
+        norm = ctx.emit(ops.pow, ctx.emit(ops.sum, powered, dims=(dim,), keepdim=True),
+                        ctx.tensor(1.0 / float(p), like=x))
+    denom = ctx.emit(ops.maximum, norm, ctx.tensor(float(eps), like=norm))
+    return ctx.convert(ctx.emit(ops.div, x, denom), s.elem)
 
 
 @register(F.scaled_dot_product_attention)
@@ -133,8 +184,8 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     if enable_gqa and ks.rank >= 3 and ks.shape[-3] != qs.shape[-3]:
         key, value = (_repeat_heads(ctx, t, qs.shape[-3]) for t in (key, value))
         ks = ctx.sig(key)
-    elem = _work_elem(qs.elem)
-    q, k, v = (_as(ctx, t, elem) for t in (query, key, value))
+    elem = compute_elem(qs.elem)
+    q, k, v = (ctx.convert(t, elem) for t in (query, key, value))
     perm = list(range(ks.rank - 2)) + [ks.rank - 1, ks.rank - 2]
     scores = ctx.emit(ops.matmul, q, ctx.emit(ops.permute, k, dims=perm))
     factor = 1.0 / math.sqrt(qs.shape[-1]) if scale is None else float(scale)
@@ -146,9 +197,9 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
         if ctx.sig(attn_mask).elem == "i1":
             scores = ctx.emit(ops.where, attn_mask, scores, ctx.tensor(float("-inf"), like=scores))
         else:
-            scores = ctx.emit(ops.add, scores, _as(ctx, attn_mask, elem))
+            scores = ctx.emit(ops.add, scores, ctx.convert(attn_mask, elem))
     weights = ctx.emit(ops.softmax, scores, dim=-1)
-    return _as(ctx, ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
+    return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
 
 
 def _repeat_heads(ctx, t, heads):
@@ -157,9 +208,9 @@ def _repeat_heads(ctx, t, heads):
     s = ctx.sig(t)
     kv = s.shape[-3]
     lead, tail = s.shape[:-3], s.shape[-2:]
-    x = reshape(ctx, t, lead + (kv, 1) + tail)
+    x = ctx.reshape(t, lead + (kv, 1) + tail)
     x = ctx.emit(ops.expand, x, shape=lead + (kv, heads // kv) + tail)
-    return reshape(ctx, x, lead + (heads,) + tail)
+    return ctx.reshape(x, lead + (heads,) + tail)
 
 
 def _bool_ones(rows, cols):

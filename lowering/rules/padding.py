@@ -7,16 +7,13 @@ remaining padding is applied to the cropped tensor (torch's order, visible in ci
 """
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
-from ..registry import register
-from .indexing import int_constant
+from ..registry import register, register_module
 
 
 def _sources(size: int, low: int, high: int, mode: str) -> np.ndarray:
@@ -68,15 +65,12 @@ def _pad(ctx, input, pad, mode="constant", value=None):
         _check(ctx, size, lo, hi, mode, d)
         src = _sources(size, lo, hi, mode)
         if not np.array_equal(src, np.arange(size)):
-            y = ctx.emit(ops.index_select, y, int_constant(ctx, src), dim=d)
+            y = ctx.emit(ops.index_select, y, ctx.int_constant(src), dim=d)
     return y
-
-
-def _pad_module(ctx, input, *, mod, mode):
-    return _pad(ctx, input, mod.padding, mode, getattr(mod, "value", None))
 
 
 for _n in (1, 2, 3):
     for _name, _mode in (("ConstantPad", "constant"), ("ZeroPad", "constant"), ("ReflectionPad", "reflect"),
                          ("ReplicationPad", "replicate"), ("CircularPad", "circular")):
-        register(getattr(torch.nn, f"{_name}{_n}d"))(partial(_pad_module, mode=_mode))
+        register_module(getattr(torch.nn, f"{_name}{_n}d"), F.pad, pad="padding", mode=lambda mod, mode=_mode: mode,
+                        value=lambda mod: getattr(mod, "value", None))

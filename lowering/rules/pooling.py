@@ -1,6 +1,9 @@
-"""Max pooling: max_pool1d/2d/3d (fxla.max_pool, or fxla.max_pool_with_indices for return_indices=True),
-adaptive_max_pool1d/2d/3d and max_unpool1d/2d/3d (+ their nn modules; unpooling is an fxla.scatter of the values
-into zeros at their indices).
+"""Pooling (+ the nn modules): max_pool1d/2d/3d (fxla.max_pool, or fxla.max_pool_with_indices for
+return_indices=True), avg_pool1d/2d/3d (fxla.avg_pool), lp_pool1d/2d/3d (on avg_pool), adaptive_avg_pool1d/2d/3d,
+adaptive_max_pool1d/2d/3d and max_unpool1d/2d/3d (an fxla.scatter of the values into zeros at their indices).
+
+Adaptive average pooling with uneven windows is a product with a constant [out, in] averaging matrix per pooled
+dim (computed in f32 for half precision, rounded once).
 
 Adaptive windows are torch's [floor(o * size / out), ceil((o + 1) * size / out)).  When every pooled dim divides
 evenly they are a plain strided max pool; otherwise each output's window is gathered (fxla.index_select with a
@@ -21,33 +24,100 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
-from ..registry import register
-from .indexing import int_constant, reshape
-from .nn import _pair
+from ..emit import compute_elem, ntuple, resample_dim
+from ..registry import register, register_module
 
 
 def _max_pool(ctx, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False,
               *, n, indices=None):
-    kernel = _pair(kernel_size, n)
-    stride = kernel if stride in (None, [], ()) else _pair(stride, n)
-    attrs = dict(kernel_size=kernel, stride=stride, padding=_pair(padding, n), dilation=_pair(dilation, n),
+    kernel = ntuple(kernel_size, n)
+    stride = kernel if stride in (None, [], ()) else ntuple(stride, n)
+    attrs = dict(kernel_size=kernel, stride=stride, padding=ntuple(padding, n), dilation=ntuple(dilation, n),
                  ceil_mode=bool(ceil_mode))
     if indices if indices is not None else return_indices:
         return ctx.emit(ops.max_pool_with_indices, input, **attrs)
     return ctx.emit(ops.max_pool, input, **attrs)
 
 
-def _max_pool_module(ctx, input, *, mod, n):
-    return _max_pool(ctx, input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode,
-                     mod.return_indices, n=n)
-
-
 for _n, _keys in ((1, (F.max_pool1d, torch.max_pool1d)), (2, (F.max_pool2d, torch.max_pool2d)),
                   (3, (F.max_pool3d, torch.max_pool3d))):
     register(*_keys)(partial(_max_pool, n=_n))
     register(getattr(F, f"max_pool{_n}d_with_indices"))(partial(_max_pool, n=_n, indices=True))
-    register(getattr(torch.nn, f"MaxPool{_n}d"))(partial(_max_pool_module, n=_n))
+    register_module(getattr(torch.nn, f"MaxPool{_n}d"), _keys[0], attrs=("kernel_size", "stride", "padding",
+                                                                          "dilation", "ceil_mode", "return_indices"))
 register(torch.max_pool1d_with_indices)(partial(_max_pool, n=1, indices=True))
+
+
+# -- average pooling ---------------------------------------------------------------------------------------------
+def _avg_pool(ctx, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+              divisor_override=None, *, n):
+    kernel = ntuple(kernel_size, n)
+    stride = kernel if stride in (None, [], ()) else ntuple(stride, n)
+    return ctx.emit(ops.avg_pool, input, kernel_size=kernel, stride=stride, padding=ntuple(padding, n),
+                    ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                    divisor_override=int(divisor_override or 0))
+
+
+register(F.avg_pool1d, torch.avg_pool1d)(partial(_avg_pool, n=1))
+register(F.avg_pool2d)(partial(_avg_pool, n=2))
+register(F.avg_pool3d)(partial(_avg_pool, n=3))
+for _n, _fn in ((1, F.avg_pool1d), (2, F.avg_pool2d), (3, F.avg_pool3d)):
+    register_module(getattr(torch.nn, f"AvgPool{_n}d"), _fn, attrs=("kernel_size", "stride", "padding", "ceil_mode",
+                                                                     "count_include_pad"),
+                    divisor_override=lambda mod: getattr(mod, "divisor_override", None))
+
+
+# -- power-average pooling (torch's formula, on avg_pool) ------------------------------------------------------
+def _lp_pool(ctx, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, n):
+    """(sum of x^p over each window)^(1/p): avg_pool(x^p) times the window size; p = inf is max_pool(|x|)."""
+    p = float(norm_type)
+    kernel = ntuple(kernel_size, n)
+    if p in (float("inf"), float("-inf")):
+        raise ctx.error(f"lp_pool with norm_type={norm_type} is not supported", "fxla lowers finite norm types",
+                        "use max_pool on x.abs() for the infinity norm")
+    powered = ctx.emit(ops.pow, input, ctx.tensor(p, like=input))
+    mean = _avg_pool(ctx, powered, kernel, stride, 0, ceil_mode, n=n)
+    # torch: sign(out) * relu(|out|) * prod(kernel), then ** (1/p)
+    out = ctx.emit(ops.mul, ctx.emit(ops.sign, mean), ctx.emit(ops.relu, ctx.emit(ops.abs, mean)))
+    out = ctx.emit(ops.mul, out, ctx.tensor(float(np.prod(kernel)), like=out))
+    return ctx.emit(ops.pow, out, ctx.tensor(1.0 / p, like=out))
+
+
+for _n, _fn, _module in ((1, F.lp_pool1d, torch.nn.LPPool1d), (2, F.lp_pool2d, torch.nn.LPPool2d),
+                         (3, F.lp_pool3d, torch.nn.LPPool3d)):
+    register(_fn)(partial(_lp_pool, n=_n))
+    register_module(_module, _fn, attrs=("norm_type", "kernel_size", "stride", "ceil_mode"))
+
+
+# -- adaptive average pooling ----------------------------------------------------------------------------------
+def _adaptive_matrix(size: int, out: int) -> np.ndarray:
+    """torch's adaptive windows: [floor(o * size / out), ceil((o + 1) * size / out)), each averaged."""
+    m = np.zeros((out, size))
+    for o in range(out):
+        start, end = (o * size) // out, -((-(o + 1) * size) // out)
+        m[o, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _adaptive_avg_pool(ctx, input, output_size, *, n):
+    s = ctx.sig(input)
+    sizes = s.shape[s.rank - n:]
+    out = ctx.result_sig.shape[s.rank - n:]
+    if all(size % o == 0 for size, o in zip(sizes, out)):         # even windows: a plain average pool
+        kernel = tuple(size // o for size, o in zip(sizes, out))
+        return ctx.emit(ops.avg_pool, input, kernel_size=kernel, stride=kernel, padding=(0,) * n)
+    x = ctx.convert(input, compute_elem(s.elem))
+    for i, (size, o) in enumerate(zip(sizes, out)):
+        if size != o:
+            x = resample_dim(ctx, x, s.rank - n + i, _adaptive_matrix(size, o))
+    return ctx.convert(x, s.elem)
+
+
+register(F.adaptive_avg_pool1d, torch.adaptive_avg_pool1d)(partial(_adaptive_avg_pool, n=1))
+register(F.adaptive_avg_pool2d)(partial(_adaptive_avg_pool, n=2))
+register(F.adaptive_avg_pool3d)(partial(_adaptive_avg_pool, n=3))
+for _n, _fn in ((1, F.adaptive_avg_pool1d), (2, F.adaptive_avg_pool2d), (3, F.adaptive_avg_pool3d)):
+    register_module(getattr(torch.nn, f"AdaptiveAvgPool{_n}d"), _fn, attrs=("output_size",))
 
 
 # -- adaptive max pooling ----------------------------------------------------------------------------------------
@@ -59,7 +129,7 @@ def _windows(size: int, out: int) -> np.ndarray:
 
 
 def _out_sizes(ctx, sizes, output_size, n):
-    out = tuple(s if o is None else int(o) for s, o in zip(sizes, _pair(output_size, n)))
+    out = tuple(s if o is None else int(o) for s, o in zip(sizes, ntuple(output_size, n)))
     if any(o < 1 for o in out):
         raise ctx.error(f"adaptive_max_pool{n}d: output_size {list(out)} must be positive", "torch rejects it too",
                         "pass positive output sizes")
@@ -71,14 +141,14 @@ def _boxes(ctx, input, lead, tables):
     x = input
     for i, table in enumerate(tables):
         d = lead + 2 * i
-        x = ctx.emit(ops.index_select, x, int_constant(ctx, table.reshape(-1)), dim=d)
+        x = ctx.emit(ops.index_select, x, ctx.int_constant(table.reshape(-1)), dim=d)
         shape = ctx.sig(x).shape
-        x = reshape(ctx, x, shape[:d] + table.shape + shape[d + 1:])
+        x = ctx.reshape(x, shape[:d] + table.shape + shape[d + 1:])
     n = len(tables)
     perm = list(range(lead)) + [lead + 2 * i for i in range(n)] + [lead + 2 * i + 1 for i in range(n)]
     x = ctx.emit(ops.permute, x, dims=perm)
     shape = ctx.sig(x).shape
-    return reshape(ctx, x, shape[:lead + n] + (math.prod(shape[lead + n:]),))
+    return ctx.reshape(x, shape[:lead + n] + (math.prod(shape[lead + n:]),))
 
 
 def _box_positions(sizes, tables) -> np.ndarray:
@@ -128,17 +198,14 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
     positions = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(table)))
     positions = ctx.emit(ops.expand, positions, shape=ctx.sig(box).shape)
     picked = ctx.emit(ops.gather, positions, pick, dim=-1)
-    return values, reshape(ctx, picked, ctx.sig(values).shape)
-
-
-def _adaptive_max_module(ctx, input, *, mod, n):
-    return _adaptive_max_pool(ctx, input, mod.output_size, mod.return_indices, n=n)
+    return values, ctx.reshape(picked, ctx.sig(values).shape)
 
 
 for _n in (1, 2, 3):
     register(getattr(F, f"adaptive_max_pool{_n}d"))(partial(_adaptive_max_pool, n=_n))
     register(getattr(F, f"adaptive_max_pool{_n}d_with_indices"))(partial(_adaptive_max_pool, n=_n, indices=True))
-    register(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"))(partial(_adaptive_max_module, n=_n))
+    register_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), getattr(F, f"adaptive_max_pool{_n}d"),
+                    attrs=("output_size", "return_indices"))
 register(torch.adaptive_max_pool1d)(partial(_adaptive_max_pool, n=1, indices=True))
 
 
@@ -147,9 +214,9 @@ def _max_unpool(ctx, input, indices, kernel_size, stride=None, padding=0, output
     """max_unpool1d/2d/3d: a zero tensor of the unpooled size with each input value scattered to its index (a
     position in the flattened spatial dims of its (batch, channel) plane, as max_pool's ``return_indices``
     gives it).  The size is ``(in - 1) * stride - 2 * padding + kernel`` per dim, or ``output_size``."""
-    kernel = _pair(kernel_size, n)
-    stride = kernel if stride in (None, [], ()) else _pair(stride, n)
-    padding = _pair(padding, n)
+    kernel = ntuple(kernel_size, n)
+    stride = kernel if stride in (None, [], ()) else ntuple(stride, n)
+    padding = ntuple(padding, n)
     shape = ctx.sig(input).shape
     if len(shape) not in (n + 1, n + 2):
         raise ctx.error(f"max_unpool{n}d of a {len(shape)}-D input", f"it takes {n + 1}-D or {n + 2}-D inputs",
@@ -165,12 +232,12 @@ def _max_unpool(ctx, input, indices, kernel_size, stride=None, padding=0, output
                             f"each size must be within stride of the default size {default} (torch rejects it too)",
                             "pass a size torch accepts, or leave output_size out")
     planes = tuple(shape[:-n])
-    flat = reshape(ctx, input, planes + (int(np.prod(spatial)),))
-    index = reshape(ctx, indices, planes + (int(np.prod(spatial)),))
+    flat = ctx.reshape(input, planes + (int(np.prod(spatial)),))
+    index = ctx.reshape(indices, planes + (int(np.prod(spatial)),))
     zero = ctx.emit(ops.expand, ctx.tensor(0.0 if is_float(ctx.sig(input).elem) else 0, like=input),
                     shape=planes + (int(np.prod(size)),))
     out = ctx.emit(ops.scatter, zero, index, flat, dim=len(planes), reduce="none")
-    return reshape(ctx, out, planes + tuple(size))
+    return ctx.reshape(out, planes + tuple(size))
 
 
 def _max_unpool_module(ctx, input, indices, output_size=None, *, mod, n):

@@ -1,5 +1,5 @@
-"""Reductions beyond sum/mean: amax/amin, max/min (all three overloads), argmax/argmin, prod, var/std, any/all,
-logsumexp, cumsum, sort/argsort, topk.  Ops with (values, indices) results return torch's named tuples."""
+"""Reductions: sum/mean, amax/amin, max/min (all three overloads), argmax/argmin, prod, var/std, any/all,
+logsumexp, sort/argsort, topk.  Ops with (values, indices) results return torch's named tuples."""
 from __future__ import annotations
 
 from functools import partial
@@ -10,12 +10,28 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
 from ..dtypes import elem_of
+from ..emit import refuse_bool
 from ..registry import register
-from .nn import _reduce
 
 
 def _dims(dim):
     return () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+
+
+def _reduce(ctx, input, dim=None, keepdim=False, *, dtype=None, opdef):
+    dims = () if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    if dtype is not None:
+        input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
+    result = ctx.emit(opdef, input, dims=dims, keepdim=bool(keepdim))
+    if dtype is not None and ctx.sig(result).elem != elem_of(dtype):
+        # fxla.sum widens integers to i64; an explicit dtype= (e.g. int32) is kept by torch.  Integer sums wrap
+        # modulo 2**bits, so summing in i64 and narrowing gives the same values.
+        result = ctx.emit(ops.convert, result, result_type=ctx.result_type)
+    return result
+
+
+for _opdef, _keys in ((ops.sum, (torch.sum, torch.Tensor.sum)), (ops.mean, (torch.mean, torch.Tensor.mean))):
+    register(*_keys)(partial(_reduce, opdef=_opdef))
 
 
 def _extreme(ctx, input, dim=(), keepdim=False, *, opdef):
@@ -40,13 +56,6 @@ register(torch.max, torch.Tensor.max)(partial(_max_min, extreme=ops.amax, arg=op
                                               result=torch.return_types.max))
 register(torch.min, torch.Tensor.min)(partial(_max_min, extreme=ops.amin, arg=ops.argmin, elementwise=ops.minimum,
                                               result=torch.return_types.min))
-
-
-def refuse_bool(ctx, input, op: str) -> None:
-    """torch's CPU kernels of ``op`` (argmax, argmin, topk, round) take no bool tensor; neither does fxla."""
-    if ctx.sig(input).elem == "i1":
-        raise ctx.error(f"{op} of a bool tensor", f"eager PyTorch refuses it too (its CPU kernel is not "
-                        f"implemented for 'Bool')", "convert first, e.g. x.to(torch.uint8) or x.float()")
 
 
 def _arg(ctx, input, dim=None, keepdim=False, *, opdef):
@@ -87,17 +96,6 @@ register(torch.all, torch.Tensor.all)(partial(_truth, opdef=ops.all))
 @register(torch.logsumexp, torch.Tensor.logsumexp)
 def _logsumexp(ctx, input, dim, keepdim=False):
     return ctx.emit(ops.logsumexp, input, dims=_dims(dim), keepdim=bool(keepdim))
-
-
-def typed_scan(ctx, input, dim, *, dtype=None, opdef):
-    """cumsum / cumprod: ``input`` converted to ``dtype`` first (if given), the scan, then torch's result type."""
-    if dtype is not None:
-        input = ctx.emit(ops.convert, input, result_type=type_of(Sig(ctx.sig(input).shape, elem_of(dtype))))
-    y = ctx.emit(opdef, input, dim=dim)
-    return y if ctx.sig(y) == ctx.result_sig else ctx.emit(ops.convert, y, result_type=ctx.result_type)
-
-
-register(torch.cumsum, torch.Tensor.cumsum)(partial(typed_scan, opdef=ops.cumsum))
 
 
 @register(torch.sort, torch.Tensor.sort)

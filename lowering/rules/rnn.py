@@ -17,14 +17,13 @@ import torch
 from fxla.dialects.fxla import ops
 
 from ..registry import register
-from .indexing import reshape, slice_dim
 
 
 def _chunks(ctx, x, n: int):
     """``x`` split into ``n`` equal pieces along its last dim (torch's gate order)."""
     size = ctx.sig(x).shape[-1] // n
     dim = ctx.sig(x).rank - 1
-    return [slice_dim(ctx, x, dim, i * size, (i + 1) * size) for i in range(n)]
+    return [ctx.slice_dim(x, dim, i * size, (i + 1) * size) for i in range(n)]
 
 
 def _rnn_cell(ctx, xt, h, c, w_hh, b_hh, *, activation):
@@ -68,7 +67,7 @@ def _state(ctx, given, index: int, batch: int, hidden: int, like):
     """Layer/direction ``index`` of an initial state ([layers * dirs, N, H]), zeros when not given."""
     if given is None:
         return _zeros(ctx, batch, hidden, like)
-    return reshape(ctx, slice_dim(ctx, given, 0, index, index + 1), (batch, hidden))
+    return ctx.reshape(ctx.slice_dim(given, 0, index, index + 1), (batch, hidden))
 
 
 def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
@@ -84,13 +83,13 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
                         "pass the padded batch (and mask the outputs past each length)")
     target, hidden, dirs = ctx.node.target, mod.hidden_size, 2 if mod.bidirectional else 1
     unbatched = ctx.sig(input).rank == 2
-    x = reshape(ctx, input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
+    x = ctx.reshape(input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
     if mod.batch_first and not unbatched:
         x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
     steps, batch, _ = ctx.sig(x).shape
     h0, c0 = _split_state(hx, has_cell_state)
     if unbatched:
-        h0, c0 = (None if s is None else reshape(ctx, s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
+        h0, c0 = (None if s is None else ctx.reshape(s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
     layer_input, h_n, c_n = x, [], []
     for layer in range(mod.num_layers):
         outputs = []
@@ -105,12 +104,12 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
             c = _state(ctx, c0, index, batch, hidden, input) if has_cell_state else None
             ys = [None] * steps
             for t in (reversed(range(steps)) if d else range(steps)):
-                xt = reshape(ctx, slice_dim(ctx, pre, 0, t, t + 1), ctx.sig(pre).shape[1:])
+                xt = ctx.reshape(ctx.slice_dim(pre, 0, t, t + 1), ctx.sig(pre).shape[1:])
                 h, c = cell(ctx, xt, h, c, w_hh, b_hh)
-                ys[t] = reshape(ctx, h, (1, batch, hidden))
+                ys[t] = ctx.reshape(h, (1, batch, hidden))
             outputs.append(ctx.emit(ops.concat, ys, dim=0) if steps > 1 else ys[0])
             h_n.append(ys[0] if d else ys[-1])                 # the last step's h, already [1, N, H]
-            c_n.append(reshape(ctx, c, (1, batch, hidden)) if has_cell_state else None)
+            c_n.append(ctx.reshape(c, (1, batch, hidden)) if has_cell_state else None)
         layer_input = ctx.emit(ops.concat, outputs, dim=2) if dirs > 1 else outputs[0]
     output = layer_input
     if mod.batch_first and not unbatched:
@@ -118,8 +117,8 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if has_cell_state
                                                                                 else (h_n,))]
     if unbatched:
-        output = reshape(ctx, output, (steps, dirs * hidden))
-        states = [reshape(ctx, s, (ctx.sig(s).shape[0], hidden)) for s in states]
+        output = ctx.reshape(output, (steps, dirs * hidden))
+        states = [ctx.reshape(s, (ctx.sig(s).shape[0], hidden)) for s in states]
     return (output, tuple(states)) if has_cell_state else (output, states[0])
 
 
@@ -138,15 +137,15 @@ def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     """A cell module: one step of :func:`_recurrent`'s cell on ``input`` ([N, in] or unbatched [in])."""
     target, hidden = ctx.node.target, mod.hidden_size
     unbatched = ctx.sig(input).rank == 1
-    x = reshape(ctx, input, (1, ctx.sig(input).shape[0])) if unbatched else input
+    x = ctx.reshape(input, (1, ctx.sig(input).shape[0])) if unbatched else input
     batch = ctx.sig(x).shape[0]
     param = lambda name: ctx.param(f"{target}.{name}")            # noqa: E731
     xt = ctx.emit(ops.linear, x, param("weight_ih"), param("bias_ih") if mod.bias else None)
     h0, c0 = _split_state(hx, has_cell_state)
-    h, c = (_zeros(ctx, batch, hidden, input) if s is None else reshape(ctx, s, (batch, hidden)) for s in (h0, c0))
+    h, c = (_zeros(ctx, batch, hidden, input) if s is None else ctx.reshape(s, (batch, hidden)) for s in (h0, c0))
     h, c = cell(ctx, xt, h, c if has_cell_state else None, param("weight_hh"), param("bias_hh") if mod.bias else None)
     if unbatched:
-        h, c = (None if s is None else reshape(ctx, s, (hidden,)) for s in (h, c))
+        h, c = (None if s is None else ctx.reshape(s, (hidden,)) for s in (h, c))
     return (h, c) if has_cell_state else h
 
 

@@ -17,8 +17,8 @@ from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 from fxla.frontend.passes.functionalize import setitem as functional_setitem
 
+from ..emit import expand_key, merge_tensor_indices, spread, tensor_index
 from ..registry import register
-from .indexing import _expand_key, _merge_tensor_indices, _tensor_index, reshape
 
 #: scatter_reduce's reduce -> (fxla.scatter's reduce, the identity used when include_self=False)
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "amax": ("amax", "lowest"), "amin": ("amin", "highest"),
@@ -77,9 +77,9 @@ def _slice_index(ctx, index, source, dim):
     shape = ctx.sig(source).shape
     d = dim % len(shape) if shape else 0
     if not shape:
-        return reshape(ctx, index, ())
+        return ctx.reshape(index, ())
     n = ctx.sig(index).shape[0] if ctx.sig(index).rank else 1
-    column = reshape(ctx, index, tuple(n if i == d else 1 for i in range(len(shape))))
+    column = ctx.reshape(index, tuple(n if i == d else 1 for i in range(len(shape))))
     return ctx.emit(ops.expand, column, shape=shape)
 
 
@@ -103,12 +103,11 @@ def _assigned(ctx, value, elem: str, shape) -> "ir.Value":
     """``value`` (tensor or number) in ``elem``, broadcast to ``shape`` as torch's ``x[idx] = value`` does
     (leading size-1 dims of the value beyond ``shape``'s rank are dropped)."""
     v = value if isinstance(value, ir.Value) else ctx.tensor(value)
-    if ctx.sig(v).elem != elem:
-        v = ctx.emit(ops.convert, v, result_type=type_of(Sig(ctx.sig(v).shape, elem)))
+    v = ctx.convert(v, elem)
     vs = ctx.sig(v).shape
     while len(vs) > len(shape) and vs[0] == 1:
         vs = vs[1:]
-        v = reshape(ctx, v, vs)
+        v = ctx.reshape(v, vs)
     return v if tuple(vs) == tuple(shape) else ctx.emit(ops.expand, v, shape=tuple(shape))
 
 
@@ -151,46 +150,31 @@ def _set_mask(ctx, input, at: int, mask, value):
         if count == 0:                            # nothing to write (torch: the mask must select nothing)
             return input
         if count > 1:                             # one entry per selected position
-            rows = _assigned(ctx, reshape(ctx, value, padded), sig.elem, (*lead, count, *trail))
-            rows = _in_mask_order(ctx, reshape(ctx, mask, (int(np.prod(m)),)), rows, len(lead))
-            rows = reshape(ctx, rows, (*lead, *m, *trail))
-            full = ctx.emit(ops.expand, reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * len(trail)), shape=sig.shape)
+            rows = _assigned(ctx, ctx.reshape(value, padded), sig.elem, (*lead, count, *trail))
+            rows = _in_mask_order(ctx, ctx.reshape(mask, (int(np.prod(m)),)), rows, len(lead))
+            rows = ctx.reshape(rows, (*lead, *m, *trail))
+            full = ctx.emit(ops.expand, ctx.reshape(mask, (1,) * at + tuple(m) + (1,) * len(trail)), shape=sig.shape)
             return ctx.emit(ops.where, full, rows, input)
-        value = reshape(ctx, value, padded[:len(lead)] + (1,) * len(m) + padded[len(lead) + 1:])
-    mask = reshape(ctx, mask, (1,) * at + tuple(m) + (1,) * (sig.rank - at - len(m)))
+        value = ctx.reshape(value, padded[:len(lead)] + (1,) * len(m) + padded[len(lead) + 1:])
+    mask = ctx.reshape(mask, (1,) * at + tuple(m) + (1,) * (sig.rank - at - len(m)))
     mask = ctx.emit(ops.expand, mask, shape=sig.shape)
     return ctx.emit(ops.where, mask, _assigned(ctx, value, sig.elem, sig.shape), input)
 
 
 def _set_index(ctx, input, at: int, index, value):
     """``x[..., index, ...] = value`` on dim ``at``; ``index`` is an integer tensor with its negative entries
-    already resolved (:func:`indexing._tensor_index`, or a linear index of merged dims)."""
+    already resolved (:func:`fxla.lowering.emit.tensor_index`, or a linear index of merged dims)."""
     sig = ctx.sig(input)
     if ctx.sig(index).rank > 1:
         raise ctx.error("x[index] = value with a multi-dimensional index tensor is not supported",
                         "fxla lowers a 0-d or 1-D integer index", "flatten the index (and the value) first")
     zero_d = ctx.sig(index).rank == 0             # x[:, i] = v with a 0-d i: v lacks that dim
     n = 1 if zero_d else ctx.sig(index).shape[0]
-    index = reshape(ctx, index, (n,))
+    index = ctx.reshape(index, (n,))
     indexed = tuple(sig.shape[:at]) + (n,) + tuple(sig.shape[at + 1:])
     torch_shape = indexed[:at] + indexed[at + 1:] if zero_d else indexed
-    v = reshape(ctx, _assigned(ctx, value, sig.elem, torch_shape), indexed)
+    v = ctx.reshape(_assigned(ctx, value, sig.elem, torch_shape), indexed)
     return ctx.emit(ops.scatter, input, _slice_index(ctx, index, v, at), v, dim=at)
-
-
-def _spread(ctx, v, steps):
-    """``v`` with ``step - 1`` zeros between neighbours along each dim (StableHLO's interior padding, built from
-    reshape and pad): [n] -> [n, 1] -> pad to [n, step] -> [n * step] -> crop to [(n - 1) * step + 1]."""
-    for d, step in enumerate(steps):
-        shape = list(ctx.sig(v).shape)
-        if step == 1 or shape[d] == 1:
-            continue
-        rank = len(shape)
-        v = reshape(ctx, v, tuple(shape[:d + 1]) + (1,) + tuple(shape[d + 1:]))
-        v = ctx.emit(ops.pad, v, low=[0] * (rank + 1), high=[step - 1 if i == d + 1 else 0 for i in range(rank + 1)])
-        v = reshape(ctx, v, tuple(shape[:d]) + (shape[d] * step,) + tuple(shape[d + 1:]))
-        v = ctx.emit(ops.pad, v, low=[0] * rank, high=[-(step - 1) if i == d else 0 for i in range(rank)])
-    return v
 
 
 def _set_box(ctx, input, key, value):
@@ -214,11 +198,11 @@ def _set_box(ctx, input, key, value):
         d += 1
     if 0 in region:
         return input
-    v = reshape(ctx, _assigned(ctx, value, sig.elem, tuple(indexed)), tuple(region))
+    v = ctx.reshape(_assigned(ctx, value, sig.elem, tuple(indexed)), tuple(region))
     if tuple(region) == tuple(sig.shape):
         return v
-    mask = _spread(ctx, ctx.emit(ops.expand, ctx.tensor(True), shape=tuple(region)), steps)
-    v = _spread(ctx, v, steps)
+    mask = spread(ctx, ctx.emit(ops.expand, ctx.tensor(True), shape=tuple(region)), steps)
+    v = spread(ctx, v, steps)
     return ctx.emit(ops.where, ctx.emit(ops.pad, mask, low=low, high=high), ctx.emit(ops.pad, v, low=low, high=high),
                     input)
 
@@ -237,8 +221,8 @@ def _masked_scatter(ctx, input, mask, source):
         return input
     full = ctx.emit(ops.expand, mask, shape=sig.shape) if tuple(ctx.sig(mask).shape) != tuple(sig.shape) else mask
     total = int(np.prod(sig.shape))
-    rows = _in_mask_order(ctx, reshape(ctx, full, (total,)), reshape(ctx, source, (n,)), 0)
-    return ctx.emit(ops.where, full, reshape(ctx, rows, sig.shape), input)
+    rows = _in_mask_order(ctx, ctx.reshape(full, (total,)), ctx.reshape(source, (n,)), 0)
+    return ctx.emit(ops.where, full, ctx.reshape(rows, sig.shape), input)
 
 
 def _is_mask(ctx, k) -> bool:
@@ -250,8 +234,8 @@ def _set_indices(ctx, input, at: int, indices, value):
     merged and indexed by the linear index ``i * size_j + j`` (as ``x[i, j]`` reads them), then written with one
     tensor index (:func:`_set_index`)."""
     shape = ctx.sig(input).shape
-    flat, _, linear, _ = _merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
-    return reshape(ctx, _set_index(ctx, flat, at, linear, value), shape)
+    flat, _, linear, _ = merge_tensor_indices(ctx, input, list(shape), [(at + d, k) for d, k in enumerate(indices)])
+    return ctx.reshape(_set_index(ctx, flat, at, linear, value), shape)
 
 
 def _set_indices_apart(ctx, input, places, indices, value):
@@ -269,7 +253,7 @@ def _setitem(ctx, input, idx, value):
     """``x[idx] = value`` as a new tensor: ints, slices, None and ``...``; a bool mask (a value broadcast over the
     selection); or integer index tensors/lists with full slices on the other dims."""
     sig = ctx.sig(input)
-    key = _expand_key(ctx, idx, sig.rank)
+    key = expand_key(ctx, idx, sig.rank)
     for k in key:
         if isinstance(k, bool) or not isinstance(k, (int, slice, ir.Value, list, type(None))):
             raise ctx.error(f"x[...] = value with a {type(k).__name__} index is not supported",
@@ -293,4 +277,4 @@ def _setitem(ctx, input, idx, value):
         return _set_indices(ctx, input, at, [k for _, k in tensors], value)
     if _is_mask(ctx, index):
         return _set_mask(ctx, input, at, index, value)
-    return _set_index(ctx, input, at, _tensor_index(ctx, index, sig.shape[at]), value)
+    return _set_index(ctx, input, at, tensor_index(ctx, index, sig.shape[at]), value)

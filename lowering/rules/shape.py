@@ -1,13 +1,16 @@
 """Shape ops.  Reshape-like ops read the static result shape computed by shape propagation; pixel/channel
-shuffles are a reshape, a permute and a reshape."""
+shuffles are a reshape, a permute and a reshape.  Joining and splitting: cat/stack, split/chunk/unbind,
+expand/repeat/tile, flip/roll/rot90, kron."""
 from __future__ import annotations
+
+import math
 
 import torch
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import ops, type_of
 
-from ..registry import register
-from .indexing import reshape
+from ..dtypes import sig_of_meta
+from ..registry import register, register_module
 
 
 def _reshape_to_result(ctx, input, *args, **kwargs):
@@ -61,26 +64,26 @@ def _pixel_shuffle(ctx, input, upscale_factor: int):
     """[*, C r^2, H, W] -> [*, C, H r, W r]: split C into (C, r, r), interleave them with H and W."""
     *lead, c, h, w = ctx.sig(input).shape
     r, n = upscale_factor, len(lead)
-    x = reshape(ctx, input, (*lead, c // (r * r), r, r, h, w))
+    x = ctx.reshape(input, (*lead, c // (r * r), r, r, h, w))
     x = ctx.emit(ops.permute, x, dims=(*range(n), n, n + 3, n + 1, n + 4, n + 2))
-    return reshape(ctx, x, ctx.result_sig.shape)
+    return ctx.reshape(x, ctx.result_sig.shape)
 
 
 def _pixel_unshuffle(ctx, input, downscale_factor: int):
     """[*, C, H r, W r] -> [*, C r^2, H, W]: the inverse permutation of pixel_shuffle."""
     *lead, c, h, w = ctx.sig(input).shape
     r, n = downscale_factor, len(lead)
-    x = reshape(ctx, input, (*lead, c, h // r, r, w // r, r))
+    x = ctx.reshape(input, (*lead, c, h // r, r, w // r, r))
     x = ctx.emit(ops.permute, x, dims=(*range(n), n, n + 2, n + 4, n + 1, n + 3))
-    return reshape(ctx, x, ctx.result_sig.shape)
+    return ctx.reshape(x, ctx.result_sig.shape)
 
 
 def _channel_shuffle(ctx, input, groups: int):
     """[N, C, *] -> channels regrouped: (groups, C / groups) transposed to (C / groups, groups)."""
     n, c, *rest = ctx.sig(input).shape
-    x = reshape(ctx, input, (n, groups, c // groups, *rest))
+    x = ctx.reshape(input, (n, groups, c // groups, *rest))
     x = ctx.emit(ops.permute, x, dims=(0, 2, 1, *range(3, 3 + len(rest))))
-    return reshape(ctx, x, ctx.result_sig.shape)
+    return ctx.reshape(x, ctx.result_sig.shape)
 
 
 register(torch.pixel_shuffle)(_pixel_shuffle)            # F.pixel_shuffle & co. are these same objects
@@ -88,16 +91,155 @@ register(torch.pixel_unshuffle)(_pixel_unshuffle)
 register(torch.channel_shuffle)(_channel_shuffle)
 
 
-@register(torch.nn.PixelShuffle)
-def _pixel_shuffle_module(ctx, input, *, mod):
-    return _pixel_shuffle(ctx, input, mod.upscale_factor)
+register_module(torch.nn.PixelShuffle, torch.pixel_shuffle, attrs=("upscale_factor",))
+register_module(torch.nn.PixelUnshuffle, torch.pixel_unshuffle, attrs=("downscale_factor",))
+register_module(torch.nn.ChannelShuffle, torch.channel_shuffle, attrs=("groups",))
 
 
-@register(torch.nn.PixelUnshuffle)
-def _pixel_unshuffle_module(ctx, input, *, mod):
-    return _pixel_unshuffle(ctx, input, mod.downscale_factor)
+# -- joining and splitting ---------------------------------------------------------------------------------------
+def _sizes(args):
+    """``f(x, 2, 3)`` and ``f(x, (2, 3))`` / ``f(x, torch.Size([2, 3]))`` spell the same sizes."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
 
-@register(torch.nn.ChannelShuffle)
-def _channel_shuffle_module(ctx, input, *, mod):
-    return _channel_shuffle(ctx, input, mod.groups)
+@register(torch.cat, torch.concat, torch.concatenate)
+def _cat(ctx, tensors, dim=0, *, axis=None, out=None):
+    """torch.cat; as torch does (a legacy rule), 1-D empty inputs -- ``torch.tensor([])``, what a Hugging Face
+    ``DynamicCache`` starts from -- are skipped whatever ``dim`` and rank the others have."""
+    kept = [t for t in tensors if ctx.sig(t).shape != (0,)] or list(tensors[:1])
+    out = ctx.emit(ops.concat, kept, dim=dim if axis is None else axis)
+    want = sig_of_meta(ctx.node.meta["tensor_meta"])     # the skipped inputs still take part in type promotion
+    if ctx.sig(out).elem != want.elem:
+        out = ctx.emit(ops.convert, out, result_type=type_of(want))
+    return out
+
+
+@register(torch.stack)
+def _stack(ctx, tensors, dim=0, *, out=None):
+    rank = ctx.sig(tensors[0]).rank + 1
+    d = dim % rank
+    pieces = [ctx.reshape(t, ctx.sig(t).shape[:d] + (1,) + ctx.sig(t).shape[d:]) for t in tensors]
+    return ctx.emit(ops.concat, pieces, dim=d)
+
+
+def _pieces(ctx, input, dim, *, squeeze=False):
+    """Consecutive slices along ``dim`` with the sizes torch gave each piece (``tensor_meta`` is a tuple)."""
+    metas = ctx.node.meta["tensor_meta"]
+    rank = ctx.sig(input).rank
+    d = dim % rank
+    out, offset = [], 0
+    for meta in metas:
+        size = 1 if squeeze else sig_of_meta(meta).shape[d]
+        piece = ctx.slice_dim(input, d, offset, offset + size)
+        out.append(ctx.reshape(piece, sig_of_meta(meta).shape))
+        offset += size
+    return tuple(out)
+
+
+@register(torch.split, torch.Tensor.split, torch.Tensor.split_with_sizes, torch.split_with_sizes)
+def _split(ctx, tensor, split_size_or_sections, dim=0):
+    return _pieces(ctx, tensor, dim)
+
+
+@register(torch.chunk, torch.Tensor.chunk)
+def _chunk(ctx, input, chunks, dim=0):
+    return _pieces(ctx, input, dim)
+
+
+@register(torch.tensor_split, torch.Tensor.tensor_split)
+def _tensor_split(ctx, input, indices_or_sections, dim=0):
+    return _pieces(ctx, input, dim)
+
+
+@register(torch.unbind, torch.Tensor.unbind)
+def _unbind(ctx, input, dim=0):
+    return _pieces(ctx, input, dim, squeeze=True)
+
+
+@register(torch.Tensor.expand, torch.broadcast_to, torch.Tensor.broadcast_to, torch.Tensor.expand_as)
+def _expand(ctx, input, *sizes, **kwargs):
+    shape = ctx.result_sig.shape                 # torch resolved the -1 entries
+    return input if ctx.sig(input).shape == shape else ctx.emit(ops.expand, input, shape=shape)
+
+
+def _tile(ctx, input, reps):
+    """Repeat the whole tensor reps[i] times along dim i (``reps`` at least as long as the rank)."""
+    shape = (1,) * (len(reps) - ctx.sig(input).rank) + ctx.sig(input).shape
+    interleaved = [v for r, s in zip(reps, shape) for v in (1, s)]
+    spread = [v for r, s in zip(reps, shape) for v in (r, s)]
+    x = ctx.reshape(input, interleaved)
+    if tuple(spread) != tuple(interleaved):
+        x = ctx.emit(ops.expand, x, shape=spread)
+    return ctx.reshape(x, [r * s for r, s in zip(reps, shape)])
+
+
+@register(torch.Tensor.repeat)
+def _repeat(ctx, input, *sizes):
+    return _tile(ctx, input, _sizes(sizes))
+
+
+@register(torch.tile, torch.Tensor.tile)
+def _tile_rule(ctx, input, *sizes, dims=None):
+    dims = _sizes(sizes) if dims is None else tuple(dims)      # x.tile(2, 2), x.tile((2, 2)), torch.tile(x, dims=...)
+    return _tile(ctx, input, (1,) * (ctx.sig(input).rank - len(dims)) + dims)
+
+
+@register(torch.flip, torch.Tensor.flip)
+def _flip(ctx, input, *dims):
+    return ctx.emit(ops.flip, input, dims=_sizes(dims))
+
+
+@register(torch.fliplr)
+def _fliplr(ctx, input):
+    return ctx.emit(ops.flip, input, dims=(1,))
+
+
+@register(torch.flipud)
+def _flipud(ctx, input):
+    return ctx.emit(ops.flip, input, dims=(0,))
+
+
+@register(torch.roll, torch.Tensor.roll)
+def _roll(ctx, input, shifts, dims=None):
+    if dims is None:                             # roll the flattened tensor, then restore the shape
+        shape = ctx.sig(input).shape
+        flat = ctx.reshape(input, (math.prod(shape),))
+        return ctx.reshape(_roll(ctx, flat, shifts, 0), shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    y = input
+    for shift, dim in zip(shifts, dims):
+        d = dim % ctx.sig(y).rank
+        n = ctx.sig(y).shape[d]
+        s = shift % n if n else 0
+        if s:
+            y = ctx.emit(ops.concat, [ctx.slice_dim(y, d, n - s, n), ctx.slice_dim(y, d, 0, n - s)], dim=d)
+    return y
+
+
+@register(torch.rot90, torch.Tensor.rot90)
+def _rot90(ctx, input, k=1, dims=(0, 1)):
+    """torch's rot90: k = 1 flips dims[1] then swaps the two dims, k = 2 flips both, k = 3 flips dims[0] then swaps."""
+    rank = ctx.sig(input).rank
+    a, b = (d % rank for d in dims)
+    k %= 4
+    if k == 0:
+        return input
+    if k == 2:
+        return ctx.emit(ops.flip, input, dims=(a, b))
+    y = ctx.emit(ops.flip, input, dims=(b,) if k == 1 else (a,))
+    perm = list(range(rank))
+    perm[a], perm[b] = b, a
+    return ctx.emit(ops.permute, y, dims=perm)
+
+
+@register(torch.kron)
+def _kron(ctx, input, other):
+    """Kronecker product: a as [a0, 1, a1, 1, ...] times b as [1, b0, 1, b1, ...] (ranks aligned at the end),
+    then each (a_i, b_i) pair of dims merged."""
+    sa, sb = ctx.sig(input).shape, ctx.sig(other).shape
+    rank = max(len(sa), len(sb))
+    sa, sb = (1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb
+    a = ctx.reshape(input, tuple(x for d in sa for x in (d, 1)))
+    b = ctx.reshape(other, tuple(x for d in sb for x in (1, d)))
+    return ctx.reshape(ctx.emit(ops.mul, a, b), tuple(x * y for x, y in zip(sa, sb)))

@@ -1,0 +1,144 @@
+"""Helpers the lowering rules share that are not part of the context (see
+:class:`~fxla.lowering.context.LoweringContext` for the building blocks that are: ``ctx.convert``,
+``ctx.reshape``, ``ctx.expand``, ``ctx.slice_dim``, ``ctx.int_constant``, ``ctx.module_param``, ``ctx.lower``).
+
+Rule files import helpers from here (or call another op's rule with ``ctx.lower``), never a private name of
+another rule file (``tests/test_lowering.py`` checks it):
+
+* :func:`ntuple` -- torch's ``_pair``/``_triple``: an int repeated per spatial dim, or the given sequence;
+* :func:`compute_elem` -- the element type a float composition computes in (half precision computes in f32
+  and is rounded once, like torch's CPU kernels);
+* :func:`refuse_bool` -- the error torch's CPU kernels give for a bool input they do not implement;
+* :func:`reduce_loss` -- a loss's ``reduction`` ('none', 'sum', 'mean');
+* :func:`resample_dim` -- a dim contracted with a constant [out, in] weight matrix (adaptive pooling with
+  uneven windows, linear/bicubic interpolation);
+* :func:`spread` -- interior padding (zeros between neighbours), from reshape and pad;
+* :func:`expand_key`, :func:`tensor_index`, :func:`merge_tensor_indices` -- reading an index key
+  ``x[key]`` (shared by reading and writing: ``x[key]`` and ``x[key] = v``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
+from fxla.dialects.mlir import ir
+
+
+def ntuple(value, n: int = 2) -> tuple:
+    """``value`` as an ``n``-tuple: a sequence as is, a number repeated (torch's ``_pair``/``_triple``)."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+def compute_elem(elem: str) -> str:
+    """The element type a float composition computes in: f32 for half precision (f16/bf16, rounded to it once at
+    the end, like torch's CPU kernels), else ``elem`` itself."""
+    return "f32" if elem in ("f16", "bf16") else elem
+
+
+def refuse_bool(ctx, input, op: str) -> None:
+    """torch's CPU kernels of ``op`` (argmax, argmin, topk, round) take no bool tensor; neither does fxla."""
+    if ctx.sig(input).elem == "i1":
+        raise ctx.error(f"{op} of a bool tensor", "eager PyTorch refuses it too (its CPU kernel is not "
+                        "implemented for 'Bool')", "convert first, e.g. x.to(torch.uint8) or x.float()")
+
+
+def reduce_loss(ctx, loss, reduction: str):
+    """A per-element loss reduced as ``reduction`` asks: 'none' (itself), 'sum' or 'mean' (to 0-d)."""
+    if reduction == "none":
+        return loss
+    return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
+
+
+def resample_dim(ctx, x, dim: int, m: np.ndarray):
+    """Contract dim ``dim`` of ``x`` with the constant ``m`` ([out, size]): out[..., o, ...] = sum_i m[o, i] x[.., i, ..]
+    (``m`` in f64 for an f64 ``x``, else f32)."""
+    rank = ctx.sig(x).rank
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    moved = x if dim == rank - 1 else ctx.emit(ops.permute, x, dims=perm)
+    dtype = np.float64 if ctx.sig(x).elem == "f64" else np.float32
+    matrix = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(m.T.astype(dtype))))
+    y = ctx.emit(ops.matmul, moved, matrix)
+    if dim == rank - 1:
+        return y
+    inverse = [perm.index(d) for d in range(rank)]
+    return ctx.emit(ops.permute, y, dims=inverse)
+
+
+def spread(ctx, v, steps):
+    """``v`` with ``step - 1`` zeros between neighbours along each dim (StableHLO's interior padding, built from
+    reshape and pad): [n] -> [n, 1] -> pad to [n, step] -> [n * step] -> crop to [(n - 1) * step + 1]."""
+    for d, step in enumerate(steps):
+        shape = list(ctx.sig(v).shape)
+        if step == 1 or shape[d] == 1:
+            continue
+        rank = len(shape)
+        v = ctx.reshape(v, tuple(shape[:d + 1]) + (1,) + tuple(shape[d + 1:]))
+        v = ctx.emit(ops.pad, v, low=[0] * (rank + 1), high=[step - 1 if i == d + 1 else 0 for i in range(rank + 1)])
+        v = ctx.reshape(v, tuple(shape[:d]) + (shape[d] * step,) + tuple(shape[d + 1:]))
+        v = ctx.emit(ops.pad, v, low=[0] * rank, high=[-(step - 1) if i == d else 0 for i in range(rank)])
+    return v
+
+
+# -- index keys: x[key] ------------------------------------------------------------------------------------------
+def expand_key(ctx, key, rank: int) -> list:
+    """The index key of ``x[key]`` as a list with ``...`` expanded and trailing full slices added (``None``
+    entries stay: they add a dim)."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in key) > 1:
+        raise ctx.error("an index can only have a single ellipsis ('...')", "torch rejects it too",
+                        "use one '...'")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > rank:
+        raise ctx.error(f"too many indices ({consumed}) for a rank-{rank} tensor", "torch rejects it too",
+                        "index at most as many dims as the tensor has")
+    fill = [slice(None)] * (rank - consumed)
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        return key[:at] + fill + key[at + 1:]
+    return key + fill
+
+
+def wrap_negative(ctx, index, size: int) -> ir.Value:
+    """index < 0 ? index + size : index (torch's advanced indexing counts negative indices from the end)."""
+    negative = ctx.emit(ops.lt, index, ctx.tensor(0, like=index))
+    return ctx.emit(ops.where, negative, ctx.emit(ops.add, index, ctx.tensor(size, like=index)), index)
+
+
+def tensor_index(ctx, k, size):
+    """An integer index tensor (or list) of a dim of ``size``, negative indices wrapped."""
+    if isinstance(k, list):
+        return ctx.int_constant([i + size if i < 0 else i for i in k])
+    if is_float(ctx.sig(k).elem) or ctx.sig(k).elem == "i1":
+        raise ctx.error("indexing with a bool or float tensor is not supported",
+                        "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
+                        "use torch.where / masked_fill, or integer indices")
+    return wrap_negative(ctx, k, size)
+
+
+def merge_tensor_indices(ctx, y, shape, indexed):
+    """Several tensor indices (``x[:, i, j]``, ``x[i, :, j]``): merge their dims into one and index it with the
+    row-major linear index ``i * size_j + j`` (the indices broadcast against each other, as in torch).  Indexed
+    dims that are not adjacent are first moved to the front, in order, which is where torch puts the indexed
+    result then.  Returns (``y`` with the merged dim, its shape, the linear index, the merged dim's position)."""
+    at = [p for p, _ in indexed]
+    if at != list(range(at[0], at[0] + len(at))):
+        rest = [p for p in range(len(shape)) if p not in at]
+        y = ctx.emit(ops.permute, y, dims=tuple(at + rest))
+        indexed = [(i, k) for i, (_, k) in enumerate(indexed)]
+        shape = [shape[p] for p in at + rest]
+        at = list(range(len(at)))
+    indices = [ctx.convert(tensor_index(ctx, k, shape[p]), "i64") for p, k in indexed]
+    try:
+        common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
+    except RuntimeError:
+        raise ctx.error(f"index tensors of shapes {[list(ctx.sig(i).shape) for i in indices]} do not broadcast",
+                        "torch broadcasts the index tensors of x[i, j] together", "give them broadcastable shapes") \
+            from None
+    linear = None
+    for p, i in zip(at, indices):
+        i = ctx.expand(i, common)
+        linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
+    merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
+    return ctx.reshape(y, merged), list(merged), linear, at[0]
