@@ -10,10 +10,13 @@ Works two ways:
   ``fxla_obj_root`` / ``fxla_tools_dir`` / ``python_executable`` and then loads this file
   (``cmake --build build --target check-fxla-lit``).
 """
+import atexit
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
 
 import lit.formats
 
@@ -55,12 +58,53 @@ def _word(name):
     return r"(?<![\w./-])" + re.escape(name) + r"(?![\w./-])"
 
 
-config.substitutions.append(("%python", python))
-for tool, exe in (("fxla-opt", "fxla-opt"), ("fxla-dump", "fxla-dump"), ("FileCheck", "filecheck")):
-    config.substitutions.append((_word(tool), _tool(exe)))
-
 # --- environment ----------------------------------------------------------------------------------------------
 config.environment["PATH"] = os.pathsep.join([tools_dir, config.environment.get("PATH", "")])
 for var in ("HOME", "JAX_PLATFORMS", "JAX_ENABLE_X64", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES", "TORCH_HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+
+# --- Python commands: one fork server per lit run -----------------------------------------------------------
+# Every Python command of a RUN line (%python, fxla-opt, fxla-dump, FileCheck) goes through utils/lit_python.py:
+# a client that hands the command to a server started here, which imports torch, jax and fxla once and forks a
+# fresh child per command (the child runs it exactly as `python ARGS...` would; without the server, the client
+# runs `python ARGS...` itself).  The server exits with this lit process (end of file on its standard input).
+PRELOAD = ("fxla", "fxla.testing", "fxla.tools.opt", "fxla.tools.dump", "filecheck.main")
+_client_script = os.path.join(os.path.dirname(config.test_source_root), "utils", "lit_python.py")
+
+
+def _start_server():
+    """Start the fork server; the socket path its clients connect to."""
+    sock_dir = tempfile.mkdtemp(prefix="fxla-lit-")   # short: a unix socket path has at most 107 bytes
+    sock = os.path.join(sock_dir, "python.sock")
+    server = subprocess.Popen([python, _client_script, "serve", sock, *PRELOAD], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, env=dict(config.environment),
+                              close_fds=True)
+
+    def stop():
+        server.stdin.close()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+
+    atexit.register(stop)
+    return sock
+
+
+def _is_python_script(path):
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+_via_server = [python, "-I", "-S", _client_script, "run", _start_server(), python]
+config.substitutions.append(("%python", " ".join(_via_server)))
+for tool, exe in (("fxla-opt", "fxla-opt"), ("fxla-dump", "fxla-dump"), ("FileCheck", "filecheck")):
+    path = _tool(exe)
+    config.substitutions.append((_word(tool), " ".join(_via_server + [path]) if _is_python_script(path) else path))
