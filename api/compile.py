@@ -71,8 +71,8 @@ def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> 
 
 def _carry_attribute_writes(source, graph) -> None:
     """Re-tracing a GraphModule runs its generated code, which does not assign the attributes the original
-    forward did (``self.last = y``: node meta, see fxla.frontend.Tracer._assign); the re-traced nodes keep the
-    original names, so the records move over by name."""
+    forward did (``self.last = y``: node meta, see fxla.frontend.state_capture.StateCapture); the re-traced
+    nodes keep the original names, so the records move over by name."""
     if "attribute_constants" in source.meta:
         graph.meta["attribute_constants"] = list(source.meta["attribute_constants"])
     by_name = {n.name: n for n in graph.nodes}

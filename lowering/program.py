@@ -53,6 +53,7 @@ class ResultLayout:
         return bool(self.inputs or self.state or self.attributes)
 
     def split(self, results: Sequence[Any]) -> Results:
+        """``results`` (a program's, in order) as outputs, changed inputs, changed state and attribute leaves."""
         if len(results) != self.outputs + self.inputs + self.state + self.attributes:
             raise ValueError(f"a program with result layout {self} returned {len(results)} results")
         a = self.outputs
