@@ -13,6 +13,12 @@ imported) that runs the program the way ``PYTHON ARGS...`` would -- ``ARGS[0]`` 
 console script such as ``.venv/bin/fxla-opt``), or ``-m MODULE`` / ``-c CODE`` -- and the client exits with the
 child's exit status.  Each command runs in its own fresh child, so nothing leaks from one test to the next.
 
+The child runs with the client's environment, plus what the imports set (``TF_CPP_MIN_LOG_LEVEL``...).  The
+server records which environment variables the imports looked up from Python (``os.environ``, ``os.getenv``); when
+the client's value of one of them differs from the server's (``env JAX_ENABLE_X64=1 %python ...``), the child
+``exec``s a fresh ``PYTHON ARGS...`` instead, so such a command sees what a fresh interpreter would.  (A variable
+that native code reads with ``getenv`` while the modules import is not seen: the server's value counts.)
+
 Whenever the server cannot take the command (an interpreter option it does not know, no server listening, the
 server gone before it accepted the command), the client ``exec``s ``PYTHON ARGS...`` itself: a command never
 depends on the server to run, only to run fast.  The server exits when its standard input reaches end of file,
@@ -20,13 +26,12 @@ i.e. when the lit process that started it (and holds the other end of the pipe) 
 """
 from __future__ import annotations
 
-import array
 import json
 import os
 import socket
 import sys
 
-_MAX_REQUEST = 1 << 20       # the request is JSON: argv, cwd and environment
+_MAX_REQUEST = 1 << 20       # the request is JSON: argv, cwd, environment, and python + args to exec
 _ACCEPTED = b"A"             # the server forked a child for the request
 _STATUS = "!i"               # then the child's exit status
 
@@ -49,17 +54,17 @@ def _program(args):
 def _client(sock_path, python, args):
     program = _program(args)
     if program is not None:
-        status = _submit(sock_path, program)
+        status = _submit(sock_path, python, args, program)
         if status is not None:
             return status
     os.execv(python, [python] + args)
 
 
-def _submit(sock_path, program):
+def _submit(sock_path, python, args, program):
     """The exit status of ``program`` run by the server, or ``None`` when the server did not take it."""
     kind, target, argv = program
     request = json.dumps({"kind": kind, "target": target, "argv": argv, "cwd": os.getcwd(),
-                          "env": dict(os.environ)}).encode()
+                          "env": dict(os.environ), "python": python, "args": args}).encode()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(sock_path)
@@ -80,7 +85,6 @@ def _submit(sock_path, program):
 
 # --- server ---------------------------------------------------------------------------------------------------
 def _serve(sock_path, modules):
-    import importlib
     import select
     import signal
 
@@ -88,8 +92,7 @@ def _serve(sock_path, modules):
     listener.bind(sock_path)
     listener.listen(256)          # clients that connect while the modules import wait in the backlog
     try:
-        for name in modules:
-            importlib.import_module(name)
+        environ = _preload(modules)           # (looked up, changed) at import
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
@@ -105,11 +108,42 @@ def _serve(sock_path, modules):
             if listener in ready:
                 conn, _ = listener.accept()
                 server_fds = [listener.fileno(), sys.stdin.fileno(), wake_r, wake_w]
-                pid = _start(conn, server_fds + [other.fileno() for other in running.values()])
+                pid = _start(conn, server_fds + [other.fileno() for other in running.values()], environ)
                 if pid is not None:
                     running[pid] = conn
     finally:
         os.unlink(sock_path)
+
+
+def _preload(modules):
+    """Import ``modules`` (one that fails is left to the commands that import it, which report the error as a
+    fresh interpreter would).  Returns the environment variables they looked up, with the values they saw
+    (``None``: unset), and the ones they set or removed (``None``: removed)."""
+    import importlib
+
+    before = dict(os.environ)
+    environ_type = type(os.environ)
+    lookup = environ_type.__getitem__
+    seen = {}
+
+    def recording_lookup(self, key):          # the first look-up of a name sees the environment as it was given
+        if key not in seen:
+            seen[key] = None
+            seen[key] = lookup(self, key)
+        return lookup(self, key)
+
+    environ_type.__getitem__ = recording_lookup
+    try:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:       # noqa: BLE001
+                pass
+    finally:
+        environ_type.__getitem__ = lookup
+    after = dict(os.environ)
+    changed = {key: after.get(key) for key in set(before) | set(after) if after.get(key) != before.get(key)}
+    return seen, changed
 
 
 def _reap(running):
@@ -129,7 +163,7 @@ def _reap(running):
             conn.close()
 
 
-def _start(conn, server_fds):
+def _start(conn, server_fds, environ):
     """Read one request from ``conn`` and fork the child that runs it; its pid, or ``None`` for a bad request."""
     try:
         conn.settimeout(10)
@@ -148,7 +182,7 @@ def _start(conn, server_fds):
         return None
     pid = os.fork()
     if pid == 0:
-        _child(conn, fds, request, server_fds)
+        _child(conn, fds, request, server_fds, environ)
     for fd in fds:
         os.close(fd)
     try:
@@ -158,7 +192,7 @@ def _start(conn, server_fds):
     return pid
 
 
-def _child(conn, fds, request, server_fds):
+def _child(conn, fds, request, server_fds, environ):
     import signal
 
     signal.set_wakeup_fd(-1)
@@ -169,6 +203,19 @@ def _child(conn, fds, request, server_fds):
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
+    env = request["env"]
+    looked_up, changed = environ
+    os.chdir(request["cwd"])
+    if any(env.get(key) != value for key, value in looked_up.items()):
+        # the preloaded modules saw another value of a variable at import: run a fresh interpreter instead
+        os.execve(request["python"], [request["python"]] + request["args"], env)
+    os.environ.clear()
+    os.environ.update(env)
+    for key, value in changed.items():        # as the imports left it in a fresh interpreter
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     _reopen_std_streams()
     os._exit(_run(request))
 
@@ -188,9 +235,6 @@ def _run(request):
     import atexit
     import runpy
 
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
     sys.argv = list(request["argv"])
     kind, target = request["kind"], request["target"]
     sys.path[0] = os.path.dirname(target) if kind == "script" else os.getcwd()
