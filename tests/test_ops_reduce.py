@@ -1,4 +1,6 @@
-"""Reductions, scans, sort and top-k against eager PyTorch (values, indices and dtypes)."""
+"""Family ``reduce`` (lowering/rules/reduce.py) against eager: sum/mean, amax/amin, max/min, argmax/argmin, prod,
+var/std, any/all, logsumexp, sort and top-k (values, indices and dtypes).
+The harness is tests/test_ops.py."""
 from __future__ import annotations
 
 import builtins
@@ -6,11 +8,32 @@ from functools import partial
 
 import pytest
 import torch
-
 from test_ops import BF16, BOOL, F16, F32, FLOATS, I32, I64, NUMERIC, add_case, params_of, run_case, t
 
 CASES = []
 case = partial(add_case, CASES)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------------------------
+case(torch.sum, "torch.sum_all", lambda x: torch.sum(x), t(4, 16, kind="unit"), dtypes=(F32, BF16, I64, BOOL),
+     tol=3)
+case(torch.sum, "torch.sum_dim_keepdim", lambda x: torch.sum(x, -1, keepdim=True), t(3, 4, 16, kind="unit"),
+     dtypes=(F32, F16, I64), tol=3)
+case(torch.sum, "torch.sum_dims", lambda x: torch.sum(x, (0, -1)), t(3, 4, 5), dtypes=(I64,))
+case(torch.sum, "torch.sum_dtype", lambda x: torch.sum(x, 1, dtype=torch.float32), t(3, 64), dtypes=(F16, I32),
+     tol=3)
+case(torch.sum, "torch.sum_dtype_narrow_int", lambda x: (torch.sum(x, dtype=torch.int32),
+                                                        torch.sum(x.int(), 0, dtype=torch.int16)),
+     t(5, 3), dtypes=(BOOL, I64))
+case(torch.sum, "torch.sum_i32_widens", lambda x: torch.sum(x, 0), t(5, 3, dtype=I32))
+case((torch.Tensor.sum, torch.Tensor.mean), "sum_mean_methods", lambda x: (x.sum(dim=1), x.mean(-1)), t(3, 4, 5),
+     tol=3)
+case(torch.mean, "torch.mean_all", lambda x: torch.mean(x), t(4, 16, kind="unit"), dtypes=FLOATS, tol=3)
+case(torch.mean, "torch.mean_dims_keepdim", lambda x: torch.mean(x, (-1, 1), keepdim=True), t(2, 3, 8),
+     dtypes=(F32, BF16), tol=3)
+case(torch.mean, "torch.mean_int_with_dtype", lambda x: torch.mean(x, 0, dtype=torch.float32), t(5, 3, dtype=I64))
 
 case((torch.amax, torch.amin, torch.Tensor.amax, torch.Tensor.amin), "amax_amin",
      lambda x: (torch.amax(x), torch.amax(x, 1), torch.amin(x, (0, -1), keepdim=True), x.amax(-1), x.amin(dim=0)),
@@ -42,9 +65,7 @@ case((torch.logsumexp, torch.Tensor.logsumexp), "logsumexp",
      dtypes=FLOATS + (I64,), tol=3)
 case(torch.logsumexp, "logsumexp_inf", lambda x: torch.logsumexp(torch.where(x > 0, float("-inf"), x * 0 - float("inf")), 1),
      t(3, 4))
-case((torch.cumsum, torch.Tensor.cumsum), "cumsum",
-     lambda x: (torch.cumsum(x, 0), x.cumsum(-1), torch.cumsum(x, 1, dtype=torch.float32)), t(3, 5, kind="small"),
-     dtypes=(F32, F16, I64, BOOL), tol=2)
+
 case((torch.sort, torch.Tensor.sort, torch.argsort, torch.Tensor.argsort), "sort",
      lambda x: (torch.sort(x)[0], torch.sort(x)[1], x.sort(0, descending=True)[0], x.sort(0, descending=True)[1], torch.argsort(x, 1), x.argsort(dim=0, descending=True),
                 torch.sort(x, stable=True)[1]), t(4, 5), dtypes=FLOATS + (I64,))
@@ -55,7 +76,7 @@ case((torch.topk, torch.Tensor.topk), "topk",
 case(torch.topk, "topk_int_values", lambda x: (torch.topk(x, 3)[0], torch.topk(x, 2, 0, largest=False)[0]), t(4, 6),
      dtypes=(I64,))                               # torch orders tied indices arbitrarily: values only
 
-case((builtins.getattr, torch.max), "named_tuple_fields", lambda x: (torch.max(x, 1).values, x.sort().indices), t(3, 4))
+case((torch.max, builtins.getattr), "named_tuple_fields", lambda x: (torch.max(x, 1).values, x.sort().indices), t(3, 4))
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))

@@ -1,62 +1,11 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: F.scaled_dot_product_attention, nn.MultiheadAttention and the transformer layers.  SDPA is a
-# composite: q @ k^T, scaled (1/sqrt(E) unless scale=), masked (a bool mask selects with -inf, a float mask is
-# added, is_causal applies tril), softmax over the last dim, @ v.
-# Check lines drafted with utils/update_torch_op_checks.py, then reviewed and cut to the steps that differ.
+# Torch -> fxla, family `attention` (lowering/rules/attention.py): nn.MultiheadAttention and the transformer
+# layers and stacks built on it -- one case per op object of fxla.lowering.RULES.
+# Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
+
 from fxla.testing import case, t
-
-BOOL = torch.bool
-
-
-# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention:
-# CHECK:         func.func @main(%[[Q:.+]]: tensor<2x4x5x8xf32>, %[[K:.+]]: tensor<2x4x6x8xf32>, %[[V:.+]]: tensor<2x4x6x8xf32>)
-# CHECK:         %[[KT:.+]] = "fxla.permute"(%[[K]]) {dims = array<i64: 0, 1, 3, 2>} : (tensor<2x4x6x8xf32>) -> tensor<2x4x8x6xf32>
-# CHECK:         %[[QK:.+]] = "fxla.matmul"(%[[Q]], %[[KT]]) : (tensor<2x4x5x8xf32>, tensor<2x4x8x6xf32>) -> tensor<2x4x5x6xf32>
-# CHECK:         %[[SCALE:.+]] = "fxla.constant"() {value = dense<0.353553385> : tensor<f32>}
-# CHECK:         %[[S:.+]] = "fxla.mul"(%[[QK]], %[[SCALE]])
-# CHECK:         %[[P:.+]] = "fxla.softmax"(%[[S]]) {dim = -1 : i64} : (tensor<2x4x5x6xf32>) -> tensor<2x4x5x6xf32>
-# CHECK:         "fxla.matmul"(%[[P]], %[[V]]) : (tensor<2x4x5x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x5x8xf32>
-@case(F.scaled_dot_product_attention, t(2, 4, 5, 8), t(2, 4, 6, 8), t(2, 4, 6, 8))
-def sdpa(q, k, v):
-    return F.scaled_dot_product_attention(q, k, v)
-
-
-# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (causal, scale):
-# CHECK:         %[[SCALE:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
-# CHECK:         %[[S:.+]] = "fxla.mul"(%{{.+}}, %[[SCALE]]) : (tensor<2x4x5x5xf32>, tensor<f32>) -> tensor<2x4x5x5xf32>
-# CHECK:         %[[CAUSAL:.+]] = "fxla.tril"(%{{.+}}) {diagonal = 0 : i64} : (tensor<5x5xi1>) -> tensor<5x5xi1>
-# CHECK:         %[[NEG_INF:.+]] = "fxla.constant"() {value = dense<0xFF800000> : tensor<f32>}
-# CHECK:         %[[MASKED:.+]] = "fxla.where"(%[[CAUSAL]], %[[S]], %[[NEG_INF]]) : (tensor<5x5xi1>, tensor<2x4x5x5xf32>, tensor<f32>) -> tensor<2x4x5x5xf32>
-# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
-@case(F.scaled_dot_product_attention, t(2, 4, 5, 8), t(2, 4, 5, 8), t(2, 4, 5, 8), variant="causal, scale")
-def sdpa_causal_scale(q, k, v):
-    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.5)
-
-
-# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (bool mask):
-# CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<5x6xi1>)
-# CHECK:         %[[S:.+]] = "fxla.mul"
-# CHECK:         %[[NEG_INF:.+]] = "fxla.constant"() {value = dense<0xFF800000> : tensor<f32>}
-# CHECK:         %[[MASKED:.+]] = "fxla.where"(%[[MASK]], %[[S]], %[[NEG_INF]]) : (tensor<5x6xi1>, tensor<1x2x5x6xf32>, tensor<f32>) -> tensor<1x2x5x6xf32>
-# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
-@case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(5, 6, dtype=BOOL),
-      variant="bool mask")
-def sdpa_bool_mask(q, k, v, mask):
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-
-
-# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (additive mask):
-# CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<1x1x5x6xf32>)
-# CHECK:         %[[S:.+]] = "fxla.mul"
-# CHECK:         %[[MASKED:.+]] = "fxla.add"(%[[S]], %[[MASK]]) : (tensor<1x2x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x2x5x6xf32>
-# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
-@case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(1, 1, 5, 6),
-      variant="additive mask")
-def sdpa_float_mask(q, k, v, mask):
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
 # nn.MultiheadAttention: the packed in-projection sliced into q/k/v rows, heads split to [N, H, L, D], scores

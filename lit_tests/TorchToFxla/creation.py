@@ -1,12 +1,14 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: creation ops in their traced forms (a shape or dtype taken from a traced tensor), arange,
-# eye/linspace/logspace, tril and triu -- one case per op object of fxla.lowering.RULES; the checks show the
-# default and inferred dtypes (float32, the input's dtype for *_like/new_*, int64 for an integer fill or arange).
+# Torch -> fxla, family `creation` (lowering/rules/creation.py): creation ops in their traced forms (a shape or
+# dtype taken from a traced tensor), arange, eye/linspace/logspace, tril and triu -- one case per op object of
+# fxla.lowering.RULES; the checks show the default and inferred dtypes (float32, the input's dtype for
+# *_like/new_*, int64 for an integer fill or arange).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
+
 from fxla.testing import case, t
 
-I64, I32, BF16, F16, BOOL = torch.int64, torch.int32, torch.bfloat16, torch.float16, torch.bool
+BF16, BOOL, F16, I32, I64 = torch.bfloat16, torch.bool, torch.float16, torch.int32, torch.int64
 
 
 # CHECK-LABEL: case torch.zeros:

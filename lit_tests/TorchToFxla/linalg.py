@@ -1,12 +1,15 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: linear, matmul (1-D and batched broadcasting forms), mm/bmm, addmm/baddbmm and einsum -- one case
-# per op object of fxla.lowering.RULES.
+# Torch -> fxla, family `linalg` (lowering/rules/linalg.py): linear, matmul (1-D and batched broadcasting forms),
+# mm/bmm, addmm/baddbmm, einsum (a repeated subscript is a diagonal: the two dims merged and sliced with stride
+# n + 1) and bilinear (F.bilinear, which is torch.bilinear, and nn.Bilinear: x1 @ W as [in1, out * in2], times
+# x2, summed) -- one case per op object of fxla.lowering.RULES.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import operator
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
 
 BF16, F16, I64 = torch.bfloat16, torch.float16, torch.int64
@@ -132,3 +135,42 @@ def tensor_baddbmm_alpha(c, a, b):
 @case(torch.einsum, t(2, 3, 4, 5), t(2, 3, 6, 5))
 def einsum_attention_scores(q, k):
     return torch.einsum("bhqd,bhkd->bhqk", q, k)
+
+
+# CHECK-LABEL: case torch.einsum (diagonal):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x4xf32>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 16>} : (tensor<2x4x4xf32>) -> tensor<2x16xf32>
+# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[RESHAPE]]) {limit = array<i64: 2, 16>, start = array<i64: 0, 0>, stride = array<i64: 1, 5>} : (tensor<2x16xf32>) -> tensor<2x4xf32>
+@case(torch.einsum, t(2, 4, 4), variant="diagonal")
+def einsum_diagonal(x):
+    return torch.einsum("bii->bi", x)
+
+
+# CHECK-LABEL: case torch.bilinear:
+# CHECK:         func.func @main(%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x4xf32>, %[[W:.+]]: tensor<5x3x4xf32>, %[[BIAS:.+]]: tensor<5xf32>)
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[W]]) {dims = array<i64: 1, 0, 2>} : (tensor<5x3x4xf32>) -> tensor<3x5x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 3, 20>} : (tensor<3x5x4xf32>) -> tensor<3x20xf32>
+# CHECK:         %[[MATMUL:.+]] = "fxla.matmul"(%[[A]], %[[RESHAPE]]) : (tensor<2x3xf32>, tensor<3x20xf32>) -> tensor<2x20xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[MATMUL]]) {shape = array<i64: 2, 5, 4>} : (tensor<2x20xf32>) -> tensor<2x5x4xf32>
+# CHECK:         %[[RESHAPE_3:.+]] = "fxla.reshape"(%[[B]]) {shape = array<i64: 2, 1, 4>} : (tensor<2x4xf32>) -> tensor<2x1x4xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[RESHAPE_2]], %[[RESHAPE_3]]) : (tensor<2x5x4xf32>, tensor<2x1x4xf32>) -> tensor<2x5x4xf32>
+# CHECK:         %[[SUM:.+]] = "fxla.sum"(%[[MUL]]) {dims = array<i64: -1>, keepdim = false} : (tensor<2x5x4xf32>) -> tensor<2x5xf32>
+# CHECK:         %[[ADD:.+]] = "fxla.add"(%[[SUM]], %[[BIAS]]) : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+@case(F.bilinear, t(2, 3), t(2, 4), t(5, 3, 4), t(5))
+def bilinear(a, b, w, bias):
+    return F.bilinear(a, b, w, bias)
+
+
+# CHECK-LABEL: case torch.nn.Bilinear:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[Y:.+]]: tensor<2x4xf32>, %[[BIAS:.+]]: tensor<5xf32> {fxla.param = "mod.bias"}, %[[WEIGHT:.+]]: tensor<5x3x4xf32> {fxla.param = "mod.weight"})
+# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[WEIGHT]]) {dims = array<i64: 1, 0, 2>} : (tensor<5x3x4xf32>) -> tensor<3x5x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 3, 20>} : (tensor<3x5x4xf32>) -> tensor<3x20xf32>
+# CHECK:         %[[MATMUL:.+]] = "fxla.matmul"(%[[X]], %[[RESHAPE]]) : (tensor<2x3xf32>, tensor<3x20xf32>) -> tensor<2x20xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[MATMUL]]) {shape = array<i64: 2, 5, 4>} : (tensor<2x20xf32>) -> tensor<2x5x4xf32>
+# CHECK:         %[[RESHAPE_3:.+]] = "fxla.reshape"(%[[Y]]) {shape = array<i64: 2, 1, 4>} : (tensor<2x4xf32>) -> tensor<2x1x4xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[RESHAPE_2]], %[[RESHAPE_3]]) : (tensor<2x5x4xf32>, tensor<2x1x4xf32>) -> tensor<2x5x4xf32>
+# CHECK:         %[[SUM:.+]] = "fxla.sum"(%[[MUL]]) {dims = array<i64: -1>, keepdim = false} : (tensor<2x5x4xf32>) -> tensor<2x5xf32>
+# CHECK:         %[[ADD:.+]] = "fxla.add"(%[[SUM]], %[[BIAS]]) : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+@case(nn.Bilinear, t(2, 3), t(2, 4))
+def bilinear_module():
+    return nn.Bilinear(3, 4, 5)

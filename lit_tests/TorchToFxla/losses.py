@@ -1,10 +1,12 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: loss functions and their modules -- one case per op object of fxla.lowering.RULES; the checks
-# show each formula's key ops and how it is reduced (sum / mean, or the weighted mean of class-index losses).
+# Torch -> fxla, families `losses` and `ctc` (lowering/rules/losses.py, lowering/rules/ctc.py): loss functions and
+# their modules -- one case per op object of fxla.lowering.RULES; the checks show each formula's key ops and how
+# it is reduced (sum / mean, or the weighted mean of class-index losses).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
 
 

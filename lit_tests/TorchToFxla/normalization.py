@@ -1,30 +1,18 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: layer/group/batch/RMS normalisation, F.normalize, dropout and Identity (eval mode: no ops) --
-# one case per op object of fxla.lowering.RULES; the checks show normalized_shape, eps and the parameters that
-# become function arguments.
+# Torch -> fxla, family `normalization` (lowering/rules/normalization.py): batch/instance/group/RMS normalisation
+# (instance norm: each sample and channel over its spatial dims; running statistics when tracked), local response
+# normalisation, F.normalize and F.scaled_dot_product_attention (q @ k^T, scaled by 1/sqrt(E) unless scale=,
+# masked: a bool mask selects with -inf, a float mask is added, is_causal applies tril; softmax over the last
+# dim, @ v) -- one case per op object of fxla.lowering.RULES; the checks show eps and the parameters that become
+# function arguments.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
 
-BF16, F16 = torch.bfloat16, torch.float16
-
-
-# CHECK-LABEL: case torch.nn.functional.layer_norm:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x8xf32>, %[[W:.+]]: tensor<8xf32>, %[[B:.+]]: tensor<8xf32>)
-# CHECK:         %[[LAYER_NORM:.+]] = "fxla.layer_norm"(%[[X]], %[[W]], %[[B]]) {eps = 1.000000e-03 : f64, normalized_rank = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
-@case(F.layer_norm, t(2, 3, 8), t(8), t(8))
-def layer_norm(x, w, b):
-    return F.layer_norm(x, (8,), w, b, eps=1e-3)
-
-
-# CHECK-LABEL: case torch.nn.LayerNorm:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x8xf32>)
-# CHECK:         %[[LAYER_NORM:.+]] = "fxla.layer_norm"(%[[X]]) {eps = 1.000000e-05 : f64, normalized_rank = 2 : i64, operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
-@case(nn.LayerNorm, t(2, 3, 8))
-def layer_norm_module_2d_shape():
-    return nn.LayerNorm((3, 8), elementwise_affine=False)
+BF16, BOOL, F16 = torch.bfloat16, torch.bool, torch.float16
 
 
 # CHECK-LABEL: case torch.nn.functional.group_norm:
@@ -137,28 +125,117 @@ def normalize_p1(x):
     return F.normalize(x, p=1.0, dim=0)
 
 
-# CHECK-LABEL: case torch.nn.functional.dropout:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK-NOT:     "fxla.
-# CHECK:         return %[[X]] : tensor<3x4xf32>
-@case(F.dropout, t(3, 4))
-def dropout_eval(x):
-    return F.dropout(x, 0.5, training=False)
+# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention:
+# CHECK:         func.func @main(%[[Q:.+]]: tensor<2x4x5x8xf32>, %[[K:.+]]: tensor<2x4x6x8xf32>, %[[V:.+]]: tensor<2x4x6x8xf32>)
+# CHECK:         %[[KT:.+]] = "fxla.permute"(%[[K]]) {dims = array<i64: 0, 1, 3, 2>} : (tensor<2x4x6x8xf32>) -> tensor<2x4x8x6xf32>
+# CHECK:         %[[QK:.+]] = "fxla.matmul"(%[[Q]], %[[KT]]) : (tensor<2x4x5x8xf32>, tensor<2x4x8x6xf32>) -> tensor<2x4x5x6xf32>
+# CHECK:         %[[SCALE:.+]] = "fxla.constant"() {value = dense<0.353553385> : tensor<f32>}
+# CHECK:         %[[S:.+]] = "fxla.mul"(%[[QK]], %[[SCALE]])
+# CHECK:         %[[P:.+]] = "fxla.softmax"(%[[S]]) {dim = -1 : i64} : (tensor<2x4x5x6xf32>) -> tensor<2x4x5x6xf32>
+# CHECK:         "fxla.matmul"(%[[P]], %[[V]]) : (tensor<2x4x5x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x5x8xf32>
+@case(F.scaled_dot_product_attention, t(2, 4, 5, 8), t(2, 4, 6, 8), t(2, 4, 6, 8))
+def sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
 
 
-# CHECK-LABEL: case torch.nn.Dropout:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK-NOT:     "fxla.
-# CHECK:         return %[[X]] : tensor<3x4xf32>
-@case(nn.Dropout, t(3, 4))
-def dropout_module():
-    return nn.Dropout(0.1)
+# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (causal, scale):
+# CHECK:         %[[SCALE:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+# CHECK:         %[[S:.+]] = "fxla.mul"(%{{.+}}, %[[SCALE]]) : (tensor<2x4x5x5xf32>, tensor<f32>) -> tensor<2x4x5x5xf32>
+# CHECK:         %[[CAUSAL:.+]] = "fxla.tril"(%{{.+}}) {diagonal = 0 : i64} : (tensor<5x5xi1>) -> tensor<5x5xi1>
+# CHECK:         %[[NEG_INF:.+]] = "fxla.constant"() {value = dense<0xFF800000> : tensor<f32>}
+# CHECK:         %[[MASKED:.+]] = "fxla.where"(%[[CAUSAL]], %[[S]], %[[NEG_INF]]) : (tensor<5x5xi1>, tensor<2x4x5x5xf32>, tensor<f32>) -> tensor<2x4x5x5xf32>
+# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
+@case(F.scaled_dot_product_attention, t(2, 4, 5, 8), t(2, 4, 5, 8), t(2, 4, 5, 8), variant="causal, scale")
+def sdpa_causal_scale(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.5)
 
 
-# CHECK-LABEL: case torch.nn.Identity:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK-NOT:     "fxla.
-# CHECK:         return %[[X]] : tensor<3x4xf32>
-@case(nn.Identity, t(3, 4))
-def identity_module():
-    return nn.Identity()
+# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (bool mask):
+# CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<5x6xi1>)
+# CHECK:         %[[S:.+]] = "fxla.mul"
+# CHECK:         %[[NEG_INF:.+]] = "fxla.constant"() {value = dense<0xFF800000> : tensor<f32>}
+# CHECK:         %[[MASKED:.+]] = "fxla.where"(%[[MASK]], %[[S]], %[[NEG_INF]]) : (tensor<5x6xi1>, tensor<1x2x5x6xf32>, tensor<f32>) -> tensor<1x2x5x6xf32>
+# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
+@case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(5, 6, dtype=BOOL),
+      variant="bool mask")
+def sdpa_bool_mask(q, k, v, mask):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+# CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (additive mask):
+# CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<1x1x5x6xf32>)
+# CHECK:         %[[S:.+]] = "fxla.mul"
+# CHECK:         %[[MASKED:.+]] = "fxla.add"(%[[S]], %[[MASK]]) : (tensor<1x2x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x2x5x6xf32>
+# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
+@case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(1, 1, 5, 6),
+      variant="additive mask")
+def sdpa_float_mask(q, k, v, mask):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+# CHECK-LABEL: case torch.nn.functional.instance_norm:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>)
+# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64: 2, 3>, keepdim = true} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: 2, 3>, keepdim = true} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<2x3x4x5xf32>
+# CHECK:         return %[[MUL]] : tensor<2x3x4x5xf32>
+@case(F.instance_norm, t(2, 3, 4, 5))
+def instance_norm(x):
+    return F.instance_norm(x, eps=1e-3)
+
+
+# CHECK-LABEL: case torch.nn.InstanceNorm1d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x6xf32>, %[[WEIGHT:.+]]: tensor<3xf32> {fxla.param = "mod.weight"}, %[[BIAS:.+]]: tensor<3xf32> {fxla.param = "mod.bias"})
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 3, 6>} : (tensor<3x6xf32>) -> tensor<1x3x6xf32>
+# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[RESHAPE]]) {dims = array<i64: 2>, keepdim = true} : (tensor<1x3x6xf32>) -> tensor<1x3x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 3, 6>} : (tensor<1x3x6xf32>) -> tensor<3x6xf32>
+# CHECK:         return %[[RESHAPE_2]] : tensor<3x6xf32>
+@case(nn.InstanceNorm1d, t(3, 6))
+def instance_norm_1d_unbatched():
+    return nn.InstanceNorm1d(3, affine=True)
+
+
+# CHECK-LABEL: case torch.nn.InstanceNorm2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>)
+# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64: 2, 3>, keepdim = true} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: 2, 3>, keepdim = true} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<2x3x4x5xf32>
+# CHECK:         return %[[MUL]] : tensor<2x3x4x5xf32>
+@case(nn.InstanceNorm2d, t(2, 3, 4, 5))
+def instance_norm_2d():
+    return nn.InstanceNorm2d(3)
+
+
+# With track_running_stats (eval mode): the running statistics, as batch norm.
+# CHECK-LABEL: case torch.nn.InstanceNorm3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3x2xf32>, %[[RUNNING_MEAN:.+]]: tensor<2xf32> {fxla.param = "mod.running_mean"}, %[[RUNNING_VAR:.+]]: tensor<2xf32> {fxla.param = "mod.running_var"})
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[RUNNING_VAR]]) {shape = array<i64: 2, 1, 1, 1>} : (tensor<2xf32>) -> tensor<2x1x1x1xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<9.99999974E-6> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<1x2x3x3x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3x2xf32>
+# CHECK:         return %[[MUL]] : tensor<1x2x3x3x2xf32>
+@case(nn.InstanceNorm3d, t(1, 2, 3, 3, 2))
+def instance_norm_3d_running_stats():
+    return nn.InstanceNorm3d(2, track_running_stats=True)
+
+
+# local_response_norm: x / (k + alpha * mean of x^2 over `size` channels)^beta (the channel window via padded slices).
+# CHECK-LABEL: case torch.nn.functional.local_response_norm:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x4x3xf32>)
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 0, 0>, low = array<i64: 0, 1, 0>, value = 0.000000e+00 : f64} : (tensor<1x4x3xf32>) -> tensor<1x5x3xf32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+# CHECK:         return %[[DIV]] : tensor<1x4x3xf32>
+@case(F.local_response_norm, t(1, 4, 3))
+def local_response_norm(x):
+    return F.local_response_norm(x, 2)
+
+
+# CHECK-LABEL: case torch.nn.LocalResponseNorm:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x5x2x2xf32>)
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
+# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 1, 0, 0>, low = array<i64: 0, 1, 0, 0>, value = 0.000000e+00 : f64} : (tensor<1x5x2x2xf32>) -> tensor<1x7x2x2xf32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
+# CHECK:         return %[[DIV]] : tensor<1x5x2x2xf32>
+@case(nn.LocalResponseNorm, t(1, 5, 2, 2))
+def local_response_norm_module():
+    return nn.LocalResponseNorm(3)

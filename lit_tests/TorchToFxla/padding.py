@@ -1,11 +1,13 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: F.pad in every mode and the nn padding modules (1-3-D) -- one case per op object of
-# fxla.lowering.RULES (and per F.pad mode); constant padding is one fxla.pad (negative entries crop), the other
-# modes gather each padded dim with a constant index list, visible in the checks.
+# Torch -> fxla, family `padding` (lowering/rules/padding.py): F.pad in every mode and the nn padding modules
+# (1-3-D) -- one case per op object of fxla.lowering.RULES (and per F.pad mode); constant padding is one fxla.pad
+# (negative entries crop), the other modes gather each padded dim with a constant index list, visible in the
+# checks.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
 
 I64 = torch.int64

@@ -1,14 +1,16 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: max, average, power-average (lp) and adaptive pooling, 1-3-D (functions, *_with_indices forms
-# and modules), max unpooling, and local response normalisation -- one case per op object of fxla.lowering.RULES; the checks
-# show kernel/stride/padding/dilation/ceil_mode and the output sizes torch computes.
+# Torch -> fxla, family `pooling` (lowering/rules/pooling.py): max, average, power-average (lp) and adaptive
+# pooling, 1-3-D (functions, *_with_indices forms and modules) and max unpooling -- one case per op object of
+# fxla.lowering.RULES; the checks show kernel/stride/padding/dilation/ceil_mode and the output sizes torch
+# computes.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
 
-I64, F16 = torch.int64, torch.float16
+F16, I64 = torch.float16, torch.int64
 
 
 # CHECK-LABEL: case torch.nn.functional.max_pool1d:
@@ -402,29 +404,6 @@ def lp_pool3d_module():
     return nn.LPPool3d(2, 2)
 
 
-# local_response_norm: x / (k + alpha * mean of x^2 over `size` channels)^beta (the channel window via padded slices).
-# CHECK-LABEL: case torch.nn.functional.local_response_norm:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<1x4x3xf32>)
-# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 0, 0>, low = array<i64: 0, 1, 0>, value = 0.000000e+00 : f64} : (tensor<1x4x3xf32>) -> tensor<1x5x3xf32>
-# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
-# CHECK:         return %[[DIV]] : tensor<1x4x3xf32>
-@case(F.local_response_norm, t(1, 4, 3))
-def local_response_norm(x):
-    return F.local_response_norm(x, 2)
-
-
-# CHECK-LABEL: case torch.nn.LocalResponseNorm:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<1x5x2x2xf32>)
-# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[X]]) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[MUL]]) {high = array<i64: 0, 1, 0, 0>, low = array<i64: 0, 1, 0, 0>, value = 0.000000e+00 : f64} : (tensor<1x5x2x2xf32>) -> tensor<1x7x2x2xf32>
-# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[X]], %{{.+}}) : (tensor<1x5x2x2xf32>, tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
-# CHECK:         return %[[DIV]] : tensor<1x5x2x2xf32>
-@case(nn.LocalResponseNorm, t(1, 5, 2, 2))
-def local_response_norm_module():
-    return nn.LocalResponseNorm(3)
-
-
 # max_unpool2d: zeros of the unpooled size, each value scattered to its index within its (batch, channel) plane.
 # CHECK-LABEL: case torch.nn.functional.max_unpool2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x2x2xf32>, %[[IDX:.+]]: tensor<2x3x2x2xi64>) -> tensor<2x3x4x4xf32>
@@ -477,3 +456,7 @@ def max_unpool2d_module():
 @case(nn.MaxUnpool3d, t(1, 1, 2, 2, 2), t(1, 1, 2, 2, 2, dtype=torch.int64))
 def max_unpool3d_module():
     return nn.MaxUnpool3d(2)
+
+
+def idx(*shape, high):
+    return torch.randint(0, high, shape)

@@ -1,12 +1,13 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: reductions, scans, sort and top-k -- one case per op object of fxla.lowering.RULES; the checks
-# show dims (negative ones kept as torch gives them), keepdim, correction and the result dtypes (bool for
-# any/all, i64 indices, promoted integer sums).
+# Torch -> fxla, family `reduce` (lowering/rules/reduce.py): reductions, sort and top-k -- one case per op object
+# of fxla.lowering.RULES; the checks show dims (negative ones kept as torch gives them), keepdim, correction and
+# the result dtypes (bool for any/all, i64 indices, promoted integer sums).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
+
 from fxla.testing import case, t
 
-I64, I32, BF16, F16, BOOL = torch.int64, torch.int32, torch.bfloat16, torch.float16, torch.bool
+BF16, BOOL, F16, I32, I64 = torch.bfloat16, torch.bool, torch.float16, torch.int32, torch.int64
 
 
 # CHECK-LABEL: case torch.sum:
@@ -237,22 +238,6 @@ def logsumexp(x):
 @case(torch.Tensor.logsumexp, t(3, 4))
 def tensor_logsumexp_keepdim(x):
     return x.logsumexp((0, 1), keepdim=True)
-
-
-# CHECK-LABEL: case torch.cumsum:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CUMSUM:.+]] = "fxla.cumsum"(%[[X]]) {dim = -1 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
-@case(torch.cumsum, t(3, 4))
-def cumsum(x):
-    return torch.cumsum(x, dim=-1)
-
-
-# CHECK-LABEL: case Tensor.cumsum:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[CUMSUM:.+]] = "fxla.cumsum"(%[[X]]) {dim = 0 : i64} : (tensor<3x4xi32>) -> tensor<3x4xi64>
-@case(torch.Tensor.cumsum, t(3, 4, dtype=I32))
-def tensor_cumsum_int(x):
-    return x.cumsum(0)
 
 
 # CHECK-LABEL: case torch.sort:

@@ -1,12 +1,16 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: F.interpolate and the upsampling modules (nearest, bilinear with both align_corners) -- one case
-# per op object of fxla.lowering.RULES (bicubic/area and F.pad's modes are in modes.py/padding.py); the checks
-# show the output sizes torch computes from size= / scale_factor=.
+# Torch -> fxla, family `resampling` (lowering/rules/resampling.py): F.interpolate and the upsampling modules --
+# nearest, bilinear with both align_corners, bicubic (a constant [out, in] weight matrix per spatial dim, computed
+# in f32) and area (adaptive average pooling) -- one case per op object of fxla.lowering.RULES (and per mode); the
+# checks show the output sizes torch computes from size= / scale_factor=.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from fxla.testing import case, t
+
+BF16 = torch.bfloat16
 
 
 # CHECK-LABEL: case torch.nn.functional.interpolate:
@@ -58,3 +62,23 @@ def upsampling_nearest2d():
 @case(nn.UpsamplingBilinear2d, t(1, 2, 3, 4))
 def upsampling_bilinear2d():
     return nn.UpsamplingBilinear2d(scale_factor=2)
+
+
+# CHECK-LABEL: case torch.nn.functional.interpolate (bicubic):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4xbf16>)
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[X]]) : (tensor<1x2x3x4xbf16>) -> tensor<1x2x3x4xf32>
+# CHECK:         %[[M:.+]] = "fxla.constant"() {value = dense<{{.+}}> : tensor<4x6xf32>}
+# CHECK:         %[[MATMUL:.+]] = "fxla.matmul"(%[[CONVERT]], %[[M]]) : (tensor<1x2x3x4xf32>, tensor<4x6xf32>) -> tensor<1x2x3x6xf32>
+# CHECK:         %[[CONVERT_2:.+]] = "fxla.convert"(%[[MATMUL]]) : (tensor<1x2x3x6xf32>) -> tensor<1x2x3x6xbf16>
+# CHECK:         return %[[CONVERT_2]] : tensor<1x2x3x6xbf16>
+@case(F.interpolate, t(1, 2, 3, 4, dtype=BF16), variant="bicubic")
+def interpolate_bicubic(x):
+    return F.interpolate(x, size=(3, 6), mode="bicubic", align_corners=True)
+
+
+# CHECK-LABEL: case torch.nn.functional.interpolate (area):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x6x4xf32>)
+# CHECK:         %[[AVG_POOL:.+]] = "fxla.avg_pool"(%[[X]]) {ceil_mode = false, count_include_pad = true, divisor_override = 0 : i64, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x2x6x4xf32>) -> tensor<1x2x3x2xf32>
+@case(F.interpolate, t(1, 2, 6, 4), variant="area")
+def interpolate_area(x):
+    return F.interpolate(x, scale_factor=0.5, mode="area")

@@ -1,9 +1,11 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: recurrent layers (nn.LSTM, nn.GRU, nn.RNN), unrolled over the sequence, and their cells -- one
-# case per op object of fxla.lowering.RULES; the checks show the input projection of the whole sequence as one
-# fxla.linear, the per-step recurrent fxla.linear on the hidden state, the gates and the steps concatenated.
+# Torch -> fxla, family `rnn` (lowering/rules/rnn.py): recurrent layers (nn.LSTM, nn.GRU, nn.RNN), unrolled over
+# the sequence, and their cells -- one case per op object of fxla.lowering.RULES; the checks show the input
+# projection of the whole sequence as one fxla.linear, the per-step recurrent fxla.linear on the hidden state,
+# the gates and the steps concatenated.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch.nn as nn
+
 from fxla.testing import case, t
 
 

@@ -1,12 +1,13 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla: the scans beyond cumsum -- cumprod, cummax/cummin (values and i64 indices, torch's named
-# tuples) and logcumsumexp -- one case per op object of fxla.lowering.RULES; the checks show the dim (negative
-# ones kept as torch gives them), the i64 result of integer cumprod and a dtype= conversion.
+# Torch -> fxla, family `scan` (lowering/rules/scan.py): cumsum/cumprod (with dtype=), cummax/cummin (values and
+# i64 indices, torch's named tuples) and logcumsumexp -- one case per op object of fxla.lowering.RULES; the checks
+# show the dim (negative ones kept as torch gives them), the i64 result of integer scans and a dtype= conversion.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
+
 from fxla.testing import case, t
 
-I32, BF16 = torch.int32, torch.bfloat16
+BF16, I32 = torch.bfloat16, torch.int32
 
 
 # CHECK-LABEL: case torch.cumprod:
@@ -76,3 +77,19 @@ def logcumsumexp(x):
 @case(torch.Tensor.logcumsumexp, t(3, 2, dtype=BF16))
 def tensor_logcumsumexp(x):
     return x.logcumsumexp(0)
+
+
+# CHECK-LABEL: case torch.cumsum:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[CUMSUM:.+]] = "fxla.cumsum"(%[[X]]) {dim = -1 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+@case(torch.cumsum, t(3, 4))
+def cumsum(x):
+    return torch.cumsum(x, dim=-1)
+
+
+# CHECK-LABEL: case Tensor.cumsum:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
+# CHECK:         %[[CUMSUM:.+]] = "fxla.cumsum"(%[[X]]) {dim = 0 : i64} : (tensor<3x4xi32>) -> tensor<3x4xi64>
+@case(torch.Tensor.cumsum, t(3, 4, dtype=I32))
+def tensor_cumsum_int(x):
+    return x.cumsum(0)

@@ -1,0 +1,153 @@
+"""Family ``attention`` (lowering/rules/attention.py) against eager: nn.MultiheadAttention, the transformer layers
+and stacks (padding masks, causal masks, norm_first), and the options that are errors.
+The harness is tests/test_ops.py."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxla
+from test_ops import add_case, params_of, run_case, t
+
+CASES = []
+case = partial(add_case, CASES)
+
+
+# -- nn.MultiheadAttention (eval mode) -------------------------------------------------------------------------
+class _Attend(nn.Module):
+    """Calls its MultiheadAttention with fixed keyword options (masks are constants of the program)."""
+
+    def __init__(self, mha, **options):
+        super().__init__()
+        self.mha, self.options = mha, options
+
+    def forward(self, q, k, v):
+        out, weights = self.mha(q, k, v, **self.options)
+        return (out, weights) if self.options.get("need_weights", True) else out      # weights is None
+
+
+torch.manual_seed(0)
+_CAUSAL = torch.triu(torch.ones(4, 5, dtype=torch.bool), 1)
+_PADDING = torch.tensor([[False] * 4 + [True], [False] * 5])
+case(nn.MultiheadAttention, "nn.MultiheadAttention", _Attend(nn.MultiheadAttention(8, 2)).eval(),
+     t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_batch_first_per_head_masks",
+     _Attend(nn.MultiheadAttention(8, 4, batch_first=True), attn_mask=_CAUSAL, key_padding_mask=_PADDING,
+             average_attn_weights=False).eval(), t(2, 4, 8), t(2, 5, 8), t(2, 5, 8))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_kdim_vdim_float_mask",
+     _Attend(nn.MultiheadAttention(8, 2, kdim=3, vdim=6, bias=False),
+             attn_mask=torch.randn(4, 4, 5), need_weights=False).eval(), t(4, 2, 8), t(5, 2, 3), t(5, 2, 6))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_unbatched", _Attend(nn.MultiheadAttention(8, 2)).eval(),
+     t(4, 8), t(5, 8), t(5, 8))
+
+
+# -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval mode) ---------------------------------------
+class _Layer(nn.Module):
+    """Calls a transformer layer on one or two inputs with fixed keyword options."""
+
+    def __init__(self, layer, **options):
+        super().__init__()
+        self.layer, self.options = layer, options
+
+    def forward(self, x, memory=None):
+        if isinstance(self.layer, (nn.TransformerDecoderLayer, nn.TransformerDecoder, nn.Transformer)):
+            return self.layer(x, memory, **self.options)    # (tgt, memory), or nn.Transformer's (src, tgt)
+        return self.layer(x, **self.options)
+
+
+torch.manual_seed(0)
+case(nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer", _Layer(nn.TransformerEncoderLayer(8, 2, 16)).eval(),
+     t(4, 2, 8))
+case(nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer_norm_first_gelu_batch_first_masks",
+     _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True, batch_first=True),
+            src_mask=nn.Transformer.generate_square_subsequent_mask(4),
+            src_key_padding_mask=torch.tensor([[False] * 3 + [True], [False] * 4])).eval(), t(2, 4, 8))
+case(nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer",
+     _Layer(nn.TransformerDecoderLayer(8, 2, 16), tgt_mask=nn.Transformer.generate_square_subsequent_mask(4)).eval(),
+     t(4, 2, 8), t(5, 2, 8))
+case(nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer_norm_first",
+     _Layer(nn.TransformerDecoderLayer(8, 2, 16, norm_first=True, activation=F.gelu)).eval(), t(4, 2, 8), t(5, 2, 8))
+
+# the stacks: padding masks left-aligned (torch's nested-tensor path, which zeroes the padded positions) or not
+_LEFT = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+_NOT_LEFT = torch.tensor([[False] * 5, [True] + [False] * 4, [False] * 4 + [True]])
+
+
+def _encoder(norm_first=False, batch_first=True, **options):
+    layer = nn.TransformerEncoderLayer(8, 2, 16, norm_first=norm_first, batch_first=batch_first)
+    return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8), **options)
+
+
+case(nn.TransformerEncoder, "nn.TransformerEncoder", _Layer(_encoder()).eval(), t(3, 5, 8))
+case(nn.TransformerEncoder, "nn.TransformerEncoder_padding_nested",
+     _Layer(_encoder(), src_key_padding_mask=_LEFT).eval(), t(3, 5, 8))
+case(nn.TransformerEncoder, "nn.TransformerEncoder_padding_not_left_aligned",
+     _Layer(_encoder(), src_key_padding_mask=_NOT_LEFT).eval(), t(3, 5, 8))
+case(nn.TransformerEncoder, "nn.TransformerEncoder_causal_seq_first_no_nested",
+     _Layer(_encoder(norm_first=True, batch_first=False, enable_nested_tensor=False),
+            mask=nn.Transformer.generate_square_subsequent_mask(5), src_key_padding_mask=_LEFT).eval(), t(5, 3, 8))
+case(nn.TransformerDecoder, "nn.TransformerDecoder",
+     _Layer(nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), 2, norm=nn.LayerNorm(8)),
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), memory_key_padding_mask=_LEFT).eval(),
+     t(3, 4, 8), t(3, 5, 8))
+case(nn.Transformer, "nn.Transformer",
+     _Layer(nn.Transformer(8, 2, 2, 1, 16, batch_first=True),
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=_LEFT,
+            memory_key_padding_mask=_LEFT).eval(), t(3, 5, 8), t(3, 4, 8))
+case(nn.Transformer, "nn.Transformer_seq_first", _Layer(nn.Transformer(8, 2, 1, 1, 16)).eval(),
+     t(5, 3, 8), t(4, 3, 8))
+
+
+@pytest.mark.parametrize("c,dtype", params_of(CASES))
+def test_op(c, dtype):
+    run_case(c, dtype)
+
+
+def test_multihead_attention_options_not_lowered_are_errors():
+    model = _Attend(nn.MultiheadAttention(8, 2, add_bias_kv=True)).eval()
+    with pytest.raises(fxla.LoweringError, match="add_bias_kv or add_zero_attn is not supported"):
+        fxla.compile(model)(torch.randn(4, 2, 8), torch.randn(5, 2, 8), torch.randn(5, 2, 8))
+
+
+def test_transformer_options_not_lowered_are_errors():
+    encoder = _encoder(mask_check=False)
+    with pytest.raises(fxla.LoweringError, match=r"mask_check=False\) with a src_key_padding_mask"):
+        fxla.compile(_Layer(encoder, src_key_padding_mask=_LEFT).eval())(torch.randn(3, 5, 8))
+    with pytest.raises(fxla.FxlaError, match=r"return self.layer\(x, \*\*self.options\)\n.*Need attn_mask if "
+                                             r"specifying the is_causal hint"):   # torch's own check, at the line
+        fxla.compile(_Layer(nn.TransformerEncoderLayer(8, 2, 16), is_causal=True).eval())(torch.randn(4, 2, 8))
+    odd = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1, norm=nn.BatchNorm1d(8))
+    with pytest.raises(fxla.LoweringError, match="final norm of type BatchNorm1d is not supported"):
+        fxla.compile(_Layer(odd).eval())(torch.randn(4, 2, 8))
+    with pytest.raises(fxla.LoweringError, match="their batch sizes differ"):
+        fxla.compile(nn.Transformer(8, 2, 1, 1, 16).eval())(torch.randn(5, 3, 8), torch.randn(4, 2, 8))
+
+
+def test_a_torch_layer_compiled_on_its_own_is_one_leaf():
+    """The root module is a torch layer: its forward (Python that inspects its inputs) is not traced; the graph is
+    one call_module on ``module`` (parameters ``module.<name>``), and keyword arguments bind as in the layer."""
+    torch.manual_seed(0)
+    enc = _encoder().eval()
+    fast = fxla.compile(enc)
+    nodes = [n for n in fast.graph_module.graph.nodes if n.op == "call_module"]
+    assert [n.target for n in nodes] == ["module"]
+    x = torch.randn(3, 5, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x, src_key_padding_mask=_LEFT), enc(x, src_key_padding_mask=_LEFT),
+                                   rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(fast(x), enc(x), rtol=1e-5, atol=1e-5)
+    lstm = nn.LSTM(3, 4, batch_first=True).eval()
+    out, (h, c) = fxla.compile(lstm)(torch.ones(2, 5, 3))
+    want, (wh, wc) = lstm(torch.ones(2, 5, 3))
+    torch.testing.assert_close((out, h, c), (want.detach(), wh.detach(), wc.detach()), rtol=1e-5, atol=1e-5)
+    assert sorted(n for n, _ in fxla.compile(lstm).graph_module.named_parameters())[0] == "module.bias_hh_l0"
+
+
+def test_transformer_layer_with_a_custom_activation_is_an_error():
+    model = _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation=torch.tanh)).eval()
+    with pytest.raises(fxla.LoweringError, match="TransformerEncoderLayer with activation .* is not supported"):
+        fxla.compile(model)(torch.randn(4, 2, 8))

@@ -1,0 +1,108 @@
+"""Family ``shape`` (lowering/rules/shape.py) against eager: the reshape family, permutes, squeezes, joining and
+splitting, expand/repeat/tile, flip/roll/rot90, kron and the pixel/channel shuffles.
+The harness is tests/test_ops.py."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from test_ops import BF16, BOOL, F16, F32, I64, add_case, params_of, run_case, t
+
+CASES = []
+case = partial(add_case, CASES)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# shape ops (dtype-preserving: checked on float, int and bool)
+# ---------------------------------------------------------------------------------------------------------------
+case((torch.Tensor.view, torch.Tensor.reshape, torch.reshape, torch.Tensor.view_as, torch.Tensor.reshape_as),
+     "reshape_family",
+     lambda x, y: (x.view(x.size(0), -1), x.view((4, 6)), x.reshape(-1, 2), torch.reshape(x, (3, -1)),
+                   x.view_as(y), x.reshape_as(y)), t(2, 3, 4), t(4, 6), dtypes=(F32, I64, BOOL))
+case((torch.flatten, torch.Tensor.flatten, torch.Tensor.unflatten, torch.unflatten), "flatten_family",
+     lambda x: (torch.flatten(x, 1), x.flatten(), x.flatten(-2, -1), x.unflatten(1, (3, 1)),
+                torch.unflatten(x, -1, (-1, 2))), t(2, 3, 4), dtypes=(BF16,))
+case((torch.squeeze, torch.Tensor.squeeze, torch.unsqueeze, torch.Tensor.unsqueeze), "squeeze_family",
+     lambda x: (torch.squeeze(x), torch.squeeze(x, 2), x.squeeze(0), x.squeeze(-1), torch.unsqueeze(x, 0),
+                x.unsqueeze(-1)), t(1, 3, 1, 4, 1), dtypes=(F32, BOOL))
+case((torch.Tensor.permute, torch.permute, torch.Tensor.transpose, torch.transpose, torch.swapaxes,
+      torch.Tensor.swapaxes), "permute_family",
+     lambda x: (x.permute(2, 0, 1), x.permute([-1, 0, -2]), torch.permute(x, (1, 2, 0)), x.transpose(1, 2),
+                x.transpose(-1, -3), torch.transpose(x, 0, -1), torch.swapaxes(x, 0, 1), x.swapaxes(-2, -1)),
+     t(2, 3, 4), dtypes=(F32, I64))
+case((torch.Tensor.transpose, torch.Tensor.t), "transpose_0d", lambda x: (x.transpose(0, -1), x.t() + 1), t())
+case((torch.Tensor.t, torch.t), "transpose_2d", lambda x, v: (x.t(), torch.t(x), v.t() * 2), t(3, 4), t(4),
+     dtypes=(I64,))
+case((torch.Tensor.contiguous, torch.Tensor.clone, torch.clone, torch.Tensor.detach, torch.detach),
+     "identity_family",
+     lambda x: (x.transpose(0, 1).contiguous(), x.clone() + 1, torch.clone(x) * 2, x.detach() - 1, torch.detach(x)),
+     t(3, 4), dtypes=(I64,))
+case(nn.Flatten, "nn.Flatten", nn.Flatten, t(2, 3, 4), module=True)
+case(nn.Flatten, "nn.Flatten_dims", lambda: nn.Flatten(0, -2), t(2, 3, 4), module=True, dtypes=(BOOL,))
+case(nn.Unflatten, "nn.Unflatten", lambda: nn.Unflatten(1, (3, 4)), t(2, 12), module=True)
+
+# -- rot90, kron -------------------------------------------------------------------------------------------------
+case((torch.rot90, torch.Tensor.rot90), "rot90",
+     lambda x: (torch.rot90(x), torch.rot90(x, 2), torch.rot90(x, 3, (1, 2)), torch.rot90(x, -1, (0, -1)),
+                x.rot90(5, [-1, -2]), torch.rot90(x, 0)),
+     t(2, 3, 4), dtypes=(F32, I64, torch.bool))
+case(torch.kron, "torch.kron",
+     lambda a, b, v: (torch.kron(a, b), torch.kron(b, a), torch.kron(v, a), torch.kron(a, v), torch.kron(v, v)),
+     t(2, 3), t(2, 4, 2), t(3), dtypes=(F32, BF16, I64))
+case(torch.kron, "torch.kron_promotes", lambda a, b: torch.kron(a, b), t(2, 2, dtype=I64), t(3, 2))
+
+ALL3 = (F32, I64, BOOL)
+
+# ---------------------------------------------------------------------------------------------------------------
+# joining and splitting (tuple results)
+# ---------------------------------------------------------------------------------------------------------------
+case((torch.cat, torch.concat, torch.concatenate), "cat",
+     lambda x, y: (torch.cat([x, y]), torch.cat((x, y, x), dim=-1), torch.concat([x, y], 1),
+                   torch.concatenate([y, x], axis=0)), t(2, 3), t(2, 3), dtypes=ALL3)
+case(torch.cat, "cat_promotes", lambda x, y: torch.cat([x, y], 1), t(2, 3, dtype=F16), t(2, 1, dtype=I64))
+case(torch.cat, "cat_skips_1d_empty",                       # torch's legacy rule; HF DynamicCache starts so
+     lambda x, e: (torch.cat((e, x), dim=-2), torch.cat([x, e, x], 1), torch.cat([e, e])), t(2, 3, 4), t(0),
+     dtypes=(F32, BF16))
+case(torch.stack, "stack", lambda x, y: (torch.stack([x, y]), torch.stack((x, y, x), dim=-1), torch.stack([x], 1)),
+     t(2, 3), t(2, 3), dtypes=(F32, I64))
+case((torch.split, torch.Tensor.split), "split",
+     lambda x: (torch.split(x, 2), x.split([1, 3], dim=1), torch.split(x, 3, -1)), t(5, 4), dtypes=(F32, BOOL))
+case((torch.Tensor.split_with_sizes, torch.split_with_sizes), "split_with_sizes",
+     lambda x: (x.split_with_sizes([2, 2], 1), torch.split_with_sizes(x, [1, 4])), t(5, 4))
+case((torch.chunk, torch.Tensor.chunk), "chunk", lambda x: (torch.chunk(x, 3), x.chunk(2, dim=-1)), t(5, 4),
+     dtypes=(F32, I64))
+case((torch.tensor_split, torch.Tensor.tensor_split), "tensor_split",
+     lambda x: (torch.tensor_split(x, 3), x.tensor_split([1, 3], dim=1)), t(5, 4))
+case((torch.unbind, torch.Tensor.unbind), "unbind",
+     lambda x: (torch.unbind(x), x.unbind(-1), [a + b for a, b in [x.unbind(1)[:2]]]), t(2, 3, 2),
+     dtypes=(F32, I64))
+case((torch.Tensor.expand, torch.broadcast_to, torch.Tensor.broadcast_to, torch.Tensor.expand_as), "expand",
+     lambda x, y: (x.expand(2, 4, 3), x.expand(-1, 3), torch.broadcast_to(x, (3, 4, 3)), x.broadcast_to(4, 3),
+                   x.expand_as(y)), t(4, 1), t(5, 4, 3), dtypes=ALL3)
+case(torch.Tensor.repeat, "repeat", lambda x: (x.repeat(2, 3), x.repeat((2, 1, 2)), x.repeat(1, 1)), t(2, 3),
+     dtypes=(F32, I64))
+case((torch.tile, torch.Tensor.tile), "tile", lambda x: (torch.tile(x, (2,)), x.tile((2, 1, 3))), t(2, 3),
+     dtypes=(BF16,))
+case((torch.flip, torch.Tensor.flip, torch.fliplr, torch.flipud), "flip",
+     lambda x: (torch.flip(x, [0]), x.flip(-1, 0), x.flip((1,)), torch.fliplr(x), torch.flipud(x)), t(3, 4, 2),
+     dtypes=ALL3)
+case((torch.roll, torch.Tensor.roll), "roll",
+     lambda x: (torch.roll(x, 1, 0), x.roll(-2, -1), torch.roll(x, (1, 5), (0, 1)), torch.roll(x, 3), x.roll(0, 1)),
+     t(3, 4), dtypes=(F32, I64))
+
+# -- pixel / channel shuffles ---------------------------------------------------------------------------------
+case((torch.pixel_shuffle, torch.pixel_unshuffle, torch.channel_shuffle), "pixel_channel_shuffle",
+     lambda x, y: (F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.channel_shuffle(x, 4), F.pixel_shuffle(x[0], 2),
+                   torch.pixel_unshuffle(y[:, :, :2, :4], 2)),
+     t(2, 8, 3, 5), t(2, 2, 4, 6), dtypes=(F32, BF16, I64))
+case(nn.PixelShuffle, "nn.PixelShuffle", lambda: nn.PixelShuffle(3), t(1, 18, 2, 2), module=True)
+case(nn.PixelUnshuffle, "nn.PixelUnshuffle", lambda: nn.PixelUnshuffle(2), t(1, 3, 4, 2), module=True)
+case(nn.ChannelShuffle, "nn.ChannelShuffle", lambda: nn.ChannelShuffle(3), t(2, 6, 5), module=True)
+
+
+@pytest.mark.parametrize("c,dtype", params_of(CASES))
+def test_op(c, dtype):
+    run_case(c, dtype)
