@@ -5,9 +5,16 @@
 ``lowering/patterns/<family>.py`` and at least one FileCheck case in
 ``lit_tests/Conversion/FxlaToStablehlo/<family>.mlir`` (running them is lit's job; this test only reads them).
 The checklist for adding an op is in docs/tutorial.md ("Add an fxla op").
+
+The torch side uses the same word: the rules of family ``<family>`` live in ``lowering/rules/<family>.py``, their
+numeric cases (against eager) in ``tests/test_ops_<family>.py`` and their FileCheck cases (torch -> fxla) in
+``lit_tests/TorchToFxla/<family>.py``; a few tiny families share their closest family's files
+(:data:`SHARED_TEST_FILES`).  A rule's family is the module that defines it (a module rule declared with
+``register_module`` has the family of the op it forwards to); a numeric case's family is that of its first key.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import pathlib
 import re
@@ -17,6 +24,13 @@ from fxla.lowering.patterns import PATTERNS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIT_DIR = ROOT / "lit_tests" / "Conversion" / "FxlaToStablehlo"
+RULES_DIR = ROOT / "lowering" / "rules"
+TORCH_LIT_DIR = ROOT / "lit_tests" / "TorchToFxla"
+TESTS_DIR = ROOT / "tests"
+TORCH_LABEL = re.compile(r"^# CHECK-LABEL: case (\S+?)(?: \(([^)]*)\))?:$", re.M)
+
+#: rule family -> the family whose test and lit files hold its cases (tiny families next to their closest one)
+SHARED_TEST_FILES = {"ctc": "losses"}
 LABEL = re.compile(r"^// CHECK-LABEL: func\.func @(\w+)$", re.M)
 OP_USE = re.compile(r'"(fxla\.\w+)"\(')
 RUN_LINE = "// RUN: fxla-opt %s --split-input-file --convert-fxla-to-stablehlo -o %t"
@@ -118,3 +132,75 @@ def test_conversion_cases_have_unique_labels():
             seen.setdefault(labels[0], []).append(path.name)
     dupes = {label: files for label, files in seen.items() if len(files) > 1}
     assert not dupes, f"labels used twice: {dupes}\nfix: give each case its own function name"
+
+
+# -- the torch side: lowering/rules/<family>.py, tests/test_ops_<family>.py, lit_tests/TorchToFxla/<family>.py --
+def _rule_families():
+    return {p.stem for p in RULES_DIR.glob("*.py")} - {"__init__"}
+
+
+def _files_of(family: str) -> str:
+    return SHARED_TEST_FILES.get(family, family)
+
+
+def _rule_family(key) -> str:
+    """The family of the rule of ``key``: the ``lowering/rules/<family>.py`` that defines it."""
+    from fxla.lowering import RULES
+    rule = RULES[key]
+    while True:
+        if isinstance(rule, functools.partial):
+            rule = rule.func
+        elif hasattr(rule, "forwards_to"):                 # registry.register_module: the op it forwards to
+            rule = RULES[rule.forwards_to]
+        else:
+            break
+    module = rule.__module__
+    assert module.startswith("fxla.lowering.rules."), f"the rule of {key} is defined in {module}"
+    return module.rsplit(".", 1)[1]
+
+
+def _case_tables():
+    """test_ops_<name>.py -> its CASES (the numeric cases of tests/test_ops.py's harness)."""
+    return {path.stem[len("test_ops_"):]: importlib.import_module(path.stem).CASES
+            for path in sorted(TESTS_DIR.glob("test_ops_*.py"))}
+
+
+def test_shared_test_files_name_families():
+    families = _rule_families()
+    assert set(SHARED_TEST_FILES) <= families, sorted(set(SHARED_TEST_FILES) - families)
+    assert set(SHARED_TEST_FILES.values()) <= families - set(SHARED_TEST_FILES)
+
+
+def test_every_rule_family_has_its_test_file_and_lit_file_and_no_stray_ones():
+    expected = {_files_of(family) for family in _rule_families()}
+    tests = {path.stem[len("test_ops_"):] for path in TESTS_DIR.glob("test_ops_*.py")}
+    lits = {path.stem for path in TORCH_LIT_DIR.glob("*.py")}
+    assert tests == expected, (f"tests/test_ops_<family>.py vs lowering/rules/: missing {sorted(expected - tests)}, "
+                               f"stray {sorted(tests - expected)}\nfix: name the file after its rule family "
+                               f"(or list a tiny family in SHARED_TEST_FILES)")
+    assert lits == expected, (f"{TORCH_LIT_DIR.relative_to(ROOT)}/<family>.py vs lowering/rules/: missing "
+                              f"{sorted(expected - lits)}, stray {sorted(lits - expected)}\nfix: name the file after "
+                              f"its rule family (or list a tiny family in SHARED_TEST_FILES)")
+
+
+def test_each_numeric_case_is_in_its_family_file():
+    from fxla.lowering.registry import _label
+    wrong = [f"{case.name} ({_label(case.keys[0])}, family {_rule_family(case.keys[0])}) in test_ops_{name}.py"
+             for name, cases in _case_tables().items() for case in cases
+             if _files_of(_rule_family(case.keys[0])) != name]
+    assert not wrong, (f"numeric cases outside their family's file: {wrong}\nfix: move the case to "
+                       f"tests/test_ops_<family>.py of its first key's rule")
+
+
+def test_each_lit_case_is_in_its_family_file():
+    from fxla.lowering import RULES
+    from fxla.lowering.registry import _label
+    family_of = {_label(key): _rule_family(key) for key in RULES}
+    wrong = []
+    for path in sorted(TORCH_LIT_DIR.glob("*.py")):
+        for m in TORCH_LABEL.finditer(path.read_text()):
+            family = family_of.get(m.group(1))
+            if family is not None and _files_of(family) != path.stem:
+                wrong.append(f"case {m.group(1)} (family {family}) in {path.name}")
+    assert not wrong, (f"lit cases outside their family's file: {wrong}\nfix: move the case (its CHECK lines and "
+                       f"function) to {TORCH_LIT_DIR.relative_to(ROOT)}/<family>.py")

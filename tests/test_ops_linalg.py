@@ -67,7 +67,7 @@ class _TwoInput(nn.Module):
 case(nn.Bilinear, "nn.Bilinear", _TwoInput, t(2, 6, 7), module=True, dtypes=(F32, BF16), tol=3)
 case(nn.Bilinear, "nn.Bilinear_no_bias", partial(_TwoInput, False), t(5, 7), module=True, tol=3)
 
-# matrix products with accumulation, type_as, EmbeddingBag, normalize, einsum
+# matrix products with accumulation
 case((torch.addmm, torch.Tensor.addmm), "addmm",
      lambda a, m1, m2, v: (torch.addmm(a, m1, m2), torch.addmm(v, m1, m2, beta=0.5, alpha=2.0), a.addmm(m1, m2),
                            torch.addmm(a, m1, m2, beta=0)),

@@ -57,7 +57,7 @@ case(F.normalize, "F.normalize",
                 F.normalize(x * 0, eps=1e-3), F.normalize(x, p=float("inf"))),
      t(3, 4, 2), dtypes=FLOATS, tol=3)
 
-# -- instance norm, distances, Softmax2d ----------------------------------------------------------------------
+# -- instance norm --------------------------------------------------------------------------------------------
 case(F.instance_norm, "F.instance_norm",
      lambda x, w: (F.instance_norm(x), F.instance_norm(x, weight=w, bias=w * 2), F.instance_norm(x[:, :, 0], eps=1e-3),
                    F.instance_norm(x, torch.zeros(3), torch.ones(3) * 2, use_input_stats=False)),

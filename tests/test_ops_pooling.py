@@ -122,15 +122,6 @@ case(F.adaptive_avg_pool3d, "F.adaptive_avg_pool3d",
 case(nn.AdaptiveAvgPool3d, "nn.AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((1, 2, 3)), t(1, 2, 3, 4, 5),
      module=True, dtypes=(F32, BF16))
 
-# -- the verifier on the new ops ---------------------------------------------------------------------------------
-_POOL = 'kernel_size = array<i64: {k}>, stride = array<i64: {s}>, padding = array<i64: {p}>, dilation = array<i64: {d}>'
-
-
-def _pool(op, k="2, 2", s="2, 2", p="0, 0", d="1, 1", result="tensor<1x2x2x2xf32>", arg="tensor<1x2x4x4xf32>"):
-    attrs = _POOL.format(k=k, s=s, p=p, d=d).replace("array<i64: >", "array<i64>")
-    return f'%0 = "fxla.{op}"(%a) {{{attrs}}} : ({arg}) -> {result}', f"%a: {arg}"
-
-
 # average pooling (fxla.avg_pool), adaptive pooling
 case(F.avg_pool2d, "F.avg_pool2d",
      lambda x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
@@ -173,6 +164,15 @@ case(nn.LPPool3d, "nn.LPPool3d", lambda: nn.LPPool3d(2, 2), t(1, 2, 4, 4, 4), mo
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
+
+
+# -- the verifier on the new ops ---------------------------------------------------------------------------------
+_POOL = 'kernel_size = array<i64: {k}>, stride = array<i64: {s}>, padding = array<i64: {p}>, dilation = array<i64: {d}>'
+
+
+def _pool(op, k="2, 2", s="2, 2", p="0, 0", d="1, 1", result="tensor<1x2x2x2xf32>", arg="tensor<1x2x4x4xf32>"):
+    attrs = _POOL.format(k=k, s=s, p=p, d=d).replace("array<i64: >", "array<i64>")
+    return f'%0 = "fxla.{op}"(%a) {{{attrs}}} : ({arg}) -> {result}', f"%a: {arg}"
 
 
 @pytest.mark.parametrize("body,args,message", [
