@@ -1,3 +1,11 @@
+"""Shared test set-up: import paths, the ``root_dir`` fixture, and the order ``make test`` hands tests out in.
+
+``make test`` runs pytest with pytest-xdist (``-n auto --dist load``, see the Makefile).  In a worker, the
+tests marked ``slow`` (the cross-process and big-model tests, seconds each) come first, in file order, so that no
+worker is left running a long test alone at the end; a plain ``pytest`` run keeps file order.
+
+``pytest -m "not slow"`` skips the slow ones for a quick local loop; ``make test`` (and so CI) runs them all.
+"""
 import os
 import sys
 
@@ -15,3 +23,9 @@ if TESTS not in sys.path:
 @pytest.fixture
 def root_dir():
     return ROOT
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):      # a pytest-xdist worker (every worker sorts alike)
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)

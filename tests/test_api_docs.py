@@ -17,11 +17,13 @@ def run_python(code: str) -> str:
 @pytest.mark.parametrize("imports", ["import fxla.tools.opt", "import fxla.dialects",
                                      "import fxla.dialects.fxla, fxla.lowering.passes",
                                      "import fxla; fxla.FxlaError, fxla.LoweringError"])
+@pytest.mark.slow
 def test_mlir_only_imports_do_not_import_torch(imports):
     out = run_python(f"import sys\n{imports}\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))")
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_fxla_opt_runs_without_jax(tmp_path):
     # fxla's MLIR contexts are built from jaxlib alone (fxla.dialects.mlir): parsing, verifying and converting
     # fxla IR imports neither jax nor torch (start-up ~0.3 s instead of ~1.5 s)
@@ -36,6 +38,7 @@ def test_fxla_opt_runs_without_jax(tmp_path):
     assert "stablehlo.add" in out
 
 
+@pytest.mark.slow
 def test_lazy_names_resolve_as_eager_imports_did():
     # importing the submodules fxla.compile / fxla.export first must not shadow the functions of the same name
     out = run_python(
@@ -78,6 +81,7 @@ KNOWN_UNDOCUMENTED_MEMBERS = {
 }
 
 
+@pytest.mark.slow
 def test_docs_api_md_is_up_to_date():
     generated = run_python("import sys\nfrom fxla.tools import apidoc\nsys.stdout.write(apidoc.render_markdown())")
     assert (ROOT / "docs" / "api.md").read_text() == generated, "regenerate with `make docs`"

@@ -96,6 +96,7 @@ def test_buffer_mutation_in_a_dynamo_graph_updates_the_module():
     assert model.steps.item() == eager.steps.item() == 3
 
 
+@pytest.mark.slow
 def test_hf_generate_with_a_kv_cache_through_the_backend_matches_eager():
     """use_cache=True: the DynamicCache starts from torch.tensor([]) and torch.cat skips 1-D empty inputs."""
     model, ids = tiny_gpt2(layers=2)

@@ -132,6 +132,7 @@ def test_jax_inputs_pass_through_and_give_jax_outputs():
     assert [p.direct for p in fast._plans.values()][1] is None     # torch in: through the plan
 
 
+@pytest.mark.slow
 def test_jax_input_on_another_device_is_moved():
     """In a process with 2 CPU devices: an array committed to cpu:1 given to a program compiled for cpu:0."""
     script = textwrap.dedent("""

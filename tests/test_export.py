@@ -88,6 +88,7 @@ def test_bf16_function_and_reexport(tmp_path):
     torch.testing.assert_close(out, fn(a, b), rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.slow
 def test_runs_in_a_fresh_process_without_the_model(net, inputs, artifact, tmp_path):
     x, mask = inputs
     child = textwrap.dedent(f"""

@@ -44,6 +44,7 @@ def test_correct_program_passes():
     assert fuzz_diff.run_case(case) == ("ok", None)
 
 
+@pytest.mark.slow
 def test_fuzz_loop_finds_and_minimizes_planted_bug(abs_is_negated):
     out = io.StringIO()
     groups = [(["torch.abs({x})", "{x} + 1.5", "torch.relu({x})"], 1)]
@@ -101,6 +102,7 @@ def test_input_layouts_build_what_they_say():
             assert t.storage_offset() == 1
 
 
+@pytest.mark.slow
 def test_seeded_run_finds_nothing_new():
     """About a minute or two on a 2-core machine: every program matches eager, raises as eager does, is a
     clear FxlaError refusal, or is a KNOWN bug."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+import pytest
+
 import fxla.lowering
 
 LIT_DIR = pathlib.Path(__file__).resolve().parent.parent / "lit_tests" / "TorchToFxla"
@@ -63,6 +65,7 @@ def test_each_case_has_one_unique_label():
         assert not dupes, f"{path.name}: labels used twice: {dupes}\nfix: tell the cases apart with variant="
 
 
+@pytest.mark.slow
 def test_a_failing_case_is_reported_and_fails_the_file(tmp_path):
     """fxla.testing never skips silently: a case naming an op its graph does not call prints an error instead of
     IR, the next case still runs, and the process exits with status 1."""

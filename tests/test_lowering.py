@@ -286,6 +286,7 @@ def test_register_a_custom_rule():
 # ---------------------------------------------------------------------------------------------------------------
 # a failing pipeline leaves a reproducer and the fxla-opt command that re-runs it
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_failing_pipeline_writes_reproducer(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 import os
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -32,6 +34,7 @@ def test_fuzzer_cases_are_reproducible_and_mutated():
     assert a.data != original or a.mutations
 
 
+@pytest.mark.slow
 def test_fuzzer_reports_signals_tracebacks_statuses_and_hangs(tmp_path):
     # the harness itself, on a stand-in for fxla-opt's main that misbehaves as the input says
     fuzz = _fuzz_opt()
@@ -54,6 +57,7 @@ def test_fuzzer_reports_signals_tracebacks_statuses_and_hangs(tmp_path):
     assert problems[6] == "exit status 3" and "hang" in problems[7]
 
 
+@pytest.mark.slow
 def test_short_seeded_fuzz_run_finds_nothing():
     fuzz = _fuzz_opt()
     ran, findings = fuzz.fuzz(seed=20261204, iterations=400, seconds=None, timeout=60, batch=50)

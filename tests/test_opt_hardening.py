@@ -51,6 +51,7 @@ def deep_attr(n):
                                         (deep_regions(3000), "1001:20:"),
                                         (deep_type(50000), "1:"), (deep_attr(20000), "1:")],
                          ids=["regions", "scf-regions", "type", "attribute"])
+@pytest.mark.slow
 def test_deep_nesting_is_a_diagnostic_not_a_crash(tmp_path, text, where):
     path = tmp_path / "deep.mlir"
     path.write_text(text)
@@ -61,6 +62,7 @@ def test_deep_nesting_is_a_diagnostic_not_a_crash(tmp_path, text, where):
 
 @pytest.mark.parametrize("passes", [[], ["--inline", "--canonicalize", "--cse", "--convert-fxla-to-stablehlo",
                                          "--symbol-dce", "--fxla-dce", "--fxla-fold-constants"]])
+@pytest.mark.slow
 def test_nesting_up_to_the_limit_runs_every_pass(tmp_path, passes):
     # 499 nested regions overflow an 8 MiB stack in MLIR's inliner/verifier; fxla-opt works on a large one
     path = tmp_path / "ok.mlir"
@@ -70,6 +72,7 @@ def test_nesting_up_to_the_limit_runs_every_pass(tmp_path, passes):
     assert out.count("scf.execute_region") == 499 or (passes and out.count("func.func") == 1)
 
 
+@pytest.mark.slow
 def test_deep_type_below_the_limit_round_trips(tmp_path):
     path = tmp_path / "ok.mlir"
     path.write_text(deep_type(990))
@@ -125,6 +128,7 @@ _READ = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_deeply_nested_bytecode_is_refused_not_a_crash(tmp_path):
     # a 50,000-deep tuple type in bytecode (what fxla.export writes) crashed MLIR's reader on the main stack
     path = tmp_path / "deep.mlirbc"
@@ -161,6 +165,7 @@ def test_non_utf8_input_is_a_diagnostic(capsys, tmp_path):
                           "MLIR text must be UTF-8"
 
 
+@pytest.mark.slow
 def test_non_utf8_stdin_is_a_diagnostic(tmp_path):
     code = "import sys; from fxla.tools.opt import main; sys.exit(main([]))"
     proc = subprocess.run([sys.executable, "-c", code], input=b"\xff\xfe", capture_output=True, timeout=120,
@@ -205,6 +210,7 @@ def test_fxla_op_with_a_region_is_a_diagnostic(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("depth", [1, 3])
+@pytest.mark.slow
 def test_passes_over_unregistered_ops_with_regions_are_refused(tmp_path, depth):
     # MLIR's inliner dereferenced the missing dialect of such an op: SIGSEGV at any depth
     path = tmp_path / "x.mlir"

@@ -102,6 +102,7 @@ def test_empty_dict_like_and_build_dict():
     assert type(built) is collections.OrderedDict and list(built.items()) == [("x", 1), ("y", 2)]
 
 
+@pytest.mark.slow
 def test_hf_model_output_attributes_work_on_compiled_calls():
     model, ids = tiny_gpt2()
     fast = fxla.compile(model, concrete_shapes=True, concrete_args={"use_cache": False})
@@ -129,6 +130,7 @@ def test_artifacts_hold_built_in_containers_only(tmp_path):
     assert type(compiled[0]) is Pair and type(compiled[1]) is torch.return_types.max
 
 
+@pytest.mark.slow
 def test_hf_artifact_loads_as_a_dict_in_a_process_without_transformers(tmp_path):
     import subprocess
     import sys

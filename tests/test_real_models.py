@@ -16,6 +16,8 @@ from fxla.frontend import symbolic_trace
 from fxla.lowering.coverage_doc import REAL_MODELS
 from zoo import BY_NAME, hf
 
+pytestmark = pytest.mark.slow
+
 NAMES = [name for name, _ in REAL_MODELS]
 RTOL = ATOL = 1e-4
 

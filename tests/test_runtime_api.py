@@ -217,6 +217,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_second_process_is_a_cache_hit(tmp_path):
     cache = tmp_path / "cache"
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from support import gelu_mlp  # noqa: E402  (tests/ is on sys.path)
 
 MLP = gelu_mlp
+pytestmark = pytest.mark.slow   # one child process with four CPU devices runs every check
 
 
 # ---------------------------------------------------------------------------------------------------------------

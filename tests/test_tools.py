@@ -147,6 +147,7 @@ def test_dump_functional_stage_and_run_of_a_mutating_model(capsys, tmp_path):
     assert rc == 0 and "no in-place ops" in out
 
 
+@pytest.mark.slow
 def test_jaxlib_info_logging_stays_off_when_fxla_loads_jaxlib_first():
     """fxla.dialects.mlir loads jaxlib before jax does (fxla-opt never imports jax): it sets jaxlib's C++ log
     level as `import jax` would, so creating the PJRT client prints no INFO lines on stderr."""
