@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import meta as M
 from .errors import DataDependentError
 from .interpreter import Interpreter
 from .node import _IMPURE_FUNCTIONS, Node, map_aggregate
@@ -66,12 +67,12 @@ def describe(value: Any) -> Any:
 
 def set_node_meta(node: Node, value: Any) -> None:
     """Record ``value`` on ``node``: ``meta['tensor_meta']`` if it holds tensors, else ``meta['value']``."""
-    node.meta.pop("tensor_meta", None)
-    node.meta.pop("value", None)
+    node.meta.pop(M.TENSOR_META, None)
+    node.meta.pop(M.VALUE, None)
     if _contains_tensor(value):
-        node.meta["tensor_meta"] = describe(value)
+        node.meta[M.TENSOR_META] = describe(value)
     else:
-        node.meta["value"] = value
+        node.meta[M.VALUE] = value
 
 
 # ---- memoising meta results -------------------------------------------------------------------------------------
@@ -460,7 +461,7 @@ def data_dependent_error(node: Node, op: Any) -> DataDependentError:
         fix = ("keep the value a tensor: x + t.sum() instead of x + t.sum().item() (a 0-d tensor broadcasts); "
                "or run that part outside the compiled function")
     return DataDependentError(
-        what, where=node.meta.get("source"),
+        what, where=node.meta.get(M.SOURCE),
         why="fxla compiles programs with fixed shapes (StableHLO tensors have static shapes) from a trace without "
             "the data, so a result whose shape or Python value depends on the data cannot be part of one",
         fix=fix)
@@ -471,4 +472,4 @@ def propagate_shapes(gm: torch.nn.Module, *example_inputs: Any) -> Any:
     (``tensor_meta`` if the output holds tensors, else its ``value``)."""
     ShapeProp(gm).run(*example_inputs)
     out = gm.graph.output_node
-    return out.meta.get("tensor_meta", out.meta.get("value"))
+    return out.meta.get(M.TENSOR_META, out.meta.get(M.VALUE))

@@ -7,6 +7,7 @@ import torch
 
 import numpy as np
 
+from fxla.frontend import meta as M
 from fxla.dialects.fxla import Sig, ops, sig_of, type_of
 from fxla.dialects.fxla.opdef import elem_type
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
@@ -51,7 +52,7 @@ class LoweringContext:
     # -- the node being lowered ----------------------------------------------------------------------------------
     @property
     def result_type(self) -> ir.Type:
-        meta = self.node.meta.get("tensor_meta")
+        meta = self.node.meta.get(M.TENSOR_META)
         if meta is None or isinstance(meta, (tuple, list)):
             raise self.error("this op should produce one tensor", "shape propagation recorded no single tensor",
                              "report this as an fxla bug")

@@ -17,6 +17,7 @@ from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg
+from fxla.frontend import meta as M
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 
 from . import rules  # noqa: F401  (fills the rule table)
@@ -45,14 +46,14 @@ def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> Li
 
 def node_location(node) -> ir.Location:
     """``loc("<node name>"("<file>":<line>:<col>))`` from the node's recorded source location."""
-    src = node.meta.get("source")
+    src = node.meta.get(M.SOURCE)
     inner = ir.Location.file(src.file, src.line, src.col) if src is not None else ir.Location.unknown()
     return ir.Location.name(node.name, childLoc=inner)
 
 
 def _is_static(node) -> bool:
     """Nodes whose value shape propagation already knows (shape arithmetic, dtypes, …): no op is emitted."""
-    return "value" in node.meta and "tensor_meta" not in node.meta and node.target not in _MUTATIONS
+    return M.VALUE in node.meta and M.TENSOR_META not in node.meta and node.target not in _MUTATIONS
 
 
 #: never static, although they return None: left in a graph (not functionalized), they have no rule
@@ -67,7 +68,7 @@ def check_supported(gm: GraphModule) -> None:
             key = op_key(node, gm)
             if key not in RULES:
                 missing.append((describe(key, node) if key is not None else f"method Tensor.{node.target}",
-                                node.meta.get("source")))
+                                node.meta.get(M.SOURCE)))
     if missing:
         raise UnsupportedOpError(missing)
 
@@ -75,7 +76,7 @@ def check_supported(gm: GraphModule) -> None:
 def _check_result(node, produced) -> None:
     """The rule's value(s) must have the types torch computed; tuple results (``torch.split``, ``torch.max(x,
     dim)``) are checked element by element, and must have as many elements as torch's."""
-    meta = node.meta.get("tensor_meta")
+    meta = node.meta.get(M.TENSOR_META)
     if isinstance(meta, (tuple, list)) and isinstance(produced, (tuple, list)):
         if len(meta) != len(produced):
             raise LoweringError(
@@ -138,7 +139,7 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
                     elif node.op == "output":
                         results = map_arg(node.args[0], lambda n: env[n])
                     elif _is_static(node):
-                        env[node] = node.meta["value"]
+                        env[node] = node.meta[M.VALUE]
                     elif node.op == "get_attr":
                         env[node] = _get_attr(ctx, gm, node)
                     else:
