@@ -17,6 +17,7 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
+from .grouped_conv import grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
@@ -34,6 +35,9 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
                             "arithmetic, comparisons, where, reshape/permute/expand, convert) into constants"),
     "fxla-dce": (dead_code_elimination, "erase fxla ops whose results are unused"),
+    "fxla-grouped-conv": (grouped_conv_pass, "write grouped and depthwise stablehlo.convolutions as a sum over "
+                          "their kernel taps of strided slices times weights (XLA CPU's grouped convolution is "
+                          "slow; fxla.compile applies it where its cost model says it pays)"),
     "fxla-pool-layout": (pool_layout_pass, "write the stablehlo.reduce_windows that pool a convolution's "
                          "[N, C, spatial...] result channels-last (between transposes), XLA CPU's layout"),
     "fxla-param-layout": (param_layout_pass, "store @main's fxla.param arguments in the layout their dots "
@@ -105,12 +109,14 @@ DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-f
 
 def device_layouts(module, param_names: Sequence[str], platform: str):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
-    before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-pool-layout``,
-    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  Returns ``(changed, layouts)``:
-    whether the module changed, and ``{parameter: permutation}`` for the parameters stored permuted."""
+    before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
+    (where its cost model says it pays) and ``fxla-pool-layout``, then ``fxla-param-layout`` on the trailing
+    parameters ``param_names``.  Returns ``(changed, layouts)``: whether the module changed, and ``{parameter:
+    permutation}`` for the parameters stored permuted."""
+    rewritten = grouped_conv_pass(module, cost_model=True) if platform == "cpu" else 0
     pooled = pool_layout_pass(module) if platform == "cpu" else 0
     layouts = permute_trailing_params(module, param_names)
-    return bool(pooled or layouts), layouts
+    return bool(rewritten or pooled or layouts), layouts
 
 
 class PipelineError(LoweringError):

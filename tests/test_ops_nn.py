@@ -129,3 +129,24 @@ case(nn.Conv3d, "nn.Conv3d_replicate", lambda: nn.Conv3d(2, 2, 3, stride=2, padd
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
+
+
+class _UpTo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.up(x, output_size=[16, 16])      # the size picks output_padding=1
+
+
+@pytest.mark.parametrize("make", [lambda: nn.ConvTranspose2d(8, 8, 3, stride=2, groups=8), _UpTo])
+def test_conv_transpose_module_called_with_its_output_size_argument(make):
+    """ConvTranspose's forward(input, output_size=None): compiled as the root module (output_size a placeholder
+    defaulting to None) and called with an output size."""
+    import fxla
+    torch.manual_seed(0)
+    model = make().eval()
+    x = torch.randn(1, 8 if isinstance(model, nn.ConvTranspose2d) else 4, 8, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(fxla.compile(model)(x), model(x), rtol=1e-5, atol=1e-5)

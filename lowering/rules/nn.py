@@ -50,11 +50,16 @@ def _conv_transpose(ctx, input, weight, bias=None, stride=1, padding=0, output_p
                     output_padding=ntuple(output_padding, n))
 
 
-def _conv_module(ctx, input, *, mod, n, transposed=False):
+def _conv_module(ctx, input, output_size=None, *, mod, n, transposed=False):
     weight, bias = ctx.module_param("weight", mod), ctx.module_param("bias", mod)
-    if transposed:
-        return _conv_transpose(ctx, input, weight, bias, mod.stride, mod.padding, mod.output_padding, mod.groups,
+    if transposed:       # (ConvTranspose's forward(input, output_size=None): the size picks the output padding)
+        output_padding = mod.output_padding if output_size is None else mod._output_padding(
+            torch.empty(ctx.sig(input).shape, device="meta"), list(output_size), mod.stride, mod.padding,
+            mod.kernel_size, n, mod.dilation)
+        return _conv_transpose(ctx, input, weight, bias, mod.stride, mod.padding, output_padding, mod.groups,
                                mod.dilation, n=n)
+    if output_size is not None:
+        raise TypeError("a convolution module takes no output_size")
     if mod.padding_mode != "zeros":      # torch pads with F.pad in that mode, then convolves without padding
         input = ctx.lower(F.pad, input, mod._reversed_padding_repeated_twice, mod.padding_mode)
         return _conv(ctx, input, weight, bias, mod.stride, 0, mod.dilation, mod.groups, n=n)

@@ -1,0 +1,125 @@
+"""fxla-grouped-conv (lowering/grouped_conv.py): grouped and depthwise convolutions as per-tap slices on XLA CPU.
+
+Numerics against eager PyTorch through ``fxla.compile`` (where the cost model takes the rewrite, the compiled HLO
+has no convolution left), the cost model's choices, the rewrite forced on wider groups, and what it leaves alone
+(the portable StableHLO, half precision, transposed convolutions).  FileCheck tests of the rewritten IR are in
+lit_tests/Transforms/grouped-conv.mlir.
+"""
+import pytest
+import torch
+
+import fxla
+from fxla.lowering import verify_stablehlo
+from fxla.lowering.grouped_conv import COSTS, estimate, grouped_conv_pass, pays
+from fxla.runtime import compile_stablehlo, from_device, to_device
+
+CONV = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}
+
+
+def _conv(dims, cin, cout, k, groups, **kw):
+    torch.manual_seed(0)
+    return CONV[dims](cin, cout, k, groups=groups, **kw).eval()
+
+
+def _input(dims, n, c, size, dtype=torch.float32):
+    torch.manual_seed(1)
+    return torch.randn((n, c) + (size,) * dims, dtype=dtype)
+
+
+def _hlo(fast, x) -> str:
+    return fast.executable_for(x).hlo_text()
+
+
+CASES = [  # dims, cin, cout, kernel, groups, extra Conv arguments, batch, size
+    (2, 8, 8, 3, 8, dict(padding=1), 2, 12),                          # depthwise 3x3
+    (2, 8, 8, 3, 8, dict(padding=1, stride=2), 1, 13),                # stride 2, odd size
+    (2, 6, 6, 5, 6, dict(padding=4, dilation=2), 2, 11),              # dilation
+    (2, 8, 8, 7, 8, dict(padding=3), 1, 14),                          # 7x7 (ConvNeXt)
+    (2, 4, 12, 3, 4, dict(padding=1), 2, 9),                          # channel multiplier 3
+    (2, 8, 8, 3, 4, dict(padding=1), 2, 10),                          # groups of 2 channels
+    (2, 16, 32, 3, 4, dict(padding=1, stride=2), 2, 10),              # groups of 4, 8 outputs each
+    (2, 8, 8, 3, 8, dict(padding=1, padding_mode="reflect"), 2, 9),   # padding modes (a pad before the conv)
+    (2, 8, 8, 3, 8, dict(padding=1, padding_mode="circular"), 1, 9),
+    (2, 8, 8, 3, 8, dict(padding=0, bias=False), 3, 8),               # no padding, no bias
+    (2, 8, 8, (1, 5), 8, dict(padding=(0, 2)), 2, 9),                 # non-square kernel
+    (1, 8, 8, 5, 8, dict(padding=2), 2, 20),                          # 1-D
+    (3, 4, 4, 3, 4, dict(padding=1), 1, 6),                           # 3-D
+]
+
+
+@pytest.mark.parametrize("dims, cin, cout, k, groups, extra, batch, size", CASES)
+def test_grouped_convolution_matches_eager_and_is_rewritten(dims, cin, cout, k, groups, extra, batch, size):
+    model = _conv(dims, cin, cout, k, groups, **extra)
+    x = _input(dims, batch, cin, size)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(fast(x), expected, rtol=1e-5, atol=1e-5)
+    assert "convolution(" not in _hlo(fast, x)          # the cost model took the per-tap form (Ci <= 4)
+
+
+def test_float64_is_rewritten_and_exact_to_rounding():
+    model = _conv(2, 6, 6, 3, 6, padding=1).double()
+    x = _input(2, 2, 6, 10, torch.float64)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-12, atol=1e-12)
+    assert "convolution(" not in _hlo(fast, x)
+
+
+def test_cost_model_takes_narrow_groups_only():
+    assert all(pays(ci) for ci in (1, 2, 3, 4))
+    assert not any(pays(ci) for ci in (8, 16, 32, 64, 512))
+    xla, taps = zip(*(estimate(ci) for ci in (1, 2, 4, 8, 16, 32)))
+    assert list(xla) == sorted(xla, reverse=True) and estimate(1) == COSTS[1] and estimate(1000) == COSTS[32]
+    assert estimate(3)[0] < estimate(2)[0] and estimate(3)[0] > estimate(4)[0]        # log-interpolated
+
+
+def test_wide_groups_keep_xla_convolution():
+    model = _conv(2, 32, 32, 3, 4, padding=1)          # groups of 8 channels (RegNetY): not worth it
+    x = _input(2, 1, 32, 8)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+    assert "convolution(" in _hlo(fast, x)
+
+
+@pytest.mark.parametrize("groups", [4, 2])
+def test_forced_rewrite_of_wide_groups_matches_eager(groups):
+    """``fxla-opt --fxla-grouped-conv`` rewrites every eligible convolution: wide groups compute the same."""
+    model = _conv(2, 32, 16, 3, groups, padding=1, stride=2)
+    x = _input(2, 2, 32, 9)
+    stages = fxla.compile(model).lower(x)
+    module = verify_stablehlo(stages.stablehlo_debug)
+    assert grouped_conv_pass(module) == 1
+    text = module.operation.get_asm()
+    assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
+    device = fxla.runtime.resolve_device("cpu")
+    params = [stages.program.params[n] for n in stages.program.param_names]
+    executable = compile_stablehlo(text, device, n_params=len(params))
+    (got,) = executable([to_device(x, device)] + [to_device(p, device) for p in params])
+    with torch.no_grad():
+        torch.testing.assert_close(from_device(got), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_portable_stablehlo_keeps_the_convolution():
+    """A choice for XLA CPU: the verified StableHLO (what export and as_jax_function carry) is left alone."""
+    model = _conv(2, 8, 8, 3, 8, padding=1)
+    x = _input(2, 1, 8, 8)
+    fast = fxla.compile(model)
+    assert "stablehlo.convolution" in fast.lower(x).stablehlo and "convolution(" not in _hlo(fast, x)
+
+
+def test_half_precision_and_transposed_keep_xla():
+    model = _conv(2, 8, 8, 3, 8, padding=1).to(torch.bfloat16)
+    x = _input(2, 1, 8, 8, torch.bfloat16)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x).float(), model(x).float(), rtol=2e-2, atol=2e-2)
+    assert "convolution(" in _hlo(fast, x)
+    torch.manual_seed(0)
+    up = torch.nn.ConvTranspose2d(8, 8, 3, stride=2, groups=8).eval()
+    fast = fxla.compile(up)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x.float()), up(x.float()), rtol=1e-5, atol=1e-5)
+    assert "convolution(" in _hlo(fast, x.float())
