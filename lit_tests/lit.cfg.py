@@ -63,6 +63,9 @@ config.environment["PATH"] = os.pathsep.join([tools_dir, config.environment.get(
 for var in ("HOME", "JAX_PLATFORMS", "JAX_ENABLE_X64", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES", "TORCH_HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# fxla's on-disk executable cache is on by default in the user's cache folder ($XDG_CACHE_HOME/fxla): the tests
+# use one of their own, under lit's output folder, so they never read or write the user's
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "xdg-cache")
 
 
 # --- Python commands: one fork server per lit run -----------------------------------------------------------

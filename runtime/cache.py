@@ -97,11 +97,23 @@ class EntryKey:
 
 
 STATS = CompileStats()
-_default_dir: Optional[str] = None
+_DEFAULT = object()          # get_cache_dir(): the user's cache folder (default_cache_dir()) until set otherwise
+_default_dir: object = _DEFAULT
+
+
+def default_cache_dir() -> str:
+    """The user's fxla cache folder, after the XDG base directory convention: ``$XDG_CACHE_HOME/fxla`` when that
+    variable holds an absolute path, else ``~/.cache/fxla``."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fxla")
 
 
 def set_cache_dir(path: Optional[Union[str, os.PathLike]]) -> None:
-    """Use ``path`` as the default on-disk executable cache of every later compilation (``None`` turns it off).
+    """Use ``path`` as the default on-disk executable cache of every later compilation (``None`` turns the disk
+    cache off).  Until this is called the default is :func:`default_cache_dir` (on: a second process with the
+    same program deserializes it instead of compiling again).
 
     ``fxla.compile(..., cache_dir=...)`` overrides it per module.
     """
@@ -110,8 +122,26 @@ def set_cache_dir(path: Optional[Union[str, os.PathLike]]) -> None:
 
 
 def get_cache_dir() -> Optional[str]:
-    """The default on-disk executable cache directory set by :func:`set_cache_dir` (``None``: no disk cache)."""
-    return _default_dir
+    """The default on-disk executable cache directory: :func:`set_cache_dir`'s, else :func:`default_cache_dir`
+    (``None``: no disk cache)."""
+    return default_cache_dir() if _default_dir is _DEFAULT else _default_dir
+
+
+_warned_default = False
+
+
+def warn_default_unusable(err: Exception) -> None:
+    """The default folder cannot be created: say so once per process and go on without the disk cache."""
+    global _warned_default
+    if not _warned_default:
+        _warned_default = True
+        warnings.warn(f"fxla: compiling without the on-disk cache: {err}", CacheWarning, stacklevel=4)
+
+
+def using_default_dir() -> bool:
+    """Whether :func:`get_cache_dir` is the user's folder that nobody chose (a failure to create it is then a
+    warning, not an error)."""
+    return _default_dir is _DEFAULT
 
 
 def _unsafe_folder(path: str) -> Optional[str]:

@@ -210,10 +210,18 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
                            f"fix: pass how many of its last arguments are parameters")
     if partitioning is not None:
         n_params = 0
+    implicit = cache_dir is None and _cache.using_default_dir()
     cache_dir = cache_dir if cache_dir is not None else _cache.get_cache_dir()
     disk = key = None
     if cache_dir is not None:
-        disk = _cache.DiskCache(cache_dir)
+        try:
+            disk = _cache.DiskCache(cache_dir)
+        except _cache.CacheError as err:
+            if not implicit:
+                raise
+            _cache.warn_default_unusable(err)       # the user's default folder (nobody chose it): compile on
+            cache_dir = None
+    if cache_dir is not None:
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
                        f"device={device.id}/jax-{jax.__version__}/{sorted(XLA_OPTIONS.items())}/"
                        f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}")

@@ -6,8 +6,11 @@ worker is left running a long test alone at the end; a plain ``pytest`` run keep
 
 ``pytest -m "not slow"`` skips the slow ones for a quick local loop; ``make test`` (and so CI) runs them all.
 """
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -18,6 +21,19 @@ if EXAMPLES not in sys.path:
 TESTS = os.path.dirname(os.path.abspath(__file__))  # test-support packages (tests/zoo)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
+
+
+# fxla's on-disk executable cache is on by default in the user's cache folder: the tests never touch the user's.
+# Processes the tests start use a folder of this session's ($XDG_CACHE_HOME); in this process the disk cache is
+# off, so tests that count compilations see every one (tests of the cache pass cache_dir= or turn it on).
+_XDG = tempfile.mkdtemp(prefix="fxla-test-xdg-")
+atexit.register(shutil.rmtree, _XDG, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = _XDG
+
+
+def pytest_configure(config):
+    from fxla.runtime import set_cache_dir
+    set_cache_dir(None)
 
 
 @pytest.fixture
