@@ -1,14 +1,17 @@
 """fxla's benchmarks (``make bench``; not part of CI).  Everything is measured in this one run, on this machine.
 
 For each model and batch size: the median time per call of fxla, torch eager, torch.compile (inductor) and the
-same model hand-written in JAX under jax.jit, with the ratios against fxla (every baseline's output is first
-checked against eager torch).  Then: per-call dispatch overhead against jax.jit on a tiny function, trace time
-against torch.fx, trace+lower time against XLA's compile time, lowering time against graph size, and whether
-each target of issue #6 is met.
+same model hand-written in JAX under jax.jit where there is one (not for torchvision's conv nets: n/a), with the
+ratios against fxla (every baseline's output is first checked against eager torch).  Then: per-call dispatch
+overhead against jax.jit on a tiny function, trace time against torch.fx, trace+lower time against XLA's compile
+time, lowering time against graph size, depthwise convolutions alone (eager, fxla, XLA's grouped convolution and
+the same convolution as shifted slices in JAX), and whether each target of issues #6 and #19 is met.
 
-    .venv/bin/python benchmarks/run.py                       # everything (~10 min on 2 cores)
+    .venv/bin/python benchmarks/run.py                       # everything (~25 min on 2 cores)
     .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (< 1 min)
     .venv/bin/python benchmarks/run.py --models gpt2,bert --batches 1
+    .venv/bin/python benchmarks/run.py --models convnets --no-inductor --skip dispatch,trace,scaling,depthwise
+    .venv/bin/python benchmarks/run.py --models mobilenet_v2 --batches 1 --skip dispatch,trace,scaling
     .venv/bin/python benchmarks/run.py --markdown docs/performance.md   # also write the results there
     .venv/bin/python benchmarks/run.py --models resnet18 --dump-hlo /tmp/hlo  # fxla's and jax's optimised HLO
 """
@@ -160,8 +163,8 @@ class Spec:
     build: Callable[[], torch.nn.Module]
     make_input: Callable[[int], torch.Tensor]          # batch -> the one input tensor
     describe: Callable[[int], str]                     # batch -> shape text for the table
-    jax_fn: Callable
-    jax_params: Callable                               # torch model -> params pytree
+    jax_fn: Optional[Callable] = None                  # the model hand-written in JAX (None: none, jax.jit n/a)
+    jax_params: Optional[Callable] = None              # torch model -> params pytree
     jax_input: Callable = lambda x: jax.numpy.asarray(x.numpy())
     hf: bool = False                                   # trace with concrete shapes (example_inputs)
     jax_note: str = ""
@@ -194,6 +197,11 @@ def _resnet_input(batch):
     return torch.randn(batch, 3, _img(batch), _img(batch), generator=g)
 
 
+def _torchvision(key: str, name: str, constructor: str) -> Spec:
+    """One of torchvision's conv nets (issue #19): 224x224 images at every batch size, no hand-written JAX."""
+    return Spec(key, name, tm.torchvision_model(constructor), _randn(3, 224, 224), lambda b: f"[{b}, 3, 224, 224]")
+
+
 SPECS = [
     Spec("mlp", "MLP", _example_model(models.mlp), _randn(64), lambda b: f"[{b}, 64]", jm.mlp, jm.params_of),
     Spec("cnn", "small CNN", _example_model(models.small_cnn), _randn(3, 16, 16), lambda b: f"[{b}, 3, 16, 16]",
@@ -202,6 +210,11 @@ SPECS = [
          lambda b: f"[{b}, 16, 64]", jm.encoder_block, jm.params_of),
     Spec("resnet18", "ResNet-18", tm.resnet18, _resnet_input, lambda b: f"[{b}, 3, {_img(b)}, {_img(b)}]",
          jm.resnet18, jm.resnet18_params, jm.resnet18_input, jax_note="NHWC"),
+    _torchvision("mobilenet_v2", "MobileNetV2", "mobilenet_v2"),
+    _torchvision("efficientnet_b0", "EfficientNet-B0", "efficientnet_b0"),
+    _torchvision("convnext_tiny", "ConvNeXt-Tiny", "convnext_tiny"),
+    _torchvision("regnet_y_400mf", "RegNetY-400MF", "regnet_y_400mf"),
+    _torchvision("shufflenet_v2", "ShuffleNetV2", "shufflenet_v2_x1_0"),
     Spec("gpt2", "GPT-2 small", tm.gpt2_small, _ids(50257), lambda b: f"ids [{b}, {_seq(b)}]", jm.gpt2,
          jm.gpt2_params, jm.ids_input, hf=True),
     Spec("bert", "BERT-base", tm.bert_base, _ids(30522), lambda b: f"ids [{b}, {_seq(b)}]", jm.bert,
@@ -209,6 +222,11 @@ SPECS = [
 ]
 BY_KEY = {s.key: s for s in SPECS}
 QUICK_MODELS = ["mlp", "cnn", "encoder"]
+#: --models names that stand for several models
+GROUPS = {"convnets": ["resnet18", "mobilenet_v2", "efficientnet_b0", "convnext_tiny", "regnet_y_400mf",
+                       "shufflenet_v2"]}
+#: issue #19's conv nets: each at most 1.0x eager's time at every batch size (and ResNet-18 at batch 1)
+CONVNETS_19 = GROUPS["convnets"][1:]
 
 
 def fxla_compile(spec: Spec, model, x, **options):
@@ -226,6 +244,7 @@ class Row:
     cpu: Dict[str, float]
     ok: Dict[str, Optional[bool]]
     errs: Dict[str, float] = field(default_factory=dict)
+    failure: str = ""                                  # why fxla could not compile or run the model ("": it did)
 
 
 def _hlo_summary(text: str) -> Dict[str, int]:
@@ -242,14 +261,28 @@ def _hlo_summary(text: str) -> Dict[str, int]:
 def _dump_hlo(directory: str, spec: Spec, batch: int, fast, x, jitted, params, xj) -> str:
     os.makedirs(directory, exist_ok=True)
     fxla_text = fast.executable_for(x).hlo_text()
-    jax_text = jitted.lower(params, xj).compile().as_text()
+    jax_text = jitted.lower(params, xj).compile().as_text() if jitted else ""
     base = os.path.join(directory, f"{spec.key}_b{batch}")
     for suffix, text in (("fxla", fxla_text), ("jax", jax_text)):
-        with open(f"{base}.{suffix}.hlo.txt", "w") as f:
-            f.write(text)
+        if text:
+            with open(f"{base}.{suffix}.hlo.txt", "w") as f:
+                f.write(text)
+    if not jitted:
+        return "no hand-written JAX; fxla: " + ", ".join(f"{k} {n}" for k, n in sorted(_hlo_summary(fxla_text).items()))
     a, b = _hlo_summary(fxla_text), _hlo_summary(jax_text)
     keys = sorted(k for k in set(a) | set(b) if a[k] != b[k])
     return ", ".join(f"{k} {a[k]}/{b[k]}" for k in keys) or "same opcode counts"
+
+
+def _try_fxla(spec: Spec, model, x):
+    """``(compiled, "")``, or ``(None, why)`` where fxla refuses the model: the run goes on without its row."""
+    try:
+        fast = fxla_compile(spec, model, x)
+        with torch.no_grad():
+            fast(x)
+        return fast, ""
+    except fxla.FxlaError as err:
+        return None, f"{type(err).__name__}: {str(err).splitlines()[0]}"
 
 
 def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: float, inductor: bool,
@@ -258,27 +291,33 @@ def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: f
     hlo_notes = []
     for spec in specs:
         model = spec.build().eval()
-        params = spec.jax_params(model)
+        params = spec.jax_params(model) if spec.jax_fn else None
         for batch in batches:
             x = spec.make_input(batch)
             with torch.no_grad():
                 want = model(x).numpy()
-            xj = spec.jax_input(x)
-            fast = fxla_compile(spec, model, x)
-            jitted = jax.jit(spec.jax_fn)
-            fns = {"fxla": lambda: fast(x),
-                   "eager": lambda: model(x),
-                   "jax": lambda: jitted(params, xj).block_until_ready()}
-            with torch.no_grad():           # (as everything timed: outputs that require grad refuse .numpy())
-                got = {"fxla": fast(x).numpy(), "jax": np.asarray(jitted(params, xj))}
-                first = min(once(lambda: fast(x)) for _ in range(3))     # (one call can be a stray slow one)
+            xj = spec.jax_input(x) if spec.jax_fn else None
+            jitted = jax.jit(spec.jax_fn) if spec.jax_fn else None
+            fns = {"eager": lambda: model(x)}
+            got = {}
+            fast, failure = _try_fxla(spec, model, x)
+            if fast:
+                fns["fxla"] = lambda: fast(x)
+                with torch.no_grad():       # (as everything timed: outputs that require grad refuse .numpy())
+                    got["fxla"] = fast(x).numpy()
+                    first = min(once(lambda: fast(x)) for _ in range(3))     # (one call can be a stray slow one)
+            else:
+                out(f"> **{spec.name} batch {batch}: fxla fails** ({failure})")
+            if jitted:
+                fns["jax"] = lambda: jitted(params, xj).block_until_ready()
+                got["jax"] = np.asarray(jitted(params, xj))
             if inductor:
                 torch._dynamo.reset()
                 compiled = torch.compile(model, dynamic=False)
                 with torch.no_grad():
                     got["inductor"] = compiled(x).numpy()
                 fns["inductor"] = lambda: compiled(x)
-            if first < SAME_IO_BELOW_S:
+            if fast and first < SAME_IO_BELOW_S:
                 # Short calls: the torch-in/torch-out conversion is a visible part of them, so fxla is also timed
                 # the way jax.jit is called — device arrays in, device arrays out (output="jax").
                 fast_dev = fxla_compile(spec, model, x, output="jax")
@@ -294,12 +333,12 @@ def bench_models(specs: List[Spec], batches: List[int], repeat: int, budget_s: f
             time.sleep(0.5)                 # let threads busy from the compiles above go idle
             with torch.no_grad():
                 times = measure(fns, repeat, budget_s, cpu=cpu)
-            for k in ("inductor", "fxla_dev"):
+            for k in ("inductor", "fxla_dev", "jax", "fxla"):
                 times.setdefault(k, float("nan"))
                 cpu.setdefault(k, float("nan"))
-                ok.setdefault(k, None)
-            rows.append(Row(spec, batch, times, cpu, ok, errs))
-            if dump_hlo:
+                ok.setdefault(k, False if k == "fxla" else None)
+            rows.append(Row(spec, batch, times, cpu, ok, errs, failure))
+            if dump_hlo and fast:
                 hlo_notes.append(f"{spec.name} batch {batch}: " +
                                  _dump_hlo(dump_hlo, spec, batch, fast, x, jitted, params, xj))
             print(f"  [{spec.name} batch {batch}: " + ", ".join(f"{k} {_us(v)}" for k, v in times.items()) + "]",
@@ -432,16 +471,19 @@ def bench_trace_and_compile(specs: List[Spec]) -> List[dict]:
         text = stablehlo.operation.get_asm(enable_debug_info=True)
         t_conv = time.perf_counter() - start
         t_xla = once(lambda: compile_stablehlo(text, resolve_device("cpu"), cache_dir=None))
-        params = spec.jax_params(model)
-        xj = spec.jax_input(x)
-        jitted = jax.jit(lambda p, v: spec.jax_fn(p, v))     # a new function: no cached trace/lowering/executable
-        start = time.perf_counter()
-        lowered = jitted.lower(params, xj)
-        t_jax_lower = time.perf_counter() - start
-        t_jax_compile = once(lowered.compile)
+        t_jax_lower = t_jax_compile = float("nan")
+        if spec.jax_fn:
+            params = spec.jax_params(model)
+            xj = spec.jax_input(x)
+            jitted = jax.jit(lambda p, v: spec.jax_fn(p, v))     # a new function: no cached trace/lowering/exe
+            start = time.perf_counter()
+            lowered = jitted.lower(params, xj)
+            t_jax_lower = time.perf_counter() - start
+            t_jax_compile = once(lowered.compile)
+            del params
         results.append(dict(spec=spec, nodes=nodes, trace=t_trace, fx=t_fx, lower=t_lower, conv=t_conv, xla=t_xla,
                             jax_lower=t_jax_lower, jax_compile=t_jax_compile))
-        del model, params
+        del model
     out("\n## Trace, lower and compile times (batch 1)\n")
     out("fxla's tracer against torch.fx's `symbolic_trace` (HF models: fxla traces with concrete shapes, "
         "`example_inputs=`); then lowering the graph to verified StableHLO against XLA compiling it, and the same "
@@ -500,6 +542,84 @@ def bench_scaling(sizes: List[int]) -> List[dict]:
             f"from {a['nodes']} to {b['nodes']} nodes (1.00 = linear).")
         for r in results:
             r["exponent"], r["cpu_exponent"] = exponent, cpu_exponent
+    return results
+
+
+# -- depthwise convolutions alone ------------------------------------------------------------------------------------
+#: issue #19's table: (input shape [N, C, H, W], kernel size); stride 1, "same" padding, one filter per channel
+DEPTHWISE_CASES = [((1, 32, 112, 112), 3), ((1, 144, 56, 56), 3), ((1, 96, 56, 56), 7), ((8, 96, 56, 56), 3)]
+
+
+def _shifted_slices(x, w, pad):
+    """Depthwise convolution (NCHW, weight [C, 1, K, K]) as a sum of K*K shifted slices times per-channel weights:
+    the elementwise formulation XLA CPU fuses well (issue #19)."""
+    k = w.shape[-1]
+    h, wd = x.shape[2], x.shape[3]
+    xp = jax.numpy.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    acc = None
+    for i in range(k):
+        for j in range(k):
+            term = xp[:, :, i:i + h, j:j + wd] * w[None, :, 0, i, j, None, None]
+            acc = term if acc is None else acc + term
+    return acc
+
+
+def bench_depthwise(cases, repeat: int, budget_s: float) -> List[dict]:
+    """Median time of one depthwise ``nn.Conv2d(C, C, K, padding=K // 2, groups=C, bias=False)`` per case: torch
+    eager, ``fxla.compile`` of that module (whatever fxla lowers it to today), XLA's grouped convolution
+    (``lax.conv_general_dilated(feature_group_count=C)`` under jax.jit, NCHW and NHWC) and the shifted-slices
+    formulation under jax.jit."""
+    lax = jax.lax
+    results = []
+    for shape, k in cases:
+        c, pad = shape[1], k // 2
+        torch.manual_seed(0)
+        conv = torch.nn.Conv2d(c, c, k, padding=pad, groups=c, bias=False).eval()
+        x = torch.randn(shape)
+        with torch.no_grad():
+            want = conv(x).numpy()
+        fast = fxla.compile(conv)
+        w = jax.numpy.asarray(conv.weight.detach().numpy())                  # [C, 1, K, K] (OIHW)
+        xj = jax.numpy.asarray(x.numpy())
+        xj_nhwc = jax.numpy.asarray(x.numpy().transpose(0, 2, 3, 1))
+        w_hwio = jax.numpy.asarray(conv.weight.detach().numpy().transpose(2, 3, 1, 0))   # [K, K, 1, C]
+        padding = [(pad, pad), (pad, pad)]
+        nchw = jax.jit(lambda v, f: lax.conv_general_dilated(v, f, (1, 1), padding, feature_group_count=c,
+                                                             dimension_numbers=("NCHW", "OIHW", "NCHW")))
+        nhwc = jax.jit(lambda v, f: lax.conv_general_dilated(v, f, (1, 1), padding, feature_group_count=c,
+                                                             dimension_numbers=("NHWC", "HWIO", "NHWC")))
+        slices = jax.jit(lambda v, f: _shifted_slices(v, f, pad))
+        with torch.no_grad():
+            got = {"fxla": fast(x).numpy(), "xla_nchw": np.asarray(nchw(xj, w)),
+                   "xla_nhwc": np.asarray(nhwc(xj_nhwc, w_hwio)).transpose(0, 3, 1, 2),
+                   "slices": np.asarray(slices(xj, w))}
+        ok = {name: close(v, want) for name, v in got.items()}
+        for name, good in ok.items():
+            if not good:
+                out(f"> **depthwise {list(shape)} {k}x{k}: {name} does not match eager** "
+                    f"(max |Δ| {max_err(got[name], want):.2e})")
+        fns = {"eager": lambda: conv(x), "fxla": lambda: fast(x),
+               "xla_nchw": lambda: nchw(xj, w).block_until_ready(),
+               "xla_nhwc": lambda: nhwc(xj_nhwc, w_hwio).block_until_ready(),
+               "slices": lambda: slices(xj, w).block_until_ready()}
+        time.sleep(0.5)
+        with torch.no_grad():
+            times = measure(fns, repeat, budget_s)
+        results.append(dict(shape=shape, k=k, times=times, ok=ok))
+        print(f"  [depthwise {list(shape)} {k}x{k}: " + ", ".join(f"{n} {_us(v)}" for n, v in times.items()) + "]",
+              file=sys.stderr, flush=True)
+        del fast, nchw, nhwc, slices
+    out("\n## Depthwise convolutions alone (stride 1, same padding, no bias), median per call\n")
+    out("The cause of issue #19: XLA CPU's grouped convolution (`lax.conv_general_dilated(feature_group_count=C)` "
+        "under jax.jit) against the same convolution written as a sum of K×K shifted slices times per-channel "
+        "weights (jax.jit), torch eager, and `fxla.compile` of the `nn.Conv2d(groups=C)` (torch in / torch out).\n")
+    out.table(["input, kernel", "torch eager", "fxla", "XLA conv NCHW", "XLA conv NHWC", "shifted slices NCHW",
+               "fxla / eager", "matches eager (fxla / XLA NCHW / NHWC / slices)"],
+              [[f"{list(r['shape'])}, {r['k']}x{r['k']}", _us(r["times"]["eager"]), _us(r["times"]["fxla"]),
+                _us(r["times"]["xla_nchw"]), _us(r["times"]["xla_nhwc"]), _us(r["times"]["slices"]),
+                _ratio(r["times"]["fxla"], r["times"]["eager"]),
+                " / ".join(_mark(r["ok"][n]) for n in ("fxla", "xla_nchw", "xla_nhwc", "slices"))]
+               for r in results])
     return results
 
 
@@ -566,7 +686,45 @@ def report_targets(rows, dispatch, traces, scaling, was_busy: bool) -> None:
         lines.append([f"lowering time linear in nodes ({scaling[0]['nodes']}–{scaling[-1]['nodes']}; exponent "
                       f"≤ 1.15)", f"nodes^{e:.2f} wall clock, nodes^{ec:.2f} CPU time",
                       _mark(e <= 1.15) + " / " + _mark(ec <= 1.15)])
-    out.table(["target", "measured", "met"], lines)
+    if lines:
+        out.table(["target", "measured", "met"], lines)
+    else:
+        out("None of issue #6's targets was measured in this run.")
+    report_targets_19(rows, was_busy)
+
+
+def _vs_eager(r: Row) -> float:
+    """fxla's time / eager's (≤ 1: fxla at least as fast); inf where fxla's output does not match eager."""
+    return r.times["fxla"] / r.times["eager"] if r.ok["fxla"] else float("inf")
+
+
+def _worst_vs_eager(rows: List[Row]) -> str:
+    worst = max(rows, key=_vs_eager)
+    q = _vs_eager(worst)
+    why = "fxla fails" if worst.failure else "does not match eager"
+    return f"worst {worst.spec.name} batch {worst.batch}: " + (why if q == float("inf") else f"{q:.2f}× eager's time")
+
+
+def report_targets_19(rows: List[Row], was_busy: bool) -> None:
+    """Issue #19's conv-net targets, where this run measured those models (fxla's time / eager's, ≤ 1.0)."""
+    lines = []
+    nets = [r for r in rows if r.spec.key in CONVNETS_19]
+    caveat = " (machine busy: not reliable)" if was_busy else ""
+    if nets:
+        met = sum(1 for r in nets if _vs_eager(r) <= 1.0)
+        names = ", ".join(BY_KEY[k].name for k in CONVNETS_19)
+        lines.append([f"each conv net ({names}) at most 1.0× eager's time, each batch",
+                      f"{met} of {len(nets)} rows; {_worst_vs_eager(nets)}{caveat}",
+                      _mark(met == len(nets)) + ("?" if was_busy else "")])
+    resnet = [r for r in rows if r.spec.key == "resnet18" and r.batch == 1]
+    if resnet:
+        lines.append(["ResNet-18 batch 1 at most 1.0× eager's time",
+                      f"{_ratio(resnet[0].times['fxla'], resnet[0].times['eager'])}× eager's time "
+                      f"({_us(resnet[0].times['fxla'])} vs {_us(resnet[0].times['eager'])}){caveat}",
+                      _mark(_vs_eager(resnet[0]) <= 1.0) + ("?" if was_busy else "")])
+    if lines:
+        out("\n## Issue #19 targets (measured in this run)\n")
+        out.table(["target", "measured", "met"], lines)
 
 
 # -- main --------------------------------------------------------------------------------------------------------------
@@ -612,9 +770,10 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help=f"models {','.join(QUICK_MODELS)}, fewer repetitions, no inductor, graphs up to 10k "
-                             f"nodes (< 1 min)")
-    parser.add_argument("--models", help=f"comma-separated subset of {','.join(BY_KEY)} (default: all; --quick: "
-                                         f"{','.join(QUICK_MODELS)})")
+                             f"nodes, the first depthwise case (< 1 min)")
+    parser.add_argument("--models", help=f"comma-separated subset of {','.join(BY_KEY)}, or a group: "
+                                         + "; ".join(f"{g} = {','.join(ks)}" for g, ks in GROUPS.items())
+                                         + f" (default: all; --quick: {','.join(QUICK_MODELS)})")
     parser.add_argument("--batches", default="1,32", help="comma-separated batch sizes (default 1,32)")
     parser.add_argument("--repeat", type=int, help="timed rounds per measurement (default 30; --quick 10)")
     parser.add_argument("--budget", type=float, help="seconds per measurement after which timing stops once "
@@ -622,15 +781,17 @@ def main(argv=None) -> int:
     parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile (slow to compile)")
     parser.add_argument("--sizes", help="graph sizes for the lowering-scaling table (default 1000,10000,100000; "
                                         "--quick 1000,10000)")
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: run,dispatch,trace,scaling")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: "
+                                                   "run,dispatch,trace,scaling,depthwise")
     parser.add_argument("--markdown", metavar="PATH", help="also write the results as markdown to PATH (between "
                                                           "BEGIN/END markers if the file has them)")
     parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
     args = parser.parse_args(argv)
     keys = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else list(BY_KEY))
+    keys = list(dict.fromkeys(k for key in keys for k in GROUPS.get(key, [key])))    # groups expanded, in order
     unknown = [k for k in keys if k not in BY_KEY]
     if unknown:
-        parser.error(f"unknown model(s) {unknown}; choose from {','.join(BY_KEY)}")
+        parser.error(f"unknown model(s) {unknown}; choose from {','.join(BY_KEY)} or {','.join(GROUPS)}")
     specs = [BY_KEY[k] for k in keys]
     batches = [int(b) for b in args.batches.split(",")]
     repeat = args.repeat or (10 if args.quick else 30)
@@ -649,8 +810,9 @@ def main(argv=None) -> int:
     out(f"* {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, `{command}`")
     out(f"* {machine()}, {platform.system()} {platform.release()}, Python {platform.python_version()}")
     import transformers
-    out(f"* torch {torch.__version__}, jax/jaxlib {jax.__version__}, transformers {transformers.__version__}; "
-        f"fxla device {resolve_device()}")
+    torchvision = tm.import_torchvision()
+    out(f"* torch {torch.__version__}, jax/jaxlib {jax.__version__}, transformers {transformers.__version__}, "
+        f"torchvision {torchvision.__version__}; fxla device {resolve_device()}")
     out(f"* threads: torch intra-op {torch.get_num_threads()} (`torch.set_num_threads(os.cpu_count())`), "
         f"inter-op {torch.get_num_interop_threads()}; fxla and jax.jit share jaxlib's PJRT CPU client (XLA's "
         f"default: one intra-op thread per core)")
@@ -670,6 +832,8 @@ def main(argv=None) -> int:
         traces = bench_trace_and_compile(specs)
     if "scaling" not in skip:
         scaling = bench_scaling(sizes)
+    if "depthwise" not in skip:
+        bench_depthwise(DEPTHWISE_CASES[:1] if args.quick else DEPTHWISE_CASES, repeat, budget)
     report_targets(rows, dispatch, traces, scaling, was_busy or busy())
     out(f"\nWhole run: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load_start} at the start, "
         f"{_load()} at the end.")

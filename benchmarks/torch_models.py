@@ -1,7 +1,11 @@
 """The benchmark's real-size torch models, built offline with random weights (seeded).
 
-* ``resnet18()``: torchvision's ResNet-18 (basic blocks, widths 64-512, 1000 classes), written out here because
-  torchvision is not installed; same module names as torchvision, so ``state_dict`` keys match.
+* ``resnet18()``: torchvision's ResNet-18 (basic blocks, widths 64-512, 1000 classes), written out here (from
+  before torchvision was installed; kept so that earlier runs compare); same module names as torchvision, so
+  ``state_dict`` keys match, and the same output as ``torchvision.models.resnet18`` given that state.
+* ``torchvision_model(name)``: a builder of ``torchvision.models.get_model(name)`` (``mobilenet_v2``,
+  ``efficientnet_b0``, ``convnext_tiny``, ``regnet_y_400mf``, ``shufflenet_v2_x1_0``, ...), imported through
+  ``utils/torchvision_cpu.py`` (the index's torchvision is a CUDA build); torchvision's own initialisation, seeded.
 * ``gpt2_small()``: ``transformers.GPT2Model(GPT2Config())`` (12 layers, 768 hidden, 12 heads), called with
   ``use_cache=False`` and returning ``last_hidden_state`` (a tensor).
 * ``bert_base()``: ``transformers.BertModel(BertConfig(), add_pooling_layer=False)`` (12 layers, 768 hidden,
@@ -12,9 +16,14 @@ All are in eval mode, float32.
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "utils"))
+from torchvision_cpu import import_torchvision  # noqa: E402
 
 
 class BasicBlock(nn.Module):
@@ -76,6 +85,17 @@ def resnet18():
     torch.manual_seed(0)
     with torch.no_grad():
         return _randomize_bn(ResNet18()).eval()
+
+
+def torchvision_model(name: str):
+    """A builder of torchvision's ``name`` model: random weights (seed 0), random BatchNorm statistics, eval mode."""
+    def build():
+        models = import_torchvision().models
+        torch.manual_seed(0)
+        with torch.no_grad():
+            return _randomize_bn(models.get_model(name, weights=None)).eval()
+    build.__name__ = name
+    return build
 
 
 class _LastHidden(nn.Module):
