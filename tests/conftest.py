@@ -7,6 +7,7 @@ worker is left running a long test alone at the end; a plain ``pytest`` run keep
 ``pytest -m "not slow"`` skips the slow ones for a quick local loop; ``make test`` (and so CI) runs them all.
 """
 import atexit
+import importlib.util
 import os
 import shutil
 import sys
@@ -34,6 +35,15 @@ os.environ["XDG_CACHE_HOME"] = _XDG
 def pytest_configure(config):
     from fxla.runtime import set_cache_dir
     set_cache_dir(None)
+    # the test extras' torchvision (pinned) is a CUDA build: without its operator schemas, `import torchvision`
+    # fails, and so do transformers' model classes, which import it (utils/torchvision_cpu.py)
+    sys.path.insert(0, os.path.join(ROOT, "utils"))
+    try:
+        from torchvision_cpu import import_torchvision
+    finally:
+        sys.path.pop(0)
+    if importlib.util.find_spec("torchvision") is not None:
+        import_torchvision()
 
 
 @pytest.fixture
