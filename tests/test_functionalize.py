@@ -450,3 +450,30 @@ def test_a_loaded_artifact_writes_back_inputs_and_keeps_attributes(tmp_path):
     x = torch.ones(3)
     assert loaded(x).tolist() == [4, 4, 4] and x.tolist() == [2, 2, 2]
     assert loaded.attributes["last"].tolist() == [3, 3, 3]
+
+
+class _EvalInplaceDropout(torch.nn.Module):
+    """EfficientNet's classifier: Dropout(inplace=True) on a flattened view that is used again afterwards."""
+
+    def __init__(self):
+        super().__init__()
+        self.flatten = torch.nn.Flatten()
+        self.drop = torch.nn.Dropout(0.2, inplace=True)
+        self.fc = torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        y = self.flatten(x)
+        return self.fc(self.drop(y)) + y.sum()
+
+
+def test_inplace_dropout_in_eval_mode_writes_nothing():
+    """In eval mode (or with p=0) an in-place dropout returns its input unchanged, as eager's does: not a
+    mutation, so a view of an input that is used afterwards is fine (EfficientNet-B0 was refused)."""
+    import fxla
+    torch.manual_seed(0)
+    model = _EvalInplaceDropout().eval()
+    x = torch.randn(2, 3, 4)
+    before = x.clone()
+    with torch.no_grad():
+        torch.testing.assert_close(fxla.compile(model)(x), model(x))
+    assert torch.equal(x, before)

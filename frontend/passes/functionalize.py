@@ -45,7 +45,7 @@ from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
-from .aliasing import aliases, broadcasts, is_view, lineage, overlap
+from .aliasing import _drops, aliases, broadcasts, is_view, lineage, overlap
 
 __all__ = ["functionalize", "setitem"]
 
@@ -92,6 +92,8 @@ def _module_is_inplace(gm: GraphModule, node: Node) -> bool:
         mod = gm.get_submodule(node.target)
     except AttributeError:
         return False
+    if isinstance(mod, torch.nn.modules.dropout._DropoutNd) and not _drops(mod.p, mod.training):
+        return False        # Dropout(inplace=True) in eval mode (or p=0) returns its input: nothing is written
     return getattr(mod, "inplace", False) is True
 
 
