@@ -787,6 +787,8 @@ def main(argv=None) -> int:
                                                           "BEGIN/END markers if the file has them)")
     parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
     args = parser.parse_args(argv)
+    # compile times are measured as a first compile: not from fxla's on-disk cache (on by default)
+    fxla.runtime.set_cache_dir(None)
     keys = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else list(BY_KEY))
     keys = list(dict.fromkeys(k for key in keys for k in GROUPS.get(key, [key])))    # groups expanded, in order
     unknown = [k for k in keys if k not in BY_KEY]
