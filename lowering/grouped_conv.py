@@ -40,6 +40,8 @@ import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
+from .pool_layout import _from_convolution
+
 #: group width Ci -> (XLA's grouped convolution, the per-tap form), ns per multiply-add of the convolution,
 #: measured with utils/measure_grouped_conv.py on the development box (2 cores; medians of two shapes)
 COSTS = {1: (3.4, 0.06), 2: (2.4, 0.51), 4: (0.67, 0.25), 8: (0.22, 0.19), 16: (0.13, 0.11), 32: (0.08, 0.07)}
@@ -139,32 +141,47 @@ def _rewrite(op, p: dict):
 
 
 def _depthwise(x, w, p: dict):
-    """One input channel per group: elementwise, channels-last.  The input is transposed to ``[N, spatial...,
-    C]`` (XLA CPU's convolutions produce that layout, so after a convolution the transpose is a bitcast), each
-    tap's strided slice is multiplied by that tap's ``[O]`` weights broadcast along the last dim, and the sum is
-    transposed back to ``[N, O, spatial...]``."""
+    """One input channel per group: elementwise.  Channels-last when the input comes from a convolution (XLA CPU
+    lays convolution results out channels-last, so the transpose to ``[N, spatial..., C]`` is a bitcast): each
+    tap's strided slice is multiplied by that tap's ``[O]`` weights broadcast along the channel dim, and the sum is
+    transposed back to ``[N, O, spatial...]``.  Otherwise (a function argument: row-major ``[N, C, spatial...]``,
+    where the transposes would be copies) the same in ``[N, C, spatial...]`` order."""
     elem, g = p["elem"], p["groups"]
     (batch, channels, *_), (out, _, *kernel), out_size = p["x"], p["w"], p["y"][2:]
     n, mo = len(kernel), out // g
-    x = hlo.TransposeOp(x, [0] + list(range(2, n + 2)) + [1]).result
+    last = _from_convolution(x)
+    c = n + 1 if last else 1                                        # the channel dim
+    spatial = list(range(1, n + 1)) if last else list(range(2, n + 2))
+
+    def dims(channel, space, lead=None):                         # a per-dim list in the working layout
+        values = [lead] + [None] * (n + 1)
+        values[c] = channel
+        for d, v in zip(spatial, space):
+            values[d] = v
+        return values
+
+    if last:
+        x = hlo.TransposeOp(x, [0] + list(range(2, n + 2)) + [1]).result
     if any(lo or hi for lo, hi in p["pad"]):
-        x = hlo.PadOp(x, _zero(elem), [0] + [lo for lo, _ in p["pad"]] + [0],
-                      [0] + [hi for _, hi in p["pad"]] + [0], [0] * (n + 2)).result
+        x = hlo.PadOp(x, _zero(elem), dims(0, [lo for lo, _ in p["pad"]], 0), dims(0, [hi for _, hi in p["pad"]], 0),
+                      [0] * (n + 2)).result
     total = None
     for tap in itertools.product(*[range(k) for k in kernel]):
         start = [t * d for t, d in zip(tap, p["dilation"])]
         limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
-        window = hlo.SliceOp(x, [0] + start + [0], [batch] + limit + [channels], [1] + p["stride"] + [1]).result
+        window = hlo.SliceOp(x, dims(0, start, 0), dims(channels, limit, batch), dims(1, p["stride"], 1)).result
         if mo > 1:          # a channel multiplier: input channel c feeds outputs c*Mo ... c*Mo + Mo-1
-            window = hlo.BroadcastInDimOp(_tensor([batch] + out_size + [g, mo], elem), window,
-                                          list(range(n + 2))).result
-            window = _reshape(window, [batch] + out_size + [out], elem)
+            wide = dims(g, out_size, batch)
+            wide.insert(c + 1, mo)
+            window = hlo.BroadcastInDimOp(_tensor(wide, elem), window,
+                                          [d if d <= c else d + 1 for d in range(n + 2)]).result
+            window = _reshape(window, dims(out, out_size, batch), elem)
         weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, 1] + [t + 1 for t in tap], [1] * (n + 2)).result
-        weight = hlo.BroadcastInDimOp(_tensor([batch] + out_size + [out], elem), _reshape(weight, [out], elem),
-                                      [n + 1]).result
+        weight = hlo.BroadcastInDimOp(_tensor(dims(out, out_size, batch), elem), _reshape(weight, [out], elem),
+                                      [c]).result
         term = hlo.MulOp(window, weight).result
         total = term if total is None else hlo.AddOp(total, term).result
-    return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result
+    return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result if last else total
 
 
 def _grouped(x, w, p: dict):

@@ -58,6 +58,21 @@ def test_grouped_convolution_matches_eager_and_is_rewritten(dims, cin, cout, k, 
     assert "convolution(" not in _hlo(fast, x)          # the cost model took the per-tap form (Ci <= 4)
 
 
+@pytest.mark.parametrize("mult", [1, 2])
+def test_depthwise_after_a_convolution_runs_channels_last(mult):
+    """MobileNet's expand -> depthwise: the taps work on the convolution's channels-last layout."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 1), torch.nn.ReLU6(),
+                                torch.nn.Conv2d(8, 8 * mult, 3, padding=1, stride=2, groups=8)).eval()
+    x = _input(2, 2, 3, 11)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+    module = verify_stablehlo(fast.lower(x).stablehlo_debug)
+    assert grouped_conv_pass(module) == 1
+    assert "dims = [0, 2, 3, 1]" in module.operation.get_asm()        # the transpose to channels-last
+
+
 def test_float64_is_rewritten_and_exact_to_rounding():
     model = _conv(2, 6, 6, 3, 6, padding=1).double()
     x = _input(2, 2, 6, 10, torch.float64)

@@ -3,17 +3,16 @@
 // fxla-grouped-conv writes a grouped or depthwise convolution as a sum over its kernel taps of strided slices of
 // the padded input times the tap's weights (XLA CPU's grouped convolution is 20-40x slower than this form).
 
-// Depthwise 3x3, stride 2, padding 1, channels-last: a transpose to [N, H, W, C] (a bitcast of XLA CPU's
-// convolution layout), a pad, then per tap a strided slice times that tap's weights along C; transposed back.
+// Depthwise 3x3, stride 2, padding 1, on a function argument (row-major [N, C, H, W]): a pad, then per tap a
+// strided slice times that tap's per-channel weights, in the argument's own order (no transposes).
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NOT:     stablehlo.convolution
-// CHECK:         %[[T:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1] : (tensor<2x4x8x8xf32>) -> tensor<2x8x8x4xf32>
-// CHECK:         %[[P:.+]] = stablehlo.pad %[[T]], %{{.+}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
-// CHECK:         %[[S:.+]] = stablehlo.slice %[[P]] [0:2, 0:7:2, 0:7:2, 0:4]
-// CHECK:         %[[W:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<4xf32>) -> tensor<2x4x4x4xf32>
+// CHECK-NOT:     stablehlo.transpose
+// CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[P]] [0:2, 0:4, 0:7:2, 0:7:2]
+// CHECK:         %[[W:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<4xf32>) -> tensor<2x4x4x4xf32>
 // CHECK:         stablehlo.multiply %[[S]], %[[W]] : tensor<2x4x4x4xf32>
-// CHECK:         stablehlo.slice %[[P]] [0:2, 2:9:2, 2:9:2, 0:4]
-// CHECK:         stablehlo.transpose %{{.+}}, dims = [0, 3, 1, 2] : (tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+// CHECK:         stablehlo.slice %[[P]] [0:2, 0:4, 2:9:2, 2:9:2]
+// CHECK-NOT:     stablehlo.convolution
 func.func @depthwise(%x: tensor<2x4x8x8xf32>, %k: tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32> {
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32>
   return %0 : tensor<2x4x4x4xf32>
@@ -21,19 +20,23 @@ func.func @depthwise(%x: tensor<2x4x8x8xf32>, %k: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
-// A channel multiplier (4 inputs -> 8 outputs, groups 4): each tap's channels-last slice is broadcast to
-// [N, H, W, G, Mo] and reshaped so input channel c feeds outputs 2c and 2c+1; no padding, dilation 2.
-// CHECK-LABEL: func.func @multiplier
-// CHECK-NOT:     stablehlo.pad
-// CHECK:         %[[T:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1]
+// After a convolution (MobileNet's expand 1x1, then ReLU), channels-last: a transpose to [N, H, W, C] (a bitcast
+// of XLA CPU's convolution layout), each tap's slice broadcast to [N, H, W, G, Mo] and reshaped so input channel
+// c feeds outputs 2c and 2c+1 (a channel multiplier of 2; dilation 2, no padding); transposed back at the end.
+// CHECK-LABEL: func.func @after_conv
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [0, 2, 3, 1] : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x4xf32>
 // CHECK:         %[[S:.+]] = stablehlo.slice %[[T]] [0:1, 0:4, 0:4, 0:4]
 // CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[S]], dims = [0, 1, 2, 3] : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4x2xf32>
 // CHECK:         stablehlo.reshape %[[B]] : (tensor<1x4x4x4x2xf32>) -> tensor<1x4x4x8xf32>
 // CHECK:         stablehlo.slice %[[T]] [0:1, 4:8, 4:8, 0:4]
-// CHECK-NOT:     stablehlo.convolution
-func.func @multiplier(%x: tensor<1x4x8x8xf32>, %k: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
-  return %0 : tensor<1x8x4x4xf32>
+// CHECK:         stablehlo.transpose %{{.+}}, dims = [0, 3, 1, 2] : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+func.func @after_conv(%x: tensor<1x4x8x8xf32>, %e: tensor<4x4x1x1xf32>, %k: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = stablehlo.convolution(%x, %e) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<1x4x8x8xf32>
+  %r = stablehlo.maximum %0, %z : tensor<1x4x8x8xf32>
+  %1 = stablehlo.convolution(%r, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %1 : tensor<1x8x4x4xf32>
 }
 
 // -----
