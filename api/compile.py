@@ -267,7 +267,7 @@ class CompiledModule:
         if self._shard_plan is not None:
             part = self._shard_plan.partitioning(program, self._binding.names, args)
             self._shard_plan.set_outputs(part, stages.stablehlo)
-        target = self._pipeline.layout(stages, self.device.platform if part is None else None)
+        target = self._pipeline.layout(stages, self.device.platform, partitioned=part is not None)
         executable = self._pipeline.compile(stages, target, self.device, partitioning=part,
                                             cache_dir=self.cache_dir)
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0

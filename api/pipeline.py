@@ -27,6 +27,7 @@ from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.passes import device_layouts
+from fxla.lowering.precision import full_precision_pass
 from fxla.runtime import Executable, compile_stablehlo
 from fxla.runtime.buffers import example_tensor, is_array
 
@@ -108,18 +109,22 @@ class Pipeline:
         return Stages(str(gm.graph), gm.code, fxla_text, stablehlo.operation.get_asm(),
                       stablehlo.operation.get_asm(enable_debug_info=True), program, prepared)
 
-    def layout(self, stages: Stages, platform: Optional[str]) -> Target:
-        """Stage ``layout``: the device layout passes (:func:`fxla.lowering.passes.device_layouts`:
-        ``fxla-pool-layout`` on a CPU device, ``fxla-param-layout``) on a fresh copy of the verified StableHLO.
-        ``platform=None`` (a sharded program: the SPMD partitioner lays it out) leaves it as it is."""
-        return self._stage("layout", self._layout, stages, platform)
+    def layout(self, stages: Stages, platform: str, *, partitioned: bool = False) -> Target:
+        """Stage ``layout``: the device passes (:func:`fxla.lowering.passes.device_layouts`: ``fxla-grouped-conv``
+        and ``fxla-pool-layout`` on a CPU device, ``fxla-full-precision`` on any other, ``fxla-param-layout``) on a
+        fresh copy of the verified StableHLO.  A ``partitioned`` program (the SPMD partitioner lays it out) gets
+        ``fxla-full-precision`` alone, off the CPU."""
+        return self._stage("layout", self._layout, stages, platform, partitioned)
 
     @staticmethod
-    def _layout(stages: Stages, platform: Optional[str]) -> Target:
-        if platform is None:
+    def _layout(stages: Stages, platform: str, partitioned: bool) -> Target:
+        if partitioned and platform == "cpu":
             return Target(stages.stablehlo, stages.stablehlo_debug)
         module = verify_stablehlo(stages.stablehlo_debug)
-        changed, layouts = device_layouts(module, stages.program.param_names, platform)
+        if partitioned:
+            changed, layouts = bool(full_precision_pass(module)), {}
+        else:
+            changed, layouts = device_layouts(module, stages.program.param_names, platform)
         if not changed:
             return Target(stages.stablehlo, stages.stablehlo_debug)
         return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts)

@@ -20,6 +20,7 @@ from .fold import dead_code_elimination, fold_constants
 from .grouped_conv import grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
+from .precision import full_precision_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
 
 
@@ -38,6 +39,9 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-grouped-conv": (grouped_conv_pass, "write grouped and depthwise stablehlo.convolutions as a sum over "
                           "their kernel taps of strided slices times weights (XLA CPU's grouped convolution is "
                           "slow; fxla.compile applies it where its cost model says it pays)"),
+    "fxla-full-precision": (full_precision_pass, "set precision_config = [HIGHEST, HIGHEST] on float32/float64 "
+                            "dots and convolutions (accelerators compute them in TF32 or bfloat16 otherwise; "
+                            "fxla.compile runs it for every device but the CPU)"),
     "fxla-pool-layout": (pool_layout_pass, "write the stablehlo.reduce_windows that pool a convolution's "
                          "[N, C, spatial...] result channels-last (between transposes), XLA CPU's layout"),
     "fxla-param-layout": (param_layout_pass, "store @main's fxla.param arguments in the layout their dots "
@@ -110,10 +114,10 @@ DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-f
 def device_layouts(module, param_names: Sequence[str], platform: str):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
-    (where its cost model says it pays) and ``fxla-pool-layout``, then ``fxla-param-layout`` on the trailing
-    parameters ``param_names``.  Returns ``(changed, layouts)``: whether the module changed, and ``{parameter:
+    (where its cost model says it pays) and ``fxla-pool-layout``, on any other platform ``fxla-full-precision``;
+    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  Returns ``(changed, layouts)``: whether the module changed, and ``{parameter:
     permutation}`` for the parameters stored permuted."""
-    rewritten = grouped_conv_pass(module, cost_model=True) if platform == "cpu" else 0
+    rewritten = grouped_conv_pass(module, cost_model=True) if platform == "cpu" else full_precision_pass(module)
     pooled = pool_layout_pass(module) if platform == "cpu" else 0
     layouts = permute_trailing_params(module, param_names)
     return bool(rewritten or pooled or layouts), layouts
