@@ -404,7 +404,8 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
             cache_dir=None, mesh=None, shard=None, concrete_shapes=False, max_signatures=MAX_SIGNATURES):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
-    ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, a ``jax.Device`` or ``None`` (JAX's default).
+    ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, torch's spellings (``torch.device("cpu")``,
+    ``"cuda"`` for ``"gpu"``), a ``jax.Device`` or ``None`` (JAX's default).
     ``concrete_args``: arguments to bake in while tracing (as in torch.fx).  ``tracer``: a custom
     :class:`fxla.frontend.Tracer` (e.g. with its own ``is_leaf_module``).
     ``output``: ``"torch"`` (default) returns torch tensors; ``"jax"`` returns ``jax.Array``\\ s left on the device.

@@ -1,4 +1,5 @@
-"""Choosing a PJRT device: ``"cpu"``, ``"gpu"``, ``"tpu"``, a ``jax.Device`` or ``None`` (JAX's default)."""
+"""Choosing a PJRT device: ``"cpu"``, ``"gpu"``, ``"tpu"``, torch's spellings (``torch.device("cpu")``,
+``"cuda:1"``, ``"CPU"``), a ``jax.Device`` or ``None`` (JAX's default)."""
 from __future__ import annotations
 
 import jax
@@ -13,13 +14,22 @@ _INSTALL = {"gpu": "; for an NVIDIA GPU install the CUDA plugin matching jaxlib 
             "tpu": "; for a TPU install libtpu (pip install 'jax[tpu]==<jax version>') on a TPU host"}
 
 
+#: torch's platform names -> JAX's
+_ALIASES = {"cuda": "gpu"}
+
+
+def _torch_device(device) -> bool:
+    return type(device).__name__ == "device" and type(device).__module__ == "torch"
+
+
 class DeviceError(FxlaError):
     """The requested device does not exist on this machine."""
 
 
 def resolve_device(device=None) -> jax.Device:
     """The ``jax.Device`` for ``device``: ``None`` (JAX's default device), ``"cpu"``/``"gpu"``/``"tpu"`` (index 0
-    of that platform), ``"cpu:1"`` (an index), or a ``jax.Device`` (returned as is).
+    of that platform), ``"cpu:1"`` (an index), torch's spellings (a ``torch.device``, ``"cuda"`` for ``"gpu"``, any
+    letter case), or a ``jax.Device`` (returned as is).
 
     Raises :class:`DeviceError` for a platform JAX does not find here, a bad or out-of-range index, or another
     kind of value.
@@ -28,8 +38,12 @@ def resolve_device(device=None) -> jax.Device:
         return jax.devices()[0]
     if isinstance(device, jax.Device):
         return device
+    if _torch_device(device):
+        device = device.type + (f":{device.index}" if device.index is not None else "")
     if isinstance(device, str):
-        platform, _, index = device.partition(":")
+        platform, _, index = device.strip().lower().partition(":")
+        platform = _ALIASES.get(platform, platform)
+        device = f"{platform}:{index}" if index else platform
         try:
             devices = jax.devices(platform)
         except RuntimeError as err:
@@ -45,5 +59,5 @@ def resolve_device(device=None) -> jax.Device:
             raise DeviceError(f"device '{device}' does not exist: only {len(devices)} {platform} device(s)\n"
                               f"fix: pick an index below {len(devices)}")
         return devices[i]
-    raise DeviceError(f"cannot use {device!r} as a device\nfix: pass 'cpu', 'gpu', 'tpu', 'cpu:1' or a "
-                      f"jax.Device")
+    raise DeviceError(f"cannot use {device!r} as a device\nfix: pass 'cpu', 'gpu', 'tpu', 'cpu:1', a "
+                      f"torch.device or a jax.Device")
