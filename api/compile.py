@@ -9,6 +9,7 @@ and the device-resident weights), :mod:`fxla.outputs` (results, shared with ``fx
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import weakref
 from typing import Any, Dict, Optional, Sequence
@@ -47,9 +48,24 @@ class OptionError(FxlaError):
 MAX_SIGNATURES = 64
 
 
+def _check_materialized(fn) -> None:
+    """A model whose parameters or buffers are on the meta device (no data) cannot run compiled."""
+    if not isinstance(fn, torch.nn.Module):
+        return
+    meta = [name for name, t in itertools.chain(fn.named_parameters(), fn.named_buffers()) if t.is_meta]
+    if meta:
+        shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
+        raise OptionError(f"fxla.compile got a {type(fn).__name__} whose parameters/buffers are on the meta "
+                          f"device ({shown})\nwhy: a meta tensor has a shape but no data, and a compiled program "
+                          f"computes with the weights' values\nfix: materialize the model first, e.g. "
+                          f"model.to_empty(device='cpu') then load its weights (model.load_state_dict(...)), or "
+                          f"build it without device='meta'")
+
+
 def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> None:
     if not callable(fn):
         raise OptionError(_not_callable(fn))
+    _check_materialized(fn)
     if output not in ("torch", "jax"):
         raise OptionError(f"output={output!r} is not supported\nfix: pass output='torch' (default) or "
                           f"output='jax'")

@@ -277,3 +277,14 @@ def test_view_of_a_non_contiguous_input_is_eagers_error():
     with pytest.raises(SignatureError, match="view size is not compatible"):
         fast(a.t())
     close(fast(a.t().contiguous()), flat(a.t().contiguous()))
+
+
+def test_a_model_on_the_meta_device_is_refused_with_a_fix():
+    """Parameters on the meta device have no data: refused at fxla.compile, not a NotImplementedError at the call."""
+    import fxla
+    model = torch.nn.Sequential(*[torch.nn.Linear(3, 3, device="meta") for _ in range(3)])
+    with pytest.raises(fxla.OptionError) as info:
+        fxla.compile(model)
+    text = str(info.value)
+    assert "on the meta device (0.weight, 0.bias, 1.weight and 3 more)" in text
+    assert "fix: materialize the model first" in text and info.value.fix.startswith("materialize")
