@@ -1,6 +1,7 @@
 """``fxla.compile(mesh=, shard=)``: which mesh axes each input, parameter and output of a program is split over."""
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Dict, Sequence
 
@@ -29,7 +30,11 @@ class ShardPlan:
         known = set(state_names) | set(arguments)
         bad = [k for k in self.shard if not (isinstance(k, str) and (k in known or _INPUT_KEY.match(k)))]
         if bad:
-            raise ShardingError(f"shard= names {bad!r}, which this model does not have\n"
+            short = {n.rpartition(".")[2]: n for n in sorted(known)}    # also by the last part of a name
+            close = [short.get(c, c) for k in bad if isinstance(k, str)
+                     for c in difflib.get_close_matches(k, list(known) + list(short), n=1)]
+            guess = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+            raise ShardingError(f"shard= names {bad!r}, which this model does not have{guess}\n"
                                 f"fix: use 'input:<i>' / 'output:<i>' (tensor inputs/outputs in order), an "
                                 f"argument name ({list(arguments)}) or a parameter/buffer name "
                                 f"({sorted(state_names)})")

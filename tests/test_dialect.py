@@ -426,3 +426,14 @@ def test_reduction_op_inference(fn_factory):
         ops.var(i, dims=())
     err = verify_text('  %0 = "fxla.sort"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>')
     assert "expects 2 result(s), but got 1" in str(err)
+
+
+def test_a_misspelt_op_name_gets_a_suggestion():
+    from fxla.dialects.fxla.verifier import verify_module
+    from fxla.dialects.mlir import fxla_context, ir
+    with fxla_context():
+        module = ir.Module.parse('func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+                                 '  %0 = "fxla.reluu"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
+                                 '  return %0 : tensor<2xf32>\n}')
+        with pytest.raises(Exception, match=r"did you mean 'fxla.relu'\?"):
+            verify_module(module)

@@ -187,3 +187,11 @@ def test_sharding_option_errors_in_process():
         fxla.compile(MLP(), device="cpu", mesh={"x": 1})
     with pytest.raises(ShardingError, match="fix:"):
         fxla.runtime.Mesh({"x": 0})
+
+
+def test_a_misspelt_shard_name_gets_a_suggestion():
+    import fxla
+    from fxla.runtime.sharding import ShardingError
+    model = torch.nn.Linear(4, 4)
+    with pytest.raises(ShardingError, match=r"did you mean 'module.weight'\?"):
+        fxla.compile(model, mesh=fxla.runtime.Mesh({"x": 1}), shard={"wieght": ("x", None)})

@@ -7,6 +7,8 @@ collected and raised at once as one :class:`VerificationError`, each with its ``
 """
 from __future__ import annotations
 
+import difflib
+
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -91,7 +93,10 @@ def _problem(op: ir.Operation) -> Optional[str]:
     name = op.name
     opdef = lookup(name)
     if opdef is None:
-        return f"is not an op of the fxla dialect (known: {', '.join(sorted(BY_NAME))})"
+        bare = {n.partition(".")[2]: n for n in BY_NAME}           # compared without the dialect prefix
+        close = difflib.get_close_matches(name.partition(".")[2], bare, n=1, cutoff=0.75)
+        guess = f"; did you mean '{bare[close[0]]}'?" if close else ""
+        return f"is not an op of the fxla dialect{guess} (known: {', '.join(sorted(BY_NAME))})"
     if len(op.regions):
         return f"expects no regions, but has {len(op.regions)}"
     problem = _check_operands(opdef, op)
