@@ -147,6 +147,16 @@ def test_dump_functional_stage_and_run_of_a_mutating_model(capsys, tmp_path):
     assert rc == 0 and "no in-place ops" in out
 
 
+def test_dump_run_compares_non_tensor_outputs(capsys, tmp_path):
+    """--run compares outputs leaf by leaf: tuples, dicts and Python numbers (it called .float() on them)."""
+    f = tmp_path / "multi.py"
+    f.write_text("import torch\n\n\ndef make():\n    def fn(x):\n"
+                 "        return {'y': x * 2, 'pair': (x.sum(), 3), 'n': x.shape[0]}\n"
+                 "    return fn, (torch.randn(3, 4),)\n")
+    rc, out, _ = run_dump(capsys, f"{f}:make", "--stage", "graph", "--run")
+    assert rc == 0 and "(match)" in out
+
+
 @pytest.mark.slow
 def test_jaxlib_info_logging_stays_off_when_fxla_loads_jaxlib_first():
     """fxla.dialects.mlir loads jaxlib before jax does (fxla-opt never imports jax): it sets jaxlib's C++ log

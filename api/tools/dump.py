@@ -190,6 +190,31 @@ def _functional_text(prepared) -> str:
     return "\n".join([str(prepared.graph_module.graph).rstrip("\n")] + back)
 
 
+def _compare(got, expected):
+    """``(max abs difference, match)`` of a run's outputs and eager's, leaf by leaf: tensors within rtol 1e-4 /
+    atol 1e-5 (the max difference over all of them), other leaves equal, the structures alike (tuples, dicts,
+    Hugging Face ModelOutputs...)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    got_leaves, got_spec = pytree.tree_flatten(got)
+    want_leaves, want_spec = pytree.tree_flatten(expected)
+    if len(got_leaves) != len(want_leaves):
+        return float("inf"), False
+    diff, ok = 0.0, True
+    for g, w in zip(got_leaves, want_leaves):
+        if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor):
+            if g.shape != w.shape:
+                return float("inf"), False
+            if g.numel():
+                a, b = g.detach().double(), w.detach().double()
+                diff = max(diff, (a - b).abs().max().item())
+                ok = ok and torch.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+        else:
+            ok = ok and (g == w if not isinstance(g, torch.Tensor) and not isinstance(w, torch.Tensor) else False)
+    return diff, bool(ok)
+
+
 def _html(texts, wanted, graph_svg) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>fxla-dump</title>",
              "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f8fa;padding:1em;overflow:auto;"
@@ -237,8 +262,7 @@ def _dump(args) -> int:
             expected = eager_model(*eager_inputs)
         with progress.phase("run"):
             got = compiled(*inputs)
-        diff = (got.float() - expected.float()).abs().max().item()
-        ok = torch.allclose(got.float(), expected.float(), rtol=1e-4, atol=1e-5)
+        diff, ok = _compare(got, expected)
         print(f"// run: max |fxla - eager| = {diff:.3g} ({'match' if ok else 'MISMATCH'})")
         return 0 if ok else 1
     return 0
