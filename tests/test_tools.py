@@ -126,6 +126,15 @@ def test_dump_graph_as_svg(capsys):
     assert rc == 0 and "<svg" in out and "fc1" in out
 
 
+def test_dump_svg_without_a_stage_draws_the_graph(capsys):
+    rc, out, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--format", "svg")
+    assert "draws the graph only" not in err            # the graph is what an SVG shows: no --stage needed
+    if __import__("shutil").which("dot") is None:       # (no Graphviz here: the error says that, nothing else)
+        assert rc == 1 and "dot" in err
+    else:
+        assert rc == 0 and "<svg" in out and "// =====" not in out
+
+
 def test_dump_svg_needs_graph_stage(capsys):
     rc, _, err = run_dump(capsys, f"{MLP_SPEC}:mlp", "--stage", "fxla", "--format", "svg")
     assert rc == 1 and "--format svg draws the graph only" in err

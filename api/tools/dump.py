@@ -241,6 +241,8 @@ def _dump(args) -> int:
     eager_model, eager_inputs = (copy.deepcopy(model), copy.deepcopy(inputs)) if args.run else (None, None)
     compiled, texts = _stage_texts(args, model, inputs, progress)
     wanted = STAGES if args.stage == "all" else (args.stage,)
+    if args.format == "svg" and args.stage == "all":      # an SVG is a drawing of the graph: no --stage needed
+        wanted = ("graph",)
     graph = compiled.graph_module.graph
     if args.format == "svg":
         if wanted != ("graph",):
