@@ -177,3 +177,10 @@ def test_jaxlib_info_logging_stays_off_when_fxla_loads_jaxlib_first():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
     assert "pjrt_client" not in done.stderr and "PjRt-IFRT" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("tool", [dump, opt])
+def test_help_has_no_restructuredtext_markup(tool, capsys):
+    with pytest.raises(SystemExit):
+        tool.main(["--help"])
+    assert "``" not in capsys.readouterr().out

@@ -71,7 +71,7 @@ def parse_shape(text: str):
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="fxla-dump", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="fxla-dump", description=__doc__.split("\n\n")[0].replace("``", ""),
                                 epilog="stages: graph (captured graph), functional (the graph with in-place ops rewritten "
                                 "out of place, what is lowered), code (regenerated Python), fxla (the fxla "
                                 "dialect), stablehlo (verified StableHLO), hlo (XLA's optimised HLO of what fxla.compile runs: "

@@ -28,7 +28,7 @@ MLIR_PASSES = {"canonicalize": "MLIR's canonicalizer", "cse": "common subexpress
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fxla-opt", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="fxla-opt", description=__doc__.split("\n\n")[0].replace("``", ""))
     p.add_argument("input", nargs="?", default="-", help="input file ('-' for stdin)")
     p.add_argument("-o", dest="output", default="-", help="output file")
     p.add_argument("--split-input-file", action="store_true",
