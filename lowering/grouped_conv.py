@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
-from .pool_layout import _from_convolution
+from .pool_layout import _attr, _from_convolution, _ints
 
 #: group width Ci -> (XLA's grouped convolution, the per-tap form), ns per multiply-add of the convolution,
 #: measured with utils/measure_grouped_conv.py on the development box (2 cores; medians of two shapes)
@@ -50,14 +50,6 @@ COSTS = {1: (3.4, 0.06), 2: (2.4, 0.51), 4: (0.67, 0.25), 8: (0.22, 0.19), 16: (
 MIN_SPEEDUP = 1.5
 
 _FLOATS = ("f32", "f64")
-
-
-def _ints(attr) -> List[int]:
-    return list(attr) if attr is not None else []
-
-
-def _attr(op, name):
-    return op.attributes[name] if name in op.attributes else None
 
 
 def estimate(ci: int) -> tuple:
@@ -132,6 +124,25 @@ def _zero(elem):
     return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], elem), ir.FloatAttr.get(elem, 0.0))).result
 
 
+def _taps(w, p: dict):
+    """Per kernel tap: the start and limit of its window in the padded input's spatial dims (the convolution's
+    strides apply), and the tap's weights ``w[:, :, tap]`` (``[O, Ci, 1...]``)."""
+    out, ci, *kernel = p["w"]
+    out_size = p["y"][2:]
+    for tap in itertools.product(*[range(k) for k in kernel]):
+        start = [t * d for t, d in zip(tap, p["dilation"])]
+        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
+        weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, ci] + [t + 1 for t in tap], [1] * len(p["w"])).result
+        yield start, limit, weight
+
+
+def _sum(terms):
+    total = None
+    for term in terms:
+        total = term if total is None else hlo.AddOp(total, term).result
+    return total
+
+
 def _rewrite(op, p: dict):
     """Replace ``op`` by the sum over its kernel taps (see the module docstring)."""
     with op.location, ir.InsertionPoint(op):
@@ -165,10 +176,8 @@ def _depthwise(x, w, p: dict):
     if any(lo or hi for lo, hi in p["pad"]):
         x = hlo.PadOp(x, _zero(elem), dims(0, [lo for lo, _ in p["pad"]], 0), dims(0, [hi for _, hi in p["pad"]], 0),
                       [0] * (n + 2)).result
-    total = None
-    for tap in itertools.product(*[range(k) for k in kernel]):
-        start = [t * d for t, d in zip(tap, p["dilation"])]
-        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
+
+    def term(start, limit, weight):
         window = hlo.SliceOp(x, dims(0, start, 0), dims(channels, limit, batch), dims(1, p["stride"], 1)).result
         if mo > 1:          # a channel multiplier: input channel c feeds outputs c*Mo ... c*Mo + Mo-1
             wide = dims(g, out_size, batch)
@@ -176,11 +185,11 @@ def _depthwise(x, w, p: dict):
             window = hlo.BroadcastInDimOp(_tensor(wide, elem), window,
                                           [d if d <= c else d + 1 for d in range(n + 2)]).result
             window = _reshape(window, dims(out, out_size, batch), elem)
-        weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, 1] + [t + 1 for t in tap], [1] * (n + 2)).result
         weight = hlo.BroadcastInDimOp(_tensor(dims(out, out_size, batch), elem), _reshape(weight, [out], elem),
                                       [c]).result
-        term = hlo.MulOp(window, weight).result
-        total = term if total is None else hlo.AddOp(total, term).result
+        return hlo.MulOp(window, weight).result
+
+    total = _sum(term(*tap) for tap in _taps(w, p))
     return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result if last else total
 
 
@@ -196,15 +205,13 @@ def _grouped(x, w, p: dict):
                       [0] * (n + 2)).result
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[0], rhs_batching_dimensions=[1],
                                        lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[2])
-    total = None
-    for tap in itertools.product(*[range(k) for k in kernel]):
-        start = [t * d for t, d in zip(tap, p["dilation"])]
-        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
+
+    def term(start, limit, weight):
         window = hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result
-        weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, ci] + [t + 1 for t in tap], [1] * (n + 2)).result
-        term = hlo.DotGeneralOp(_tensor([g, mo, batch, positions], elem), _reshape(weight, [g, mo, ci], elem),
+        return hlo.DotGeneralOp(_tensor([g, mo, batch, positions], elem), _reshape(weight, [g, mo, ci], elem),
                                 _reshape(window, [batch, g, ci, positions], elem), dims).result
-        total = term if total is None else hlo.AddOp(total, term).result
+
+    total = _sum(term(*tap) for tap in _taps(w, p))
     total = hlo.TransposeOp(total, [2, 0, 1, 3]).result
     return _reshape(total, [batch, out] + out_size, elem)
 
