@@ -364,14 +364,14 @@ class CompiledModule:
         entry = self._entry(bound)      # (the weights were checked by the Dispatch that sent the call here)
         if entry.layout_sensitive:
             self._binding.check_layouts(self.graph_module, entry, bound)
-        if entry.program.layout.mutates:       # one call at a time reads and writes the module's state (and inputs)
+        if entry.handler.layout.mutates:   # one call at a time reads and writes the module's state (and inputs)
             with self._store.lock:
                 return self._run(entry, args, kwargs, bound, leaves, shared)
         return self._run(entry, args, kwargs, bound, leaves, shared)
 
     def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
         program, handler = entry.program, entry.handler
-        mutates = program.layout.mutates
+        mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
         writable = None
         if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
             writable = check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
