@@ -19,51 +19,18 @@ from .errors import node_error
 from .registry import RULES
 
 
-class LoweringContext:
-    """Passed as ``ctx`` to every rule.
+class Emitter:
+    """What every builder of fxla ops has: ``emit`` at its location ``loc``, scalar constants (``tensor``) and the
+    shared building blocks (``convert``, ``reshape``, ``expand``, ``slice_dim``, ``int_constant``).  Lowering rules
+    get a :class:`LoweringContext`, VJP rules a :class:`fxla.lowering.autodiff.VJPContext`; subclasses give
+    ``error(what, why, fix)`` and set ``loc``."""
 
-    * ``ctx.node`` — the graph node being lowered; ``ctx.result_type`` its tensor type from shape propagation;
-    * ``ctx.emit(opdef, *operands, **attrs)`` — build an fxla op at the node's source location;
-    * ``ctx.tensor(x, like=None)`` — a tensor operand from an ``ir.Value`` or a Python scalar (a 0-d
-      ``fxla.constant``; see :func:`scalar_elem` for its element type: next to the tensor ``like`` it takes the
-      type torch computes in, alone float -> f32, int -> i64, bool -> i1);
-    * ``ctx.param(qualname)`` — the function argument carrying parameter/buffer ``qualname`` (uploaded once);
-    * ``ctx.error(what, why, fix)`` — a :class:`LoweringError` at the node's source line.
-
-    The building blocks rules share are methods too (each emits nothing when there is nothing to do):
-    ``ctx.convert(x, elem)`` (``x`` in another element type), ``ctx.reshape(x, shape)``,
-    ``ctx.expand(x, shape)`` (broadcast), ``ctx.slice_dim(x, dim, start, limit, stride)``,
-    ``ctx.int_constant(values)`` (a 1-D i64 constant), ``ctx.module_param(name)`` (a parameter of the node's
-    module, ``None`` when the module has none) and ``ctx.lower(op, *args, **kwargs)`` (lower ``op`` here as
-    its own rule does: one rule reusing another names the torch op, never the other file's helper).
-    Rule-level helpers without a context live in :mod:`fxla.lowering.emit`.
-    """
-
-    def __init__(self, root: torch.nn.Module, block: ir.Block, param_values: Dict[str, torch.Tensor]):
-        self.root = root
-        self.block = block
-        self.node = None
+    def __init__(self) -> None:
         self.loc: Optional[ir.Location] = None
-        self.param_names: List[str] = []
-        self._param_args: Dict[str, ir.Value] = {}
-        self._param_values = param_values
         self._scalars: Dict[tuple, ir.Attribute] = {}
 
-    # -- the node being lowered ----------------------------------------------------------------------------------
-    @property
-    def result_type(self) -> ir.Type:
-        meta = self.node.meta.get(M.TENSOR_META)
-        if meta is None or isinstance(meta, (tuple, list)):
-            raise self.error("this op should produce one tensor", "shape propagation recorded no single tensor",
-                             "report this as an fxla bug")
-        return mlir_type(meta)
-
-    @property
-    def result_sig(self):
-        return sig_of(self.result_type)
-
     def error(self, what: str, why: str, fix: str):
-        return node_error(self.node, what, why, fix)
+        raise NotImplementedError
 
     # -- building ------------------------------------------------------------------------------------------------
     def emit(self, opdef, *operands, result_type: Optional[ir.Type] = None, **attrs) -> ir.Value:
@@ -91,17 +58,6 @@ class LoweringContext:
             dense = self._scalars[key] = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], scalar_type),
                                                                         scalar)
         return self.emit(ops.constant, value=dense)
-
-    def param(self, qualname: str) -> ir.Value:
-        if qualname not in self._param_args:
-            tensor = self._param_values.get(qualname)
-            if tensor is None:
-                tensor = _tensor_attr(self.root, qualname)
-                self._param_values[qualname] = tensor
-            arg_type = mlir_type(TensorMeta(tuple(tensor.shape), tensor.dtype))
-            self._param_args[qualname] = self.block.add_argument(arg_type, self.loc or ir.Location.unknown())
-            self.param_names.append(qualname)
-        return self._param_args[qualname]
 
     @staticmethod
     def sig(value: ir.Value):
@@ -133,6 +89,64 @@ class LoweringContext:
     def int_constant(self, values) -> ir.Value:
         """A 1-D i64 ``fxla.constant`` (index lists written in the program, e.g. ``x[[0, 2]]``)."""
         return self.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(values, dtype=np.int64)))
+
+
+
+class LoweringContext(Emitter):
+    """Passed as ``ctx`` to every rule.
+
+    * ``ctx.node`` — the graph node being lowered; ``ctx.result_type`` its tensor type from shape propagation;
+    * ``ctx.emit(opdef, *operands, **attrs)`` — build an fxla op at the node's source location;
+    * ``ctx.tensor(x, like=None)`` — a tensor operand from an ``ir.Value`` or a Python scalar (a 0-d
+      ``fxla.constant``; see :func:`scalar_elem` for its element type: next to the tensor ``like`` it takes the
+      type torch computes in, alone float -> f32, int -> i64, bool -> i1);
+    * ``ctx.param(qualname)`` — the function argument carrying parameter/buffer ``qualname`` (uploaded once);
+    * ``ctx.error(what, why, fix)`` — a :class:`LoweringError` at the node's source line.
+
+    The building blocks rules share are methods too (each emits nothing when there is nothing to do):
+    ``ctx.convert(x, elem)`` (``x`` in another element type), ``ctx.reshape(x, shape)``,
+    ``ctx.expand(x, shape)`` (broadcast), ``ctx.slice_dim(x, dim, start, limit, stride)``,
+    ``ctx.int_constant(values)`` (a 1-D i64 constant), ``ctx.module_param(name)`` (a parameter of the node's
+    module, ``None`` when the module has none) and ``ctx.lower(op, *args, **kwargs)`` (lower ``op`` here as
+    its own rule does: one rule reusing another names the torch op, never the other file's helper).
+    Rule-level helpers without a context live in :mod:`fxla.lowering.emit`.
+    """
+
+    def __init__(self, root: torch.nn.Module, block: ir.Block, param_values: Dict[str, torch.Tensor]):
+        super().__init__()
+        self.root = root
+        self.block = block
+        self.node = None
+        self.param_names: List[str] = []
+        self._param_args: Dict[str, ir.Value] = {}
+        self._param_values = param_values
+
+    # -- the node being lowered ----------------------------------------------------------------------------------
+    @property
+    def result_type(self) -> ir.Type:
+        meta = self.node.meta.get(M.TENSOR_META)
+        if meta is None or isinstance(meta, (tuple, list)):
+            raise self.error("this op should produce one tensor", "shape propagation recorded no single tensor",
+                             "report this as an fxla bug")
+        return mlir_type(meta)
+
+    @property
+    def result_sig(self):
+        return sig_of(self.result_type)
+
+    def error(self, what: str, why: str, fix: str):
+        return node_error(self.node, what, why, fix)
+
+    def param(self, qualname: str) -> ir.Value:
+        if qualname not in self._param_args:
+            tensor = self._param_values.get(qualname)
+            if tensor is None:
+                tensor = _tensor_attr(self.root, qualname)
+                self._param_values[qualname] = tensor
+            arg_type = mlir_type(TensorMeta(tuple(tensor.shape), tensor.dtype))
+            self._param_args[qualname] = self.block.add_argument(arg_type, self.loc or ir.Location.unknown())
+            self.param_names.append(qualname)
+        return self._param_args[qualname]
 
     def module_param(self, name: str, mod: Optional[torch.nn.Module] = None,
                      target: Optional[str] = None) -> Optional[ir.Value]:

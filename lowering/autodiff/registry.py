@@ -1,0 +1,51 @@
+"""The table of VJP rules: one per differentiable fxla op, keyed by its ``OpDef`` (as the lowering tables are).
+
+A rule is ``rule(ctx, ct, *operands, result, **attrs)``, JAX's convention: ``ctx`` (a
+:class:`~fxla.lowering.autodiff.context.VJPContext`) first, then the cotangent of the op's result, the op's
+operands positionally (``None`` for an absent optional operand; a list for a variadic one), and keyword-only the
+op's ``result`` and its attributes (as Python values, defaults filled in).  An op with several results gets
+``ct`` and ``result`` as tuples, with ``None`` for a result whose cotangent is zero.  The rule returns one
+cotangent per operand (a list of them for a variadic operand), each of exactly the operand's type, or ``None``
+where the operand gets no gradient (an integer index, a zero gradient).
+
+Ops in :data:`ZERO_GRADIENT` have a zero gradient everywhere it exists (``floor``, ``sign``: torch's
+convention); ops whose results are never floating point (comparisons, ``argmax``) need no entry at all.  Any
+other op reached by a gradient without a rule raises :class:`NotDifferentiableError`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Set
+
+from fxla.dialects.fxla.opdef import OpDef
+
+from ..errors import LoweringError
+
+__all__ = ["VJP_RULES", "ZERO_GRADIENT", "vjp_rule", "NotDifferentiableError"]
+
+#: OpDef -> its VJP rule (filled by the family modules of this package)
+VJP_RULES: Dict[OpDef, Callable] = {}
+#: ops with a zero gradient (torch returns zeros through them, it does not refuse)
+ZERO_GRADIENT: Set[OpDef] = set()
+
+
+class NotDifferentiableError(LoweringError):
+    """A gradient was asked through an op fxla cannot differentiate (no VJP rule)."""
+
+
+def vjp_rule(*opdefs: OpDef):
+    """Register the decorated function as the VJP rule of ``opdefs``."""
+    def register(fn):
+        for opdef in opdefs:
+            if opdef in VJP_RULES or opdef in ZERO_GRADIENT:
+                raise ValueError(f"{opdef.name} has a VJP rule already")
+            VJP_RULES[opdef] = fn
+        return fn
+    return register
+
+
+def zero_gradient(*opdefs: OpDef) -> None:
+    """Declare ``opdefs`` to have a zero gradient with respect to every operand."""
+    for opdef in opdefs:
+        if opdef in VJP_RULES:
+            raise ValueError(f"{opdef.name} has a VJP rule already")
+        ZERO_GRADIENT.add(opdef)
