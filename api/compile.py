@@ -27,6 +27,7 @@ from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
+from .autograd import gradient_sources, run_with_grad
 from .dispatch import call_plan, fast_key
 from .gradients import guard_for
 from .interop import jax_function
@@ -120,6 +121,12 @@ def _live(module_ref) -> "CompiledModule":
     return module
 
 
+def _grad_call(module_ref, entry, args):
+    """A planned call that needs gradients (fxla.autograd), or ``None`` when none is needed after all."""
+    mask = gradient_sources(entry.program, args)
+    return None if mask is None else run_with_grad(_live(module_ref), entry, list(args), mask)
+
+
 def _plain_call(module_ref, *args, **kwargs):
     return _live(module_ref)._plan_call(*args, **kwargs)
 
@@ -157,12 +164,13 @@ class CompiledModule:
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,
-                 max_signatures: int = MAX_SIGNATURES):
+                 max_signatures: int = MAX_SIGNATURES, remat: bool = False):
         _check_options(fn, output, dynamic, max_signatures, mesh, shard, device)
         if concrete_shapes and tracer is not None:
             raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
                               "tracer= cannot be combined with it\nfix: drop one of the two options")
         self.original = fn
+        self._remat = bool(remat)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard,
@@ -227,6 +235,7 @@ class CompiledModule:
         state lock, attribute root) and name; its own signature cache and call plans."""
         member = object.__new__(type(self))
         member.original, member.__name__, member._options = gm, self.__name__, self._options
+        member._remat = self._remat
         member._configure(**self._options)
         member._store, member._per_shape = self._store, None
         member._setup_calls(gm, jax_dispatch=True)
@@ -371,6 +380,12 @@ class CompiledModule:
 
     def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
         program, handler = entry.program, entry.handler
+        if entry.guard is not None:
+            mask = gradient_sources(program, leaves)
+            if mask is not None:                    # autograd records this call (fxla.autograd)
+                value = run_with_grad(self, entry, leaves, mask)
+                if value is not None:
+                    return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
         writable = None
         if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
@@ -388,7 +403,9 @@ class CompiledModule:
             if key is not None:
                 plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
                                                     self.output, program.output_spec, program.output_static,
-                                                    results, entry.guard)
+                                                    results, entry.guard,
+                                                    grad_call=functools.partial(_grad_call, weakref.ref(self),
+                                                                                entry))
                 if self._cpp_call is not None and plan.direct is None:
                     self._front_plans[key] = plan
         return value
@@ -417,7 +434,8 @@ class CompiledModule:
 
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
-            cache_dir=None, mesh=None, shard=None, concrete_shapes=False, max_signatures=MAX_SIGNATURES):
+            cache_dir=None, mesh=None, shard=None, concrete_shapes=False, max_signatures=MAX_SIGNATURES,
+            remat=False):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
     ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, torch's spellings (``torch.device("cpu")``,
@@ -439,10 +457,13 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     traced once, shape-agnostically, at construction.
     ``max_signatures``: how many input signatures stay compiled (default 64); a new one beyond that drops the least
     recently used (its next call compiles again).  ``fast.clear_cache()`` drops them all.
+    ``remat``: for calls that record gradients (grad mode on and an input or parameter requiring grad: see
+    docs/training.md), save nothing but the inputs and recompute the forward in the backward program (less
+    memory, more compute); by default the forward saves the values the backward reads.
     """
     options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
                    cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes,
-                   max_signatures=max_signatures)
+                   max_signatures=max_signatures, remat=remat)
     if fn is None:
         return functools.partial(compile, **options)
     return CompiledModule(fn, **options)

@@ -58,7 +58,7 @@ def _builder(output_spec, output_static) -> Callable[[List[Any]], Any]:
 
 
 def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
-              output_static, outs: Sequence[jax.Array], guard) -> Callable[[Sequence[Any]], Any]:
+              output_static, outs: Sequence[jax.Array], guard, grad_call=None) -> Callable[[Sequence[Any]], Any]:
     """The call path of one compiled single-device signature of module ``name`` (see the module docstring): a
     function of the call's positional arguments (``args`` is the call that compiled it, ``outs`` its device
     results; ``guard``: the :class:`fxla.gradients.GradientGuard` its torch outputs pass through).  A call with
@@ -83,7 +83,9 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
       ``HostCall(run, params, None, build, False)`` for torch tensors (of at most 32 bits) in: the results are waited
       for and built as they are (jax arrays); else ``None``.
 
-    ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs."""
+    ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs.  ``grad_call(args)`` runs a call that
+    records gradients (:mod:`fxla.autograd`; it returns ``None`` when none is needed): a torch-output plan asks it
+    first whenever grad mode is on."""
     device = executable.device
     # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled): once called, its C++ call object,
     # which skips a Python frame per call (fxla.base.jax_private.compiled_call; covered by tests/test_dispatch.py)
@@ -159,5 +161,14 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
                 except ValueError:
                     outs = general(values)
                 return finish(outs, args)
+    if grad_call is not None and output == "torch":
+        forward_only = call
+
+        def call(args):
+            if torch.is_grad_enabled():
+                value = grad_call(args)
+                if value is not None:
+                    return value
+            return forward_only(args)
     call.direct, call.host, call.executable = direct, host, executable
     return call

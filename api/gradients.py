@@ -1,12 +1,14 @@
-"""Gradients: what a compiled call's torch outputs say to autograd.
+"""Gradients: what a compiled call's torch outputs say to autograd when fxla cannot differentiate the call.
 
-fxla compiles forward programs only.  Eager torch, called with grad mode on and an input or parameter that
-requires grad, returns outputs that require grad; a compiled program records nothing for autograd, so a
-plain result would have no ``grad_fn``, and a loss that adds it to other terms would train silently without
-its contribution.  :class:`GradientGuard` gives such a call's floating-point outputs ``requires_grad`` and a
-``grad_fn`` whose backward raises :class:`GradientError` — naming the call site and what required grad — so
-everything eager allows up to the backward still works (``y.requires_grad``, ``y.detach()``) and a backward
-through the compiled program fails loudly instead of returning wrong gradients.
+A call that needs gradients is differentiated by fxla (:mod:`fxla.autograd`).  Where it cannot be — a loaded
+artifact (forward only), a sharded program, an op without a gradient, an in-place change of an input that
+requires grad — the outputs must still not look like constants: eager torch, called with grad mode on and an
+input or parameter that requires grad, returns outputs that require grad, and a plain result would let a loss
+that adds it to other terms train silently without its contribution.  :class:`GradientGuard` gives such a call's
+floating-point outputs ``requires_grad`` and a ``grad_fn`` whose backward raises :class:`GradientError` — naming
+the call site, what required grad and why fxla could not differentiate it — so everything eager allows up to the
+backward still works (``y.requires_grad``, ``y.detach()``) and a backward fails loudly instead of returning
+wrong gradients.
 
 Calls under ``torch.no_grad()`` / ``torch.inference_mode()``, or where nothing requires grad, get the plain
 outputs, and only those take fxla's fastest call path (as with eager torch, inference is fastest there).
@@ -58,8 +60,10 @@ class GradientGuard:
     tensor), checked for ``requires_grad`` at each call that runs with grad mode on.
     """
 
-    def __init__(self, name: str, params: Mapping[str, Any]):
+    def __init__(self, name: str, params: Mapping[str, Any], reason: Optional[str] = None):
         self.name = name
+        #: why calls are not differentiated (set by fxla.autograd; ``None``: the program is forward-only)
+        self.reason = reason
         self.params = [(n, p) for n, p in params.items() if isinstance(p, torch.Tensor)]
 
     def params_require_grad(self) -> bool:
@@ -81,25 +85,29 @@ class GradientGuard:
                   if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex())]
         if not chosen:
             return outputs
-        site, names = _call_site(), [n for n, _ in sources]
-        guarded = _ForwardOnly.apply(lambda: self._message(site, names), sources[0][1],
+        site, names, reason = _call_site(), [n for n, _ in sources], self.reason
+        guarded = _ForwardOnly.apply(lambda: self._message(site, names, reason), sources[0][1],
                                      [outputs[i] for i in chosen])
         outputs = list(outputs)
         for i, value in zip(chosen, guarded):
             outputs[i] = value
         return outputs
 
-    def _message(self, site, names: List[str]) -> str:
+    def _message(self, site, names: List[str], reason: Optional[str]) -> str:
         shown = ", ".join(names) if len(names) <= _SHOWN else ", ".join(names[:_SHOWN - 1]) + \
             f" and {len(names) - _SHOWN + 1} more"
         where = format_location(location_at(*site) if site else None)
-        return (f"backward through the outputs of fxla-compiled {self.name}: fxla compiles forward programs only\n"
+        if reason is None:
+            what, cause = "it is a forward-only program", "the program records no operations for autograd"
+        else:
+            what, cause = "fxla cannot differentiate this call", "fxla could not differentiate it: " + \
+                reason.replace("\n", "\n    ")
+        return (f"backward through the outputs of fxla-compiled {self.name}: {what}\n"
                 f"{where}\n"
                 f"why: that call ran with grad mode on and {shown} required grad, so its outputs require grad as "
-                f"eager torch's would, but the compiled program records no operations for autograd to "
-                f"differentiate\n"
-                f"fix: compute gradients with the eager model (or torch.compile's default backend) and compile for "
-                f"inference; if no gradient through this call is wanted, call it under torch.no_grad() or "
+                f"eager torch's would, but {cause}\n"
+                f"fix: compute these gradients with the eager model (or torch.compile's default backend); if no "
+                f"gradient through this call is wanted, call it under torch.no_grad() or "
                 f"torch.inference_mode(), or pass x.detach() / freeze the model with model.requires_grad_(False)")
 
 

@@ -43,6 +43,7 @@ class Entry:
     layout_sensitive: frozenset = frozenset()  # placeholders the program views (see CompiledModule._check_layouts)
     layouts: Dict[Tuple, str] = field(default_factory=dict)   # strides -> "" (runs) or eager's error
     handler: Any = None                       # its results -> the call's value (fxla.outputs.ResultHandler)
+    gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
 
 
 class SignatureCache:

@@ -5,6 +5,7 @@ stage      what it does                                          result
 =========  ===================================================  ==========================================
 prepare    shape propagation, functionalization (frontend)      :class:`~fxla.frontend.passes.prepare.PreparedGraph`
 fxla       one lowering rule per node, fxla's verifier          :class:`~fxla.lowering.FxlaProgram`
+vjp        (gradients only) forward + residuals, and backward   :class:`~fxla.lowering.autodiff.Differentiated`
 stablehlo  fxla -> StableHLO patterns, MLIR's verifier          verified StableHLO (:class:`Stages`)
 layout     device layout passes (single device: pool, params)   :class:`Target`
 compile    PJRT compile (or the on-disk cache)                  :class:`~fxla.runtime.Executable`
@@ -26,6 +27,7 @@ from torch.utils import _pytree as pytree
 from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
+from fxla.lowering.autodiff import Differentiated, differentiate
 from fxla.lowering.passes import device_layouts
 from fxla.lowering.precision import full_precision_pass
 from fxla.runtime import Executable, compile_stablehlo
@@ -38,7 +40,7 @@ __all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "Target", "Observer"]
 COMPILING = threading.RLock()
 
 #: the stages, in order (see the module docstring)
-STAGES = ("prepare", "fxla", "stablehlo", "layout", "compile")
+STAGES = ("prepare", "fxla", "vjp", "stablehlo", "layout", "compile")
 
 #: ``observer(stage, result, seconds)``: called after each stage with its result and wall time
 Observer = Callable[[str, Any, float], None]
@@ -99,6 +101,21 @@ class Pipeline:
         kept)."""
         return self._stage("stablehlo", lower_to_stablehlo, program.module,
                            print_ir_after_all=self.print_ir_after_all)
+
+    def differentiate(self, program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence[int], *,
+                      remat: bool = False) -> Differentiated:
+        """Stage ``vjp`` (calls that need gradients): ``program`` (fxla dialect, not yet converted) as a forward that
+        also returns residuals and a backward (:func:`fxla.lowering.autodiff.differentiate`)."""
+        return self._stage("vjp", differentiate, program, wrt, cotangents, remat=remat)
+
+    def lower_program(self, program: FxlaProgram, prepared: PreparedGraph) -> Stages:
+        """Stage ``stablehlo`` for a program derived from ``prepared``'s (a half of a differentiated program):
+        its :class:`Stages`."""
+        fxla_text = program.text()
+        stablehlo = self.to_stablehlo(program)
+        gm = prepared.graph_module
+        return Stages(str(gm.graph), gm.code, fxla_text, stablehlo.operation.get_asm(),
+                      stablehlo.operation.get_asm(enable_debug_info=True), program, prepared)
 
     def lower(self, gm: GraphModule, example_inputs) -> Stages:
         """Stages ``prepare``, ``fxla`` and ``stablehlo``: the IR of each for ``example_inputs``."""

@@ -1,5 +1,7 @@
-"""fxla.gradients: a compiled call's torch outputs behave for autograd as eager's do, up to the backward, which
-raises GradientError (fxla compiles forward programs only) instead of training without the compiled part."""
+"""fxla.gradients: where fxla cannot differentiate a call (an op without a gradient — floor_divide has none in
+torch either —, a loaded forward-only artifact), its torch outputs behave for autograd as eager's do up to the
+backward, which raises GradientError with the reason instead of training without the compiled part.
+Differentiated calls are tested in tests/test_autograd.py."""
 from __future__ import annotations
 
 import re
@@ -15,9 +17,14 @@ from fxla.gradients import GradientError
 HERE = re.escape(__file__)
 
 
+class FloorDiv(nn.Module):
+    def forward(self, x):
+        return torch.floor_divide(x, 0.25)          # no derivative, in torch or in fxla
+
+
 def mlp():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4), FloorDiv())
 
 
 def backward_error(out) -> str:
@@ -39,8 +46,9 @@ def test_outputs_require_grad_like_eager_and_backward_is_a_clear_error(call):
     assert out.requires_grad and want.requires_grad and out.grad_fn is not None
     torch.testing.assert_close(out, want)
     message = backward_error(out)
-    assert message.startswith("backward through the outputs of fxla-compiled Sequential: fxla compiles forward "
-                              "programs only")
+    assert message.startswith("backward through the outputs of fxla-compiled Sequential: fxla cannot "
+                              "differentiate this call")
+    assert "cannot differentiate fxla.floor_divide" in message
     assert re.search(rf"\n  at {HERE}:{line}:1\n\s+out = fast\(x\)  +# the call site", message), message
     names = r"(\d\.(weight|bias), ){3}\d\.(weight|bias)"
     assert re.search(rf"why: that call ran with grad mode on and {names} required grad", message), message
@@ -88,7 +96,7 @@ def test_frozen_model_gives_plain_tensors_and_an_input_that_requires_grad_is_nam
 
 def test_integer_outputs_stay_plain_and_guarded_outputs_act_like_eager_ones():
     def f(x, w):
-        y = x @ w
+        y = torch.floor_divide(x @ w, 0.25)
         return y, y.argmax(-1)
     fast = fxla.compile(f)
     x, w = torch.randn(2, 3), torch.randn(3, 4, requires_grad=True)
@@ -124,13 +132,13 @@ def test_torch_compile_backend_training_fails_at_backward_with_the_reason():
     compiled = torch.compile(model, backend="fxla")
     out = compiled(torch.randn(3, 8))
     assert out.requires_grad
-    assert "fxla compiles forward programs only" in backward_error(out)
+    assert "cannot differentiate fxla.floor_divide" in backward_error(out)
     with torch.no_grad():
         torch.testing.assert_close(compiled(torch.ones(3, 8)), model(torch.ones(3, 8)))
 
 
 def test_a_long_list_of_parameters_is_shortened():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4))
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4), FloorDiv())
     message = backward_error(fxla.compile(model)(torch.randn(2, 4)))
     assert re.search(r"grad mode on and (\d\.(weight|bias), ){2}\d\.(weight|bias) and 3 more required grad", message)

@@ -143,7 +143,8 @@ def _load(args):
 
 #: what ``-v`` calls each stage of the pipeline (fxla.pipeline.STAGES)
 STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization)",
-                "fxla": "lowering to fxla", "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
+                "fxla": "lowering to fxla", "vjp": "differentiation (forward + residuals, backward)",
+                "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
                 "layout": "device layout passes (fxla-pool-layout + fxla-param-layout)", "compile": "XLA compile"}
 
 

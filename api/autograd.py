@@ -1,0 +1,201 @@
+"""Autograd through compiled modules: a call that needs gradients runs a forward executable that also returns
+the residuals its backward needs, and records one autograd node whose backward runs fxla's compiled backward.
+
+A call of a compiled module with grad mode on, where a tensor input or a parameter requires grad, takes this
+path (``output="torch"``; ``jax.Array`` outputs have no autograd).  Per compiled signature and per set of
+tensors that require grad, fxla lowers the program again to the fxla dialect, differentiates it
+(:func:`fxla.lowering.autodiff.differentiate`: gradients of the float inputs and parameters that require grad,
+through the float outputs), and compiles both halves through the same pipeline as every program (their
+StableHLO verified, device layout passes applied).  The forward saves what the backward reads (``remat=True``:
+nothing but the inputs, the backward recomputes); the backward is one executable fed with the saved device
+buffers, the cotangents autograd passes in and the parameters as they were at the forward — no Python-level
+recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from fxla.errors import FxlaError
+from fxla.lowering.autodiff import Differentiated, NotDifferentiableError
+from fxla.runtime import Executable, from_device, to_device
+from fxla.runtime.buffers import is_array
+
+from .outputs import ResultHandler
+from .pipeline import COMPILING
+from .write_back import check_writable
+
+__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError"]
+
+
+@dataclass
+class GradientEntry:
+    """The differentiated form of one compiled signature, for one set of tensors that require grad."""
+
+    diff: Differentiated
+    forward: Executable
+    backward: Executable
+    forward_keys: List[Tuple[str, Tuple[int, ...]]]
+    backward_keys: List[Tuple[str, Tuple[int, ...]]]
+    handler: ResultHandler
+    float_outputs: List[int]          # positions among the tensor outputs that take a cotangent
+
+
+def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
+    """Per differentiable argument of ``program`` (float tensor inputs, then parameters), whether it requires
+    grad now; ``None`` when grad mode is off or none does (the call then runs forward only)."""
+    if not torch.is_grad_enabled():
+        return None
+    tensors = [t for t in leaves if is_array(t)]
+    mask = tuple(isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point() for t in tensors) + \
+        tuple(bool(getattr(program.params[n], "requires_grad", False)) for n in program.param_names)
+    return mask if any(mask) else None
+
+
+def _compile_gradient(module, entry, args, mask) -> GradientEntry:
+    pipeline = module._pipeline
+    prepared = pipeline.prepare(module.graph_module, args)
+    program = pipeline.to_fxla(prepared)
+    wrt = [k for k, m in enumerate(mask) if m]
+    outputs = program.output_static
+    n_out = program.layout.outputs
+    block_results = _result_types(program)
+    float_outputs = [i for i in range(n_out) if block_results[i]]
+    diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
+    executables, keys = [], []
+    for part in (diff.forward, diff.backward):
+        stages = pipeline.lower_program(part, prepared)
+        target = pipeline.layout(stages, module.device.platform)
+        executables.append(pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir))
+        keys.append([(name, target.layouts.get(name, ())) for name in part.param_names])
+    # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
+    handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
+    return GradientEntry(diff, executables[0], executables[1], keys[0], keys[1], handler, float_outputs)
+
+
+def _result_types(program) -> List[bool]:
+    """Per result of ``program``'s ``@main``, whether it is floating point."""
+    from fxla.dialects.fxla import sig_of
+    from fxla.dialects.fxla.types import is_float
+    fn = next(op for op in program.module.body.operations if op.operation.name == "func.func")
+    ret = list(fn.regions[0].blocks[0].operations)[-1]
+    return [is_float(sig_of(v.type).elem) for v in ret.operands]
+
+
+class _CompiledCall(torch.autograd.Function):
+    """One compiled call as an autograd node: ``forward(ctx, call, *sources)`` runs ``call.forward()`` and returns
+    its tensor outputs; ``backward`` runs ``call.backward(cotangents)`` and returns one gradient per source."""
+
+    @staticmethod
+    def forward(ctx, call, *sources):
+        outputs = call.forward()
+        ctx.call = call
+        ctx.mark_non_differentiable(*[o for i, o in enumerate(outputs) if i not in call.differentiable])
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *cts):
+        call, ctx.call = ctx.call, None
+        if call is None:
+            raise FxlaError("backward through an fxla-compiled call ran twice\n"
+                            "why: fxla frees the values a compiled call saved for its backward at the first backward "
+                            "(as eager torch does without retain_graph=True; fxla does not keep them for "
+                            "retain_graph=True yet)\n"
+                            "fix: run the forward again before a second backward, or compute both gradients in one "
+                            "backward (torch.autograd.grad with several outputs)")
+        return (None, *call.backward(cts))
+
+
+class _Call:
+    """The state of one differentiated call between its forward and its backward."""
+
+    def __init__(self, module, entry, grad: GradientEntry, leaves, writable, mask):
+        self.module, self.entry, self.grad = module, entry, grad
+        self.leaves, self.writable, self.mask = leaves, writable, mask
+        self.differentiable = set(grad.float_outputs)
+        self.retain = False
+
+    def forward(self) -> List[torch.Tensor]:
+        module, grad = self.module, self.grad
+        store = module._store
+        tensors = [t for t in self.leaves if is_array(t)]
+        self.inputs = [to_device(t.detach() if isinstance(t, torch.Tensor) else t, module.device) for t in tensors]
+        placements = [module.device] * len(grad.forward_keys)
+        params = store.resident(grad.diff.forward, grad.forward_keys, placements)
+        # the parameters the backward reads, as they are now (an optimizer step may replace them before it runs)
+        self.backward_params = store.resident(grad.diff.backward, grad.backward_keys,
+                                              [module.device] * len(grad.backward_keys))
+        results = grad.forward(self.inputs + params, wait=True)
+        n_res = grad.diff.residuals
+        self.residuals = results[len(results) - n_res:]
+        parts = grad.handler.split(results[:len(results) - n_res], self.leaves, self.writable)
+        program = self.entry.program
+        if parts.state:
+            store.store_state(program, parts.state)
+        if program.written_attributes:
+            store.set_attributes(program.written_attributes, parts.attributes)
+        self.parts_outputs = [from_device(o) for o in parts.outputs]
+        self.out_meta = [(o.shape, o.dtype) for o in self.parts_outputs]
+        return self.parts_outputs
+
+    def backward(self, cts) -> List[Optional[torch.Tensor]]:
+        grad, device = self.grad, self.module.device
+        cotangents = []
+        for i in grad.float_outputs:
+            ct = cts[i]
+            shape, dtype = self.out_meta[i]
+            cotangents.append(to_device(ct.detach().contiguous() if ct is not None else torch.zeros(shape, dtype=dtype),
+                                        device))
+        args = list(self.residuals) + cotangents + [self.inputs[k] for k in grad.diff.inputs] + self.backward_params
+        results = grad.backward(args, wait=True)
+        self.residuals = None
+        # one per source, in order; own memory (autograd may accumulate into a .grad in place)
+        return [from_device(g).clone() for g in results]
+
+
+def _unsupported(module, entry, leaves, mask) -> Optional[str]:
+    """Why this call cannot record gradients through fxla (then its outputs are guarded: see fxla.gradients)."""
+    if module.mesh is not None:
+        return "fxla does not differentiate sharded (mesh=) programs yet"
+    tensors = [t for t in leaves if is_array(t)]
+    changed = [k for k in entry.program.mutated_inputs if mask[k]]
+    if changed:
+        return (f"the program changes input(s) {changed} in place, and they require grad: fxla does not "
+                f"differentiate through in-place changes of its inputs")
+    del tensors
+    return None
+
+
+def run_with_grad(module, entry, leaves, mask) -> Any:
+    """Run the compiled signature ``entry`` of ``module`` on the call's flat ``leaves`` with autograd recording
+    (``mask``: :func:`gradient_sources`); returns the call's value, or ``None`` when fxla cannot differentiate
+    this call (the reason is then the guard's, ``entry.guard.reason``: the caller runs the forward alone and a
+    backward through it raises ``GradientError`` naming it)."""
+    grad = entry.gradients.get(mask)
+    if grad is None:
+        with COMPILING:
+            grad = entry.gradients.get(mask)
+            if grad is None:
+                try:
+                    reason = _unsupported(module, entry, leaves, mask)
+                    grad = reason if reason is not None else _compile_gradient(module, entry, entry.program_args,
+                                                                               mask)
+                except NotDifferentiableError as err:
+                    grad = str(err)
+                entry.gradients[mask] = grad
+    if isinstance(grad, str):
+        entry.guard.reason = grad
+        return None
+    program = entry.program
+    writable = None
+    if program.mutated_inputs:
+        writable = check_writable(module.__name__, program.mutated_inputs, leaves, True)
+    tensors = [t for t in leaves if is_array(t)]
+    sources = [t for t, m in zip(tensors, mask) if m] + \
+        [program.params[n] for n, m in zip(program.param_names, mask[len(tensors):]) if m]
+    call = _Call(module, entry, grad, leaves, writable, mask)
+    outputs = _CompiledCall.apply(call, *sources)
+    return grad.handler.build(list(outputs), leaves)

@@ -1,0 +1,152 @@
+"""fxla.autograd: calls that need gradients are differentiated by fxla (a forward executable that saves residuals,
+a backward executable), through fxla.compile (general path and call plans) and torch.compile(backend="fxla"),
+with gradients equal to eager's."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxla
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def assert_grads_match(model, reference):
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        assert p.grad is not None, name
+        torch.testing.assert_close(p.grad, q.grad, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_a_training_loop_matches_eager_step_for_step():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    x, target = torch.randn(5, 8), torch.randn(5, 4)
+    for step in range(4):                     # general path first, then the call plan
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        loss = F.mse_loss(fast(x), target)
+        ref_loss = F.mse_loss(reference(x), target)
+        torch.testing.assert_close(loss, ref_loss, **TOL)
+        assert loss.grad_fn is not None
+        loss.backward()
+        ref_loss.backward()
+        assert_grads_match(model, reference)
+        opt.step()
+        ref_opt.step()
+    assert fast.cache_size == 1
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, **TOL)
+
+
+def test_inputs_that_require_grad_get_gradients_and_frozen_parameters_none():
+    model = mlp().requires_grad_(False)
+    fast = fxla.compile(model)
+    for _ in range(2):
+        x = torch.randn(3, 8, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        fast(x).square().sum().backward()
+        model(x2).square().sum().backward()
+        torch.testing.assert_close(x.grad, x2.grad, **TOL)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_loss_that_adds_other_terms_trains_both():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    x = torch.randn(3, 8)
+    loss = fxla.compile(model)(x).square().mean() + 1e-3 * model[0].weight.square().sum()
+    ref = reference(x).square().mean() + 1e-3 * reference[0].weight.square().sum()
+    loss.backward()
+    ref.backward()
+    assert_grads_match(model, reference)
+
+
+def test_integer_outputs_are_not_differentiable_and_float_ones_are():
+    def f(x, w):
+        y = torch.tanh(x @ w)
+        return y, y.argmax(-1)
+    x, w = torch.randn(2, 3), torch.randn(3, 4, requires_grad=True)
+    y, i = fxla.compile(f)(x, w)
+    assert y.requires_grad and not i.requires_grad and i.dtype == torch.int64
+    y.sum().backward()
+    w2 = w.detach().clone().requires_grad_()
+    f(x, w2)[0].sum().backward()
+    torch.testing.assert_close(w.grad, w2.grad, **TOL)
+
+
+def test_unused_outputs_get_zero_cotangents():
+    def f(x):
+        return x.exp(), x.sin() if False else x * 3
+    x = torch.randn(4, requires_grad=True)
+    a, _ = fxla.compile(f)(x)
+    a.sum().backward()
+    torch.testing.assert_close(x.grad, x.detach().exp(), **TOL)
+
+
+def test_remat_saves_nothing_and_gives_the_same_gradients():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model, remat=True)
+    x = torch.randn(5, 8)
+    fast(x).square().sum().backward()
+    reference(x).square().sum().backward()
+    assert_grads_match(model, reference)
+    entry = next(iter(fast._cache.values()))
+    (grad,) = entry.gradients.values()
+    assert grad.diff.residuals == 0
+
+
+def test_a_second_backward_is_a_clear_error():
+    fast = fxla.compile(mlp())
+    out = fast(torch.randn(2, 8)).sum()
+    out.backward(retain_graph=True)
+    with pytest.raises(fxla.FxlaError, match="ran twice"):
+        out.backward()
+
+
+def test_no_grad_calls_do_not_differentiate():
+    model = mlp()
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        out = fast(torch.randn(2, 8))
+    assert not out.requires_grad
+    assert all(not e.gradients for e in fast._cache.values())
+
+
+def test_torch_compile_backend_trains_like_eager():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="fxla")
+    x = torch.randn(3, 8)
+    for _ in range(2):
+        compiled(x).square().sum().backward()
+        reference(x).square().sum().backward()
+    assert_grads_match(model, reference)
+
+
+def test_weights_changed_by_the_optimizer_are_used_by_the_next_forward_and_backward():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model)
+    x = torch.randn(3, 8)
+    for lr in (0.5, 0.25):
+        fast(x).sum().backward()
+        reference(x).sum().backward()
+        assert_grads_match(model, reference)
+        with torch.no_grad():
+            for p, q in zip(model.parameters(), reference.parameters()):
+                p -= lr * p.grad
+                q -= lr * q.grad
+                p.grad = q.grad = None
