@@ -76,6 +76,48 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     return GradientEntry(diff, executables[0], executables[1], keys[0], keys[1], handler, float_outputs)
 
 
+@dataclass
+class GradientTexts:
+    """The differentiated halves of a signature as StableHLO text for JAX (``as_jax_function`` under
+    ``jax.grad``): gradients of the float tensor inputs, parameters as constants in their logical layout."""
+
+    diff: Differentiated
+    forward: str
+    backward: str
+    forward_params: List[Any]
+    backward_params: List[Any]
+
+
+def gradient_texts(module, entry) -> GradientTexts:
+    """:class:`GradientTexts` of the compiled signature ``entry`` of ``module`` (made once, then kept)."""
+    found = entry.gradients.get("jax")
+    if found is not None:
+        return found
+    with COMPILING:
+        pipeline = module._pipeline
+        prepared = pipeline.prepare(module.graph_module, entry.program_args)
+        program = pipeline.to_fxla(prepared)
+        floats = _result_types(program)
+        n_inputs = len(_argument_types(program)) - len(program.param_names)
+        wrt = [k for k, is_float in enumerate(_argument_types(program)[:n_inputs]) if is_float]
+        diff = pipeline.differentiate(program, wrt, [i for i in range(program.layout.outputs) if floats[i]],
+                                      remat=module._remat)
+        texts = [pipeline.lower_program(part, prepared).stablehlo for part in (diff.forward, diff.backward)]
+        store = module._store
+        params = [store.resident(part, [(n, ()) for n in part.param_names], [module.device] * len(part.param_names))
+                  for part in (diff.forward, diff.backward)]
+        found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1])
+    return found
+
+
+def _argument_types(program) -> List[bool]:
+    """Per argument of ``program``'s ``@main``, whether it is floating point."""
+    from fxla.dialects.fxla import sig_of
+    from fxla.dialects.fxla.types import is_float
+    fn = next(op for op in program.module.body.operations if op.operation.name == "func.func")
+    return [is_float(sig_of(a.type).elem) for a in fn.regions[0].blocks[0].arguments]
+
+
 def _result_types(program) -> List[bool]:
     """Per result of ``program``'s ``@main``, whether it is floating point."""
     from fxla.dialects.fxla import sig_of

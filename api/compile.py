@@ -27,7 +27,7 @@ from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
-from .autograd import gradient_sources, run_with_grad
+from .autograd import gradient_sources, gradient_texts, run_with_grad
 from .dispatch import call_plan, fast_key
 from .gradients import guard_for
 from .interop import jax_function
@@ -426,7 +426,9 @@ class CompiledModule:
             raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
                                "fix: compile without mesh= and shard with jax.jit around the function")
         args = tuple(example_inputs)
-        return jax_function(self.__name__, self._entry(args), args, self.device, self._describe_call(args))
+        entry = self._entry(args)
+        return jax_function(self.__name__, entry, args, self.device, self._describe_call(args),
+                            gradient=functools.partial(gradient_texts, self, entry))
 
     def __repr__(self) -> str:
         where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"

@@ -78,8 +78,8 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
       ``out.block_until_ready()`` and the writable view ``torch.from_numpy(host_view(out, dtype, shape))``, then
       ``build`` of those (a ``RuntimeError``/``TypeError`` from ``x.numpy()`` — requires_grad, another
       device — or a ``ValueError`` from ``run`` falls back to the plan; so does a call under autocast, and one
-      with torch's grad mode on when ``grad``, which says a parameter required grad when the plan was made:
-      the plan's outputs then pass through the guard); with ``output="jax"`` it is
+      with torch's grad mode on when ``grad``, which says the program reads a float parameter, which may require
+      grad: the plan then asks ``grad_call`` first and passes its outputs through the guard); with ``output="jax"`` it is
       ``HostCall(run, params, None, build, False)`` for torch tensors (of at most 32 bits) in: the results are waited
       for and built as they are (jax arrays); else ``None``.
 
@@ -108,7 +108,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
         dtypes = [getattr(convert, "dtype", None) for convert in converters]
         if all(i is host_array for i in inputs) and all(d is not None for d in dtypes):
             host = HostCall(run, params, tuple((d, tuple(o.shape)) for d, o in zip(dtypes, outs)), build,
-                            guard.params_require_grad())
+                            guard.params_may_require_grad())
     elif jax_only:
         def finish(outs, args):
             return build(outs)

@@ -66,10 +66,10 @@ class GradientGuard:
         self.reason = reason
         self.params = [(n, p) for n, p in params.items() if isinstance(p, torch.Tensor)]
 
-    def params_require_grad(self) -> bool:
-        """Whether a parameter requires grad now (a call plan reads it once: a call of a plan whose parameters
-        did not require grad when it was made skips the check)."""
-        return any(p.requires_grad for _, p in self.params)
+    def params_may_require_grad(self) -> bool:
+        """Whether the program reads a floating-point parameter (one that requires grad now, or may later: a
+        frozen layer unfrozen for fine-tuning); the C shortcut of a call plan then looks at grad mode."""
+        return any(p.is_floating_point() for _, p in self.params)
 
     def __call__(self, inputs: Sequence[Any], outputs: List[Any]) -> List[Any]:
         """``outputs`` (a call's flat results), its floating-point tensors made to require grad through a

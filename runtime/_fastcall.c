@@ -292,7 +292,7 @@ static PyGetSetDef host_call_fields[] = {
     FIELD("params", 1, "tuple: the resident parameters, passed first"),
     FIELD("views", 2, "tuple of (np.dtype, shape tuple) per result: its zero-copy host view; None: jax results"),
     FIELD("build", 3, "callable(list of results) -> the call's return value"),
-    FIELD("grad", 4, "bool: a parameter required grad when the plan was made (grad mode on: the plan runs)"),
+    FIELD("grad", 4, "bool: the program reads a float parameter, which may require grad (grad mode on: the plan runs)"),
     {NULL},
 };
 static PyGetSetDef direct_call_fields[] = {

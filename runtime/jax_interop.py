@@ -7,7 +7,10 @@ goes through the host.  Eager calls run through ``jax.jit`` of the primitive.
 
 * ``jax.jit``: works (also nested, and with other JAX ops around it).
 * ``jax.vmap``: works as a *loop* (``jax.lax.map`` over the batch); the program is not re-vectorised.
-* ``jax.grad`` / ``jax.jvp``: not supported — fxla compiles forward programs only; raises :class:`InteropError`.
+* ``jax.grad`` / ``jax.vjp``: the primitive itself has no derivative rule (:class:`InteropError`): JAX cannot
+  differentiate StableHLO it did not produce.  ``CompiledModule.as_jax_function`` wraps it in a
+  ``jax.custom_vjp`` whose backward is fxla's own compiled backward (fxla.interop); ``jax.jvp`` (forward mode)
+  stays unsupported.
 """
 from __future__ import annotations
 

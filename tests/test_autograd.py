@@ -150,3 +150,31 @@ def test_weights_changed_by_the_optimizer_are_used_by_the_next_forward_and_backw
                 p -= lr * p.grad
                 q -= lr * q.grad
                 p.grad = q.grad = None
+
+
+def test_unfreezing_after_the_call_plan_was_made_is_seen():
+    model = mlp().requires_grad_(False)
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model)
+    x = torch.randn(3, 8)
+    for _ in range(2):                        # general path, then the plan (and its C shortcut)
+        assert not fast(x).requires_grad
+    model.requires_grad_(True)
+    reference.requires_grad_(True)
+    fast(x).sum().backward()
+    reference(x).sum().backward()
+    assert_grads_match(model, reference)
+
+
+def test_as_jax_function_under_jax_grad_uses_fxlas_backward():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    model = mlp()
+    x = torch.randn(5, 8)
+    f = fxla.compile(model).as_jax_function(x)
+    xj = jnp.asarray(x.numpy())
+    grad = jax.grad(lambda a: jnp.sum(f(a) ** 2))(xj)
+    xt = x.clone().requires_grad_()
+    (model(xt) ** 2).sum().backward()
+    np.testing.assert_allclose(np.asarray(grad), xt.grad.numpy(), rtol=1e-4, atol=1e-6)

@@ -84,8 +84,8 @@ def test_frozen_model_gives_plain_tensors_and_an_input_that_requires_grad_is_nam
     x = torch.randn(3, 8)
     out = fast(x)
     assert not out.requires_grad
-    assert next(iter(fast._plans.values())).host[4] is False
-    assert not fast(x).requires_grad                               # the C shortcut, grad mode not looked at
+    assert next(iter(fast._plans.values())).host[4] is True        # (its parameters may be unfrozen later)
+    assert not fast(x).requires_grad
     x.requires_grad_()
     for _ in range(2):                                             # general path, then the plan
         out = fast(x)

@@ -295,8 +295,10 @@ def test_as_jax_function_under_jit_and_vmap(mlp):
     batch = jnp.stack([xj, xj * 2])
     vm = jax.jit(jax.vmap(f))(batch)                                 # vmap: a loop over the batch
     np.testing.assert_allclose(np.asarray(vm[1]), mlp(x * 2).detach().numpy(), rtol=1e-5, atol=1e-5)
-    with pytest.raises(InteropError, match="cannot differentiate"):
-        jax.grad(lambda a: f(a).sum())(xj)
+    grad = jax.jit(jax.grad(lambda a: jnp.tanh(f(a)).sum()))(xj)          # fxla's backward, as a custom_vjp
+    xt = x.clone().requires_grad_()
+    torch.tanh(mlp(xt)).sum().backward()
+    np.testing.assert_allclose(np.asarray(grad), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
     with pytest.raises(InteropError, match="compiled for inputs"):
         f(jnp.ones((4, 8)))
 
