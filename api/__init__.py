@@ -23,6 +23,8 @@ _LAZY = {
     "OptionError": "fxla.compile", "SignatureError": "fxla.compile", "InputMutationError": "fxla.compile",
     "ArgumentError": "fxla.compile",
     "GradientError": "fxla.gradients", "AutocastError": "fxla.frontend",
+    "compile_step": "fxla.train_step", "TrainStep": "fxla.train_step", "StepError": "fxla.train_step",
+    "NotDifferentiableError": "fxla.lowering.autodiff",
     "symbolic_trace": "fxla.frontend", "wrap": "fxla.frontend", "Tracer": "fxla.frontend",
     "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
@@ -36,7 +38,7 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
-           "GradientError", "AutocastError"]
+           "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError"]
 
 
 def __getattr__(name):

@@ -69,11 +69,11 @@ def _is_float_value(value: ir.Value) -> bool:
 
 def differentiable_args(program: FxlaProgram) -> List[int]:
     """The argument numbers of ``program``'s ``@main`` with a floating-point element type."""
-    block = _main(program.module).regions[0].blocks[0]
+    block = main_function(program.module).regions[0].blocks[0]
     return [a.arg_number for a in block.arguments if _is_float_value(a)]
 
 
-def _main(module: ir.Module) -> ir.Operation:
+def main_function(module: ir.Module) -> ir.Operation:
     for op in module.body.operations:
         if op.operation.name == "func.func":
             return op.operation
@@ -189,7 +189,7 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
     point) through its results ``cotangents`` (result numbers, floating point).  See the module docstring."""
     wrt, cotangents = list(wrt), list(cotangents)
     with program.context, ir.Location.unknown(), type_cache():
-        main = _main(program.module)
+        main = main_function(program.module)
         block = main.regions[0].blocks[0]
         body = list(block.operations)
         ret, body = body[-1], body[:-1]
@@ -261,7 +261,7 @@ def _forward_module(program: FxlaProgram, main: ir.Operation, body, residuals: L
         for j, r in enumerate(op.results):
             position[r] = (i, j)
     module = ir.Module.parse(program.module.operation.get_asm(enable_debug_info=True))
-    copy = _main(module)
+    copy = main_function(module)
     cblock = copy.regions[0].blocks[0]
     cbody = list(cblock.operations)
     ret = cbody[-1]
@@ -282,7 +282,7 @@ def vjp_pass(root: ir.Operation) -> None:
     and ``@backward`` (residuals, cotangents, inputs, parameters -> gradients) with respect to every
     floating-point argument, through every floating-point result."""
     module = ir.Module.parse(root.get_asm(enable_debug_info=True), context=root.context)
-    main = _main(module)
+    main = main_function(module)
     block = main.regions[0].blocks[0]
     names = []
     if "arg_attrs" in main.attributes:
@@ -298,7 +298,7 @@ def vjp_pass(root: ir.Operation) -> None:
     for op in list(body.operations):
         op.erase()
     for name, part in (("forward", d.forward.module), ("backward", d.backward.module)):
-        fn = _main(part)
+        fn = main_function(part)
         fn.attributes["sym_name"] = ir.StringAttr.get(name)
         fn.move_before(body.operations[0]) if len(body.operations) else body.append(fn)
     # (forward first)

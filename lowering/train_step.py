@@ -1,0 +1,176 @@
+"""A whole training step as one fxla program: forward, loss, backward, gradient clipping and the optimizer
+update (or, for a micro-step of gradient accumulation, the gradients added to accumulators).
+
+:func:`build_step` takes the *objective* program (a model and loss lowered to the fxla dialect; its first
+output is the 0-d loss), differentiates it (:func:`fxla.lowering.autodiff.differentiate`) with respect to the
+trainable parameters through the loss (cotangent 1), and inlines both halves into one ``@main`` followed by the
+update rule of :mod:`fxla.lowering.optim`.  The program's arguments and results come in the order of
+:class:`StepLayout`; it has no ``fxla.param`` arguments (parameters are inputs *and* results, so they keep their
+logical layout) and its StableHLO is verified and compiled like any program.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from torch.utils import _pytree as pytree
+
+from fxla.dialects.fxla import ops, sig_of, verify_module
+from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.mlir import func, ir
+
+from .autodiff.context import VJPContext
+from .autodiff.transform import differentiate, main_function
+from .errors import LoweringError
+from .optim import UpdateRule
+from .program import FxlaProgram
+
+__all__ = ["StepLayout", "build_step"]
+
+
+@dataclass
+class StepLayout:
+    """The arguments and results of a step program, in order.
+
+    Arguments: the batch tensors (``n_batch``), the frozen parameters and buffers (``frozen``), the trainable
+    parameters (``trainable``), per trainable parameter its optimizer state tensors (its rule's ``state``), the
+    accumulated gradients (``accumulators``: one per trainable parameter, when the step adds to them), per
+    trainable parameter its scalars (its rule's ``scalars``), then ``max_norm`` (0-d) when gradients are
+    clipped.
+    Results: the objective's outputs (``n_outputs``: the loss first), the new values of the buffers it changes
+    (``changed_buffers``), then either the new trainable parameters and their new state (an update) or the new
+    accumulators (a micro-step).
+    """
+
+    n_batch: int
+    frozen: List[str]
+    trainable: List[str]
+    rules: Optional[Dict[str, UpdateRule]]     # per trainable parameter; None: a micro-step
+    accumulators: bool
+    clip: bool
+    n_outputs: int
+    changed_buffers: List[str] = field(default_factory=list)
+
+
+def _inline(fn: ir.Operation, args: Sequence[ir.Value]) -> List[ir.Value]:
+    """Copy the body of the (region-free) function ``fn`` at the insertion point, its arguments bound to
+    ``args``; return the values it returns."""
+    block = fn.regions[0].blocks[0]
+    env: Dict[ir.Value, ir.Value] = dict(zip(block.arguments, args))
+    operations = list(block.operations)
+    for op in operations[:-1]:
+        copy = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                                   operands=[env[v] for v in op.operands],
+                                   attributes={n: op.attributes[n] for n in op.attributes}, loc=op.location)
+        env.update(zip(op.results, copy.results))
+    return [env[v] for v in operations[-1].operands]
+
+
+def _clip(ctx: VJPContext, grads: List[ir.Value], max_norm: ir.Value) -> List[ir.Value]:
+    """``torch.nn.utils.clip_grad_norm_(params, max_norm)``: the 2-norm of the per-parameter 2-norms, then every
+    gradient times ``min(max_norm / (total + 1e-6), 1)``."""
+    norms = []
+    for g in grads:
+        squares = ctx.emit(ops.sum, ctx.emit(ops.mul, g, g), dims=(), keepdim=False)
+        norms.append(ctx.convert(ctx.emit(ops.sqrt, squares), "f32"))
+    stacked = ctx.emit(ops.concat, [ctx.reshape(n, (1,)) for n in norms], dim=0)
+    total = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, stacked, stacked), dims=(), keepdim=False))
+    coef = ctx.emit(ops.div, max_norm, ctx.emit(ops.add, total, ctx.tensor(1e-6, like=total)))
+    coef = ctx.emit(ops.minimum, coef, ctx.tensor(1.0, like=coef))
+    return [ctx.emit(ops.mul, g, ctx.convert(coef, ctx.sig(g).elem)) for g in grads]
+
+
+def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional[Dict[str, UpdateRule]], *,
+               accumulators: bool = False, clip: bool = False) -> tuple:
+    """The step program of ``objective`` (see the module docstring) and its :class:`StepLayout`.  ``rules``:
+    the update of each trainable parameter (``None``: a micro-step that only adds the gradients to the
+    accumulators, which it then needs)."""
+    if rules is None and not accumulators:
+        raise ValueError("a step without an update must accumulate")
+    if objective.mutated_inputs or objective.written_attributes:
+        raise LoweringError("a training step cannot change its inputs in place or assign module attributes\n"
+                            "fix: compute new tensors in the model instead of changing its inputs/attributes")
+    trainable = list(trainable)
+    names = objective.param_names
+    missing = [n for n in trainable if n not in names]
+    if missing:
+        raise LoweringError(f"internal error: trainable parameters {missing} are not read by the objective\n"
+                            "fix: report this as an fxla bug")
+    with objective.context, ir.Location.unknown(), type_cache():
+        main = main_function(objective.module)
+        block = main.regions[0].blocks[0]
+        n_args = len(block.arguments)
+        n_batch = n_args - len(names)
+        results = list(list(block.operations)[-1].operands)
+        loss_sig = sig_of(results[0].type) if results else None
+        if loss_sig is None or loss_sig.shape != () or not loss_sig.elem.startswith(("f", "bf")):
+            raise LoweringError("the training objective must return a 0-d floating-point loss first\n"
+                                "fix: return the loss (e.g. F.cross_entropy(model(x), y)) from the loss function")
+        param_arg = {n: n_batch + i for i, n in enumerate(names)}
+        wrt = [param_arg[n] for n in trainable]
+        diff = differentiate(objective, wrt, [0])
+        frozen = [n for n in names if n not in trainable]
+        layout = StepLayout(n_batch, frozen, trainable, rules, accumulators, clip, objective.layout.outputs,
+                            list(objective.mutated_params))
+
+        types = [a.type for a in block.arguments]
+        arg_types = types[:n_batch] + [types[param_arg[n]] for n in frozen] + [types[param_arg[n]] for n in trainable]
+        state_names = {n: rules[n].state if rules is not None else () for n in trainable}
+        scalar_names = {n: rules[n].scalars if rules is not None else () for n in trainable}
+        for n in trainable:
+            arg_types += [types[param_arg[n]]] * len(state_names[n])
+        if accumulators:
+            arg_types += [types[param_arg[n]] for n in trainable]
+        for n in trainable:
+            elem_type = ir.RankedTensorType(types[param_arg[n]]).element_type
+            arg_types += [ir.RankedTensorType.get([], elem_type)] * len(scalar_names[n])
+        if clip:
+            arg_types.append(ir.RankedTensorType.get([], ir.F32Type.get()))
+
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
+            entry = fn.add_entry_block()
+        args = iter(entry.arguments)
+        batch = [next(args) for _ in range(n_batch)]
+        values = {n: next(args) for n in frozen}
+        values.update({n: next(args) for n in trainable})
+        state = {n: {s: next(args) for s in state_names[n]} for n in trainable}
+        acc = {n: next(args) for n in trainable} if accumulators else {}
+        scalars = {n: {s: next(args) for s in scalar_names[n]} for n in trainable}
+        max_norm = next(args) if clip else None
+        original = batch + [values[n] for n in names]
+
+        ctx = VJPContext()
+        with ir.InsertionPoint(entry):
+            forward = _inline(main_function(diff.forward.module), original)
+            n_res = diff.residuals
+            outputs, residuals = forward[:len(forward) - n_res], forward[len(forward) - n_res:]
+            with ir.Location.unknown() as loc:
+                ctx.loc = loc
+                one = ctx.convert(ctx.tensor(1.0), loss_sig.elem)
+            backward_args = residuals + [one] + [original[k] for k in diff.inputs] + [values[n] for n in diff.params]
+            grads = _inline(main_function(diff.backward.module), backward_args)
+            with ir.Location.unknown() as loc:
+                ctx.loc = loc
+                if accumulators:
+                    grads = [ctx.emit(ops.add, acc[n], g) for n, g in zip(trainable, grads)]
+                returned = list(outputs)
+                if rules is None:
+                    returned += grads
+                else:
+                    if clip:
+                        grads = _clip(ctx, grads, max_norm)
+                    new_params, new_states = [], []
+                    for n, g in zip(trainable, grads):
+                        p, s = rules[n].emit(ctx, values[n], g, state[n], scalars[n])
+                        new_params.append(p)
+                        new_states += [s[k] for k in state_names[n]]
+                    returned += new_params + new_states
+            func.ReturnOp(returned)
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, [v.type for v in returned]))
+        verify_module(module)
+    n = len(arg_types)
+    program = FxlaProgram(module, objective.context, pytree.tree_flatten([0] * n)[1], [None] * n,
+                          pytree.tree_flatten([0] * len(returned))[1], [None] * len(returned), [], {})
+    return program, layout
