@@ -1,0 +1,152 @@
+"""fxla.compile_step: a whole training step (forward, loss, backward, clipping, optimizer update) as one XLA
+program; the model and the torch.optim optimizer stay the source of truth and match eager step for step."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxla
+
+TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def mse(model, x, y):
+    return F.mse_loss(model(x), y)
+
+
+def eager_step(model, optimizer, loss_fn, batch, max_grad_norm=None):
+    optimizer.zero_grad()
+    loss = loss_fn(model, *batch)
+    loss.backward()
+    if max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss
+
+
+def assert_same_state(model, reference, optimizer, ref_optimizer, tol=TOL):
+    for (name, p), q in zip(model.state_dict().items(), reference.state_dict().values()):
+        torch.testing.assert_close(p, q, **tol, msg=lambda m: f"{name}: {m}")
+    mine, theirs = optimizer.state_dict(), ref_optimizer.state_dict()
+    assert mine["param_groups"] == theirs["param_groups"]
+    assert mine["state"].keys() == theirs["state"].keys()
+    for k, state in theirs["state"].items():
+        assert list(mine["state"][k]) == list(state), k             # same keys, same order
+        for key, value in state.items():
+            torch.testing.assert_close(mine["state"][k][key], value, **tol, msg=lambda m: f"state {k}.{key}: {m}")
+
+
+OPTIMIZERS = [
+    (torch.optim.SGD, dict(lr=0.1)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=1e-2)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    (torch.optim.Adam, dict(lr=1e-2)),
+    (torch.optim.Adam, dict(lr=1e-2, weight_decay=1e-2, amsgrad=True)),
+    (torch.optim.AdamW, dict(lr=1e-2, betas=(0.4, 0.99))),
+    (torch.optim.AdamW, dict(lr=1e-2, weight_decay=0.1, maximize=True)),
+]
+
+
+@pytest.mark.parametrize("opt_cls,kwargs", OPTIMIZERS, ids=lambda v: getattr(v, "__name__", None) or
+                         ",".join(f"{k}={v}" for k, v in v.items()))
+def test_steps_match_eager_with_a_scheduler_and_clipping(opt_cls, kwargs):
+    model, reference = mlp(), mlp()
+    optimizer, ref_optimizer = opt_cls(model.parameters(), **kwargs), opt_cls(reference.parameters(), **kwargs)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 2, 0.5)
+    ref_scheduler = torch.optim.lr_scheduler.StepLR(ref_optimizer, 2, 0.5)
+    step = fxla.compile_step(model, optimizer, mse, max_grad_norm=0.3)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    for _ in range(5):
+        loss = step(x, y)
+        ref_loss = eager_step(reference, ref_optimizer, mse, (x, y), max_grad_norm=0.3)
+        torch.testing.assert_close(loss, ref_loss.detach(), **TOL)
+        scheduler.step()
+        ref_scheduler.step()
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+    assert step.compiles == 1                                    # the learning rate is an argument
+
+
+def test_param_groups_with_their_own_options_and_frozen_parameters():
+    model, reference = mlp(), mlp()
+    for m in (model, reference):
+        m[0].bias.requires_grad_(False)
+
+    def groups(m):
+        return [{"params": [m[0].weight], "weight_decay": 0.1}, {"params": [m[2].weight, m[2].bias], "lr": 0.05}]
+    optimizer, ref_optimizer = torch.optim.AdamW(groups(model), lr=0.01), torch.optim.AdamW(groups(reference), lr=0.01)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    for _ in range(3):
+        step(x, y)
+        eager_step(reference, ref_optimizer, mse, (x, y))
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+
+
+def test_gradient_accumulation_sums_micro_batches_like_eager():
+    model, reference = mlp(), mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.5)
+
+    def loss_fn(m, x, y):
+        return F.mse_loss(m(x), y) / 3
+    step = fxla.compile_step(model, optimizer, loss_fn, accumulation_steps=3)
+    batches = [(torch.randn(4, 8), torch.randn(4, 4)) for _ in range(6)]
+    for i, batch in enumerate(batches):
+        step(*batch)
+        loss_fn(reference, *batch).backward()
+        if i % 3 == 2:
+            ref_optimizer.step()
+            ref_optimizer.zero_grad()
+        if i in (0, 1):                                          # nothing updated before the third micro-batch
+            torch.testing.assert_close(model[0].weight, mlp()[0].weight)
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+    assert step.compiles == 2                                    # a micro-step and an update
+
+
+def test_a_checkpoint_saved_mid_training_resumes_exactly():
+    model = mlp()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    step = fxla.compile_step(model, optimizer, mse)
+    data = [(torch.randn(5, 8), torch.randn(5, 4)) for _ in range(6)]
+    for batch in data[:3]:
+        step(*batch)
+    checkpoint = copy.deepcopy({"model": model.state_dict(), "opt": optimizer.state_dict()})
+    for batch in data[3:]:
+        step(*batch)
+    resumed = mlp()
+    resumed_opt = torch.optim.Adam(resumed.parameters(), lr=1e-2)
+    resumed.load_state_dict(checkpoint["model"])
+    resumed_opt.load_state_dict(checkpoint["opt"])
+    resumed_step = fxla.compile_step(resumed, resumed_opt, mse)
+    for batch in data[3:]:
+        resumed_step(*batch)
+    assert_same_state(resumed, model, resumed_opt, optimizer)
+
+
+def test_eager_code_between_steps_sees_the_current_weights():
+    model = mlp()
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.5), mse)
+    x, y = torch.randn(5, 8), torch.randn(5, 4)
+    first = step(x, y)
+    with torch.no_grad():
+        after = mse(model, x, y)                                 # eager evaluation with the updated weights
+    assert after < first
+    torch.testing.assert_close(step(x, y), after, **TOL)        # the next step starts from them too
+
+
+def test_unsupported_optimizers_and_losses_are_clear_errors():
+    model = mlp()
+    with pytest.raises(fxla.StepError, match="does not support RMSprop"):
+        fxla.compile_step(model, torch.optim.RMSprop(model.parameters()), mse)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), lambda m, x: m(x))
+    with pytest.raises(fxla.LoweringError, match="0-d floating-point loss"):
+        step(torch.randn(2, 8))
