@@ -12,7 +12,7 @@ def python_blocks(path: pathlib.Path):
     return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
 
 
-@pytest.mark.parametrize("name", ["tutorial.md"])
+@pytest.mark.parametrize("name", ["tutorial.md", "training.md"])
 def test_doc_examples_run(name, capsys):
     namespace = {"__name__": "docs_example"}
     blocks = python_blocks(DOCS / name)
