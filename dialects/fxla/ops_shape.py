@@ -29,4 +29,7 @@ pad = OpDef("pad", "Constant padding: `low[i]`/`high[i]` elements before/after d
              Attr("value", F64, "the fill value (converted to the element type)", default=0.0)),
             infer=inf.pad, torch="torch.nn.functional.pad")
 
-SHAPE_OPS = (reshape, permute, expand, concat, flip, pad)
+detach = OpDef("detach", "The input itself, with a zero gradient: where a gradient must stop (Tensor.detach, "
+               "embedding's padding row).", _X, infer=infer.same_as_first, torch="torch.Tensor.detach")
+
+SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach)

@@ -49,3 +49,11 @@ def zero_gradient(*opdefs: OpDef) -> None:
         if opdef in VJP_RULES:
             raise ValueError(f"{opdef.name} has a VJP rule already")
         ZERO_GRADIENT.add(opdef)
+
+
+def _builtin() -> None:
+    from fxla.dialects.fxla import ops
+    zero_gradient(ops.detach)        # what it is for: the gradient stops here
+
+
+_builtin()

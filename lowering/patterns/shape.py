@@ -29,6 +29,11 @@ def _concat(b: Builder, inputs, *, dim):
     return hlo.ConcatenateOp(values, dim % b.result.rank).result
 
 
+@pattern(ops.detach)
+def _detach(b: Builder, x):
+    return x                 # (gradients are fxla's: in StableHLO a detach is its input)
+
+
 @pattern(ops.flip)
 def _flip(b: Builder, x, *, dims):
     dims = normalized_dims(dims, b.sig(x).rank)

@@ -176,10 +176,25 @@ def _where_method(ctx, input, condition, other):
     return _where(ctx, condition, input, other)
 
 
-def _lookup(ctx, weight, indices):
+def _lookup(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    """Rows of ``weight`` at ``indices``.  Their gradient follows torch's: none for the row ``padding_idx``, and
+    with ``scale_grad_by_freq`` each looked-up row's gradient divided by how often its index occurs (written with
+    ``fxla.detach``: the forward values are the rows themselves)."""
     index_shape = ctx.sig(indices).shape
-    rows = ctx.emit(ops.index_select, weight, ctx.reshape(indices, (int(np.prod(index_shape)),)), dim=0)
-    return ctx.reshape(rows, index_shape + ctx.sig(weight).shape[1:])
+    flat = ctx.reshape(indices, (int(np.prod(index_shape)),))
+    rows = ctx.emit(ops.index_select, weight, flat, dim=0)
+    n, width = ctx.sig(flat).shape[0], ctx.sig(weight).shape[1:]
+    if scale_grad_by_freq and n:
+        same = ctx.emit(ops.eq, ctx.reshape(flat, (n, 1)), ctx.reshape(flat, (1, n)))
+        counts = ctx.convert(ctx.emit(ops.sum, same, dims=(1,), keepdim=False), ctx.sig(rows).elem)
+        frozen = ctx.emit(ops.detach, rows)
+        scaled = ctx.emit(ops.div, ctx.emit(ops.sub, rows, frozen), ctx.reshape(counts, (n,) + (1,) * len(width)))
+        rows = ctx.emit(ops.add, frozen, scaled)
+    if padding_idx is not None and n:
+        padding_idx = padding_idx + ctx.sig(weight).shape[0] if padding_idx < 0 else padding_idx
+        mask = ctx.reshape(ctx.emit(ops.eq, flat, ctx.tensor(int(padding_idx), like=flat)), (n,) + (1,) * len(width))
+        rows = ctx.emit(ops.where, ctx.expand(mask, ctx.sig(rows).shape), ctx.emit(ops.detach, rows), rows)
+    return ctx.reshape(rows, index_shape + width)
 
 
 @register(F.embedding)
@@ -188,15 +203,16 @@ def _embedding(ctx, input, weight, padding_idx=None, max_norm=None, norm_type=2.
     if max_norm is not None:
         raise ctx.error("embedding(max_norm=...) is not supported", "it renormalises the weight in place",
                         "drop max_norm for inference")
-    return _lookup(ctx, weight, input)
+    return _lookup(ctx, weight, input, padding_idx, scale_grad_by_freq)
 
 
 @register(torch.embedding)
 def _torch_embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _lookup(ctx, weight, indices)
+    return _lookup(ctx, weight, indices, None if padding_idx == -1 else padding_idx, scale_grad_by_freq)
 
 
-register_module(torch.nn.Embedding, F.embedding, params=("weight",), attrs=("max_norm",))
+register_module(torch.nn.Embedding, F.embedding, params=("weight",),
+                attrs=("padding_idx", "max_norm", "scale_grad_by_freq"))
 
 
 @register(torch.narrow, torch.Tensor.narrow)

@@ -54,9 +54,14 @@ def _t(ctx, input):
     return input if rank < 2 else ctx.emit(ops.permute, input, dims=(1, 0))
 
 
-@register(torch.Tensor.contiguous, torch.Tensor.clone, torch.clone, torch.Tensor.detach, torch.detach)
+@register(torch.Tensor.contiguous, torch.Tensor.clone, torch.clone)
 def _identity(ctx, input, *args, **kwargs):
     return input
+
+
+@register(torch.Tensor.detach, torch.detach)
+def _detach(ctx, input):
+    return ctx.emit(ops.detach, input)
 
 
 # -- pixel_shuffle / pixel_unshuffle / channel_shuffle: a reshape, a permute, a reshape ------------------------

@@ -59,3 +59,16 @@ func.func @permute(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   %0 = "fxla.permute"(%x) {dims = array<i64: -1, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
   return %0 : tensor<4x2x3xf32>
 }
+
+// -----
+
+// detach is its input in StableHLO (it only stops gradients, which fxla computes itself).
+// CHECK-LABEL: func.func @detach
+// CHECK:   %[[V0:.+]] = stablehlo.add %arg0, %arg0 : tensor<3xf32>
+// CHECK:   return %[[V0]] : tensor<3xf32>
+// CHECK-NOT: fxla.
+func.func @detach(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "fxla.detach"(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = "fxla.add"(%0, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
