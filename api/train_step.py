@@ -10,7 +10,9 @@ The user's model and ``torch.optim`` optimizer stay the source of truth: every s
 optimizer's state (``optimizer.state[p]``) and hyperparameters (``optimizer.param_groups``: a scheduler's new
 ``lr`` is the next step's), and writes the new parameters, state and changed buffers (BatchNorm's running
 statistics) back into them, so ``model.state_dict()`` / ``optimizer.state_dict()`` are eager's, checkpoints
-save and load mid-training, and eager code between steps (evaluation) sees the current weights.  Per input
+save and load mid-training, and eager code between steps (evaluation) sees the current weights.  The model's
+mode is read at each step (``model.train()`` / ``model.eval()``; fxla.modes); dropout draws a fresh seed from
+torch's default generator per step, so ``torch.manual_seed`` makes a run reproducible.  Per input
 signature, and per set of optimizer flags that change the math (``nesterov``, ``amsgrad``, ...), fxla lowers
 the loss, differentiates it (:mod:`fxla.lowering.autodiff`) and builds the step
 (:func:`fxla.lowering.train_step.build_step`, update math in :mod:`fxla.lowering.optim`).
@@ -28,6 +30,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
+from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import from_device, to_device
 from fxla.runtime.buffers import is_array
@@ -142,23 +145,36 @@ class TrainStep:
         self.compiles = 0
 
     # -- compilation ---------------------------------------------------------------------------------------------
-    def _objective_program(self, batch):
+    def _objective(self, n: int):
+        """The traced objective of ``n`` batch arguments, switched to the model's current mode (train()/eval():
+        fxla.modes)."""
         from .compile import CompiledModule
-        compiled = self._compiled_by_arity.get(len(batch))
+        compiled = self._compiled_by_arity.get(n)
         if compiled is None:
-            compiled = self._compiled_by_arity[len(batch)] = CompiledModule(
-                _objective(self.model, self.loss_fn, len(batch)), **self._options)
+            compiled = self._compiled_by_arity[n] = CompiledModule(_objective(self.model, self.loss_fn, n),
+                                                                   **self._options)
+        compiled.sync_mode()
+        return compiled
+
+    def _objective_program(self, batch):
+        compiled = self._objective(len(batch))
         if compiled._per_shape is not None:
             compiled, batch = compiled._per_shape.module_for(batch, {})
         pipeline = compiled._pipeline
         prepared = pipeline.prepare(compiled.graph_module, batch)
         return pipeline, prepared, pipeline.to_fxla(prepared)
 
-    def _trainable(self, program) -> Tuple[List[str], Dict[str, dict]]:
+    def _trainable(self, program) -> Tuple[List[str], Dict[str, dict], Dict[str, str]]:
+        """The names of the parameters the step updates, the optimizer group of each, and the other names of
+        tied parameters (one tensor read under two names) -> the name the step uses."""
         groups = {id(p): g for g in self.optimizer.param_groups for p in g["params"]}
-        names, group_of = [], {}
+        names, group_of, first, tied = [], {}, {}, {}
         for name in program.param_names:
             tensor = program.params[name]
+            if id(tensor) in first:
+                tied[name] = first[id(tensor)]
+                continue
+            first[id(tensor)] = name
             if id(tensor) in groups and tensor.requires_grad:
                 names.append(name)
                 group_of[name] = groups[id(tensor)]
@@ -166,13 +182,16 @@ class TrainStep:
             raise StepError("none of the optimizer's parameters that require grad is read by the loss\n"
                             "fix: build the optimizer from the model's parameters: optimizer = "
                             "torch.optim.AdamW(model.parameters())")
-        return names, group_of
+        return names, group_of, tied
 
     def _key(self, batch, update: bool) -> Tuple:
         """What a step program depends on besides the weights' values: the batch's signature, update or
-        micro-step, each group's rule (its flags) and which parameters require grad."""
+        micro-step, each group's rule (its flags), which parameters require grad and the model's mode (its
+        modules' training flags: a step after ``model.eval()`` runs without dropout, with batch norm's running
+        statistics)."""
+        mode = self._objective(len(batch))._mode
         return (signature_key(batch), update, tuple(_rule(self.optimizer, g)[0] for g in self.optimizer.param_groups),
-                tuple(p.requires_grad for p in self.model.parameters()), self.max_grad_norm is not None)
+                tuple(p.requires_grad for p in self.model.parameters()), self.max_grad_norm is not None, mode)
 
     def _program(self, batch, update: bool):
         key = self._key(batch, update)
@@ -181,10 +200,10 @@ class TrainStep:
             return found
         with COMPILING:
             pipeline, prepared, objective = self._objective_program(batch)
-            trainable, group_of = self._trainable(objective)
+            trainable, group_of, tied = self._trainable(objective)
             rules = {n: _rule(self.optimizer, group_of[n])[0] for n in trainable} if update else None
             program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
-                                         clip=update and self.max_grad_norm is not None)
+                                         clip=update and self.max_grad_norm is not None, tied=tied)
             stages = pipeline.lower_program(program, prepared)
             target = pipeline.layout(stages, self.device.platform)
             executable = pipeline.compile(stages, target, self.device)
@@ -199,6 +218,8 @@ class TrainStep:
         params = objective.params
         device = self.device
         leaves = [t for t in pytree.tree_leaves(batch) if is_array(t)]
+        if objective.random:             # dropout in training mode: a fresh seed per step (fxla.lowering.program)
+            leaves.append(draw_seed())
         args = [to_device(t, device) for t in leaves]
         args += [to_device(params[n], device) for n in layout.frozen + layout.trainable]
         states = {}

@@ -81,17 +81,21 @@ def _clip(ctx: VJPContext, grads: List[ir.Value], max_norm: ir.Value) -> List[ir
 
 
 def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional[Dict[str, UpdateRule]], *,
-               accumulators: bool = False, clip: bool = False) -> tuple:
+               accumulators: bool = False, clip: bool = False, tied: Optional[Dict[str, str]] = None) -> tuple:
     """The step program of ``objective`` (see the module docstring) and its :class:`StepLayout`.  ``rules``:
     the update of each trainable parameter (``None``: a micro-step that only adds the gradients to the
-    accumulators, which it then needs)."""
+    accumulators, which it then needs).  ``tied``: parameter names of the objective that are another name of the
+    same tensor (tied weights: a language model's embedding and output layer) -> the name the step uses for it;
+    the step takes it once and updates it with the sum of both gradients, as autograd accumulates them."""
     if rules is None and not accumulators:
         raise ValueError("a step without an update must accumulate")
     if objective.mutated_inputs or objective.written_attributes:
         raise LoweringError("a training step cannot change its inputs in place or assign module attributes\n"
                             "fix: compute new tensors in the model instead of changing its inputs/attributes")
     trainable = list(trainable)
+    tied = dict(tied or {})
     names = objective.param_names
+    canonical = [n for n in names if n not in tied]
     missing = [n for n in trainable if n not in names]
     if missing:
         raise LoweringError(f"internal error: trainable parameters {missing} are not read by the objective\n"
@@ -107,9 +111,9 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
             raise LoweringError("the training objective must return a 0-d floating-point loss first\n"
                                 "fix: return the loss (e.g. F.cross_entropy(model(x), y)) from the loss function")
         param_arg = {n: n_batch + i for i, n in enumerate(names)}
-        wrt = [param_arg[n] for n in trainable]
-        diff = differentiate(objective, wrt, [0])
-        frozen = [n for n in names if n not in trainable]
+        wrt_names = [n for n in names if tied.get(n, n) in trainable]
+        diff = differentiate(objective, [param_arg[n] for n in wrt_names], [0])
+        frozen = [n for n in canonical if n not in trainable]
         layout = StepLayout(n_batch, frozen, trainable, rules, accumulators, clip, objective.layout.outputs,
                             list(objective.mutated_params))
 
@@ -139,7 +143,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         acc = {n: next(args) for n in trainable} if accumulators else {}
         scalars = {n: {s: next(args) for s in scalar_names[n]} for n in trainable}
         max_norm = next(args) if clip else None
-        original = batch + [values[n] for n in names]
+        original = batch + [values[tied.get(n, n)] for n in names]
 
         ctx = VJPContext()
         with ir.InsertionPoint(entry):
@@ -149,10 +153,16 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
             with ir.Location.unknown() as loc:
                 ctx.loc = loc
                 one = ctx.convert(ctx.tensor(1.0), loss_sig.elem)
-            backward_args = residuals + [one] + [original[k] for k in diff.inputs] + [values[n] for n in diff.params]
-            grads = _inline(main_function(diff.backward.module), backward_args)
+            backward_args = residuals + [one] + [original[k] for k in diff.inputs] + \
+                [values[tied.get(n, n)] for n in diff.params]
+            partial = _inline(main_function(diff.backward.module), backward_args)
             with ir.Location.unknown() as loc:
                 ctx.loc = loc
+                summed: Dict[str, ir.Value] = {}
+                for n, g in zip(wrt_names, partial):         # (tied names: their gradients add up)
+                    key = tied.get(n, n)
+                    summed[key] = g if key not in summed else ctx.emit(ops.add, summed[key], g)
+                grads = [summed[n] for n in trainable]
                 if accumulators:
                     grads = [ctx.emit(ops.add, acc[n], g) for n, g in zip(trainable, grads)]
                 returned = list(outputs)

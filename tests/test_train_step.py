@@ -150,3 +150,34 @@ def test_unsupported_optimizers_and_losses_are_clear_errors():
     step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), lambda m, x: m(x))
     with pytest.raises(fxla.LoweringError, match="0-d floating-point loss"):
         step(torch.randn(2, 8))
+
+
+class Tied(nn.Module):
+    """An embedding and an output layer sharing one weight (a language model's tied weights)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(10, 6)
+        self.hidden = nn.Linear(6, 6)
+        self.out = nn.Linear(6, 10, bias=False)
+        self.out.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.out(torch.tanh(self.hidden(self.embed(ids))))
+
+
+def test_tied_weights_get_the_sum_of_their_gradients():
+    model, reference = Tied(), Tied()
+
+    def loss_fn(m, ids, target):
+        return F.cross_entropy(m(ids).flatten(0, 1), target.flatten())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.5, momentum=0.9)
+    step = fxla.compile_step(model, optimizer, loss_fn)
+    ids, target = torch.randint(0, 10, (3, 5)), torch.randint(0, 10, (3, 5))
+    for _ in range(3):
+        step(ids, target)
+        eager_step(reference, ref_optimizer, loss_fn, (ids, target))
+    assert model.out.weight is model.embed.weight
+    assert_same_state(model, reference, optimizer, ref_optimizer)
