@@ -231,6 +231,7 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
         inputs = [a.arg_number for a in arg_values if a.arg_number < n_inputs]
         params = [a.arg_number for a in arg_values if a.arg_number >= n_inputs]
         order = residuals + [None] * len(ct_values) + [block.arguments[k] for k in inputs + params]
+        grad_types = [g.type for g in grads]       # (a gradient may be a placeholder, erased below: the identity's)
         cts = iter(ct_values)
         for value in order:
             placeholder = next(cts) if value is None else used[value].result
@@ -239,7 +240,7 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
         for op in list(bwd.placeholders.values()) + [c.owner for c in ct_values]:
             op.erase()
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in bblock.arguments], [g.type for g in grads]))
+            [a.type for a in bblock.arguments], grad_types))
         param_names = [program.param_names[k - n_inputs] for k in params]
         n_plain = len(bblock.arguments) - len(params)
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get(
