@@ -7,7 +7,7 @@ reverse and pad (part of the op table; see :mod:`.ops`).
 from __future__ import annotations
 
 from . import infer, infer_indexing as inf
-from .opdef import F64, I64, I64_ARRAY, Attr, OpDef, Operand, Variadic
+from .opdef import F64, I64, I64_ARRAY, STR, Attr, OpDef, Operand, Variadic
 
 _X = (Operand("input"),)
 
@@ -32,4 +32,9 @@ pad = OpDef("pad", "Constant padding: `low[i]`/`high[i]` elements before/after d
 detach = OpDef("detach", "The input itself, with a zero gradient: where a gradient must stop (Tensor.detach, "
                "embedding's padding row).", _X, infer=infer.same_as_first, torch="torch.Tensor.detach")
 
-SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach)
+no_gradient = OpDef("no_gradient", "The input itself, through which no gradient may be asked: the result of a torch op "
+                    "that torch cannot differentiate either (a gradient through it is an error naming `op`).", _X,
+                    (Attr("op", STR, "the torch op whose result it is (named in the error)"),),
+                    infer=infer.same_as_first, torch="(derivative not implemented)")
+
+SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient)

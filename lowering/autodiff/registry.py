@@ -55,5 +55,12 @@ def _builtin() -> None:
     from fxla.dialects.fxla import ops
     zero_gradient(ops.detach)        # what it is for: the gradient stops here
 
+    @vjp_rule(ops.no_gradient)
+    def _refuse(ctx, ct, x, *, result, op):
+        raise NotDifferentiableError(
+            f"cannot differentiate {op}: torch has no derivative for it either\n  at {ctx.loc}\n"
+            f"why: eager PyTorch raises 'derivative for {op} is not implemented' for this backward, and fxla "
+            f"computes what eager computes\nfix: compute this part under torch.no_grad() or on detached tensors")
+
 
 _builtin()

@@ -34,6 +34,11 @@ def _detach(b: Builder, x):
     return x                 # (gradients are fxla's: in StableHLO a detach is its input)
 
 
+@pattern(ops.no_gradient)
+def _no_gradient(b: Builder, x, *, op):
+    return x
+
+
 @pattern(ops.flip)
 def _flip(b: Builder, x, *, dims):
     dims = normalized_dims(dims, b.sig(x).rank)

@@ -97,9 +97,13 @@ def _same(ctx, x):
     return x
 
 
+def _data(ctx, x):
+    return ctx.emit(ops.detach, x)          # x.data has no history: no gradient flows through it
+
+
 #: tensor attributes that compute a value (``x.T``), by attribute name; ``.shape``/``.dtype``... are static
 _TENSOR_ATTRIBUTES = {"T": _reversed_dims, "mT": _matrix_transpose, "H": _adjoint, "mH": _matrix_transpose,
-                      "real": _same, "data": _same}
+                      "real": _same, "data": _data}
 
 
 @register(builtins.getattr)
@@ -146,7 +150,9 @@ def _scatter(ctx, input, dim, index, src=None, *, value=None, reduce=None):
         raise ctx.error(f"scatter(reduce={reduce!r}) is unknown", "torch accepts 'add' and 'multiply'",
                         "use reduce=None, 'add' or 'multiply' (or scatter_reduce)")
     src = _scatter_src(ctx, input, index, value if src is None else src)
-    return ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
+    out = ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
+    # torch has no derivative for scatter(reduce=...) (scatter_add / scatter_reduce have one)
+    return out if reduce is None else ctx.emit(ops.no_gradient, out, op="aten::scatter.reduce")
 
 
 @register(torch.scatter_add, torch.Tensor.scatter_add)

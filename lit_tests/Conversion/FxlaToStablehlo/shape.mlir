@@ -72,3 +72,14 @@ func.func @detach(%a: tensor<3xf32>) -> tensor<3xf32> {
   %1 = "fxla.add"(%0, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %1 : tensor<3xf32>
 }
+
+// -----
+
+// no_gradient is its input in StableHLO (it only makes a gradient through it an error).
+// CHECK-LABEL: func.func @no_gradient
+// CHECK:   return %arg0 : tensor<3xf32>
+// CHECK-NOT: fxla.
+func.func @no_gradient(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "fxla.no_gradient"(%a) {op = "aten::scatter.reduce"} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
