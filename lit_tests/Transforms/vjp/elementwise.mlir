@@ -95,13 +95,14 @@ func.func @main(%a: tensor<2x1xf32>, %b: tensor<3xf16>) -> tensor<2x3xf32> {
 // -----
 
 // pow: grad * e * b ** (e - 1), zero where e == 0; grad * result * log(b), zero where b == 0 and e >= 0 (torch's
-// conventions); the f16 exponent is converted to f32 first.
+// conventions); e - 1 in the exponent's own type (f16), as torch computes it, the rest in f32.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[Y:.+]]: tensor<2x3xf32>, %[[CT:.+]]: tensor<2x3xf32>, %[[A:.+]]: tensor<2x1xf32>, %[[B:.+]]: tensor<3xf16>)
 // CHECK:         %[[E:.+]] = "fxla.convert"(%[[B]]) : (tensor<3xf16>) -> tensor<3xf32>
+// CHECK:         %[[EM1:.+]] = "fxla.sub"(%[[B]], %{{.+}}) : (tensor<3xf16>, tensor<f16>) -> tensor<3xf16>
+// CHECK:         %[[EM1F:.+]] = "fxla.convert"(%[[EM1]]) : (tensor<3xf16>) -> tensor<3xf32>
 // CHECK:         %[[E0:.+]] = "fxla.eq"(%[[E]], %{{.+}})
-// CHECK:         %[[EM1:.+]] = "fxla.sub"(%[[E]], %{{.+}})
-// CHECK:         "fxla.pow"(%[[A]], %[[EM1]])
+// CHECK:         "fxla.pow"(%[[A]], %[[EM1F]])
 // CHECK:         "fxla.where"(%[[E0]], %{{.+}}, %{{.+}})
 // CHECK:         %[[B0:.+]] = "fxla.eq"(%[[A]], %{{.+}})
 // CHECK:         %[[EGE:.+]] = "fxla.ge"(%[[E]], %{{.+}})
