@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 import torch
 
-from . import meta as M
+from . import autocast, meta as M
 from .errors import AutocastError, TraceError
 from .graph import Graph
 from .node import Argument, Node, Target
@@ -26,6 +26,9 @@ from .proxy import Proxy, tracing_isinstance
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
 from .state_capture import AttributeWrite, StateCapture, final_attribute_writes
+
+#: the target of the casts recorded in autocast regions (the function :func:`autocast.autocast_cast` wraps)
+_AUTOCAST_CAST = autocast.autocast_cast.__wrapped__
 
 __all__ = ["Tracer", "TracerBase", "symbolic_trace"]
 # (AttributeWrite and final_attribute_writes live in state_capture; importable from here as before)
@@ -214,7 +217,7 @@ class TracerBase:
     def __init__(self) -> None:
         self.graph: Optional[Graph] = None
         self._module_stack: List[str] = []
-        self._autocast_at_start = False           # torch.autocast's state when trace() began
+        self._autocast_at_start = False           # whether CPU autocast was on when trace() began
         self._speculative: List[Node] = []        # getitem nodes made by iterating a Proxy (dropped if unused)
         self._caught: List[TraceError] = []      # TraceErrors raised by proxies during the current trace
         self._tensor_nodes: Dict[Node, bool] = {}  # whether a node computes a tensor (proxy.eager_class's cache)
@@ -243,23 +246,38 @@ class TracerBase:
     def create_node(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],
                     name: Optional[str] = None, type_expr: Optional[Any] = None) -> Node:
         """Insert a node into ``self.graph``, stamping ``meta['source']``."""
+        dtype = autocast.region_dtype(self._autocast_at_start) if kind not in ("placeholder", "output", "get_attr") \
+            else None
+        if dtype is not None and target is not _AUTOCAST_CAST:
+            args, kwargs = self._autocast(kind, target, args, kwargs, dtype)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         node.meta[M.SOURCE] = user_frame_location(self.module_path)
-        if torch._C._is_any_autocast_enabled() is not self._autocast_at_start:
-            raise self._autocast_error(node)
         return node
 
-    def _autocast_error(self, node: Node) -> AutocastError:
-        entered = not self._autocast_at_start
-        self.graph.erase_node(node)
-        return AutocastError(
-            f"forward {'entered' if entered else 'left'} a torch.autocast region, which a traced graph cannot hold",
-            where=node.meta[M.SOURCE],
-            why="autocast casts the inputs of ops such as linear, matmul and conv as eager torch runs them; the "
-                "graph records the ops without those casts, so it (and a program compiled from it) would compute "
-                "in other dtypes than eager",
-            fix="cast explicitly instead of autocast: model.to(torch.bfloat16) with x.to(torch.bfloat16), or "
-                "y = self.layer(x.to(torch.bfloat16)) where lower precision is wanted; or remove the autocast region")
+    def _autocast(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any], dtype: torch.dtype):
+        """The arguments of an op recorded in a CPU autocast region the forward entered: cast as eager autocast
+        casts them (see :mod:`fxla.frontend.autocast`)."""
+        key = target
+        if kind == "call_method":
+            key = getattr(torch.Tensor, target, None)
+        elif kind == "call_module":
+            key = type(self.root.get_submodule(target))
+        if key in autocast.COMPOSITES:
+            name = getattr(key, "__qualname__", key)
+            raise AutocastError(
+                f"{name} in a torch.autocast region: fxla cannot follow autocast inside it",
+                where=user_frame_location(self.module_path),
+                why=f"{name} runs ops that autocast casts (linear, bmm) inside ATen, where the traced graph cannot "
+                    "record the casts, so a compiled program would compute in other dtypes than eager",
+                fix="run this op outside the autocast region (with torch.autocast('cpu', enabled=False): around it, "
+                    "casting its inputs explicitly), or write it with torch.matmul / F.linear")
+        cast = dtype if key in autocast.LOWER_PRECISION else torch.float32 if key in autocast.FLOAT32 else None
+        if cast is None:
+            return args, kwargs
+
+        def one(a):
+            return self.create_node("call_function", _AUTOCAST_CAST, (a, cast), {}) if isinstance(a, Node) else a
+        return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
 
     def proxy(self, node: Node) -> Proxy:
         """Wrap ``node`` in a :class:`Proxy` of this tracer (override to return a Proxy subclass)."""
@@ -378,7 +396,8 @@ class Tracer(TracerBase):
     def call_module(self, m: torch.nn.Module, forward: Callable[..., Any], args: Tuple, kwargs: Dict) -> Any:
         """Record a leaf as one ``call_module`` node; run a non-leaf's ``forward`` inline."""
         qualname = self.path_of_module(m)
-        if qualname is not None and self.is_leaf_module(m, qualname):
+        if qualname is not None and self.is_leaf_module(m, qualname) and not (
+                isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
             return self.create_proxy("call_module", qualname, args, kwargs)
         if qualname is None and self.is_leaf_module(m, type(m).__name__):
             raise TraceError(
@@ -486,8 +505,8 @@ class Tracer(TracerBase):
         self.graph = Graph()
         self._module_stack, self._attr_nodes, self._constant_count, self._speculative = [], {}, 0, []
         self._state = StateCapture(self)
-        # the graph holds no autocast regions: a forward that enters (or leaves) one is refused at its first op
-        self._autocast_at_start = torch._C._is_any_autocast_enabled()
+        # autocast regions the forward enters are recorded as casts (fxla.frontend.autocast); the caller's is not
+        self._autocast_at_start = torch.is_autocast_enabled("cpu")
         self._collect_root_state()
         return _Traced(root, fn, bound, leaf_root)
 

@@ -181,3 +181,22 @@ def test_tied_weights_get_the_sum_of_their_gradients():
         eager_step(reference, ref_optimizer, loss_fn, (ids, target))
     assert model.out.weight is model.embed.weight
     assert_same_state(model, reference, optimizer, ref_optimizer)
+
+
+def test_autocast_bfloat16_inside_the_step_with_float32_master_weights():
+    model, reference = mlp(), mlp()
+
+    def loss_fn(m, x, y):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return F.mse_loss(m(x), y)                           # linear in bf16, the loss in f32
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    ref_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    step = fxla.compile_step(model, optimizer, loss_fn)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    for _ in range(3):
+        loss = step(x, y)
+        ref = eager_step(reference, ref_optimizer, loss_fn, (x, y))
+        assert loss.dtype == ref.dtype == torch.float32
+        torch.testing.assert_close(loss, ref.detach(), rtol=2e-2, atol=2e-2)
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert_same_state(model, reference, optimizer, ref_optimizer, tol=dict(rtol=2e-2, atol=2e-2))

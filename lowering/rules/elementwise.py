@@ -11,7 +11,9 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, is_float
 from fxla.dialects.mlir import ir
 
-from ..dtypes import ELEM_TO_TORCH
+from fxla.frontend.autocast import autocast_cast
+
+from ..dtypes import ELEM_TO_TORCH, elem_of
 from ..emit import compute_elem
 from ..registry import register, register_module
 
@@ -189,3 +191,11 @@ for _method, _dtype in ((torch.Tensor.float, torch.float32), (torch.Tensor.half,
                         (torch.Tensor.long, torch.int64), (torch.Tensor.int, torch.int32),
                         (torch.Tensor.bool, torch.bool)):
     register(_method)(partial(_convert_method, dtype=_dtype))
+
+
+# -- the casts torch.autocast makes, recorded by the tracer in autocast regions (fxla.frontend.autocast) ----------
+@register(autocast_cast.__wrapped__)
+def _autocast_cast(ctx, x, dtype):
+    if not isinstance(x, ir.Value) or not is_float(ctx.sig(x).elem):
+        return x                                   # (autocast casts floating-point tensors only)
+    return ctx.convert(x, elem_of(dtype))
