@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from . import elementwise, indexing, linalg, nn, pool, reduce, scan, shape  # noqa: F401  (fill the rule table)
 from .context import VJPContext
-from .registry import VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, vjp_rule, zero_gradient
+from .registry import (NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, non_differentiable,
+                       vjp_rule, zero_gradient)
 from .transform import Differentiated, differentiable_args, differentiate
 
-__all__ = ["VJPContext", "VJP_RULES", "ZERO_GRADIENT", "NotDifferentiableError", "vjp_rule", "zero_gradient",
+__all__ = ["VJPContext", "VJP_RULES", "ZERO_GRADIENT", "NON_DIFFERENTIABLE", "NotDifferentiableError", "vjp_rule",
+           "zero_gradient", "non_differentiable",
            "Differentiated", "differentiable_args", "differentiate"]

@@ -20,12 +20,16 @@ from fxla.dialects.fxla.opdef import OpDef
 
 from ..errors import LoweringError
 
-__all__ = ["VJP_RULES", "ZERO_GRADIENT", "vjp_rule", "NotDifferentiableError"]
+__all__ = ["VJP_RULES", "ZERO_GRADIENT", "NON_DIFFERENTIABLE", "vjp_rule", "zero_gradient", "non_differentiable",
+           "NotDifferentiableError"]
 
 #: OpDef -> its VJP rule (filled by the family modules of this package)
 VJP_RULES: Dict[OpDef, Callable] = {}
 #: ops with a zero gradient (torch returns zeros through them, it does not refuse)
 ZERO_GRADIENT: Set[OpDef] = set()
+#: ops through which no gradient is ever asked or given, with the reason (integer/boolean results, no operands,
+#: or no derivative in torch either: a gradient asked through one raises NotDifferentiableError with the reason)
+NON_DIFFERENTIABLE: Dict[OpDef, str] = {}
 
 
 class NotDifferentiableError(LoweringError):
@@ -51,9 +55,25 @@ def zero_gradient(*opdefs: OpDef) -> None:
         ZERO_GRADIENT.add(opdef)
 
 
+def non_differentiable(reason: str, *opdefs: OpDef) -> None:
+    """Declare that no gradient goes through ``opdefs``, and why."""
+    for opdef in opdefs:
+        if opdef in VJP_RULES or opdef in ZERO_GRADIENT:
+            raise ValueError(f"{opdef.name} has a VJP rule already")
+        NON_DIFFERENTIABLE[opdef] = reason
+
+
 def _builtin() -> None:
     from fxla.dialects.fxla import ops
     zero_gradient(ops.detach)        # what it is for: the gradient stops here
+    non_differentiable("its result is boolean", ops.eq, ops.ne, ops.lt, ops.le, ops.gt, ops.ge, ops.logical_not,
+                       ops.logical_and, ops.logical_or, ops.logical_xor, ops.any, ops.all)
+    non_differentiable("it takes integer or boolean operands only", ops.bitwise_not, ops.bitwise_and,
+                       ops.bitwise_or, ops.bitwise_xor)
+    non_differentiable("its result is an index (integer)", ops.argmax, ops.argmin)
+    non_differentiable("it has no operands (a constant, a range, random numbers)", ops.constant, ops.arange)
+    non_differentiable("torch has no derivative for floor_divide either ('derivative for floor_divide is not "
+                       "implemented')", ops.floor_divide)
 
     @vjp_rule(ops.no_gradient)
     def _refuse(ctx, ct, x, *, result, op):

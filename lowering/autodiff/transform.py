@@ -37,7 +37,7 @@ from fxla.dialects.mlir import func, ir
 from ..fold import dead_code_elimination
 from ..program import FxlaProgram
 from .context import VJPContext
-from .registry import VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
+from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
 
 __all__ = ["Differentiated", "differentiate", "differentiable_args"]
 
@@ -155,10 +155,12 @@ def _apply_rule(op: ir.Operation, bwd: _Backward, ctx: VJPContext, active: set) 
         return
     rule = VJP_RULES.get(opdef)
     if rule is None:
+        reason = NON_DIFFERENTIABLE.get(opdef)
+        why = (f"a gradient was asked through this op, and {reason}" if reason is not None else
+               "a gradient was asked through this op, and fxla differentiates only ops with a VJP rule")
         raise NotDifferentiableError(
             f"cannot differentiate {op.name}: fxla has no gradient for it\n  at {_where(op)}\n"
-            f"why: a gradient was asked through this op, and fxla differentiates only ops with a VJP rule "
-            f"(docs/training.md lists them)\n"
+            f"why: {why}\n"
             f"fix: compute this part under torch.no_grad() or on detached tensors (x.detach()), or run the "
             f"backward with eager PyTorch")
     operands, attrs = opdef.read(op)
