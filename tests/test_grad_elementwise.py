@@ -56,14 +56,8 @@ def test_maximum_with_constant_and_promotion():
     _check(lambda x, y: torch.minimum(x, y), _t(1.0, 2.0, 3.0), torch.tensor([1, 3, 2], dtype=torch.int32))
 
 
-_HARDTANH_AT_BOUNDS = pytest.mark.xfail(
-    strict=True, reason="fxla lowers hardtanh/relu6 to fxla.clamp, whose gradient passes at the bounds (torch.clamp's "
-    "convention), where torch's hardtanh_backward gives 0 (and passes NaN)")
-
-
-@pytest.mark.parametrize("op", [torch.relu, torch.abs, F.leaky_relu, F.elu, F.hardswish, F.hardsigmoid,
-                                pytest.param(F.relu6, marks=_HARDTANH_AT_BOUNDS),
-                                pytest.param(F.hardtanh, marks=_HARDTANH_AT_BOUNDS)],
+@pytest.mark.parametrize("op", [torch.relu, torch.abs, F.leaky_relu, F.elu, F.hardswish, F.hardsigmoid, F.relu6,
+                                F.hardtanh],
                          ids=["relu", "abs", "leaky_relu", "elu", "hardswish", "hardsigmoid", "relu6", "hardtanh"])
 def test_kinks(op):
     # relu/leaky_relu/elu at 0, abs at 0 and -0.0 (sign(0) = 0), hardswish/hardsigmoid at +-3, NaN

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
 from ..emit import refuse_bool
@@ -92,7 +93,14 @@ def _in_type_of(ctx, value, input):
 
 
 def _hardtanh(ctx, input, min_val=-1.0, max_val=1.0, inplace=False):
-    return ctx.emit(ops.clamp, input, _in_type_of(ctx, min_val, input), _in_type_of(ctx, max_val, input))
+    """clamp's values with torch's hardtanh gradient, which (unlike clamp's) is 0 at the bounds: the input where
+    it is strictly inside them (or NaN), elsewhere the clamped value, detached."""
+    low, high = _in_type_of(ctx, min_val, input), _in_type_of(ctx, max_val, input)
+    clamped = ctx.emit(ops.clamp, input, low, high)
+    if not is_float(ctx.sig(input).elem):
+        return clamped
+    at_bounds = ctx.emit(ops.logical_or, ctx.emit(ops.le, input, low), ctx.emit(ops.ge, input, high))
+    return ctx.emit(ops.where, at_bounds, ctx.emit(ops.detach, clamped), input)
 
 
 register(F.hardtanh)(_hardtanh)
