@@ -9,7 +9,10 @@ through the float outputs), and compiles both halves through the same pipeline a
 StableHLO verified, device layout passes applied).  The forward saves what the backward reads (``remat=True``:
 nothing but the inputs, the backward recomputes); the backward is one executable fed with the saved device
 buffers, the cotangents autograd passes in and the parameters as they were at the forward — no Python-level
-recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.
+recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A program that
+draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the forward's
+masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the forward's
+own randomness.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import torch
 
 from fxla.errors import FxlaError
 from fxla.lowering.autodiff import Differentiated, NotDifferentiableError
+from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
@@ -59,7 +63,9 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     pipeline = module._pipeline
     prepared = pipeline.prepare(module.graph_module, args)
     program = pipeline.to_fxla(prepared)
-    wrt = [k for k, m in enumerate(mask) if m]
+    # mask: per tensor input, then per parameter; the seed argument of a random program sits between them
+    n_tensors = len(mask) - len(program.param_names)
+    wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
     outputs = program.output_static
     n_out = program.layout.outputs
     block_results = _result_types(program)
@@ -164,6 +170,8 @@ class _Call:
         module, grad = self.module, self.grad
         store = module._store
         tensors = [t for t in self.leaves if is_array(t)]
+        if grad.diff.forward.random:     # a fresh seed; a backward that recomputes (remat) reads the same one
+            tensors.append(draw_seed())
         self.inputs = [to_device(t.detach() if isinstance(t, torch.Tensor) else t, module.device) for t in tensors]
         placements = [module.device] * len(grad.forward_keys)
         params = store.resident(grad.diff.forward, grad.forward_keys, placements)

@@ -21,6 +21,7 @@ from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.lowering import UnsupportedOpError
+from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
 from fxla.runtime.buffers import is_array
@@ -31,6 +32,7 @@ from .autograd import gradient_sources, gradient_texts, run_with_grad
 from .dispatch import call_plan, fast_key
 from .gradients import guard_for
 from .interop import jax_function
+from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
 from .per_shape import PerShapeTraces
@@ -103,6 +105,42 @@ def _carry_attribute_writes(source, graph) -> None:
             target.meta["attribute_writes"] = list(writes)
 
 
+def _trace(fn, tracer: Optional[Tracer], concrete_args) -> GraphModule:
+    """Trace the module or function ``fn`` as it is now (its current mode: fxla.modes)."""
+    tracer = tracer or Tracer()
+    with COMPILING:
+        graph = tracer.trace(fn, concrete_args=concrete_args)
+    if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
+        graph.meta["specialization"] = fn.specialization
+    if isinstance(fn, GraphModule):
+        _carry_attribute_writes(fn.graph, graph)
+    name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
+    return GraphModule(tracer.root, graph, class_name=name)
+
+
+def _new_trace(module: "CompiledModule"):
+    """A trace of the model in its current mode (fxla.modes): the graph, or (``concrete_shapes``) a new, empty set
+    of per-shape traces."""
+    return {} if module._per_shape is not None else _trace(module.original, *module._tracing)
+
+
+def _use_trace(module: "CompiledModule", made):
+    """``module`` runs the mode's trace ``made`` from now on; the call plans of the old one go (fxla.modes).
+    Returns ``made``."""
+    with module._store.lock:
+        module._store.drop_plans()
+        if module._per_shape is not None:
+            module._per_shape.compiled = made
+        else:
+            module._set_graph(made)
+    return made
+
+
+def _random_refused(name: str, where: str, fix: str) -> str:
+    return (f"{name} draws random numbers (dropout in training mode, torch.rand ...), which fxla does not support "
+            f"in {where} yet\nfix: call model.eval() first (dropout is then the identity), or {fix}")
+
+
 def _not_callable(fn) -> str:
     what = f"a {type(fn).__name__}" + (f" of {len(fn)} items" if isinstance(fn, (tuple, list)) else "")
     fix = "pass the model or function itself: fxla.compile(model), then call the result on the inputs"
@@ -148,17 +186,20 @@ def _cpp_miss(module_ref, *args, **kwargs):
 class CompiledModule:
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
-    The program is traced once, at construction (trace errors surface here), so what forward reads of the
-    module then — its mode (``model.eval()`` / ``model.train()``), plain attributes — is fixed in it.  Each
+    The program is traced at construction (trace errors surface here), so what forward reads of the module
+    then — plain attributes — is fixed in it; its mode is not: after ``model.eval()`` / ``model.train()`` the next
+    call runs the trace of the new mode (traced once per mode; fxla.modes).  Each
     new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
     cached (at most ``max_signatures``, least recently used dropped first); parameters and buffers are uploaded
     to the device at their first use and stay there; a weight changed in place afterwards (``w.mul_(2)``,
     ``load_state_dict``, an optimizer step, ``w.data = t``) is uploaded again before the next call (fxla.weights;
-    not a change through ``w.data`` nor a replaced parameter object: compile again after those, or after changing
-    the mode).  Changes the program itself makes (``self.steps += 1``) are written back to the module and to the
-    resident buffers, one call at a time.  Inputs may be torch tensors or ``jax.Array``\\ s; outputs are torch
-    tensors (``output="jax"``: ``jax.Array``\\ s, left on the device; a signature of ``jax.Array``\\ s then runs
-    through JAX's C++ dispatch after its first call, as a ``jax.jit`` call does — see docs/runtime.md).
+    not a change through ``w.data`` nor a replaced parameter object: compile again after those).  Changes the
+    program itself makes (``self.steps += 1``, batch norm's running statistics in training mode) are written back
+    to the module and to the resident buffers, one call at a time.  Random ops (dropout in training mode,
+    ``torch.rand`` ...) draw a seed from torch's default generator per call (docs/training.md).  Inputs may be
+    torch tensors or ``jax.Array``\\ s; outputs are torch tensors (``output="jax"``: ``jax.Array``\\ s, left on the
+    device; a signature of ``jax.Array``\\ s then runs through JAX's C++ dispatch after its first call, as a
+    ``jax.jit`` call does — see docs/runtime.md).
     """
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
@@ -178,21 +219,14 @@ class CompiledModule:
         self._configure(**self._options)
         self._store = ParameterStore(fn, self.mesh)
         self._per_shape: Optional[PerShapeTraces] = None
+        self._tracing = (tracer, concrete_args)
+        self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
-        if concrete_shapes:
+        if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)
             self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, self._member, self._drop_member,
                                             max_signatures)
-            self.graph_module = None          # set by each new input signature's trace
-            return
-        tracer = tracer or Tracer()
-        with COMPILING:
-            graph = tracer.trace(fn, concrete_args=concrete_args)
-        if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
-            graph.meta["specialization"] = fn.specialization
-        if isinstance(fn, GraphModule):
-            _carry_attribute_writes(fn.graph, graph)
-        name = type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
-        self._set_graph(GraphModule(tracer.root, graph, class_name=name))
+            self.graph_module = None
+        self._modes.first(self._per_shape.compiled if concrete_shapes else _use_trace(self, _new_trace(self)))
 
     def _configure(self, *, device, output, cache_dir, mesh, shard, max_signatures) -> None:
         self.output = output
@@ -217,6 +251,8 @@ class CompiledModule:
         self._front_plans, self._cpp_call = self._signatures.front_plans, cpp_call
         # the call through the compiled signatures' plans (in C; see __call__), else _general_call
         watch = self._store.weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
+        if watch is not None and self._modes.watch.modules:
+            watch = CallWatch(self._modes.watch, watch)   # train()/eval() since the trace (fxla.modes), then weights
         self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
         self._dispatch = (Dispatch(self._front_plans, cpp_call, bypass=cpp_dispatch.ARRAY_TYPE, watch=watch)
@@ -238,6 +274,7 @@ class CompiledModule:
         member._remat = self._remat
         member._configure(**self._options)
         member._store, member._per_shape = self._store, None
+        member._modes = ModeTraces(None, None, None)    # (the owner's call checks the mode, then calls it)
         member._setup_calls(gm, jax_dispatch=True)
         member._set_graph(gm)
         self.graph_module = gm
@@ -256,6 +293,7 @@ class CompiledModule:
     # -- compilation ---------------------------------------------------------------------------------------------
     def lower(self, *example_inputs) -> Stages:
         """Trace/lower/verify for ``example_inputs`` and return the IR of every stage (nothing is executed)."""
+        self._modes.watch()
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
@@ -289,6 +327,8 @@ class CompiledModule:
         stages = self._lower_for_call(args)
         program = stages.program
         part = None
+        if self._shard_plan is not None and program.random:
+            raise ShardingError(_random_refused(self.__name__, "sharded (mesh=) programs", "compile without mesh="))
         if self._shard_plan is not None:
             part = self._shard_plan.partitioning(program, self._binding.names, args)
             self._shard_plan.set_outputs(part, stages.stablehlo)
@@ -309,7 +349,7 @@ class CompiledModule:
         return entry
 
     def _entry(self, args) -> Entry:
-        key = signature_key(args)
+        key = (self._modes.mode, signature_key(args))          # (each mode's trace compiles its own signatures)
         entry = self._signatures.get(key)
         if entry is None:
             with COMPILING:                       # another thread may have compiled it meanwhile
@@ -321,11 +361,13 @@ class CompiledModule:
         call of each signature compiles it again, from the on-disk cache when there is one)."""
         with COMPILING, self._store.lock:
             if self._per_shape is not None:
-                self._per_shape.compiled.clear()
+                for compiled in self._modes.traces.values():     # (every mode's traces)
+                    compiled.clear()
             self._store.clear()
 
     def executable_for(self, *args) -> Executable:
         """The compiled executable for ``args``' signature (compiling it if needed)."""
+        self._modes.watch()
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(args, {})
             return module.executable_for(*values)
@@ -341,6 +383,8 @@ class CompiledModule:
     # -- execution -----------------------------------------------------------------------------------------------
     def _device_args(self, entry: Entry, leaves) -> Sequence[Any]:
         tensors = [t for t in leaves if is_array(t)]
+        if entry.program.random:                    # a fresh seed per call, from torch's default generator
+            tensors.append(draw_seed())
         if entry.input_shardings is not None:
             buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
         else:
@@ -398,7 +442,7 @@ class CompiledModule:
             self._store.set_attributes(program.written_attributes, parts.attributes)
         value = handler.build(parts.outputs, leaves)
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
-                and not mutates and not entry.layout_sensitive:
+                and not mutates and not entry.layout_sensitive and not program.random:   # (a plan draws no seed)
             key = fast_key(args)
             if key is not None:
                 plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
@@ -426,7 +470,11 @@ class CompiledModule:
             raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
                                "fix: compile without mesh= and shard with jax.jit around the function")
         args = tuple(example_inputs)
+        self._modes.watch()
         entry = self._entry(args)
+        if entry.program.random:
+            raise InteropError(_random_refused(self.__name__, "as_jax_function (JAX would pass a key)",
+                                               "pass the noise as an input"))
         return jax_function(self.__name__, entry, args, self.device, self._describe_call(args),
                             gradient=functools.partial(gradient_texts, self, entry))
 

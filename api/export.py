@@ -3,7 +3,8 @@
 An artifact directory holds the program as StableHLO portable bytecode, the parameters in fxla's pickle-free
 ``tensors.bin`` format (raw bytes + JSON index), and ``metadata.json`` with the input/output specs, parameter
 names, versions and the SHA-256 of every file (see :mod:`fxla.runtime.artifact`).  Loading checks all of it
-and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modified file.
+and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modified file.  A program that draws
+random numbers (dropout in training mode) is refused: export the model in eval mode.
 """
 from __future__ import annotations
 
@@ -58,9 +59,16 @@ def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool =
     compiled = model if isinstance(model, CompiledModule) else CompiledModule(model, concrete_args=concrete_args)
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
+    compiled._modes.watch()                             # (train()/eval() since it was compiled: fxla.modes)
     args = compiled._binding.bind(tuple(example_inputs), {})
     stages = compiled._lower_for_call(args)
     program = stages.program
+    if program.random:
+        raise ArtifactError(f"cannot export {compiled.__name__}: it draws random numbers (dropout in training mode, "
+                            f"torch.rand ...)\nwhy: an artifact is a deterministic program of its inputs and "
+                            f"weights; fxla.export does not give it a seed input\nfix: call model.eval() before "
+                            f"exporting (dropout is then the identity), or make the randomness an input of the "
+                            f"model (pass the noise tensor in)")
     leaves = pytree.tree_leaves(args)
     inputs = [{"shape": list(v.shape), "dtype": _dtype_name(v.dtype if isinstance(v, torch.Tensor) else torch_dtype(v))}
               for v in leaves if is_array(v)]

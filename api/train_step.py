@@ -153,7 +153,7 @@ class TrainStep:
         if compiled is None:
             compiled = self._compiled_by_arity[n] = CompiledModule(_objective(self.model, self.loss_fn, n),
                                                                    **self._options)
-        compiled.sync_mode()
+        compiled._modes.watch()
         return compiled
 
     def _objective_program(self, batch):
@@ -189,7 +189,7 @@ class TrainStep:
         micro-step, each group's rule (its flags), which parameters require grad and the model's mode (its
         modules' training flags: a step after ``model.eval()`` runs without dropout, with batch norm's running
         statistics)."""
-        mode = self._objective(len(batch))._mode
+        mode = self._objective(len(batch))._modes.mode
         return (signature_key(batch), update, tuple(_rule(self.optimizer, g)[0] for g in self.optimizer.param_groups),
                 tuple(p.requires_grad for p in self.model.parameters()), self.max_grad_norm is not None, mode)
 

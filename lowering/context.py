@@ -100,7 +100,13 @@ class LoweringContext(Emitter):
     * ``ctx.tensor(x, like=None)`` — a tensor operand from an ``ir.Value`` or a Python scalar (a 0-d
       ``fxla.constant``; see :func:`scalar_elem` for its element type: next to the tensor ``like`` it takes the
       type torch computes in, alone float -> f32, int -> i64, bool -> i1);
-    * ``ctx.param(qualname)`` — the function argument carrying parameter/buffer ``qualname`` (uploaded once);
+    * ``ctx.param(qualname)`` — the value of parameter/buffer ``qualname``: the function argument carrying it
+      (uploaded once), or the value a rule assigned to it earlier in the program (``ctx.assign``);
+    * ``ctx.assign(current, value)`` — an in-place update a rule's op makes (batch norm's running statistics):
+      the parameter/buffer or tensor input whose value is ``current`` becomes ``value`` (a program result the
+      caller writes back, as for the graph's own mutations);
+    * ``ctx.random(shape, elem, distribution)`` — uniform [0, 1) or standard normal values (``fxla.rng``), each
+      call an independent stream of the program's one seed argument (:meth:`rng_seed`);
     * ``ctx.error(what, why, fix)`` — a :class:`LoweringError` at the node's source line.
 
     The building blocks rules share are methods too (each emits nothing when there is nothing to do):
@@ -120,6 +126,15 @@ class LoweringContext(Emitter):
         self.param_names: List[str] = []
         self._param_args: Dict[str, ir.Value] = {}
         self._param_values = param_values
+        self._n_inputs = len(block.arguments)         # (the tensor inputs; parameters are added after them)
+        #: the program's random seed argument (see rng_seed), and how many random streams read it
+        self.seed: Optional[ir.Value] = None
+        self.streams = 0
+        #: what rules assigned (see assign): parameter/buffer name -> its new value; input argument -> new value
+        self.state_writes: Dict[str, ir.Value] = {}
+        self.input_writes: Dict[int, ir.Value] = {}
+        #: (old value, new value, node, name) per assignment, in order (see check_writes)
+        self.assignments: List[tuple] = []
 
     # -- the node being lowered ----------------------------------------------------------------------------------
     @property
@@ -138,6 +153,9 @@ class LoweringContext(Emitter):
         return node_error(self.node, what, why, fix)
 
     def param(self, qualname: str) -> ir.Value:
+        written = self.state_writes.get(qualname)
+        if written is not None:                   # assigned earlier in the program: its new value
+            return written
         if qualname not in self._param_args:
             tensor = self._param_values.get(qualname)
             if tensor is None:
@@ -147,6 +165,73 @@ class LoweringContext(Emitter):
             self._param_args[qualname] = self.block.add_argument(arg_type, self.loc or ir.Location.unknown())
             self.param_names.append(qualname)
         return self._param_args[qualname]
+
+    def param_name(self, value: ir.Value) -> Optional[str]:
+        """The parameter/buffer whose current value is ``value`` (see :meth:`param`), or ``None``."""
+        for name, written in self.state_writes.items():
+            if written == value:
+                return name
+        for name, arg in self._param_args.items():
+            if arg == value and name not in self.state_writes:
+                return name
+        return None
+
+    def assign(self, current: ir.Value, value: ir.Value, what: str) -> None:
+        """Record the in-place update an op makes of one of its arguments: the parameter/buffer (or the tensor
+        input of the program) whose value is ``current`` now has ``value`` (same type).  Later reads of the
+        parameter through :meth:`param` see ``value``; the program returns its final value and the caller writes
+        it back (``FxlaProgram.mutated_params`` / ``mutated_inputs``).  ``what`` names the argument in errors
+        (``"running_mean"``).  Anything else (an intermediate value) is refused: eager would change a tensor
+        the program does not hand back."""
+        if value.type != current.type:
+            raise self.error(f"internal error: {what} would change type from {current.type} to {value.type}", "",
+                             "report this as an fxla bug")
+        name = self.param_name(current)
+        if name is not None:
+            self.state_writes[name] = value
+        elif isinstance(current.owner, ir.Block) and ir.BlockArgument(current).arg_number < self._n_inputs:
+            self.input_writes[ir.BlockArgument(current).arg_number] = value
+        else:
+            raise self.error(f"this op updates its argument {what} in place, but that argument is a value computed "
+                             f"in the program", "eager changes that tensor in place, and fxla can only hand back "
+                             "the new values of the module's parameters/buffers and of the program's inputs",
+                             f"pass a buffer of the module (or an input of the compiled function) as {what}")
+        self.assignments.append((current, value, self.node, what))
+
+    def check_writes(self) -> None:
+        """Refuse a program that reads an assigned parameter/input's old value after the assignment, where
+        lowering could not give it the new one (a value computed from the old one that eager would see change, such
+        as a view taken before the update): in eager it is the same memory, changed."""
+        for old, new, node, what in self.assignments:
+            owner = new.owner
+            if isinstance(owner, ir.Block):
+                continue
+            owner = owner.operation
+            later = [use.owner for use in old.uses
+                     if use.owner.operation != owner and not use.owner.operation.is_before_in_block(owner)]
+            if later:
+                self.node = node
+                raise self.error(f"{what} is read after this op updated it in place, through a value taken "
+                                 f"before the update", "eager reads the same tensor, changed; the program would "
+                                 "read the value from before the update", f"read {what} again after the update "
+                                 "(or clone it before, if the old value is meant)")
+
+    # -- random numbers --------------------------------------------------------------------------------------------
+    def rng_seed(self) -> ir.Value:
+        """The program's random seed: one ``tensor<2xi64>`` argument, added at the first call (the lowering
+        places it right after the tensor inputs; ``FxlaProgram.rng_seed`` is its position).  Each call of the
+        compiled program passes a fresh one drawn from torch's default generator."""
+        if self.seed is None:
+            self.seed = self.block.add_argument(ir.RankedTensorType.get([2], ir.IntegerType.get_signless(64)),
+                                                ir.Location.unknown())
+        return self.seed
+
+    def random(self, shape, elem: str, distribution: str = "uniform") -> ir.Value:
+        """An ``fxla.rng`` of ``shape`` and float type ``elem``: ``uniform`` in [0, 1) or standard ``normal``,
+        on a stream of its own (independent of every other random op of the program)."""
+        stream, self.streams = self.streams, self.streams + 1
+        return self.emit(ops.rng, self.rng_seed(), shape=tuple(shape), distribution=distribution, stream=stream,
+                         result_type=type_of(Sig(tuple(shape), elem)))
 
     def module_param(self, name: str, mod: Optional[torch.nn.Module] = None,
                      target: Optional[str] = None) -> Optional[ir.Value]:

@@ -7,13 +7,13 @@ results of a program come in one order, :class:`ResultLayout`, which every calle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import torch
 
 from fxla.dialects.mlir import ir
 
-__all__ = ["FxlaProgram", "WrittenAttribute", "ResultLayout", "Results"]
+__all__ = ["FxlaProgram", "WrittenAttribute", "ResultLayout", "Results", "draw_seed"]
 
 
 @dataclass
@@ -76,6 +76,10 @@ class FxlaProgram:
     changes (``self.steps += 1``): their new values are the results after those.  ``written_attributes`` are
     the plain module attributes forward assigns (``self.last = y``): their values are the last results, leaf by
     leaf (see :class:`WrittenAttribute`), and the caller sets the attributes.  :attr:`layout` is that order.
+    ``rng_seed`` is the argument number of the program's random seed when it draws random numbers (dropout in
+    training mode, ``torch.rand`` ...; ``None`` otherwise): a ``tensor<2xi64>`` right after the tensor inputs and
+    before the parameters, which the caller fills with a fresh seed from torch's default generator per call
+    (:func:`draw_seed`).
     """
 
     module: ir.Module
@@ -89,6 +93,12 @@ class FxlaProgram:
     mutated_inputs: List[int] = field(default_factory=list)
     mutated_params: List[str] = field(default_factory=list)
     written_attributes: List[WrittenAttribute] = field(default_factory=list)
+    rng_seed: Optional[int] = None
+
+    @property
+    def random(self) -> bool:
+        """Whether the program draws random numbers (takes a seed per call: :attr:`rng_seed`)."""
+        return self.rng_seed is not None
 
     def text(self, debug_info: bool = False) -> str:
         return self.module.operation.get_asm(enable_debug_info=debug_info)
@@ -106,3 +116,12 @@ class FxlaProgram:
         return (["output"] * self.layout.outputs + [f"input:{k}" for k in self.mutated_inputs]
                 + [f"param:{n}" for n in self.mutated_params]
                 + [f"attribute:{w.name}" for w in self.written_attributes for v in w.leaves if v is None])
+
+
+def draw_seed() -> torch.Tensor:
+    """A fresh random seed for one call of a program that draws random numbers (:attr:`FxlaProgram.rng_seed`):
+    two 64-bit words from torch's default generator, so ``torch.manual_seed(s)`` makes a run reproducible and
+    consecutive calls draw different numbers, as eager's random ops do."""
+    words = torch.randint(0, 1 << 32, (4,), dtype=torch.int64)
+    high, low = words[0::2], words[1::2]
+    return (high << 32) | low

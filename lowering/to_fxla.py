@@ -3,7 +3,8 @@
 Tensor types come from shape propagation on the example inputs (:func:`fxla.frontend.propagate_shapes`):
 the function is specialised to those shapes and dtypes, and values that only depend on shapes
 (``x.size(0)``, ``x.shape[-1]``) are folded to Python constants.  Function arguments are the tensor leaves of
-the inputs (in order) followed by every parameter/buffer the program reads (``fxla.param`` names them).
+the inputs (in order), the random seed when the program draws random numbers (``FxlaProgram.rng_seed``), then
+every parameter/buffer the program reads (``fxla.param`` names them).
 """
 from __future__ import annotations
 
@@ -130,6 +131,7 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
         inputs = iter(pytree.tree_unflatten(leaf_values, input_spec))
         env: Dict[Any, Any] = {}
         results = []
+        assigned = 0
         with ir.InsertionPoint(block):
             for node in gm.graph.nodes:
                 ctx.node, ctx.loc = node, node_location(node)
@@ -144,21 +146,28 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
                         env[node] = _get_attr(ctx, gm, node)
                     else:
                         env[node] = _apply_rule(ctx, gm, node, env)
+                        if len(ctx.assignments) > assigned:     # the op updated an argument in place
+                            _see_assignments(env, ctx.assignments[assigned:])
+                            assigned = len(ctx.assignments)
             out_leaves, output_spec = pytree.tree_flatten(
                 pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
-            mutated = []
+            inputs = {}
             for name, value in prepared.input_mutations.items():
                 placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.target == name)
-                mutated.append(ir.BlockArgument(env[placeholder]).arg_number)
-                returned.append(env[value])
-            state = prepared.state_mutations
-            returned.extend(env[value] for value in state.values())
+                inputs[ir.BlockArgument(env[placeholder]).arg_number] = env[value]
+            state = {name: env[value] for name, value in prepared.state_mutations.items()}
+            _merge_writes(ctx, inputs, state)
+            mutated = list(inputs)
+            returned.extend(inputs.values())
+            returned.extend(state.values())
             written = _written_attributes(prepared, env, returned)
+            ctx.check_writes()
             func.ReturnOp(returned)
-        all_args = arg_types + [a.type for a in block.arguments[len(arg_types):]]
+        seed = _place_seed(block, len(arg_types), ctx.seed)
+        all_args = [a.type for a in block.arguments]
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(all_args, [v.type for v in returned]))
-        names = [ir.DictAttr.get({}) for _ in arg_types] + \
+        names = [ir.DictAttr.get({}) for _ in arg_types] + [ir.DictAttr.get({})] * (seed is not None) + \
             [ir.DictAttr.get({"fxla.param": ir.StringAttr.get(n)}) for n in ctx.param_names]
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get(names)
         try:
@@ -169,7 +178,43 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
     output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
-                       list(state), written)
+                       list(state), written, rng_seed=seed)
+
+
+def _see_assignments(env: Dict[Any, Any], assignments) -> None:
+    """Nodes whose value an op just updated in place (``ctx.assign``: a buffer read by a ``get_attr`` node, an
+    input) hold its new value from now on, as the same tensor does in eager."""
+    for old, new, _, _ in assignments:
+        for node, value in env.items():
+            if isinstance(value, ir.Value) and value == old:
+                env[node] = new
+
+
+def _merge_writes(ctx: LoweringContext, inputs: Dict[int, ir.Value], state: Dict[str, ir.Value]) -> None:
+    """Add the in-place updates rules made (``ctx.assign``: batch norm's running statistics) to the graph's own
+    mutations of inputs (argument number -> final value) and of parameters/buffers (name -> final value)."""
+    for what, graph, rules in (("input", inputs, ctx.input_writes), ("parameter/buffer", state, ctx.state_writes)):
+        both = sorted(str(k) for k in set(graph) & set(rules))
+        if both:
+            raise LoweringError(f"{what} {', '.join(both)} is changed in place both by the traced code and by an op "
+                                f"that updates its argument (batch norm's running statistics)\nwhy: fxla keeps one "
+                                f"final value per tensor and cannot order the two changes\nfix: change it in one "
+                                f"place only")
+        graph.update(rules)
+
+
+def _place_seed(block: ir.Block, n_inputs: int, seed) -> "int | None":
+    """Move the random seed argument (added when the first random op was lowered, maybe after some parameters)
+    right after the ``n_inputs`` tensor inputs, before every parameter; its argument number, or ``None``."""
+    if seed is None:
+        return None
+    params = [a for a in list(block.arguments)[n_inputs:] if a != seed]
+    moved = [block.add_argument(a.type, a.location) for a in params]
+    for old, new in zip(params, moved):
+        old.replace_all_uses_with(new)
+    for index in sorted((a.arg_number for a in params), reverse=True):
+        block.erase_argument(index)
+    return n_inputs
 
 
 def _get_attr(ctx: LoweringContext, gm: GraphModule, node):

@@ -98,8 +98,8 @@ def test_unsupported_method_and_module_are_named():
 # ---------------------------------------------------------------------------------------------------------------
 # rule-level errors: a LoweringError at the user's line, with a fix
 # ---------------------------------------------------------------------------------------------------------------
-def _dropout_training(x):
-    return F.dropout(x, 0.5, training=True)  # err-dropout
+def _randint_huge_range(x):
+    return torch.randint(0, 2 ** 60, x.shape)  # err-randint
 
 
 def _antialias(x):
@@ -123,26 +123,27 @@ class _MaxNormEmbedding(nn.Module):
         return self.embed(x)  # err-embedding-max-norm
 
 
-class _TrainingDropout(nn.Module):
+class _TrainingBatchNorm(nn.Module):
     def __init__(self):
         super().__init__()
-        self.drop = nn.Dropout(0.2)
+        self.bn = nn.BatchNorm1d(4)
 
     def forward(self, x):
-        return self.drop(x) + 1  # err-dropout-module
+        return self.bn(x) + 1  # err-batch-norm-train
 
 
 @pytest.mark.parametrize("fn,inputs,marker,what", [
-    (_dropout_training, (torch.randn(3, 4),), "err-dropout", "dropout in training mode is not supported"),
+    (_randint_huge_range, (torch.randn(3, 4),), "err-randint", "randint over a range of"),
     (_antialias, (torch.randn(1, 2, 4, 4),), "err-antialias", "interpolate(antialias=True) is not supported"),
     (_softmax_no_dim, (torch.randn(3, 4),), "err-softmax", "softmax without dim is not supported"),
     (_conv_same_even, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 2, 2)), "err-conv-same",
      "padding='same' with an even effective kernel is not supported yet"),
     (_MaxNormEmbedding(), (torch.tensor([1, 4]),), "err-embedding-max-norm", "embedding(max_norm=...) is not "
      "supported"),
-    (_TrainingDropout().train(), (torch.randn(3, 4),), "err-dropout-module", "dropout in training mode"),
-], ids=["dropout", "interpolate-antialias", "softmax-no-dim", "conv-same-even", "embedding-max-norm",
-                                "dropout-module-train"])
+    (_TrainingBatchNorm().train(), (torch.randn(1, 4),), "err-batch-norm-train",
+     "Expected more than 1 value per channel when training"),
+], ids=["randint-range", "interpolate-antialias", "softmax-no-dim", "conv-same-even", "embedding-max-norm",
+        "batch-norm-one-value-train"])
 def test_rule_errors_point_at_the_user_line(fn, inputs, marker, what):
     compiled = fxla.compile(fn)
     with warnings.catch_warnings(), pytest.raises(LoweringError) as info:

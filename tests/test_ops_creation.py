@@ -1,4 +1,5 @@
-"""Family ``creation`` (lowering/rules/creation.py) against eager: the traced forms of the creation ops, tril/triu.
+"""Family ``creation`` (lowering/rules/creation.py) against eager: the traced forms of the creation ops, tril/triu,
+and what eager fixes exactly of the random ones (tests/test_random.py has their statistics).
 The harness is tests/test_ops.py."""
 from __future__ import annotations
 
@@ -41,6 +42,27 @@ case((torch.eye, torch.linspace, torch.logspace), "eye_linspace_logspace",
 case((torch.tril, torch.Tensor.tril, torch.triu, torch.Tensor.triu), "tril_triu",
      lambda x: (torch.tril(x), x.tril(1), torch.tril(x, -1), torch.triu(x), x.triu(-2), torch.triu(x, 2)),
      t(2, 4, 5), dtypes=ALL3)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# random tensors: drawn per call (tests/test_random.py checks their statistics); here what eager fixes exactly --
+# ranges, dtypes, shapes, and degenerate draws (a one-value integer range, probabilities 0 and 1)
+# ---------------------------------------------------------------------------------------------------------------
+case((torch.rand, torch.rand_like), "rand_in_unit_interval",
+     lambda x: ((torch.rand(x.shape) >= 0) & (torch.rand(x.shape, dtype=torch.float64) < 1), torch.rand_like(x).floor(),
+                torch.rand_like(x, dtype=torch.bfloat16).floor()), t(3, 4), dtypes=(F32, BF16))
+case((torch.randn, torch.randn_like), "randn_finite",
+     lambda x: (torch.randn(x.shape).abs() < 100, torch.randn_like(x).abs() < 100, torch.randn(x.size(0), 2) * 0 == 0),
+     t(3, 4), dtypes=(F32, BF16))
+case((torch.randint, torch.randint_like), "randint_one_value",
+     lambda x: (torch.randint(3, 4, x.shape), torch.randint(1, (x.size(0), 2), dtype=torch.int32),
+                torch.randint_like(x, 5, 6), torch.randint_like(x, 1), torch.randint(0, 7, x.shape) < 7),
+     t(2, 3), dtypes=(F32, I64))
+case((torch.bernoulli, torch.Tensor.bernoulli), "bernoulli_certain",
+     lambda x: (torch.bernoulli(torch.zeros_like(x)), torch.bernoulli(torch.ones_like(x)),
+                torch.ones_like(x).bernoulli(),
+                torch.bernoulli(torch.zeros_like(x), 0.0), torch.bernoulli(torch.zeros_like(x), p=1.0)),
+     t(3, 4), dtypes=(F32, BF16))
 
 
 @pytest.mark.parametrize("c,dtype", params_of(CASES))

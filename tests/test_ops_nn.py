@@ -67,6 +67,19 @@ case(nn.LogSoftmax, "nn.LogSoftmax", lambda: nn.LogSoftmax(dim=1), t(3, 6), modu
 case(F.dropout, "F.dropout_eval", lambda x: F.dropout(x, 0.5, training=False) * 2, t(3, 4))
 case(F.dropout, "F.dropout_p0", lambda x: F.dropout(x, p=0.0) + 1, t(3, 4))
 case(nn.Dropout, "nn.Dropout_eval", lambda: nn.Dropout(0.3), t(3, 4), module=True, dtypes=(BF16,))
+# (the other dropout forms: identity in eval mode and for p = 0, zeros for p = 1 -- tests/test_random.py draws masks)
+case((F.dropout1d, F.dropout2d, F.dropout3d), "F.dropout_nd_eval",
+     lambda x: (F.dropout1d(x[0], 0.5, training=False), F.dropout2d(x, 0.4, training=False),
+                F.dropout3d(x, 0.0), F.dropout2d(x, 1.0), F.dropout1d(x[0], 1.0)), t(2, 3, 4, 5))
+case((F.alpha_dropout, F.feature_alpha_dropout), "F.alpha_dropout_eval",
+     lambda x: (F.alpha_dropout(x, 0.5), F.feature_alpha_dropout(x, 0.2, training=False),
+                F.alpha_dropout(x, 0.0, training=True)), t(2, 3, 4))
+case(nn.Dropout1d, "nn.Dropout1d_eval", lambda: nn.Dropout1d(0.3), t(2, 3, 4), module=True)
+case(nn.Dropout2d, "nn.Dropout2d_eval", lambda: nn.Dropout2d(0.3), t(2, 3, 4, 4), module=True, dtypes=(BF16,))
+case(nn.Dropout3d, "nn.Dropout3d_eval", lambda: nn.Dropout3d(0.3), t(2, 3, 2, 2, 2), module=True)
+case(nn.AlphaDropout, "nn.AlphaDropout_eval", lambda: nn.AlphaDropout(0.3), t(3, 4), module=True)
+case(nn.FeatureAlphaDropout, "nn.FeatureAlphaDropout_eval", lambda: nn.FeatureAlphaDropout(0.3), t(2, 3, 4),
+     module=True)
 case(nn.Identity, "nn.Identity", nn.Identity, t(3, 4), module=True, dtypes=(I64,))
 
 # convolutions of every spatial rank, transposed convolutions (one fxla.conv op)

@@ -1,6 +1,7 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
 # Torch -> fxla, family `creation` (lowering/rules/creation.py): creation ops in their traced forms (a shape or
-# dtype taken from a traced tensor), arange, eye/linspace/logspace, tril and triu -- one case per op object of
+# dtype taken from a traced tensor), arange, eye/linspace/logspace, tril and triu, and the random tensors
+# (fxla.rng on the program's seed argument) -- one case per op object of
 # fxla.lowering.RULES; the checks show the default and inferred dtypes (float32, the input's dtype for
 # *_like/new_*, int64 for an integer fill or arange).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
@@ -182,3 +183,90 @@ def triu(x):
 @case(torch.Tensor.triu, t(4, 5))
 def tensor_triu(x):
     return x.triu(-2)
+
+
+# Random tensors: one fxla.rng per random op, on the program's seed argument (tensor<2xi64>, right after the
+# inputs), each on its own stream; uniform/normal in the result type, masks and integers drawn in f32/f64.
+# CHECK-LABEL: case torch.rand:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3xf32>
+@case(torch.rand, t(2, 3))
+def rand_traced_shape(x):
+    return torch.rand(x.shape)
+
+
+# CHECK-LABEL: case torch.rand_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xbf16>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3xbf16>
+# CHECK:         %[[RNG_2:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3>, stream = 1 : i64} : (tensor<2xi64>) -> tensor<2x3xbf16>
+# CHECK:         %[[ADD:.+]] = "fxla.add"(%[[RNG]], %[[RNG_2]]) : (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16>
+@case(torch.rand_like, t(2, 3, dtype=BF16))
+def rand_like_two_streams(x):
+    return torch.rand_like(x) + torch.rand_like(x)
+
+
+# CHECK-LABEL: case torch.randn:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "normal", shape = array<i64: 2, 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3xf64>
+@case(torch.randn, t(2, 3))
+def randn_float64(x):
+    return torch.randn(x.shape, dtype=torch.float64)
+
+
+# CHECK-LABEL: case torch.randn_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4xf16>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "normal", shape = array<i64: 4>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<4xf16>
+@case(torch.randn_like, t(4, dtype=F16))
+def randn_like(x):
+    return torch.randn_like(x)
+
+
+# CHECK-LABEL: case torch.randint:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3xf64>
+# CHECK:         %[[SPAN:.+]] = "fxla.constant"() {value = dense<7.000000e+00> : tensor<f64>} : () -> tensor<f64>
+# CHECK:         %[[SCALED:.+]] = "fxla.mul"(%[[RNG]], %[[SPAN]])
+# CHECK:         %[[FLOOR:.+]] = "fxla.floor"(%[[SCALED]])
+# CHECK:         %[[LAST:.+]] = "fxla.constant"() {value = dense<6.000000e+00> : tensor<f64>} : () -> tensor<f64>
+# CHECK:         %[[K:.+]] = "fxla.minimum"(%[[FLOOR]], %[[LAST]])
+# CHECK:         %[[LOW:.+]] = "fxla.constant"() {value = dense<-2.000000e+00> : tensor<f64>} : () -> tensor<f64>
+# CHECK:         %[[VALUE:.+]] = "fxla.add"(%[[K]], %[[LOW]])
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[VALUE]]) : (tensor<2x3xf64>) -> tensor<2x3xi64>
+# CHECK:         return %[[CONVERT]] : tensor<2x3xi64>
+@case(torch.randint, t(2, 3))
+def randint_range(x):
+    return torch.randint(-2, 5, x.shape)
+
+
+# CHECK-LABEL: case torch.randint_like:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3xi32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<3xf64>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1.000000e+01> : tensor<f64>} : () -> tensor<f64>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%{{.+}}) : (tensor<3xf64>) -> tensor<3xi32>
+# CHECK:         return %[[CONVERT]] : tensor<3xi32>
+@case(torch.randint_like, t(3, dtype=I32))
+def randint_like(x):
+    return torch.randint_like(x, 10)
+
+
+# CHECK-LABEL: case torch.bernoulli:
+# CHECK:         func.func @main(%[[P:.+]]: tensor<2x3xbf16>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3xf32>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[P]]) : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONVERT]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+# CHECK:         %[[CONVERT_2:.+]] = "fxla.convert"(%[[LT]]) : (tensor<2x3xi1>) -> tensor<2x3xbf16>
+# CHECK:         return %[[CONVERT_2]] : tensor<2x3xbf16>
+@case(torch.bernoulli, t(2, 3, dtype=BF16))
+def bernoulli_probabilities(p):
+    return torch.bernoulli(p)
+
+
+# CHECK-LABEL: case Tensor.bernoulli:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 3>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<3xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.500000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%{{.+}}) : (tensor<3xi1>) -> tensor<3xf32>
+# CHECK:         return %[[CONVERT]] : tensor<3xf32>
+@case(torch.Tensor.bernoulli, t(3))
+def tensor_bernoulli_p(x):
+    return x.bernoulli(0.25)

@@ -1,7 +1,7 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
 # Torch -> fxla, family `nn` (lowering/rules/nn.py): 1-3-D convolutions and transposed convolutions (functions
 # and modules; a conv's padding_mode is F.pad in that mode, then an unpadded convolution), softmax/log_softmax,
-# layer_norm, dropout and Identity (eval mode: no ops), cosine similarity and pairwise distance -- one case per op
+# layer_norm, dropout (every form: eval mode has no ops, training mode a random mask) and Identity, cosine similarity and pairwise distance -- one case per op
 # object of fxla.lowering.RULES; the checks show stride/padding/dilation/groups (and output_padding) as
 # attributes, the bias as an optional operand and the parameters that become function arguments.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
@@ -272,6 +272,153 @@ def dropout_eval(x):
 @case(nn.Dropout, t(3, 4))
 def dropout_module():
     return nn.Dropout(0.1)
+
+
+# Training mode: a keep-mask u < 1 - p for a uniform u drawn from the program's seed (fxla.rng), scaled by
+# 1 / (1 - p) in f32 and multiplied in.
+# CHECK-LABEL: case torch.nn.functional.dropout (training):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xbf16>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 3, 4>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<8.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONSTANT]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xi1>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[LT]]) : (tensor<3x4xi1>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<8.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[CONVERT]], %[[CONSTANT_2]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONVERT_2:.+]] = "fxla.convert"(%[[DIV]]) : (tensor<3x4xf32>) -> tensor<3x4xbf16>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[CONVERT_2]]) : (tensor<3x4xbf16>, tensor<3x4xbf16>) -> tensor<3x4xbf16>
+@case(F.dropout, t(3, 4, dtype=BF16), variant="training")
+def dropout_training(x):
+    return F.dropout(x, 0.2, training=True)
+
+
+# Channel-wise: one mask entry per (sample, channel), broadcast over the spatial dims.
+# CHECK-LABEL: case torch.nn.functional.dropout2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3, 1, 1>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONSTANT]]) : (tensor<2x3x1x1xf32>, tensor<f32>) -> tensor<2x3x1x1xi1>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[LT]]) : (tensor<2x3x1x1xi1>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[CONVERT]], %[[CONSTANT_2]]) : (tensor<2x3x1x1xf32>, tensor<f32>) -> tensor<2x3x1x1xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %[[DIV]]) : (tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<2x3x4x5xf32>
+@case(F.dropout2d, t(2, 3, 4, 5))
+def dropout2d_training(x):
+    return F.dropout2d(x, 0.5, training=True)
+
+
+# An unbatched (C, L) input is one sample.
+# CHECK-LABEL: case torch.nn.functional.dropout1d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 3, 4>} : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 1, 3, 1>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<1x3x1xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONSTANT]]) : (tensor<1x3x1xf32>, tensor<f32>) -> tensor<1x3x1xi1>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[LT]]) : (tensor<1x3x1xi1>) -> tensor<1x3x1xf32>
+# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[DIV:.+]] = "fxla.div"(%[[CONVERT]], %[[CONSTANT_2]]) : (tensor<1x3x1xf32>, tensor<f32>) -> tensor<1x3x1xf32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[RESHAPE]], %[[DIV]]) : (tensor<1x3x4xf32>, tensor<1x3x1xf32>) -> tensor<1x3x4xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[MUL]]) {shape = array<i64: 3, 4>} : (tensor<1x3x4xf32>) -> tensor<3x4xf32>
+@case(F.dropout1d, t(3, 4))
+def dropout1d_unbatched_training(x):
+    return F.dropout1d(x, 0.5, training=True)
+
+
+# CHECK-LABEL: case torch.nn.functional.dropout3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x2x2x2xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<2x3x2x2x2xf32>
+@case(F.dropout3d, t(2, 3, 2, 2, 2))
+def dropout3d_eval(x):
+    return F.dropout3d(x, 0.5, training=False)
+
+
+# x * a * mask + b, with a and b keeping SELU's zero mean and unit variance.
+# CHECK-LABEL: case torch.nn.functional.alpha_dropout:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 3, 4>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONSTANT]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xi1>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[LT]]) : (tensor<3x4xi1>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[SUB:.+]] = "fxla.sub"(%[[CONVERT]], %[[CONSTANT_2]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT_3:.+]] = "fxla.constant"() {value = dense<1.55838788> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[SUB]], %[[CONSTANT_3]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT_4:.+]] = "fxla.constant"() {value = dense<0.779193937> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[ADD:.+]] = "fxla.add"(%[[MUL]], %[[CONSTANT_4]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT_5:.+]] = "fxla.constant"() {value = dense<0.886404871> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL_2:.+]] = "fxla.mul"(%[[CONVERT]], %[[CONSTANT_5]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[MUL_3:.+]] = "fxla.mul"(%[[X]], %[[MUL_2]]) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[ADD_2:.+]] = "fxla.add"(%[[MUL_3]], %[[ADD]]) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+@case(F.alpha_dropout, t(3, 4))
+def alpha_dropout_training(x):
+    return F.alpha_dropout(x, 0.5, training=True)
+
+
+# CHECK-LABEL: case torch.nn.functional.feature_alpha_dropout:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>, %[[A1:.+]]: tensor<2xi64>)
+# CHECK:         %[[RNG:.+]] = "fxla.rng"(%[[A1]]) {distribution = "uniform", shape = array<i64: 2, 3, 1>, stream = 0 : i64} : (tensor<2xi64>) -> tensor<2x3x1xf32>
+# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<7.500000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[RNG]], %[[CONSTANT]]) : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xi1>
+# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[LT]]) : (tensor<2x3x1xi1>) -> tensor<2x3x1xf32>
+# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[SUB:.+]] = "fxla.sub"(%[[CONVERT]], %[[CONSTANT_2]]) : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[CONSTANT_3:.+]] = "fxla.constant"() {value = dense<1.52472556> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[SUB]], %[[CONSTANT_3]]) : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[CONSTANT_4:.+]] = "fxla.constant"() {value = dense<0.381181389> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[ADD:.+]] = "fxla.add"(%[[MUL]], %[[CONSTANT_4]]) : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[CONSTANT_5:.+]] = "fxla.constant"() {value = dense<0.867257952> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL_2:.+]] = "fxla.mul"(%[[CONVERT]], %[[CONSTANT_5]]) : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[MUL_3:.+]] = "fxla.mul"(%[[X]], %[[MUL_2]]) : (tensor<2x3x4xf32>, tensor<2x3x1xf32>) -> tensor<2x3x4xf32>
+# CHECK:         %[[ADD_2:.+]] = "fxla.add"(%[[MUL_3]], %[[ADD]]) : (tensor<2x3x4xf32>, tensor<2x3x1xf32>) -> tensor<2x3x4xf32>
+@case(F.feature_alpha_dropout, t(2, 3, 4))
+def feature_alpha_dropout_training(x):
+    return F.feature_alpha_dropout(x, 0.25, training=True)
+
+
+# (the modules are cased in eval mode, where they return their input)
+# CHECK-LABEL: case torch.nn.Dropout1d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<2x3x4xf32>
+@case(nn.Dropout1d, t(2, 3, 4))
+def dropout1d_module():
+    return nn.Dropout1d(0.1)
+
+
+# CHECK-LABEL: case torch.nn.Dropout2d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x4xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<2x3x4x4xf32>
+@case(nn.Dropout2d, t(2, 3, 4, 4))
+def dropout2d_module():
+    return nn.Dropout2d(0.1)
+
+
+# CHECK-LABEL: case torch.nn.Dropout3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x2x2x2xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<2x3x2x2x2xf32>
+@case(nn.Dropout3d, t(2, 3, 2, 2, 2))
+def dropout3d_module():
+    return nn.Dropout3d(0.1)
+
+
+# CHECK-LABEL: case torch.nn.AlphaDropout:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(nn.AlphaDropout, t(3, 4))
+def alpha_dropout_module():
+    return nn.AlphaDropout(0.1)
+
+
+# CHECK-LABEL: case torch.nn.FeatureAlphaDropout:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK-NOT:     "fxla.
+# CHECK:         return %[[X]] : tensor<2x3x4xf32>
+@case(nn.FeatureAlphaDropout, t(2, 3, 4))
+def feature_alpha_dropout_module():
+    return nn.FeatureAlphaDropout(0.1)
 
 
 # CHECK-LABEL: case torch.nn.Identity:

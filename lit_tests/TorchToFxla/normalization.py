@@ -59,6 +59,33 @@ def batch_norm(x, mean, var, w, b):
     return F.batch_norm(x, mean, var, w, b, eps=1e-3)
 
 
+# Training mode: the batch's mean and biased variance normalise; the running statistics (here inputs of the
+# program) are updated in place -- running = running * (1 - momentum) + batch * momentum, with the unbiased
+# variance (x 24/23) for running_var -- and returned after the output, for the caller to write back.
+# CHECK-LABEL: case torch.nn.functional.batch_norm (training):
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x3xf32>, %[[RUNNING_MEAN:.+]]: tensor<3xf32>, %[[RUNNING_VAR:.+]]: tensor<3xf32>)
+# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64: 0, 2, 3>, keepdim = false} : (tensor<2x3x4x3xf32>) -> tensor<3xf32>
+# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: 0, 2, 3>, keepdim = false} : (tensor<2x3x4x3xf32>) -> tensor<3xf32>
+# CHECK:         %[[BESSEL:.+]] = "fxla.constant"() {value = dense<1.04347825> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[UNBIASED:.+]] = "fxla.mul"(%[[VAR]], %[[BESSEL]])
+# CHECK:         %[[MOMENTUM:.+]] = "fxla.constant"() {value = dense<2.500000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[KEPT:.+]] = "fxla.mul"(%[[RUNNING_MEAN]], %{{.+}}) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+# CHECK:         %[[NEW:.+]] = "fxla.mul"(%[[MEAN]], %[[MOMENTUM]])
+# CHECK:         %[[NEW_MEAN:.+]] = "fxla.add"(%[[KEPT]], %[[NEW]])
+# CHECK:         %[[KEPT_VAR:.+]] = "fxla.mul"(%[[RUNNING_VAR]], %{{.+}}) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+# CHECK:         %[[NEW_V:.+]] = "fxla.mul"(%[[UNBIASED]], %{{.+}})
+# CHECK:         %[[NEW_VAR:.+]] = "fxla.add"(%[[KEPT_VAR]], %[[NEW_V]])
+# CHECK:         %[[V:.+]] = "fxla.reshape"(%[[VAR]]) {shape = array<i64: 3, 1, 1>}
+# CHECK:         %[[INV_STD:.+]] = "fxla.rsqrt"
+# CHECK:         %[[M:.+]] = "fxla.reshape"(%[[MEAN]]) {shape = array<i64: 3, 1, 1>}
+# CHECK:         %[[CENTERED:.+]] = "fxla.sub"(%[[X]], %[[M]])
+# CHECK:         %[[Y:.+]] = "fxla.mul"(%[[CENTERED]], %[[INV_STD]])
+# CHECK:         return %[[Y]], %[[NEW_MEAN]], %[[NEW_VAR]] : tensor<2x3x4x3xf32>, tensor<3xf32>, tensor<3xf32>
+@case(F.batch_norm, t(2, 3, 4, 3), t(3), t(3), variant="training")
+def batch_norm_training(x, mean, var):
+    return F.batch_norm(x, mean, var, training=True, momentum=0.25)
+
+
 # CHECK-LABEL: case torch.nn.BatchNorm1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[WEIGHT:.+]]: tensor<4xf32> {fxla.param = "mod.weight"}, %[[BIAS:.+]]: tensor<4xf32> {fxla.param = "mod.bias"}, %[[RUNNING_MEAN:.+]]: tensor<4xf32> {fxla.param = "mod.running_mean"}, %[[RUNNING_VAR:.+]]: tensor<4xf32> {fxla.param = "mod.running_var"})
 # CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<9.99999974E-6> : tensor<f32>} : () -> tensor<f32>

@@ -1,6 +1,8 @@
 """Tensor creation.  Calls without traced arguments run at trace time and become tensor constants; these rules
 cover the traced forms (``*_like``, ``Tensor.new_*``, sizes read from a traced tensor; eye/linspace/logspace
-with a traced size or 0-d tensor endpoints) and tril/triu."""
+with a traced size or 0-d tensor endpoints) and tril/triu.  Random tensors (``torch.rand``, ``randn``, ``randint``,
+their ``*_like`` forms, ``bernoulli``) are always traced (never trace-time constants) and drawn per call by
+``fxla.rng`` from the program's seed (docs/training.md, "Random numbers")."""
 from __future__ import annotations
 
 from functools import partial
@@ -137,3 +139,95 @@ def _logspace(ctx, start, end, steps, base=10.0, **kwargs):
     elem = _compute_elem(ctx.result_sig.elem)
     exponents = _linspace_values(ctx, start, end, ctx.result_sig.shape[0], elem)
     return _cast_result(ctx, ctx.emit(ops.pow, _scalar(ctx, elem, base), exponents))
+
+
+# -- random tensors (fxla.rng on the program's seed, a new one per call) -----------------------------------------
+def _no_generator(ctx, generator) -> None:
+    if generator is not None:
+        raise ctx.error("a random op with generator= is not supported", "fxla draws a compiled program's random "
+                        "numbers from a seed taken from torch's default generator at each call; it cannot advance "
+                        "another torch.Generator", "drop generator= and seed torch's default generator "
+                        "(torch.manual_seed) for reproducible runs")
+
+
+def _float_result(ctx, op: str) -> str:
+    elem = ctx.result_sig.elem
+    if not is_float(elem):
+        raise ctx.error(f"{op} with the integer/bool dtype {elem}", "eager refuses it too ('not implemented for' "
+                        "that dtype)", "pass a floating-point dtype")
+    return elem
+
+
+def _work(elem: str) -> str:
+    """Where random masks and integers are drawn: f64 for an f64 result, else f32 (f16/bf16 too, as torch's CPU
+    bernoulli compares a float uniform)."""
+    return "f64" if elem == "f64" else "f32"
+
+
+def _draw(ctx, generator, distribution: str, op: str, **kwargs):
+    _no_generator(ctx, generator)
+    return ctx.random(ctx.result_sig.shape, _float_result(ctx, op), distribution)
+
+
+@register(torch.rand, torch.rand_like)
+def _rand(ctx, *args, generator=None, **kwargs):
+    """Uniform values in [0, 1) (``torch.rand(size)``, ``torch.rand_like(x)``)."""
+    return _draw(ctx, generator, "uniform", "rand")
+
+
+@register(torch.randn, torch.randn_like)
+def _randn(ctx, *args, generator=None, **kwargs):
+    """Standard normal values (``torch.randn(size)``, ``torch.randn_like(x)``)."""
+    return _draw(ctx, generator, "normal", "randn")
+
+
+def _integers(ctx, low: int, high: int, generator) -> ir.Value:
+    """Integers uniform in [low, high) of the result type: floor(u * (high - low)) + low for a 53-bit uniform u
+    (clamped below ``high``), in f64."""
+    _no_generator(ctx, generator)
+    if not isinstance(low, int) or not isinstance(high, int):
+        raise ctx.error("randint bounds must be Python ints", f"got {type(low).__name__} and {type(high).__name__}",
+                        "pass int bounds (x.size(0) is fine: it is known when the program is compiled)")
+    span = high - low
+    if span <= 0:
+        raise ctx.error(f"randint with low={low} >= high={high}", "eager refuses it too ('random_ expects 'from' "
+                        "to be less than 'to'')", "pass low < high")
+    if span > 1 << 53:
+        raise ctx.error(f"randint over a range of {span} values", "fxla draws integers from 53-bit uniforms, exact "
+                        "up to 2^53 values", "draw a smaller range (or two halves)")
+    shape = ctx.result_sig.shape
+    u = ctx.random(shape, "f64")
+    k = ctx.emit(ops.floor, ctx.emit(ops.mul, u, ctx.tensor(float(span), like=u)))
+    k = ctx.emit(ops.minimum, k, ctx.tensor(float(span - 1), like=k))
+    value = ctx.emit(ops.add, k, ctx.tensor(float(low), like=k))
+    return ctx.emit(ops.convert, value, result_type=ctx.result_type)
+
+
+@register(torch.randint)
+def _randint(ctx, *args, generator=None, **kwargs):
+    """``torch.randint(high, size)`` / ``torch.randint(low, high, size)``."""
+    low, high = (0, args[0]) if len(args) == 2 else args[:2]
+    return _integers(ctx, low, high, generator)
+
+
+@register(torch.randint_like)
+def _randint_like(ctx, input, *args, generator=None, **kwargs):
+    """``torch.randint_like(x, high)`` / ``torch.randint_like(x, low, high)``."""
+    low, high = (0, args[0]) if len(args) == 1 else args[:2]
+    return _integers(ctx, low, high, generator)
+
+
+@register(torch.bernoulli, torch.Tensor.bernoulli)
+def _bernoulli(ctx, input, p=None, *, generator=None, **kwargs):
+    """1 with probability ``input`` (element-wise; or the float ``p`` for every element), else 0, in the input's
+    dtype (a uniform in f32 -- f64 for f64 -- compared below the probability, as torch's CPU kernel does)."""
+    _no_generator(ctx, generator)
+    s = ctx.sig(input)
+    elem = _float_result(ctx, "bernoulli")
+    if p is not None and not isinstance(p, ir.Value) and not 0 <= p <= 1:
+        raise ctx.error(f"bernoulli with p={p}", "eager refuses it too (p must be in [0, 1])",
+                        "pass a probability in [0, 1]")
+    u = ctx.random(s.shape, _work(elem))
+    prob = ctx.tensor(float(p), like=u) if p is not None and not isinstance(p, ir.Value) else \
+        ctx.convert(input if p is None else p, _work(elem))
+    return ctx.convert(ctx.emit(ops.lt, u, prob), elem)

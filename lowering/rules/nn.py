@@ -1,7 +1,9 @@
-"""Neural-network layers: convolution (+ transposed), softmax/log_softmax, layer_norm, dropout, identity and the
-distances (cosine_similarity, pairwise_distance), with their nn modules."""
+"""Neural-network layers: convolution (+ transposed), softmax/log_softmax, layer_norm, dropout (every form; a random
+mask per call in training mode), identity and the distances (cosine_similarity, pairwise_distance), with their nn
+modules."""
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import torch
@@ -100,15 +102,79 @@ def _layer_norm(ctx, input, normalized_shape, weight=None, bias=None, eps=1e-5):
 register_module(torch.nn.LayerNorm, F.layer_norm, params=("weight", "bias"), attrs=("normalized_shape", "eps"))
 
 
+# -- dropout (training mode: a random mask drawn per call, fxla.rng; eval mode / p = 0: the input itself) --------
+_SELU_ALPHA = 1.7580993408473766          # alpha dropout's alpha (torch's _dropout_impl)
+
+
+def _dropped(ctx, input, p, training, *, feature: bool = False, alpha: bool = False, name: str = "dropout"):
+    """torch's ``_dropout_impl``: in training mode a keep-mask ``u < 1 - p`` (``u`` a uniform in f32, f64 for an
+    f64 input) -- per element, or per (sample, channel) for the feature forms -- scaled by 1 / (1 - p) and
+    multiplied in (alpha dropout: ``x * a * mask + b``, keeping SELU's mean and variance); ``p == 1``: ``x * 0``.
+    The mask is a value of the program, so a backward reuses the forward's (``x.grad = mask / (1 - p)``)."""
+    if not 0 <= p <= 1:
+        raise ctx.error(f"{name} probability has to be between 0 and 1, but got {p}", "eager refuses it too",
+                        "pass 0 <= p <= 1")
+    s = ctx.sig(input)
+    if p == 0 or not training or 0 in s.shape:
+        return input
+    if s.elem not in ("f16", "bf16", "f32", "f64"):
+        raise ctx.error(f"{name} in training mode of a {s.elem} tensor", "eager refuses it too (the scaled mask is "
+                        "a float)", "apply dropout to floating-point tensors")
+    if p == 1:
+        return ctx.emit(ops.mul, input, ctx.tensor(0.0, like=input))
+    if feature and s.rank < 2:
+        raise ctx.error(f"{name} of a {s.rank}-D tensor", "feature dropout requires at least 2 dimensions in the "
+                        "input (eager refuses it too)", "pass an (N, C, ...) tensor")
+    shape = s.shape[:2] + (1,) * (s.rank - 2) if feature else s.shape
+    work = "f64" if s.elem == "f64" else "f32"
+    u = ctx.random(shape, work)
+    keep = ctx.convert(ctx.emit(ops.lt, u, ctx.tensor(1.0 - p, like=u)), work)
+    if not alpha:
+        noise = ctx.convert(ctx.emit(ops.div, keep, ctx.tensor(1.0 - p, like=keep)), s.elem)
+        return ctx.emit(ops.mul, input, noise)
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    shift = ctx.emit(ops.mul, ctx.emit(ops.sub, keep, ctx.tensor(1.0, like=keep)),
+                     ctx.tensor(_SELU_ALPHA * a, like=keep))
+    shift = ctx.convert(ctx.emit(ops.add, shift, ctx.tensor(_SELU_ALPHA * a * p, like=keep)), s.elem)
+    noise = ctx.convert(ctx.emit(ops.mul, keep, ctx.tensor(a, like=keep)), s.elem)
+    return ctx.emit(ops.add, ctx.emit(ops.mul, input, noise), shift)
+
+
 @register(F.dropout)
 def _dropout(ctx, input, p=0.5, training=True, inplace=False):
-    if training and p > 0:
-        raise ctx.error("dropout in training mode is not supported", "fxla compiles inference programs; "
-                        "random masks are not lowered yet", "call model.eval() (or pass training=False)")
-    return input
+    return _dropped(ctx, input, p, training)
 
 
-register_module(torch.nn.Dropout, F.dropout, attrs=("p", "training"))
+@register(F.alpha_dropout)
+def _alpha_dropout(ctx, input, p=0.5, training=False, inplace=False):
+    return _dropped(ctx, input, p, training, alpha=True, name="alpha_dropout")
+
+
+@register(F.feature_alpha_dropout)
+def _feature_alpha_dropout(ctx, input, p=0.5, training=False, inplace=False):
+    return _dropped(ctx, input, p, training, feature=True, alpha=True, name="feature_alpha_dropout")
+
+
+def _dropout_nd(ctx, input, p=0.5, training=True, inplace=False, *, n: int):
+    """``F.dropout1d/2d/3d``: channel-wise dropout; an input without the batch dim (rank n + 1) is one sample
+    (``dropout2d`` treats a 3-D input as (N, C, L), as torch does)."""
+    rank = ctx.sig(input).rank
+    if n == 1 and rank not in (2, 3):
+        raise ctx.error(f"dropout1d of a {rank}-D input", "eager refuses it too: it expects 2-D or 3-D input",
+                        "pass (C, L) or (N, C, L)")
+    unbatched = rank == n + 1 and n != 2
+    x = ctx.reshape(input, (1,) + ctx.sig(input).shape) if unbatched else input
+    y = _dropped(ctx, x, p, training, feature=True, name=f"dropout{n}d")
+    return ctx.reshape(y, ctx.sig(input).shape)
+
+
+for _n, _f in ((1, F.dropout1d), (2, F.dropout2d), (3, F.dropout3d)):
+    register(_f)(partial(_dropout_nd, n=_n))
+
+for _module, _f in ((torch.nn.Dropout, F.dropout), (torch.nn.Dropout1d, F.dropout1d),
+                    (torch.nn.Dropout2d, F.dropout2d), (torch.nn.Dropout3d, F.dropout3d),
+                    (torch.nn.AlphaDropout, F.alpha_dropout), (torch.nn.FeatureAlphaDropout, F.feature_alpha_dropout)):
+    register_module(_module, _f, attrs=("p", "training"))
 
 
 @register(torch.nn.Identity)

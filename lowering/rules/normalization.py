@@ -1,6 +1,7 @@
-"""Normalization: batch_norm (eval), instance_norm, group_norm, rms_norm, local_response_norm and F.normalize
-(+ their nn modules; layer_norm is one fxla op, in nn.py), and scaled_dot_product_attention, as compositions of
-fxla ops (half-precision inputs are computed in f32 and rounded once, like torch's CPU kernels)."""
+"""Normalization: batch_norm and instance_norm (eval mode, and training mode with the running statistics updated
+in place), group_norm, rms_norm, local_response_norm and F.normalize (+ their nn modules; layer_norm is one fxla
+op, in nn.py), and scaled_dot_product_attention, as compositions of fxla ops (half-precision inputs are computed in
+f32 and rounded once, like torch's CPU kernels)."""
 from __future__ import annotations
 
 import math
@@ -9,6 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.mlir import ir
+from fxla.frontend.shape_prop import register_meta_module
 
 from ..emit import compute_elem
 from ..registry import register, register_module
@@ -22,15 +25,23 @@ def _per_channel(ctx, v, rank, elem):
 @register(F.batch_norm)
 def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                 eps=1e-5):
-    if training or running_mean is None:
-        raise ctx.error("batch_norm with batch statistics (training mode) is not supported",
-                        "fxla compiles inference programs with the running statistics", "call model.eval()")
+    """Eval mode: normalise with the running statistics.  Training mode: with the batch's mean and biased variance
+    per channel (dim 1), and -- when given -- update the running statistics in place, as torch does:
+    ``running = (1 - momentum) * running + momentum * batch`` with the *unbiased* variance for ``running_var``
+    (``ctx.assign``: the caller writes the new values back to the module's buffers or the inputs)."""
     s = ctx.sig(input)
     elem = compute_elem(s.elem)
     x = ctx.convert(input, elem)
-    scale = ctx.emit(ops.rsqrt, ctx.emit(ops.add, _per_channel(ctx, running_var, s.rank, elem),
-                                         ctx.tensor(eps, like=x)))
-    y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, _per_channel(ctx, running_mean, s.rank, elem)), scale)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ctx.error("batch_norm in evaluation mode without running_mean/running_var",
+                            "eager refuses it too (they must be defined in evaluation mode)",
+                            "pass the running statistics, or training=True for the batch's statistics")
+        mean, var = running_mean, running_var
+    else:
+        mean, var = _batch_statistics(ctx, x, running_mean, running_var, momentum)
+    scale = ctx.emit(ops.rsqrt, ctx.emit(ops.add, _per_channel(ctx, var, s.rank, elem), ctx.tensor(eps, like=x)))
+    y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, _per_channel(ctx, mean, s.rank, elem)), scale)
     if weight is not None:
         y = ctx.emit(ops.mul, y, _per_channel(ctx, weight, s.rank, elem))
     if bias is not None:
@@ -38,19 +49,66 @@ def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, t
     return ctx.convert(y, s.elem)
 
 
+def _batch_statistics(ctx, x, running_mean, running_var, momentum):
+    """The per-channel mean and biased variance of ``x`` (computed in its element type), updating the running
+    statistics given (``momentum``: a float, or a 0-d value -- BatchNorm's cumulative average)."""
+    s = ctx.sig(x)
+    dims = (0,) + tuple(range(2, s.rank))
+    count = math.prod(s.shape[d] for d in dims)
+    if count == 1:
+        raise ctx.error(f"batch_norm in training mode of an input of shape {list(s.shape)}", "eager refuses it too: "
+                        "'Expected more than 1 value per channel when training'", "use a batch of more than one "
+                        "value per channel, or model.eval()")
+    mean = ctx.emit(ops.mean, x, dims=dims, keepdim=False)
+    var = ctx.emit(ops.var, x, dims=dims, keepdim=False, correction=0)
+    updates = ((running_mean, mean, "running_mean"),
+               (running_var, ctx.emit(ops.mul, var, ctx.tensor(count / (count - 1), like=var)), "running_var"))
+    _update_running(ctx, updates, momentum)
+    return mean, var
+
+
+def _update_running(ctx, updates, momentum) -> None:
+    """``running = (1 - momentum) * running + momentum * batch`` for each ``(running, batch, name)`` of
+    ``updates`` whose running statistic is given, in place (``ctx.assign``)."""
+    for running, batch, what in updates:
+        if running is None:
+            continue
+        work = compute_elem(ctx.sig(running).elem)
+        batch = ctx.convert(batch, work)
+        m = ctx.convert(momentum, work) if isinstance(momentum, ir.Value) else ctx.tensor(float(momentum), like=batch)
+        kept = ctx.emit(ops.mul, ctx.convert(running, work), ctx.emit(ops.sub, ctx.tensor(1.0, like=m), m))
+        new = ctx.emit(ops.add, kept, ctx.emit(ops.mul, batch, m))
+        ctx.assign(running, ctx.convert(new, ctx.sig(running).elem), what)
+
+
 @register(F.instance_norm)
 def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                    momentum=0.1, eps=1e-5):
     """Each (sample, channel) normalised over its spatial dims with its own mean and biased variance (or, with
-    ``use_input_stats=False``, the running statistics, as batch_norm in eval mode)."""
+    ``use_input_stats=False``, the running statistics, as batch_norm in eval mode).  Running statistics given
+    with ``use_input_stats`` are updated in place as torch does: with the instances' mean and unbiased variance,
+    averaged over the batch."""
     if not use_input_stats:
         return _batch_norm(ctx, input, running_mean, running_var, weight, bias, False, eps=eps)
     s = ctx.sig(input)
     elem = compute_elem(s.elem)
     x = ctx.convert(input, elem)
     dims = tuple(range(2, s.rank))
+    count = math.prod(s.shape[2:])
+    if count == 1:
+        raise ctx.error(f"instance_norm of an input of shape {list(s.shape)}", "eager refuses it too: 'Expected "
+                        "more than 1 spatial element when training'", "pass a larger input, or use the running "
+                        "statistics (use_input_stats=False / model.eval() with track_running_stats=True)")
     mean = ctx.emit(ops.mean, x, dims=dims, keepdim=True)
     var = ctx.emit(ops.var, x, dims=dims, keepdim=True, correction=0)
+    if running_mean is not None or running_var is not None:
+        per_channel = (s.shape[1],)
+
+        def over_batch(v):                  # [N, C, 1...] -> [C]: the mean over the batch
+            return ctx.emit(ops.mean, ctx.reshape(v, s.shape[:2]), dims=(0,), keepdim=False)
+        unbiased = ctx.emit(ops.mul, var, ctx.tensor(count / (count - 1), like=var))
+        _update_running(ctx, ((running_mean, ctx.reshape(over_batch(mean), per_channel), "running_mean"),
+                              (running_var, ctx.reshape(over_batch(unbiased), per_channel), "running_var")), momentum)
     y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, mean),
                  ctx.emit(ops.rsqrt, ctx.emit(ops.add, var, ctx.tensor(eps, like=var))))
     if weight is not None:
@@ -62,9 +120,8 @@ def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None,
 
 @register(torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d)
 def _instance_norm_module(ctx, input, *, mod):
-    if mod.training and mod.track_running_stats:
-        raise ctx.error(f"{type(mod).__name__}(track_running_stats=True) in training mode is not supported",
-                        "it updates the running statistics inside the layer", "call model.eval()")
+    """torch's ``_InstanceNorm.forward``: instance statistics in training mode or without running statistics
+    (updating the running ones in training mode), the running statistics in eval mode."""
     target = ctx.node.target
     unbatched = ctx.sig(input).rank == {torch.nn.InstanceNorm1d: 2, torch.nn.InstanceNorm2d: 3,
                                         torch.nn.InstanceNorm3d: 4}[type(mod)]
@@ -73,20 +130,45 @@ def _instance_norm_module(ctx, input, *, mod):
     bias = ctx.param(f"{target}.bias") if mod.affine else None
     stats = (ctx.param(f"{target}.running_mean"), ctx.param(f"{target}.running_var")) \
         if mod.track_running_stats else (None, None)
-    y = _instance_norm(ctx, x, *stats, weight, bias, use_input_stats=not mod.track_running_stats, eps=mod.eps)
+    y = _instance_norm(ctx, x, *stats, weight, bias, use_input_stats=mod.training or not mod.track_running_stats,
+                       momentum=0.0 if mod.momentum is None else mod.momentum, eps=mod.eps)
     return ctx.reshape(y, ctx.sig(input).shape)
 
 
 @register(torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
 def _batch_norm_module(ctx, input, *, mod):
-    if mod.training or not mod.track_running_stats:
-        raise ctx.error(f"{type(mod).__name__} in training mode (or without running stats) is not supported",
-                        "fxla compiles inference programs with the running statistics", "call model.eval()")
+    """torch's ``_BatchNorm.forward``: in training mode with running statistics, ``num_batches_tracked += 1`` and
+    the running statistics are updated with ``momentum`` (``None``: the cumulative average, ``1 /
+    num_batches_tracked``); batch statistics normalise in training mode and whenever there are no running
+    statistics (``track_running_stats=False``)."""
+    rank = ctx.sig(input).rank
+    want = {torch.nn.BatchNorm1d: (2, 3), torch.nn.BatchNorm2d: (4,), torch.nn.BatchNorm3d: (5,)}[type(mod)]
+    if rank not in want:
+        raise ctx.error(f"{type(mod).__name__} of a {rank}-D input", f"eager refuses it too: expected "
+                        f"{' or '.join(f'{r}D' for r in want)} input", "pass an input of that rank")
     target = ctx.node.target
     weight = ctx.param(f"{target}.weight") if mod.weight is not None else None
     bias = ctx.param(f"{target}.bias") if mod.bias is not None else None
-    return _batch_norm(ctx, input, ctx.param(f"{target}.running_mean"), ctx.param(f"{target}.running_var"),
-                       weight, bias, False, eps=mod.eps)
+    momentum = 0.0 if mod.momentum is None else mod.momentum
+    if mod.training and mod.track_running_stats and mod.num_batches_tracked is not None:
+        tracked = ctx.param(f"{target}.num_batches_tracked")
+        tracked_new = ctx.emit(ops.add, tracked, ctx.tensor(1, like=tracked))
+        ctx.assign(tracked, tracked_new, "num_batches_tracked")
+        if mod.momentum is None:              # the cumulative moving average: 1 / num_batches_tracked
+            count = ctx.convert(tracked_new, "f32")
+            momentum = ctx.emit(ops.div, ctx.tensor(1.0, like=count), count)
+    stats = (None, None)
+    if not mod.training or mod.track_running_stats:
+        stats = tuple(ctx.param(f"{target}.{n}") if getattr(mod, n) is not None else None
+                      for n in ("running_mean", "running_var"))
+    training = mod.training or (stats[0] is None and stats[1] is None)
+    return _batch_norm(ctx, input, *stats, weight, bias, training, momentum, mod.eps)
+
+
+# (a BatchNorm's result is like its input; its forward reads num_batches_tracked's value with momentum=None,
+# which a meta tensor has not: shape propagation does not run it)
+for _module in (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d):
+    register_meta_module(_module, like="input")
 
 
 @register(F.rms_norm)
@@ -215,5 +297,4 @@ def _repeat_heads(ctx, t, heads):
 
 def _bool_ones(rows, cols):
     import numpy as np
-    from fxla.dialects.mlir import ir
     return ir.DenseElementsAttr.get(np.ones((rows, cols), dtype=np.bool_), type=ir.IntegerType.get_signless(1))
