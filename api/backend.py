@@ -5,36 +5,182 @@ program (splitting it at graph breaks and running the Python between graphs itse
 ``torch.fx.GraphModule`` is converted node for node into fxla's own graph IR and compiled with
 :func:`fxla.compile`, so everything fxla does — per-signature executables, verified StableHLO, PJRT — applies.
 An op fxla cannot lower fails the compilation with fxla's :class:`~fxla.UnsupportedOpError` (dynamo wraps it in
-``BackendCompilerFailed``); fxla never silently falls back to eager.
+``BackendCompilerFailed``); fxla never silently falls back to eager.  Errors point at the user's source line
+dynamo recorded for the node; a graph the backend cannot take at all raises :class:`BackendError`.
+
+Symbolic graphs.  With dynamo's automatic dynamic shapes (a second call with other sizes) or
+``torch.compile(..., dynamic=True)``, dynamo hands over graphs whose sizes are symbols: ``SymInt``
+placeholders (``s0: torch.SymInt``), size reads (``x.size(0)``, ``torch.ops.aten.sym_size.int``), arithmetic
+on them (``s0 * 2``, ``s0 // 4``, ``math.ceil(s0 / 3)``, ``torch.sym_max``), ``torch.Size`` of symbols, views
+and factories sized by them, and Python numbers dynamo did not specialise (a float argument that changed, a
+module's ``eps`` or ``momentum`` under ``dynamic=True``), passed as 0-d tensors and read with ``.item()``.
+fxla has no symbolic sizes yet, so the backend *specialises per size*: it converts and traces each graph
+once; a SymInt placeholder is an int input of the :class:`~fxla.CompiledModule`, an unspecialised number a
+Python-number input (the backend takes ``.item()`` of the argument before the call), and the arithmetic on
+them is evaluated for each input signature.  Each new size (or number) is a new input signature, lowered and
+compiled once and cached (at most ``max_signatures``, least recently used dropped first); a float argument
+that takes a new value on every call therefore compiles on every call (pass it as a 0-d tensor instead).  Not
+done yet: one lowering per graph for every size (symbolic dims carried through the fxla dialect and StableHLO
+and refined per size) — today each new size costs a lowering and an XLA compile.
+
+Options (``torch.compile(..., options={...})``): ``device`` and ``max_signatures``, as for :func:`fxla.compile`.
 """
 from __future__ import annotations
 
+import linecache
 import re
-from typing import Any, List, Optional
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+import torch._refs
+from torch.utils import _pytree as pytree
 
-from fxla.compile import CompiledModule
-from fxla.frontend import Graph, GraphModule, SourceLocation
+from fxla.compile import MAX_SIGNATURES, CompiledModule, OptionError
+from fxla.errors import FxlaError
+from fxla.frontend import Graph, GraphModule, SourceLocation, wrap
+from fxla.frontend import meta as M
+from fxla.frontend.source import is_internal_file
+
+__all__ = ["fxla_backend", "graph_module_from_fx", "BackendError"]
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*) = ")
+_GENERATED = "<fxla-generated-"
+#: what dynamo's example values of scalar nodes are (sizes, size arithmetic, their comparisons)
+_SCALARS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
+_NO_EXAMPLE = object()
+_OPTIONS = ("device", "max_signatures")
+
+
+class BackendError(FxlaError):
+    """A graph TorchDynamo captured that fxla's ``torch.compile`` backend cannot take (raised with the user's
+    source line dynamo recorded for the node that stopped it)."""
 
 
 def _source_of(fx_node) -> Optional[SourceLocation]:
-    """The innermost user frame of dynamo's ``stack_trace`` for the node, if it recorded one."""
-    trace = fx_node.meta.get("stack_trace") or ""
-    frames = _FRAME.findall(trace)
-    lines = [line.strip() for line in trace.splitlines() if line.strip() and not line.strip().startswith("File")]
+    """The innermost user frame (not torch's, not fxla's) of dynamo's ``stack_trace`` for the node, if it
+    recorded one: file, line, the source line and the column its ``^`` markers start at."""
+    lines = (fx_node.meta.get("stack_trace") or "").splitlines()
+    frames = [(i, m) for i, m in ((i, _FRAME.search(text)) for i, text in enumerate(lines)) if m]
     if not frames:
         return None
-    file, line = frames[-1]
-    return SourceLocation(file, int(line), 1, lines[-1] if lines else "", "")
+    i, match = next(((i, m) for i, m in reversed(frames) if not is_internal_file(m.group(1))), frames[-1])
+    file, line = match.group(1), int(match.group(2))
+    shown = lines[i + 1] if i + 1 < len(lines) and not _FRAME.search(lines[i + 1]) else ""
+    text = linecache.getline(file, line).rstrip("\n") or shown.strip()
+    col = 1
+    marks = lines[i + 2] if shown and i + 2 < len(lines) else ""
+    if marks.strip() and set(marks.strip()) <= set("^~"):
+        offset = (len(marks) - len(marks.lstrip())) - (len(shown) - len(shown.lstrip()))
+        col = len(text) - len(text.lstrip()) + offset + 1
+    return SourceLocation(file, line, max(col, 1), text, "")
 
 
-def graph_module_from_fx(fx_gm: torch.fx.GraphModule) -> GraphModule:
-    """Convert a ``torch.fx.GraphModule`` into fxla's :class:`GraphModule` (same opcodes, targets and names)."""
+def _is_scalar(value) -> bool:
+    """A Python number (or a symbolic one), or a tuple/list of them (``torch.Size``)."""
+    if isinstance(value, (tuple, list)):
+        return all(_is_scalar(v) for v in value)
+    return isinstance(value, _SCALARS)
+
+
+def _example(fx_node):
+    """Dynamo's example value of the node (``meta['val']`` in make_fx/AOT graphs), or ``_NO_EXAMPLE``."""
+    return fx_node.meta.get("example_value", fx_node.meta.get("val", _NO_EXAMPLE))
+
+
+def _scalar_call(fx_node) -> bool:
+    """A call computing a number, a ``torch.Size`` or nothing from numbers alone, by dynamo's example values: size
+    arithmetic (``s0 * 2``, ``math.ceil(s0 / 3)``, ``s0.__round__()``, ``torch.sym_max``), ``torch.Size([1, s0])``,
+    checks (``torch._check_is_size(s0)``).  fxla's tracer re-traces such a call as a leaf (its Python cannot run
+    on symbolic values), and shape propagation evaluates it on each signature's values."""
+    if fx_node.op not in ("call_function", "call_method") or not fx_node.all_input_nodes:
+        return False
+    value = _example(fx_node)
+    if not (_is_scalar(value) or (value is None and fx_node.op == "call_function")):
+        return False
+    return all(_is_scalar(_example(n)) for n in fx_node.all_input_nodes)
+
+
+@wrap
+def _scalar_method(name: str, obj, *args, **kwargs):
+    """``obj.<name>(*args, **kwargs)`` of a number (``s0.__round__()``): a leaf of fxla's tracer (see
+    :func:`_scalar_call`)."""
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def _leaf(target):
+    """``target`` as a tracing leaf (recorded as a call of ``target`` itself, whatever its arguments are), or
+    ``target`` when it cannot be wrapped (an unhashable callable)."""
+    try:
+        return wrap(target)
+    except TypeError:
+        return target
+
+
+#: factories of a tensor holding the numbers given (``torch.tensor(s0)``, ``torch.tensor([s0, s1])``)
+_TENSOR_OF_DATA = (torch.tensor, torch.as_tensor, torch.scalar_tensor, torch._refs.tensor)
+
+
+def _tensor_of_numbers(fx_node) -> bool:
+    """``torch.tensor(data)`` (or ``as_tensor``, ``scalar_tensor``) of numbers that are symbols (sizes), with no
+    argument but ``dtype`` and ``device``: rewritten into ``torch.full`` per number (see :func:`_full_of`)."""
+    return (fx_node.op == "call_function" and fx_node.target in _TENSOR_OF_DATA and bool(fx_node.all_input_nodes)
+            and isinstance(_example(fx_node), torch.Tensor) and set(fx_node.kwargs) <= {"dtype", "device"}
+            and len(fx_node.args) == 1 and all(_is_scalar(_example(n)) for n in fx_node.all_input_nodes))
+
+
+def _full_of(graph: Graph, fx_node, data):
+    """The tensor ``torch.tensor(data)`` makes (dtype and shape of dynamo's example value), from fxla ops:
+    ``torch.full((), number, dtype=...)`` per number, stacked and reshaped for a (nested) list."""
+    example = _example(fx_node)
+    if not isinstance(data, (tuple, list)):
+        return graph.create_node("call_function", torch.full, ((), data), {"dtype": example.dtype},
+                                 name=fx_node.name)
+    numbers = [graph.create_node("call_function", torch.full, ((), v), {"dtype": example.dtype})
+               for v in pytree.tree_leaves(data)]
+    stacked = graph.create_node("call_function", torch.stack, (numbers,), {})
+    return graph.create_node("call_method", "reshape", (stacked, tuple(int(d) for d in example.shape)), {},
+                             name=fx_node.name)
+
+
+def _unspecialised_scalar(fx_node) -> bool:
+    """A placeholder for a Python number dynamo did not specialise: it passes the number as a 0-d tensor and
+    the graph reads it with ``.item()`` (and does nothing else with it)."""
+    grapharg = fx_node.meta.get("grapharg")
+    return (fx_node.op == "placeholder" and bool(getattr(grapharg, "pass_arg_as_tensor", False))
+            and bool(fx_node.users)
+            and all(user.op == "call_method" and user.target == "item" for user in fx_node.users))
+
+
+#: dynamo's spelling of an op fxla lowers under its public name (``F.pad`` calls ``torch._C._nn.pad`` as is)
+_ALIASES = {torch._C._nn.pad: torch.nn.functional.pad}
+
+
+def _alias(target):
+    try:
+        return _ALIASES.get(target, target)
+    except TypeError:                     # an unhashable callable
+        return target
+
+
+def _converted(graph: Graph, node, arg: Callable[[Any], Any]):
+    """fxla's node for dynamo's ``node`` (its arguments mapped by ``arg``; see :func:`graph_module_from_fx`)."""
+    args, kwargs = arg(node.args), arg(node.kwargs)
+    if _tensor_of_numbers(node):
+        return _full_of(graph, node, args[0])
+    if _scalar_call(node) and node.op == "call_method":
+        return graph.create_node("call_function", _scalar_method, (node.target, *args), kwargs, name=node.name)
+    target = _leaf(node.target) if _scalar_call(node) else _alias(node.target)
+    return graph.create_node(node.op, target, args, kwargs, name=node.name)
+
+
+def _convert(fx_gm: torch.fx.GraphModule) -> Tuple[GraphModule, List[int]]:
+    """fxla's GraphModule of ``fx_gm`` (see :func:`graph_module_from_fx`) and the positions of the inputs the
+    caller passes as Python numbers (``.item()`` of dynamo's argument) instead of 0-d tensors."""
     graph = Graph()
-    env = {}
+    env: Dict[Any, Any] = {}
+    numbers: List[int] = []
 
     def arg(a):
         # torch.fx keeps args in immutable containers; rebuild plain ones with fxla nodes in place of fx nodes
@@ -48,16 +194,122 @@ def graph_module_from_fx(fx_gm: torch.fx.GraphModule) -> GraphModule:
             return slice(arg(a.start), arg(a.stop), arg(a.step))
         return a
 
+    placeholders = 0
     for node in fx_gm.graph.nodes:
         if node.op == "output":
             graph.output(arg(node.args[0]))
             continue
-        new = graph.create_node(node.op, node.target, arg(node.args), arg(node.kwargs), name=node.name)
-        new.meta["source"] = _source_of(node)
+        if node.op == "call_method" and node.target == "item" and node.args[0] in env \
+                and _unspecialised_scalar(node.args[0]):
+            env[node] = env[node.args[0]]          # the number itself: the caller passes .item() of the tensor
+            continue
+        if node.op == "placeholder":
+            if _unspecialised_scalar(node):
+                numbers.append(placeholders)
+            placeholders += 1
+        new = _converted(graph, node, arg)
+        new.meta[M.SOURCE] = _source_of(node)
         env[node] = new
-    return GraphModule(fx_gm, graph, class_name="DynamoGraph")
+    return GraphModule(fx_gm, graph, class_name="DynamoGraph"), numbers
 
 
-def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], **options) -> CompiledModule:
-    """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})``."""
-    return CompiledModule(graph_module_from_fx(gm), device=options.get("device"))
+def graph_module_from_fx(fx_gm: torch.fx.GraphModule) -> GraphModule:
+    """Convert a ``torch.fx.GraphModule`` into fxla's :class:`GraphModule` (same opcodes, targets and names).
+
+    Dynamo's symbolic graphs (see the module docstring) are converted so that fxla's tracer can run them: a
+    call computing a number from numbers alone (``s0 * 2``, ``math.ceil(s0 / 3)``, ``torch.Size([1, s0])``)
+    becomes a tracing leaf of the same target, and ``.item()`` of an unspecialised number's placeholder is the
+    placeholder itself (the backend passes that input as a Python number)."""
+    return _convert(fx_gm)[0]
+
+
+class _PassNumbers:
+    """The compiled graph of a dynamo graph with unspecialised numbers: the inputs at ``positions`` arrive as
+    0-d tensors and are passed on as Python numbers (``.item()``); ``compiled`` is the CompiledModule."""
+
+    def __init__(self, compiled: CompiledModule, positions: Sequence[int]):
+        self.compiled = compiled
+        self.positions = tuple(positions)
+
+    def __call__(self, *args):
+        args = list(args)
+        for i in self.positions:
+            args[i] = args[i].item()
+        return self.compiled(*args)
+
+
+class _UserLines:
+    """The user's source lines dynamo recorded for the nodes of the converted graph ``gm``, found from a line of
+    its generated code (``name = ...`` assigns the node ``name``): what fxla's tracer records as the source of
+    what it traces from that line."""
+
+    def __init__(self, gm: GraphModule):
+        self.by_name = {n.name: n.meta.get(M.SOURCE) for n in gm.graph.nodes}
+
+    def at(self, filename: str, line: int) -> Optional[SourceLocation]:
+        """The user's line for line ``line`` of ``filename`` if that is the generated code, else None."""
+        if not filename.startswith(_GENERATED):
+            return None
+        match = _ASSIGNED.match(linecache.getline(filename, line))
+        return self.by_name.get(match.group(1)) if match else None
+
+    def of(self, location) -> Optional[SourceLocation]:
+        """:meth:`at` for a SourceLocation (None for anything else)."""
+        return self.at(location.file, location.line) if isinstance(location, SourceLocation) else None
+
+
+def _point_at_user_code(err: FxlaError, lines: _UserLines) -> None:
+    """An error located in the generated code of the converted graph is moved to the user's line dynamo recorded
+    for the node (the generated line is kept as a further location)."""
+    user = lines.of(err.where)
+    if user is not None:
+        err.where, err.locations = user, (*err.locations, err.where)
+        err.add_context("while fxla traced the graph TorchDynamo captured there (torch.compile(backend='fxla'))")
+
+
+def _backend_error(err: Exception, lines: _UserLines) -> BackendError:
+    """A non-fxla exception raised while fxla took the graph, as a :class:`BackendError` at the user's line."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename.startswith(_GENERATED)][-1:]
+    return BackendError(f"fxla cannot take the graph TorchDynamo captured: {type(err).__name__}: {err}",
+                        where=lines.at(frames[0].filename, frames[0].lineno) if frames else None,
+                        locations=[SourceLocation(f.filename, f.lineno, 1, f.line or "", "") for f in frames],
+                        why="fxla converts dynamo's graph and traces it again into its own graph IR; this node's "
+                            "Python could not run on fxla's symbolic values",
+                        fix="keep this code out of the compiled region (move it into a function decorated with "
+                            "@torch.compiler.disable), or compile with dynamic=False if the values are sizes; "
+                            "please report the graph (TORCH_LOGS=graph_code prints it) as an fxla issue")
+
+
+def _carry_sources(lines: _UserLines, compiled: CompiledModule) -> None:
+    """The traced graph's nodes get the user's lines: fxla's tracer ran the converted graph's generated code, so it
+    recorded lines of that code (the node names may differ: ``position_diff`` is traced as ``diff``)."""
+    for node in compiled.graph_module.graph.nodes:
+        user = lines.of(node.meta.get(M.SOURCE))
+        if user is not None:
+            node.meta[M.SOURCE] = user
+
+
+def _check_options(options: Dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise OptionError(f"torch.compile(backend='fxla') got unknown option(s) {unknown}\n"
+                          f"fix: pass only {', '.join(_OPTIONS)} in options={{...}} (as for fxla.compile)")
+
+
+def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], **options) -> Callable[..., Any]:
+    """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})``.
+
+    Returns the graph compiled by fxla (a :class:`~fxla.CompiledModule`, or a call adapter over one that passes
+    dynamo's unspecialised numbers as Python numbers; see the module docstring)."""
+    _check_options(options)
+    converted, numbers = _convert(gm)
+    try:
+        compiled = CompiledModule(converted, device=options.get("device"),
+                                  max_signatures=options.get("max_signatures", MAX_SIGNATURES))
+    except FxlaError as err:
+        _point_at_user_code(err, _UserLines(converted))
+        raise
+    except Exception as err:          # noqa: BLE001  (anything else is a bug to report, in fxla's words)
+        raise _backend_error(err, _UserLines(converted)) from err
+    _carry_sources(_UserLines(converted), compiled)
+    return _PassNumbers(compiled, numbers) if numbers else compiled
