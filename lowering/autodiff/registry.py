@@ -72,6 +72,8 @@ def _builtin() -> None:
                        ops.bitwise_or, ops.bitwise_xor)
     non_differentiable("its result is an index (integer)", ops.argmax, ops.argmin)
     non_differentiable("it has no operands (a constant, a range, random numbers)", ops.constant, ops.arange)
+    non_differentiable("its values are random draws from an integer seed (torch.rand has no gradient either)",
+                       ops.rng)
     non_differentiable("torch has no derivative for floor_divide either ('derivative for floor_divide is not "
                        "implemented')", ops.floor_divide)
 
