@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fxla-installed
 
-.PHONY: demo test docs bench fuzz clean
+.PHONY: demo test docs bench fuzz zoo clean
 
 # pip's editable install, then a finder put first on sys.meta_path so that a folder named fxla next to a
 # script cannot shadow the package (see utils/install_finder.py)
@@ -34,6 +34,11 @@ FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	$(PY) utils/fuzz_diff.py --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS)
 	$(PY) utils/fuzz_opt.py --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS)
+
+# Every model of utils/zoo through fxla.compile, torch.compile(backend="fxla") and export/load, against eager;
+# a full run rewrites docs/zoo.md (about an hour on 2 cores). make zoo ZOO_ARGS="--models hf --routes compile"
+zoo: $(STAMP)
+	$(PY) -m utils.zoo.run $(ZOO_ARGS)
 
 docs: $(STAMP)
 	$(PY) -m fxla.dialects.fxla.docs > docs/dialect.md
