@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+import torch
 from torch.utils import _pytree as pytree
 
 from fxla.frontend import GraphModule
@@ -88,9 +89,12 @@ class Pipeline:
     # -- the stages ----------------------------------------------------------------------------------------------
     def prepare(self, gm: GraphModule, example_inputs) -> PreparedGraph:
         """Stage ``prepare``: shapes for ``example_inputs`` (torch tensors, ``jax.Array``\\ s viewed as torch
-        examples, or nested tuples/lists/dicts of them) and out-of-place mutation."""
+        examples, or nested tuples/lists/dicts of them) and out-of-place mutation.  torch's random state is left
+        as it was (shape propagation may run a random factory, ``torch.randn(n, 3)``, for its shape): compiling on
+        a first call must not change what ``torch.manual_seed`` makes of the numbers drawn afterwards."""
         examples = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, tuple(example_inputs))
-        return self._stage("prepare", prepare_graph, gm, examples)
+        with torch.random.fork_rng(devices=[]):
+            return self._stage("prepare", prepare_graph, gm, examples)
 
     def to_fxla(self, prepared: PreparedGraph) -> FxlaProgram:
         """Stage ``fxla``: the prepared graph as an fxla-dialect program (verified by fxla's verifier)."""
