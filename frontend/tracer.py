@@ -23,6 +23,7 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like
 from .proxy import Proxy, tracing_isinstance
+from .random_calls import recorded_random_calls
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
 from .state_capture import AttributeWrite, StateCapture, final_attribute_writes
@@ -106,7 +107,8 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     for name, fn in size_functions.items():
         setattr(torch, name, _size_vararg_recorder(fn, tracer))
     try:
-        yield
+        with recorded_random_calls(tracer):
+            yield
     finally:
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register

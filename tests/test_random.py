@@ -239,6 +239,27 @@ def test_random_tensors_of_traced_sizes_are_drawn_per_call():
     assert not torch.equal(fast(x), fast(x))
 
 
+def test_random_calls_with_constant_arguments_are_not_frozen_at_trace_time():
+    """``torch.rand(3)`` has no traced argument: the tracer records it anyway (fxla.frontend.random_calls), so each
+    call draws new numbers, and tracing draws none from torch's generator."""
+    class Noisy(nn.Module):
+        def forward(self, x):
+            return x + torch.rand(3) + torch.randn(x.size(0), 3) + torch.randint(0, 10, (3,))
+    x = torch.zeros(4, 3)
+    for concrete in (False, True):
+        fast = fxla.compile(Noisy(), concrete_shapes=concrete)
+        torch.manual_seed(13)
+        a, b = fast(x), fast(x)          # (the first call traces with concrete_shapes, and compiles)
+        torch.manual_seed(13)
+        c = fast(x)
+        assert not torch.equal(a, b) and torch.equal(a, c)
+
+
+def test_unsupported_random_functions_are_refused_not_frozen():
+    with pytest.raises(fxla.UnsupportedOpError, match="torch.randperm"):
+        fxla.compile(lambda x: x + torch.randperm(3))(torch.zeros(3))
+
+
 # -- what fxla refuses ----------------------------------------------------------------------------------------------
 def test_export_refuses_random_programs(tmp_path):
     model = _Drop(nn.Dropout(0.5)).train()
