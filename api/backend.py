@@ -28,6 +28,7 @@ Options (``torch.compile(..., options={...})``): ``device`` and ``max_signatures
 from __future__ import annotations
 
 import linecache
+import operator
 import re
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -155,6 +156,9 @@ def _unspecialised_scalar(fx_node) -> bool:
 
 #: dynamo's spelling of an op fxla lowers under its public name (``F.pad`` calls ``torch._C._nn.pad`` as is)
 _ALIASES = {torch._C._nn.pad: torch.nn.functional.pad}
+#: tensor methods dynamo records for Python operators (``mask & other`` is ``call_method __and__``): the operator
+_OPERATOR_METHODS = {"__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
+                     "__invert__": operator.invert}
 
 
 def _alias(target):
@@ -172,6 +176,8 @@ def _converted(graph: Graph, node, arg: Callable[[Any], Any]):
     if _scalar_call(node) and node.op == "call_method":
         return graph.create_node("call_function", _scalar_method, (node.target, *args), kwargs, name=node.name)
     target = _leaf(node.target) if _scalar_call(node) else _alias(node.target)
+    if node.op == "call_method" and node.target in ("__and__", "__or__", "__xor__", "__invert__"):
+        return graph.create_node("call_function", _OPERATOR_METHODS[node.target], args, kwargs, name=node.name)
     return graph.create_node(node.op, target, args, kwargs, name=node.name)
 
 

@@ -108,3 +108,14 @@ def test_hf_generate_with_a_kv_cache_through_the_backend_matches_eager():
         model.forward = torch.compile(model.forward, backend="fxla")
         torch.testing.assert_close(model(ids).logits, eager_logits, rtol=1e-4, atol=1e-4)
         assert model.generate(ids, generation_config=greedy).tolist() == want.tolist()
+
+
+def test_operator_methods_dynamo_records_are_lowered_as_the_operators():
+    # HF's masking code calls mask.__and__(other): dynamo records call_method __and__
+    def f(x, m):
+        return (x > 0).__and__(m), (x > 1).__or__(m), (x > 2).__xor__(m), m.__invert__()
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="fxla")
+    x, m = torch.randn(6), torch.tensor([True, False, True, True, False, False])
+    for got, want in zip(compiled(x, m), f(x, m)):
+        assert torch.equal(got, want)
