@@ -134,6 +134,20 @@ def test_alpha_dropout_keeps_mean_and_variance(feature):
     _within(y.var().item(), 1.0, 0.02, "variance")
 
 
+def test_attention_dropout():
+    """scaled_dot_product_attention(dropout_p=p): the attention weights dropped out as eager's math form does
+    (seen through an identity value)."""
+    torch.manual_seed(14)
+    p = 0.3
+    q, k = torch.randn(4, 8, 32, 16), torch.randn(4, 8, 32, 16)
+    eye = torch.eye(32).expand(4, 8, 32, 32).contiguous()
+    w = fxla.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=p))(q, k, eye)
+    weights = torch.softmax(q @ k.transpose(-1, -2) / 4, dim=-1)
+    dropped = w == 0
+    _within(dropped.float().mean().item(), p, _rate(p, w.numel()), "dropped fraction")
+    torch.testing.assert_close(w[~dropped], (weights / (1 - p))[~dropped], rtol=1e-5, atol=1e-6)
+
+
 def test_dropout_gradient_is_the_forwards_mask():
     torch.manual_seed(6)
     p = 0.25

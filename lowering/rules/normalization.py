@@ -259,9 +259,8 @@ def _normalize(ctx, input, p=2.0, dim=1, eps=1e-12, out=None):
 
 @register(F.scaled_dot_product_attention)
 def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if dropout_p:
-        raise ctx.error("scaled_dot_product_attention(dropout_p > 0) is not supported",
-                        "random masks are not lowered", "pass dropout_p=0.0 for inference")
+    """torch's math form: softmax(q k^T * scale + mask), dropped out with ``dropout_p`` (a random mask per call,
+    as ``torch.dropout(weights, dropout_p, train=True)``), times v."""
     qs, ks = ctx.sig(query), ctx.sig(key)
     if enable_gqa and ks.rank >= 3 and ks.shape[-3] != qs.shape[-3]:
         key, value = (_repeat_heads(ctx, t, qs.shape[-3]) for t in (key, value))
@@ -281,6 +280,8 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
         else:
             scores = ctx.emit(ops.add, scores, ctx.convert(attn_mask, elem))
     weights = ctx.emit(ops.softmax, scores, dim=-1)
+    if dropout_p:
+        weights = ctx.lower(F.dropout, weights, dropout_p, True)
     return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
 
 
