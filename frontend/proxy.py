@@ -230,7 +230,7 @@ class Proxy:
             name = orig_method.__name__
             if args and isinstance(args[0], torch.Tensor) and not isinstance(args[0], Proxy) \
                     and _is_inplace_name(name):
-                raise tracer._note_error(_untraced_mutation(tracer, name))
+                raise tracer._note_error(_untraced_mutation(tracer, name, args[0]))
             return tracer.create_proxy("call_method", name, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, _restore_dropped(orig_method, kwargs))
 
@@ -266,16 +266,27 @@ def _is_inplace_name(name: str) -> bool:
     return name.endswith("_")
 
 
-def _untraced_mutation(tracer, name: str) -> TraceError:
+class UntracedMutation(TraceError):
+    """An in-place change of a concrete tensor with a traced value; ``call``: the number of the factory call that
+    made the tensor in this trace (:mod:`fxla.frontend.factories`: the tracer then traces again with that call
+    recorded as a node), or ``None``; ``factory``: its function."""
+
+    def __init__(self, *args: Any, call: Optional[int] = None, factory: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.call, self.factory = call, factory
+
+
+def _untraced_mutation(tracer, name: str, target: torch.Tensor) -> TraceError:
     """``t.add_(proxy)`` / ``t[i] = proxy`` on a concrete tensor ``t``: its later uses would read trace-time data."""
     what = "t[...] = <traced value>" if name == "__setitem__" else f"in-place .{name}(<traced value>)"
-    return TraceError(
-        f"{what} on a tensor that is not traced (a concrete tensor, e.g. made by torch.empty(3, 4) from "
-        f"constant sizes)", where=user_frame_location(tracer.module_path),
+    call, factory = tracer.factory_origin(target)
+    return UntracedMutation(
+        f"{what} on a tensor that is not traced (a concrete tensor computed at trace time from constants, e.g. "
+        f"torch.zeros(3, 4) + 1)", where=user_frame_location(tracer.module_path),
         why="the tensor's later uses are evaluated while tracing, with its old contents, and cannot see the "
             "change",
         fix="create the tensor from a traced value (x.new_zeros(3, 4), torch.zeros_like(x)), or compute the "
-            "new value out of place")
+            "new value out of place", call=call, factory=factory)
 
 
 #: torch ops that always return a (values, indices)-style pair (the pools' ``return_indices=True`` forms

@@ -19,10 +19,11 @@ import torch
 
 from . import autocast, meta as M
 from .errors import AutocastError, TraceError
+from .factories import FactoryCalls, patched_factories
 from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like
-from .proxy import Proxy, tracing_isinstance
+from .proxy import Proxy, UntracedMutation, tracing_isinstance
 from .random_calls import recorded_random_calls
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
@@ -38,25 +39,10 @@ _LITERAL_TYPES = (str, bytes, int, float, bool, complex, type(None), type(Ellips
                   torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum, type)
 
 
-#: torch functions taking sizes as varargs (``torch.zeros(n, 4)``).  torch's argument parser rejects a Proxy
-#: among several size ints with a plain TypeError before ``__torch_function__`` is consulted, so while tracing
-#: these names of the ``torch`` module record the call with the sizes packed into one tuple (which it accepts).
-_SIZE_VARARG_FUNCTIONS = (torch.zeros, torch.ones, torch.empty, torch.rand, torch.randn)
-
-
 _UNSET = object()
 #: the submodule name of a root that is itself a leaf (``Tracer().trace(nn.LSTM(...))``): its graph is one
 #: ``call_module`` node on ``module`` and its parameters are ``module.<name>`` (like DataParallel's)
 LEAF_ROOT = "module"
-
-
-def _size_vararg_recorder(fn: Callable, tracer: "Tracer") -> Callable:
-    def record(*size, **kwargs):
-        if len(size) < 2 or not any(isinstance(s, Proxy) for s in size):
-            return fn(*size, **kwargs)
-        return tracer.create_proxy("call_function", fn, (tuple(size),), kwargs)
-    record.__wrapped__ = fn
-    return record
 
 
 _ISINSTANCE_LOCK = threading.Lock()
@@ -75,7 +61,8 @@ def _install_isinstance(change: int) -> None:
 @contextlib.contextmanager
 def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``register_buffer``, ``builtins.isinstance``
-    and the size-vararg torch functions routed through ``tracer`` (see :class:`Tracer`), restored afterwards."""
+    and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
+    :class:`Tracer`), restored afterwards."""
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
     orig_setattr, orig_register = Module.__setattr__, Module.register_buffer
@@ -103,18 +90,13 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
     _install_isinstance(+1)
-    size_functions = {fn.__name__: fn for fn in _SIZE_VARARG_FUNCTIONS}
-    for name, fn in size_functions.items():
-        setattr(torch, name, _size_vararg_recorder(fn, tracer))
     try:
-        with recorded_random_calls(tracer):
+        with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer):
             yield
     finally:
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register
         _install_isinstance(-1)
-        for name, fn in size_functions.items():
-            setattr(torch, name, fn)
         state.restore()       # attributes set during the trace: as they were
 
 
@@ -386,6 +368,7 @@ class Tracer(TracerBase):
         #: True while the tracer runs module code for real (a meta value): the patched Module methods pass through
         self._paused = False
         self._state: Optional[StateCapture] = None
+        self._factories = FactoryCalls({})
 
     # ---- hooks ----------------------------------------------------------------------------
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
@@ -483,16 +466,45 @@ class Tracer(TracerBase):
         ``graph.meta['specialization']``.
 
         The steps: :meth:`_start` (root, fresh graph), :meth:`_bind_inputs` (placeholders), :meth:`_run`
-        (forward on Proxies, with torch patched), :meth:`_create_output`, :meth:`_finish`.
+        (forward on Proxies, with torch patched), :meth:`_create_output`, :meth:`_finish`.  A tensor the code makes
+        from constants and then changes in place with a traced value makes the steps before the output run again,
+        with that tensor traced from its creation (:mod:`fxla.frontend.factories`).
         """
-        traced = self._start(root)
-        code = getattr(inspect.unwrap(traced.fn), "__code__", None)
-        def_loc = location_of_code(code) if code is not None else None
-        inputs = self._bind_inputs(traced, dict(concrete_args or {}), example_inputs, def_loc)
-        result = self._run(traced, inputs, def_loc)
+        promoted: Dict[int, Callable] = {}      # factory calls recorded as nodes (fxla.frontend.factories)
+        attempt = None
+        while attempt is None:
+            attempt = self._attempt(root, dict(concrete_args or {}), example_inputs, promoted)
+        inputs, result, def_loc = attempt
         self._create_output(result, def_loc)
         self._finish(inputs)
         return self.graph
+
+    def _attempt(self, root, concrete_args: Dict[str, Any], example_inputs, promoted: Dict[int, Callable]):
+        """:meth:`_start`, :meth:`_bind_inputs` and :meth:`_run`: ``(inputs, result, def_loc)``, or ``None`` when a
+        tensor a factory call made from constants was changed with a traced value: that call is then added to
+        ``promoted`` (recorded as a node by the next attempt) and this attempt's tensor constants are dropped."""
+        traced = self._start(root)
+        self._factories = FactoryCalls(promoted)
+        before = set(vars(self.root))
+        code = getattr(inspect.unwrap(traced.fn), "__code__", None)
+        def_loc = location_of_code(code) if code is not None else None
+        inputs = self._bind_inputs(traced, concrete_args, example_inputs, def_loc)
+        try:
+            return inputs, self._run(traced, inputs, def_loc), def_loc
+        except UntracedMutation as e:
+            if e.call is None or e.call in promoted:
+                raise
+            promoted[e.call] = e.factory
+        for name in set(vars(self.root)) - before:
+            if name.startswith("_tensor_constant"):
+                del self.root.__dict__[name]
+        return None
+
+    def factory_origin(self, t: torch.Tensor) -> Tuple[Optional[int], Optional[Callable]]:
+        """The number and function of the factory call of the running trace that made ``t`` (or the tensor it is a
+        view of), or ``(None, None)`` (:mod:`fxla.frontend.factories`)."""
+        calls = getattr(self, "_factories", None)
+        return calls.origin(t) if calls is not None else (None, None)
 
     def _start(self, root: Union[torch.nn.Module, Callable[..., Any]]) -> _Traced:
         """Set ``self.root`` and a fresh ``self.graph`` and per-trace state; what to run."""
@@ -578,6 +590,10 @@ class Tracer(TracerBase):
         # tries __index__ on a Proxy passed as a size, torch.ones(x.shape), and clears the error before it finds
         # __torch_function__: that one was never seen by Python code.)
         caught = [e for e in self._caught if e.__traceback__ is not None and e.__traceback__.tb_next is not None]
+        retrace = [e for e in caught if isinstance(e, UntracedMutation) and e.call is not None
+                   and e.call not in self._factories.promoted]
+        if retrace:             # caught by the traced code, but the tensor can be traced: trace() goes again
+            raise retrace[0]
         if caught:
             raise _caught_error(caught[0], def_loc, self.module_path)
         return result

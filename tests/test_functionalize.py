@@ -238,14 +238,110 @@ def test_setitem_lowering_errors(body, wording):
         fxla.compile(fn)(torch.randn(4, 2))
 
 
-def test_error_mutating_a_concrete_tensor_with_a_traced_value():
+def _setitem(x):
+    y = torch.zeros(3, 4)
+    y[0] = x[0]
+    return y + 1, y[:, :2].sum()
+
+
+def _arange_setitem(x):
+    y = torch.arange(12).reshape(3, 4)          # a view of the factory's tensor: that tensor is traced
+    y[1] = x
+    return y * 2, y[2]
+
+
+def _cache_update(k, pos):
+    cache = torch.zeros(1, 2, 6, 4)             # a Hugging Face StaticCache made on its first call
+    cache.index_copy_(2, pos, k)
+    return cache, cache[:, :, :3].sum(-1)
+
+
+def _caught(x):
+    y = torch.full((3, 4), 2.0)
+    try:                                        # the first trace's error is caught here: traced again all the same
+        y.mul_(x)
+    except Exception:
+        y = y * 0
+    return y
+
+
+@pytest.mark.parametrize("fn,inputs", [
+    (_setitem, lambda: (torch.randn(3, 4),)),
+    (lambda x: torch.empty(3, 4).copy_(x).sum(), lambda: (torch.randn(3, 4),)),
+    (_cache_update, lambda: (torch.randn(1, 2, 2, 4), torch.tensor([1, 4]))),
+    (_arange_setitem, lambda: (torch.arange(4) * 7,)),
+    (lambda x: torch.zeros(4, 3).t().copy_(x).sum(0), lambda: (torch.randn(3, 4),)),
+    (_caught, lambda: (torch.randn(3, 4),)),
+], ids=["setitem", "copy_", "index_copy_", "arange_setitem", "view_copy_", "caught"])
+@pytest.mark.parametrize("concrete_shapes", [False, True])
+def test_tensor_made_from_constants_then_changed_with_a_traced_value(fn, inputs, concrete_shapes):
+    """``torch.zeros(3, 4)`` runs at trace time (a constant); changed in place with a traced value afterwards, it is
+    traced from its creation (fxla.frontend.factories), and its later uses read the new value, as in eager."""
+    args = inputs()
+    want = fn(*(a.clone() for a in args))
+    got = fxla.compile(fn, concrete_shapes=concrete_shapes)(*args)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w)
+
+
+def test_traced_code_making_its_tensors_in_another_order_on_the_second_trace_is_refused():
+    """The tensor to trace from its creation is found by tracing twice: code that makes other tensors the second
+    time (here: Python state changed by the first trace) is refused, never traced from the wrong creation."""
+    runs = []
+
     def fn(x):
-        y = torch.zeros(3, 4)       # concrete: its later uses would be evaluated at trace time
+        runs.append(1)
+        y = torch.ones(3) if len(runs) % 2 else torch.arange(3.0)
+        y[0] = x[0]
+        return y
+
+    with pytest.raises(TraceError, match=r"factory call number 0 of the trace is torch.arange, but on the first "
+                                         r"trace it was torch.ones"):
+        fxla.compile(fn)(torch.randn(3))
+
+
+@pytest.mark.parametrize("alias", [lambda x: x.to("cpu"), lambda x: x.to(torch.device("cpu")),
+                                   lambda x: x.to("cpu").detach(), lambda x: x.view(2, 3)[:]],
+                         ids=["to_cpu", "to_device", "to_detach", "view_slice"])
+def test_writing_into_an_input_through_itself_writes_the_input(alias):
+    """``x.to("cpu")`` of a CPU tensor is ``x`` itself (a Hugging Face StaticCache's ``cumulative_length``): eager
+    changes ``x`` (and ``x`` read later shows it); fxla writes the new value back the same."""
+    def fn(x):
+        y = alias(x)
+        y.add_(8)
+        return y * 2, x + 1
+
+    eager_x, fxla_x = torch.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    want, got = fn(eager_x), fxla.compile(fn)(fxla_x)
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+    torch.testing.assert_close(fxla_x, eager_x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("alias", [lambda x: x.contiguous(), lambda x: x.reshape(2, 3),
+                                   lambda x: x.to("cpu", copy=True), lambda x: x[:1]],
+                         ids=["contiguous", "reshape", "to_copy", "part"])
+def test_writing_into_an_input_through_what_may_be_a_copy_or_a_part_is_refused(alias):
+    """``contiguous``/``reshape`` copy for some layouts (the caller's strides decide), ``copy=True`` always does,
+    and a part of ``x`` is not all of it: refused, as before."""
+    def fn(x):
+        alias(x).add_(8)
+        return x + 1
+
+    with pytest.raises(PassError, match="view of"):
+        fxla.compile(fn)(torch.arange(6.0).reshape(2, 3))
+
+
+def test_error_mutating_a_concrete_tensor_with_a_traced_value():
+    """A concrete tensor no factory made (``torch.zeros(3, 4) + 1`` ran at trace time): still refused."""
+    def fn(x):
+        y = torch.zeros(3, 4) + 1   # concrete: its later uses would be evaluated at trace time
         y[0] = x[0]
         return y
 
     def gn(x):
-        y = torch.empty(3, 4)
+        y = torch.ones(3, 4) * 2
         y.copy_(x)
         return y.sum()
     for f, what in ((fn, "t[...] = <traced value>"), (gn, "in-place .copy_(<traced value>)")):

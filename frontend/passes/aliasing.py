@@ -32,7 +32,8 @@ from ..interpreter import Interpreter
 from ..node import Node, map_arg
 from ..shape_prop import TensorMeta
 
-__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "layout_sensitive_inputs"]
+__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "whole_root",
+           "layout_sensitive_inputs"]
 
 #: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
 VIEW_METHODS = frozenset({
@@ -220,6 +221,68 @@ def broadcasts(node: Node) -> bool:
         return False
     padded = (1,) * (len(result) - len(source)) + source
     return any(have == 1 and want > 1 for have, want in zip(padded, result))
+
+
+#: view ops that copy instead when the input's layout (or device, dtype) asks for it: their result may not share
+#: the input's memory, so a write into it is not surely a write into the input
+MAY_COPY_METHODS = frozenset({"reshape", "reshape_as", "flatten", "ravel", "unflatten", "contiguous", "sum_to_size",
+                              "type", "type_as", "cuda"})
+MAY_COPY_FUNCTIONS = frozenset({torch.reshape, torch.flatten, torch.ravel, torch.unflatten}) | frozenset(
+    getattr(torch.Tensor, name) for name in MAY_COPY_METHODS if callable(getattr(torch.Tensor, name, None)))
+#: the device methods that return the tensor itself for fxla's inputs (torch tensors on the CPU)
+_DEVICE_METHODS = frozenset({"to", "cpu"})
+
+
+def _on_cpu(device) -> bool:
+    try:
+        return torch.device(device).type == "cpu"
+    except (RuntimeError, TypeError):
+        return False
+
+
+def _never_copies(gm: GraphModule, node: Node) -> bool:
+    """Whether ``node``, a view op (:func:`is_view`), returns its input itself or a view of it whatever the
+    input's layout: not ``reshape``/``flatten``/``contiguous`` (copies for some strides), not a ``to`` with a
+    ``copy=True`` or ``memory_format``, nor one to a device other than the CPU, where fxla's torch inputs are
+    (``x.to(x.dtype)``, ``x.to("cpu")``, ``x.float()`` of a float32 tensor: the tensor itself)."""
+    if node.op == "call_method":
+        if node.target in MAY_COPY_METHODS:
+            return False
+        if node.target in _DEVICE_METHODS:
+            devices = [a for a in (*node.args[1:], node.kwargs.get("device"))
+                       if isinstance(a, (str, torch.device))]
+            return not node.kwargs.get("copy") and "memory_format" not in node.kwargs \
+                and all(_on_cpu(d) for d in devices)
+        return "memory_format" not in node.kwargs
+    if node.op == "call_function":
+        return node.target not in MAY_COPY_FUNCTIONS
+    if node.op == "call_module":
+        try:
+            return isinstance(gm.get_submodule(node.target), torch.nn.Identity)
+        except AttributeError:
+            return False
+    return False
+
+
+def whole_root(gm: GraphModule, node: Node):
+    """The tensor ``node`` is all of, element for element, or ``None``: ``node`` is a view (:func:`is_view`) of one
+    root tensor, with its shape and dtype and each element in the root's place, made through ops that never copy
+    (``x.to(x.dtype)``, ``x.to("cpu")``, ``x.detach()``, ``x.view(x.shape)``, ``x[:]``, ``x.permute(0, 1)``).
+    In eager a write into ``node`` then writes every element of the root, so the root's new value is ``node``'s."""
+    views, roots = lineage(gm, node)
+    if not views or len(roots) != 1 or not all(_never_copies(gm, v) for v in views):
+        return None
+    root = roots[0]
+    have, want = node.meta.get(M.TENSOR_META), root.meta.get(M.TENSOR_META)
+    if not isinstance(have, TensorMeta) or not isinstance(want, TensorMeta) or have.dtype != want.dtype \
+            or tuple(have.shape) != tuple(want.shape):
+        return None
+    try:
+        ids = _element_ids(gm, root, node)
+    except Exception:                               # _Unknown, or an op that cannot run on the numbering
+        return None
+    whole = torch.arange(torch.Size(want.shape).numel()).reshape(tuple(want.shape))
+    return root if ids.shape == whole.shape and torch.equal(ids, whole) else None
 
 
 #: the largest tensor :func:`overlap` numbers element by element (a larger one is assumed to overlap)

@@ -14,8 +14,16 @@ the program's outputs, and ``fxla.compile`` copies them into the caller's tensor
 after the call, as eager would have changed them.  A tensor assigned to a plain module attribute
 (``self.last = y``, the tracer's ``meta["attribute_writes"]``) that is mutated later is written with its final
 value: the attribute holds the same tensor in eager.  (Tensors the tracer made constants,
-``_tensor_constant<N>`` -- ``torch.empty(3, 4)`` with static sizes -- are rewritten but never written back:
-eager makes a new one per call.  A tensor captured from outside the traced code is such a constant too.)
+``_tensor_constant<N>``, are rewritten but never written back: eager makes a new one per call.  A tensor captured
+from outside the traced code is such a constant too.  A tensor the code makes from constant sizes --
+``torch.zeros(3, 4)``, a Hugging Face static KV cache made on its first call -- and changes with a traced value is
+traced from its creation instead, :mod:`fxla.frontend.factories`: a local tensor here.)
+
+A write into a view that is *all* of its base, element for element, made through ops that never copy --
+``x.to("cpu")`` or ``x.float()`` that return ``x`` itself, ``x.detach()``, ``x.view(x.shape)``, ``x[:]``
+(:func:`~fxla.frontend.passes.aliasing.whole_root`) -- is a write of the base: the base's later uses read the new
+value, and an input or module state is written back (``cumulative_length.to(device).add_(n)`` in a Hugging Face
+static cache changes the input in eager).
 
 The rewrite needs the graph's shape metadata (run :func:`fxla.frontend.propagate_shapes` first; rewritten
 graphs need it again).  It refuses, with a :class:`fxla.frontend.PassError` naming the source line, what it
@@ -24,7 +32,8 @@ cannot express without aliasing information:
 * mutating a tensor that is (or may be) a *view* of another -- the result of ``view``, ``reshape``, ``x[...]``,
   ``transpose``, ``.T``, ``expand``, ``chunk(...)[i]``, ``detach``, ``contiguous`` ... (the list is
   :mod:`fxla.frontend.passes.aliasing`) -- when something sharing its memory is read afterwards, or its memory
-  is an input or module state, because eager mutates the base tensor (and its other views) too.  (``y[i] += v``,
+  is an input or module state, because eager mutates the base tensor (and its other views) too; except a view
+  that is all of its base (above), whose base alone may be read afterwards.  (``y[i] += v``,
   which Python runs as ``t = y[i]; t += v; y[i] = t``, is rewritten as ``y[i] = y[i] + v``.);
 * mutating a tensor after taking a view of it -- directly or through views of views, ``chunk``/``split``/
   ``unbind`` parts included -- that is used later or stored on the module (the view would change in eager);
@@ -45,7 +54,7 @@ from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
-from .aliasing import _drops, aliases, broadcasts, is_view, lineage, overlap
+from .aliasing import _drops, aliases, broadcasts, is_view, lineage, overlap, whole_root
 
 __all__ = ["functionalize", "setitem"]
 
@@ -193,13 +202,14 @@ def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: i
         raise _error(node, f"{what}, a view of the broadcast %{spread[0].name}", why, fix)
     writeback = _writeback(node, base, at, order)
     until = order[writeback] if writeback is not None else len(order)    # reads after it see the written-back y
+    whole = whole_root(gm, base)        # base is all of it: the write is the root's (its later uses are rewired)
     for root in roots:
         state = origin.get(root, root)
-        if state.op in ("placeholder", "get_attr") and writeback is None:
+        if state.op in ("placeholder", "get_attr") and writeback is None and root is not whole:
             raise _error(node, f"{what}, %{state.name} ({'an input' if state.op == 'placeholder' else 'module state'})",
                          why, fix)
         for member in [root] + aliases(gm, root):
-            if member is base or order.get(member, at) > at:
+            if member is base or member is whole or order.get(member, at) > at:
                 continue
             late = [u for u in member.users if at < order.get(u, -1) < until]
             if late or M.ATTRIBUTE_WRITES in member.meta:
@@ -286,13 +296,16 @@ def functionalize(gm: GraphModule) -> GraphModule:
             continue
         _check(out, node, base, order, origin)
         at = order[node]
-        later = [u for u in base.users if order.get(u, -1) > at]
+        whole = whole_root(out, base)           # `x.to("cpu").add_(1)`: a write of all of x
+        later = [(u, t) for t in (base, whole) if t is not None for u in t.users if order.get(u, -1) > at]
         new = _rewrite(graph, node, base)
-        for user in later:
-            user.replace_input_with(base, new)
-        if M.ATTRIBUTE_WRITES in base.meta:     # a module attribute holding this tensor sees its final value
-            new.meta[M.ATTRIBUTE_WRITES] = base.meta.pop(M.ATTRIBUTE_WRITES)
-        state = base if base.op in ("placeholder", "get_attr") else origin.get(base)
+        for user, old in later:
+            user.replace_input_with(old, new)
+        target = whole if whole is not None else base
+        for holder in dict.fromkeys((base, target)):     # a module attribute holding this tensor sees its final value
+            if M.ATTRIBUTE_WRITES in holder.meta:
+                new.meta[M.ATTRIBUTE_WRITES] = holder.meta.pop(M.ATTRIBUTE_WRITES)
+        state = target if target.op in ("placeholder", "get_attr") else origin.get(target)
         if state is not None and not _is_constant(out, state):
             origin[new] = state
             final[state] = new
