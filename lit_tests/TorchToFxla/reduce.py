@@ -74,11 +74,14 @@ def tensor_amin(x):
     return x.amin(-1, True)
 
 
+# max along a dim: the values are read at the indices (torch's gradient goes to that element alone)
 # CHECK-LABEL: case torch.max:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64: -1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
 # CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {dim = -1 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi64>
-# CHECK:         return %[[AMAX]], %[[ARGMAX]] : tensor<3xf32>, tensor<3xi64>
+# CHECK:         %[[KEPT:.+]] = "fxla.reshape"(%[[ARGMAX]]) {shape = array<i64: 3, 1>}
+# CHECK:         %[[GATHER:.+]] = "fxla.gather"(%[[X]], %[[KEPT]]) {dim = -1 : i64} : (tensor<3x4xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+# CHECK:         %[[VALUES:.+]] = "fxla.reshape"(%[[GATHER]]) {shape = array<i64: 3>}
+# CHECK:         return %[[VALUES]], %[[ARGMAX]] : tensor<3xf32>, tensor<3xi64>
 @case(torch.max, t(3, 4))
 def max_dim_values_indices(x):
     return torch.max(x, -1)
@@ -102,9 +105,9 @@ def min_elementwise(x, y):
 
 # CHECK-LABEL: case Tensor.min:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[AMIN:.+]] = "fxla.amin"(%[[X]]) {dims = array<i64: 0>, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>
 # CHECK:         %[[ARGMIN:.+]] = "fxla.argmin"(%[[X]]) {dim = 0 : i64, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xi64>
-# CHECK:         return %[[AMIN]], %[[ARGMIN]] : tensor<1x4xf32>, tensor<1x4xi64>
+# CHECK:         %[[VALUES:.+]] = "fxla.gather"(%[[X]], %[[ARGMIN]]) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<1x4xi64>) -> tensor<1x4xf32>
+# CHECK:         return %[[VALUES]], %[[ARGMIN]] : tensor<1x4xf32>, tensor<1x4xi64>
 @case(torch.Tensor.min, t(3, 4))
 def tensor_min_keepdim(x):
     return x.min(0, keepdim=True)

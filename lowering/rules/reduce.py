@@ -7,6 +7,7 @@ from functools import partial
 import torch
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
 from ..dtypes import elem_of
@@ -48,8 +49,16 @@ def _max_min(ctx, input, dim=None, keepdim=False, *, extreme, arg, elementwise, 
         return ctx.emit(elementwise, input, dim)
     if dim is None:
         return ctx.emit(extreme, input, dims=(), keepdim=False)
-    values = ctx.emit(extreme, input, dims=(dim,), keepdim=bool(keepdim))
-    return result((values, ctx.emit(arg, input, dim=dim, keepdim=bool(keepdim))))
+    indices = ctx.emit(arg, input, dim=dim, keepdim=bool(keepdim))
+    if not is_float(ctx.sig(input).elem):
+        return result((ctx.emit(extreme, input, dims=(dim,), keepdim=bool(keepdim)), indices))
+    # the values read at the indices: the same numbers as the extreme, and torch's gradient (all of it to the
+    # element the index names, where amax would share it among ties)
+    rank = ctx.sig(input).rank
+    kept = indices if keepdim or rank == 0 else ctx.reshape(
+        indices, tuple(1 if d == dim % rank else n for d, n in enumerate(ctx.sig(input).shape)))
+    values = ctx.emit(ops.gather, input, kept, dim=dim)
+    return result((values if keepdim or rank == 0 else ctx.reshape(values, ctx.sig(indices).shape), indices))
 
 
 register(torch.max, torch.Tensor.max)(partial(_max_min, extreme=ops.amax, arg=ops.argmax, elementwise=ops.maximum,
