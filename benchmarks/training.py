@@ -1,0 +1,424 @@
+"""Training benchmark (issue #22, item 7): training steps per second and peak memory of an MLP, ResNet-18 and
+GPT-2 small, for eager torch, torch.compile (inductor), ``fxla.compile_step`` and the same step hand-written in
+JAX (benchmarks/jax_training.py), all measured in one run.  Part of ``make bench`` (the "training" section of
+benchmarks/run.py); also runs alone::
+
+    .venv/bin/python benchmarks/training.py                    # full sizes (~20-40 min on 2 busy cores)
+    .venv/bin/python benchmarks/training.py --quick            # small ResNet and GPT-2, no inductor (smoke test)
+    .venv/bin/python benchmarks/training.py --models gpt2 --contenders eager,fxla
+    .venv/bin/python benchmarks/training.py --markdown docs/performance.md   # between this file's markers
+
+Every (model, contender) runs in its own subprocess (``--worker``), one after the other, so that each one's peak
+resident memory (``ru_maxrss``, compiles included) is its own; an idle worker (the same imports, no model) gives
+the baseline.  Each worker builds the model from the same seed and the same batch, then runs ``warm`` untimed
+steps and ``timed`` timed steps on that batch, each step ending when its loss is on the host (and, for JAX, the
+whole new state is ready).  Eager runs first: its losses are the oracle.  A contender's first-step loss (the
+initial weights' loss) must equal eager's within ``LOSS_RTOL`` before any step is timed, or its row is an
+error; the largest relative difference of its later losses (after updates) is reported beside it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CONTENDERS = ["eager", "inductor", "fxla", "jax"]
+LABELS = {"eager": "torch eager", "inductor": "torch.compile (inductor)", "fxla": "fxla.compile_step",
+          "jax": "hand-written JAX"}
+LOSS_RTOL = 1e-4           # first-step loss of every contender against eager's
+TIMED_BUDGET_S = 5.0       # timed steps go on past a model's minimum until this many seconds are spent (at most
+MAX_TIMED = 200            # MAX_TIMED steps): fast steps get many samples, slow ones their minimum
+RESULT = "TRAINING-RESULT "
+
+
+@dataclass
+class Model:
+    """One benchmark model: ``build(quick) -> (model, make_optimizer, loss_fn, batch, describe)``;
+    ``jax(model, batch) -> (JaxStep, jax batch)``; ``steps(quick) -> (untimed steps, least timed steps)``."""
+    key: str
+    name: str
+    build: Callable
+    jax: Callable
+    steps: Callable[[bool], tuple]
+    fxla_options: Callable[[bool], dict] = lambda quick: {}
+
+
+# -- the models (built inside the workers) --------------------------------------------------------------------------
+def _gen():
+    import torch
+    return torch.Generator().manual_seed(1)
+
+
+def _cross_entropy(model, x, y):
+    import torch.nn.functional as F
+    return F.cross_entropy(model(x), y)
+
+
+def _sgd(model):
+    import torch
+    return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+
+def _sgd_jax():
+    import jax_training as jt
+    return jt.sgd_momentum(lr=0.01, momentum=0.9)
+
+
+def _mlp(quick):
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+    g = _gen()
+    batch = (torch.randn(128, 784, generator=g), torch.randint(0, 10, (128,), generator=g))
+    return model, _sgd, _cross_entropy, batch, "784-1024-1024-10, ReLU, batch 128, SGD momentum 0.9"
+
+
+def _mlp_jax(model, batch):
+    import jax.numpy as jnp
+    import jax_training as jt
+    x, y = batch
+    return jt.mlp_step(model, _sgd_jax()), (jnp.asarray(x.numpy()), jnp.asarray(y.numpy().astype("int32")))
+
+
+def _resnet18(quick):
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "utils"))
+    from torchvision_cpu import import_torchvision
+    torchvision = import_torchvision()
+    torch.manual_seed(0)
+    classes, b, size = (10, 4, 64) if quick else (1000, 32, 112)
+    model = torchvision.models.resnet18(num_classes=classes).train()
+    g = _gen()
+    batch = (torch.randn(b, 3, size, size, generator=g), torch.randint(0, classes, (b,), generator=g))
+    return (model, _sgd, _cross_entropy, batch,
+            f"torchvision, batch {b}, {size}x{size}, {classes} classes, BatchNorm in training mode, SGD momentum 0.9")
+
+
+def _resnet18_jax(model, batch):
+    import jax.numpy as jnp
+    import jax_training as jt
+    x, y = batch
+    return (jt.resnet18_step(model, _sgd_jax()),
+            (jnp.asarray(x.numpy().transpose(0, 2, 3, 1)), jnp.asarray(y.numpy().astype("int32"))))
+
+
+def _adamw(model):
+    import torch
+    return torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+
+
+def _lm_loss(model, ids):
+    return model(input_ids=ids, labels=ids, use_cache=False).loss
+
+
+def _gpt2(quick):
+    import torch
+    import transformers
+    transformers.logging.set_verbosity_error()
+    size = dict(n_layer=2, n_embd=64, n_head=2, vocab_size=512, n_positions=64) if quick else {}
+    config = transformers.GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **size)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config).train()
+    model.loss_type = "ForCausalLM"      # (what it is; unset, HF warns once in the loss: a graph break in dynamo)
+    b, s = (2, 32) if quick else (8, 128)
+    ids = torch.randint(0, config.vocab_size, (b, s), generator=_gen())
+    what = "GPT2LMHeadModel " + ("(2 layers, 64 wide)" if quick else "default config (12 layers, 768 wide)")
+    return model, _adamw, _lm_loss, (ids,), f"{what}, dropout 0, batch {b}, {s} tokens, labels=ids, AdamW"
+
+
+def _gpt2_jax(model, batch):
+    import jax.numpy as jnp
+    import jax_training as jt
+    (ids,) = batch
+    return jt.gpt2_step(model, jt.adamw(lr=1e-4, weight_decay=0.01)), (jnp.asarray(ids.numpy().astype("int32")),)
+
+
+MODELS = [
+    Model("mlp", "MLP", _mlp, _mlp_jax, lambda quick: (3, 5) if quick else (5, 20)),
+    Model("resnet18", "ResNet-18", _resnet18, _resnet18_jax, lambda quick: (2, 3)),
+    Model("gpt2", "GPT-2 small", _gpt2, _gpt2_jax, lambda quick: (2, 3),
+          lambda quick: {"concrete_shapes": True}),
+]
+BY_KEY = {m.key: m for m in MODELS}
+
+
+# -- a worker: one model, one contender ----------------------------------------------------------------------------
+def _rss_now_kib() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _step_function(spec: Model, contender: str, quick: bool):
+    """``(describe, step)``: ``step()`` runs one training step of ``contender`` and returns its loss (a float,
+    once every output of the step is ready)."""
+    import torch
+    model, make_optimizer, loss_fn, batch, describe = spec.build(quick)
+    if contender == "jax":
+        step, jbatch = spec.jax(model, batch)
+        del model                                 # (the JAX step holds its own copy of the weights)
+        return describe, lambda: step.block(step(*jbatch))
+    optimizer = make_optimizer(model)
+    if contender == "fxla":
+        import fxla
+        compiled = fxla.compile_step(model, optimizer, loss_fn, **spec.fxla_options(quick))
+        return describe, lambda: compiled(*batch).item()
+    forward = loss_fn
+    if contender == "inductor":
+        forward = torch.compile(lambda m, *b: loss_fn(m, *b), dynamic=False)
+
+    def eager_step():
+        optimizer.zero_grad()
+        loss = forward(model, *batch)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return describe, eager_step
+
+
+def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> dict:
+    """Run ``contender``'s steps of model ``key`` in this process; the result as a dict (see the module doc)."""
+    import jax  # noqa: F401  (every worker imports the same modules: the idle worker's memory is the baseline)
+    import torch
+    import transformers  # noqa: F401
+    import fxla
+    sys.path.insert(0, os.path.join(ROOT, "utils"))
+    from torchvision_cpu import import_torchvision
+    import_torchvision()
+    torch.set_num_threads(os.cpu_count())
+    fxla.runtime.set_cache_dir(None)              # the first step pays a first compile, not a cache hit
+    result: Dict[str, object] = {"key": key, "contender": contender}
+    if contender == "idle":
+        return dict(result, peak_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rss_kib=_rss_now_kib())
+    spec = BY_KEY[key]
+    warm, timed = spec.steps(quick)
+    losses: List[float] = []
+    times: List[float] = []
+    cpu: List[float] = []
+    try:
+        result["describe"], step = _step_function(spec, contender, quick)
+        while len(times) < warm + timed or (sum(times[warm:]) < TIMED_BUDGET_S and len(times) < warm + MAX_TIMED):
+            c0, t0 = time.process_time(), time.perf_counter()
+            losses.append(step())
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            if len(losses) == 1 and expect is not None and not abs(losses[0] - expect) <= LOSS_RTOL * abs(expect):
+                raise AssertionError(f"first-step loss {losses[0]:.6f} differs from eager's {expect:.6f} "
+                                     f"(rtol {LOSS_RTOL:g}): not timed")
+    except Exception as err:                      # a contender that fails is a row with its error, not a crash
+        result["error"] = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
+    result.update(losses=losses, first_s=times[0] if times else None,
+                  step_s=statistics.median(times[warm:]) if len(times) >= warm + timed else None,
+                  cpu_s=statistics.median(cpu[warm:]) if len(times) >= warm + timed else None,
+                  warm=warm, timed=len(times) - warm, peak_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  rss_kib=_rss_now_kib())
+    return result
+
+
+def run_worker(key: str, contender: str, quick: bool, expect: Optional[float], timeout_s: float) -> dict:
+    """:func:`worker` in a fresh subprocess; a crash or timeout is the row's error."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", key, contender] + (["--quick"] if quick else [])
+    if expect is not None:
+        cmd += ["--expect", repr(expect)]
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"key": key, "contender": contender, "error": f"timed out after {timeout_s:.0f} s"}
+    for line in proc.stdout.splitlines():
+        if line.startswith(RESULT):
+            return json.loads(line[len(RESULT):])
+    tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1][:300]
+    return {"key": key, "contender": contender, "error": f"worker exited with status {proc.returncode}: {tail}"}
+
+
+# -- the section ---------------------------------------------------------------------------------------------------
+def bench_training(out, quick: bool = False, inductor: bool = True, models: Optional[List[str]] = None,
+                   contenders: Optional[List[str]] = None, timeout_s: Optional[float] = None,
+                   was_busy: bool = False) -> List[dict]:
+    """Measure every model × contender, print the tables through ``out`` (benchmarks/run.py's ``Report``) and
+    return the workers' results."""
+    names = [c for c in (contenders or CONTENDERS) if inductor or c != "inductor"]
+    timeout_s = timeout_s or (600.0 if quick else 3600.0)
+    idle = run_worker("-", "idle", quick, None, timeout_s)
+    results = []
+    for key in models or list(BY_KEY):
+        expect = None
+        for contender in ["eager"] + [c for c in names if c != "eager"]:
+            r = run_worker(key, contender, quick, expect, timeout_s)
+            if contender == "eager":
+                expect = r["losses"][0] if r.get("losses") else None
+                if contender not in names:
+                    continue                     # (eager always runs: it is the oracle)
+            results.append(r)
+            print(f"  [training {key} {contender}: " + (r.get("error") or f"{_s(r.get('step_s'))} per step") + "]",
+                  file=sys.stderr, flush=True)
+    report(out, results, idle, quick, was_busy or _busy())
+    return results
+
+
+def _s(seconds) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
+
+
+def _mib(kib) -> str:
+    return "n/a" if kib is None else f"{kib / 1024:.0f} MiB"
+
+
+def _busy() -> bool:
+    try:
+        return os.getloadavg()[0] > (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+def _later_delta(r: dict, eager: Optional[dict]) -> str:
+    """Largest relative difference of losses 2..n from eager's (after optimizer updates)."""
+    if r["contender"] == "eager" or not eager or not eager.get("losses") or len(r.get("losses", [])) < 2:
+        return "—" if r["contender"] == "eager" else "n/a"
+    pairs = list(zip(r["losses"][1:], eager["losses"][1:]))
+    return f"{max(abs(a - b) / abs(b) for a, b in pairs):.1e}" if pairs else "n/a"
+
+
+def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) -> None:
+    out("\n## Training steps (issue #22): steps per second and peak memory\n")
+    described = {r["key"]: r["describe"] for r in results if r.get("describe")}
+    for key, text in described.items():
+        out(f"* {BY_KEY[key].name}: {text}")
+    out("* each contender in its own process, one after the other; steps on one fixed batch, each step ending with "
+        "its loss on the host; step time: the median of the timed steps after the untimed ones (untimed + least "
+        "timed: " + ", ".join(f"{m.name} {m.steps(quick)[0]} + {m.steps(quick)[1]}" for m in MODELS)
+        + f"; timing goes on to {TIMED_BUDGET_S:g} s or {MAX_TIMED} steps); first step: trace and compile included. "
+        f"Peak RSS: `ru_maxrss` (compiles included; inductor's compile workers are other processes, not counted); "
+        f"an idle worker (same imports, no model): {_mib(idle.get('peak_kib'))}"
+        + (f" ({idle['error']})" if idle.get("error") else ""))
+    out("* torch.compile: `torch.compile` of the loss function (forward + loss; backward through AOTAutograd), eager "
+        "optimizer step; JAX: `jax.jit` of `jax.value_and_grad` + the optimizer in `jnp`, state donated; fxla: "
+        "`fxla.compile_step` (forward, backward and update as one program; parameters and optimizer state are "
+        "copied in and written back each step)")
+    out(f"* correctness gate: each contender's first-step loss equals eager's at rtol {LOSS_RTOL:g} before any step "
+        f"is timed; 'later Δ': largest relative difference from eager's loss over the steps after an update")
+    if was_busy:
+        out("\n> **Note:** the machine was busy (load average above the core count) during this run: timings are "
+            "noisy, ratios against torch (OpenMP thread teams) especially.\n")
+    out()
+    by = {(r["key"], r["contender"]): r for r in results}
+    rows = []
+    for r in results:
+        fx = by.get((r["key"], "fxla"), {}).get("step_s")
+        st = r.get("step_s")
+        err = r.get("error")
+        first_loss = f"{r['losses'][0]:.5f}" if r.get("losses") else "n/a"
+        rows.append([BY_KEY[r["key"]].name, LABELS[r["contender"]], _s(r.get("first_s")),
+                     f"{_s(st)} ({r['timed']})" if st else "n/a",
+                     f"{1 / st:.2f}" if st else "n/a", _s(r.get("cpu_s")),
+                     f"{st / fx:.2f}" if st and fx else "n/a", first_loss,
+                     _later_delta(r, by.get((r["key"], "eager"))),
+                     _mib(r.get("peak_kib")), _mib(r.get("rss_kib")),
+                     f"**error**: {err}" if err else "✓"])
+    out.table(["model", "contender", "first step", "step (median of n)", "steps/s", "CPU time per step",
+               "time / fxla's", "loss, step 1", "later Δ", "peak RSS", "RSS at end", "status"], rows)
+    report_targets_22(out, by, was_busy)
+
+
+def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool) -> None:
+    """Issue #22's training targets: fxla's step time ≤ 1.05× hand-written JAX's on every model; faster than
+    eager on GPT-2 small and ResNet-18."""
+    def ratio(key, other, what="step_s"):
+        a, b = by.get((key, "fxla"), {}), by.get((key, other), {})
+        return a[what] / b[what] if a.get(what) and b.get(what) else None
+    caveat = " (machine busy: not reliable)" if was_busy else ""
+    lines = []
+    keys = [k for k in BY_KEY if (k, "jax") in by]
+    if keys:
+        qs = {k: ratio(k, "jax") for k in keys}
+        met = sum(1 for q in qs.values() if q is not None and q <= 1.05)
+        text = "; ".join(f"{BY_KEY[k].name} " + (f"{q:.2f}× (CPU time {ratio(k, 'jax', 'cpu_s'):.2f}×)"
+                                                  if q is not None else "n/a (error)") for k, q in qs.items())
+        lines.append(["fxla's step time ≤ 1.05× hand-written JAX's, every model", f"{met} of {len(keys)}: {text}",
+                      "✓" if met == len(keys) else "✗"])
+    for key in ("gpt2", "resnet18"):
+        if (key, "eager") in by and (key, "fxla") in by:
+            q = ratio(key, "eager")
+            lines.append([f"fxla faster than eager, {BY_KEY[key].name}",
+                          (f"{1 / q:.2f}× eager's speed" if q else "n/a (error)") + caveat,
+                          ("✓" if q and q < 1 else "✗") + ("?" if was_busy else "")])
+    if lines:
+        out("\n## Issue #22 training targets (measured in this run)\n")
+        out.table(["target", "measured", "met"], lines)
+
+
+# -- standalone --------------------------------------------------------------------------------------------------------
+class _Report:
+    def __init__(self):
+        self.lines: List[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def table(self, header, rows) -> None:
+        self("| " + " | ".join(header) + " |")
+        self("|" + "---|" * len(header))
+        for row in rows:
+            self("| " + " | ".join(row) + " |")
+
+
+def write_markdown(path: str, text: str) -> None:
+    """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them)."""
+    begin, end = "<!-- benchmarks/training.py: BEGIN -->", "<!-- benchmarks/training.py: END -->"
+    with open(path) as f:
+        old = f.read()
+    if begin not in old or end not in old:
+        raise SystemExit(f"{path} has no {begin} ... {end} markers: add them where the tables belong")
+    with open(path, "w") as f:
+        f.write(old[:old.index(begin)] + f"{begin}\n{text.strip()}\n{end}" + old[old.index(end) + len(end):])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small ResNet-18 (10 classes, batch 4, 64x64) and "
+                                                             "GPT-2 (2 layers, 64 wide), no inductor")
+    parser.add_argument("--models", help=f"comma-separated subset of {','.join(BY_KEY)}")
+    parser.add_argument("--contenders", help=f"comma-separated subset of {','.join(CONTENDERS)} (eager always "
+                                             f"runs: it is the oracle)")
+    parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the tables into PATH, between the "
+                                                          "benchmarks/training.py BEGIN/END markers")
+    parser.add_argument("--worker", nargs=2, metavar=("MODEL", "CONTENDER"), help=argparse.SUPPRESS)
+    parser.add_argument("--expect", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        sys.path.insert(0, HERE)
+        print(RESULT + json.dumps(worker(*args.worker, quick=args.quick, expect=args.expect)), flush=True)
+        return 0
+    models = args.models.split(",") if args.models else None
+    contenders = args.contenders.split(",") if args.contenders else None
+    for name, chosen, allowed in (("model", models, BY_KEY), ("contender", contenders, CONTENDERS)):
+        if chosen and any(c not in allowed for c in chosen):
+            parser.error(f"unknown {name}(s) {[c for c in chosen if c not in allowed]}; choose from {list(allowed)}")
+    out = _Report()
+    started = time.perf_counter()
+    bench_training(out, quick=args.quick, inductor=not (args.quick or args.no_inductor), models=models,
+                   contenders=contenders)
+    out(f"\nTraining section: {time.perf_counter() - started:.0f} s; load average "
+        f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())} at the end.")
+    if args.markdown:
+        write_markdown(args.markdown, "\n".join(out.lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
