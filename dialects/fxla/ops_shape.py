@@ -34,7 +34,8 @@ detach = OpDef("detach", "The input itself, with a zero gradient: where a gradie
 
 no_gradient = OpDef("no_gradient", "The input itself, through which no gradient may be asked: the result of a torch op "
                     "that torch cannot differentiate either (a gradient through it is an error naming `op`).", _X,
-                    (Attr("op", STR, "the torch op whose result it is (named in the error)"),),
+                    (Attr("op", STR, "the torch op whose result it is (named in the error)"),
+                     Attr("reason", STR, "why (empty: torch has no derivative for the op either)", default="")),
                     infer=infer.same_as_first, torch="(derivative not implemented)")
 
 SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient)

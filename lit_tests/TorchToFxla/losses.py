@@ -440,7 +440,8 @@ def triplet_with_distance_module():
 # CHECK-COUNT-3: "fxla.logsumexp"(%{{.+}}) {dims = array<i64: 2>, keepdim = false} : (tensor<2x5x3xf32>) -> tensor<2x5xf32>
 # CHECK:         %[[L:.+]] = "fxla.logsumexp"(%{{.+}}) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2xf32>) -> tensor<2xf32>
 # CHECK-NEXT:    %[[N:.+]] = "fxla.neg"(%[[L]])
-# CHECK-NEXT:    return %[[N]] : tensor<2xf32>
+# CHECK-NEXT:    %[[R:.+]] = "fxla.no_gradient"(%[[N]]) {op = "ctc_loss", reason = "fxla computes ctc_loss by its forward recursion{{.*}}"}
+# CHECK-NEXT:    return %[[R]] : tensor<2xf32>
 @case(F.ctc_loss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
 def ctc(x, y, il, tl):
     return F.ctc_loss(x, y + 1, il, tl, reduction="none")
@@ -450,7 +451,8 @@ def ctc(x, y, il, tl):
 # CHECK-LABEL: case torch.nn.CTCLoss:
 # CHECK:         "fxla.constant"() {value = dense<0x7F800000> : tensor<f32>}
 # CHECK:         %[[INF:.+]] = "fxla.eq"
-# CHECK:         %[[L:.+]] = "fxla.where"(%[[INF]], %{{.+}}, %{{.+}})
+# CHECK:         %[[Z:.+]] = "fxla.where"(%[[INF]], %{{.+}}, %{{.+}})
+# CHECK:         %[[L:.+]] = "fxla.no_gradient"(%[[Z]])
 # CHECK:         "fxla.div"(%[[L]], %{{.+}}) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
 # CHECK:         "fxla.mean"
 @case(nn.CTCLoss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
@@ -458,12 +460,15 @@ def ctc_module():
     return nn.CTCLoss(blank=2, zero_infinity=True)
 
 
-# var is clamped at eps, then (log(var) + (x - t)² / var) / 2; var one dim short of the input gets it back
+# var is clamped at eps (a detached clamp: torch clamps under no_grad, so var's gradient passes), then
+# (log(var) + (x - t)² / var) / 2; var one dim short of the input gets it back
 # CHECK-LABEL: case torch.nn.functional.gaussian_nll_loss:
 # CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[V:.+]]: tensor<3xf32>) -> tensor<3x4xf32>
 # CHECK:         %[[V1:.+]] = "fxla.reshape"(%[[V]]) {shape = array<i64: 3, 1>}
 # CHECK:         %[[VC:.+]] = "fxla.maximum"(%[[V1]], %{{.+}})
-# CHECK:         "fxla.log"(%[[VC]])
+# CHECK:         "fxla.detach"(%[[VC]])
+# CHECK:         %[[VAR:.+]] = "fxla.where"
+# CHECK:         "fxla.log"(%[[VAR]])
 # CHECK:         "fxla.constant"() {value = dense<0.918938517> : tensor<f32>}
 @case(F.gaussian_nll_loss, t(3, 4), t(3, 4), t(3))
 def gaussian_nll(x, y, v):

@@ -231,7 +231,7 @@ def adaptive_avg_pool3d_module():
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x7xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<2x4x7xf32>, tensor<9xi64>) -> tensor<2x4x9xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 2, 4, 3, 3>} : (tensor<2x4x9xf32>) -> tensor<2x4x3x3xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<2x4x3x3xf32>) -> tensor<2x4x3xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<2x4x3xf32>
 # CHECK:         return %[[AMAX]] : tensor<2x4x3xf32>
 @case(F.adaptive_max_pool1d, t(2, 4, 7))
 def adaptive_max_pool1d(x):
@@ -264,7 +264,7 @@ def adaptive_max_pool1d_with_indices(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x7xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<2x4x7xf32>, tensor<9xi64>) -> tensor<2x4x9xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 2, 4, 3, 3>} : (tensor<2x4x9xf32>) -> tensor<2x4x3x3xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<2x4x3x3xf32>) -> tensor<2x4x3xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<2x4x3xf32>
 # CHECK:         return %[[AMAX]] : tensor<2x4x3xf32>
 @case(nn.AdaptiveMaxPool1d, t(2, 4, 7))
 def adaptive_max_pool1d_module():
@@ -275,7 +275,7 @@ def adaptive_max_pool1d_module():
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x7x5xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<2x3x7x5xf32>, tensor<9xi64>) -> tensor<2x3x9x5xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 2, 3, 3, 3, 5>} : (tensor<2x3x9x5xf32>) -> tensor<2x3x3x3x5xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<2x3x3x2x9xf32>) -> tensor<2x3x3x2xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<2x3x3x2xf32>
 # CHECK:         return %[[AMAX]] : tensor<2x3x3x2xf32>
 @case(F.adaptive_max_pool2d, t(2, 3, 7, 5))
 def adaptive_max_pool2d(x):
@@ -295,7 +295,7 @@ def adaptive_max_pool2d_with_indices(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x5x7xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<2x4x5x7xf32>, tensor<6xi64>) -> tensor<2x4x6x7xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 2, 4, 2, 3, 7>} : (tensor<2x4x6x7xf32>) -> tensor<2x4x2x3x7xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<2x4x2x3x9xf32>) -> tensor<2x4x2x3xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<2x4x2x3xf32>
 # CHECK:         return %[[AMAX]] : tensor<2x4x2x3xf32>
 @case(nn.AdaptiveMaxPool2d, t(2, 4, 5, 7))
 def adaptive_max_pool2d_module():
@@ -306,7 +306,7 @@ def adaptive_max_pool2d_module():
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4x5xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<1x2x3x4x5xf32>, tensor<4xi64>) -> tensor<1x2x4x4x5xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 1, 2, 2, 2, 4, 5>} : (tensor<1x2x4x4x5xf32>) -> tensor<1x2x2x2x4x5xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<1x2x2x2x2x12xf32>) -> tensor<1x2x2x2x2xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<1x2x2x2x2xf32>
 # CHECK:         return %[[AMAX]] : tensor<1x2x2x2x2xf32>
 @case(F.adaptive_max_pool3d, t(1, 2, 3, 4, 5))
 def adaptive_max_pool3d(x):
@@ -328,7 +328,7 @@ def adaptive_max_pool3d_with_indices(x):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4x5xf32>)
 # CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %{{.+}}) {dim = 2 : i64} : (tensor<1x2x3x4x5xf32>, tensor<3xi64>) -> tensor<1x2x3x4x5xf32>
 # CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[INDEX_SELECT]]) {shape = array<i64: 1, 2, 1, 3, 4, 5>} : (tensor<1x2x3x4x5xf32>) -> tensor<1x2x1x3x4x5xf32>
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%{{.+}}) {dims = array<i64: -1>, keepdim = false} : (tensor<1x2x1x2x3x18xf32>) -> tensor<1x2x1x2x3xf32>
+# CHECK:         %[[AMAX:.+]] = "fxla.reshape"(%{{.+}}) {{.*}} -> tensor<1x2x1x2x3xf32>
 # CHECK:         return %[[AMAX]] : tensor<1x2x1x2x3xf32>
 @case(nn.AdaptiveMaxPool3d, t(1, 2, 3, 4, 5))
 def adaptive_max_pool3d_module():

@@ -78,11 +78,16 @@ def _builtin() -> None:
                        "implemented')", ops.floor_divide)
 
     @vjp_rule(ops.no_gradient)
-    def _refuse(ctx, ct, x, *, result, op):
+    def _refuse(ctx, ct, x, *, result, op, reason):
+        if reason:
+            what, why = f"fxla has no gradient for {op} yet", reason
+        else:
+            what, why = "torch has no derivative for it either", (
+                f"eager PyTorch raises 'derivative for {op} is not implemented' for this backward, and fxla "
+                f"computes what eager computes")
         raise NotDifferentiableError(
-            f"cannot differentiate {op}: torch has no derivative for it either\n  at {ctx.loc}\n"
-            f"why: eager PyTorch raises 'derivative for {op} is not implemented' for this backward, and fxla "
-            f"computes what eager computes\nfix: compute this part under torch.no_grad() or on detached tensors")
+            f"cannot differentiate {op}: {what}\n  at {ctx.loc}\nwhy: {why}\n"
+            f"fix: compute this part under torch.no_grad() or on detached tensors")
 
 
 _builtin()

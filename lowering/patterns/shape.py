@@ -35,7 +35,7 @@ def _detach(b: Builder, x):
 
 
 @pattern(ops.no_gradient)
-def _no_gradient(b: Builder, x, *, op):
+def _no_gradient(b: Builder, x, *, op, reason):
     return x
 
 

@@ -138,6 +138,11 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     if zero_infinity:
         loss = ctx.emit(ops.where, ctx.emit(ops.eq, loss, ctx.tensor(math.inf, like=loss)),
                         ctx.tensor(0.0, like=loss), loss)
+    # the forward recursion's own gradient is NaN where an alignment is impossible (a logsumexp of -inf
+    # rows), where torch's analytic ctc_loss backward is finite: refused rather than different
+    loss = ctx.emit(ops.no_gradient, loss, op="ctc_loss", reason=(
+        "fxla computes ctc_loss by its forward recursion, whose derivative differs from torch's analytic "
+        "ctc_loss backward (NaN for impossible alignments)"))
     if reduction == "mean":                # each loss over its target length (at least 1), then the mean
         loss = ctx.emit(ops.div, loss, ctx.emit(ops.convert, ctx.emit(ops.maximum, s_len, ctx.tensor(
             1, like=s_len)), result_type=type_of(Sig((n,), f))))

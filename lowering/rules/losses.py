@@ -187,11 +187,18 @@ def _binary_cross_entropy(ctx, input, target, weight=None, size_average=None, re
     """-(t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100 as torch clamps it."""
     reduction = _reduction_of(size_average, reduce, reduction)
     floor = ctx.tensor(-100.0, like=input)
-    log_x = ctx.emit(ops.maximum, ctx.emit(ops.log, input), floor)
-    log_1mx = ctx.emit(ops.maximum, ctx.emit(ops.log, ctx.emit(ops.sub, ctx.tensor(1.0, like=input), input)), floor)
+    # the value from the clamped logs of the input (detached: the target's gradient flows through them, as
+    # torch's); the input's gradient is torch's (x - t) / max((1 - x) x, 1e-12), added as (x - x.detach()) * g
+    x = ctx.emit(ops.detach, input)
+    one = ctx.tensor(1.0, like=input)
+    log_x = ctx.emit(ops.maximum, ctx.emit(ops.log, x), floor)
+    log_1mx = ctx.emit(ops.maximum, ctx.emit(ops.log, ctx.emit(ops.sub, one, x)), floor)
     one_minus_t = ctx.emit(ops.sub, ctx.tensor(1.0, like=target), target)
     loss = ctx.emit(ops.neg, ctx.emit(ops.add, ctx.emit(ops.mul, target, log_x), ctx.emit(ops.mul, one_minus_t,
                                                                                           log_1mx)))
+    grad = ctx.emit(ops.div, ctx.emit(ops.sub, x, ctx.emit(ops.detach, target)),
+                    ctx.emit(ops.maximum, ctx.emit(ops.mul, ctx.emit(ops.sub, one, x), x), ctx.tensor(1e-12, like=x)))
+    loss = ctx.emit(ops.add, loss, ctx.emit(ops.mul, ctx.emit(ops.sub, input, x), grad))
     return reduce_loss(ctx, _weighted(ctx, loss, weight), reduction)
 
 
@@ -427,7 +434,11 @@ def _gaussian_nll_loss(ctx, input, target, var, full=False, eps=1e-6, reduction=
         var = ctx.tensor(float(var), like=input)
     elif ctx.sig(var).shape != ctx.sig(input).shape and ctx.sig(input).shape[:-1] == ctx.sig(var).shape:
         var = ctx.reshape(var, [*ctx.sig(var).shape, 1])
-    var = ctx.emit(ops.maximum, var, ctx.tensor(float(eps), like=var))
+    # torch clamps var under no_grad: the value max(var, eps), the gradient var's own (1) everywhere
+    floor = ctx.tensor(float(eps), like=var)
+    clamped = ctx.emit(ops.add, ctx.emit(ops.detach, ctx.emit(ops.maximum, var, floor)),
+                       ctx.emit(ops.sub, var, ctx.emit(ops.detach, var)))
+    var = ctx.emit(ops.where, ctx.emit(ops.lt, var, floor), clamped, var)
     d = ctx.emit(ops.sub, input, target)
     loss = ctx.emit(ops.mul, ctx.tensor(0.5, like=input),
                     ctx.emit(ops.add, ctx.emit(ops.log, var), ctx.emit(ops.div, ctx.emit(ops.mul, d, d), var)))

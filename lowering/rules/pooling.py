@@ -190,10 +190,13 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
         return tuple(result) if want_indices else result
     tables = [_windows(size, o) for size, o in zip(sizes, out)]
     box = _boxes(ctx, input, lead, tables)
-    values = ctx.emit(ops.amax, box, dims=(-1,))
+    pick = _first_max_position(ctx, box)
+    if is_float(s.elem):       # the values at torch's pick (the same numbers as amax): its gradient goes there alone
+        values = ctx.reshape(ctx.emit(ops.gather, box, pick, dim=-1), ctx.sig(box).shape[:-1])
+    else:
+        values = ctx.emit(ops.amax, box, dims=(-1,))
     if not want_indices:
         return values
-    pick = _first_max_position(ctx, box)
     table = _box_positions(sizes, tables)
     positions = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(table)))
     positions = ctx.emit(ops.expand, positions, shape=ctx.sig(box).shape)
