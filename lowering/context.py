@@ -132,6 +132,7 @@ class LoweringContext(Emitter):
         self.streams = 0
         #: what rules assigned (see assign): parameter/buffer name -> its new value; input argument -> new value
         self.state_writes: Dict[str, ir.Value] = {}
+        self.local_writes: Dict[str, ir.Value] = {}      # (tensors the tracer made constants: not written back)
         self.input_writes: Dict[int, ir.Value] = {}
         #: (old value, new value, node, name) per assignment, in order (see check_writes)
         self.assignments: List[tuple] = []
@@ -153,7 +154,7 @@ class LoweringContext(Emitter):
         return node_error(self.node, what, why, fix)
 
     def param(self, qualname: str) -> ir.Value:
-        written = self.state_writes.get(qualname)
+        written = self.state_writes.get(qualname) or self.local_writes.get(qualname)
         if written is not None:                   # assigned earlier in the program: its new value
             return written
         if qualname not in self._param_args:
@@ -168,11 +169,12 @@ class LoweringContext(Emitter):
 
     def param_name(self, value: ir.Value) -> Optional[str]:
         """The parameter/buffer whose current value is ``value`` (see :meth:`param`), or ``None``."""
-        for name, written in self.state_writes.items():
-            if written == value:
-                return name
+        for writes in (self.state_writes, self.local_writes):
+            for name, written in writes.items():
+                if written == value:
+                    return name
         for name, arg in self._param_args.items():
-            if arg == value and name not in self.state_writes:
+            if arg == value and name not in self.state_writes and name not in self.local_writes:
                 return name
         return None
 
@@ -180,14 +182,18 @@ class LoweringContext(Emitter):
         """Record the in-place update an op makes of one of its arguments: the parameter/buffer (or the tensor
         input of the program) whose value is ``current`` now has ``value`` (same type).  Later reads of the
         parameter through :meth:`param` see ``value``; the program returns its final value and the caller writes
-        it back (``FxlaProgram.mutated_params`` / ``mutated_inputs``).  ``what`` names the argument in errors
-        (``"running_mean"``).  Anything else (an intermediate value) is refused: eager would change a tensor
-        the program does not hand back."""
+        it back (``FxlaProgram.mutated_params`` / ``mutated_inputs``).  A tensor the tracer made a constant
+        (``torch.zeros(3)`` in the traced code: a new tensor per call in eager) has the new value for the rest of
+        the program and is not written back.  ``what`` names the argument in errors (``"running_mean"``).
+        Anything else (an intermediate value, maybe a view of another tensor) is refused: eager would change a
+        tensor the program does not hand back."""
         if value.type != current.type:
             raise self.error(f"internal error: {what} would change type from {current.type} to {value.type}", "",
                              "report this as an fxla bug")
         name = self.param_name(current)
-        if name is not None:
+        if name is not None and _is_traced_constant(self.root, name):
+            self.local_writes[name] = value
+        elif name is not None:
             self.state_writes[name] = value
         elif isinstance(current.owner, ir.Block) and ir.BlockArgument(current).arg_number < self._n_inputs:
             self.input_writes[ir.BlockArgument(current).arg_number] = value
@@ -261,6 +267,13 @@ def scalar_elem(value, other: Optional[str] = None) -> str:
     if isinstance(value, int):
         return "i64" if other in (None, "i1") else other
     return other if other is not None and is_float(other) else "f32"
+
+
+def _is_traced_constant(root: torch.nn.Module, qualname: str) -> bool:
+    """A ``_tensor_constant<N>`` the tracer made (a tensor the traced code created or captured), not a parameter
+    or buffer of the user's module."""
+    return qualname.rpartition(".")[2].startswith("_tensor_constant") and \
+        qualname not in dict(root.named_parameters()) and qualname not in dict(root.named_buffers())
 
 
 def _tensor_attr(root: torch.nn.Module, qualname: str) -> torch.Tensor:

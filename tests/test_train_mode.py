@@ -109,6 +109,19 @@ def test_functional_batch_norm_updates_inputs():
     torch.testing.assert_close(var, var2)
 
 
+def test_running_statistics_made_in_the_function_are_updated_but_not_kept():
+    """Running statistics the traced code creates (``torch.zeros(3)``: a new tensor per call in eager) are updated
+    for the rest of the call and not written back: every call starts from zeros again, as eager's does."""
+    def fn(x):
+        mean, var = torch.zeros(3), torch.ones(3)
+        F.batch_norm(x, mean, var, training=True, momentum=0.5)
+        return F.batch_norm(x, mean, var, training=False)       # reads the updated statistics
+    fast = fxla.compile(fn)
+    x = torch.randn(6, 3)
+    for _ in range(2):
+        torch.testing.assert_close(fast(x), fn(x))
+
+
 def test_instance_norm_running_statistics_in_training_mode():
     torch.manual_seed(5)
     _run_both(nn.InstanceNorm2d(3, affine=True, track_running_stats=True).train(), (4, 3, 5, 5))

@@ -61,19 +61,22 @@ def batch_norm(x, mean, var, w, b):
 
 # Training mode: the batch's mean and biased variance normalise; the running statistics (here inputs of the
 # program) are updated in place -- running = running * (1 - momentum) + batch * momentum, with the unbiased
-# variance (x 24/23) for running_var -- and returned after the output, for the caller to write back.
+# variance (x 24/23) for running_var, no gradient through the update (fxla.detach) -- and returned after the
+# output, for the caller to write back.
 # CHECK-LABEL: case torch.nn.functional.batch_norm (training):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x3xf32>, %[[RUNNING_MEAN:.+]]: tensor<3xf32>, %[[RUNNING_VAR:.+]]: tensor<3xf32>)
 # CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64: 0, 2, 3>, keepdim = false} : (tensor<2x3x4x3xf32>) -> tensor<3xf32>
 # CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: 0, 2, 3>, keepdim = false} : (tensor<2x3x4x3xf32>) -> tensor<3xf32>
 # CHECK:         %[[BESSEL:.+]] = "fxla.constant"() {value = dense<1.04347825> : tensor<f32>} : () -> tensor<f32>
 # CHECK:         %[[UNBIASED:.+]] = "fxla.mul"(%[[VAR]], %[[BESSEL]])
+# CHECK:         %[[BATCH_MEAN:.+]] = "fxla.detach"(%[[MEAN]])
 # CHECK:         %[[MOMENTUM:.+]] = "fxla.constant"() {value = dense<2.500000e-01> : tensor<f32>} : () -> tensor<f32>
 # CHECK:         %[[KEPT:.+]] = "fxla.mul"(%[[RUNNING_MEAN]], %{{.+}}) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
-# CHECK:         %[[NEW:.+]] = "fxla.mul"(%[[MEAN]], %[[MOMENTUM]])
+# CHECK:         %[[NEW:.+]] = "fxla.mul"(%[[BATCH_MEAN]], %[[MOMENTUM]])
 # CHECK:         %[[NEW_MEAN:.+]] = "fxla.add"(%[[KEPT]], %[[NEW]])
+# CHECK:         %[[BATCH_VAR:.+]] = "fxla.detach"(%[[UNBIASED]])
 # CHECK:         %[[KEPT_VAR:.+]] = "fxla.mul"(%[[RUNNING_VAR]], %{{.+}}) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
-# CHECK:         %[[NEW_V:.+]] = "fxla.mul"(%[[UNBIASED]], %{{.+}})
+# CHECK:         %[[NEW_V:.+]] = "fxla.mul"(%[[BATCH_VAR]], %{{.+}})
 # CHECK:         %[[NEW_VAR:.+]] = "fxla.add"(%[[KEPT_VAR]], %[[NEW_V]])
 # CHECK:         %[[V:.+]] = "fxla.reshape"(%[[VAR]]) {shape = array<i64: 3, 1, 1>}
 # CHECK:         %[[INV_STD:.+]] = "fxla.rsqrt"

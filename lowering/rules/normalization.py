@@ -69,12 +69,13 @@ def _batch_statistics(ctx, x, running_mean, running_var, momentum):
 
 def _update_running(ctx, updates, momentum) -> None:
     """``running = (1 - momentum) * running + momentum * batch`` for each ``(running, batch, name)`` of
-    ``updates`` whose running statistic is given, in place (``ctx.assign``)."""
+    ``updates`` whose running statistic is given, in place (``ctx.assign``).  No gradient goes from the running
+    statistics to the batch (eager updates them outside autograd)."""
     for running, batch, what in updates:
         if running is None:
             continue
         work = compute_elem(ctx.sig(running).elem)
-        batch = ctx.convert(batch, work)
+        batch = ctx.emit(ops.detach, ctx.convert(batch, work))
         m = ctx.convert(momentum, work) if isinstance(momentum, ir.Value) else ctx.tensor(float(momentum), like=batch)
         kept = ctx.emit(ops.mul, ctx.convert(running, work), ctx.emit(ops.sub, ctx.tensor(1.0, like=m), m))
         new = ctx.emit(ops.add, kept, ctx.emit(ops.mul, batch, m))
