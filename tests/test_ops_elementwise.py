@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 import fxla
 from fxla.frontend import wrap
+from fxla.frontend.autocast import autocast_cast
 from test_ops import BF16, BOOL, F16, F32, F64, FLOATS, I32, I64, NUMERIC, add_case, params_of, run_case, t
 
 CASES = []
@@ -197,3 +198,13 @@ def test_python_float_scalar_keeps_float64_precision():
     eq, scaled = fxla.compile(lambda x: (x == 0.1, x * 0.1))(x)
     assert eq.tolist() == [True, False, False]
     assert torch.equal(scaled, x * 0.1)
+
+
+# -- a CPU autocast region the forward enters: the casts eager autocast makes (fxla.frontend.autocast) -------------
+def _autocast_region(x, w, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = torch.tanh(x @ w)                       # matmul in bf16, tanh follows its input
+        return h, F.mse_loss(h, y)                  # mse_loss in f32
+
+
+case(autocast_cast.__wrapped__, "autocast_region", _autocast_region, t(3, 4), t(4, 5), t(3, 5))

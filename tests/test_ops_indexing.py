@@ -69,6 +69,9 @@ case(F.embedding, "F.embedding", lambda i, w: F.embedding(i, w), index(2, 3, hig
 case(torch.embedding, "torch.embedding", lambda w, i: torch.embedding(w, i), t(10, 4), index(5, high=10))
 case(nn.Embedding, "nn.Embedding", lambda: nn.Embedding(10, 4), index(2, 3, high=10, dtype=I64), module=True,
      dtypes=(I64,))
+case((torch.diff, torch.Tensor.diff), "diff",
+     lambda x, b: (torch.diff(x), x.diff(n=2, dim=0), torch.diff(x, dim=1, prepend=x[:, :1], append=x[:, -2:]),
+                   torch.diff(b)), t(4, 5), t(6, dtype=BOOL), dtypes=(F32, I64))
 case((torch.narrow, torch.Tensor.narrow, torch.select, torch.Tensor.select), "narrow_select",
      lambda x: (torch.narrow(x, 1, 1, 2), x.narrow(-1, -3, 2), torch.select(x, 0, -1), x.select(1, 2)),
      t(3, 4, 5), dtypes=(F32, I64))

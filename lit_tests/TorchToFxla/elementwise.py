@@ -11,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from fxla import wrap
+from fxla.frontend.autocast import autocast_cast
 from fxla.testing import case, t
 
 BF16, BOOL, F16, I32, I64 = torch.bfloat16, torch.bool, torch.float16, torch.int32, torch.int64
@@ -718,3 +719,15 @@ def rsqrt(x):
 @case(torch.Tensor.rsqrt, t(3, 4))
 def tensor_rsqrt(x):
     return x.rsqrt()
+
+
+# a CPU autocast region the forward enters: the matmul's float operands are cast to bfloat16 first
+# CHECK-LABEL: case fxla.frontend.autocast.autocast_cast:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[W:.+]]: tensor<4x5xf32>)
+# CHECK:         %[[XB:.+]] = "fxla.convert"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xbf16>
+# CHECK:         %[[WB:.+]] = "fxla.convert"(%[[W]]) : (tensor<4x5xf32>) -> tensor<4x5xbf16>
+# CHECK:         "fxla.matmul"(%[[XB]], %[[WB]]) : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
+@case(autocast_cast.__wrapped__, t(3, 4), t(4, 5))
+def autocast_region(x, w):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return x @ w

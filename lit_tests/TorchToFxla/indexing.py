@@ -38,8 +38,8 @@ def getitem_tensor_index(x, i):
 
 # CHECK-LABEL: case builtins.getattr:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64: 1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
 # CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {dim = 1 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi64>
+# CHECK:         return %[[ARGMAX]] : tensor<3xi64>
 @case(builtins.getattr, t(3, 4))
 def namedtuple_field(x):
     return torch.max(x, 1).indices
@@ -173,6 +173,25 @@ def torch_embedding(w, i):
 @case(nn.Embedding, t(2, 3, dtype=I64))
 def embedding_module():
     return nn.Embedding(10, 4)
+
+
+# diff: the later slice minus the earlier one along dim, once per order
+# CHECK-LABEL: case torch.diff:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x5xf32>)
+# CHECK:         %[[LATER:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 5>, start = array<i64: 0, 1>, stride = array<i64: 1, 1>}
+# CHECK:         %[[EARLIER:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+# CHECK:         "fxla.sub"(%[[LATER]], %[[EARLIER]]) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+@case(torch.diff, t(3, 5))
+def diff(x):
+    return torch.diff(x)
+
+
+# CHECK-LABEL: case Tensor.diff:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4xi1>)
+# CHECK:         "fxla.logical_xor"({{.+}}) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+@case(torch.Tensor.diff, t(4, dtype=BOOL))
+def tensor_diff(x):
+    return x.diff()
 
 
 # CHECK-LABEL: case torch.narrow:

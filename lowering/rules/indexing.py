@@ -221,6 +221,23 @@ register_module(torch.nn.Embedding, F.embedding, params=("weight",),
                 attrs=("padding_idx", "max_norm", "scale_grad_by_freq"))
 
 
+@register(torch.diff, torch.Tensor.diff)
+def _diff(ctx, input, n=1, dim=-1, prepend=None, append=None):
+    """x[1:] - x[:-1] along ``dim`` (``!=`` for bool, as torch), ``n`` times, after joining the tensors
+    ``prepend`` / ``append`` to ``input``."""
+    rank = ctx.sig(input).rank
+    if rank == 0:
+        raise ctx.error("diff of a 0-d tensor", "torch requires at least one dimension", "pass a 1-D or larger tensor")
+    dim %= rank
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = parts[0] if len(parts) == 1 else ctx.emit(ops.concat, parts, dim=dim)
+    for _ in range(n):
+        size = ctx.sig(x).shape[dim]
+        later, earlier = ctx.slice_dim(x, dim, 1, size), ctx.slice_dim(x, dim, 0, max(size - 1, 0))
+        x = ctx.emit(ops.logical_xor if ctx.sig(x).elem == "i1" else ops.sub, later, earlier)
+    return x
+
+
 @register(torch.narrow, torch.Tensor.narrow)
 def _narrow(ctx, input, dim, start, length):
     dim %= ctx.sig(input).rank
