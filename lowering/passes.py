@@ -17,12 +17,16 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
-from .autodiff.transform import vjp_pass
 from .grouped_conv import grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
 from .precision import full_precision_pass
 from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
+
+
+def _vjp(root: ir.Operation) -> None:
+    from .autodiff.transform import vjp_pass      # (imported when used: autodiff reads torch's dtypes)
+    vjp_pass(root)
 
 
 def _convert(root: ir.Operation) -> None:
@@ -34,7 +38,7 @@ def _convert(root: ir.Operation) -> None:
 FXLA_PASSES: Dict[str, tuple] = {
     "convert-fxla-to-stablehlo": (_convert, "lower every fxla op to StableHLO (CHLO legalised too)"),
     "verify-fxla": (verify_module, "check every fxla op against the op table"),
-    "fxla-vjp": (vjp_pass, "differentiate @main (reverse mode) with respect to every floating-point argument: "
+    "fxla-vjp": (_vjp, "differentiate @main (reverse mode) with respect to every floating-point argument: "
                  "@forward returns its results and the residuals, @backward maps (residuals, cotangents, "
                  "inputs, parameters) to the gradients"),
     "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
