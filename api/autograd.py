@@ -16,6 +16,7 @@ own randomness.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -41,11 +42,26 @@ class GradientEntry:
 
     diff: Differentiated
     forward: Executable
-    backward: Executable
+    backward: Optional[Executable]
     forward_keys: List[Tuple[str, Tuple[int, ...]]]
     backward_keys: List[Tuple[str, Tuple[int, ...]]]
     handler: ResultHandler
     float_outputs: List[int]          # positions among the tensor outputs that take a cotangent
+    prepared: Any = None              # the graph the halves come from (for the backward's compile)
+
+    def backward_executable(self, module) -> Executable:
+        """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
+        are never differentiated compiles no backward).  Its parameters are plain arguments in their logical
+        layout (``backward_keys``), so a forward knows which buffers to keep before the backward exists."""
+        if self.backward is None:
+            with COMPILING:
+                if self.backward is None:
+                    pipeline = module._pipeline
+                    part = dataclasses.replace(self.diff.backward, param_names=[], params={})
+                    stages = pipeline.lower_program(part, self.prepared)
+                    target = pipeline.layout(stages, module.device.platform)
+                    self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+        return self.backward
 
 
 def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
@@ -71,15 +87,14 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     block_results = _result_types(program)
     float_outputs = [i for i in range(n_out) if block_results[i]]
     diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
-    executables, keys = [], []
-    for part in (diff.forward, diff.backward):
-        stages = pipeline.lower_program(part, prepared)
-        target = pipeline.layout(stages, module.device.platform)
-        executables.append(pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir))
-        keys.append([(name, target.layouts.get(name, ())) for name in part.param_names])
+    stages = pipeline.lower_program(diff.forward, prepared)
+    target = pipeline.layout(stages, module.device.platform)
+    forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+    forward_keys = [(name, target.layouts.get(name, ())) for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
-    return GradientEntry(diff, executables[0], executables[1], keys[0], keys[1], handler, float_outputs)
+    return GradientEntry(diff, forward, None, forward_keys, [(n, ()) for n in diff.params], handler, float_outputs,
+                         prepared)
 
 
 @dataclass
@@ -200,7 +215,7 @@ class _Call:
             cotangents.append(to_device(ct.detach().contiguous() if ct is not None else torch.zeros(shape, dtype=dtype),
                                         device))
         args = list(self.residuals) + cotangents + [self.inputs[k] for k in grad.diff.inputs] + self.backward_params
-        results = grad.backward(args, wait=True)
+        results = grad.backward_executable(self.module)(args, wait=True)
         self.residuals = None
         # one per source, in order; own memory (autograd may accumulate into a .grad in place)
         return [from_device(g).clone() for g in results]

@@ -29,8 +29,10 @@ MLP = gelu_mlp
 
 @pytest.fixture
 def mlp():
+    """A frozen model for inference (a call with grad mode on and parameters that require grad would also compile
+    the program that saves residuals for a backward: fxla.autograd)."""
     torch.manual_seed(0)
-    return MLP().eval()
+    return MLP().eval().requires_grad_(False)
 
 
 def close(got, want):
@@ -210,6 +212,7 @@ _CHILD = textwrap.dedent("""
     from fxla.runtime import compile_stats
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+    model.requires_grad_(False)
     x = torch.randn(3, 8)
     y = fxla.compile(model, cache_dir=sys.argv[1])(x)
     torch.testing.assert_close(y, model(x).detach())

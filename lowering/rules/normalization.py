@@ -245,7 +245,12 @@ def _normalize(ctx, input, p=2.0, dim=1, eps=1e-12, out=None):
     elem = compute_elem(s.elem)
     x = ctx.convert(input, elem)
     if p == 2:
-        norm = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(dim,), keepdim=True))
+        # sqrt of the sum of squares, read where it is not 0 (torch's norm gradient is 0 at a zero norm, where
+        # sqrt's would be infinite): the same values, and no NaN in the gradient
+        squares = ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(dim,), keepdim=True)
+        zero = ctx.emit(ops.eq, squares, ctx.tensor(0.0, like=squares))
+        safe = ctx.emit(ops.where, zero, ctx.tensor(1.0, like=squares), squares)
+        norm = ctx.emit(ops.where, zero, ctx.tensor(0.0, like=squares), ctx.emit(ops.sqrt, safe))
     elif p == 1:
         norm = ctx.emit(ops.sum, ctx.emit(ops.abs, x), dims=(dim,), keepdim=True)
     elif p == float("inf"):
