@@ -36,6 +36,7 @@ from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
 from .per_shape import PerShapeTraces
+from .recompile import CompileControl
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -183,7 +184,7 @@ def _cpp_miss(module_ref, *args, **kwargs):
     return result, cpp_dispatch.fast_path(plan.executable, plan.direct[1], args, pytree.tree_leaves(result), result)
 
 
-class CompiledModule:
+class CompiledModule(CompileControl):
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
     The program is traced at construction (trace errors surface here), so what forward reads of the module
@@ -323,6 +324,7 @@ class CompiledModule:
                                  f"fix: pass inputs of a rank/dtype the model accepts") from err
 
     def _compile(self, args, key) -> Entry:
+        started = self._compile_started()
         self._binding.check_specialization(self.graph_module.specialization, args)
         stages = self._lower_for_call(args)
         program = stages.program
@@ -346,6 +348,7 @@ class CompiledModule:
                       handler=ResultHandler(program.layout, program.output_spec, program.output_static,
                                             program.mutated_inputs, self.output, guard))
         self._signatures.put(key, entry)
+        self._log_compile(args, started)         # (fxla.recompile: the log and the budget)
         return entry
 
     def _entry(self, args) -> Entry:
