@@ -146,7 +146,7 @@ def _gpt2_jax(model, batch):
 
 MODELS = [
     Model("mlp", "MLP", _mlp, _mlp_jax, lambda quick: (3, 5) if quick else (5, 20)),
-    Model("resnet18", "ResNet-18", _resnet18, _resnet18_jax, lambda quick: (2, 3)),
+    Model("resnet18", "ResNet-18", _resnet18, _resnet18_jax, lambda quick: (2, 3) if quick else (2, 5)),
     Model("gpt2", "GPT-2 small", _gpt2, _gpt2_jax, lambda quick: (2, 3),
           lambda quick: {"concrete_shapes": True}),
 ]
@@ -376,14 +376,16 @@ class _Report:
 
 
 def write_markdown(path: str, text: str) -> None:
-    """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them)."""
+    """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them), headings one
+    level down (the block sits under the page's own "Training" heading)."""
     begin, end = "<!-- benchmarks/training.py: BEGIN -->", "<!-- benchmarks/training.py: END -->"
     with open(path) as f:
         old = f.read()
     if begin not in old or end not in old:
         raise SystemExit(f"{path} has no {begin} ... {end} markers: add them where the tables belong")
     with open(path, "w") as f:
-        f.write(old[:old.index(begin)] + f"{begin}\n{text.strip()}\n{end}" + old[old.index(end) + len(end):])
+        text = "\n".join("#" + line if line.startswith("## ") else line for line in text.strip().splitlines())
+        f.write(old[:old.index(begin)] + f"{begin}\n{text}\n{end}" + old[old.index(end) + len(end):])
 
 
 def main(argv=None) -> int:
