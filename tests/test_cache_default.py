@@ -17,7 +17,7 @@ import json, warnings, torch, fxla
 from fxla.runtime import compile_stats, get_cache_dir
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
-    fast = fxla.compile(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval())
+    fast = fxla.compile(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval().requires_grad_(False))
     y = fast(torch.randn(2, 4))
 print(json.dumps(dict(dir=get_cache_dir(), stats=compile_stats(),
                       warnings=[str(w.message) for w in caught])))

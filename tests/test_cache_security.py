@@ -24,7 +24,7 @@ from fxla.runtime import executable as executable_mod
 
 def _mlp(seed=0, width=16):
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, 4)).eval()
+    return nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, 4)).eval().requires_grad_(False)
 
 
 def _close(got, want):

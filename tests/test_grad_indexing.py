@@ -170,9 +170,6 @@ def test_setitem_with_duplicate_indices():
     _grad(fn, _randn(4, 3), _randn(2, 3))
 
 
-@pytest.mark.xfail(strict=True, reason="torch.scatter(..., reduce=...) lowers to the fxla.scatter that "
-                   "scatter_add / scatter_reduce(prod) also lower to, which is differentiable; the lowering rule "
-                   "(lowering/rules/indexing.py) does not mark this torch form as non-differentiable")
 def test_scatter_with_reduce_argument_is_refused_as_by_torch():
     # torch.scatter(..., reduce=...) has no derivative in torch ("derivative for aten::scatter is not implemented")
     x, i, s = _randn(3, 3), torch.tensor([[0, 1, 2]]), _randn(1, 3)
