@@ -10,7 +10,7 @@ the same convolution as shifted slices in JAX), and whether each target of issue
 fxla.compile_step and hand-written JAX, with issue #22's targets.
 
     .venv/bin/python benchmarks/run.py                       # everything (~25 min on 2 cores; training +15 min)
-    .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (< 1 min; training +4 min)
+    .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (<1 min; training +4 min)
     .venv/bin/python benchmarks/run.py --models gpt2,bert --batches 1
     .venv/bin/python benchmarks/run.py --models convnets --no-inductor --skip dispatch,trace,scaling,depthwise
     .venv/bin/python benchmarks/run.py --models mobilenet_v2 --batches 1 --skip dispatch,trace,scaling

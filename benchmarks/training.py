@@ -8,13 +8,15 @@ benchmarks/run.py); also runs alone::
     .venv/bin/python benchmarks/training.py --models gpt2 --contenders eager,fxla
     .venv/bin/python benchmarks/training.py --markdown docs/performance.md   # between this file's markers
 
-Every (model, contender) runs in its own subprocess (``--worker``), one after the other, so that each one's peak
-resident memory (``ru_maxrss``, compiles included) is its own; an idle worker (the same imports, no model) gives
-the baseline.  Each worker builds the model from the same seed and the same batch, then runs ``warm`` untimed
-steps and ``timed`` timed steps on that batch, each step ending when its loss is on the host (and, for JAX, the
-whole new state is ready).  Eager runs first: its losses are the oracle.  A contender's first-step loss (the
-initial weights' loss) must equal eager's within ``LOSS_RTOL`` before any step is timed, or its row is an
-error; the largest relative difference of its later losses (after updates) is reported beside it.
+Every (model, contender) runs in its own subprocess (``--worker``), so that each one's peak resident memory
+(``ru_maxrss``, compiles included) is its own; an idle worker (the same imports, no model) gives the baseline.
+Each worker builds the model from the same seed and the same batch and runs its untimed steps; a model's
+contenders are set up one after the other, then timed together in alternating rounds (about ``ROUND_S`` of steps
+each, as benchmarks/run.py alternates its contenders), so that load from other processes on the machine hits
+them alike.  Every step runs on the same batch and ends when its loss is on the host (for JAX, when the whole new
+state is ready).  Eager is set up first: its losses are the oracle.  A contender's first-step loss (the initial
+weights' loss) must equal eager's within ``LOSS_RTOL`` before any step is timed, or its row is an error; the
+largest relative difference of its later losses (after updates) is reported beside it.
 """
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ import argparse
 import json
 import os
 import resource
+import select
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
@@ -38,7 +42,6 @@ LABELS = {"eager": "torch eager", "inductor": "torch.compile (inductor)", "fxla"
 LOSS_RTOL = 1e-4           # first-step loss of every contender against eager's
 TIMED_BUDGET_S = 5.0       # timed steps go on past a model's minimum until this many seconds are spent (at most
 MAX_TIMED = 200            # MAX_TIMED steps): fast steps get many samples, slow ones their minimum
-RESULT = "TRAINING-RESULT "
 
 
 @dataclass
@@ -153,7 +156,12 @@ MODELS = [
 BY_KEY = {m.key: m for m in MODELS}
 
 
-# -- a worker: one model, one contender ----------------------------------------------------------------------------
+# -- a worker: one model, one contender, driven by the parent over stdin / stdout -----------------------------------
+MESSAGE = "TRAINING-WORKER "      # the prefix of the worker's protocol lines on stdout (other output is ignored)
+ROUND_S = 0.25                    # each contender runs about this many seconds of steps per round
+MEMORY_MARGIN_KIB = 512 * 1024
+
+
 def _rss_now_kib() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
@@ -186,8 +194,19 @@ def _step_function(spec: Model, contender: str, quick: bool):
     return describe, eager_step
 
 
-def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> dict:
-    """Run ``contender``'s steps of model ``key`` in this process; the result as a dict (see the module doc)."""
+def _say(tag: str, **payload) -> None:
+    print(MESSAGE + json.dumps(dict(payload, tag=tag)), flush=True)
+
+
+def _memory() -> dict:
+    return {"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "rss_kib": _rss_now_kib()}
+
+
+def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> None:
+    """The worker process of ``contender`` on model ``key``: set up its step and run the untimed steps, the first
+    one's loss checked against ``expect`` (eager's; rtol ``LOSS_RTOL``), then say ``ready``; run each ``step N``
+    read from stdin, saying ``times`` (wall and CPU seconds, losses) after each; on ``done`` say ``result`` (peak
+    and current RSS).  A failure says ``result`` with the error; the ``idle`` contender only imports."""
     import jax  # noqa: F401  (every worker imports the same modules: the idle worker's memory is the baseline)
     import torch
     import transformers  # noqa: F401
@@ -197,48 +216,169 @@ def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> di
     import_torchvision()
     torch.set_num_threads(os.cpu_count())
     fxla.runtime.set_cache_dir(None)              # the first step pays a first compile, not a cache hit
-    result: Dict[str, object] = {"key": key, "contender": contender}
     if contender == "idle":
-        return dict(result, peak_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rss_kib=_rss_now_kib())
+        return _say("result", **_memory())
     spec = BY_KEY[key]
-    warm, timed = spec.steps(quick)
-    losses: List[float] = []
-    times: List[float] = []
-    cpu: List[float] = []
     try:
-        result["describe"], step = _step_function(spec, contender, quick)
-        while len(times) < warm + timed or (sum(times[warm:]) < TIMED_BUDGET_S and len(times) < warm + MAX_TIMED):
-            c0, t0 = time.process_time(), time.perf_counter()
+        describe, step = _step_function(spec, contender, quick)
+        losses, times = [], []
+        for _ in range(spec.steps(quick)[0]):
+            t0 = time.perf_counter()
             losses.append(step())
             times.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
             if len(losses) == 1 and expect is not None and not abs(losses[0] - expect) <= LOSS_RTOL * abs(expect):
                 raise AssertionError(f"first-step loss {losses[0]:.6f} differs from eager's {expect:.6f} "
                                      f"(rtol {LOSS_RTOL:g}): not timed")
+        _say("ready", describe=describe, losses=losses, times=times)
+        for line in sys.stdin:
+            command = line.split()
+            if command[0] == "done":
+                break
+            wall, cpu, losses = [], [], []
+            for _ in range(int(command[1])):
+                c0, t0 = time.process_time(), time.perf_counter()
+                losses.append(step())
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+            _say("times", wall=wall, cpu=cpu, losses=losses)
     except Exception as err:                      # a contender that fails is a row with its error, not a crash
-        result["error"] = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
-    result.update(losses=losses, first_s=times[0] if times else None,
-                  step_s=statistics.median(times[warm:]) if len(times) >= warm + timed else None,
-                  cpu_s=statistics.median(cpu[warm:]) if len(times) >= warm + timed else None,
-                  warm=warm, timed=len(times) - warm, peak_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  rss_kib=_rss_now_kib())
-    return result
+        return _say("result", error=f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}",
+                    **_memory())
+    _say("result", **_memory())
 
 
-def run_worker(key: str, contender: str, quick: bool, expect: Optional[float], timeout_s: float) -> dict:
-    """:func:`worker` in a fresh subprocess; a crash or timeout is the row's error."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", key, contender] + (["--quick"] if quick else [])
-    if expect is not None:
-        cmd += ["--expect", repr(expect)]
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return {"key": key, "contender": contender, "error": f"timed out after {timeout_s:.0f} s"}
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT):
-            return json.loads(line[len(RESULT):])
-    tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1][:300]
-    return {"key": key, "contender": contender, "error": f"worker exited with status {proc.returncode}: {tail}"}
+class _Worker:
+    """The parent's end of a :func:`worker` subprocess; ``row`` collects its results (a crash, a timeout or an
+    error is the row's ``error``)."""
+
+    def __init__(self, key: str, contender: str, quick: bool, expect: Optional[float], group: int = 0):
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", key, contender] + (["--quick"] if quick else [])
+        if expect is not None:
+            cmd += ["--expect", repr(expect)]
+        self.row: Dict[str, object] = {"key": key, "contender": contender, "losses": [], "wall": [], "cpu": [],
+                                       "group": group, "checked": expect is not None or contender == "eager"}
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, bufsize=0)
+        self._buffer = b""
+        self.alive = True
+        self.estimate = 1.0                       # seconds per step, from the untimed steps
+
+    def _fail(self, why: str) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        self._stderr.seek(0)
+        tail = (self._stderr.read().decode(errors="replace").strip().splitlines() or ["(nothing on stderr)"])[-1]
+        self.row.setdefault("error", f"{why} (status {self.proc.returncode}): {tail[:300]}")
+        self.alive = False
+
+    def _receive(self, timeout_s: float) -> Optional[dict]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                    self._fail(f"no answer within {timeout_s:.0f} s")
+                    return None
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    self._fail("the worker exited")
+                    return None
+                self._buffer += chunk
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            text = line.decode(errors="replace")
+            if text.startswith(MESSAGE):
+                message = json.loads(text[len(MESSAGE):])
+                if message.pop("tag") == "result":
+                    self.row.update(message)
+                    self.proc.wait()
+                    self.alive = False
+                return message
+
+    def ready(self, timeout_s: float) -> bool:
+        """Wait for the set-up and untimed steps; False where the worker failed (the row has the error)."""
+        message = self._receive(timeout_s)
+        if not self.alive or message is None:
+            return False
+        times = message["times"]
+        self.row.update(describe=message["describe"], losses=message["losses"], first_s=times[0])
+        self.estimate = statistics.median(times[1:] or times)
+        return True
+
+    def steps(self, n: int) -> None:
+        self.proc.stdin.write(f"step {n}\n".encode())
+        message = self._receive(max(600.0, 20 * n * self.estimate))
+        if self.alive and message is not None:
+            for k in ("wall", "cpu", "losses"):
+                self.row[k] += message[k]
+
+    def enough(self, least: int) -> bool:
+        wall = self.row["wall"]
+        return not self.alive or (len(wall) >= least and (sum(wall) >= TIMED_BUDGET_S or len(wall) >= MAX_TIMED))
+
+    def finish(self) -> dict:
+        if self.alive:
+            self.proc.stdin.write(b"done\n")
+            self._receive(600.0)
+        wall, cpu = self.row.pop("wall"), self.row.pop("cpu")
+        self.row.update(timed=len(wall), step_s=statistics.median(wall) if wall else None,
+                        cpu_s=statistics.median(cpu) if cpu else None)
+        return self.row
+
+
+def _available_kib() -> int:
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("MemAvailable"))
+
+
+def _peak_of(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+
+
+def _time_round_robin(workers: List[_Worker], least: int) -> None:
+    """Time the live workers' steps in alternating rounds (about ``ROUND_S`` seconds of steps each), so that load
+    from other processes on the machine hits them alike, until each has ``least`` steps and ``TIMED_BUDGET_S``
+    seconds of them (or ``MAX_TIMED`` steps)."""
+    while True:
+        pending = [w for w in workers if not w.enough(least)]
+        if not pending:
+            return
+        for w in pending:
+            w.steps(max(1, min(MAX_TIMED - len(w.row["wall"]), int(ROUND_S / max(w.estimate, 1e-6)))))
+
+
+def _bench_model(key: str, names: List[str], quick: bool, timeout_s: float) -> List[dict]:
+    """Every contender of ``names`` on model ``key``: eager first (its first-step loss is the others' oracle; it
+    always runs), each set up in turn, then all timed together in rounds.  Where memory runs short for the next
+    contender, those set up so far are timed and closed first (their ``group`` differs)."""
+    spec = BY_KEY[key]
+    live: List[_Worker] = []
+    rows: List[_Worker] = []
+    expect, group = None, 0
+    for contender in ["eager"] + [c for c in names if c != "eager"]:
+        peaks = [_peak_of(w.proc.pid) for w in live if w.alive]
+        if peaks and _available_kib() < 1.25 * max(peaks) + MEMORY_MARGIN_KIB:
+            _time_round_robin(live, spec.steps(quick)[1])
+            for w in live:
+                w.finish()
+            live, group = [], group + 1
+        w = _Worker(key, contender, quick, expect, group)
+        if w.ready(timeout_s):
+            if contender == "eager":
+                expect = w.row["losses"][0]
+            live.append(w)
+        if contender in names:
+            rows.append(w)
+        elif w.alive:
+            w.finish()
+            live.remove(w)
+    _time_round_robin(live, spec.steps(quick)[1])
+    results = [w.finish() for w in rows]
+    for r in results:
+        print(f"  [training {key} {r['contender']}: " + (r.get("error") or f"{_s(r.get('step_s'))} per step") + "]",
+              file=sys.stderr, flush=True)
+    return results
 
 
 # -- the section ---------------------------------------------------------------------------------------------------
@@ -249,20 +389,12 @@ def bench_training(out, quick: bool = False, inductor: bool = True, models: Opti
     return the workers' results."""
     names = [c for c in (contenders or CONTENDERS) if inductor or c != "inductor"]
     timeout_s = timeout_s or (600.0 if quick else 3600.0)
-    idle = run_worker("-", "idle", quick, None, timeout_s)
+    idle = _Worker("-", "idle", quick, None)
+    idle._receive(timeout_s)
     results = []
     for key in models or list(BY_KEY):
-        expect = None
-        for contender in ["eager"] + [c for c in names if c != "eager"]:
-            r = run_worker(key, contender, quick, expect, timeout_s)
-            if contender == "eager":
-                expect = r["losses"][0] if r.get("losses") else None
-                if contender not in names:
-                    continue                     # (eager always runs: it is the oracle)
-            results.append(r)
-            print(f"  [training {key} {contender}: " + (r.get("error") or f"{_s(r.get('step_s'))} per step") + "]",
-                  file=sys.stderr, flush=True)
-    report(out, results, idle, quick, was_busy or _busy())
+        results += _bench_model(key, names, quick, timeout_s)
+    report(out, results, idle.row, quick, was_busy or _busy())
     return results
 
 
@@ -296,7 +428,8 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
     described = {r["key"]: r["describe"] for r in results if r.get("describe")}
     for key, text in described.items():
         out(f"* {BY_KEY[key].name}: {text}")
-    out("* each contender in its own process, one after the other; steps on one fixed batch, each step ending with "
+    out("* each contender in its own process; a model's contenders are set up one after the other, then timed "
+        f"together in alternating rounds (~{ROUND_S:g} s of steps each); steps on one fixed batch, each ending with "
         "its loss on the host; step time: the median of the timed steps after the untimed ones (untimed + least "
         "timed: " + ", ".join(f"{m.name} {m.steps(quick)[0]} + {m.steps(quick)[1]}" for m in MODELS)
         + f"; timing goes on to {TIMED_BUDGET_S:g} s or {MAX_TIMED} steps); first step: trace and compile included. "
@@ -309,6 +442,10 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
         "copied in and written back each step)")
     out(f"* correctness gate: each contender's first-step loss equals eager's at rtol {LOSS_RTOL:g} before any step "
         f"is timed; 'later Δ': largest relative difference from eager's loss over the steps after an update")
+    apart = sorted({BY_KEY[r["key"]].name for r in results if r.get("group")})
+    if apart:
+        out(f"* timed in separate groups (not enough memory to hold all contenders at once): {', '.join(apart)}; "
+            f"the 'group' of a row is in the status column")
     if was_busy:
         out("\n> **Note:** the machine was busy (load average above the core count) during this run: timings are "
             "noisy, ratios against torch (OpenMP thread teams) especially.\n")
@@ -326,7 +463,8 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
                      f"{st / fx:.2f}" if st and fx else "n/a", first_loss,
                      _later_delta(r, by.get((r["key"], "eager"))),
                      _mib(r.get("peak_kib")), _mib(r.get("rss_kib")),
-                     f"**error**: {err}" if err else "✓"])
+                     f"**error**: {err}" if err else "✓" if r.get("checked") else "not checked (eager failed)"
+                     + (f" (group {r['group']})" if r.get("group") else "")])
     out.table(["model", "contender", "first step", "step (median of n)", "steps/s", "CPU time per step",
                "time / fxla's", "loss, step 1", "later Δ", "peak RSS", "RSS at end", "status"], rows)
     report_targets_22(out, by, was_busy)
@@ -404,7 +542,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         sys.path.insert(0, HERE)
-        print(RESULT + json.dumps(worker(*args.worker, quick=args.quick, expect=args.expect)), flush=True)
+        worker(*args.worker, quick=args.quick, expect=args.expect)
         return 0
     models = args.models.split(",") if args.models else None
     contenders = args.contenders.split(",") if args.contenders else None
