@@ -21,6 +21,7 @@ largest relative difference of its later losses (after updates) is reported besi
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import resource
@@ -171,6 +172,8 @@ def _step_function(spec: Model, contender: str, quick: bool):
     """``(describe, step)``: ``step()`` runs one training step of ``contender`` and returns its loss (a float,
     once every output of the step is ready)."""
     import torch
+    if contender not in CONTENDERS:
+        raise ValueError(f"unknown contender {contender!r}: one of {CONTENDERS}")
     model, make_optimizer, loss_fn, batch, describe = spec.build(quick)
     if contender == "jax":
         step, jbatch = spec.jax(model, batch)
@@ -431,7 +434,8 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
     out("* each contender in its own process; a model's contenders are set up one after the other, then timed "
         f"together in alternating rounds (~{ROUND_S:g} s of steps each); steps on one fixed batch, each ending with "
         "its loss on the host; step time: the median of the timed steps after the untimed ones (untimed + least "
-        "timed: " + ", ".join(f"{m.name} {m.steps(quick)[0]} + {m.steps(quick)[1]}" for m in MODELS)
+        "timed: " + ", ".join(f"{m.name} {m.steps(quick)[0]} + {m.steps(quick)[1]}" for m in MODELS
+                             if m.key in described)
         + f"; timing goes on to {TIMED_BUDGET_S:g} s or {MAX_TIMED} steps); first step: trace and compile included. "
         f"Peak RSS: `ru_maxrss` (compiles included; inductor's compile workers are other processes, not counted); "
         f"an idle worker (same imports, no model): {_mib(idle.get('peak_kib'))}"
@@ -467,10 +471,10 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
                      + (f" (group {r['group']})" if r.get("group") else "")])
     out.table(["model", "contender", "first step", "step (median of n)", "steps/s", "CPU time per step",
                "time / fxla's", "loss, step 1", "later Δ", "peak RSS", "RSS at end", "status"], rows)
-    report_targets_22(out, by, was_busy)
+    report_targets_22(out, by, was_busy, quick)
 
 
-def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool) -> None:
+def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = False) -> None:
     """Issue #22's training targets: fxla's step time ≤ 1.05× hand-written JAX's on every model; faster than
     eager on GPT-2 small and ResNet-18."""
     def ratio(key, other, what="step_s"):
@@ -494,6 +498,8 @@ def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool) -> None:
                           ("✓" if q and q < 1 else "✗") + ("?" if was_busy else "")])
     if lines:
         out("\n## Issue #22 training targets (measured in this run)\n")
+        if quick:
+            out("> **--quick**: small ResNet-18 and GPT-2, not the sizes the targets are set for.\n")
         out.table(["target", "measured", "met"], lines)
 
 
@@ -551,6 +557,11 @@ def main(argv=None) -> int:
             parser.error(f"unknown {name}(s) {[c for c in chosen if c not in allowed]}; choose from {list(allowed)}")
     out = _Report()
     started = time.perf_counter()
+    import jax
+    import torch
+    out(f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, `benchmarks/training.py "
+        f"{' '.join(sys.argv[1:] if argv is None else argv)}`, {os.cpu_count()} CPU cores, torch {torch.__version__}, "
+        f"jax {jax.__version__}; load average {'/'.join(f'{v:.1f}' for v in os.getloadavg())} at the start.")
     bench_training(out, quick=args.quick, inductor=not (args.quick or args.no_inductor), models=models,
                    contenders=contenders)
     out(f"\nTraining section: {time.perf_counter() - started:.0f} s; load average "
