@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
 
-import numpy as np
 import torch
 
 from fxla.errors import FxlaError
-from fxla.lowering.autodiff import Differentiated, NotDifferentiableError
+from fxla.lowering.autodiff import (Differentiated, NotDifferentiableError, differentiable_args,
+                                    differentiable_results)
+from fxla.lowering.autodiff.transform import main_function
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
@@ -83,9 +84,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     n_tensors = len(mask) - len(program.param_names)
     wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
     outputs = program.output_static
-    n_out = program.layout.outputs
-    block_results = _result_types(program)
-    float_outputs = [i for i in range(n_out) if block_results[i]]
+    float_outputs = [i for i in differentiable_results(program) if i < program.layout.outputs]
     diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
     stages = pipeline.lower_program(diff.forward, prepared)
     target = pipeline.layout(stages, module.device.platform)
@@ -118,34 +117,16 @@ def gradient_texts(module, entry) -> GradientTexts:
         pipeline = module._pipeline
         prepared = pipeline.prepare(module.graph_module, entry.program_args)
         program = pipeline.to_fxla(prepared)
-        floats = _result_types(program)
-        n_inputs = len(_argument_types(program)) - len(program.param_names)
-        wrt = [k for k, is_float in enumerate(_argument_types(program)[:n_inputs]) if is_float]
-        diff = pipeline.differentiate(program, wrt, [i for i in range(program.layout.outputs) if floats[i]],
-                                      remat=module._remat)
+        n_inputs = len(main_function(program.module).regions[0].blocks[0].arguments) - len(program.param_names)
+        wrt = [k for k in differentiable_args(program) if k < n_inputs]
+        cotangents = [i for i in differentiable_results(program) if i < program.layout.outputs]
+        diff = pipeline.differentiate(program, wrt, cotangents, remat=module._remat)
         texts = [pipeline.lower_program(part, prepared).stablehlo for part in (diff.forward, diff.backward)]
         store = module._store
         params = [store.resident(part, [(n, ()) for n in part.param_names], [module.device] * len(part.param_names))
                   for part in (diff.forward, diff.backward)]
         found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1])
     return found
-
-
-def _argument_types(program) -> List[bool]:
-    """Per argument of ``program``'s ``@main``, whether it is floating point."""
-    from fxla.dialects.fxla import sig_of
-    from fxla.dialects.fxla.types import is_float
-    fn = next(op for op in program.module.body.operations if op.operation.name == "func.func")
-    return [is_float(sig_of(a.type).elem) for a in fn.regions[0].blocks[0].arguments]
-
-
-def _result_types(program) -> List[bool]:
-    """Per result of ``program``'s ``@main``, whether it is floating point."""
-    from fxla.dialects.fxla import sig_of
-    from fxla.dialects.fxla.types import is_float
-    fn = next(op for op in program.module.body.operations if op.operation.name == "func.func")
-    ret = list(fn.regions[0].blocks[0].operations)[-1]
-    return [is_float(sig_of(v.type).elem) for v in ret.operands]
 
 
 class _CompiledCall(torch.autograd.Function):
@@ -225,12 +206,10 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     """Why this call cannot record gradients through fxla (then its outputs are guarded: see fxla.gradients)."""
     if module.mesh is not None:
         return "fxla does not differentiate sharded (mesh=) programs yet"
-    tensors = [t for t in leaves if is_array(t)]
     changed = [k for k in entry.program.mutated_inputs if mask[k]]
     if changed:
         return (f"the program changes input(s) {changed} in place, and they require grad: fxla does not "
                 f"differentiate through in-place changes of its inputs")
-    del tensors
     return None
 
 

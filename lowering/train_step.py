@@ -17,6 +17,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import ops, sig_of, verify_module
 from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import func, ir
 
 from .autodiff.context import VJPContext
@@ -107,7 +108,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         n_batch = n_args - len(names)
         results = list(list(block.operations)[-1].operands)
         loss_sig = sig_of(results[0].type) if results else None
-        if loss_sig is None or loss_sig.shape != () or not loss_sig.elem.startswith(("f", "bf")):
+        if loss_sig is None or loss_sig.shape != () or not is_float(loss_sig.elem):
             raise LoweringError("the training objective must return a 0-d floating-point loss first\n"
                                 "fix: return the loss (e.g. F.cross_entropy(model(x), y)) from the loss function")
         param_arg = {n: n_batch + i for i, n in enumerate(names)}

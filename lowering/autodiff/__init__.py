@@ -13,8 +13,8 @@ from . import elementwise, indexing, linalg, nn, pool, reduce, scan, shape  # no
 from .context import VJPContext
 from .registry import (NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, non_differentiable,
                        vjp_rule, zero_gradient)
-from .transform import Differentiated, differentiable_args, differentiate
+from .transform import Differentiated, differentiable_args, differentiable_results, differentiate
 
 __all__ = ["VJPContext", "VJP_RULES", "ZERO_GRADIENT", "NON_DIFFERENTIABLE", "NotDifferentiableError", "vjp_rule",
            "zero_gradient", "non_differentiable",
-           "Differentiated", "differentiable_args", "differentiate"]
+           "Differentiated", "differentiable_args", "differentiable_results", "differentiate"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from fxla.dialects.fxla import Sig, ops, sig_of, type_of
+from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
 from ..context import Emitter
@@ -34,7 +35,7 @@ class VJPContext(Emitter):
 
     def full(self, value, shape: Sequence[int], elem: str) -> ir.Value:
         """A tensor of ``shape`` and element type ``elem`` filled with ``value``."""
-        scalar = self.convert(self.tensor(float(value) if elem.startswith(("f", "bf")) else value), elem)
+        scalar = self.convert(self.tensor(float(value) if is_float(elem) else value), elem)
         return self.expand(scalar, tuple(shape))
 
     def zeros(self, sig: Sig) -> ir.Value:

@@ -19,6 +19,7 @@ import numpy as np
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
+from ..patterns.pool import avg_divisors
 from .registry import vjp_rule
 
 
@@ -56,19 +57,6 @@ def _max_pool_with_indices(ctx, ct, x, *, result, kernel_size, stride, padding, 
     return (_scatter_positions(ctx, ct_values, result[1], x, len(kernel_size)),)
 
 
-def _divisors(size: int, out: int, k: int, s: int, p: int, include_pad: bool) -> np.ndarray:
-    """torch's avg_pool divisor of each window along one dim: the window clipped to the padded input
-    (``count_include_pad``) or to the input itself."""
-    counts = []
-    for o in range(out):
-        start = o * s - p
-        end = min(start + k, size + p)
-        if not include_pad:
-            start, end = max(start, 0), min(end, size)
-        counts.append(end - start)
-    return np.asarray(counts, dtype=np.float64)
-
-
 @vjp_rule(ops.avg_pool)
 def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
@@ -83,7 +71,7 @@ def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, co
     else:
         counts = np.ones((), dtype=np.float64)
         for i in range(n):
-            counts = np.multiply.outer(counts, _divisors(in_sizes[i], out_sizes[i], kernel_size[i], stride[i],
+            counts = np.multiply.outer(counts, avg_divisors(in_sizes[i], out_sizes[i], kernel_size[i], stride[i],
                                                          padding[i], count_include_pad))
         np_dtype = np.float64 if elem == "f64" else np.float32
         divisor = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(counts.astype(np_dtype))))

@@ -39,7 +39,7 @@ from ..program import FxlaProgram
 from .context import VJPContext
 from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
 
-__all__ = ["Differentiated", "differentiate", "differentiable_args"]
+__all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results"]
 
 _PLACEHOLDER = "builtin.unrealized_conversion_cast"
 
@@ -71,6 +71,12 @@ def differentiable_args(program: FxlaProgram) -> List[int]:
     """The argument numbers of ``program``'s ``@main`` with a floating-point element type."""
     block = main_function(program.module).regions[0].blocks[0]
     return [a.arg_number for a in block.arguments if _is_float_value(a)]
+
+
+def differentiable_results(program: FxlaProgram) -> List[int]:
+    """The result numbers of ``program``'s ``@main`` with a floating-point element type."""
+    ret = list(main_function(program.module).regions[0].blocks[0].operations)[-1]
+    return [i for i, v in enumerate(ret.operands) if _is_float_value(v)]
 
 
 def main_function(module: ir.Module) -> ir.Operation:

@@ -33,7 +33,7 @@ def _reduce_window(b: Builder, x, init, body, window, strides, dilations, pads, 
     return op.result
 
 
-def _avg_divisors(size, out, k, s, p, include_pad):
+def avg_divisors(size, out, k, s, p, include_pad):
     """torch's per-window divisor along one dim: the window clipped to the padded input (include_pad), or to
     the input itself."""
     counts = []
@@ -62,7 +62,7 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
     else:
         counts = np.ones((), dtype=np.float64)
         for i in range(n):
-            c = _avg_divisors(xs.shape[lead + i], out[i], kernel_size[i], stride[i], padding[i], count_include_pad)
+            c = avg_divisors(xs.shape[lead + i], out[i], kernel_size[i], stride[i], padding[i], count_include_pad)
             counts = np.multiply.outer(counts, c)
         np_dtype = np.float64 if elem == "f64" else np.float32
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(counts.astype(np_dtype)), type=b.type(out, elem).element_type)
