@@ -1,4 +1,5 @@
-"""Patterns for the ``reduce`` family: reductions (accumulated in f32 for f16/bf16 where torch does),
+"""Patterns for the ``reduce`` family: reductions (accumulated in f32 for f16/bf16 where torch does, the variance
+of f32 in f64),
 arg-reductions, sort and top-k."""
 from __future__ import annotations
 
@@ -72,8 +73,10 @@ pattern(ops.all)(partial(_truth, combine=hlo.AndOp, init=1))
 
 @pattern(ops.var)
 def _var(b: Builder, x, *, dims, keepdim, correction):
+    # accumulated in f64 for f32 (f32 for f16/bf16), as torch's CPU kernel does (its acc_type): a batch norm's
+    # 100k-value channel summed in f32 loses digits that training then amplifies
     xs = b.sig(x)
-    elem = compute_type(xs.elem)
+    elem = "f64" if xs.elem == "f32" else compute_type(xs.elem)
     reduced = _keep(b, x, dims)
     kept = [i for i in range(xs.rank) if i not in reduced]
     count = math.prod(xs.shape[d] for d in reduced)

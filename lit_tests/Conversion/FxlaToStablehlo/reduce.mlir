@@ -123,6 +123,19 @@ func.func @var_bf16(%x: tensor<2x5xbf16>) -> tensor<2xbf16> {
 
 // -----
 
+// var in f32 accumulates in f64, as torch's CPU kernel does.
+// CHECK-LABEL: func.func @var_f32
+// CHECK:   %[[X:.+]] = stablehlo.convert %arg0 : (tensor<2x5xf32>) -> tensor<2x5xf64>
+// CHECK:   stablehlo.reduce(%{{.+}} init: %{{.+}}) applies stablehlo.add across dimensions = [1] : (tensor<2x5xf64>, tensor<f64>) -> tensor<2xf64>
+// CHECK:   %[[V:.+]] = stablehlo.convert %{{.+}} : (tensor<2xf64>) -> tensor<2xf32>
+// CHECK:   return %[[V]] : tensor<2xf32>
+func.func @var_f32(%x: tensor<2x5xf32>) -> tensor<2xf32> {
+  %0 = "fxla.var"(%x) {dims = array<i64: 1>, keepdim = false, correction = 0 : i64} : (tensor<2x5xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // topk is a stable sort of (value, iota) in total order (descending), then slices of the first k; -0.0 compares
 // as +0.0 and every NaN as +NaN (torch: NaN is the largest, whatever its sign bit).
 // CHECK-LABEL: func.func @topk
