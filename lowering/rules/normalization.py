@@ -50,7 +50,7 @@ def _batch_norm(ctx, input, running_mean, running_var, weight=None, bias=None, t
 
 
 def _batch_statistics(ctx, x, running_mean, running_var, momentum):
-    """The per-channel mean and biased variance of ``x`` (in its element type), updating the running
+    """The per-channel mean and biased variance of ``x`` (computed in its element type), updating the running
     statistics given (``momentum``: a float, or a 0-d value -- BatchNorm's cumulative average)."""
     s = ctx.sig(x)
     dims = (0,) + tuple(range(2, s.rank))
@@ -59,10 +59,8 @@ def _batch_statistics(ctx, x, running_mean, running_var, momentum):
         raise ctx.error(f"batch_norm in training mode of an input of shape {list(s.shape)}", "eager refuses it too: "
                         "'Expected more than 1 value per channel when training'", "use a batch of more than one "
                         "value per channel, or model.eval()")
-    # f32 statistics accumulate in f64, as torch's CPU kernel does (its acc_type)
-    wide = ctx.convert(x, "f64") if s.elem == "f32" else x
-    mean = ctx.convert(ctx.emit(ops.mean, wide, dims=dims, keepdim=False), s.elem)
-    var = ctx.convert(ctx.emit(ops.var, wide, dims=dims, keepdim=False, correction=0), s.elem)
+    mean = ctx.emit(ops.mean, x, dims=dims, keepdim=False)
+    var = ctx.emit(ops.var, x, dims=dims, keepdim=False, correction=0)
     updates = ((running_mean, mean, "running_mean"),
                (running_var, ctx.emit(ops.mul, var, ctx.tensor(count / (count - 1), like=var)), "running_var"))
     _update_running(ctx, updates, momentum)
