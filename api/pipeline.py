@@ -151,9 +151,10 @@ class Pipeline:
         return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts)
 
     def compile(self, stages: Stages, target: Target, device, *, partitioning=None,
-                cache_dir: Optional[str] = None) -> Executable:
+                cache_dir: Optional[str] = None, donate: Sequence[int] = ()) -> Executable:
         """Stage ``compile``: PJRT's executable of ``target`` for ``device`` (or ``partitioning``'s mesh),
-        from the on-disk cache when it holds one (keyed on the text without source locations)."""
+        from the on-disk cache when it holds one (keyed on the text without source locations); ``donate``: the
+        arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`)."""
         return self._stage("compile", compile_stablehlo, target.debug_text, device, partitioning=partitioning,
                            cache_dir=cache_dir, cache_text=target.text,
-                           n_params=len(stages.program.param_names))
+                           n_params=len(stages.program.param_names), donate=donate)

@@ -33,9 +33,10 @@ from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import from_device, to_device
-from fxla.runtime.buffers import is_array
+from fxla.runtime.buffers import is_array, owned_copy
 
 from .pipeline import COMPILING
+from .residency import Residency, resident_platform
 from .signature import signature_key
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
@@ -139,6 +140,7 @@ class TrainStep:
         self._options = dict(device=device, concrete_shapes=concrete_shapes)
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
         self.device = CompiledModule(torch.nn.Identity(), device=device).device
+        self._residency = Residency(self.device) if resident_platform(self.device) else None
         self._programs: Dict[Tuple, Tuple[Any, StepLayout, Any]] = {}
         self._micro = 0
         self._accumulated: Optional[List[Any]] = None
@@ -206,7 +208,9 @@ class TrainStep:
                                          clip=update and self.max_grad_norm is not None, tied=tied)
             stages = pipeline.lower_program(program, prepared)
             target = pipeline.layout(stages, self.device.platform)
-            executable = pipeline.compile(stages, target, self.device)
+            donate = _donated(layout, len(_leaves(batch)) + bool(objective.random), update) \
+                if self._residency is not None else ()
+            executable = pipeline.compile(stages, target, self.device, donate=donate)
             self.compiles += 1
             found = self._programs[key] = (executable, layout, objective, group_of)
             return found
@@ -217,11 +221,17 @@ class TrainStep:
         executable, layout, objective, group_of = self._program(batch, update)
         params = objective.params
         device = self.device
-        leaves = [t for t in pytree.tree_leaves(batch) if is_array(t)]
+        leaves = _leaves(batch)
         if objective.random:             # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
         args = [to_device(t, device) for t in leaves]
-        args += [to_device(params[n], device) for n in layout.frozen + layout.trainable]
+        resident = self._residency
+        if resident is None:
+            args += [to_device(params[n], device) for n in layout.frozen + layout.trainable]
+        else:
+            consumed = set(layout.changed_buffers) | (set(layout.trainable) if update else set())
+            args += [resident.argument(n, params[n]) if n in consumed else to_device(params[n], device)
+                     for n in layout.frozen + layout.trainable]
         states = {}
         if update:
             self._hooks("pre")
@@ -234,10 +244,14 @@ class TrainStep:
                     state["step"] = torch.tensor(0.0, dtype=torch.float32)     # (eager's key order: step first)
                 for s in layout.rules[n].state:
                     value = state.get(s)
-                    args.append(to_device(value if value is not None else torch.zeros_like(tensor), device))
+                    if resident is not None:
+                        args.append(resident.argument((n, s), value, like=tensor))
+                    else:
+                        args.append(to_device(value if value is not None else torch.zeros_like(tensor), device))
         if layout.accumulators:
             if self._accumulated is None:
-                self._accumulated = [to_device(torch.zeros_like(params[n]), device) for n in layout.trainable]
+                zeros = owned_copy if resident is not None else to_device
+                self._accumulated = [zeros(torch.zeros_like(params[n]), device) for n in layout.trainable]
             args += self._accumulated
         if update:
             for n in layout.trainable:
@@ -268,22 +282,20 @@ class TrainStep:
         n_out = layout.n_outputs
         outputs = [from_device(r).clone() for r in results[:n_out]]
         rest = iter(results[n_out:])
+        resident = self._residency
         with torch.no_grad():
             for name in layout.changed_buffers:
-                params[name].copy_(from_device(next(rest)))
+                _store(resident, name, params[name], next(rest))
             if not update:
                 self._accumulated = [next(rest) for _ in layout.trainable]
                 self._micro += 1
             else:
                 for n in layout.trainable:
-                    params[n].copy_(from_device(next(rest)))
+                    _store(resident, n, params[n], next(rest))
                 for n in layout.trainable:
                     state, tensor = states[n], params[n]
                     for s in layout.rules[n].state:
-                        value = from_device(next(rest))
-                        if state.get(s) is None:
-                            state[s] = torch.empty_like(tensor)
-                        state[s].copy_(value)
+                        state[s] = _store(resident, (n, s), state.get(s), next(rest), like=tensor)
                     if isinstance(layout.rules[n], AdamRule):
                         state["step"] += 1
                 self._micro = 0
@@ -291,6 +303,38 @@ class TrainStep:
         values = iter(outputs)
         return pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
                                      objective.output_spec)
+
+
+def _leaves(batch) -> List[Any]:
+    return [t for t in pytree.tree_leaves(batch) if is_array(t)]
+
+
+def _donated(layout: StepLayout, n_inputs: int, update: bool) -> Tuple[int, ...]:
+    """The positions of a step program's arguments that a call consumes (CPU: :mod:`fxla.api.residency`): the
+    buffers it changes, on an update the trainable parameters and their optimizer state, on a micro-step the
+    gradient accumulators; ``n_inputs``: how many arguments come before the parameters (batch and seed)."""
+    consumed = set(layout.changed_buffers) | (set(layout.trainable) if update else set())
+    names = layout.frozen + layout.trainable
+    donate = [n_inputs + i for i, n in enumerate(names) if n in consumed]
+    position = n_inputs + len(names)
+    if update:
+        n_state = sum(len(layout.rules[n].state) for n in layout.trainable)
+        donate += range(position, position + n_state)
+        position += n_state
+    if layout.accumulators and not update:      # (an update reads them and returns none: nothing to reuse)
+        donate += range(position, position + len(layout.trainable))
+    return tuple(donate)
+
+
+def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], result, like=None) -> torch.Tensor:
+    """A step's new value of ``slot`` into its torch tensor (made when None: an optimizer state's first value):
+    a view of the donated result on the CPU (:class:`Residency`), else a copy."""
+    if resident is not None:
+        return resident.update(slot, tensor, result)
+    if tensor is None:
+        tensor = torch.empty_like(like)
+    tensor.copy_(from_device(result))
+    return tensor
 
 
 def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,

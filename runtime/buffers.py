@@ -118,6 +118,14 @@ def to_device(value, placement: Placement) -> jax.Array:
     return _put(_numpy(t.contiguous()), placement)
 
 
+def owned_copy(t: torch.Tensor, device: jax.Device) -> jax.Array:
+    """A copy of ``t`` in a buffer PJRT owns (never an alias of torch's memory), so that a call may consume it
+    (donation); 64-bit dtypes keep their width."""
+    host = _numpy(t.detach().cpu().contiguous())
+    with jax.enable_x64(host.dtype.itemsize == 8):
+        return jax.device_put(host, device, may_alias=False)
+
+
 def host_array(t: torch.Tensor) -> np.ndarray:
     """The numpy array a call plan hands JAX for a torch tensor of at most 32 bits (see :func:`host_input`)."""
     try:

@@ -148,9 +148,10 @@ def _as_text(program: Union[str, bytes]) -> str:
 
 
 def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
-                 precompiled=None) -> "jax.stages.Compiled":
+                 precompiled=None, donate: Sequence[int] = ()) -> "jax.stages.Compiled":
     """``text`` as a ``jax.stages.Compiled`` taking the parameters first; ``precompiled``: a PJRT executable of
-    exactly this program (from the disk cache) to use instead of compiling."""
+    exactly this program (from the disk cache) to use instead of compiling; ``donate``: the positions (in the
+    program's order) of the arguments whose buffers the call consumes."""
     (ins, outs) = signature
     in_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in ins]
     out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in outs]
@@ -164,8 +165,9 @@ def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
         return list(call(*xs[n_params:], *xs[:n_params]))     # the wrapper is inlined: reordering is free
 
     # keep_unused: every parameter stays an argument, so the call signature is the program's.
+    donated = tuple(sorted(i + n_params if i < cut else i - cut for i in donate))
     with jax.enable_x64(True):          # 64-bit arguments/results keep their width (JAX narrows them otherwise)
-        lowered = jax.jit(fxla_main, keep_unused=True).lower(*specs)
+        lowered = jax.jit(fxla_main, keep_unused=True, donate_argnums=donated).lower(*specs)
         # a cache hit: JAX wraps the deserialized executable instead of compiling (see jax_private.precompiled)
         with jax_private.precompiled(precompiled):
             return lowered.compile(dict(XLA_OPTIONS))
@@ -180,7 +182,7 @@ def _serialize(runner, partitioning) -> bytes:
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
                       partitioning: Optional[Partitioning] = None,
                       cache_dir: Optional[str] = None, cache_text: Optional[str] = None,
-                      n_params: int = 0) -> Executable:
+                      n_params: int = 0, donate: Sequence[int] = ()) -> Executable:
     """Compile StableHLO ``text`` (text, MLIR bytecode or a portable artifact) for ``device``.
 
     ``partitioning``: compile for its mesh with the SPMD partitioner instead (``device`` is then ignored).
@@ -190,6 +192,8 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     ``n_params``: how many of the program's last arguments are parameters (the same buffers on every call); a
     single-device executable takes them first (:attr:`Executable.runner`), :meth:`Executable.__call__` still
     takes the program's order.
+    ``donate``: positions of arguments (single device) whose buffers a call consumes: XLA may write results into
+    them, and the arrays passed there are deleted by the call (a training step's parameters and state).
     """
     key_source = cache_text if cache_text is not None else text
     text = _as_text(text)
@@ -210,6 +214,9 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
                            f"fix: pass how many of its last arguments are parameters")
     if partitioning is not None:
         n_params = 0
+        if donate:
+            raise CompileError("donate= is for single-device executables\nfix: leave it out with a mesh")
+    donate = tuple(sorted(set(donate)))
     implicit = cache_dir is None and _cache.using_default_dir()
     cache_dir = cache_dir if cache_dir is not None else _cache.get_cache_dir()
     disk = key = None
@@ -224,12 +231,13 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     if cache_dir is not None:
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
                        f"device={device.id}/jax-{jax.__version__}/{sorted(XLA_OPTIONS.items())}/"
-                       f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}")
+                       f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}"
+                       f"{f'/donate={list(donate)}' if donate else ''}")
         key = _cache.EntryKey.of(key_source, fingerprint)
         payload = disk.load(key)
         if payload is not None:
             try:
-                runner = _deserialize(payload, backend, devices, partitioning, text, signature, n_params)
+                runner = _deserialize(payload, backend, devices, partitioning, text, signature, n_params, donate)
             except Exception as err:  # noqa: BLE001  (PJRT raises JaxRuntimeError on a bad blob)
                 disk.corrupt(key, f"it could not be deserialized ({_cache._first_line(err)})")
             else:
@@ -239,7 +247,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     start = time.perf_counter()
     try:
         if partitioning is None:
-            runner = _jax_compile(text, device, signature, n_params)
+            runner = _jax_compile(text, device, signature, n_params, donate=donate)
         else:
             runner = jax_private.compile_and_load(backend, text, devices, _options(partitioning))
     except FxlaError:
@@ -255,8 +263,8 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
                       out_shapes=out_shapes, n_params=n_params)
 
 
-def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params):
+def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params, donate=()):
     if partitioning is not None:
         return jax_private.deserialize_executable(backend, payload, devices, _options(partitioning))
     loaded = jax_private.deserialize_executable(backend, payload, devices)
-    return _jax_compile(text, devices[0], signature, n_params, precompiled=loaded)
+    return _jax_compile(text, devices[0], signature, n_params, precompiled=loaded, donate=donate)

@@ -177,8 +177,9 @@ class _LossOf(nn.Module):
 
 
 def test_batch_norm_cnn_training_gradients():
-    """Two convolutions with batch norm in training mode, through a loss: the float32 variance accumulates in float64
-    as torch's CPU kernel does (in float32 every conv weight's gradient was ~1 % off eager's: 4e-4 at 3e-2)."""
+    """Two convolutions with batch norm in training mode, through a loss: the float32 variance accumulates in
+    float64 as torch's CPU kernel does (in float32 every conv weight's gradient was ~1 % off eager's: 4e-4 at
+    3e-2)."""
     torch.manual_seed(0)
     cnn = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
                         nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),

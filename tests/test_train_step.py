@@ -200,3 +200,70 @@ def test_autocast_bfloat16_inside_the_step_with_float32_master_weights():
         torch.testing.assert_close(loss, ref.detach(), rtol=2e-2, atol=2e-2)
     assert all(p.dtype == torch.float32 for p in model.parameters())
     assert_same_state(model, reference, optimizer, ref_optimizer, tol=dict(rtol=2e-2, atol=2e-2))
+
+
+# -- resident, donated state (CPU: fxla.api.residency) --------------------------------------------------------------
+def _bn_model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def test_parameters_state_and_buffers_stay_resident_and_are_donated():
+    model, reference = _bn_model(), _bn_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    slots = 6 + 6 + 3           # parameters, their momentum, the batch norm's running stats and count
+    for i in range(4):
+        step(x, y)
+        eager_step(reference, ref_optimizer, mse, (x, y))
+        # after the first step every slot is a view of its last result, consumed by the next step: no copies
+        assert step._residency.donated == slots * i
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+    weight = model[0].weight
+    assert weight.data_ptr() == step._residency._arrays["model.0.weight"][0].unsafe_buffer_pointer()
+    assert isinstance(weight, nn.Parameter) and weight is optimizer.param_groups[0]["params"][0]
+
+
+def test_tensors_the_user_holds_see_each_update_in_place_like_eager():
+    """A view of a parameter or a state_dict() entry held across steps sees the updates (eager's optimizer
+    updates in place): those slots are not donated, and stay valid memory."""
+    model, reference = mlp(), mlp()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    ref_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(5, 8), torch.randn(5, 4)
+    step(x, y), eager_step(reference, ref_optimizer, mse, (x, y))
+    held, ref_held = model[0].weight.data, reference[0].weight.data
+    snapshot = model.state_dict()
+    for _ in range(3):
+        step(x, y), eager_step(reference, ref_optimizer, mse, (x, y))
+    torch.testing.assert_close(held, ref_held, **TOL)
+    torch.testing.assert_close(snapshot["2.bias"], reference[2].bias, **TOL)
+    assert held.data_ptr() == model[0].weight.data_ptr()
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+    del held, snapshot                          # nothing else holds them now: donated again from the next step
+    before = step._residency.donated
+    step(x, y), step(x, y)
+    assert step._residency.donated - before >= 4 * 3       # (4 parameters, exp_avg, exp_avg_sq)
+
+
+def test_tensors_replaced_or_changed_between_steps_are_read_as_they_are():
+    model, reference = mlp(), mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(5, 8), torch.randn(5, 4)
+    for _ in range(2):
+        step(x, y), eager_step(reference, ref_optimizer, mse, (x, y))
+    with torch.no_grad():
+        for m in (model, reference):
+            m[0].weight.data = torch.full_like(m[0].weight, 0.01)     # replaced
+            m[2].weight.mul_(0.5)                                     # changed in place
+            m[2].bias.data.add_(1.0)                                  # changed through .data
+    for o in (optimizer, ref_optimizer):
+        o.state[o.param_groups[0]["params"][1]]["momentum_buffer"].zero_()
+    for _ in range(2):
+        step(x, y), eager_step(reference, ref_optimizer, mse, (x, y))
+    assert_same_state(model, reference, optimizer, ref_optimizer)
