@@ -62,7 +62,7 @@ def _install_isinstance(change: int) -> None:
 def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``register_buffer``, ``builtins.isinstance``
     and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
-    :class:`Tracer`), restored afterwards."""
+    :class:`Tracer`), and ``torch.compiler.is_compiling()`` true, restored afterwards."""
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
     orig_setattr, orig_register = Module.__setattr__, Module.register_buffer
@@ -90,14 +90,24 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
     _install_isinstance(+1)
+    # torch.compiler.is_compiling() is True while fxla traces, as while torch.export traces (its
+    # _compiling_state_context): libraries then take their traceable paths (Hugging Face's is_tracing() skips
+    # data-dependent shortcuts such as `if attention_mask.all(): mask = None`)
+    compiling = torch.compiler._is_compiling_flag
+    torch.compiler._is_compiling_flag = True
     try:
         with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer):
             yield
     finally:
+        torch.compiler._is_compiling_flag = compiling
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
+
+
+def _stateless(m: torch.nn.Module) -> bool:
+    return next(iter(m.parameters()), None) is None and next(iter(m.buffers()), None) is None
 
 
 def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
@@ -379,12 +389,14 @@ class Tracer(TracerBase):
         return is_torch and not isinstance(m, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict))
 
     def call_module(self, m: torch.nn.Module, forward: Callable[..., Any], args: Tuple, kwargs: Dict) -> Any:
-        """Record a leaf as one ``call_module`` node; run a non-leaf's ``forward`` inline."""
+        """Record a leaf as one ``call_module`` node; run a non-leaf's ``forward`` inline, and a leaf the traced
+        module does not hold when it has no parameters or buffers (``loss_fct = nn.CrossEntropyLoss()`` made in
+        ``forward``, as Hugging Face models do)."""
         qualname = self.path_of_module(m)
         if qualname is not None and self.is_leaf_module(m, qualname) and not (
                 isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
             return self.create_proxy("call_module", qualname, args, kwargs)
-        if qualname is None and self.is_leaf_module(m, type(m).__name__):
+        if qualname is None and self.is_leaf_module(m, type(m).__name__) and not _stateless(m):
             raise TraceError(
                 f"called a {type(m).__name__} that is not a submodule of the traced module",
                 where=user_frame_location(self.module_path),

@@ -51,6 +51,11 @@ case((torch.bitwise_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor)
      t(4, 5), t(5), dtypes=(I64, I32, BOOL))
 case((operator.invert, operator.and_, operator.or_, operator.xor), "bitwise_operators",
      lambda x, y: (~x, x & y, x | y, x ^ y, ~(x > 0)), t(4, 5, dtype=I64), t(4, 5, dtype=I32))
+# a real tensor on the left of an operator calls its dunder method with the traced one (Hugging Face's
+# masking_utils: `result & mask(...)`)
+case((torch.Tensor.__and__, torch.Tensor.__or__, torch.Tensor.__xor__), "dunder_methods",
+     lambda x, y: (torch.tensor([True, False, True]) & x, torch.tensor([1, 0, 3]) | y, torch.tensor([5, 6, 7]) ^ y),
+     t(3, dtype=BOOL), t(3, dtype=I64))
 case((torch.Tensor.bitwise_not, torch.Tensor.bitwise_and, torch.Tensor.bitwise_or, torch.Tensor.bitwise_xor),
      "bitwise_methods", lambda x, y: (x.bitwise_not(), x.bitwise_and(y), x.bitwise_or(y), x.bitwise_xor(y)),
      t(6, dtype=BOOL), t(6, dtype=BOOL))

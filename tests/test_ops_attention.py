@@ -43,6 +43,15 @@ case(nn.MultiheadAttention, "nn.MultiheadAttention_kdim_vdim_float_mask",
              attn_mask=torch.randn(4, 4, 5), need_weights=False).eval(), t(4, 2, 8), t(5, 2, 3), t(5, 2, 6))
 case(nn.MultiheadAttention, "nn.MultiheadAttention_unbatched", _Attend(nn.MultiheadAttention(8, 2)).eval(),
      t(4, 8), t(5, 8), t(5, 8))
+# a query whose every key is masked: NaN in torch's weights (a plain softmax), 0 in its output without them
+# (scaled_dot_product_attention's safe softmax); both as torch
+_EVERY_KEY = torch.tensor([[True] * 5, [False, False, True, True, False]])
+case(nn.MultiheadAttention, "nn.MultiheadAttention_fully_masked_rows",
+     _Attend(nn.MultiheadAttention(8, 2, batch_first=True), key_padding_mask=_EVERY_KEY,
+             need_weights=False).eval(), t(2, 4, 8), t(2, 5, 8), t(2, 5, 8))
+case(nn.MultiheadAttention, "nn.MultiheadAttention_fully_masked_rows_weights",
+     _Attend(nn.MultiheadAttention(8, 2, batch_first=True), key_padding_mask=_EVERY_KEY).eval(),
+     t(2, 4, 8), t(2, 5, 8), t(2, 5, 8))
 
 
 # -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval mode) ---------------------------------------
@@ -151,3 +160,19 @@ def test_transformer_layer_with_a_custom_activation_is_an_error():
     model = _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation=torch.tanh)).eval()
     with pytest.raises(fxla.LoweringError, match="TransformerEncoderLayer with activation .* is not supported"):
         fxla.compile(model)(torch.randn(4, 2, 8))
+
+
+def test_encoder_layer_with_a_fully_padded_sequence_is_eager_with_grad_enabled():
+    """A sequence whose every position is padding: eager's TransformerEncoderLayer gives NaN under no_grad (its
+    fused fast path, torch._transformer_encoder_layer_fwd) and finite values with grad enabled (attention through
+    scaled_dot_product_attention, whose safe softmax gives 0).  fxla computes the latter, in both modes."""
+    torch.manual_seed(0)
+    layer = _Layer(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
+                   src_key_padding_mask=torch.tensor([[True] * 4, [False, True, False, True]])).eval()
+    x = torch.randn(2, 4, 8)
+    want = layer(x).detach()
+    assert not want.isnan().any()
+    with torch.no_grad():
+        assert layer(x)[0].isnan().all()                     # (eager's fast path)
+        got = fxla.compile(layer)(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

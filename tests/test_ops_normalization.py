@@ -50,6 +50,13 @@ case(F.scaled_dot_product_attention, "sdpa",
                             F.scaled_dot_product_attention(q, k, v, attn_mask=a, scale=0.5),
                             F.scaled_dot_product_attention(q, k[:, :, :4], v[:, :, :4], is_causal=True)),
      t(2, 3, 4, 8), t(2, 3, 5, 8), t(2, 3, 5, 6), t(4, 5, dtype=BOOL), t(1, 4, 5), dtypes=FLOATS, tol=4)
+# a query whose every key is masked (left padding under a causal mask) gets 0, not NaN (torch's _safe_softmax)
+case(F.scaled_dot_product_attention, "sdpa_fully_masked_rows",
+     lambda q, k, v: (F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(
+                          [[False] * 5, [True] * 5, [True, False, True, False, True], [False] * 4 + [True]])),
+                      F.scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(4, 5).index_fill(
+                          0, torch.tensor([0, 2]), float("-inf")))),
+     t(2, 3, 4, 8), t(2, 3, 5, 8), t(2, 3, 5, 6), dtypes=FLOATS, tol=4)
 
 # group_norm
 case(F.group_norm, "F.group_norm", lambda x, w, b: (F.group_norm(x, 2, w, b), F.group_norm(x, 3, eps=1e-3),

@@ -342,3 +342,46 @@ def test_register_buffer_of_a_traced_value_is_an_error(concrete):
     assert "register_buffer('h', <traced value>)" in _located(info.value, "@register-buffer-line")
     assert dict(m._buffers) == {} and torch.nn.Module.register_buffer.__name__ == "register_buffer" \
         and torch.nn.Module.register_buffer.__module__ == "torch.nn.modules.module"
+
+
+# -- library code that asks whether it is traced; layers made inside forward -------------------------------------
+class _MaskShortcut(nn.Module):
+    """Hugging Face's pattern: an eager-only shortcut on the data, skipped when torch says it is compiling."""
+
+    def forward(self, x, mask):
+        if not torch.compiler.is_compiling() and bool(mask.all()):
+            mask = None
+        return x.masked_fill(mask == 0, -1.0) if mask is not None else x
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_torch_compiler_is_compiling_while_fxla_traces(concrete):
+    x, mask = torch.randn(2, 5), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    compiled = fxla.compile(_MaskShortcut(), concrete_shapes=concrete)
+    torch.testing.assert_close(compiled(x, mask), _MaskShortcut()(x, mask))
+    torch.testing.assert_close(compiled(x, torch.ones_like(mask)), x)
+    assert not torch.compiler.is_compiling()                 # (restored after the trace)
+
+
+class _LossInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        loss_fct = nn.CrossEntropyLoss()                     # as transformers' heads do
+        return loss_fct(nn.ReLU()(self.linear(x)), y)
+
+
+class _LinearInForward(nn.Module):
+    def forward(self, x):
+        return nn.Linear(4, 3)(x)                            # fresh random weights at every eager call
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_stateless_layers_made_inside_forward_are_traced_through(concrete):
+    x, y = torch.randn(5, 4), torch.tensor([0, 2, 1, 1, 0])
+    model = _LossInForward()
+    torch.testing.assert_close(fxla.compile(model, concrete_shapes=concrete)(x, y), model(x, y))
+    with pytest.raises(TraceError, match="called a Linear that is not a submodule"):
+        fxla.compile(_LinearInForward(), concrete_shapes=concrete)(x)

@@ -370,6 +370,29 @@ def tensor_logical_xor(x, y):
     return x.logical_xor(y)
 
 
+# A real tensor left of `&`, `|`, `^` calls its dunder method with the traced one (Hugging Face's masking_utils).
+# CHECK-LABEL: case Tensor.__and__:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[C:.+]]: tensor<3xi1> {fxla.param = "_tensor_constant0"})
+# CHECK:         "fxla.bitwise_and"(%[[C]], %[[X]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+@case(torch.Tensor.__and__, t(3, dtype=BOOL))
+def dunder_and(x):
+    return torch.tensor([True, False, True]) & x
+
+
+# CHECK-LABEL: case Tensor.__or__:
+# CHECK:         "fxla.bitwise_or"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+@case(torch.Tensor.__or__, t(3, dtype=I64))
+def dunder_or(x):
+    return torch.tensor([1, 0, 3]) | x
+
+
+# CHECK-LABEL: case Tensor.__xor__:
+# CHECK:         "fxla.bitwise_xor"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+@case(torch.Tensor.__xor__, t(3, dtype=I64))
+def dunder_xor(x):
+    return torch.tensor([5, 6, 7]) ^ x
+
+
 # CHECK-LABEL: case torch.bitwise_and:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>, %[[Y:.+]]: tensor<4xi64>)
 # CHECK:         %[[BITWISE_AND:.+]] = "fxla.bitwise_and"(%[[X]], %[[Y]]) : (tensor<3x4xi64>, tensor<4xi64>) -> tensor<3x4xi64>

@@ -3,7 +3,8 @@
 
 Queries, keys and values are projected (packed ``in_proj_weight`` or separate ``q/k/v_proj_weight``), split into
 heads, scaled by ``1/sqrt(head_dim)``, masked (``attn_mask``: bool = not allowed, or additive float, 2-D or
-``[N * heads, L, S]``; ``key_padding_mask``: bool = ignore, or additive float) and combined by softmax; the
+``[N * heads, L, S]``; ``key_padding_mask``: bool = ignore, or additive float) and combined by softmax (without
+``need_weights`` torch's safe softmax: 0, not NaN, for a query whose every key is masked); the
 heads are merged and ``out_proj`` applied.  Batch-first, unbatched inputs and the returned attention weights
 (averaged over heads or per head, or ``None`` with ``need_weights=False``) are as in torch.  Not lowered:
 ``add_bias_kv``, ``add_zero_attn`` and dropout in training mode.
@@ -26,6 +27,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.frontend.shape_prop import register_meta_module
 
 from ..registry import register
+from .normalization import safe_softmax
 
 
 def _linear_at(ctx, target: str, mod, input):
@@ -98,7 +100,10 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
         scores = _mask(ctx, scores, attn_mask, shape)
     if key_padding_mask is not None:
         scores = _mask(ctx, scores, key_padding_mask, (batch, 1, 1, source))
-    probs = ctx.emit(ops.softmax, scores, dim=-1)
+    # torch returns the weights from a plain softmax (NaN where a query's every key is masked); without them it
+    # calls scaled_dot_product_attention, whose safe softmax gives 0 there
+    masked = attn_mask is not None or key_padding_mask is not None
+    probs = safe_softmax(ctx, scores) if masked and not need_weights else ctx.emit(ops.softmax, scores, dim=-1)
     out = ctx.emit(ops.matmul, probs, vh)                                                # [N, H, L, D]
     out = ctx.reshape(ctx.emit(ops.permute, out, dims=(2, 0, 1, 3)), (length, batch, embed))
     out = ctx.emit(ops.linear, out, ctx.param(f"{target}.out_proj.weight"),

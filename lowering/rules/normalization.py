@@ -265,8 +265,9 @@ def _normalize(ctx, input, p=2.0, dim=1, eps=1e-12, out=None):
 
 @register(F.scaled_dot_product_attention)
 def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """torch's math form: softmax(q k^T * scale + mask), dropped out with ``dropout_p`` (a random mask per call,
-    as ``torch.dropout(weights, dropout_p, train=True)``), times v."""
+    """torch's math form: softmax(q k^T * scale + mask) -- 0 for a query whose every key is masked (torch's
+    ``_safe_softmax``, not NaN) --, dropped out with ``dropout_p`` (a random mask per call, as
+    ``torch.dropout(weights, dropout_p, train=True)``), times v."""
     qs, ks = ctx.sig(query), ctx.sig(key)
     if enable_gqa and ks.rank >= 3 and ks.shape[-3] != qs.shape[-3]:
         key, value = (_repeat_heads(ctx, t, qs.shape[-3]) for t in (key, value))
@@ -285,10 +286,21 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
             scores = ctx.emit(ops.where, attn_mask, scores, ctx.tensor(float("-inf"), like=scores))
         else:
             scores = ctx.emit(ops.add, scores, ctx.convert(attn_mask, elem))
-    weights = ctx.emit(ops.softmax, scores, dim=-1)
+    weights = ctx.emit(ops.softmax, scores, dim=-1) if attn_mask is None else safe_softmax(ctx, scores)
     if dropout_p:
         weights = ctx.lower(F.dropout, weights, dropout_p, True)
     return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
+
+
+def safe_softmax(ctx, scores):
+    """torch's ``_safe_softmax`` over the last dim (what its scaled_dot_product_attention applies): a row masked
+    everywhere (all -inf) attends to nothing and gets 0, where a softmax gives NaN.  (The row is replaced by zeros
+    before the softmax too, so that its gradient is 0, not NaN.)"""
+    masked = ctx.emit(ops.eq, scores, ctx.tensor(float("-inf"), like=scores))
+    empty = ctx.emit(ops.all, masked, dims=(-1,), keepdim=True)
+    zero = ctx.tensor(0.0, like=scores)
+    weights = ctx.emit(ops.softmax, ctx.emit(ops.where, empty, zero, scores), dim=-1)
+    return ctx.emit(ops.where, empty, zero, weights)
 
 
 def _repeat_heads(ctx, t, heads):
