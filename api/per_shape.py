@@ -50,26 +50,33 @@ class PerShapeTraces:
         return dict(bound.arguments)
 
     def module_for(self, args, kwargs) -> Tuple[Any, Tuple]:
-        """The compiled module of this call's signature (tracing and compiling it if new), and its arguments."""
+        """The compiled module of this call's signature (tracing and compiling it if new), and its arguments:
+        those the trace reads as inputs (a Python value given as a whole argument -- ``use_cache=False``,
+        ``num_steps=3`` -- is a constant of its trace, and part of the signature)."""
         given = self.bind(args, kwargs)
-        values = tuple(given.values())
-        key = (tuple(given), signature_key(values))
+        key = (tuple(given), signature_key(tuple(given.values())))
         module = self.compiled.get(key)
         if module is None:
             with COMPILING:                       # (another thread may have traced it meanwhile)
                 module = self.compiled.get(key) or self._trace(key, given)
-        return module, values
+        return module, tuple(v for v in given.values() if not _python_value(v))
 
     def _trace(self, key, given):
         """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module."""
-        examples = {k: _example(v) for k, v in given.items()}
-        gm = symbolic_trace(self.fn, concrete_args=self.concrete_args, example_inputs=examples)
+        fixed = {k: v for k, v in given.items() if _python_value(v)}
+        examples = {k: _example(v) for k, v in given.items() if k not in fixed}
+        gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples)
         module = self.make(gm)
         self.compiled[key] = module
         while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)
             old = self.compiled.pop(next(iter(self.compiled)))
             self.drop(old)
         return module
+
+
+def _python_value(value) -> bool:
+    """A call argument that is a plain Python value (specialised: its trace sees the value, not a placeholder)."""
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _example(value):

@@ -85,3 +85,25 @@ def test_hugging_face_model_compiles_directly():
         got = fast(input_ids=ids)["last_hidden_state"]
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     assert fast.cache_size == 2
+
+
+class _Flags(torch.nn.Module):
+    def forward(self, x, use_cache=True, scale=1.0, mode="add"):
+        if use_cache:                              # branches on Python arguments: each value is its own trace
+            x = x * scale
+        return x + scale if mode == "add" else x - scale
+
+
+def test_python_arguments_are_constants_of_their_trace():
+    """A plain Python value given as an argument (``use_cache=False``: issue 18, class 13) is specialised: its
+    trace sees the value, and another value is another signature."""
+    model, x = _Flags(), torch.randn(3)
+    compiled = fxla.compile(model, concrete_shapes=True)
+    calls = [((), dict(use_cache=False)), ((), dict(use_cache=True, scale=2.0)), ((False, 3.0, "sub"), {}),
+             ((), dict(use_cache=False)), ((), {})]
+    for args, kwargs in calls:
+        torch.testing.assert_close(compiled(x, *args, **kwargs), model(x, *args, **kwargs))
+    assert compiled.cache_size == 4
+    module, values = compiled._per_shape.module_for((x,), dict(use_cache=False, scale=2.0))
+    assert len(values) == 1 and values[0] is x
+    assert [n.op for n in module.graph_module.graph.nodes].count("placeholder") == 1

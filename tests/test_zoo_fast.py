@@ -36,8 +36,6 @@ MODELS = {
 #: the failure class of issue 18 it belongs to.  Remove an entry when its route starts matching eager.
 KNOWN_FAILURES = {
     ("hf_distilbert", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
-    ("hf_llama", "compile"): ("symbolic value (%use_cache)",
-                              "class 13 (found by the zoo): Python arguments of a call (use_cache=False) traced"),
     ("hf_llama", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
     ("timm_vit", "export"): ("cannot format as text", "class 7: export traces shape-agnostically (timm's _assert)"),
     ("nn_transformer_encoder", "dynamo"): ("_transformer_encoder_layer_fwd",
