@@ -142,3 +142,14 @@ def merge_tensor_indices(ctx, y, shape, indexed):
         linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
     merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
     return ctx.reshape(y, merged), list(merged), linear, at[0]
+
+
+def safe_softmax(ctx, scores):
+    """torch's ``_safe_softmax`` over the last dim (what its scaled_dot_product_attention applies): a row masked
+    everywhere (all -inf) attends to nothing and gets 0, where a softmax gives NaN.  (The row is replaced by zeros
+    before the softmax too, so that its gradient is 0, not NaN.)"""
+    masked = ctx.emit(ops.eq, scores, ctx.tensor(float("-inf"), like=scores))
+    empty = ctx.emit(ops.all, masked, dims=(-1,), keepdim=True)
+    zero = ctx.tensor(0.0, like=scores)
+    weights = ctx.emit(ops.softmax, ctx.emit(ops.where, empty, zero, scores), dim=-1)
+    return ctx.emit(ops.where, empty, zero, weights)

@@ -26,8 +26,8 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.frontend.shape_prop import register_meta_module
 
+from ..emit import safe_softmax
 from ..registry import register
-from .normalization import safe_softmax
 
 
 def _linear_at(ctx, target: str, mod, input):

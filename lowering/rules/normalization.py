@@ -13,7 +13,7 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_module
 
-from ..emit import compute_elem
+from ..emit import compute_elem, safe_softmax
 from ..registry import register, register_module
 
 
@@ -290,17 +290,6 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     if dropout_p:
         weights = ctx.lower(F.dropout, weights, dropout_p, True)
     return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
-
-
-def safe_softmax(ctx, scores):
-    """torch's ``_safe_softmax`` over the last dim (what its scaled_dot_product_attention applies): a row masked
-    everywhere (all -inf) attends to nothing and gets 0, where a softmax gives NaN.  (The row is replaced by zeros
-    before the softmax too, so that its gradient is 0, not NaN.)"""
-    masked = ctx.emit(ops.eq, scores, ctx.tensor(float("-inf"), like=scores))
-    empty = ctx.emit(ops.all, masked, dims=(-1,), keepdim=True)
-    zero = ctx.tensor(0.0, like=scores)
-    weights = ctx.emit(ops.softmax, ctx.emit(ops.where, empty, zero, scores), dim=-1)
-    return ctx.emit(ops.where, empty, zero, weights)
 
 
 def _repeat_heads(ctx, t, heads):
