@@ -20,15 +20,13 @@ KNOWN_UNSUPPORTED = (
      "`x[i] = v`",
      "not lowered yet; use index_copy, torch.where or scatter (`x[mask] = v` is lowered: a value broadcast over "
      "the selection, or one value per selected position, as `masked_scatter`)"),
-    ("`F.dropout` / `nn.Dropout` in training mode", "random masks are not lowered; call model.eval()"),
     ("`torch.special.*` (Bessel, i0e, erfcx)", "not lowered yet"),
     ("`torch.linalg.*`, `torch.fft.*`, complex dtypes", "no fxla ops for decompositions, FFTs or complex numbers"),
     ("`nn.MultiheadAttention` with `add_bias_kv` / `add_zero_attn`; `nn.TransformerEncoder(mask_check=False)` "
      "with a padding mask; transformer stacks whose final norm is not an `nn.LayerNorm`",
      "not lowered yet (plain nn.MultiheadAttention, the transformer layers and stacks are)"),
-    ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`), RNN dropout in training mode",
+    ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`)",
      "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
-    ("`batch_norm` with batch statistics (training mode)", "fxla lowers the eval form with running statistics"),
     ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
      "pairwise distances",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "

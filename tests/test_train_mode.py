@@ -328,3 +328,77 @@ def test_compile_step_sees_eval():
         torch.testing.assert_close(loss, want.detach(), rtol=1e-4, atol=1e-4)
         _assert_state_equal(model, eager, tol=1e-4)
     assert step.compiles == 2
+
+
+# -- dropout inside torch's attention, transformer and recurrent layers -----------------------------------------
+class _Call(nn.Module):
+    def __init__(self, layer, fn):
+        super().__init__()
+        self.layer, self.fn = layer, fn
+
+    def forward(self, x):
+        return self.fn(self.layer, x)
+
+
+def test_multihead_attention_drops_out_its_weights_in_training_mode():
+    """The returned weights are eval mode's scaled by 1/(1-p) where kept and 0 elsewhere (torch's formula); the
+    output is linear in them, so its mean over many calls is eval mode's output."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
+    x = torch.randn(2, 6, 8)
+    model = _Call(mha, lambda m, x: m(x, x, x, average_attn_weights=False))
+    compiled = fxla.compile(model)
+    with torch.no_grad():
+        mha.eval()
+        want_out, want_w = model(x)
+        mha.train()
+        runs = [compiled(x) for _ in range(300)]
+    for out, w in runs[:3]:
+        kept = w != 0
+        torch.testing.assert_close(w[kept], want_w[kept] * 2, rtol=1e-5, atol=1e-6)
+        assert 0.35 < kept.float().mean() < 0.65
+    assert not torch.equal(runs[0][1], runs[1][1])                  # a fresh mask per call
+    mean = torch.stack([out for out, _ in runs]).mean(0)
+    assert (mean - want_out).abs().max() < 0.15 * want_out.abs().max()
+    torch.manual_seed(3)
+    first = compiled(x)[1]
+    torch.manual_seed(3)
+    torch.testing.assert_close(compiled(x)[1], first)                # torch.manual_seed reproduces it
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True),
+    lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3), 2, enable_nested_tensor=False),
+    lambda: nn.LSTM(8, 8, num_layers=3, dropout=0.3, batch_first=True),
+    lambda: nn.GRU(8, 8, num_layers=2, dropout=0.3)], ids=["encoder_layer", "encoder", "lstm", "gru"])
+def test_layers_with_dropout_train_with_fresh_masks(make):
+    """Training mode draws a mask per call (different outputs, reproducible under torch.manual_seed); with the
+    dropout modules' p set to 0 training mode equals eager's; gradients flow through (compile_step trains)."""
+    torch.manual_seed(0)
+    layer = make().train()
+    rnn = isinstance(layer, nn.RNNBase)
+    model = _Call(layer, (lambda m, x: m(x)[0]) if rnn else (lambda m, x: m(x)))
+    x = torch.randn(2, 5, 8)
+    compiled = fxla.compile(model)
+    with torch.no_grad():
+        a, b = compiled(x), compiled(x)
+        assert not torch.equal(a, b)
+        torch.manual_seed(7)
+        c = compiled(x)
+        torch.manual_seed(7)
+        torch.testing.assert_close(compiled(x), c)
+    target = torch.randn(2, 5, 8)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1),
+                             lambda m, x: F.mse_loss(m(x), target))
+    before = [p.detach().clone() for p in model.parameters()]
+    step(x)
+    changed = [not torch.equal(p, q) for p, q in zip(model.parameters(), before)]
+    assert all(changed), [n for (n, _), c in zip(model.named_parameters(), changed) if not c]
+    without = copy.deepcopy(model)
+    for m in without.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        if isinstance(m, (nn.RNNBase, nn.MultiheadAttention)):
+            m.dropout = 0.0
+    with torch.no_grad():
+        torch.testing.assert_close(fxla.compile(without)(x), without(x), rtol=1e-5, atol=1e-5)

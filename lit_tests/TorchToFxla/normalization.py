@@ -180,12 +180,17 @@ def sdpa_causal_scale(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.5)
 
 
+# A given mask: torch's safe softmax, 0 (not NaN) for a query whose every key is masked.
 # CHECK-LABEL: case torch.nn.functional.scaled_dot_product_attention (bool mask):
 # CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<5x6xi1>)
 # CHECK:         %[[S:.+]] = "fxla.mul"
 # CHECK:         %[[NEG_INF:.+]] = "fxla.constant"() {value = dense<0xFF800000> : tensor<f32>}
 # CHECK:         %[[MASKED:.+]] = "fxla.where"(%[[MASK]], %[[S]], %[[NEG_INF]]) : (tensor<5x6xi1>, tensor<1x2x5x6xf32>, tensor<f32>) -> tensor<1x2x5x6xf32>
-# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
+# CHECK:         %[[IS_INF:.+]] = "fxla.eq"(%[[MASKED]], %{{.+}})
+# CHECK:         %[[EMPTY:.+]] = "fxla.all"(%[[IS_INF]]) {dims = array<i64: -1>, keepdim = true} : (tensor<1x2x5x6xi1>) -> tensor<1x2x5x1xi1>
+# CHECK:         %[[SAFE:.+]] = "fxla.where"(%[[EMPTY]], %[[ZERO:.+]], %[[MASKED]])
+# CHECK:         %[[P:.+]] = "fxla.softmax"(%[[SAFE]]) {dim = -1 : i64}
+# CHECK:         "fxla.where"(%[[EMPTY]], %[[ZERO]], %[[P]])
 @case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(5, 6, dtype=BOOL),
       variant="bool mask")
 def sdpa_bool_mask(q, k, v, mask):
@@ -196,7 +201,7 @@ def sdpa_bool_mask(q, k, v, mask):
 # CHECK:         func.func @main(%{{.+}}, %[[MASK:.+]]: tensor<1x1x5x6xf32>)
 # CHECK:         %[[S:.+]] = "fxla.mul"
 # CHECK:         %[[MASKED:.+]] = "fxla.add"(%[[S]], %[[MASK]]) : (tensor<1x2x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x2x5x6xf32>
-# CHECK:         "fxla.softmax"(%[[MASKED]]) {dim = -1 : i64}
+# CHECK:         "fxla.softmax"(%{{.+}}) {dim = -1 : i64}
 @case(F.scaled_dot_product_attention, t(1, 2, 5, 8), t(1, 2, 6, 8), t(1, 2, 6, 8), t(1, 1, 5, 6),
       variant="additive mask")
 def sdpa_float_mask(q, k, v, mask):

@@ -1,4 +1,4 @@
-"""``nn.MultiheadAttention`` (eval mode) as fxla ops, following ``F.multi_head_attention_forward``, and the
+"""``nn.MultiheadAttention`` as fxla ops, following ``F.multi_head_attention_forward``, and the
 ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` built on it, and their stacks.
 
 Queries, keys and values are projected (packed ``in_proj_weight`` or separate ``q/k/v_proj_weight``), split into
@@ -6,11 +6,13 @@ heads, scaled by ``1/sqrt(head_dim)``, masked (``attn_mask``: bool = not allowed
 ``[N * heads, L, S]``; ``key_padding_mask``: bool = ignore, or additive float) and combined by softmax (without
 ``need_weights`` torch's safe softmax: 0, not NaN, for a query whose every key is masked); the
 heads are merged and ``out_proj`` applied.  Batch-first, unbatched inputs and the returned attention weights
-(averaged over heads or per head, or ``None`` with ``need_weights=False``) are as in torch.  Not lowered:
-``add_bias_kv``, ``add_zero_attn`` and dropout in training mode.
+(averaged over heads or per head, or ``None`` with ``need_weights=False``) are as in torch; in training mode the
+weights are dropped out (a random mask per call, fxla's generator: fxla.lowering.program).  Not lowered:
+``add_bias_kv`` and ``add_zero_attn``.
 
 The transformer layers are their torch formulas: self-attention (and, in the decoder, attention over ``memory``)
-and the ``linear2(activation(linear1(x)))`` feed-forward block, each as a residual around LayerNorm
+and the ``linear2(dropout(activation(linear1(x))))`` feed-forward block, each block's output dropped out in
+training mode (``dropout1/2/3``), each as a residual around LayerNorm
 (``norm_first``) or followed by it; activations 'relu' and 'gelu'.  The stacks (``nn.TransformerEncoder``,
 ``nn.TransformerDecoder``, ``nn.Transformer``) chain their layers and final LayerNorm; where torch's encoder
 would run on a nested tensor (eval mode, a left-aligned key padding mask: checked in the program) its output is
@@ -71,9 +73,6 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     if mod.bias_k is not None or mod.add_zero_attn:
         raise ctx.error("nn.MultiheadAttention with add_bias_kv or add_zero_attn is not supported",
                         "fxla lowers the plain projections", "build the module without those options")
-    if mod.training and mod.dropout:
-        raise ctx.error("nn.MultiheadAttention dropout in training mode is not supported",
-                        "random masks are not lowered", "call model.eval()")
     heads, embed = mod.num_heads, mod.embed_dim
     unbatched = ctx.sig(query).rank == 2
     q, k, v = query, key, value
@@ -104,6 +103,8 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     # calls scaled_dot_product_attention, whose safe softmax gives 0 there
     masked = attn_mask is not None or key_padding_mask is not None
     probs = safe_softmax(ctx, scores) if masked and not need_weights else ctx.emit(ops.softmax, scores, dim=-1)
+    if mod.training and mod.dropout:        # the weights dropped out (and returned so), as torch does
+        probs = ctx.lower(F.dropout, probs, float(mod.dropout), True)
     out = ctx.emit(ops.matmul, probs, vh)                                                # [N, H, L, D]
     out = ctx.reshape(ctx.emit(ops.permute, out, dims=(2, 0, 1, 3)), (length, batch, embed))
     out = ctx.emit(ops.linear, out, ctx.param(f"{target}.out_proj.weight"),
@@ -121,7 +122,7 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     return out, probs
 
 
-# -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval mode) ---------------------------------------
+# -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer ----------------------------------------------------
 #: the activations TransformerEncoderLayer/DecoderLayer accept by name or as the function
 _ACTIVATIONS = {F.relu: (ops.relu, {}), F.gelu: (ops.gelu, {"approximate": "none"})}
 
@@ -134,7 +135,12 @@ def _feed_forward(ctx, target: str, mod, x):
                         "use activation='relu' or 'gelu', or write the layer out of modules fxla lowers")
     opdef, attrs = activation
     hidden = ctx.emit(opdef, _linear_at(ctx, f"{target}.linear1", mod.linear1, x), **attrs)
-    return _linear_at(ctx, f"{target}.linear2", mod.linear2, hidden)
+    return _linear_at(ctx, f"{target}.linear2", mod.linear2, _dropped(ctx, mod.dropout, hidden))
+
+
+def _dropped(ctx, drop, x):
+    """The layer's nn.Dropout ``drop`` applied to ``x``: in training mode a random mask per call (F.dropout)."""
+    return ctx.lower(F.dropout, x, float(drop.p), True) if drop.training and drop.p else x
 
 
 def _residual(ctx, target: str, mod, x, norm: str, block):
@@ -145,40 +151,35 @@ def _residual(ctx, target: str, mod, x, norm: str, block):
     return _layer_norm_at(ctx, f"{target}.{norm}", ln, ctx.emit(ops.add, x, block(x)))
 
 
-def _check_eval(ctx, mod):
-    if mod.training and mod.dropout.p:
-        raise ctx.error(f"{type(mod).__name__} dropout in training mode is not supported",
-                        "random masks are not lowered", "call model.eval()")
-
-
 def encoder_layer_at(ctx, target: str, mod, src, src_mask=None, src_key_padding_mask=None):
     """The TransformerEncoderLayer ``mod`` whose parameters are at ``target``.  (The layers' and stacks'
     ``is_causal`` arguments are only hints that the mask is causal: the mask is what is applied, and without one
     torch refuses the hint while fxla computes shapes.)"""
-    _check_eval(ctx, mod)
-
     def self_attention(x):
-        return attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x, attn_mask=src_mask,
-                      key_padding_mask=src_key_padding_mask, need_weights=False)[0]
+        return _dropped(ctx, mod.dropout1, attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x,
+                                                  attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
+                                                  need_weights=False)[0])
     x = _residual(ctx, target, mod, src, "norm1", self_attention)
-    return _residual(ctx, target, mod, x, "norm2", lambda h: _feed_forward(ctx, target, mod, h))
+    return _residual(ctx, target, mod, x, "norm2",
+                     lambda h: _dropped(ctx, mod.dropout2, _feed_forward(ctx, target, mod, h)))
 
 
 def decoder_layer_at(ctx, target: str, mod, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                      memory_key_padding_mask=None):
     """The TransformerDecoderLayer ``mod`` whose parameters are at ``target``."""
-    _check_eval(ctx, mod)
-
     def self_attention(x):
-        return attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x, attn_mask=tgt_mask,
-                      key_padding_mask=tgt_key_padding_mask, need_weights=False)[0]
+        return _dropped(ctx, mod.dropout1, attend(ctx, f"{target}.self_attn", mod.self_attn, x, x, x,
+                                                  attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
+                                                  need_weights=False)[0])
 
     def cross_attention(x):
-        return attend(ctx, f"{target}.multihead_attn", mod.multihead_attn, x, memory, memory, attn_mask=memory_mask,
-                      key_padding_mask=memory_key_padding_mask, need_weights=False)[0]
+        return _dropped(ctx, mod.dropout2, attend(ctx, f"{target}.multihead_attn", mod.multihead_attn, x, memory,
+                                                  memory, attn_mask=memory_mask,
+                                                  key_padding_mask=memory_key_padding_mask, need_weights=False)[0])
     x = _residual(ctx, target, mod, tgt, "norm1", self_attention)
     x = _residual(ctx, target, mod, x, "norm2", cross_attention)
-    return _residual(ctx, target, mod, x, "norm3", lambda h: _feed_forward(ctx, target, mod, h))
+    return _residual(ctx, target, mod, x, "norm3",
+                     lambda h: _dropped(ctx, mod.dropout3, _feed_forward(ctx, target, mod, h)))
 
 
 @register(torch.nn.TransformerEncoderLayer)

@@ -278,6 +278,7 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     scores = ctx.emit(ops.matmul, q, ctx.emit(ops.permute, k, dims=perm))
     factor = 1.0 / math.sqrt(qs.shape[-1]) if scale is None else float(scale)
     scores = ctx.emit(ops.mul, scores, ctx.tensor(factor, like=scores))
+    given = attn_mask is not None           # (a causal mask leaves no query without keys: a plain softmax)
     if is_causal:
         ones = ctx.emit(ops.constant, value=_bool_ones(qs.shape[-2], ks.shape[-2]))
         attn_mask = ctx.emit(ops.tril, ones)
@@ -286,7 +287,7 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
             scores = ctx.emit(ops.where, attn_mask, scores, ctx.tensor(float("-inf"), like=scores))
         else:
             scores = ctx.emit(ops.add, scores, ctx.convert(attn_mask, elem))
-    weights = ctx.emit(ops.softmax, scores, dim=-1) if attn_mask is None else safe_softmax(ctx, scores)
+    weights = safe_softmax(ctx, scores) if given else ctx.emit(ops.softmax, scores, dim=-1)
     if dropout_p:
         weights = ctx.lower(F.dropout, weights, dropout_p, True)
     return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)

@@ -5,7 +5,8 @@ Each layer and direction computes its input projection for every time step at on
 whole sequence), then runs the cell step by step: ``h @ W_hh^T + b_hh`` plus the gate arithmetic of torch's
 formulas (``torch.nn.LSTM`` docs).  Layers are stacked and the directions of a bidirectional layer
 concatenated on the feature dim, as torch does; ``batch_first``, unbatched 2-D inputs and given initial states
-are supported.  Not lowered: ``proj_size`` (LSTM projections), inter-layer dropout in training mode, packed
+are supported (in training mode with dropout between layers: a random mask per call).  Not lowered:
+``proj_size`` (LSTM projections), packed
 sequences.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from functools import partial
 
 import torch
+import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
@@ -74,9 +76,6 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
     if getattr(mod, "proj_size", 0):
         raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
                         "use proj_size=0, or a Linear after the LSTM")
-    if mod.training and mod.dropout and mod.num_layers > 1:
-        raise ctx.error(f"{type(mod).__name__} dropout between layers in training mode is not supported",
-                        "random masks are not lowered", "call model.eval()")
     if not hasattr(input, "type"):
         raise ctx.error(f"{type(mod).__name__} on a {type(input).__name__} is not supported",
                         "fxla lowers padded tensors, not packed sequences",
@@ -111,6 +110,8 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
             h_n.append(ys[0] if d else ys[-1])                 # the last step's h, already [1, N, H]
             c_n.append(ctx.reshape(c, (1, batch, hidden)) if has_cell_state else None)
         layer_input = ctx.emit(ops.concat, outputs, dim=2) if dirs > 1 else outputs[0]
+        if mod.training and mod.dropout and layer < mod.num_layers - 1:   # between layers, as torch drops out
+            layer_input = ctx.lower(F.dropout, layer_input, float(mod.dropout), True)
     output = layer_input
     if mod.batch_first and not unbatched:
         output = ctx.emit(ops.permute, output, dims=(1, 0, 2))
