@@ -276,10 +276,20 @@ class UntracedMutation(TraceError):
         self.call, self.factory = call, factory
 
 
-def _untraced_mutation(tracer, name: str, target: torch.Tensor) -> TraceError:
-    """``t.add_(proxy)`` / ``t[i] = proxy`` on a concrete tensor ``t``: its later uses would read trace-time data."""
-    what = "t[...] = <traced value>" if name == "__setitem__" else f"in-place .{name}(<traced value>)"
+def _untraced_mutation(tracer, name: str, target: torch.Tensor, random: bool = False) -> TraceError:
+    """``t.add_(proxy)`` / ``t[i] = proxy`` on a concrete tensor ``t``: its later uses would read trace-time data.
+    ``random``: ``t.uniform_()`` and the other in-place random fills (fxla.frontend.random_calls)."""
     call, factory = tracer.factory_origin(target)
+    if random:
+        return UntracedMutation(
+            f"in-place random fill .{name}() of a tensor that is not traced (a parameter created in forward, or a "
+            f"concrete tensor made from constants)", where=user_frame_location(tracer.module_path),
+            why="filled while tracing, its numbers would be drawn once and be the same on every call, where eager "
+                "draws new ones each time",
+            fix="draw from a traced tensor (torch.rand_like(x), x.new_empty(3).uniform_()) or create the tensor "
+                "with a torch factory in forward (torch.empty(3, 4).uniform_() is traced); create layers in "
+                "__init__", call=call, factory=factory)
+    what = "t[...] = <traced value>" if name == "__setitem__" else f"in-place .{name}(<traced value>)"
     return UntracedMutation(
         f"{what} on a tensor that is not traced (a concrete tensor computed at trace time from constants, e.g. "
         f"torch.zeros(3, 4) + 1)", where=user_frame_location(tracer.module_path),

@@ -8,7 +8,11 @@ module (:data:`RANDOM_FUNCTIONS`) through the tracer: such a call is a ``call_fu
 arguments (sizes given as varargs are packed into one tuple, ``torch.rand((3, 4))``), so each call of the compiled
 program draws new numbers (fxla's lowering rules draw them with ``fxla.rng``; a random function without a rule is
 refused with the other unsupported ops instead of being frozen).  Recording draws nothing from torch's generator.
-Calls with a traced argument take the tracer's usual path.
+Calls with a traced argument take the tracer's usual path.  The in-place random fills of a tensor
+(``t.uniform_()``, ``t.normal_()``, ``t.bernoulli_(p)``) are refused on a concrete tensor the same way: a tensor
+made by a factory call of the trace is traced from that call instead, and the fill recorded on it (computed out of
+place by functionalization: ``uniform_(a, b)`` as ``a + (b - a) * rand_like``, ``normal_(m, s)`` as
+``m + s * randn_like``, ``bernoulli_(p)`` as ``bernoulli``).
 """
 from __future__ import annotations
 
@@ -21,11 +25,14 @@ import torch
 from .node import map_aggregate
 from .proxy import Proxy
 
-__all__ = ["RANDOM_FUNCTIONS", "recorded_random_calls"]
+__all__ = ["RANDOM_FILLS", "RANDOM_FUNCTIONS", "recorded_random_calls"]
 
 #: names of the ``torch`` functions that draw random numbers
 RANDOM_FUNCTIONS = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "bernoulli", "normal",
                     "randperm", "multinomial", "poisson")
+#: the in-place random fills of ``torch.Tensor``
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_", "geometric_", "log_normal_",
+                "cauchy_")
 #: those that take sizes as varargs (``torch.rand(3, 4)``)
 _SIZE_VARARGS = ("rand", "randn")
 
@@ -53,15 +60,34 @@ def _recorder(current: Callable, tracer) -> Callable:
     return record
 
 
+def _refiller(current: Callable, tracer) -> Callable:
+    """``torch.Tensor.<name>`` (an in-place random fill) refusing a concrete tensor while ``tracer`` traces:
+    filled at trace time, its numbers would be the same on every call.  A tensor a factory call of this trace made
+    (``torch.empty(3, 4).uniform_()``) is then traced from that call (:mod:`fxla.frontend.factories`), and the
+    fill recorded on it."""
+    def refill(self, *args, **kwargs):
+        if not tracer._paused and not isinstance(self, Proxy):
+            from .proxy import _untraced_mutation
+            raise tracer._note_error(_untraced_mutation(tracer, current.__name__, self, random=True))
+        return current(self, *args, **kwargs)
+    refill.__wrapped__ = current
+    return refill
+
+
 @contextlib.contextmanager
 def recorded_random_calls(tracer) -> Iterator[None]:
-    """The ``torch`` module's random functions recorded by ``tracer`` (see the module docstring), restored
-    afterwards."""
+    """The ``torch`` module's random functions recorded by ``tracer`` (see the module docstring) and the
+    in-place random fills of tensors refused on concrete tensors (:data:`RANDOM_FILLS`), restored afterwards."""
     saved = {name: getattr(torch, name) for name in RANDOM_FUNCTIONS}
+    fills = {name: getattr(torch.Tensor, name) for name in RANDOM_FILLS}
     for name, current in saved.items():
         setattr(torch, name, _recorder(current, tracer))
+    for name, current in fills.items():
+        setattr(torch.Tensor, name, _refiller(current, tracer))
     try:
         yield
     finally:
         for name, current in saved.items():
             setattr(torch, name, current)
+        for name, current in fills.items():
+            setattr(torch.Tensor, name, current)

@@ -269,6 +269,44 @@ def test_random_calls_with_constant_arguments_are_not_frozen_at_trace_time():
         assert not torch.equal(a, b) and torch.equal(a, c)
 
 
+class _Fills(nn.Module):
+    def forward(self, x):
+        return (torch.empty(3, 4).uniform_(-1, 2),                 # a factory's tensor: traced from its call
+                x.clone().normal_(5.0, 0.5),                       # a traced tensor
+                torch.zeros(4000).bernoulli_(0.3), torch.zeros(4000).bernoulli_(x.new_full((4000,), 0.8)),
+                torch.empty(4000).normal_())
+
+
+@pytest.mark.parametrize("concrete", [False, True])
+def test_in_place_random_fills_draw_per_call(concrete):
+    """``t.uniform_()``, ``t.normal_()``, ``t.bernoulli_()`` draw new numbers on every call, reproducibly under
+    torch.manual_seed; on a tensor made from constants in forward they are not frozen at trace time."""
+    fast = fxla.compile(_Fills(), concrete_shapes=concrete)
+    x = torch.zeros(200, 20)
+    torch.manual_seed(5)
+    first, second = fast(x), fast(x)
+    torch.manual_seed(5)
+    again = fast(x)
+    for a, b, c in zip(first, second, again):
+        assert not torch.equal(a, b) and torch.equal(a, c)
+    uniform, normal, rate, rate_tensor, standard = first
+    assert uniform.min() >= -1 and uniform.max() <= 2 and uniform.shape == (3, 4)
+    assert abs(normal.mean() - 5) < 0.02 and abs(normal.std() - 0.5) < 0.02
+    assert abs(rate.mean() - 0.3) < 0.03 and abs(rate_tensor.mean() - 0.8) < 0.03
+    assert abs(standard.mean()) < 0.06 and abs(standard.std() - 1) < 0.05
+
+
+def test_in_place_random_fills_without_a_rule_or_a_traced_tensor_are_refused():
+    with pytest.raises(fxla.UnsupportedOpError, match="exponential_"):
+        fxla.compile(lambda x: x + torch.empty(3).exponential_())(torch.zeros(3))
+    weights = torch.empty(3)                  # made before the trace: filling it in forward would freeze it
+
+    def fill(x):
+        return x + weights.uniform_()
+    with pytest.raises(fxla.TraceError, match=r"random fill .uniform_\(\) of a tensor that is not traced"):
+        fxla.compile(fill)(torch.zeros(3))
+
+
 def test_unsupported_random_functions_are_refused_not_frozen():
     with pytest.raises(fxla.UnsupportedOpError, match="torch.randperm"):
         fxla.compile(lambda x: x + torch.randperm(3))(torch.zeros(3))

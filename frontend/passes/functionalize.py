@@ -2,7 +2,8 @@
 does for torch's graphs), so that every later use of a mutated tensor reads its new value.
 
 fxla programs are functional (StableHLO has no mutation), so a traced ``y.add_(1)``, ``y[0] = v``,
-``y += 1``, ``y.fill_(0)`` or ``nn.ReLU(inplace=True)(y)`` becomes a node computing the new value of ``y``,
+``y += 1``, ``y.fill_(0)``, ``y.uniform_()`` (a random draw like ``y``) or ``nn.ReLU(inplace=True)(y)`` becomes
+a node computing the new value of ``y``,
 and the uses of ``y`` *after* it (in graph order) read that node instead.  A Python alias (``z = y``) is the
 same node, so it sees the change too, as in eager.
 
@@ -79,6 +80,26 @@ _INPLACE_METHODS: Dict[str, str] = {f"{name}_": name for name in (
     "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num", "fill_diagonal", "maximum", "minimum", "where", "renorm",
     "float_power", "xlogy", "heaviside", "logit", "digamma", "lgamma", "erfinv", "mvlgamma", "polygamma")}
 
+def _uniform(graph, base, from_=0.0, to=1.0, *, generator=None):
+    drawn = graph.call_function(torch.rand_like, (base,), {"generator": generator} if generator else {})
+    return graph.call_function(operator.add, (graph.call_function(operator.mul, (drawn, to - from_)), from_))
+
+
+def _normal(graph, base, mean=0.0, std=1.0, *, generator=None):
+    drawn = graph.call_function(torch.randn_like, (base,), {"generator": generator} if generator else {})
+    return graph.call_function(operator.add, (graph.call_function(operator.mul, (drawn, std)), mean))
+
+
+def _bernoulli(graph, base, p=0.5, *, generator=None):
+    kwargs = {"generator": generator} if generator else {}
+    if _is_tensor(p):
+        return graph.call_function(torch.bernoulli, (graph.call_method("expand_as", (p, base)),), kwargs)
+    return graph.call_function(torch.bernoulli, (base, p), kwargs)
+
+
+#: in-place random fills -> their out-of-place value (a random draw like self; the others have no rule)
+_RANDOM_FILLS = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli}
+
 #: in-place Python operators on tensors (``y += 1``): recorded as ``operator.iadd``..., computed out of place
 _INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
                                 operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul,
@@ -112,7 +133,7 @@ def _mutated(gm: GraphModule, node: Node) -> Optional[Node]:
     if not _is_tensor(base):
         return None
     if node.op == "call_method":
-        if node.target in _INPLACE_METHODS or node.target in ("fill_", "zero_", "copy_") \
+        if node.target in _INPLACE_METHODS or node.target in ("fill_", "zero_", "copy_", *_RANDOM_FILLS) \
                 or node.target in _METADATA_METHODS:
             return base
         return base if node.kwargs.get("inplace") is True else None
@@ -258,6 +279,8 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
                 graph.call_function(torch.full_like, (base, fill))
         elif node.op == "call_method" and node.target == "zero_":
             value = graph.call_function(torch.zeros_like, (base,))
+        elif node.op == "call_method" and node.target in _RANDOM_FILLS:
+            value = _RANDOM_FILLS[node.target](graph, base, *node.args[1:], **node.kwargs)
         elif node.op == "call_method" and node.target == "copy_":
             value = graph.call_method("expand_as", (node.args[1], base))
         elif node.target is operator.setitem:
