@@ -86,6 +86,9 @@ case(torch.Tensor.repeat, "repeat", lambda x: (x.repeat(2, 3), x.repeat((2, 1, 2
      dtypes=(F32, I64))
 case((torch.tile, torch.Tensor.tile), "tile", lambda x: (torch.tile(x, (2,)), x.tile((2, 1, 3))), t(2, 3),
      dtypes=(BF16,))
+case((torch.repeat_interleave, torch.Tensor.repeat_interleave), "repeat_interleave",
+     lambda x: (torch.repeat_interleave(x, 2, dim=1), x.repeat_interleave(3), x.repeat_interleave(2, dim=-1),
+                torch.repeat_interleave(x[0, 0], 3), x.repeat_interleave(1, 0)), t(2, 3, 4), dtypes=(F32, I64, BOOL))
 case((torch.flip, torch.Tensor.flip, torch.fliplr, torch.flipud), "flip",
      lambda x: (torch.flip(x, [0]), x.flip(-1, 0), x.flip((1,)), torch.fliplr(x), torch.flipud(x)), t(3, 4, 2),
      dtypes=ALL3)

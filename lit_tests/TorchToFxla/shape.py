@@ -520,6 +520,26 @@ def tensor_tile(x):
     return x.tile(2, 2)
 
 
+# Each element twice in a row along dim 1 (rotary embeddings' sin/cos in GPT-J): a new unit dim expanded.
+# CHECK-LABEL: case torch.repeat_interleave:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[UNIT:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 1>} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[SPREAD:.+]] = "fxla.expand"(%[[UNIT]]) {shape = array<i64: 2, 3, 2>} : (tensor<2x3x1xf32>) -> tensor<2x3x2xf32>
+# CHECK:         "fxla.reshape"(%[[SPREAD]]) {shape = array<i64: 2, 6>} : (tensor<2x3x2xf32>) -> tensor<2x6xf32>
+@case(torch.repeat_interleave, t(2, 3))
+def repeat_interleave(x):
+    return torch.repeat_interleave(x, 2, dim=1)
+
+
+# The flattened tensor without a dim.
+# CHECK-LABEL: case Tensor.repeat_interleave:
+# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 6>} : (tensor<2x3xi64>) -> tensor<6xi64>
+# CHECK:         "fxla.expand"(%{{.+}}) {shape = array<i64: 6, 3>} : (tensor<6x1xi64>) -> tensor<6x3xi64>
+@case(torch.Tensor.repeat_interleave, t(2, 3, dtype=I64))
+def tensor_repeat_interleave(x):
+    return x.repeat_interleave(3)
+
+
 # CHECK-LABEL: case torch.flip:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
 # CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 0, -1>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>

@@ -8,6 +8,7 @@ import math
 import torch
 
 from fxla.dialects.fxla import ops, type_of
+from fxla.dialects.mlir import ir
 
 from ..dtypes import sig_of_meta
 from ..registry import register, register_module
@@ -187,6 +188,29 @@ def _repeat(ctx, input, *sizes):
 def _tile_rule(ctx, input, *sizes, dims=None):
     dims = _sizes(sizes) if dims is None else tuple(dims)      # x.tile(2, 2), x.tile((2, 2)), torch.tile(x, dims=...)
     return _tile(ctx, input, (1,) * (ctx.sig(input).rank - len(dims)) + dims)
+
+
+@register(torch.repeat_interleave, torch.Tensor.repeat_interleave)
+def _repeat_interleave(ctx, input, repeats=None, dim=None, *, output_size=None):
+    """Each element ``repeats`` times in a row along ``dim`` (the flattened tensor when None).  ``repeats``: a
+    Python int; a tensor of counts makes a data-dependent size and is refused."""
+    if isinstance(repeats, ir.Value):
+        raise ctx.error("repeat_interleave with a tensor of repeats", "the result's size depends on the counts' "
+                        "values, which a compiled program has no concrete value for",
+                        "pass the count as a Python int (x.repeat_interleave(2, dim=1))")
+    if repeats is None or isinstance(repeats, bool):
+        raise ctx.error("repeat_interleave of a tensor of counts (torch.repeat_interleave(counts))",
+                        "the result's size depends on the counts' values", "pass the input and an int count")
+    x = input
+    if dim is None:
+        x, dim = ctx.reshape(input, (math.prod(ctx.sig(input).shape),)), 0
+    shape = ctx.sig(x).shape
+    dim = dim % len(shape) if shape else 0
+    if not shape:
+        x, shape = ctx.reshape(x, (1,)), (1,)
+    spread = shape[:dim + 1] + (int(repeats),) + shape[dim + 1:]
+    x = ctx.emit(ops.expand, ctx.reshape(x, shape[:dim + 1] + (1,) + shape[dim + 1:]), shape=spread)
+    return ctx.reshape(x, ctx.result_sig.shape)
 
 
 @register(torch.flip, torch.Tensor.flip)
