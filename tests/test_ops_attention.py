@@ -75,6 +75,32 @@ case(nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer_norm_first_gelu_bat
      _Layer(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True, batch_first=True),
             src_mask=nn.Transformer.generate_square_subsequent_mask(4),
             src_key_padding_mask=torch.tensor([[False] * 3 + [True], [False] * 4])).eval(), t(2, 4, 8))
+class _Fused(nn.Module):
+    """Calls torch's fused encoder layer (what dynamo records for a TransformerEncoderLayer in eval mode) with
+    its layer's weights and a fixed mask."""
+
+    def __init__(self, layer, mask=None, mask_type=None):
+        super().__init__()
+        self.layer, self.mask, self.mask_type = layer, mask, mask_type
+
+    def forward(self, x):
+        m = self.layer
+        return torch._transformer_encoder_layer_fwd(
+            x, m.self_attn.embed_dim, m.self_attn.num_heads, m.self_attn.in_proj_weight, m.self_attn.in_proj_bias,
+            m.self_attn.out_proj.weight, m.self_attn.out_proj.bias, m.activation_relu_or_gelu == 2, m.norm_first,
+            m.norm1.eps, m.norm1.weight, m.norm1.bias, m.norm2.weight, m.norm2.bias, m.linear1.weight,
+            m.linear1.bias, m.linear2.weight, m.linear2.bias, self.mask, self.mask_type)
+
+
+torch.manual_seed(0)
+case(torch._transformer_encoder_layer_fwd, "transformer_encoder_layer_fwd",
+     _Fused(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)).eval(), t(2, 5, 8))
+case(torch._transformer_encoder_layer_fwd, "transformer_encoder_layer_fwd_padding_gelu_norm_first",
+     _Fused(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation="gelu", norm_first=True),
+            torch.tensor([[False, False, True, True, False], [False] * 5]), 1).eval(), t(2, 5, 8))
+case(torch._transformer_encoder_layer_fwd, "transformer_encoder_layer_fwd_causal",
+     _Fused(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
+            nn.Transformer.generate_square_subsequent_mask(5), 0).eval(), t(2, 5, 8))
 case(nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer",
      _Layer(nn.TransformerDecoderLayer(8, 2, 16), tgt_mask=nn.Transformer.generate_square_subsequent_mask(4)).eval(),
      t(4, 2, 8), t(5, 2, 8))
@@ -176,3 +202,13 @@ def test_encoder_layer_with_a_fully_padded_sequence_is_eager_with_grad_enabled()
         assert layer(x)[0].isnan().all()                     # (eager's fast path)
         got = fxla.compile(layer)(x)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_dynamo_records_the_fused_encoder_layer_in_eval_mode():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True).eval()
+    x, padding = torch.randn(2, 5, 8), torch.tensor([[False, False, True, True, False], [False] * 5])
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(layer, backend="fxla")(x, src_key_padding_mask=padding),
+                                   layer(x, src_key_padding_mask=padding), rtol=1e-5, atol=1e-5)

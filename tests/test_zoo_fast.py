@@ -38,8 +38,6 @@ KNOWN_FAILURES = {
     ("hf_distilbert", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
     ("hf_llama", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
     ("timm_vit", "export"): ("cannot format as text", "class 7: export traces shape-agnostically (timm's _assert)"),
-    ("nn_transformer_encoder", "dynamo"): ("_transformer_encoder_layer_fwd",
-                                           "class 3: the op spellings dynamo records"),
     ("nn_transformer_encoder", "export"): ("InputError: TransformerEncoder: the inputs have structure",
                                            "class 6: fxla.load of a forward with defaulted parameters"),
 }

@@ -119,3 +119,25 @@ def transformer_decoder():
 @case(nn.Transformer, t(5, 2, 8), t(4, 2, 8))
 def transformer():
     return nn.Transformer(8, 2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
+
+
+# torch's fused encoder layer (what dynamo records for a TransformerEncoderLayer in eval mode): packed q/k/v
+# projections, a plain softmax, post-norm; torch has no derivative for it (fxla.no_gradient).
+_FUSED = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True).eval()
+
+
+# CHECK-LABEL: case torch._VariableFunctionsClass._transformer_encoder_layer_fwd:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x5x8xf32>
+# CHECK:         %[[QKV:.+]] = "fxla.linear"(%[[X]], {{.+}} -> tensor<2x5x24xf32>
+# CHECK:         "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
+# CHECK:         %[[N1:.+]] = "fxla.layer_norm"
+# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"
+# CHECK-NEXT:    %[[NG:.+]] = "fxla.no_gradient"(%[[OUT]]) {op = "aten::_transformer_encoder_layer_fwd"
+# CHECK:         return %[[NG]] : tensor<2x5x8xf32>
+@case(torch._transformer_encoder_layer_fwd, t(2, 5, 8))
+def transformer_encoder_layer_fwd(x):
+    m = _FUSED
+    return torch._transformer_encoder_layer_fwd(
+        x, 8, 2, m.self_attn.in_proj_weight, m.self_attn.in_proj_bias, m.self_attn.out_proj.weight,
+        m.self_attn.out_proj.bias, False, False, 1e-5, m.norm1.weight, m.norm1.bias, m.norm2.weight, m.norm2.bias,
+        m.linear1.weight, m.linear1.bias, m.linear2.weight, m.linear2.bias, None, None)

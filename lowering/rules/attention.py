@@ -182,6 +182,51 @@ def decoder_layer_at(ctx, target: str, mod, tgt, memory, tgt_mask=None, memory_m
                      lambda h: _dropped(ctx, mod.dropout3, _feed_forward(ctx, target, mod, h)))
 
 
+@register(torch._transformer_encoder_layer_fwd)
+def _fused_encoder_layer(ctx, src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
+                         norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
+                         ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None):
+    """torch's fused TransformerEncoderLayer (its eval-mode fast path, which dynamo records): batch-first
+    ``[N, L, E]``, packed q/k/v projections, ``mask`` as ``merge_masks`` leaves it (``mask_type`` 0: ``[L, L]``
+    attention mask, 1: ``[N, L]`` key padding mask, 2: merged ``[N, heads, L, L]``; bool True = not allowed, or
+    additive float).  As the fused kernel, a plain softmax: a query whose every key is masked gives NaN."""
+    n, length, embed = ctx.sig(src).shape
+    head_dim = embed_dim // num_heads
+
+    def norm(x, weight, bias):
+        return ctx.lower(F.layer_norm, x, (embed_dim,), weight, bias, eps)
+
+    def heads(t):                                   # [N, L, E] -> [N, heads, L, head_dim]
+        return ctx.emit(ops.permute, ctx.reshape(t, (n, length, num_heads, head_dim)), dims=(0, 2, 1, 3))
+
+    def attention(x):
+        qkv = ctx.lower(F.linear, x, qkv_weight, qkv_bias)
+        q, k, v = (heads(ctx.slice_dim(qkv, 2, i * embed, (i + 1) * embed)) for i in range(3))
+        scores = ctx.emit(ops.matmul, q, ctx.emit(ops.permute, k, dims=(0, 1, 3, 2)))
+        scores = ctx.emit(ops.mul, scores, ctx.tensor(1.0 / math.sqrt(head_dim), like=scores))
+        if mask is not None:
+            rank = ctx.sig(mask).rank
+            shape = ((1, 1, length, length) if mask_type == 0 else (n, 1, 1, length)) if rank == 2 else \
+                (n, num_heads, length, length)
+            scores = _mask(ctx, scores, mask, shape)
+        out = ctx.emit(ops.matmul, ctx.emit(ops.softmax, scores, dim=-1), v)
+        out = ctx.reshape(ctx.emit(ops.permute, out, dims=(0, 2, 1, 3)), (n, length, embed))
+        return ctx.lower(F.linear, out, proj_weight, proj_bias)
+
+    def feed_forward(x):
+        hidden = ctx.lower(F.linear, x, ffn_weight_1, ffn_bias_1)
+        hidden = ctx.emit(ops.gelu, hidden, approximate="none") if use_gelu else ctx.emit(ops.relu, hidden)
+        return ctx.lower(F.linear, hidden, ffn_weight_2, ffn_bias_2)
+    if norm_first:
+        x = ctx.emit(ops.add, src, attention(norm(src, norm_weight_1, norm_bias_1)))
+        out = ctx.emit(ops.add, x, feed_forward(norm(x, norm_weight_2, norm_bias_2)))
+    else:
+        x = norm(ctx.emit(ops.add, src, attention(src)), norm_weight_1, norm_bias_1)
+        out = norm(ctx.emit(ops.add, x, feed_forward(x)), norm_weight_2, norm_bias_2)
+    return ctx.emit(ops.no_gradient, out, op="aten::_transformer_encoder_layer_fwd",
+                    reason="torch has no derivative for its fused encoder layer (an inference-only fast path)")
+
+
 @register(torch.nn.TransformerEncoderLayer)
 def _encoder_layer(ctx, src, src_mask=None, src_key_padding_mask=None, is_causal=False, *, mod):
     return encoder_layer_at(ctx, ctx.node.target, mod, src, src_mask, src_key_padding_mask)
