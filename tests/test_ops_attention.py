@@ -54,6 +54,30 @@ case(nn.MultiheadAttention, "nn.MultiheadAttention_fully_masked_rows_weights",
      t(2, 4, 8), t(2, 5, 8), t(2, 5, 8))
 
 
+class _Functional(nn.Module):
+    """F.multi_head_attention_forward with its module's weights (what dynamo records for nn.MultiheadAttention)."""
+
+    def __init__(self, mha, **options):
+        super().__init__()
+        self.mha, self.options = mha, options
+
+    def forward(self, q, k, v):
+        m = self.mha
+        out, weights = F.multi_head_attention_forward(
+            q, k, v, m.embed_dim, m.num_heads, m.in_proj_weight, m.in_proj_bias, None, None, False, 0.0,
+            m.out_proj.weight, m.out_proj.bias, training=False, **self.options)
+        return (out, weights) if self.options.get("need_weights", True) else out      # weights is None
+
+
+torch.manual_seed(0)
+case(F.multi_head_attention_forward, "F.multi_head_attention_forward",
+     _Functional(nn.MultiheadAttention(8, 2), attn_mask=_CAUSAL, average_attn_weights=False).eval(),
+     t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+case(F.multi_head_attention_forward, "F.multi_head_attention_forward_padding_no_weights",
+     _Functional(nn.MultiheadAttention(8, 2), key_padding_mask=_PADDING, need_weights=False).eval(),
+     t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+
+
 # -- nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval mode) ---------------------------------------
 class _Layer(nn.Module):
     """Calls a transformer layer on one or two inputs with fixed keyword options."""
@@ -212,3 +236,17 @@ def test_dynamo_records_the_fused_encoder_layer_in_eval_mode():
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(layer, backend="fxla")(x, src_key_padding_mask=padding),
                                    layer(x, src_key_padding_mask=padding), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.TransformerDecoderLayer(8, 2, 16), lambda: nn.Transformer(8, 2, 1, 1, 16)],
+                         ids=["decoder_layer", "transformer"])
+def test_dynamo_records_functional_multi_head_attention(make):
+    torch.manual_seed(0)
+    model = make().eval()
+    x, memory = torch.randn(4, 2, 8), torch.randn(5, 2, 8)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend="fxla")(memory, x) if isinstance(model, nn.Transformer)
+                                   else torch.compile(model, backend="fxla")(x, memory),
+                                   model(memory, x) if isinstance(model, nn.Transformer) else model(x, memory),
+                                   rtol=1e-5, atol=1e-5)

@@ -4,6 +4,7 @@
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from fxla.testing import case, t
 
@@ -141,3 +142,21 @@ def transformer_encoder_layer_fwd(x):
         x, 8, 2, m.self_attn.in_proj_weight, m.self_attn.in_proj_bias, m.self_attn.out_proj.weight,
         m.self_attn.out_proj.bias, False, False, 1e-5, m.norm1.weight, m.norm1.bias, m.norm2.weight, m.norm2.bias,
         m.linear1.weight, m.linear1.bias, m.linear2.weight, m.linear2.bias, None, None)
+
+
+# F.multi_head_attention_forward (what dynamo records for nn.MultiheadAttention): the module's computation with
+# its weights as operands; sequence first, weights averaged over heads.
+_MHA = nn.MultiheadAttention(8, 2).eval()
+
+
+# CHECK-LABEL: case torch.nn.functional.multi_head_attention_forward:
+# CHECK:         func.func @main(%[[Q:.+]]: tensor<4x2x8xf32>, %[[K:.+]]: tensor<5x2x8xf32>, %[[V:.+]]: tensor<5x2x8xf32>
+# CHECK:         "fxla.linear"(%[[Q]], {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[P:.+]] = "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
+# CHECK:         %[[W:.+]] = "fxla.mean"(%[[P]]) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2x4x5xf32>) -> tensor<2x4x5xf32>
+# CHECK:         return %{{.+}}, %[[W]] : tensor<4x2x8xf32>, tensor<2x4x5xf32>
+@case(F.multi_head_attention_forward, t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
+def multi_head_attention_forward(q, k, v):
+    m = _MHA
+    return F.multi_head_attention_forward(q, k, v, 8, 2, m.in_proj_weight, m.in_proj_bias, None, None, False, 0.0,
+                                          m.out_proj.weight, m.out_proj.bias, training=False)

@@ -73,23 +73,55 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     if mod.bias_k is not None or mod.add_zero_attn:
         raise ctx.error("nn.MultiheadAttention with add_bias_kv or add_zero_attn is not supported",
                         "fxla lowers the plain projections", "build the module without those options")
-    heads, embed = mod.num_heads, mod.embed_dim
+    in_bias = ctx.param(f"{target}.in_proj_bias") if mod.in_proj_bias is not None else None
+    packed = ctx.param(f"{target}.in_proj_weight") if mod._qkv_same_embed_dim else None
+    separate = None if packed is not None else [ctx.param(f"{target}.{n}_proj_weight") for n in ("q", "k", "v")]
+    return _attention(ctx, query, key, value, heads=mod.num_heads, batch_first=mod.batch_first, packed=packed,
+                      separate=separate, in_bias=in_bias,
+                      out_weight=ctx.param(f"{target}.out_proj.weight"),
+                      out_bias=ctx.param(f"{target}.out_proj.bias") if mod.out_proj.bias is not None else None,
+                      dropout=float(mod.dropout) if mod.training else 0.0, key_padding_mask=key_padding_mask,
+                      need_weights=need_weights, attn_mask=attn_mask, average_attn_weights=average_attn_weights)
+
+
+@register(F.multi_head_attention_forward)
+def _multi_head_attention_forward(ctx, query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                                  in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+                                  out_proj_bias, training=True, key_padding_mask=None, need_weights=True,
+                                  attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None,
+                                  k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
+                                  average_attn_weights=True, is_causal=False):
+    """torch's functional multi-head attention (sequence first; what dynamo records for nn.MultiheadAttention):
+    the module's computation with its weights given.  ``is_causal`` is a hint about ``attn_mask``, which is what
+    is applied (torch refuses the hint without a mask)."""
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise ctx.error("multi_head_attention_forward with bias_k/bias_v, add_zero_attn or static_k/static_v is "
+                        "not supported", "fxla lowers the plain projections",
+                        "build the module without add_bias_kv or add_zero_attn")
+    separate = [q_proj_weight, k_proj_weight, v_proj_weight] if use_separate_proj_weight else None
+    return _attention(ctx, query, key, value, heads=num_heads, batch_first=False,
+                      packed=None if use_separate_proj_weight else in_proj_weight, separate=separate,
+                      in_bias=in_proj_bias, out_weight=out_proj_weight, out_bias=out_proj_bias,
+                      dropout=float(dropout_p) if training else 0.0, key_padding_mask=key_padding_mask,
+                      need_weights=need_weights, attn_mask=attn_mask, average_attn_weights=average_attn_weights)
+
+
+def _attention(ctx, query, key, value, *, heads, batch_first, packed, separate, in_bias, out_weight, out_bias,
+               dropout, key_padding_mask, need_weights, attn_mask, average_attn_weights):
+    """Multi-head attention with the projections given (``packed`` q/k/v rows, or ``separate`` weights):
+    (output, weights or None)."""
+    embed = ctx.sig(query).shape[-1]
     unbatched = ctx.sig(query).rank == 2
     q, k, v = query, key, value
     if unbatched:                                   # [L, E]: a batch of one, sequence first
         q, k, v = (ctx.reshape(t, (ctx.sig(t).shape[0], 1, ctx.sig(t).shape[1])) for t in (q, k, v))
-    elif mod.batch_first:                           # [N, L, E] -> [L, N, E]
+    elif batch_first:                               # [N, L, E] -> [L, N, E]
         q, k, v = (ctx.emit(ops.permute, t, dims=(1, 0, 2)) for t in (q, k, v))
     length, batch, _ = ctx.sig(q).shape
     source = ctx.sig(k).shape[0]
-    bias = ctx.param(f"{target}.in_proj_bias") if mod.in_proj_bias is not None else None
     thirds = [(i * embed, (i + 1) * embed) for i in range(3)]            # q, k, v rows of the packed tensors
-    if mod._qkv_same_embed_dim:
-        packed = ctx.param(f"{target}.in_proj_weight")
-        weights = [ctx.slice_dim(packed, 0, lo, hi) for lo, hi in thirds]
-    else:
-        weights = [ctx.param(f"{target}.{name}_proj_weight") for name in ("q", "k", "v")]
-    biases = [ctx.slice_dim(bias, 0, lo, hi) if bias is not None else None for lo, hi in thirds]
+    weights = [ctx.slice_dim(packed, 0, lo, hi) for lo, hi in thirds] if packed is not None else separate
+    biases = [ctx.slice_dim(in_bias, 0, lo, hi) if in_bias is not None else None for lo, hi in thirds]
     qh, kh, vh = (_heads(ctx, ctx.emit(ops.linear, x, w, b), batch, heads)
                   for x, w, b in zip((q, k, v), weights, biases))
     scores = ctx.emit(ops.matmul, qh, ctx.emit(ops.permute, kh, dims=(0, 1, 3, 2)))      # [N, H, L, S]
@@ -103,15 +135,14 @@ def attend(ctx, target: str, mod, query, key, value, *, key_padding_mask=None, n
     # calls scaled_dot_product_attention, whose safe softmax gives 0 there
     masked = attn_mask is not None or key_padding_mask is not None
     probs = safe_softmax(ctx, scores) if masked and not need_weights else ctx.emit(ops.softmax, scores, dim=-1)
-    if mod.training and mod.dropout:        # the weights dropped out (and returned so), as torch does
-        probs = ctx.lower(F.dropout, probs, float(mod.dropout), True)
+    if dropout:                             # the weights dropped out (and returned so), as torch does
+        probs = ctx.lower(F.dropout, probs, dropout, True)
     out = ctx.emit(ops.matmul, probs, vh)                                                # [N, H, L, D]
     out = ctx.reshape(ctx.emit(ops.permute, out, dims=(2, 0, 1, 3)), (length, batch, embed))
-    out = ctx.emit(ops.linear, out, ctx.param(f"{target}.out_proj.weight"),
-                   ctx.param(f"{target}.out_proj.bias") if mod.out_proj.bias is not None else None)
+    out = ctx.emit(ops.linear, out, out_weight, out_bias)
     if unbatched:
         out = ctx.reshape(out, (length, embed))
-    elif mod.batch_first:
+    elif batch_first:
         out = ctx.emit(ops.permute, out, dims=(1, 0, 2))
     if not need_weights:
         return out, None
