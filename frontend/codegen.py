@@ -134,7 +134,8 @@ class _Emitter:
         if isinstance(idx, tuple) and not hasattr(idx, "_fields"):
             if not idx:
                 return "()"
-            inner = ", ".join(self.index(e) for e in idx)
+            # (a tuple inside the subscript is an index sequence, x[:, (-1,), :]: parenthesised)
+            inner = ", ".join(self.index(e) if isinstance(e, slice) else self.arg(e) for e in idx)
             return inner + "," if len(idx) == 1 else inner
         return self.arg(idx)
 

@@ -38,6 +38,8 @@ case(G, "getitem_tensor_index", lambda x, i: (x[i], x[:, i], x[..., i], x[1:, i[
 case(G, "getitem_tensor_index_2d_negative", lambda x, i: (x[i - 5], x[None, i]), t(5, 3), index(2, 3, high=5),
      dtypes=(F16,))
 case(G, "getitem_list_index", lambda x: (x[[0, 2, -1]], x[:, [1, 1]]), t(4, 3))
+# a tuple inside the index is a sequence of positions, as a list (dynamo records nanoGPT's x[:, [-1], :] so)
+case(G, "getitem_nested_tuple_index", lambda x: (x[:, (-1,), :], x[(0, 2), :, 1]), t(4, 3, 2))
 case(G, "getitem_int_and_tensor", lambda x, i: x[0, :, i], t(2, 3, 4), index(2, high=4))
 case(G, "getitem_tuple_result", lambda x: torch.split(x, 2)[1] + torch.chunk(x, 2, 0)[0][:, :1], t(4, 3))
 

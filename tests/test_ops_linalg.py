@@ -70,10 +70,11 @@ case(nn.Bilinear, "nn.Bilinear_no_bias", partial(_TwoInput, False), t(5, 7), mod
 # matrix products with accumulation
 case((torch.addmm, torch.Tensor.addmm), "addmm",
      lambda a, m1, m2, v: (torch.addmm(a, m1, m2), torch.addmm(v, m1, m2, beta=0.5, alpha=2.0), a.addmm(m1, m2),
-                           torch.addmm(a, m1, m2, beta=0)),
+                           torch.addmm(a, m1, m2, beta=0), torch.addmm(a, mat1=m1, mat2=m2)),
      t(3, 5), t(3, 4), t(4, 5), t(5), dtypes=FLOATS, tol=3)
 case((torch.baddbmm, torch.Tensor.baddbmm), "baddbmm",
-     lambda a, b1, b2: (torch.baddbmm(a, b1, b2, alpha=0.3), a.baddbmm(b1, b2, beta=2)),
+     lambda a, b1, b2: (torch.baddbmm(a, b1, b2, alpha=0.3), a.baddbmm(b1, b2, beta=2),
+                        torch.baddbmm(a, batch1=b1, batch2=b2, beta=0.0, alpha=0.5)),
      t(2, 3, 5), t(2, 3, 4), t(2, 4, 5), dtypes=FLOATS, tol=3)
 
 case(torch.einsum, "torch.einsum",

@@ -27,6 +27,8 @@ def _getitem(ctx, input, idx):
             shape.append(1)
             continue
         size = sig.shape[d]
+        if isinstance(k, tuple) and all(isinstance(e, int) and not isinstance(e, bool) for e in k):
+            k = list(k)        # a tuple inside the index is a sequence of positions, as a list (dynamo's x[:, [-1]])
         if isinstance(k, bool) or not isinstance(k, (int, slice, ir.Value, list)):
             raise ctx.error(f"indexing with {type(k).__name__} is not supported", "fxla lowers ints, slices, "
                             "None, '...' and one integer tensor index", "rewrite the index with those")

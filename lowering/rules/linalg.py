@@ -54,7 +54,13 @@ def _matmul(ctx, input, other):
 
 
 # -- addmm / baddbmm ---------------------------------------------------------------------------------------------
-def _add_product(ctx, input, a, b, *, beta=1, alpha=1, out=None):
+def _add_product(ctx, input, a=None, b=None, *, beta=1, alpha=1, out=None, mat1=None, mat2=None, batch1=None,
+                 batch2=None):
+    a = next((m for m in (a, mat1, batch1) if m is not None), None)        # (torch's keyword spellings: HF's
+    b = next((m for m in (b, mat2, batch2) if m is not None), None)        # BLOOM calls baddbmm(batch1=...))
+    if a is None or b is None:
+        raise ctx.error("addmm/baddbmm without both matrices", "eager refuses it too",
+                        "pass the two matrices (mat1/mat2, batch1/batch2)")
     if out is not None:
         raise ctx.error("out= is not supported", "fxla programs are functional", "drop out= and use the result")
     product = ctx.emit(ops.matmul, a, b)
