@@ -573,3 +573,17 @@ def test_inplace_dropout_in_eval_mode_writes_nothing():
     with torch.no_grad():
         torch.testing.assert_close(fxla.compile(model)(x), model(x))
     assert torch.equal(x, before)
+
+
+def test_eval_dropout_inplace_given_positionally_writes_nothing():
+    """``F.dropout(x, p, False, True)`` (dynamo passes every argument positionally: torchvision's classifier
+    heads) returns its input in eval mode: no write, so a view of a value used later is fine."""
+    import torch.nn.functional as F
+
+    def head(x, w):
+        flat = torch.flatten(x, 1)
+        return F.linear(F.dropout(flat, 0.2, False, True), w), x.sum()
+    x, w = torch.randn(2, 3, 2), torch.randn(4, 6)
+    got, want = fxla.compile(head)(x, w), head(x, w)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e)

@@ -55,7 +55,7 @@ from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
-from .aliasing import _drops, aliases, broadcasts, is_view, lineage, overlap, whole_root
+from .aliasing import DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, is_view, lineage, overlap, whole_root
 
 __all__ = ["functionalize", "setitem"]
 
@@ -140,6 +140,10 @@ def _mutated(gm: GraphModule, node: Node) -> Optional[Node]:
     if node.op == "call_function":
         if node.target is operator.setitem or node.target in _INPLACE_OPERATORS:
             return base
+        if node.target in DROPOUT_FUNCTIONS:        # F.dropout(x, p, training, inplace) (positional: dynamo)
+            args = _bound(node.target, node)
+            return base if args and args.get("inplace") is True and _drops(args.get("p"), args.get("training")) \
+                else None
         return base if node.kwargs.get("inplace") is True else None
     if node.op == "call_module" and _module_is_inplace(gm, node):
         return base
