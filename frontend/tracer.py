@@ -24,6 +24,7 @@ from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
+from .custom_functions import traced_custom_functions
 from .random_calls import recorded_random_calls
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
@@ -96,7 +97,8 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     compiling = torch.compiler._is_compiling_flag
     torch.compiler._is_compiling_flag = True
     try:
-        with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer):
+        with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer), \
+                traced_custom_functions(tracer):
             yield
     finally:
         torch.compiler._is_compiling_flag = compiling

@@ -11,6 +11,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from test_ops import BF16, BOOL, F16, F32, I64, add_case, params_of, run_case, t
 
+from fxla.frontend.custom_functions import custom_function_output
+
 CASES = []
 case = partial(add_case, CASES)
 
@@ -86,6 +88,38 @@ case(torch.Tensor.repeat, "repeat", lambda x: (x.repeat(2, 3), x.repeat((2, 1, 2
      dtypes=(F32, I64))
 case((torch.tile, torch.Tensor.tile), "tile", lambda x: (torch.tile(x, (2,)), x.tile((2, 1, 3))), t(2, 3),
      dtypes=(BF16,))
+class _Gelu(torch.autograd.Function):
+    """A custom autograd Function (BLOOM's GeLUFunction style: forward(ctx, x))."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class _Round(torch.autograd.Function):
+    """A straight-through estimator (forward(x) + setup_context): its backward is not its forward's derivative."""
+
+    @staticmethod
+    def forward(x, scale):
+        return torch.round(x * scale)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.scale = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None
+
+
+# a custom Function's forward is traced; a gradient through it is refused (tests/test_grad_ops.py: REFUSED)
+case(custom_function_output, "custom_autograd_function",
+     lambda x: (_Gelu.apply(x), _Round.apply(x, 4.0)), t(3, 4))
 case((torch.repeat_interleave, torch.Tensor.repeat_interleave), "repeat_interleave",
      lambda x: (torch.repeat_interleave(x, 2, dim=1), x.repeat_interleave(3), x.repeat_interleave(2, dim=-1),
                 torch.repeat_interleave(x[0, 0], 3), x.repeat_interleave(1, 0)), t(2, 3, 4), dtypes=(F32, I64, BOOL))

@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from fxla.frontend.custom_functions import custom_function_output
 from fxla.testing import case, t
 
 BF16, I32, I64 = torch.bfloat16, torch.int32, torch.int64
@@ -518,6 +519,26 @@ def tile_fewer_dims(x):
 @case(torch.Tensor.tile, t(2, 3, dtype=BF16))
 def tensor_tile(x):
     return x.tile(2, 2)
+
+
+class _Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+# A custom autograd Function: its forward traced, its outputs marked as having no gradient fxla can compute.
+# CHECK-LABEL: case fxla.frontend.custom_functions.custom_function_output:
+# CHECK:         %[[Y:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+# CHECK:         %[[NG:.+]] = "fxla.no_gradient"(%[[Y]]) {op = "{{.*}}_Twice.apply"
+# CHECK:         return %[[NG]] : tensor<2x3xf32>
+@case(custom_function_output, t(2, 3))
+def custom_function(x):
+    return _Twice.apply(x)
 
 
 # Each element twice in a row along dim 1 (rotary embeddings' sin/cos in GPT-J): a new unit dim expanded.

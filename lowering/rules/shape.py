@@ -9,6 +9,7 @@ import torch
 
 from fxla.dialects.fxla import ops, type_of
 from fxla.dialects.mlir import ir
+from fxla.frontend.custom_functions import custom_function_output
 
 from ..dtypes import sig_of_meta
 from ..registry import register, register_module
@@ -188,6 +189,15 @@ def _repeat(ctx, input, *sizes):
 def _tile_rule(ctx, input, *sizes, dims=None):
     dims = _sizes(sizes) if dims is None else tuple(dims)      # x.tile(2, 2), x.tile((2, 2)), torch.tile(x, dims=...)
     return _tile(ctx, input, (1,) * (ctx.sig(input).rank - len(dims)) + dims)
+
+
+@register(custom_function_output)
+def _custom_function_output(ctx, x, name):
+    """A tensor a custom ``torch.autograd.Function`` returned (its forward traced): no gradient through it, since
+    its ``backward`` is Python code fxla does not see (fxla.frontend.custom_functions)."""
+    return ctx.emit(ops.no_gradient, x, op=f"{name}.apply", reason=(
+        "a custom torch.autograd.Function's backward is its own Python code, which fxla does not trace (it need "
+        "not be the derivative of its forward)"))
 
 
 @register(torch.repeat_interleave, torch.Tensor.repeat_interleave)
