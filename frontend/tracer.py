@@ -384,11 +384,15 @@ class Tracer(TracerBase):
 
     # ---- hooks ----------------------------------------------------------------------------
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
-        """Default: torch's own layers (``torch.nn.*`` / ``torch.ao.nn.*``) are leaves,
-        containers (Sequential, ModuleList, ModuleDict) and user modules are traced through."""
+        """Default: torch's own layers (``torch.nn.*`` / ``torch.ao.nn.*``) are leaves; containers (Sequential,
+        ModuleList, ModuleDict), parametrized layers and parametrizations (``torch.nn.utils.*``) and user modules
+        are traced through."""
         mod = type(m).__module__
         is_torch = mod == "torch.nn" or mod.startswith(("torch.nn.", "torch.ao.nn."))
-        return is_torch and not isinstance(m, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict))
+        # (parametrized layers -- weight_norm's ParametrizedConv1d -- and their parametrizations are traced
+        # through: the layer's forward reads the weight the parametrization computes)
+        return is_torch and not mod.startswith("torch.nn.utils.") \
+            and not isinstance(m, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict))
 
     def call_module(self, m: torch.nn.Module, forward: Callable[..., Any], args: Tuple, kwargs: Dict) -> Any:
         """Record a leaf as one ``call_module`` node; run a non-leaf's ``forward`` inline, and a leaf the traced

@@ -77,6 +77,25 @@ case((torch.baddbmm, torch.Tensor.baddbmm), "baddbmm",
                         torch.baddbmm(a, batch1=b1, batch2=b2, beta=0.0, alpha=0.5)),
      t(2, 3, 5), t(2, 3, 4), t(2, 4, 5), dtypes=FLOATS, tol=3)
 
+case(torch._weight_norm, "torch._weight_norm",
+     lambda v, g, h: (torch._weight_norm(v, g, 0), torch._weight_norm(v, h, 2), torch._weight_norm(v, g[:1, :1], -1)),
+     t(3, 4, 5), t(3, 1, 1), t(1, 1, 5), dtypes=FLOATS, tol=3)
+
+
+class _WeightNormed(nn.Module):
+    """A layer with torch's weight_norm parametrization (wav2vec2/HuBERT's positional convolution): traced through,
+    its weight computed by torch._weight_norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.utils.parametrizations.weight_norm(nn.Conv1d(4, 6, 3, padding=1), dim=2)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+case(torch._weight_norm, "weight_norm_parametrized_conv", _WeightNormed, t(2, 4, 8), module=True)
+
 case(torch.einsum, "torch.einsum",
      lambda a, b, c, v: (torch.einsum("ij,jk->ik", a[0, 0], b[0, 0].transpose(0, 1)),
                          torch.einsum("bhqd,bhkd->bhqk", a, b), torch.einsum("...qd,...kd->...qk", a, b),

@@ -127,6 +127,19 @@ def tensor_baddbmm_alpha(c, a, b):
     return c.baddbmm(a, b, alpha=0.5)
 
 
+# weight_norm's weight: v * (g / ||v||), the norm over every dim but dim 0.
+# CHECK-LABEL: case torch._VariableFunctionsClass._weight_norm:
+# CHECK:         func.func @main(%[[V:.+]]: tensor<3x4xf32>, %[[G:.+]]: tensor<3x1xf32>)
+# CHECK:         %[[SQ:.+]] = "fxla.mul"(%[[V]], %[[V]]) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SUM:.+]] = "fxla.sum"(%[[SQ]]) {dims = array<i64: 1>, keepdim = true} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+# CHECK:         %[[NORM:.+]] = "fxla.sqrt"(%[[SUM]])
+# CHECK:         %[[SCALE:.+]] = "fxla.div"(%[[G]], %[[NORM]])
+# CHECK:         "fxla.mul"(%[[V]], %[[SCALE]]) : (tensor<3x4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
+@case(torch._weight_norm, t(3, 4), t(3, 1))
+def weight_norm(v, g):
+    return torch._weight_norm(v, g, 0)
+
+
 # CHECK-LABEL: case torch.einsum:
 # CHECK:         func.func @main(%[[Q:.+]]: tensor<2x3x4x5xf32>, %[[K:.+]]: tensor<2x3x6x5xf32>)
 # CHECK:         "fxla.permute"(%[[K]]) {dims = array<i64: 0, 1, 3, 2>} : (tensor<2x3x6x5xf32>) -> tensor<2x3x5x6xf32>

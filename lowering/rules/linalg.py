@@ -53,6 +53,17 @@ def _matmul(ctx, input, other):
     return ctx.emit(ops.matmul, input, other)
 
 
+@register(torch._weight_norm)
+def _weight_norm(ctx, v, g, dim=0):
+    """``v * (g / ||v||)`` with the 2-norm over every dim but ``dim`` (all of them for ``dim=-1``), as
+    ``torch.nn.utils.parametrizations.weight_norm`` computes its weight."""
+    rank = ctx.sig(v).rank
+    kept = dim % rank if dim != -1 else None
+    dims = tuple(d for d in range(rank) if d != kept)
+    norm = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, v, v), dims=dims, keepdim=True))
+    return ctx.emit(ops.mul, v, ctx.emit(ops.div, g, norm))
+
+
 # -- addmm / baddbmm ---------------------------------------------------------------------------------------------
 def _add_product(ctx, input, a=None, b=None, *, beta=1, alpha=1, out=None, mat1=None, mat2=None, batch1=None,
                  batch2=None):
