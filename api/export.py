@@ -49,19 +49,30 @@ def _json_static(value, what: str):
     return value
 
 
-def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool = False) -> Dict[str, Any]:
+def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: bool = False,
+           overwrite: bool = False) -> Dict[str, Any]:
     """Write a portable artifact for ``model`` specialised to ``example_inputs`` (a tuple) to folder ``path``.
 
     ``model``: an ``nn.Module``, a function, or an :class:`fxla.CompiledModule`.  Returns the metadata written.
+    ``concrete_shapes``: trace with the example inputs' shapes known, as ``fxla.compile(model,
+    concrete_shapes=True)`` does (models that branch on shapes or take ``**kwargs``: Hugging Face, timm's
+    asserts); the Python values among the inputs are constants of the artifact, checked at each call.
     ``path`` must be new or an empty folder; an existing fxla artifact there is replaced (atomically) only with
     ``overwrite=True``; any other folder is refused (export never deletes what it did not write).
     """
-    compiled = model if isinstance(model, CompiledModule) else CompiledModule(model, concrete_args=concrete_args)
+    compiled = model if isinstance(model, CompiledModule) else \
+        CompiledModule(model, concrete_args=concrete_args, concrete_shapes=concrete_shapes)
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     compiled._modes.watch()                             # (train()/eval() since it was compiled: fxla.modes)
-    args = compiled._binding.bind(tuple(example_inputs), {})
-    stages = compiled._lower_for_call(args)
+    given = tuple(example_inputs)
+    if compiled._per_shape is not None:                 # the trace of this signature (fxla.per_shape)
+        compiled, values = compiled._per_shape.module_for(given, {})
+        stages = compiled._lower_for_call(compiled._binding.bind(values, {}))
+        args = given                                    # (its Python values: statics of the artifact's inputs)
+    else:
+        args = compiled._binding.bind(given, {})
+        stages = compiled._lower_for_call(args)
     program = stages.program
     if program.random:
         raise ArtifactError(f"cannot export {compiled.__name__}: it draws random numbers (dropout in training mode, "
@@ -82,8 +93,9 @@ def export(model, example_inputs, path, *, concrete_args=None, overwrite: bool =
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
-        "input_spec": _input_spec(program.input_spec),
-        "input_static": _statics([is_array(v) for v in leaves], program.input_static, "input leaf"),
+        "input_spec": _input_spec(program.input_spec if args is not given else pytree.tree_flatten(given)[1]),
+        "input_static": _statics([is_array(v) for v in leaves],
+                                 program.input_static if args is not given else leaves, "input leaf"),
         "outputs": outputs,
         "output_spec": encode_spec(_portable(program.output_spec)),
         "output_static": _statics([v is None for v in program.output_static], program.output_static,

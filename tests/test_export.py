@@ -168,3 +168,31 @@ def test_export_of_a_compiled_module(net, inputs, tmp_path):
     compiled = fxla.compile(net)
     fxla.export(compiled, inputs, tmp_path / "c")
     torch.testing.assert_close(fxla.load(tmp_path / "c")(*inputs)["y"], compiled(*inputs)["y"])
+
+
+class _Keywords(nn.Module):
+    """Shape asserts and ``**kwargs`` (what Hugging Face and timm forwards have): traceable with concrete shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 3)
+
+    def forward(self, x, mask=None, scale=1.0, **kwargs):
+        assert x.shape[-1] == 4, "expected 4 features"
+        y = self.proj(x) * scale
+        return y if mask is None else y.masked_fill(mask[..., None] == 0, 0.0)
+
+
+def test_export_with_concrete_shapes(tmp_path):
+    """``concrete_shapes=True`` traces the example inputs' signature; its Python values (None, 2.0) are constants
+    of the artifact, checked at each call of the loaded function."""
+    model, x, mask = _Keywords().eval(), torch.randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1] * 5])
+    with pytest.raises(fxla.TraceError):
+        fxla.export(model, (x, mask, 2.0), str(tmp_path / "plain"))
+    for name, args in (("masked", (x, mask, 2.0)), ("unmasked", (x, None, 0.5))):
+        fxla.export(model, args, str(tmp_path / name), concrete_shapes=True)
+        loaded = fxla.load(str(tmp_path / name))
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(*args), model(*args))
+    with pytest.raises(InputError, match="specialised to 0.5"):
+        loaded(x, None, 1.0)

@@ -34,13 +34,7 @@ MODELS = {
 
 #: (model, route) -> a substring of ``"<ErrorClass>: <first line of the message>"`` that it fails with today, and
 #: the failure class of issue 18 it belongs to.  Remove an entry when its route starts matching eager.
-KNOWN_FAILURES = {
-    ("hf_distilbert", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
-    ("hf_llama", "export"): ("cannot trace the variadic parameter", "class 7: export of a HF model directly"),
-    ("timm_vit", "export"): ("cannot format as text", "class 7: export traces shape-agnostically (timm's _assert)"),
-    ("nn_transformer_encoder", "export"): ("InputError: TransformerEncoder: the inputs have structure",
-                                           "class 6: fxla.load of a forward with defaulted parameters"),
-}
+KNOWN_FAILURES: dict = {}      # none left in this subset
 
 
 @functools.lru_cache(maxsize=None)

@@ -4,7 +4,8 @@ The routes, each given a freshly built copy of the model (same seeded weights) a
 
 * ``compile``: ``fxla.compile(model, concrete_shapes=True)`` then ``fast(*args, **kwargs)``;
 * ``dynamo``: ``torch.compile(model, backend="fxla")`` then ``compiled(*args, **kwargs)``;
-* ``export``: ``fxla.export(model, args, folder)`` then ``fxla.load(folder)(*args)`` -- export takes a tuple, so
+* ``export``: ``fxla.export(model, args, folder, concrete_shapes=True)`` then ``fxla.load(folder)(*args)`` -- export
+  takes a tuple, so
   keyword arguments are passed positionally (the forward's parameters up to the last one given, the others at
   their defaults: :meth:`Case.positional`).
 
@@ -195,7 +196,7 @@ class Route:
         import fxla
         args = case.positional()
         path = os.path.join(self.folder, "artifact")
-        fxla.export(case.model, copy.deepcopy(args), path)
+        fxla.export(case.model, copy.deepcopy(args), path, concrete_shapes=True)
         return fxla.load(path), args, {}
 
 

@@ -266,8 +266,8 @@ def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, 
         "",
         "* **compile**: `fxla.compile(model, concrete_shapes=True)(*args, **kwargs)`;",
         "* **dynamo**: `torch.compile(model, backend=\"fxla\")(*args, **kwargs)`;",
-        "* **export**: `fxla.export(model, args, folder)` then `fxla.load(folder)(*args)` (keyword arguments "
-        "passed positionally: export takes a tuple).",
+        "* **export**: `fxla.export(model, args, folder, concrete_shapes=True)` then `fxla.load(folder)(*args)` "
+        "(keyword arguments passed positionally: export takes a tuple).",
         "",
         "**status** is `ok` only when every output tensor matches eager PyTorch: same count, dtypes and shapes, "
         "and `|got - want| <= tol·|want| + tol·max(1, max|want|)` with tol 1e-4 for float32 (1e-2 for "
