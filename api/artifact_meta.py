@@ -15,6 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Tuple
 
 from torch.utils import _pytree as pytree
 
+from fxla.lowering.to_fxla import NoneOutput
 from fxla.runtime.artifact import ArtifactError, ProgramInterface
 
 MAX_DEPTH = 64           # nesting of an input/output structure an artifact may record
@@ -41,9 +42,11 @@ TORCH_OF_MLIR = {m: t for t, m in MLIR_OF_TORCH.items()}
 
 def encode_spec(spec: pytree.TreeSpec) -> Any:
     """``spec`` (of built-in containers) as JSON data: ``null`` for a leaf, ``{"tuple"|"list": [children]}``,
-    ``{"dict"|"odict": [[key, child], ...]}`` (keys: str or int)."""
+    ``{"dict"|"odict": [[key, child], ...]}`` (keys: str or int), ``{"none": []}`` for a ``None`` output."""
     if spec.is_leaf():
         return None
+    if spec.type is NoneOutput:                # a None among the outputs (no leaves; loads back as None)
+        return {"none": []}
     name = _NAMES.get(spec.type)
     if name is None:
         raise ArtifactError(f"cannot export a structure holding a {getattr(spec.type, '__qualname__', spec.type)}"
@@ -66,6 +69,10 @@ def _decode(value: Any, bad, depth: int) -> pytree.TreeSpec:
     if not isinstance(value, dict) or len(value) != 1:
         raise bad(f"a structure entry is {str(value)[:80]}, not null or a one-key object")
     (name, items), = value.items()
+    if name == "none":
+        if items != []:
+            raise bad("a 'none' structure entry has children")
+        return pytree.TreeSpec(NoneOutput, None, [])
     kind = _KINDS.get(name)
     if kind is None or not isinstance(items, list):
         raise bad(f"a structure has the unknown container {str(name)[:40]!r}")

@@ -22,6 +22,7 @@ from torch.utils import _pytree as pytree
 from fxla.autocast import check_not_autocast
 from fxla.compile import CompiledModule
 from fxla.lowering import ResultLayout
+from fxla.lowering.to_fxla import NoneOutput
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
@@ -131,7 +132,7 @@ def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
     """``spec`` with the containers of the model's code (named tuples, torch.return_types, Hugging Face
     ``ModelOutput`` classes and other registered dict subclasses) as plain tuples and dicts of the same order
     and keys, so that ``fxla.load`` needs none of that code (a compiled module returns the types themselves)."""
-    if spec.is_leaf():
+    if spec.is_leaf() or spec.type is NoneOutput:
         return spec
     children = [_portable(c) for c in spec.children()]
     if spec.type in _BUILTIN_CONTAINERS:

@@ -98,14 +98,14 @@ def _check_one(node, meta, produced) -> None:
                 f"computes {want}\nfix: report this as an fxla bug, with the model that triggers it")
 
 
-class _NoneOutput:
+class NoneOutput:
     """A ``None`` in a program's outputs.  torch's pytree treats ``None`` as a leaf, which ``output_static`` would
     read as "a tensor result" (``None`` marks those); this node has no leaves and unflattens back to ``None``."""
 
 
-pytree.register_pytree_node(_NoneOutput, lambda _: ([], None), lambda _children, _context: None,
+pytree.register_pytree_node(NoneOutput, lambda _: ([], None), lambda _children, _context: None,
                             serialized_type_name="fxla.NoneOutput")
-_NONE_OUTPUT = _NoneOutput()
+_NONE_OUTPUT = NoneOutput()
 
 
 def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None, *,

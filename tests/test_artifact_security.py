@@ -275,6 +275,8 @@ def _edits():
         ("input-static-extra", lambda m: m["input_static"].append(None)),
         ("input-static-value", put("input_static", [3])),
         ("output-spec-more", put("output_spec", {"tuple": [None, None, None]})),
+        ("output-spec-none-children", put("output_spec", {"tuple": [None, {"none": [None]}]})),
+        ("output-spec-none", put("output_spec", {"tuple": [None, {"none": []}]})),
         ("output-static-5", put("output_static", [5, 5])),
         ("input-static-tensor-index", put("input_static", [{"tensor": 1}, None])),
         ("output-static-tensor-0", put("output_static", [{"tensor": 0}, {"tensor": 0}])),

@@ -196,3 +196,24 @@ def test_export_with_concrete_shapes(tmp_path):
             torch.testing.assert_close(loaded(*args), model(*args))
     with pytest.raises(InputError, match="specialised to 0.5"):
         loaded(x, None, 1.0)
+
+
+class _MaybeLoss(nn.Module):
+    """nanoGPT's forward: (logits, None) without targets."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x, targets=None):
+        logits = self.head(x)
+        return logits, (None if targets is None else F.cross_entropy(logits, targets))
+
+
+def test_a_none_among_the_outputs_round_trips(tmp_path):
+    model, x = _MaybeLoss().eval(), torch.randn(5, 4)
+    meta = fxla.export(model, (x,), str(tmp_path / "a"), concrete_shapes=True)
+    assert meta["output_spec"] == {"tuple": [None, {"none": []}]}
+    logits, loss = fxla.load(str(tmp_path / "a"))(x)
+    assert loss is None
+    torch.testing.assert_close(logits, model(x)[0].detach())
