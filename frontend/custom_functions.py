@@ -12,6 +12,7 @@ from the forward's ops.
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Iterator
 
 import torch
@@ -68,9 +69,10 @@ def traced_custom_functions(tracer) -> Iterator[None]:
     docstring), restored afterwards."""
     function = torch.autograd.Function
     original = function.__dict__["apply"]
+    owner = threading.get_ident()
 
     def apply(cls, *args, **kwargs):
-        if tracer._paused or not _has_proxy((args, kwargs)):
+        if tracer._paused or threading.get_ident() != owner or not _has_proxy((args, kwargs)):
             return original.__func__(cls, *args, **kwargs)
         ctx = _NoContext()
         if _new_style(cls):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import threading
 from typing import Any, Callable, Dict, Iterator, Tuple
 
 import torch
@@ -49,8 +50,11 @@ def _recorder(current: Callable, tracer) -> Callable:
     target = inspect.unwrap(current)
     sizes = target.__name__ in _SIZE_VARARGS
 
+    owner = threading.get_ident()
+
     def record(*args, **kwargs):
-        if tracer._paused or _has_proxy(args, kwargs):    # running module code for real, or a traced call
+        # running module code for real, a traced call, or another thread's call while this one traces
+        if tracer._paused or _has_proxy(args, kwargs) or threading.get_ident() != owner:
             return current(*args, **kwargs)
         if sizes and args and all(isinstance(a, int) for a in args):
             args = (tuple(args),)
@@ -65,8 +69,10 @@ def _refiller(current: Callable, tracer) -> Callable:
     filled at trace time, its numbers would be the same on every call.  A tensor a factory call of this trace made
     (``torch.empty(3, 4).uniform_()``) is then traced from that call (:mod:`fxla.frontend.factories`), and the
     fill recorded on it."""
+    owner = threading.get_ident()
+
     def refill(self, *args, **kwargs):
-        if not tracer._paused and not isinstance(self, Proxy):
+        if not tracer._paused and not isinstance(self, Proxy) and threading.get_ident() == owner:
             from .proxy import _untraced_mutation
             raise tracer._note_error(_untraced_mutation(tracer, current.__name__, self, random=True))
         return current(self, *args, **kwargs)

@@ -330,3 +330,35 @@ def test_as_jax_function_refuses_random_programs():
 def test_randint_beyond_53_bits_is_refused():
     with pytest.raises(LoweringError, match="randint over a range"):
         fxla.compile(lambda x: torch.randint(0, 2 ** 60, x.shape))(torch.empty(3))
+
+
+def test_other_threads_draw_for_real_while_a_trace_runs():
+    """The tracer records the random calls and fills of its own thread only: another thread that draws numbers
+    (a data loader, weight initialisation) during the trace gets real tensors, and no TraceError."""
+    import threading
+    seen = {}
+
+    def elsewhere():
+        seen["rand"] = torch.rand(3)
+        seen["fill"] = torch.empty(3).uniform_()
+        seen["custom"] = _Twice.apply(torch.ones(2))
+
+    def traced(x):
+        worker = threading.Thread(target=elsewhere)
+        worker.start()
+        worker.join()
+        return x + torch.rand(3)
+    out = fxla.compile(traced)(torch.zeros(3))
+    assert out.shape == (3,)
+    assert all(type(v) is torch.Tensor for v in seen.values()), seen
+    assert torch.equal(seen["custom"], torch.full((2,), 2.0))
+
+
+class _Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
