@@ -67,7 +67,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
         example_inputs = (example_inputs,)
     compiled._modes.watch()                             # (train()/eval() since it was compiled: fxla.modes)
     given = tuple(example_inputs)
-    if compiled._per_shape is not None:                 # the trace of this signature (fxla.per_shape)
+    per_signature = compiled._per_shape is not None
+    if per_signature:                                   # the trace of this signature (fxla.per_shape)
         compiled, values = compiled._per_shape.module_for(given, {})
         stages = compiled._lower_for_call(compiled._binding.bind(values, {}))
         args = given                                    # (its Python values: statics of the artifact's inputs)
@@ -94,9 +95,9 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
-        "input_spec": _input_spec(program.input_spec if args is not given else pytree.tree_flatten(given)[1]),
-        "input_static": _statics([is_array(v) for v in leaves],
-                                 program.input_static if args is not given else leaves, "input leaf"),
+        "input_spec": _input_spec(pytree.tree_flatten(given)[1] if per_signature else program.input_spec),
+        "input_static": _statics([is_array(v) for v in leaves], leaves if per_signature else program.input_static,
+                                 "input leaf"),
         "outputs": outputs,
         "output_spec": encode_spec(_portable(program.output_spec)),
         "output_static": _statics([v is None for v in program.output_static], program.output_static,

@@ -141,7 +141,7 @@ class TrainStep:
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
         self.device = CompiledModule(torch.nn.Identity(), device=device).device
         self._residency = Residency(self.device) if resident_platform(self.device) else None
-        self._programs: Dict[Tuple, Tuple[Any, StepLayout, Any]] = {}
+        self._programs: Dict[Tuple, Tuple[Any, StepLayout, Any, Dict, frozenset]] = {}
         self._micro = 0
         self._accumulated: Optional[List[Any]] = None
         self.compiles = 0
@@ -208,17 +208,18 @@ class TrainStep:
                                          clip=update and self.max_grad_norm is not None, tied=tied)
             stages = pipeline.lower_program(program, prepared)
             target = pipeline.layout(stages, self.device.platform)
-            donate = _donated(layout, len(_leaves(batch)) + bool(objective.random), update) \
+            consumed = _consumed(layout, update)
+            donate = _donated(layout, len(_leaves(batch)) + bool(objective.random), update, consumed) \
                 if self._residency is not None else ()
             executable = pipeline.compile(stages, target, self.device, donate=donate)
             self.compiles += 1
-            found = self._programs[key] = (executable, layout, objective, group_of)
+            found = self._programs[key] = (executable, layout, objective, group_of, consumed)
             return found
 
     # -- a step --------------------------------------------------------------------------------------------------
     def __call__(self, *batch):
         update = self._micro == self.accumulation_steps - 1
-        executable, layout, objective, group_of = self._program(batch, update)
+        executable, layout, objective, group_of, consumed = self._program(batch, update)
         params = objective.params
         device = self.device
         leaves = _leaves(batch)
@@ -229,7 +230,6 @@ class TrainStep:
         if resident is None:
             args += [to_device(params[n], device) for n in layout.frozen + layout.trainable]
         else:
-            consumed = set(layout.changed_buffers) | (set(layout.trainable) if update else set())
             args += [resident.argument(n, params[n]) if n in consumed else to_device(params[n], device)
                      for n in layout.frozen + layout.trainable]
         states = {}
@@ -309,11 +309,16 @@ def _leaves(batch) -> List[Any]:
     return [t for t in pytree.tree_leaves(batch) if is_array(t)]
 
 
-def _donated(layout: StepLayout, n_inputs: int, update: bool) -> Tuple[int, ...]:
+def _consumed(layout: StepLayout, update: bool) -> frozenset:
+    """The parameters and buffers a step program takes and returns new values of (CPU: donated, see
+    :mod:`fxla.api.residency`): the buffers it changes, and on an update the trainable parameters."""
+    return frozenset(layout.changed_buffers) | (frozenset(layout.trainable) if update else frozenset())
+
+
+def _donated(layout: StepLayout, n_inputs: int, update: bool, consumed: frozenset) -> Tuple[int, ...]:
     """The positions of a step program's arguments that a call consumes (CPU: :mod:`fxla.api.residency`): the
-    buffers it changes, on an update the trainable parameters and their optimizer state, on a micro-step the
+    ``consumed`` parameters and buffers (:func:`_consumed`), on an update the optimizer state, on a micro-step the
     gradient accumulators; ``n_inputs``: how many arguments come before the parameters (batch and seed)."""
-    consumed = set(layout.changed_buffers) | (set(layout.trainable) if update else set())
     names = layout.frozen + layout.trainable
     donate = [n_inputs + i for i, n in enumerate(names) if n in consumed]
     position = n_inputs + len(names)
