@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+from torch.utils._pytree import tree_leaves as pytree_leaves
 
 import fxla
 from fxla.frontend import PassError, TraceError, propagate_shapes, symbolic_trace
@@ -320,17 +321,74 @@ def test_writing_into_an_input_through_itself_writes_the_input(alias):
 
 
 @pytest.mark.parametrize("alias", [lambda x: x.contiguous(), lambda x: x.reshape(2, 3),
-                                   lambda x: x.to("cpu", copy=True), lambda x: x[:1]],
-                         ids=["contiguous", "reshape", "to_copy", "part"])
-def test_writing_into_an_input_through_what_may_be_a_copy_or_a_part_is_refused(alias):
-    """``contiguous``/``reshape`` copy for some layouts (the caller's strides decide), ``copy=True`` always does,
-    and a part of ``x`` is not all of it: refused, as before."""
+                                   lambda x: x.to("cpu", copy=True)],
+                         ids=["contiguous", "reshape", "to_copy"])
+def test_writing_into_an_input_through_what_may_be_a_copy_is_refused(alias):
+    """``contiguous``/``reshape`` copy for some layouts (the caller's strides decide), ``copy=True`` always does:
+    refused, as before."""
     def fn(x):
         alias(x).add_(8)
         return x + 1
 
     with pytest.raises(PassError, match="view of"):
         fxla.compile(fn)(torch.arange(6.0).reshape(2, 3))
+
+
+def _through_slice(b, x):
+    b = b.clone()                   # torchvision's Swin V2: qkv_bias[length:2 * length].zero_()
+    n = b.numel() // 3
+    b[n:2 * n].zero_()
+    return b * x
+
+
+def _through_nested(r, x):
+    r = r.clone()
+    a = r[1:]
+    a[0].mul_(x[0])                 # a view of a view: both r and a change
+    return r + 1, a * 2
+
+
+def _through_select_narrow(r, x):
+    r = r.clone()
+    r.select(1, 2).add_(x[:, 0])
+    r.narrow(0, 1, 2).fill_(5)
+    return r, r.sum()
+
+
+def _through_input_part(x, y):
+    x[1:3].add_(y[:2])              # the caller's x changes in those elements, as in eager
+    x.select(0, 0).mul_(2)
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn, shapes", [(_through_slice, [(9,), (9,)]), (_through_nested, [(4, 3), (3,)]),
+                                        (_through_select_narrow, [(4, 3), (4, 3)]),
+                                        (_through_input_part, [(5,), (5,)])],
+                         ids=["slice", "nested", "select_narrow", "input_part"])
+def test_writing_into_a_part_writes_through_into_its_base(fn, shapes):
+    """A write into a view made by basic indexing (``b[i:j]``, ``b[0][1:]``, ``select``, ``narrow``) changes
+    those elements of the base in eager: fxla computes the base's new value (``setitem``, level by level) for the
+    base's and the views' later uses, and writes a mutated input back to the caller's tensor."""
+    torch.manual_seed(0)
+    inputs = [torch.randn(s) for s in shapes]
+    eager_in, fxla_in = [t.clone() for t in inputs], [t.clone() for t in inputs]
+    want, got = fn(*eager_in), fxla.compile(fn)(*fxla_in)
+    for w, g in zip(pytree_leaves(want), pytree_leaves(got)):
+        torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-6)
+    for w, g in zip(eager_in, fxla_in):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+def test_error_writing_into_a_part_whose_base_has_another_view_used_later():
+    """Written through into the base, but another view of the base taken before (not recomputed) is read
+    afterwards: refused."""
+    def fn(x):
+        r = x * 1
+        v = r.t()
+        r[0].zero_()
+        return r, v
+    msg = _error(fn, torch.randn(3, 3))
+    assert "and %t, which shares its memory, is used later" in msg
 
 
 def test_error_mutating_a_concrete_tensor_with_a_traced_value():

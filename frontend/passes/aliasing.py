@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import operator
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +32,7 @@ from ..interpreter import Interpreter
 from ..node import Node, map_arg
 from ..shape_prop import TensorMeta
 
-__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "whole_root",
+__all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "whole_root", "index_path",
            "layout_sensitive_inputs"]
 
 #: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
@@ -283,6 +283,57 @@ def whole_root(gm: GraphModule, node: Node):
         return None
     whole = torch.arange(torch.Size(want.shape).numel()).reshape(tuple(want.shape))
     return root if ids.shape == whole.shape and torch.equal(ids, whole) else None
+
+
+def _tensor_meta(node) -> Optional[TensorMeta]:
+    meta = node.meta.get(M.TENSOR_META) if isinstance(node, Node) else None
+    return meta if isinstance(meta, TensorMeta) else None
+
+
+def _basic_index(node: Node):
+    """``(source, index)`` when ``node`` is ``source[index]`` by basic indexing (ints, slices, ``None``,
+    ``...``: a view of those elements), also spelled ``select(d, i)`` or ``narrow(d, start, length)`` with int
+    arguments; else ``None``."""
+    method = node.target if node.op == "call_method" else None
+    function = node.target if node.op == "call_function" else None
+    args = dict(enumerate(node.args))
+    source = args.get(0)
+    meta = _tensor_meta(source)
+    if meta is None:
+        return None
+    if method == "__getitem__" or function in (operator.getitem, torch.Tensor.__getitem__):
+        index = args.get(1)
+        return None if index is None or _advanced(index) else (source, index)
+    if method in ("select", "narrow") or function in (torch.select, torch.narrow, torch.Tensor.select,
+                                                      torch.Tensor.narrow):
+        name = method or function.__name__
+        values = [args.get(i, node.kwargs.get(key)) for i, key in
+                  enumerate(("input", "dim", "index" if name == "select" else "start", "length"))][1:]
+        values = values[:2] if name == "select" else values
+        if not all(type(v) is int for v in values) or not meta.shape:
+            return None
+        dim = values[0] % len(meta.shape)
+        part = values[1] if name == "select" else slice(values[1], values[1] + values[2])
+        return source, (slice(None),) * dim + (part,)
+    return None
+
+
+def index_path(gm: GraphModule, node: Node):
+    """``[(source, index, view), ...]`` from a root tensor (not a view) down to ``node``, when ``node`` is made
+    from it by basic indexing alone (``r[a:b]``, ``r[0][:, 1]``, ``r.select(0, 2)``, ``r.narrow(1, 0, 4)``); else
+    ``None``.  A write into ``node`` then writes exactly those elements of the root in eager: its new value is
+    ``setitem(root, index, new)``, level by level (what :func:`~fxla.frontend.passes.functionalize` records)."""
+    path = []
+    current = node
+    while True:
+        step = _basic_index(current)
+        if step is None:
+            break
+        path.append((step[0], step[1], current))
+        current = step[0]
+    if not path or is_view(gm, current):
+        return None
+    return path[::-1]
 
 
 #: the largest tensor :func:`overlap` numbers element by element (a larger one is assumed to overlap)

@@ -26,6 +26,12 @@ A write into a view that is *all* of its base, element for element, made through
 value, and an input or module state is written back (``cumulative_length.to(device).add_(n)`` in a Hugging Face
 static cache changes the input in eager).
 
+A write into a view made by basic indexing alone -- ``b[n:2 * n].zero_()`` (torchvision's Swin V2),
+``r[1:][0].mul_(s)``, ``r.select(1, 2).add_(v)``, ``r.narrow(0, 1, 2).fill_(5)``, with int ``select``/``narrow``
+arguments (:func:`~fxla.frontend.passes.aliasing.index_path`) -- is *written through*: the base's new value is
+``setitem(base, index, new view)``, level by level up to the root, and the later uses of the root and of the
+views on the way read the new values (a mutated input or module state is written back as above).
+
 The rewrite needs the graph's shape metadata (run :func:`fxla.frontend.propagate_shapes` first; rewritten
 graphs need it again).  It refuses, with a :class:`fxla.frontend.PassError` naming the source line, what it
 cannot express without aliasing information:
@@ -34,8 +40,9 @@ cannot express without aliasing information:
   ``transpose``, ``.T``, ``expand``, ``chunk(...)[i]``, ``detach``, ``contiguous`` ... (the list is
   :mod:`fxla.frontend.passes.aliasing`) -- when something sharing its memory is read afterwards, or its memory
   is an input or module state, because eager mutates the base tensor (and its other views) too; except a view
-  that is all of its base (above), whose base alone may be read afterwards.  (``y[i] += v``,
-  which Python runs as ``t = y[i]; t += v; y[i] = t``, is rewritten as ``y[i] = y[i] + v``.);
+  that is all of its base, or one made by basic indexing (both above), whose base alone may be read
+  afterwards.  (``y[i] += v``, which Python runs as ``t = y[i]; t += v; y[i] = t``, is rewritten as
+  ``y[i] = y[i] + v``.);
 * mutating a tensor after taking a view of it -- directly or through views of views, ``chunk``/``split``/
   ``unbind`` parts included -- that is used later or stored on the module (the view would change in eager);
 * an in-place op eager refuses on a broadcast tensor (``x.expand(3, 4).add_(1)``: "more than one element of
@@ -55,7 +62,8 @@ from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
-from .aliasing import DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, is_view, lineage, overlap, whole_root
+from .aliasing import (DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, index_path, is_view, lineage, overlap,
+                       whole_root)
 
 __all__ = ["functionalize", "setitem"]
 
@@ -157,7 +165,8 @@ def _is_constant(gm: GraphModule, node: Node) -> bool:
         dict(gm.named_parameters()) and node.target not in dict(gm.named_buffers())
 
 
-def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], origin: Dict[Node, Node]) -> None:
+def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], origin: Dict[Node, Node],
+           path=None) -> None:
     label = f"in-place {_label(node)} on %{base.name}"
     if node.op == "call_method" and node.target in _METADATA_METHODS:
         raise _error(node, f"{label} changes the tensor's shape or strides in place",
@@ -183,7 +192,7 @@ def _check(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int], orig
     _check_overlap(gm, node, base, label)
     at = order[node]
     if is_view(gm, base):
-        _check_view_write(gm, node, base, label, at, order, origin)
+        _check_view_write(gm, node, base, label, at, order, origin, path)
     for view in aliases(gm, base):
         if order.get(view, at) > at:            # a view taken after the change sees the new value
             continue
@@ -214,10 +223,13 @@ def _check_overlap(gm: GraphModule, node: Node, base: Node, label: str) -> None:
 
 
 def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: int, order: Dict[Node, int],
-                      origin: Dict[Node, Node]) -> None:
+                      origin: Dict[Node, Node], path=None) -> None:
     """Writing into ``base``, a view: fine only when nothing that shares its memory is read afterwards (then the
     write changes ``base``'s value alone, as the rewrite computes); else eager's write would show elsewhere.
-    ``origin``: the new values of inputs and module state made so far (``v = x.add_(1)`` is ``x`` itself)."""
+    ``origin``: the new values of inputs and module state made so far (``v = x.add_(1)`` is ``x`` itself).
+    ``path``: ``base``'s :func:`~fxla.frontend.passes.aliasing.index_path` when the write is written through
+    into the root (:func:`_write_path`): the root and the views on the way to ``base`` get their new values,
+    so they may be read afterwards; the root's other views may not."""
     what = f"{label}, which is (or may be) a view of {_label(base)}'s input"
     why = "eager PyTorch would change the viewed tensor (and its other views) too; fxla does not write through views"
     fix = "call .clone() on the view before changing it, or use the out-of-place op"
@@ -228,13 +240,15 @@ def _check_view_write(gm: GraphModule, node: Node, base: Node, label: str, at: i
     writeback = _writeback(node, base, at, order)
     until = order[writeback] if writeback is not None else len(order)    # reads after it see the written-back y
     whole = whole_root(gm, base)        # base is all of it: the write is the root's (its later uses are rewired)
+    through = {source for source, _, _ in path or ()}     # written through: they read their new values
     for root in roots:
         state = origin.get(root, root)
-        if state.op in ("placeholder", "get_attr") and writeback is None and root is not whole:
+        if state.op in ("placeholder", "get_attr") and writeback is None and root is not whole \
+                and root not in through:
             raise _error(node, f"{what}, %{state.name} ({'an input' if state.op == 'placeholder' else 'module state'})",
                          why, fix)
         for member in [root] + aliases(gm, root):
-            if member is base or member is whole or order.get(member, at) > at:
+            if member is base or member is whole or member in through or order.get(member, at) > at:
                 continue
             late = [u for u in member.users if at < order.get(u, -1) < until]
             if late or M.ATTRIBUTE_WRITES in member.meta:
@@ -254,6 +268,32 @@ def _writeback(node: Node, base: Node, at: int, order: Dict[Node, int]) -> Optio
                 and user.args[0] is base.args[0] and user.args[2] is node and user.args[1] == base.args[1]:
             return user
     return None
+
+
+def _write_path(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int]):
+    """The :func:`~fxla.frontend.passes.aliasing.index_path` of ``base`` when ``node``'s write into it is written
+    through into its root (``b = r.clone(); b[n:2 * n].zero_()`` then reads of ``r``), else ``None``: ``base`` is
+    a view made by basic indexing, not all of its root and not written back by a following ``y[i] = v``."""
+    if not is_view(gm, base) or whole_root(gm, base) is not None or \
+            _writeback(node, base, order[node], order) is not None:
+        return None
+    return index_path(gm, base)
+
+
+def _write_through(graph, value: Node, path, at: int, order: Dict[Node, int]) -> Node:
+    """After ``path[-1]``'s view got its new ``value``: each source on the path gets its new value,
+    ``setitem(source, index, new view)`` from the view up to the root, and its uses after the write (graph position
+    ``at``) read that; returns the root's new value."""
+    for source, index, _ in reversed(path):
+        with graph.inserting_after(value):
+            written = graph.call_function(setitem, (source, index, value))
+        written.meta[M.SOURCE] = value.meta.get(M.SOURCE)
+        written.meta[M.TENSOR_META] = source.meta[M.TENSOR_META]
+        written.meta[M.FUNCTIONALIZED] = True   # a new value, not a view of source (shapes are re-propagated)
+        for user in [u for u in source.users if order.get(u, -1) > at]:
+            user.replace_input_with(source, written)
+        value = written
+    return value
 
 
 #: in-place writes eager allows into a broadcast tensor (they write each memory location once, into the base)
@@ -321,7 +361,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         base = _mutated(out, node)
         if base is None:
             continue
-        _check(out, node, base, order, origin)
+        path = _write_path(out, node, base, order)   # `b[n:2 * n].zero_()`: written through into b
+        _check(out, node, base, order, origin, path)
         at = order[node]
         whole = whole_root(out, base)           # `x.to("cpu").add_(1)`: a write of all of x
         later = [(u, t) for t in (base, whole) if t is not None for u in t.users if order.get(u, -1) > at]
@@ -329,6 +370,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         for user, old in later:
             user.replace_input_with(old, new)
         target = whole if whole is not None else base
+        if path:
+            new, target = _write_through(graph, new, path, at, order), path[0][0]
         for holder in dict.fromkeys((base, target)):     # a module attribute holding this tensor sees its final value
             if M.ATTRIBUTE_WRITES in holder.meta:
                 new.meta[M.ATTRIBUTE_WRITES] = holder.meta.pop(M.ATTRIBUTE_WRITES)
