@@ -20,6 +20,7 @@ from torch.utils import _pytree as pytree
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
+from fxla.frontend.remedies import COMPILE, Remedies, current, spelled_as
 from fxla.lowering import UnsupportedOpError
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
@@ -106,10 +107,11 @@ def _carry_attribute_writes(source, graph) -> None:
             target.meta["attribute_writes"] = list(writes)
 
 
-def _trace(fn, tracer: Optional[Tracer], concrete_args) -> GraphModule:
-    """Trace the module or function ``fn`` as it is now (its current mode: fxla.modes)."""
+def _trace(fn, tracer: Optional[Tracer], concrete_args, remedies: Remedies = COMPILE) -> GraphModule:
+    """Trace the module or function ``fn`` as it is now (its current mode: fxla.modes); trace errors name
+    ``remedies`` (the entry point the user called: fxla.frontend.remedies)."""
     tracer = tracer or Tracer()
-    with COMPILING:
+    with COMPILING, spelled_as(remedies):
         graph = tracer.trace(fn, concrete_args=concrete_args)
     if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
         graph.meta["specialization"] = fn.specialization
@@ -220,7 +222,7 @@ class CompiledModule(CompileControl):
         self._configure(**self._options)
         self._store = ParameterStore(fn, self.mesh)
         self._per_shape: Optional[PerShapeTraces] = None
-        self._tracing = (tracer, concrete_args)
+        self._tracing = (tracer, concrete_args, current(COMPILE))     # (fxla.export: its own remedies)
         self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)

@@ -22,6 +22,7 @@ from torch.utils import _pytree as pytree
 from fxla.autocast import check_not_autocast
 from fxla.compile import CompiledModule
 from fxla.lowering import ResultLayout
+from fxla.frontend.remedies import EXPORT, spelled_as
 from fxla.lowering.to_fxla import NoneOutput
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
@@ -61,8 +62,10 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     ``path`` must be new or an empty folder; an existing fxla artifact there is replaced (atomically) only with
     ``overwrite=True``; any other folder is refused (export never deletes what it did not write).
     """
-    compiled = model if isinstance(model, CompiledModule) else \
-        CompiledModule(model, concrete_args=concrete_args, concrete_shapes=concrete_shapes)
+    if not isinstance(model, CompiledModule):
+        with spelled_as(EXPORT):                        # (trace errors name fxla.export's options)
+            model = CompiledModule(model, concrete_args=concrete_args, concrete_shapes=concrete_shapes)
+    compiled = model
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     compiled._modes.watch()                             # (train()/eval() since it was compiled: fxla.modes)

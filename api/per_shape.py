@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Tuple
 import torch
 
 from fxla.frontend import symbolic_trace
+from fxla.frontend.remedies import COMPILE, current, spelled_as
 from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import COMPILING
@@ -33,6 +34,7 @@ class PerShapeTraces:
         self.make, self.drop = make, drop
         self.max_signatures = max_signatures
         self.concrete_args = dict(concrete_args or {})
+        self.remedies = current(COMPILE)          # what trace errors tell the user to call (fxla.frontend.remedies)
         forward = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
         params = list(inspect.signature(forward).parameters.values())
         if isinstance(fn, torch.nn.Module):
@@ -65,7 +67,8 @@ class PerShapeTraces:
         """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module."""
         fixed = {k: v for k, v in given.items() if _python_value(v)}
         examples = {k: _example(v) for k, v in given.items() if k not in fixed}
-        gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples)
+        with spelled_as(self.remedies):
+            gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples)
         module = self.make(gm)
         self.compiled[key] = module
         while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)

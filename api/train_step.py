@@ -30,6 +30,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
+from fxla.frontend.remedies import COMPILE_STEP, spelled_as
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import from_device, to_device
@@ -153,8 +154,9 @@ class TrainStep:
         from .compile import CompiledModule
         compiled = self._compiled_by_arity.get(n)
         if compiled is None:
-            compiled = self._compiled_by_arity[n] = CompiledModule(_objective(self.model, self.loss_fn, n),
-                                                                   **self._options)
+            with spelled_as(COMPILE_STEP):              # (trace errors name fxla.compile_step's options)
+                compiled = self._compiled_by_arity[n] = CompiledModule(_objective(self.model, self.loss_fn, n),
+                                                                       **self._options)
         compiled._modes.watch()
         return compiled
 

@@ -11,16 +11,11 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from .errors import TraceError
+from .remedies import sizes_only, unknown_value_fix
 from .node import Node, map_aggregate
 from .source import is_internal_file, user_frame_location
 
 __all__ = ["Proxy", "Attribute", "find_tracer", "eager_class", "tracing_isinstance"]
-
-_CONCRETE_FIX = ("pass the value as a constant with `symbolic_trace(model, concrete_args={...})`, "
-                 "move this code into a function decorated with `fxla.frontend.wrap`, "
-                 "mark the module that contains it as a leaf (override `Tracer.is_leaf_module`), "
-                 "or replace data-dependent branching with `torch.where`")
-
 
 def find_tracer(args: Any, kwargs: Any = None):
     """The tracer of the first :class:`Proxy` inside ``args``/``kwargs`` (None if none)."""
@@ -149,12 +144,16 @@ class Proxy:
     def __bytes__(self) -> bytes:
         raise self._host_value_error("cannot convert to bytes")
 
-    def _no_concrete_value(self, what: str) -> TraceError:
-        return self.tracer._note_error(self._concrete_value_error(what))
+    def _no_concrete_value(self, what: str, *, truth: bool = False, length: bool = False) -> TraceError:
+        return self.tracer._note_error(self._concrete_value_error(what, truth, length))
 
-    def _concrete_value_error(self, what: str) -> TraceError:
+    def _concrete_value_error(self, what: str, truth: bool, length: bool) -> TraceError:
+        """``truth``: a truth value was asked for; ``length``: the length (of a tensor: its first size)."""
         loc = user_frame_location(self.tracer.module_path)
-        if self.tracer.concrete_shapes:
+        concrete = self.tracer.concrete_shapes
+        sizes = (length and eager_class(self) is torch.Tensor) or sizes_only(self.node)
+        fix = unknown_value_fix(sizes=sizes, truth=truth, concrete_shapes_mode=concrete)
+        if concrete:
             err = self.tracer.meta_error(self)
             why = ("in concrete_shapes mode shapes, dtypes and devices are concrete, but tensor values have "
                    "no concrete value during tracing: this depends on the data, so one trace cannot "
@@ -162,13 +161,13 @@ class Proxy:
             if err:
                 why += f"; the shape of %{self.node.name} is unknown too ({err})"
             return TraceError(f"{what} of a symbolic value (%{self.node.name}) during tracing",
-                              where=loc, why=why, fix=_CONCRETE_FIX)
+                              where=loc, why=why, fix=fix)
         return TraceError(
             f"{what} of a symbolic value (%{self.node.name}) during tracing", where=loc,
             why=("fxla traces forward() with symbolic values that have no concrete value during tracing, "
                  "so Python control flow, len(), iteration and int()/float()/bool() on them cannot be "
                  "decided"),
-            fix=_CONCRETE_FIX + _SHAPES_HINT)
+            fix=fix)
 
     def _static_length(self) -> Optional[int]:
         """len() known from the meta value (concrete_shapes mode): dim 0 of a tensor, or the
@@ -183,13 +182,14 @@ class Proxy:
         return _known_arity(self.node)
 
     def __bool__(self) -> bool:
-        raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)")
+        raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)",
+                                      truth=True)
 
     def __len__(self) -> int:
         n = self._static_length()
         if n is not None:
             return n
-        raise self._no_concrete_value("cannot take len()")
+        raise self._no_concrete_value("cannot take len()", length=True)
 
     def __index__(self) -> int:
         raise self._no_concrete_value("cannot use as a Python index (__index__)")
@@ -208,7 +208,8 @@ class Proxy:
         n = self._static_length()
         if n is not None:
             return self._speculative_iter(n)
-        raise self._no_concrete_value("cannot iterate over (for-loop / list() / unpacking of unknown length)")
+        raise self._no_concrete_value("cannot iterate over (for-loop / list() / unpacking of unknown length)",
+                                      length=True)
 
     def _speculative_iter(self, n: int):
         # lazily: code that only peeks at the first element (e.g. HF ModelOutput.__post_init__)
@@ -427,9 +428,6 @@ def _tensor_by_origin(node: Node) -> Optional[bool]:
         return None
     return True
 
-
-_SHAPES_HINT = (", or, if the branch depends only on shapes, trace with concrete shapes: "
-                "`symbolic_trace(model, example_inputs=(...))`")
 
 #: Tensor attributes / methods that are concrete Python values in concrete_shapes mode.
 _CONCRETE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda", "is_cpu", "is_meta",

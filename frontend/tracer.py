@@ -26,6 +26,7 @@ from .node import empty_dict_like
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
 from .custom_functions import traced_custom_functions
 from .random_calls import recorded_random_calls
+from .remedies import argument_fix
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
 from .state_capture import AttributeWrite, StateCapture, final_attribute_writes
@@ -322,8 +323,7 @@ class TracerBase:
     def _arg_error(self, a: Any, why: str) -> TraceError:
         return TraceError(f"cannot record an argument of type {type(a).__name__}",
                           where=user_frame_location(self.module_path), why=why,
-                          fix="pass such values through concrete_args or hide the call "
-                              "inside a function decorated with fxla.frontend.wrap")
+                          fix=argument_fix())
 
     # ---- where the traced code is ----------------------------------------------------------
     @property
@@ -548,7 +548,7 @@ class Tracer(TracerBase):
             raise TraceError(
                 "example_inputs given to a Tracer that is not in concrete_shapes mode", where=def_loc,
                 why="the default tracer is shape-agnostic (torch.fx-compatible) and takes no example inputs",
-                fix="use Tracer(concrete_shapes=True), or symbolic_trace(model, example_inputs=...)")
+                fix="use Tracer(concrete_shapes=True), or fxla.symbolic_trace(model, example_inputs=...)")
         return {}
 
     def _fixed_input(self, p: inspect.Parameter, examples: Dict[str, Any], def_loc) -> Any:

@@ -6,14 +6,14 @@ traced into. Called with concrete values it just runs.
 
 Usage -- either as a decorator::
 
-    @fxla.frontend.wrap
+    @fxla.wrap                 # (fxla.frontend.wrap: the same function)
     def my_helper(x, n): ...
 
 or at module level, after the function is defined, by name (this rebinds the name
 in the calling module's globals to the wrapper)::
 
     def my_helper(x, n): ...
-    fxla.frontend.wrap("my_helper")
+    fxla.wrap("my_helper")
 
 ``wrap(fn)`` returns the wrapper; only calls that go through the returned object
 (or the rebound global) are leaves.
@@ -77,7 +77,7 @@ def wrap(fn_or_name: Union[str, Callable]) -> Callable:
     fn = caller_globals.get(fn_or_name)
     if not callable(fn):
         raise TraceError(
-            f"fxla.frontend.wrap({fn_or_name!r}): no function named {fn_or_name!r} in module "
+            f"fxla.wrap({fn_or_name!r}): no function named {fn_or_name!r} in module "
             f"{caller_globals.get('__name__')!r}", where=user_frame_location(),
             why="wrap(name) rebinds an existing module-level function, so it must already be defined",
             fix="call wrap('name') after the `def`, or use @wrap as a decorator")

@@ -67,14 +67,27 @@ class Parent(nn.Module):
         return self.child(x)
 
 
-def _check(err: TraceError, marker: str, source_text: str):
+def _check(err: TraceError, marker: str, source_text: str, sizes: bool = False, concrete: bool = False):
+    """The error names the line and the remedies in fxla.symbolic_trace's words (the default entry point), the one
+    that fits first: concrete shapes for a value computed from sizes alone, else the data remedies."""
     msg = str(err)
     assert isinstance(err, FxlaError)
     assert f"{THIS_FILE}:{line_of(marker)}:" in msg, msg
     assert source_text in msg and "fix:" in msg
     assert "no concrete value during tracing" in msg
-    for hint in ("concrete_args", "wrap", "leaf", "torch.where"):
-        assert hint in msg.split("fix:")[1], hint
+    fix = msg.split("fix:")[1]
+    for hint in ("concrete_args={...}", "@fxla.wrap", "leaf"):
+        assert hint in fix, hint
+    assert "fxla.frontend.wrap" not in fix
+    if sizes:
+        assert fix.strip().startswith("the value comes from tensor sizes only, which a trace with concrete shapes "
+                                      "knows: trace with concrete shapes: `fxla.symbolic_trace(model, "
+                                      "example_inputs=(...))`, "), fix
+        assert "torch.where" not in fix
+    elif concrete:                      # shapes are concrete already: that remedy is not offered
+        assert "torch.where" in fix and "example_inputs" not in fix and "concrete shapes" not in fix
+    else:
+        assert "torch.where" in fix and fix.index("concrete_args") < fix.index("example_inputs")
     assert msg.index("at ") < msg.index("fix:")
 
 
@@ -82,6 +95,7 @@ def test_if_on_tensor():
     with pytest.raises(TraceError) as info:
         symbolic_trace(Branchy())
     _check(info.value, "@if-line", "if x.sum() > 0:")
+    assert str(info.value).split("fix:")[1].strip().startswith("replace data-dependent branching with `torch.where`")
     col = int(str(info.value).split(f"{THIS_FILE}:{line_of('@if-line')}:")[1].split()[0])
     assert col == 12  # column of `x.sum() > 0`, 1-based
 
@@ -89,13 +103,13 @@ def test_if_on_tensor():
 def test_len_of_proxy():
     with pytest.raises(TraceError) as info:
         symbolic_trace(Length())
-    _check(info.value, "@len-line", "return x * len(x)")
+    _check(info.value, "@len-line", "return x * len(x)", sizes=True)
 
 
 def test_iterating_proxy():
     with pytest.raises(TraceError) as info:
         symbolic_trace(Loop())
-    _check(info.value, "@for-line", "for _ in x:")
+    _check(info.value, "@for-line", "for _ in x:", sizes=True)
 
 
 @pytest.mark.parametrize("kind,source", [("int", "torch.zeros(int(n))"), ("float", "x * float(n)"),
@@ -103,7 +117,7 @@ def test_iterating_proxy():
 def test_conversions(kind, source):
     with pytest.raises(TraceError) as info:
         symbolic_trace(Conversions(kind))
-    _check(info.value, f"@conv-{kind}", source)
+    _check(info.value, f"@conv-{kind}", source, sizes=kind != "in")   # (`3 in x` asks about x's values)
 
 
 def test_error_inside_submodule_names_module():
@@ -161,14 +175,14 @@ class ShapeThenData(nn.Module):
 def test_concrete_shapes_data_dependent_if_still_raises():
     with pytest.raises(TraceError) as info:
         symbolic_trace(Branchy(), example_inputs=(torch.randn(3),))
-    _check(info.value, "@if-line", "if x.sum() > 0:")
+    _check(info.value, "@if-line", "if x.sum() > 0:", concrete=True)
     assert "shapes, dtypes and devices are concrete" in str(info.value)
 
 
 def test_concrete_shapes_item_names_the_failed_meta_op():
     with pytest.raises(TraceError) as info:
         symbolic_trace(ShapeThenData(), example_inputs=(torch.randn(3),))
-    _check(info.value, "@item-line", "if x.max().item() > 3:")
+    _check(info.value, "@item-line", "if x.max().item() > 3:", concrete=True)
     text = str(info.value)
     assert "%item (aten._local_scalar_dense.default) has an output shape or value that depends on the tensor's data" \
         in text and "instead of .item()" in text
@@ -189,3 +203,78 @@ def test_non_tensor_output_is_named():
     with pytest.raises(TraceError, match="forward\\(\\) returned a value that cannot be a graph output") as info:
         symbolic_trace(ReturnsModule())
     assert "use_cache=False" in str(info.value)
+
+
+# ---- the fix speaks the entry point the user called (fxla.frontend.remedies) ----------------------
+class SizeBranch(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 2:  # @size-branch
+            return x * 2
+        return x
+
+
+def test_compile_names_fxla_compile_and_fxla_wrap():
+    import fxla
+    assert fxla.wrap is fxla.frontend.wrap                      # the public name the fixes use
+    with pytest.raises(TraceError) as info:
+        fxla.compile(SizeBranch())
+    fix = str(info.value).split("fix:")[1]
+    assert fix.strip().startswith("the value comes from tensor sizes only, which a trace with concrete shapes "
+                                  "knows: compile with concrete shapes: `fxla.compile(model, concrete_shapes=True)`")
+    assert "`fxla.compile(model, concrete_args={...})`" in fix and "`@fxla.wrap`" in fix
+    assert "symbolic_trace" not in fix and "example_inputs" not in fix and "fxla.frontend.wrap" not in fix
+    with pytest.raises(TraceError) as info:
+        fxla.compile(Branchy())
+    fix = str(info.value).split("fix:")[1]
+    assert fix.strip().startswith("replace data-dependent branching with `torch.where`")
+    assert fix.rstrip().endswith("if it depends only on shapes, compile with concrete shapes: "
+                                 "`fxla.compile(model, concrete_shapes=True)` (one trace per input signature)")
+    assert "symbolic_trace" not in fix
+
+
+def test_compile_with_concrete_shapes_does_not_offer_them_again():
+    import fxla
+    fast = fxla.compile(Branchy(), concrete_shapes=True)
+    with pytest.raises(TraceError) as info:
+        fast(torch.randn(3))
+    fix = str(info.value).split("fix:")[1]
+    assert "`fxla.compile(model, concrete_args={...})`" in fix
+    assert "concrete_shapes" not in fix and "symbolic_trace" not in fix
+
+
+def test_export_and_compile_step_name_their_own_options(tmp_path):
+    import fxla
+    with pytest.raises(TraceError) as info:
+        fxla.export(SizeBranch(), (torch.randn(3),), tmp_path / "a")
+    fix = str(info.value).split("fix:")[1]
+    assert "`fxla.export(model, example_inputs, path, concrete_shapes=True)`" in fix
+    assert "fxla.compile(" not in fix and "symbolic_trace" not in fix
+    assert not (tmp_path / "a").exists()
+    model = nn.Linear(3, 1)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1),
+                             lambda m, x: m(x).sum() * (2 if x.shape[0] > 2 else 1))
+    with pytest.raises(TraceError) as info:
+        step(torch.randn(4, 3))
+    fix = str(info.value).split("fix:")[1]
+    assert "`fxla.compile_step(model, optimizer, loss_fn, concrete_shapes=True)`" in fix
+    assert "concrete_args" not in fix and "symbolic_trace" not in fix
+
+
+def test_unrecordable_argument_fix_names_the_entry_point():
+    import fxla
+
+    class Thing:
+        pass
+
+    class AddsThing(nn.Module):
+        def forward(self, x):
+            return x + Thing()
+
+    with pytest.raises(TraceError, match="cannot record an argument of type Thing") as info:
+        fxla.compile(AddsThing())
+    assert str(info.value).split("fix:")[1].strip() == (
+        "pass the value as a constant with `fxla.compile(model, concrete_args={...})`, or move this code into a "
+        "function decorated with `@fxla.wrap` and give it a lowering rule (`@fxla.lowering.register(fn)`)")
+    with pytest.raises(TraceError) as info:
+        symbolic_trace(AddsThing())
+    assert "`fxla.symbolic_trace(model, concrete_args={...})`" in str(info.value)
