@@ -302,12 +302,27 @@ def _check_options(options: Dict[str, Any]) -> None:
                           f"fix: pass only {', '.join(_OPTIONS)} in options={{...}} (as for fxla.compile)")
 
 
+def _check_materialized(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> None:
+    """Dynamo passes a module's parameters and buffers as graph inputs: one on the meta device (no data) is
+    refused here, by its dynamo name, rather than at the first call as an anonymous input."""
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    meta = [name for name, v in zip(placeholders, example_inputs) if isinstance(v, torch.Tensor) and v.is_meta]
+    if meta:
+        shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
+        raise OptionError(f"torch.compile(backend='fxla') got graph inputs on the meta device: {shown}\n"
+                          f"why: a meta tensor has a shape but no data, and a compiled program computes with its "
+                          f"values (dynamo passes a module's parameters and buffers as inputs)\n"
+                          f"fix: materialize the model first (model.to_empty(device='cpu') then load its weights "
+                          f"with model.load_state_dict(...)) and pass real tensors, not device='meta' ones")
+
+
 def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], **options) -> Callable[..., Any]:
     """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})``.
 
     Returns the graph compiled by fxla (a :class:`~fxla.CompiledModule`, or a call adapter over one that passes
     dynamo's unspecialised numbers as Python numbers; see the module docstring)."""
     _check_options(options)
+    _check_materialized(gm, example_inputs)
     converted, numbers = _convert(gm)
     try:
         compiled = CompiledModule(converted, device=options.get("device"),

@@ -17,8 +17,10 @@ from typing import Any, Dict, Optional, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
+from fxla.frontend import meta as M
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.frontend.remedies import COMPILE, Remedies, current, spelled_as
 from fxla.lowering import UnsupportedOpError
@@ -60,11 +62,26 @@ def _check_materialized(fn) -> None:
     meta = [name for name, t in itertools.chain(fn.named_parameters(), fn.named_buffers()) if t.is_meta]
     if meta:
         shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
-        raise OptionError(f"fxla.compile got a {type(fn).__name__} whose parameters/buffers are on the meta "
+        raise OptionError(f"cannot compile a {type(fn).__name__} whose parameters/buffers are on the meta "
                           f"device ({shown})\nwhy: a meta tensor has a shape but no data, and a compiled program "
                           f"computes with the weights' values\nfix: materialize the model first, e.g. "
                           f"model.to_empty(device='cpu') then load its weights (model.load_state_dict(...)), or "
                           f"build it without device='meta'")
+
+
+def _check_materialized_state(owner: str, program, graph) -> None:
+    """The tensors a traced program reads (parameters, buffers, tensors a function closes over) must have data:
+    one on the meta device is refused, at the line that reads it, before anything is uploaded."""
+    meta = [name for name in program.param_names if getattr(program.params[name], "is_meta", False)]
+    if not meta:
+        return
+    reads = {n.target: n.meta.get(M.SOURCE) for n in graph.nodes if n.op == "get_attr"}
+    shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
+    raise OptionError(f"{owner} reads tensor(s) on the meta device: {shown}", where=reads.get(meta[0]),
+                      why="a meta tensor has a shape but no data, and a compiled program computes with its values",
+                      fix="materialize it first: a module with module.to_empty(device='cpu') then load its weights "
+                          "(module.load_state_dict(...)); a tensor with torch.empty_like(t, device='cpu') filled "
+                          "with its values; or create it without device='meta'")
 
 
 def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> None:
@@ -72,15 +89,15 @@ def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> 
         raise OptionError(_not_callable(fn))
     _check_materialized(fn)
     if output not in ("torch", "jax"):
-        raise OptionError(f"output={output!r} is not supported\nfix: pass output='torch' (default) or "
+        raise OptionError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' (default) or "
                           f"output='jax'")
     if dynamic is not False:
-        raise OptionError(f"dynamic={dynamic!r} is not supported: fxla specialises every program to the "
+        raise OptionError(f"dynamic={abbreviate(dynamic)} is not supported: fxla specialises every program to the "
                           f"shapes of its inputs and compiles each new signature once\n"
                           f"fix: leave dynamic=False (the default); pad inputs to a few fixed sizes to "
                           f"bound the number of compilations")
     if not isinstance(max_signatures, int) or isinstance(max_signatures, bool) or max_signatures < 1:
-        raise OptionError(f"max_signatures={max_signatures!r}: it must be a positive int\nfix: pass how many "
+        raise OptionError(f"max_signatures={abbreviate(max_signatures)}: it must be a positive int\nfix: pass how many "
                           f"input signatures to keep compiled (default {MAX_SIGNATURES})")
     if shard and mesh is None:
         raise ShardingError("shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh({'x': 4}) "
@@ -330,6 +347,7 @@ class CompiledModule(CompileControl):
         self._binding.check_specialization(self.graph_module.specialization, args)
         stages = self._lower_for_call(args)
         program = stages.program
+        _check_materialized_state(self.__name__, program, self.graph_module.graph)
         part = None
         if self._shard_plan is not None and program.random:
             raise ShardingError(_random_refused(self.__name__, "sharded (mesh=) programs", "compile without mesh="))

@@ -20,6 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.autocast import check_not_autocast
+from fxla.base.shown import abbreviate
 from fxla.compile import CompiledModule
 from fxla.lowering import ResultLayout
 from fxla.frontend.remedies import EXPORT, spelled_as
@@ -46,7 +47,8 @@ def _json_static(value, what: str):
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
-        raise ArtifactError(f"cannot export: {what} is the non-tensor value {value!r}, which JSON cannot hold\n"
+        raise ArtifactError(f"cannot export: {what} is the non-tensor value {abbreviate(value)}, which JSON cannot "
+                            f"hold\n"
                             f"fix: bake it in with concrete_args= or pass it as a tensor") from None
     return value
 
@@ -176,7 +178,8 @@ class LoadedModule:
 
     def __init__(self, path, *, device=None, output: str = "torch", cache_dir=None):
         if output not in ("torch", "jax"):
-            raise ArtifactError(f"output={output!r} is not supported\nfix: pass output='torch' or output='jax'")
+            raise ArtifactError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' or "
+                                f"output='jax'")
         self.path = str(path)
         self.output = output
         self.device = resolve_device(device)
@@ -229,7 +232,8 @@ class LoadedModule:
             if static is TENSOR:
                 want = self._inputs[len(tensors)]
                 if not is_array(value):
-                    raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact takes a "
+                    raise InputError(f"{self.__name__}: input leaf {i} is {abbreviate(value)}, but the artifact "
+                                     f"takes a "
                                      f"{want['dtype']}{want['shape']} tensor there\nfix: pass a tensor")
                 dtype = _dtype_name(value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value))
                 if list(value.shape) != want["shape"] or dtype != want["dtype"]:
@@ -240,8 +244,9 @@ class LoadedModule:
                                      f"inputs")
                 tensors.append(to_device(value, self.device))
             elif value != static:
-                raise InputError(f"{self.__name__}: input leaf {i} is {value!r}, but the artifact was specialised "
-                                 f"to {static!r}\nfix: pass {static!r}, or export again with this value")
+                raise InputError(f"{self.__name__}: input leaf {i} is {abbreviate(value)}, but the artifact was "
+                                 f"specialised to {abbreviate(static)}\nfix: pass {abbreviate(static)}, or export "
+                                 f"again with this value")
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)

@@ -7,6 +7,7 @@ from typing import Any, Dict, Sequence
 
 from torch.utils import _pytree as pytree
 
+from fxla.base.shown import abbreviate
 from fxla.lowering import FxlaProgram
 from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import Partitioning, ShardingError, normalize_spec, signature_of
@@ -34,7 +35,7 @@ class ShardPlan:
             close = [short.get(c, c) for k in bad if isinstance(k, str)
                      for c in difflib.get_close_matches(k, list(known) + list(short), n=1)]
             guess = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            raise ShardingError(f"shard= names {bad!r}, which this model does not have{guess}\n"
+            raise ShardingError(f"shard= names {abbreviate(bad)}, which this model does not have{guess}\n"
                                 f"fix: use 'input:<i>' / 'output:<i>' (tensor inputs/outputs in order), an "
                                 f"argument name ({list(arguments)}) or a parameter/buffer name "
                                 f"({sorted(state_names)})")

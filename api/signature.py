@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend.graph_module import check_specialization, describe_input
 from fxla.frontend.shape_prop import TensorMeta, propagate_shapes
@@ -58,14 +59,16 @@ def signature_key(args) -> Tuple:
 
 
 def describe_value(value) -> str:
-    """``float32[2, 8]`` for a tensor or jax array, containers item by item, ``repr`` otherwise."""
+    """``float32[2, 8]`` for a tensor or jax array, containers item by item, ``repr`` otherwise; abbreviated
+    (:func:`fxla.base.shown.abbreviate`: a long list shows its first items and how many more)."""
+    return abbreviate(value, _array_text)
+
+
+def _array_text(value):
     if is_array(value):
         dtype = value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value)
         return f"{str(dtype).rpartition('.')[2]}{list(value.shape)}"
-    if isinstance(value, (tuple, list, dict)):
-        return type(value).__name__ + "(" + ", ".join(
-            describe_value(v) for v in (value.values() if isinstance(value, dict) else value)) + ")"
-    return repr(value)
+    return None
 
 
 def _meta(value):

@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.frontend.remedies import COMPILE_STEP, spelled_as
@@ -131,7 +132,7 @@ class TrainStep:
             raise StepError(f"fxla.compile_step expects a torch.optim optimizer, got {type(optimizer).__name__}\n"
                             f"fix: fxla.compile_step(model, torch.optim.AdamW(model.parameters()), loss_fn)")
         if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-            raise StepError(f"accumulation_steps={accumulation_steps!r}: it must be a positive int\n"
+            raise StepError(f"accumulation_steps={abbreviate(accumulation_steps)}: it must be a positive int\n"
                             f"fix: pass how many micro-batches to sum gradients over before each update")
         for group in optimizer.param_groups:
             _rule(optimizer, group)                       # (refuses what is not supported, now)

@@ -8,5 +8,7 @@ that): errors and source locations import only the standard library, the JAX bou
   which stores its message as fields (what / where / why / fix) and renders fxla's house format.
 * :mod:`fxla.base.source` -- :class:`~fxla.base.source.SourceLocation` and finding the user's frame on a stack
   (the innermost frame that is not fxla's, torch's or ``contextlib``/``functools`` plumbing).
+* :mod:`fxla.base.shown` -- :func:`~fxla.base.shown.abbreviate`, how a message shows a value the user passed
+  (a long list or string abbreviated).
 * :mod:`fxla.base.jax_private` -- the one module that names JAX's and jaxlib's private API.
 """

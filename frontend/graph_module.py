@@ -8,6 +8,8 @@ from typing import Any, Dict, Union
 
 import torch
 
+from fxla.base.shown import abbreviate
+
 from . import meta as M
 from .errors import GraphError, SpecializationError
 from .graph import Graph
@@ -76,14 +78,20 @@ def _text(meta: Any) -> str:
     return repr(meta)
 
 
+def _meta_text(meta: Any):
+    """A TensorMeta as ``float32[2, 8]`` (for :func:`abbreviate`; other values: its default)."""
+    from .shape_prop import TensorMeta
+    return f"{str(meta.dtype).rpartition('.')[2]}{list(meta.shape)}" if isinstance(meta, TensorMeta) else None
+
+
 def check_specialization(name: str, spec: Dict[str, Any], given: Dict[str, Any]) -> None:
     """Raise :class:`SpecializationError` unless every input described in ``given`` (name -> what
     :func:`describe_input` gives) is what the concrete_shapes trace ``spec`` was made for."""
     traced = spec["inputs"]
     bad = [k for k, v in given.items() if k in traced and _text(traced[k]) != _text(v)]
     if bad:
-        want = ", ".join(f"{k}={_text(traced[k])}" for k in bad)
-        have = ", ".join(f"{k}={_text(given[k])}" for k in bad)
+        want = ", ".join(f"{k}={abbreviate(traced[k], _meta_text)}" for k in bad)
+        have = ", ".join(f"{k}={abbreviate(given[k], _meta_text)}" for k in bad)
         raise SpecializationError(
             f"{name} was traced with concrete shapes for inputs ({want}) and cannot run on ({have})\n"
             f"why: shape-dependent Python (sizes, shape branches) ran while tracing and its results are baked "

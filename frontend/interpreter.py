@@ -49,7 +49,8 @@ class Interpreter:
                 raise
             except Exception as e:
                 raise InterpreterError(
-                    f"error while running node %{node.name}: {node.format_node()}", where=node.meta.get(M.SOURCE),
+                    f"error while running node %{node.name}: {node.format_node(abbreviated=True)}",
+                    where=node.meta.get(M.SOURCE),
                     why=f"{type(e).__name__}: {e}",
                     fix="the operation at the source line above failed on these inputs; check the shapes, "
                         "dtypes and values passed to the graph") from e

@@ -14,6 +14,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.shown import abbreviate
+
 from .names import qualified_name
 
 __all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "kept_dict_type", "empty_dict_like", "build_dict",
@@ -137,6 +139,16 @@ def _format_arg(a: Argument) -> str:
     if callable(a) and not isinstance(a, torch.nn.Module):
         return _target_str(a)
     return repr(a)
+
+
+def _short_arg(a: Any) -> Optional[str]:
+    """:func:`abbreviate`'s text for the atoms of a node argument, as :func:`_format_arg` writes them (None:
+    its default)."""
+    if isinstance(a, Node):
+        return f"%{a.name}"
+    if isinstance(a, (torch.Size, slice)) or (callable(a) and not isinstance(a, torch.nn.Module)):
+        return _format_arg(a)
+    return None
 
 
 class Node:
@@ -316,19 +328,22 @@ class Node:
             return self.target.endswith("_") and not self.target.endswith("__")
         return False
 
-    def format_node(self) -> str:
+    def format_node(self, abbreviated: bool = False) -> str:
         """fx-style one-line description, e.g.
-        ``%relu : [num_users=1] = call_function[target=torch.relu](args = (%x,), kwargs = {})``."""
+        ``%relu : [num_users=1] = call_function[target=torch.relu](args = (%x,), kwargs = {})``.
+        ``abbreviated``: for an error message, long constant arguments cut short (a list shows its first items
+        and how many more, see :func:`fxla.base.shown.abbreviate`)."""
+        fmt = (lambda a: abbreviate(a, _short_arg)) if abbreviated else _format_arg
         head = f"%{self.name} : [num_users={len(self.users)}] = "
         if self.op == "placeholder":
-            default = f" = {_format_arg(self.args[0])}" if self.args else ""
+            default = f" = {fmt(self.args[0])}" if self.args else ""
             return f"{head}placeholder[target={self.target}]{default}"
         if self.op == "get_attr":
             return f"{head}get_attr[target={self.target}]"
         if self.op == "output":
-            return f"return {_format_arg(self.args[0]) if self.args else 'None'}"
+            return f"return {fmt(self.args[0]) if self.args else 'None'}"
         return (f"{head}{self.op}[target={_target_str(self.target)}]"
-                f"(args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})")
+                f"(args = {fmt(self.args)}, kwargs = {fmt(self.kwargs)})")
 
     def __repr__(self) -> str:
         return self.name

@@ -116,7 +116,7 @@ class _Saver:
                                    "fixed": fixed, "device": self.values.encode(spec["device"], "device")}}
 
     def node_record(self, n: Node) -> Dict[str, Any]:
-        where = f"node %{n.name} ({n.format_node()})"
+        where = f"node %{n.name} ({n.format_node(abbreviated=True)})"
         target = self.values.encode(n.target, where) if n.op == "call_function" else n.target
         meta: Dict[str, Any] = {}
         src = n.meta.get(M.SOURCE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 
 from fxla.base.errors import FxlaError
+from fxla.base.shown import abbreviate
 
 
 _INSTALL = {"gpu": "; for an NVIDIA GPU install the CUDA plugin matching jaxlib (pip install "
@@ -52,12 +53,12 @@ def resolve_device(device=None) -> jax.Device:
                               f"fix: use one of the platforms JAX finds here: "
                               f"{sorted({d.platform for d in jax.devices()})}{hint}") from None
         if index and not index.isdigit():
-            raise DeviceError(f"cannot use {device!r} as a device: '{index}' is not a device index\n"
+            raise DeviceError(f"cannot use {abbreviate(device)} as a device: '{index}' is not a device index\n"
                               f"fix: write '{platform}:0', '{platform}:1', ...")
         i = int(index) if index else 0
         if i >= len(devices):
             raise DeviceError(f"device '{device}' does not exist: only {len(devices)} {platform} device(s)\n"
                               f"fix: pick an index below {len(devices)}")
         return devices[i]
-    raise DeviceError(f"cannot use {device!r} as a device\nfix: pass 'cpu', 'gpu', 'tpu', 'cpu:1', a "
+    raise DeviceError(f"cannot use {abbreviate(device)} as a device\nfix: pass 'cpu', 'gpu', 'tpu', 'cpu:1', a "
                       f"torch.device or a jax.Device")

@@ -12,6 +12,7 @@ spec means replicated.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -20,6 +21,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from fxla.base.errors import FxlaError
+from fxla.base.shown import abbreviate
 
 Spec = Optional[Tuple]
 
@@ -36,7 +38,7 @@ def Mesh(axes: Dict[str, int], devices: Optional[Sequence[jax.Device]] = None,
     """
     if not isinstance(axes, dict) or not axes or not all(isinstance(k, str) and isinstance(v, int) and v > 0
                                                           for k, v in axes.items()):
-        raise ShardingError(f"cannot build a mesh from {axes!r}\nfix: pass axis names and sizes, e.g. "
+        raise ShardingError(f"cannot build a mesh from {abbreviate(axes)}\nfix: pass axis names and sizes, e.g. "
                             f"fxla.runtime.Mesh({{'x': 4}})")
     size = int(np.prod(list(axes.values())))
     if devices is None:
@@ -57,7 +59,7 @@ def as_mesh(mesh) -> jax.sharding.Mesh:
         return mesh
     if isinstance(mesh, dict):
         return Mesh(mesh)
-    raise ShardingError(f"cannot use {mesh!r} as a mesh\nfix: pass fxla.runtime.Mesh({{'x': 4}}) or a "
+    raise ShardingError(f"cannot use {abbreviate(mesh)} as a mesh\nfix: pass fxla.runtime.Mesh({{'x': 4}}) or a "
                         f"jax.sharding.Mesh")
 
 
@@ -70,7 +72,7 @@ def normalize_spec(spec, rank: int, shape: Sequence[int], mesh: jax.sharding.Mes
     if isinstance(spec, str):
         spec = (spec,)
     if not isinstance(spec, (tuple, list)):
-        raise ShardingError(f"sharding of {what}: {spec!r} is not a tuple of axis names\n"
+        raise ShardingError(f"sharding of {what}: {abbreviate(spec)} is not a tuple of axis names\n"
                             f"fix: give one entry per dimension, e.g. ('x', None)")
     if len(spec) > rank:
         raise ShardingError(f"sharding of {what}: {tuple(spec)} has {len(spec)} entries but the value has rank "
@@ -81,7 +83,9 @@ def normalize_spec(spec, rank: int, shape: Sequence[int], mesh: jax.sharding.Mes
         factor = 1
         for name in names:
             if name not in mesh.shape:
-                raise ShardingError(f"sharding of {what}: unknown mesh axis {name!r}\n"
+                close = difflib.get_close_matches(name, list(mesh.axis_names), n=1) if isinstance(name, str) else []
+                guess = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ShardingError(f"sharding of {what}: unknown mesh axis {abbreviate(name)}{guess}\n"
                                     f"fix: use one of the mesh's axes {list(mesh.axis_names)}")
             if name in used:
                 raise ShardingError(f"sharding of {what}: mesh axis {name!r} is used twice\n"
