@@ -14,6 +14,7 @@ import sys
 import types
 
 from fxla.errors import FxlaError
+from fxla.base import logs as _logs  # noqa: F401  (a NullHandler on the "fxla" logger: docs/debugging.md)
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,7 @@ _LAZY = {
     "GraphModule": "fxla.frontend", "TraceError": "fxla.frontend", "SpecializationError": "fxla.frontend",
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
     "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
+    "explain": "fxla.explain", "Explanation": "fxla.explain",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
 }
 #: the stage packages, reachable as attributes (``fxla.frontend.Graph``) after a plain ``import fxla``
@@ -38,7 +40,8 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
-           "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError"]
+           "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError",
+           "explain", "Explanation"]
 
 
 def __getattr__(name):
@@ -57,12 +60,12 @@ def __dir__():
 
 
 class _Package(types.ModuleType):
-    """``fxla.compile`` and ``fxla.export`` are functions that live in submodules of the same name.  Importing
-    such a submodule (``from fxla.compile import CompiledModule``) makes Python bind it on this package; keep
-    the function there instead, as an eager ``from fxla.compile import compile`` always did."""
+    """``fxla.compile``, ``fxla.export`` and ``fxla.explain`` are functions that live in submodules of the same
+    name.  Importing such a submodule (``from fxla.compile import CompiledModule``) makes Python bind it on this
+    package; keep the function there instead, as an eager ``from fxla.compile import compile`` always did."""
 
     def __setattr__(self, name, value):
-        if name in ("compile", "export") and isinstance(value, types.ModuleType):
+        if name in ("compile", "export", "explain") and isinstance(value, types.ModuleType):
             value = getattr(value, name)
         super().__setattr__(name, value)
 

@@ -40,7 +40,8 @@ SECTIONS: Tuple[Tuple[str, str, str], ...] = (
 #: extra modules whose names are documented though they have no ``__all__`` of their own
 EXTRA: Tuple[Tuple[str, str], ...] = (("fxla.backend", "fxla_backend"),)
 #: the command-line tools: (command, module with ``_parser()``)
-TOOLS: Tuple[Tuple[str, str], ...] = (("fxla-dump", "fxla.tools.dump"), ("fxla-opt", "fxla.tools.opt"))
+TOOLS: Tuple[Tuple[str, str], ...] = (("fxla-dump", "fxla.tools.dump"), ("fxla-explain", "fxla.tools.explain"),
+                                      ("fxla-opt", "fxla.tools.opt"))
 #: public exceptions that deliberately do not derive from FxlaError, with why
 NOT_FXLA_ERRORS: Dict[str, str] = {
     "fxla.dialects.fxla.InferError": "internal to type inference: the verifier reports it as a "
