@@ -22,8 +22,9 @@ from torch.utils import _pytree as pytree
 from fxla.autocast import check_not_autocast
 from fxla.base.shown import abbreviate
 from fxla.compile import CompiledModule
-from fxla.lowering import ResultLayout
 from fxla.frontend.remedies import EXPORT, spelled_as
+from fxla.lowering import ResultLayout
+from fxla.frontend.object_outputs import ObjectBuilder
 from fxla.lowering.to_fxla import NoneOutput
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
@@ -141,6 +142,8 @@ def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
     if spec.is_leaf() or spec.type is NoneOutput:
         return spec
     children = [_portable(c) for c in spec.children()]
+    if isinstance(spec.type, type) and issubclass(spec.type, ObjectBuilder):     # an object (a KV cache): its tensors by attribute path
+        return pytree.TreeSpec(dict, list(spec.type.fields.paths), children)
     if spec.type in _BUILTIN_CONTAINERS:
         return pytree.TreeSpec(spec.type, spec.context, children)
     if spec.type is collections.namedtuple or issubclass(spec.type, tuple):   # (pytree's node type of a

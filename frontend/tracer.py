@@ -23,6 +23,7 @@ from .factories import FactoryCalls, patched_factories
 from .graph import Graph
 from .node import Argument, Node, Target
 from .node import empty_dict_like
+from .object_outputs import objects_as_fields
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
 from .custom_functions import traced_custom_functions
 from .random_calls import recorded_random_calls
@@ -173,11 +174,10 @@ def _variadic_error(p: inspect.Parameter, fn: Callable, def_loc) -> TraceError:
 def _output_error(e: TraceError, def_loc) -> TraceError:
     return TraceError(
         f"forward() returned a value that cannot be a graph output: {str(e).splitlines()[0]}", where=def_loc,
-        why="graph outputs are tensors, Python scalars and tuples/lists/dicts of those "
-            "(named tuples, OrderedDicts and Hugging Face ModelOutputs keep their type; other dict "
-            "subclasses become plain dicts)",
-        fix="return only such values; a Hugging Face model returns a KV cache object unless "
-            "called with use_cache=False (concrete_args={'use_cache': False})")
+        why="graph outputs are tensors, Python scalars, tuples/lists/dicts of those (named tuples, OrderedDicts "
+            "and Hugging Face ModelOutputs keep their type; other dict subclasses become plain dicts) and objects "
+            "whose attributes (their __dict__, no __slots__) hold them (a KV cache)",
+        fix="return only such values (e.g. the object's tensors in a dict)")
 
 
 class _Traced(NamedTuple):
@@ -617,9 +617,10 @@ class Tracer(TracerBase):
         return result
 
     def _create_output(self, result: Any, def_loc) -> Node:
-        """The ``output`` node returning ``result``."""
+        """The ``output`` node returning ``result`` (objects holding traced tensors as their fields tuples:
+        :mod:`fxla.frontend.object_outputs`)."""
         try:
-            out_arg = self.create_arg(result)
+            out_arg = self.create_arg(objects_as_fields(result, _traced_value))
         except TraceError as e:
             raise _output_error(e, def_loc) from None
         out = self.create_node("output", "output", (out_arg,), {})
@@ -631,6 +632,10 @@ class Tracer(TracerBase):
         for node in reversed(self._speculative):
             if not node._erased and not node.users and M.ATTRIBUTE_WRITES not in node.meta:
                 self.graph.erase_node(node)
+
+
+def _traced_value(value: Any) -> bool:
+    return isinstance(value, (Proxy, torch.Tensor))
 
 
 _CONCRETE_CLASSES: Dict[type, type] = {}

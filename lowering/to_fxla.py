@@ -19,6 +19,7 @@ from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg
 from fxla.frontend import meta as M
+from fxla.frontend.object_outputs import building_spec
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 
 from . import rules  # noqa: F401  (fills the rule table)
@@ -176,6 +177,7 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
             raise LoweringError("internal error: lowering produced invalid fxla IR:\n" + str(err) +
                                 "\nfix: report this as an fxla bug, with the model that triggers it") from None
     output_static = [None if isinstance(v, ir.Value) else v for v in out_leaves]
+    output_spec = building_spec(output_spec)      # objects among the outputs are built back (a KV cache)
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
                        list(state), written, rng_seed=seed)
