@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import html
 import importlib
 import importlib.util
 import os
@@ -84,7 +83,8 @@ def _parser():
     p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
     p.add_argument("--format", choices=("text", "svg", "html"), default="text",
                    help="text (default); svg: the graph drawn by Graphviz (with --stage graph); "
-                        "html: every requested stage on one page, the graph as SVG when Graphviz is installed")
+                        "html: one self-contained page of every requested stage (the graph grouped by module, "
+                        "IR lines linked to graph nodes and source lines, search)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass of the fxla -> StableHLO pipeline (to stderr)")
     p.add_argument("-v", "--verbose", action="store_true", help="report each phase and its time (to stderr)")
@@ -216,23 +216,9 @@ def _compare(got, expected):
     return diff, bool(ok)
 
 
-def _html(texts, wanted, graph_svg) -> str:
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>fxla-dump</title>",
-             "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f8fa;padding:1em;overflow:auto;"
-             "font-size:12px}h2{border-bottom:1px solid #ddd}</style></head><body><h1>fxla-dump</h1>"]
-    for stage in wanted:
-        parts.append(f"<h2 id='{stage}'>{stage}</h2>")
-        if stage == "graph" and graph_svg is not None:
-            parts.append(graph_svg)
-        parts.append(f"<pre>{html.escape(texts[stage])}</pre>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
 def _dump(args) -> int:
     import torch
 
-    from fxla.frontend.errors import PassError
     from fxla.frontend.passes import graph_to_svg
 
     progress = _Progress(args.verbose)
@@ -240,6 +226,8 @@ def _dump(args) -> int:
     # --run: eager runs on copies made before anything runs, so a model that changes its state or inputs
     # (self.steps += 1, x += 1) is compared from the same starting point
     eager_model, eager_inputs = (copy.deepcopy(model), copy.deepcopy(inputs)) if args.run else (None, None)
+    if args.format == "html":      # the report links IR lines to graph nodes through the MLIR locations
+        args.debug_locations = True
     compiled, texts = _stage_texts(args, model, inputs, progress)
     wanted = STAGES if args.stage == "all" else (args.stage,)
     if args.format == "svg" and args.stage == "all":      # an SVG is a drawing of the graph: no --stage needed
@@ -250,11 +238,8 @@ def _dump(args) -> int:
             raise SpecError("--format svg draws the graph only\nfix: add --stage graph")
         print(graph_to_svg(graph))
     elif args.format == "html":
-        try:
-            svg = graph_to_svg(graph) if "graph" in wanted else None
-        except PassError:
-            svg = None          # no Graphviz: the page still has the graph as text
-        print(_html(texts, wanted, svg))
+        from fxla.tools.report import model_name, render
+        print(render(texts, wanted, compiled.graph_module, model, title=model_name(model), subtitle=args.spec))
     else:
         for stage in wanted:
             if len(wanted) > 1:
