@@ -222,6 +222,22 @@ class CompiledModule(CompileControl):
     ``jax.jit`` call does — see docs/runtime.md).
     """
 
+    #: the model or function that was compiled
+    original: Any
+    #: the traced program (an :class:`fxla.GraphModule`: ``.graph`` its nodes, ``.code`` its Python); with
+    #: ``concrete_shapes=True`` the trace of the latest new input signature (None before the first call)
+    graph_module: Optional[GraphModule]
+    #: the ``jax.Device`` programs run on (with ``mesh=``: the mesh's first device)
+    device: Any
+    #: the ``jax.sharding.Mesh`` of a sharded module (``mesh=``), else None
+    mesh: Any
+    #: ``"torch"`` or ``"jax"``: what a call returns (``output=``)
+    output: str
+    #: the folder of the on-disk executable cache (``cache_dir=``); None: :func:`fxla.runtime.set_cache_dir`'s, if any
+    cache_dir: Any
+    #: how many input signatures stay compiled (``max_signatures=``)
+    max_signatures: int
+
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,

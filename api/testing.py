@@ -43,6 +43,7 @@ from typing import Any, Callable, List, Optional
 
 import torch
 
+from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.lowering import RULES
 from fxla.pipeline import Pipeline
@@ -53,8 +54,9 @@ __all__ = ["case", "print_fxla", "t", "op_name", "CaseError", "failures"]
 _FAILED: List[str] = []
 
 
-class CaseError(Exception):
-    """A case whose program does not exercise the op it names."""
+class CaseError(FxlaError):
+    """A case that cannot test the op it names: the op is not a key of ``RULES``, the traced graph does not
+    call it, or a module case has an unsupported number of example inputs."""
 
 
 class _Holder(torch.nn.Module):

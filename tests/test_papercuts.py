@@ -114,3 +114,96 @@ def test_a_misspelt_mesh_axis_gets_a_suggestion():
     with pytest.raises(ShardingError) as info:                 # nothing close: no guess
         normalize_spec(("zzz",), 1, (4,), mesh, "input 0")
     assert "did you mean" not in str(info.value)
+
+
+# -- warnings ----------------------------------------------------------------------------------------------------
+def test_fxla_own_code_paths_warn_nothing(tmp_path):
+    """make test printed torch deprecation warnings; those left come from tests that check torch's legacy forms
+    on purpose (filtered in pyproject.toml).  fxla's own paths -- compile, torch.compile, export/load -- warn
+    nothing."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(inplace=True), torch.nn.Flatten(),
+                                torch.nn.Linear(4 * 6 * 6, 5))
+    x = torch.randn(2, 3, 8, 8)
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = fxla.compile(model)
+        fast(x), fast(x)
+        torch.compile(model, backend="fxla")(x)
+        fxla.export(model, (x,), tmp_path / "m")
+        fxla.load(tmp_path / "m")(x)
+
+
+# -- the functional stage ----------------------------------------------------------------------------------------
+def _functional_targets(model, x):
+    from fxla.frontend.passes import prepare_graph
+    prepared = prepare_graph(fxla.symbolic_trace(model), (x.clone(),))
+    assert prepared.functionalized
+    return [n.target for n in prepared.graph_module.graph.nodes]
+
+
+def test_relu_inplace_leaves_no_type_as_in_the_functional_graph():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(inplace=True), torch.nn.Conv2d(4, 4, 3),
+                                torch.nn.ReLU(inplace=True), torch.nn.Dropout(0.5, inplace=True)).train()
+    x = torch.randn(1, 3, 8, 8)
+    assert "type_as" not in _functional_targets(model, x)
+    model.eval()
+    torch.testing.assert_close(fxla.compile(model)(x), model(x))
+
+    class Functional(torch.nn.Module):
+        def forward(self, x):                       # an input written in place, then a half-precision one
+            x = torch.nn.functional.relu(x, inplace=True)
+            return x, torch.nn.functional.leaky_relu(x.half() + 1, 0.1, inplace=True)
+
+    x = torch.randn(2, 3)
+    assert "type_as" not in _functional_targets(Functional(), x)
+    eager_input, fxla_input = x.clone(), x.clone()
+    want, got = Functional()(eager_input), fxla.compile(Functional())(fxla_input)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(fxla_input, eager_input)          # the input is written back
+
+
+def test_an_inplace_op_that_may_promote_keeps_its_cast():
+    class AddInPlace(torch.nn.Module):
+        def forward(self, x, y):
+            return x.relu().add_(y)                 # a float16 tensor plus a float32 one stays float16
+
+    x, y = torch.randn(2, 3).half(), torch.randn(2, 3)
+    from fxla.frontend.passes import prepare_graph
+    prepared = prepare_graph(fxla.symbolic_trace(AddInPlace()), (x, y))
+    assert "type_as" in [n.target for n in prepared.graph_module.graph.nodes]
+    torch.testing.assert_close(fxla.compile(AddInPlace())(x, y), AddInPlace()(x, y))
+
+
+# -- the API reference -------------------------------------------------------------------------------------------
+def test_the_api_reference_covers_testing_attributes_and_stages():
+    from fxla.tools import apidoc
+    text = apidoc.render_markdown()
+    assert "## fxla.testing — FileCheck cases for lowering rules" in text
+    for name in ("case", "t", "print_fxla", "op_name", "CaseError", "failures"):
+        assert f"### `fxla.testing.{name}`" in text
+    compiled = text[text.index("### `fxla.CompiledModule`"):text.index("### `fxla.Stages`")]
+    assert "* **`graph_module`**: `Optional[GraphModule]` — the traced program" in compiled
+    assert "* **`device`**: `Any` — the `jax.Device`" in compiled
+    stages = text[text.index("### `fxla.Stages`"):]
+    stages = stages[:stages.index("\n### ")]
+    for field in ("graph", "code", "fxla", "stablehlo", "stablehlo_debug", "program", "prepared"):
+        assert f"* **`{field}`**" in stages
+    if hasattr(fxla.Stages, "hlo"):
+        assert "* **`hlo`** (property)" in stages
+
+
+def test_class_attributes_reads_annotations_and_their_comments():
+    from fxla.tools.apidoc import class_attributes
+
+    class Declared:
+        plain: int          # an end-of-line comment
+        #: a comment above,
+        #: on two lines
+        commented: "Optional[str]" = None   # (not this one)
+        text: str = "a#b"
+        _private: int = 0
+
+    assert list(class_attributes(Declared)) == [("plain", "int", "an end-of-line comment"),
+                                                ("commented", "Optional[str]", "a comment above, on two lines"),
+                                                ("text", "str", "")]

@@ -36,6 +36,9 @@ SECTIONS: Tuple[Tuple[str, str, str], ...] = (
      "The one module that binds jaxlib's MLIR Python bindings."),
     ("fxla.runtime", "fxla.runtime — devices, buffers, executables",
      "PJRT devices, device buffers, compiled executables, the on-disk cache, sharding, JAX interop."),
+    ("fxla.testing", "fxla.testing — FileCheck cases for lowering rules",
+     "What the Python lit tests of a lowering rule are written with (`lit_tests/TorchToFxla/`; the tutorial's "
+     "new-op walkthrough)."),
 )
 #: extra modules whose names are documented though they have no ``__all__`` of their own
 EXTRA: Tuple[Tuple[str, str], ...] = (("fxla.backend", "fxla_backend"),)
@@ -341,6 +344,13 @@ class Renderer:
             return
         if kind == "exception":
             return
+        attributes = list(class_attributes(cls))
+        if attributes:
+            self.add("Attributes:", "")
+            for name, annotation, doc in attributes:
+                head = f"* **`{name}`**" + (f": `{annotation}`" if annotation else "")
+                self.add(f"{head} — {rst_to_md(doc)}" if doc else head)
+            self.add("")
         members = list(class_members(cls))
         if members:
             self.add("Members:", "")
@@ -391,6 +401,41 @@ def member_doc(cls, name: str, value) -> str:
         if doc:
             return doc
     return ""
+
+
+def class_attributes(cls):
+    """(name, annotation, doc) of the public attributes ``cls`` declares in its own body with a type annotation
+    (dataclass fields; instance attributes declared ``name: T``), in declaration order.  The doc is the ``#:``
+    comment lines right above the declaration, else a ``#`` comment at the end of its line."""
+    annotations = cls.__dict__.get("__annotations__", {})
+    names = [n for n, a in annotations.items() if not n.startswith("_") and "ClassVar" not in str(a)]
+    if not names:
+        return
+    try:
+        lines, _ = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        lines = []
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0      # (a class defined in a function)
+    lines = [line[indent:] for line in lines]
+    docs: Dict[str, str] = {}
+    for i, line in enumerate(lines):
+        match = _DECLARATION.match(line)
+        if not match or match.group(1) not in names or match.group(1) in docs:
+            continue
+        above, j = [], i - 1
+        while j >= 0 and lines[j].strip().startswith("#:"):
+            above.insert(0, lines[j].strip()[2:].strip())
+            j -= 1
+        docs[match.group(1)] = " ".join(above) or (match.group(2) or "").strip()
+    for name in names:
+        annotation = annotations[name]
+        annotation = getattr(annotation, "__forward_arg__", annotation)       # ForwardRef("Node"): its text
+        yield name, annotation if isinstance(annotation, str) else inspect.formatannotation(annotation), \
+            docs.get(name, "")
+
+
+#: an annotated attribute in a class body (one indentation level), with its end-of-line comment
+_DECLARATION = re.compile(r"^    ([A-Za-z]\w*)\s*:.*?(?:\s{2}#(?!:)\s?(.*))?$")
 
 
 def class_members(cls):

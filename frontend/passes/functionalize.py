@@ -5,7 +5,10 @@ fxla programs are functional (StableHLO has no mutation), so a traced ``y.add_(1
 ``y += 1``, ``y.fill_(0)``, ``y.uniform_()`` (a random draw like ``y``) or ``nn.ReLU(inplace=True)(y)`` becomes
 a node computing the new value of ``y``,
 and the uses of ``y`` *after* it (in graph order) read that node instead.  A Python alias (``z = y``) is the
-same node, so it sees the change too, as in eager.
+same node, so it sees the change too, as in eager.  An in-place op keeps its tensor's dtype, so where the
+out-of-place op may promote (``y.add_(v)``, ``y += v``, ``y.fill_(v)``) the new value is cast back,
+``.type_as(y)``; an op flagged ``inplace=True`` on a floating-point tensor (``nn.ReLU(inplace=True)``, dropout)
+computes in that dtype already, so it is the new value itself, with no cast.
 
 A mutated graph input (``x += 1`` on a placeholder) is rewritten the same way, and the result graph's
 ``graph.meta["input_mutations"]`` maps the placeholder's name to the node of its final value; likewise
@@ -53,15 +56,18 @@ cannot express without aliasing information:
 """
 from __future__ import annotations
 
+import itertools
 import operator
 from typing import Dict, Optional
 
 import torch
+from torch.utils import _pytree as pytree
 
 from .. import meta as M
 from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
+from ..shape_prop import TensorMeta
 from .aliasing import (DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, index_path, is_view, lineage, overlap,
                        whole_root)
 
@@ -312,6 +318,31 @@ def _label(node: Node) -> str:
     return getattr(node.target, "__name__", str(node.target))
 
 
+def _keeps_dtype(gm, node: Node, base: Node) -> bool:
+    """Whether an op flagged in place (``inplace=True``: activations, dropout) computes its value in ``base``'s
+    dtype when it runs out of place, so the cast back to that dtype (``type_as``, which an in-place op implies)
+    would be a no-op: ``base`` is floating point, every tensor the op reads has its dtype, no number it takes is
+    complex, and a module holds no tensors of its own.  (Augmented assignments, ``x += y``, and in-place methods,
+    ``x.add_(y)``, may promote: they keep the cast.)"""
+    if node.op == "call_function" and node.target in _INPLACE_OPERATORS:
+        return False
+    dtype = base.meta[M.TENSOR_META].dtype
+    if not dtype.is_floating_point:
+        return False
+    if node.op == "call_module":
+        module = gm.get_submodule(node.target) if gm is not None else None
+        if module is None or next(itertools.chain(module.parameters(), module.buffers()), None) is not None:
+            return False
+    for arg in pytree.tree_leaves((node.args, node.kwargs)):
+        if isinstance(arg, Node):
+            meta = arg.meta.get(M.TENSOR_META)
+            if not isinstance(meta, TensorMeta) or meta.dtype != dtype:
+                return False
+        elif isinstance(arg, (complex, torch.Tensor)):
+            return False
+    return True
+
+
 def _rewrite(graph, node: Node, base: Node) -> Node:
     """Insert the out-of-place computation of ``base``'s new value after ``node``; returns its node."""
     with graph.inserting_after(node):
@@ -333,6 +364,9 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
             value = node
     if value is not node:
         value.meta[M.SOURCE] = node.meta.get(M.SOURCE)
+    elif _keeps_dtype(graph.owning_module, node, base):   # `ReLU(inplace=True)`: the node is the new value as is
+        node.meta[M.FUNCTIONALIZED] = True
+        return node
     with graph.inserting_after(value):
         typed = graph.call_method("type_as", (value, base))      # in-place ops keep self's dtype
     typed.meta[M.SOURCE] = node.meta.get(M.SOURCE)
