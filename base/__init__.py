@@ -10,5 +10,6 @@ that): errors and source locations import only the standard library, the JAX bou
   (the innermost frame that is not fxla's, torch's or ``contextlib``/``functools`` plumbing).
 * :mod:`fxla.base.shown` -- :func:`~fxla.base.shown.abbreviate`, how a message shows a value the user passed
   (a long list or string abbreviated).
+* :mod:`fxla.base.suggest` -- :func:`~fxla.base.suggest.did_you_mean`, the closest known names to a misspelt one.
 * :mod:`fxla.base.jax_private` -- the one module that names JAX's and jaxlib's private API.
 """

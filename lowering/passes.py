@@ -11,6 +11,7 @@ import os
 import tempfile
 from typing import Callable, Dict, List, Optional, Sequence
 
+from fxla.base.suggest import did_you_mean
 from fxla.dialects.fxla import VerificationError, verify_module
 from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
@@ -84,8 +85,14 @@ def _add_passes(pm, names: Sequence[str], failures: List[Exception]) -> None:
         try:
             pm.add(name)
         except (ValueError, ir.MLIRError) as err:
-            raise LoweringError(f"unknown pass '{name}': {err}\nfix: use one of {', '.join(FXLA_PASSES)} or an "
+            why = (did_you_mean(name, list(FXLA_PASSES) + list(COMMON_MLIR_PASSES))
+                   or ": " + str(err).strip().splitlines()[0].rpartition("error: ")[2])
+            raise LoweringError(f"unknown pass '{name}'{why}\nfix: use one of {', '.join(FXLA_PASSES)} or an "
                                 f"MLIR pass such as canonicalize, cse, func.func(canonicalize)") from None
+
+
+#: MLIR passes that fxla pipelines use, offered as "did you mean" for a misspelt pass name
+COMMON_MLIR_PASSES = ("canonicalize", "cse", "symbol-dce", "inline", "sccp", "loop-invariant-code-motion")
 
 
 def check_pipeline(names: Sequence[str]) -> None:

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import torch
 
+from fxla.dialects.fxla.syntax import print_module
 from fxla.dialects.mlir import ir
 
 __all__ = ["FxlaProgram", "WrittenAttribute", "ResultLayout", "Results", "draw_seed"]
@@ -101,7 +102,9 @@ class FxlaProgram:
         return self.rng_seed is not None
 
     def text(self, debug_info: bool = False) -> str:
-        return self.module.operation.get_asm(enable_debug_info=debug_info)
+        """The fxla module as text (with source locations if ``debug_info``): fxla ops in the dialect's own
+        syntax (:mod:`fxla.dialects.fxla.syntax`), which ``fxla-opt`` reads back."""
+        return print_module(self.module, debug_info=debug_info)
 
     @property
     def layout(self) -> ResultLayout:

@@ -79,6 +79,6 @@ def test_a_failing_case_is_reported_and_fails_the_file(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "// case torch.sub:\n// error: CaseError: the traced graph has no torch.sub node (it has: torch.add)" \
         in proc.stdout
-    assert '// case torch.nn.ReLU:\nmodule {' in proc.stdout and '"fxla.relu"' in proc.stdout
+    assert '// case torch.nn.ReLU:\nmodule {' in proc.stdout and '= fxla.relu %arg0 : tensor<3xf32> -> tensor<3xf32>' in proc.stdout
     assert "case torch.sub (cases.py:4) failed" in proc.stderr
     assert "1 case(s) failed: case torch.sub" in proc.stderr

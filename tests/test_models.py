@@ -25,7 +25,7 @@ def test_every_stage_is_printed_and_fully_converted(factory):
     stages = fxla.compile(model).lower(*inputs)
     assert "call_module" in stages.graph and "placeholder" in stages.graph
     assert "def forward(self" in stages.code
-    assert '"fxla.linear"' in stages.fxla and "func.func @main" in stages.fxla
+    assert "= fxla.linear " in stages.fxla and "func.func @main" in stages.fxla
     assert "stablehlo.dot_general" in stages.stablehlo
     assert "fxla." not in stages.stablehlo
 

@@ -8,7 +8,8 @@ Runs each file, splits its output at the ``// case <name>:`` labels that :mod:`f
 replaces the block of ``# CHECK`` comment lines right above each ``@case(...)`` decorator with a draft:
 the label, the ``func.func @main`` signature with a named capture per argument, and every fxla op of the
 body (at most ``--max-ops``, results and operands as named captures; a body without ops gets ``CHECK-NOT``
-plus the ``return``).  The draft is a starting point: review it, keep the lines that prove the torch semantics
+plus the ``return``), in the dialect's own syntax as :mod:`fxla.testing` prints it
+(:mod:`fxla.dialects.fxla.syntax`: ``%0 = fxla.linear %x, %w, bias %b : ... -> ...``).  The draft is a starting point: review it, keep the lines that prove the torch semantics
 (attributes, broadcast and promoted types) and drop the rest.  ``--only`` limits the rewrite to the cases
 with those labels (e.g. ``--only torch.add "Tensor.view (infer)"``).
 """
@@ -24,7 +25,7 @@ from typing import Dict, List, Optional, Tuple
 
 LABEL = re.compile(r"^// (case .+):$")
 ARG = re.compile(r"%(arg\d+): (tensor<[^>]*>)( \{fxla\.param = \"([^\"]+)\"\})?")
-OP = re.compile(r"^\s*(?:(%[\w#:]+(?:, %[\w#:]+)*) = )?\"fxla\.(\w+)\"(.*)$")
+OP = re.compile(r"^\s*(?:(%[\w#:]+(?:, %[\w#:]+)*) = )?fxla\.(\w+)\b(.*)$")     # the dialect's own syntax
 RET = re.compile(r"^\s*return (.*?)( : .*)?$")
 VALUE = re.compile(r"%[\w]+(?:#\d+)?")
 
@@ -84,7 +85,7 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
     body = [ln for ln in lines[lines.index(sig) + 1:] if ln.strip() not in ("}", "")]
     ops = [(m, ln) for ln in body if (m := OP.match(ln))]
     if not ops:
-        out.append('# CHECK-NOT:     "fxla.')
+        out.append('# CHECK-NOT:     = fxla.')
     # constant tables (window weights, gather indices) are noise; splats (alpha, bounds, fills) carry semantics
     shown = [(m, ln) for m, ln in ops if m.group(2) != "constant" or "dense<[" not in ln]
     if len(shown) > max_ops:                 # a composite: its first ops and the one producing the result
@@ -105,9 +106,9 @@ def draft(label: str, lines: List[str], names: List[str], max_ops: int) -> List[
             for r in re.split(r", ", results):
                 captures[r.split(":")[0]] = name
             count = results.split(":")[1] if ":" in results else ""     # %0:2 = ... (a multi-result op)
-            out.append(f'# CHECK:         %[[{name}:.+]]{":" + count if count else ""} = "fxla.{opname}"{rest}')
+            out.append(f'# CHECK:         %[[{name}:.+]]{":" + count if count else ""} = fxla.{opname}{rest}')
         else:
-            out.append(f'# CHECK:         "fxla.{opname}"{rest}')
+            out.append(f'# CHECK:         fxla.{opname}{rest}')
     ret = next((RET.match(ln) for ln in body if RET.match(ln)), None)
     if ret is not None:
         vals = [v.strip() for v in ret.group(1).split(",")]

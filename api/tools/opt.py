@@ -8,6 +8,9 @@ diagnostics and the exit status is 1; a traceback means an fxla bug.  Input that
 regions/types/attributes past :data:`fxla.dialects.mlir.MAX_NESTING` (MLIR's recursive parser would overflow the
 stack), is such a diagnostic too; each input is processed on a thread with a large stack (:func:`process`).
 ``utils/fuzz_opt.py`` fuzzes this tool against those promises.
+
+fxla ops are read in the dialect's own syntax or MLIR's generic form and printed in the dialect's syntax
+(:mod:`fxla.dialects.fxla.syntax`), so the output of ``fxla-opt`` is valid input again.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import sys
 from typing import List
 
 from fxla.dialects.fxla import VerificationError, verify_module
+from fxla.dialects.fxla.syntax import IRSyntaxError, print_module, to_generic
 from fxla.dialects.mlir import NestingError, check_nesting, fxla_context, ir, on_parse_stack
 from fxla.lowering import LoweringError
 from fxla.lowering.passes import FXLA_PASSES, PassFailure, check_pipeline, run_pipeline
@@ -84,7 +88,7 @@ def split_pipeline(text: str) -> List[str]:
 
 
 def _printed(module: ir.Module, filename: str, debuginfo: bool) -> str:
-    text = module.operation.get_asm(enable_debug_info=debuginfo)
+    text = print_module(module, debug_info=debuginfo)          # fxla ops in the dialect's own syntax
     # parsed text carries the buffer name "-"; show the input's name as mlir-opt does
     return text.replace('loc("-":', f'loc({_quoted(filename)}:') if debuginfo else text
 
@@ -107,7 +111,9 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
     context.enable_multithreading(False)    # passes on this thread's stack, not the pool's small ones
     with context:
         try:
-            module = ir.Module.parse(text)
+            module = ir.Module.parse(to_generic(text))      # pretty fxla ops -> generic form; the rest as is
+        except IRSyntaxError as err:
+            return None, [f"{filename}:{err.line}:{err.col}: error: {err.message}"]
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
         except (ValueError, RuntimeError, MemoryError, OverflowError) as err:

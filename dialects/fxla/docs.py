@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import List
 
+from . import syntax
 from .opdef import OpDef
 from .ops import FAMILIES, LEGACY_BY_NAME, __doc__ as OPS_DOC
+from .syntax import synopsis
 
 _SEE_OPS = " (part of the op table; see :mod:`.ops`)"
 
@@ -18,8 +21,20 @@ def _family_summary(family: str) -> List[str]:
     return [first.replace(_SEE_OPS, "").replace("``", "`")]
 
 
+def _syntax_section() -> List[str]:
+    """The dialect's textual syntax: :mod:`.syntax`'s docstring (its title line becomes the section's lead)."""
+    doc = (syntax.__doc__ or "").strip().split("\n\n", 1)[1]
+    doc = doc.replace("``", "`").replace(":class:`IRSyntaxError`", "`IRSyntaxError`")
+    doc = re.sub(r":(?:func|class|mod|data):`~?\.?([\w.]+)`", r"`\1`", doc)
+    doc = doc.replace("::\n", ":\n")
+    return ["## Syntax", "", "fxla prints its ops in a syntax of their own (`fxla.dialects.fxla.syntax`); "
+            "`fxla-opt` reads it and MLIR's generic form alike.  Each op section below shows its form.", "",
+            doc, ""]
+
+
 def _op_section(op: OpDef) -> List[str]:
-    lines = [f"### `{op.name}`", "", op.summary + (f" Mirrors `{op.torch}`." if op.torch else ""), ""]
+    lines = [f"### `{op.name}`", "", op.summary + (f" Mirrors `{op.torch}`." if op.torch else ""), "",
+             f"    {synopsis(op)}", ""]
     if op.operands:
         lines.append("| operand | element types | notes |")
         lines.append("|---|---|---|")
@@ -46,6 +61,7 @@ def render_markdown() -> str:
     lines.append("")
     lines.append("Families: " + ", ".join(f"[{family}](#{family})" for family in FAMILIES) + ".")
     lines.append("")
+    lines += _syntax_section()
     for family, family_ops in FAMILIES.items():
         lines += [f"## {family}", "", f"`dialects/fxla/ops_{family}.py`, lowered by "
                   f"`lowering/patterns/{family}.py`, checked by `lit_tests/Conversion/FxlaToStablehlo/{family}.mlir`.",

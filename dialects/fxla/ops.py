@@ -4,11 +4,14 @@ Read the `ops_<family>.py` files as the dialect's specification, one per op fami
 assembles them and re-exports every op by name (`ops.add`).  `docs/dialect.md` is generated from it
 (`python -m fxla.dialects.fxla.docs`).  Shared conventions:
 
-* ops are written in MLIR's generic form, e.g. `"fxla.add"(%a, %b) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`;
+* ops are built as unregistered MLIR ops (jaxlib's MLIR has no IRDL) and printed in the dialect's own syntax
+  (see "Syntax" below), e.g. `%0 = fxla.add %a, %b : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>`; MLIR's
+  generic form (`"fxla.add"(%a, %b) : (...) -> ...`) is read too;
 * operands are ranked, statically shaped tensors; Python scalars enter as 0-d `fxla.constant` ops;
 * elementwise ops broadcast like torch and promote element types like `torch.result_type` (0-d operands
   only raise the category); the lowering to StableHLO inserts the broadcasts and converts;
-* ops with optional operands carry `operandSegmentSizes` (one 0/1 entry per declared operand);
+* an optional operand is written with its name when present (`bias %b`); in generic form, ops with optional
+  operands carry `operandSegmentSizes` (one 0/1 entry per declared operand);
 * dims may be negative (counted from the end), as in torch.
 
 One family vocabulary names every place an op lives: its `OpDef` in `dialects/fxla/ops_<family>.py`, its

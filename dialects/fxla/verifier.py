@@ -7,12 +7,12 @@ collected and raised at once as one :class:`VerificationError`, each with its ``
 """
 from __future__ import annotations
 
-import difflib
 
 from dataclasses import dataclass
 from typing import List, Optional
 
 from fxla.base.errors import FxlaError
+from fxla.base.suggest import closest
 
 from ..mlir import ir, location_parts
 from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of, type_cache
@@ -94,9 +94,9 @@ def _problem(op: ir.Operation) -> Optional[str]:
     opdef = lookup(name)
     if opdef is None:
         bare = {n.partition(".")[2]: n for n in BY_NAME}           # compared without the dialect prefix
-        close = difflib.get_close_matches(name.partition(".")[2], bare, n=1, cutoff=0.75)
-        guess = f"; did you mean '{bare[close[0]]}'?" if close else ""
-        return f"is not an op of the fxla dialect{guess} (known: {', '.join(sorted(BY_NAME))})"
+        close = closest(name.partition(".")[2], bare)
+        guess = f"; did you mean {' or '.join(repr(bare[c]) for c in close)}?" if close else ""
+        return f"is not an op of the fxla dialect{guess} (its {len(BY_NAME)} ops are listed in docs/dialect.md)"
     if len(op.regions):
         return f"expects no regions, but has {len(op.regions)}"
     problem = _check_operands(opdef, op)

@@ -18,7 +18,7 @@ BF16, BOOL, F16, I32, I64, U8 = torch.bfloat16, torch.bool, torch.float16, torch
 
 # CHECK-LABEL: case torch.nn.functional.silu:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SILU:.+]] = "fxla.silu"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SILU:.+]] = fxla.silu %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.silu, t(3, 4))
 def silu(x):
     return F.silu(x)
@@ -26,7 +26,7 @@ def silu(x):
 
 # CHECK-LABEL: case torch.nn.SiLU:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xbf16>)
-# CHECK:         %[[SILU:.+]] = "fxla.silu"(%[[X]]) : (tensor<3x4xbf16>) -> tensor<3x4xbf16>
+# CHECK:         %[[SILU:.+]] = fxla.silu %[[X]] : tensor<3x4xbf16> -> tensor<3x4xbf16>
 @case(nn.SiLU, t(3, 4, dtype=BF16))
 def silu_module():
     return nn.SiLU()
@@ -34,7 +34,7 @@ def silu_module():
 
 # CHECK-LABEL: case torch.nn.functional.mish:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[MISH:.+]] = "fxla.mish"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[MISH:.+]] = fxla.mish %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.mish, t(3, 4))
 def mish(x):
     return F.mish(x)
@@ -42,7 +42,7 @@ def mish(x):
 
 # CHECK-LABEL: case torch.nn.Mish:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[MISH:.+]] = "fxla.mish"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[MISH:.+]] = fxla.mish %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.Mish, t(3, 4))
 def mish_module():
     return nn.Mish()
@@ -50,7 +50,7 @@ def mish_module():
 
 # CHECK-LABEL: case torch.nn.functional.hardswish:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[HARDSWISH:.+]] = "fxla.hardswish"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[HARDSWISH:.+]] = fxla.hardswish %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.hardswish, t(3, 4))
 def hardswish(x):
     return F.hardswish(x)
@@ -58,7 +58,7 @@ def hardswish(x):
 
 # CHECK-LABEL: case torch.nn.Hardswish:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[HARDSWISH:.+]] = "fxla.hardswish"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[HARDSWISH:.+]] = fxla.hardswish %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.Hardswish, t(3, 4))
 def hardswish_module():
     return nn.Hardswish()
@@ -66,7 +66,7 @@ def hardswish_module():
 
 # CHECK-LABEL: case torch.nn.functional.hardsigmoid:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[HARDSIGMOID:.+]] = "fxla.hardsigmoid"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[HARDSIGMOID:.+]] = fxla.hardsigmoid %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.hardsigmoid, t(3, 4))
 def hardsigmoid(x):
     return F.hardsigmoid(x)
@@ -74,7 +74,7 @@ def hardsigmoid(x):
 
 # CHECK-LABEL: case torch.nn.Hardsigmoid:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[HARDSIGMOID:.+]] = "fxla.hardsigmoid"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[HARDSIGMOID:.+]] = fxla.hardsigmoid %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.Hardsigmoid, t(3, 4))
 def hardsigmoid_module():
     return nn.Hardsigmoid()
@@ -82,7 +82,7 @@ def hardsigmoid_module():
 
 # CHECK-LABEL: case torch.nn.functional.logsigmoid:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGSIGMOID:.+]] = "fxla.logsigmoid"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LOGSIGMOID:.+]] = fxla.logsigmoid %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.logsigmoid, t(3, 4))
 def logsigmoid(x):
     return F.logsigmoid(x)
@@ -90,7 +90,7 @@ def logsigmoid(x):
 
 # CHECK-LABEL: case torch.nn.LogSigmoid:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGSIGMOID:.+]] = "fxla.logsigmoid"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LOGSIGMOID:.+]] = fxla.logsigmoid %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.LogSigmoid, t(3, 4))
 def logsigmoid_module():
     return nn.LogSigmoid()
@@ -98,9 +98,9 @@ def logsigmoid_module():
 
 # CHECK-LABEL: case torch.nn.functional.relu6:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<6.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]], %[[CONSTANT_2]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<6.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]], max %[[CONSTANT_2]] : tensor<3x4xf32>, tensor<f32>, tensor<f32> -> tensor<3x4xf32>
 @case(F.relu6, t(3, 4))
 def relu6(x):
     return F.relu6(x)
@@ -108,9 +108,9 @@ def relu6(x):
 
 # CHECK-LABEL: case torch.nn.ReLU6:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<6.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]], %[[CONSTANT_2]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<6.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]], max %[[CONSTANT_2]] : tensor<3x4xf32>, tensor<f32>, tensor<f32> -> tensor<3x4xf32>
 @case(nn.ReLU6, t(3, 4))
 def relu6_module():
     return nn.ReLU6()
@@ -118,9 +118,9 @@ def relu6_module():
 
 # CHECK-LABEL: case torch.nn.functional.hardtanh:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<-2.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<3.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]], %[[CONSTANT_2]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<-2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<3.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]], max %[[CONSTANT_2]] : tensor<3x4xf32>, tensor<f32>, tensor<f32> -> tensor<3x4xf32>
 @case(F.hardtanh, t(3, 4))
 def hardtanh(x):
     return F.hardtanh(x, -2.0, 3.0)
@@ -128,9 +128,9 @@ def hardtanh(x):
 
 # CHECK-LABEL: case torch.nn.Hardtanh:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<-5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]], %[[CONSTANT_2]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<-5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]], max %[[CONSTANT_2]] : tensor<3x4xf32>, tensor<f32>, tensor<f32> -> tensor<3x4xf32>
 @case(nn.Hardtanh, t(3, 4))
 def hardtanh_module():
     return nn.Hardtanh(-0.5, 0.5)
@@ -138,7 +138,7 @@ def hardtanh_module():
 
 # CHECK-LABEL: case torch.nn.functional.leaky_relu:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LEAKY_RELU:.+]] = "fxla.leaky_relu"(%[[X]]) {negative_slope = 2.000000e-01 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LEAKY_RELU:.+]] = fxla.leaky_relu %[[X]] {negative_slope = 2.000000e-01} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.leaky_relu, t(3, 4))
 def leaky_relu(x):
     return F.leaky_relu(x, 0.2)
@@ -146,7 +146,7 @@ def leaky_relu(x):
 
 # CHECK-LABEL: case torch.nn.LeakyReLU:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LEAKY_RELU:.+]] = "fxla.leaky_relu"(%[[X]]) {negative_slope = 1.000000e-01 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LEAKY_RELU:.+]] = fxla.leaky_relu %[[X]] {negative_slope = 1.000000e-01} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.LeakyReLU, t(3, 4))
 def leaky_relu_module():
     return nn.LeakyReLU(0.1)
@@ -154,7 +154,7 @@ def leaky_relu_module():
 
 # CHECK-LABEL: case torch.nn.functional.elu:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ELU:.+]] = "fxla.elu"(%[[X]]) {alpha = 5.000000e-01 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[ELU:.+]] = fxla.elu %[[X]] {alpha = 5.000000e-01} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.elu, t(3, 4))
 def elu(x):
     return F.elu(x, alpha=0.5)
@@ -162,7 +162,7 @@ def elu(x):
 
 # CHECK-LABEL: case torch.nn.ELU:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ELU:.+]] = "fxla.elu"(%[[X]]) {alpha = 2.000000e+00 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[ELU:.+]] = fxla.elu %[[X]] {alpha = 2.000000e+00} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.ELU, t(3, 4))
 def elu_module():
     return nn.ELU(alpha=2.0)
@@ -170,7 +170,7 @@ def elu_module():
 
 # CHECK-LABEL: case torch.nn.functional.softplus:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SOFTPLUS:.+]] = "fxla.softplus"(%[[X]]) {beta = 2.000000e+00 : f64, threshold = 1.000000e+01 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SOFTPLUS:.+]] = fxla.softplus %[[X]] {beta = 2.000000e+00, threshold = 1.000000e+01} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(F.softplus, t(3, 4))
 def softplus(x):
     return F.softplus(x, beta=2.0, threshold=10.0)
@@ -178,7 +178,7 @@ def softplus(x):
 
 # CHECK-LABEL: case torch.nn.Softplus:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SOFTPLUS:.+]] = "fxla.softplus"(%[[X]]) {beta = 5.000000e-01 : f64, threshold = 2.000000e+01 : f64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SOFTPLUS:.+]] = fxla.softplus %[[X]] {beta = 5.000000e-01, threshold = 2.000000e+01} : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(nn.Softplus, t(3, 4))
 def softplus_module():
     return nn.Softplus(beta=0.5)
@@ -186,9 +186,9 @@ def softplus_module():
 
 # CHECK-LABEL: case torch.clamp:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<-5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]], %[[CONSTANT_2]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<-5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]], max %[[CONSTANT_2]] : tensor<3x4xf32>, tensor<f32>, tensor<f32> -> tensor<3x4xf32>
 @case(torch.clamp, t(3, 4))
 def clamp(x):
     return torch.clamp(x, -0.5, 0.5)
@@ -196,8 +196,8 @@ def clamp(x):
 
 # CHECK-LABEL: case Tensor.clamp:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<3x4xi64>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]] : tensor<3x4xi64>, tensor<f32> -> tensor<3x4xf32>
 @case(torch.Tensor.clamp, t(3, 4, dtype=I64))
 def tensor_clamp_float_bound(x):
     return x.clamp(min=0.5)
@@ -205,7 +205,7 @@ def tensor_clamp_float_bound(x):
 
 # CHECK-LABEL: case torch.clip:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[LO:.+]]: tensor<4xf32>, %[[HI:.+]]: tensor<3x1xf32>)
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[LO]], %[[HI]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[LO]], max %[[HI]] : tensor<3x4xf32>, tensor<4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
 @case(torch.clip, t(3, 4), t(4), t(3, 1))
 def clip_tensor_bounds(x, lo, hi):
     return torch.clip(x, lo, hi)
@@ -213,8 +213,8 @@ def clip_tensor_bounds(x, lo, hi):
 
 # CHECK-LABEL: case Tensor.clip:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]]) {operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<3x4xi64>, tensor<i64>) -> tensor<3x4xi64>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], max %[[CONSTANT]] : tensor<3x4xi64>, tensor<i64> -> tensor<3x4xi64>
 @case(torch.Tensor.clip, t(3, 4, dtype=I64))
 def tensor_clip(x):
     return x.clip(max=2)
@@ -222,8 +222,8 @@ def tensor_clip(x):
 
 # CHECK-LABEL: case torch.clamp_min:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]] : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xf32>
 @case(torch.clamp_min, t(3, 4))
 def clamp_min(x):
     return torch.clamp_min(x, 0.0)
@@ -231,8 +231,8 @@ def clamp_min(x):
 
 # CHECK-LABEL: case Tensor.clamp_min:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<3x4xi32>, tensor<i32>) -> tensor<3x4xi32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], min %[[CONSTANT]] : tensor<3x4xi32>, tensor<i32> -> tensor<3x4xi32>
 @case(torch.Tensor.clamp_min, t(3, 4, dtype=I32))
 def tensor_clamp_min(x):
     return x.clamp_min(1)
@@ -240,8 +240,8 @@ def tensor_clamp_min(x):
 
 # CHECK-LABEL: case torch.clamp_max:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf16>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<6.000000e+00> : tensor<f16>} : () -> tensor<f16>
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[CONSTANT]]) {operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<3x4xf16>, tensor<f16>) -> tensor<3x4xf16>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<6.000000e+00> : tensor<f16>} : () -> tensor<f16>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], max %[[CONSTANT]] : tensor<3x4xf16>, tensor<f16> -> tensor<3x4xf16>
 @case(torch.clamp_max, t(3, 4, dtype=F16))
 def clamp_max(x):
     return torch.clamp_max(x, 6.0)
@@ -249,7 +249,7 @@ def clamp_max(x):
 
 # CHECK-LABEL: case Tensor.clamp_max:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[HI:.+]]: tensor<4xf32>)
-# CHECK:         %[[CLAMP:.+]] = "fxla.clamp"(%[[X]], %[[HI]]) {operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[CLAMP:.+]] = fxla.clamp %[[X]], max %[[HI]] : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.clamp_max, t(3, 4), t(4))
 def tensor_clamp_max_tensor(x, hi):
     return x.clamp_max(hi)
@@ -257,7 +257,7 @@ def tensor_clamp_max_tensor(x, hi):
 
 # CHECK-LABEL: case torch.floor_divide:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>, %[[Y:.+]]: tensor<5xi64>)
-# CHECK:         %[[FLOOR_DIVIDE:.+]] = "fxla.floor_divide"(%[[X]], %[[Y]]) : (tensor<4x5xi64>, tensor<5xi64>) -> tensor<4x5xi64>
+# CHECK:         %[[FLOOR_DIVIDE:.+]] = fxla.floor_divide %[[X]], %[[Y]] : tensor<4x5xi64>, tensor<5xi64> -> tensor<4x5xi64>
 @case(torch.floor_divide, t(4, 5, dtype=I64), t(5, dtype=I64))
 def floor_divide(x, y):
     return torch.floor_divide(x, y)
@@ -265,8 +265,8 @@ def floor_divide(x, y):
 
 # CHECK-LABEL: case Tensor.floor_divide:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[FLOOR_DIVIDE:.+]] = "fxla.floor_divide"(%[[X]], %[[CONSTANT]]) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[FLOOR_DIVIDE:.+]] = fxla.floor_divide %[[X]], %[[CONSTANT]] : tensor<4x5xf32>, tensor<f32> -> tensor<4x5xf32>
 @case(torch.Tensor.floor_divide, t(4, 5))
 def tensor_floor_divide(x):
     return x.floor_divide(2)
@@ -274,7 +274,7 @@ def tensor_floor_divide(x):
 
 # CHECK-LABEL: case operator.floordiv:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[Y:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[FLOOR_DIVIDE:.+]] = "fxla.floor_divide"(%[[X]], %[[Y]]) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[FLOOR_DIVIDE:.+]] = fxla.floor_divide %[[X]], %[[Y]] : tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
 @case(operator.floordiv, t(4, 5), t(4, 5))
 def floordiv(x, y):
     return x // y
@@ -282,7 +282,7 @@ def floordiv(x, y):
 
 # CHECK-LABEL: case torch.remainder:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>, %[[Y:.+]]: tensor<4x5xi64>)
-# CHECK:         %[[REMAINDER:.+]] = "fxla.remainder"(%[[X]], %[[Y]]) : (tensor<4x5xi64>, tensor<4x5xi64>) -> tensor<4x5xi64>
+# CHECK:         %[[REMAINDER:.+]] = fxla.remainder %[[X]], %[[Y]] : tensor<4x5xi64>, tensor<4x5xi64> -> tensor<4x5xi64>
 @case(torch.remainder, t(4, 5, dtype=I64), t(4, 5, dtype=I64))
 def remainder(x, y):
     return torch.remainder(x, y)
@@ -290,8 +290,8 @@ def remainder(x, y):
 
 # CHECK-LABEL: case Tensor.remainder:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1.500000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[REMAINDER:.+]] = "fxla.remainder"(%[[X]], %[[CONSTANT]]) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<1.500000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[REMAINDER:.+]] = fxla.remainder %[[X]], %[[CONSTANT]] : tensor<4x5xf32>, tensor<f32> -> tensor<4x5xf32>
 @case(torch.Tensor.remainder, t(4, 5))
 def tensor_remainder(x):
     return x.remainder(1.5)
@@ -299,7 +299,7 @@ def tensor_remainder(x):
 
 # CHECK-LABEL: case operator.mod:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[Y:.+]]: tensor<5xf32>)
-# CHECK:         %[[REMAINDER:.+]] = "fxla.remainder"(%[[X]], %[[Y]]) : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[REMAINDER:.+]] = fxla.remainder %[[X]], %[[Y]] : tensor<4x5xf32>, tensor<5xf32> -> tensor<4x5xf32>
 @case(operator.mod, t(4, 5), t(5))
 def mod(x, y):
     return x % y
@@ -307,7 +307,7 @@ def mod(x, y):
 
 # CHECK-LABEL: case torch.fmod:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[Y:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[FMOD:.+]] = "fxla.fmod"(%[[X]], %[[Y]]) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[FMOD:.+]] = fxla.fmod %[[X]], %[[Y]] : tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.fmod, t(4, 5), t(4, 5))
 def fmod(x, y):
     return torch.fmod(x, y)
@@ -315,8 +315,8 @@ def fmod(x, y):
 
 # CHECK-LABEL: case Tensor.fmod:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[FMOD:.+]] = "fxla.fmod"(%[[X]], %[[CONSTANT]]) : (tensor<4x5xi64>, tensor<i64>) -> tensor<4x5xi64>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[FMOD:.+]] = fxla.fmod %[[X]], %[[CONSTANT]] : tensor<4x5xi64>, tensor<i64> -> tensor<4x5xi64>
 @case(torch.Tensor.fmod, t(4, 5, dtype=I64))
 def tensor_fmod(x):
     return x.fmod(3)
@@ -324,7 +324,7 @@ def tensor_fmod(x):
 
 # CHECK-LABEL: case torch.logical_and:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<4xi1>)
-# CHECK:         %[[LOGICAL_AND:.+]] = "fxla.logical_and"(%[[X]], %[[Y]]) : (tensor<3x4xf32>, tensor<4xi1>) -> tensor<3x4xi1>
+# CHECK:         %[[LOGICAL_AND:.+]] = fxla.logical_and %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<4xi1> -> tensor<3x4xi1>
 @case(torch.logical_and, t(3, 4), t(4, dtype=BOOL))
 def logical_and(x, y):
     return torch.logical_and(x, y)
@@ -332,7 +332,7 @@ def logical_and(x, y):
 
 # CHECK-LABEL: case Tensor.logical_and:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi64>, %[[Y:.+]]: tensor<3xi64>)
-# CHECK:         %[[LOGICAL_AND:.+]] = "fxla.logical_and"(%[[X]], %[[Y]]) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+# CHECK:         %[[LOGICAL_AND:.+]] = fxla.logical_and %[[X]], %[[Y]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi1>
 @case(torch.Tensor.logical_and, t(3, dtype=I64), t(3, dtype=I64))
 def tensor_logical_and(x, y):
     return x.logical_and(y)
@@ -340,7 +340,7 @@ def tensor_logical_and(x, y):
 
 # CHECK-LABEL: case torch.logical_or:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi1>, %[[Y:.+]]: tensor<3x4xi1>)
-# CHECK:         %[[LOGICAL_OR:.+]] = "fxla.logical_or"(%[[X]], %[[Y]]) : (tensor<3x4xi1>, tensor<3x4xi1>) -> tensor<3x4xi1>
+# CHECK:         %[[LOGICAL_OR:.+]] = fxla.logical_or %[[X]], %[[Y]] : tensor<3x4xi1>, tensor<3x4xi1> -> tensor<3x4xi1>
 @case(torch.logical_or, t(3, 4, dtype=BOOL), t(3, 4, dtype=BOOL))
 def logical_or(x, y):
     return torch.logical_or(x, y)
@@ -348,7 +348,7 @@ def logical_or(x, y):
 
 # CHECK-LABEL: case Tensor.logical_or:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGICAL_OR:.+]] = "fxla.logical_or"(%[[X]], %[[Y]]) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xi1>
+# CHECK:         %[[LOGICAL_OR:.+]] = fxla.logical_or %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xi1>
 @case(torch.Tensor.logical_or, t(3, 4), t(3, 4))
 def tensor_logical_or(x, y):
     return x.logical_or(y)
@@ -356,7 +356,7 @@ def tensor_logical_or(x, y):
 
 # CHECK-LABEL: case torch.logical_xor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[LOGICAL_XOR:.+]] = "fxla.logical_xor"(%[[X]], %[[Y]]) : (tensor<3x4xf32>, tensor<3x4xi64>) -> tensor<3x4xi1>
+# CHECK:         %[[LOGICAL_XOR:.+]] = fxla.logical_xor %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<3x4xi64> -> tensor<3x4xi1>
 @case(torch.logical_xor, t(3, 4), t(3, 4, dtype=I64))
 def logical_xor(x, y):
     return torch.logical_xor(x, y)
@@ -364,7 +364,7 @@ def logical_xor(x, y):
 
 # CHECK-LABEL: case Tensor.logical_xor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[Y:.+]]: tensor<3xi1>)
-# CHECK:         %[[LOGICAL_XOR:.+]] = "fxla.logical_xor"(%[[X]], %[[Y]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         %[[LOGICAL_XOR:.+]] = fxla.logical_xor %[[X]], %[[Y]] : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
 @case(torch.Tensor.logical_xor, t(3, dtype=BOOL), t(3, dtype=BOOL))
 def tensor_logical_xor(x, y):
     return x.logical_xor(y)
@@ -373,21 +373,21 @@ def tensor_logical_xor(x, y):
 # A real tensor left of `&`, `|`, `^` calls its dunder method with the traced one (Hugging Face's masking_utils).
 # CHECK-LABEL: case Tensor.__and__:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[C:.+]]: tensor<3xi1> {fxla.param = "_tensor_constant0"})
-# CHECK:         "fxla.bitwise_and"(%[[C]], %[[X]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         fxla.bitwise_and %[[C]], %[[X]] : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
 @case(torch.Tensor.__and__, t(3, dtype=BOOL))
 def dunder_and(x):
     return torch.tensor([True, False, True]) & x
 
 
 # CHECK-LABEL: case Tensor.__or__:
-# CHECK:         "fxla.bitwise_or"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+# CHECK:         fxla.bitwise_or %{{.+}}, %{{.+}} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
 @case(torch.Tensor.__or__, t(3, dtype=I64))
 def dunder_or(x):
     return torch.tensor([1, 0, 3]) | x
 
 
 # CHECK-LABEL: case Tensor.__xor__:
-# CHECK:         "fxla.bitwise_xor"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+# CHECK:         fxla.bitwise_xor %{{.+}}, %{{.+}} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
 @case(torch.Tensor.__xor__, t(3, dtype=I64))
 def dunder_xor(x):
     return torch.tensor([5, 6, 7]) ^ x
@@ -395,7 +395,7 @@ def dunder_xor(x):
 
 # CHECK-LABEL: case torch.bitwise_and:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>, %[[Y:.+]]: tensor<4xi64>)
-# CHECK:         %[[BITWISE_AND:.+]] = "fxla.bitwise_and"(%[[X]], %[[Y]]) : (tensor<3x4xi64>, tensor<4xi64>) -> tensor<3x4xi64>
+# CHECK:         %[[BITWISE_AND:.+]] = fxla.bitwise_and %[[X]], %[[Y]] : tensor<3x4xi64>, tensor<4xi64> -> tensor<3x4xi64>
 @case(torch.bitwise_and, t(3, 4, dtype=I64), t(4, dtype=I64))
 def bitwise_and(x, y):
     return torch.bitwise_and(x, y)
@@ -403,7 +403,7 @@ def bitwise_and(x, y):
 
 # CHECK-LABEL: case Tensor.bitwise_and:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[Y:.+]]: tensor<3xi1>)
-# CHECK:         %[[BITWISE_AND:.+]] = "fxla.bitwise_and"(%[[X]], %[[Y]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         %[[BITWISE_AND:.+]] = fxla.bitwise_and %[[X]], %[[Y]] : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
 @case(torch.Tensor.bitwise_and, t(3, dtype=BOOL), t(3, dtype=BOOL))
 def tensor_bitwise_and(x, y):
     return x.bitwise_and(y)
@@ -411,7 +411,7 @@ def tensor_bitwise_and(x, y):
 
 # CHECK-LABEL: case operator.and_:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi32>, %[[Y:.+]]: tensor<3xi64>)
-# CHECK:         %[[BITWISE_AND:.+]] = "fxla.bitwise_and"(%[[X]], %[[Y]]) : (tensor<3xi32>, tensor<3xi64>) -> tensor<3xi64>
+# CHECK:         %[[BITWISE_AND:.+]] = fxla.bitwise_and %[[X]], %[[Y]] : tensor<3xi32>, tensor<3xi64> -> tensor<3xi64>
 @case(operator.and_, t(3, dtype=I32), t(3, dtype=I64))
 def and_(x, y):
     return x & y
@@ -419,7 +419,7 @@ def and_(x, y):
 
 # CHECK-LABEL: case torch.bitwise_or:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>, %[[Y:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[BITWISE_OR:.+]] = "fxla.bitwise_or"(%[[X]], %[[Y]]) : (tensor<3x4xi32>, tensor<3x4xi32>) -> tensor<3x4xi32>
+# CHECK:         %[[BITWISE_OR:.+]] = fxla.bitwise_or %[[X]], %[[Y]] : tensor<3x4xi32>, tensor<3x4xi32> -> tensor<3x4xi32>
 @case(torch.bitwise_or, t(3, 4, dtype=I32), t(3, 4, dtype=I32))
 def bitwise_or(x, y):
     return torch.bitwise_or(x, y)
@@ -427,8 +427,8 @@ def bitwise_or(x, y):
 
 # CHECK-LABEL: case Tensor.bitwise_or:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi64>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<6> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[BITWISE_OR:.+]] = "fxla.bitwise_or"(%[[X]], %[[CONSTANT]]) : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<6> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[BITWISE_OR:.+]] = fxla.bitwise_or %[[X]], %[[CONSTANT]] : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
 @case(torch.Tensor.bitwise_or, t(3, dtype=I64))
 def tensor_bitwise_or_scalar(x):
     return x.bitwise_or(6)
@@ -436,7 +436,7 @@ def tensor_bitwise_or_scalar(x):
 
 # CHECK-LABEL: case operator.or_:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[Y:.+]]: tensor<3xi1>)
-# CHECK:         %[[BITWISE_OR:.+]] = "fxla.bitwise_or"(%[[X]], %[[Y]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         %[[BITWISE_OR:.+]] = fxla.bitwise_or %[[X]], %[[Y]] : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
 @case(operator.or_, t(3, dtype=BOOL), t(3, dtype=BOOL))
 def or_(x, y):
     return x | y
@@ -444,7 +444,7 @@ def or_(x, y):
 
 # CHECK-LABEL: case torch.bitwise_xor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>, %[[Y:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[BITWISE_XOR:.+]] = "fxla.bitwise_xor"(%[[X]], %[[Y]]) : (tensor<3x4xi64>, tensor<3x4xi64>) -> tensor<3x4xi64>
+# CHECK:         %[[BITWISE_XOR:.+]] = fxla.bitwise_xor %[[X]], %[[Y]] : tensor<3x4xi64>, tensor<3x4xi64> -> tensor<3x4xi64>
 @case(torch.bitwise_xor, t(3, 4, dtype=I64), t(3, 4, dtype=I64))
 def bitwise_xor(x, y):
     return torch.bitwise_xor(x, y)
@@ -452,7 +452,7 @@ def bitwise_xor(x, y):
 
 # CHECK-LABEL: case Tensor.bitwise_xor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>, %[[Y:.+]]: tensor<3xi1>)
-# CHECK:         %[[BITWISE_XOR:.+]] = "fxla.bitwise_xor"(%[[X]], %[[Y]]) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         %[[BITWISE_XOR:.+]] = fxla.bitwise_xor %[[X]], %[[Y]] : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
 @case(torch.Tensor.bitwise_xor, t(3, dtype=BOOL), t(3, dtype=BOOL))
 def tensor_bitwise_xor(x, y):
     return x.bitwise_xor(y)
@@ -460,7 +460,7 @@ def tensor_bitwise_xor(x, y):
 
 # CHECK-LABEL: case operator.xor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>, %[[Y:.+]]: tensor<3xi64>)
-# CHECK:         %[[BITWISE_XOR:.+]] = "fxla.bitwise_xor"(%[[X]], %[[Y]]) : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+# CHECK:         %[[BITWISE_XOR:.+]] = fxla.bitwise_xor %[[X]], %[[Y]] : tensor<2x3xi64>, tensor<3xi64> -> tensor<2x3xi64>
 @case(operator.xor, t(2, 3, dtype=I64), t(3, dtype=I64))
 def xor(x, y):
     return x ^ y
@@ -468,7 +468,7 @@ def xor(x, y):
 
 # CHECK-LABEL: case torch.floor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[FLOOR:.+]] = "fxla.floor"(%[[X]]) : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[FLOOR:.+]] = fxla.floor %[[X]] : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.floor, t(4, 5))
 def floor(x):
     return torch.floor(x)
@@ -476,7 +476,7 @@ def floor(x):
 
 # CHECK-LABEL: case Tensor.floor:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>)
-# CHECK:         %[[FLOOR:.+]] = "fxla.floor"(%[[X]]) : (tensor<4x5xi64>) -> tensor<4x5xi64>
+# CHECK:         %[[FLOOR:.+]] = fxla.floor %[[X]] : tensor<4x5xi64> -> tensor<4x5xi64>
 @case(torch.Tensor.floor, t(4, 5, dtype=I64))
 def tensor_floor_int(x):
     return x.floor()
@@ -484,7 +484,7 @@ def tensor_floor_int(x):
 
 # CHECK-LABEL: case torch.ceil:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[CEIL:.+]] = "fxla.ceil"(%[[X]]) : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[CEIL:.+]] = fxla.ceil %[[X]] : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.ceil, t(4, 5))
 def ceil(x):
     return torch.ceil(x)
@@ -492,7 +492,7 @@ def ceil(x):
 
 # CHECK-LABEL: case Tensor.ceil:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xbf16>)
-# CHECK:         %[[CEIL:.+]] = "fxla.ceil"(%[[X]]) : (tensor<4x5xbf16>) -> tensor<4x5xbf16>
+# CHECK:         %[[CEIL:.+]] = fxla.ceil %[[X]] : tensor<4x5xbf16> -> tensor<4x5xbf16>
 @case(torch.Tensor.ceil, t(4, 5, dtype=BF16))
 def tensor_ceil(x):
     return x.ceil()
@@ -500,7 +500,7 @@ def tensor_ceil(x):
 
 # CHECK-LABEL: case torch.trunc:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[TRUNC:.+]] = "fxla.trunc"(%[[X]]) : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[TRUNC:.+]] = fxla.trunc %[[X]] : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.trunc, t(4, 5))
 def trunc(x):
     return torch.trunc(x)
@@ -508,7 +508,7 @@ def trunc(x):
 
 # CHECK-LABEL: case Tensor.trunc:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf16>)
-# CHECK:         %[[TRUNC:.+]] = "fxla.trunc"(%[[X]]) : (tensor<4x5xf16>) -> tensor<4x5xf16>
+# CHECK:         %[[TRUNC:.+]] = fxla.trunc %[[X]] : tensor<4x5xf16> -> tensor<4x5xf16>
 @case(torch.Tensor.trunc, t(4, 5, dtype=F16))
 def tensor_trunc(x):
     return x.trunc()
@@ -516,7 +516,7 @@ def tensor_trunc(x):
 
 # CHECK-LABEL: case torch.fix:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[TRUNC:.+]] = "fxla.trunc"(%[[X]]) : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[TRUNC:.+]] = fxla.trunc %[[X]] : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.fix, t(4, 5))
 def fix(x):
     return torch.fix(x)
@@ -524,7 +524,7 @@ def fix(x):
 
 # CHECK-LABEL: case Tensor.fix:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>)
-# CHECK:         %[[TRUNC:.+]] = "fxla.trunc"(%[[X]]) : (tensor<4x5xi64>) -> tensor<4x5xi64>
+# CHECK:         %[[TRUNC:.+]] = fxla.trunc %[[X]] : tensor<4x5xi64> -> tensor<4x5xi64>
 @case(torch.Tensor.fix, t(4, 5, dtype=I64))
 def tensor_fix_int(x):
     return x.fix()
@@ -532,7 +532,7 @@ def tensor_fix_int(x):
 
 # CHECK-LABEL: case torch.round:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[ROUND:.+]] = "fxla.round"(%[[X]]) {decimals = 0 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[ROUND:.+]] = fxla.round %[[X]] {decimals = 0} : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.round, t(4, 5))
 def round_half_even(x):
     return torch.round(x)
@@ -540,7 +540,7 @@ def round_half_even(x):
 
 # CHECK-LABEL: case Tensor.round:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[ROUND:.+]] = "fxla.round"(%[[X]]) {decimals = 1 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[ROUND:.+]] = fxla.round %[[X]] {decimals = 1} : tensor<4x5xf32> -> tensor<4x5xf32>
 @case(torch.Tensor.round, t(4, 5))
 def tensor_round_decimals(x):
     return x.round(decimals=1)
@@ -548,7 +548,7 @@ def tensor_round_decimals(x):
 
 # CHECK-LABEL: case torch.sign:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SIGN:.+]] = "fxla.sign"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SIGN:.+]] = fxla.sign %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.sign, t(3, 4))
 def sign(x):
     return torch.sign(x)
@@ -556,7 +556,7 @@ def sign(x):
 
 # CHECK-LABEL: case Tensor.sign:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<6xi1>)
-# CHECK:         %[[SIGN:.+]] = "fxla.sign"(%[[X]]) : (tensor<6xi1>) -> tensor<6xi1>
+# CHECK:         %[[SIGN:.+]] = fxla.sign %[[X]] : tensor<6xi1> -> tensor<6xi1>
 @case(torch.Tensor.sign, t(6, dtype=BOOL))
 def tensor_sign_bool(x):
     return x.sign()
@@ -564,7 +564,7 @@ def tensor_sign_bool(x):
 
 # CHECK-LABEL: case torch.reciprocal:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[RECIPROCAL:.+]] = "fxla.reciprocal"(%[[X]]) : (tensor<3x4xi64>) -> tensor<3x4xf32>
+# CHECK:         %[[RECIPROCAL:.+]] = fxla.reciprocal %[[X]] : tensor<3x4xi64> -> tensor<3x4xf32>
 @case(torch.reciprocal, t(3, 4, dtype=I64))
 def reciprocal_int(x):
     return torch.reciprocal(x)
@@ -572,7 +572,7 @@ def reciprocal_int(x):
 
 # CHECK-LABEL: case Tensor.reciprocal:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[RECIPROCAL:.+]] = "fxla.reciprocal"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[RECIPROCAL:.+]] = fxla.reciprocal %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.reciprocal, t(3, 4))
 def tensor_reciprocal(x):
     return x.reciprocal()
@@ -580,7 +580,7 @@ def tensor_reciprocal(x):
 
 # CHECK-LABEL: case torch.sin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SIN:.+]] = "fxla.sin"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SIN:.+]] = fxla.sin %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.sin, t(3, 4))
 def sin(x):
     return torch.sin(x)
@@ -588,7 +588,7 @@ def sin(x):
 
 # CHECK-LABEL: case Tensor.sin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[SIN:.+]] = "fxla.sin"(%[[X]]) : (tensor<3x4xi32>) -> tensor<3x4xf32>
+# CHECK:         %[[SIN:.+]] = fxla.sin %[[X]] : tensor<3x4xi32> -> tensor<3x4xf32>
 @case(torch.Tensor.sin, t(3, 4, dtype=I32))
 def tensor_sin_int(x):
     return x.sin()
@@ -596,7 +596,7 @@ def tensor_sin_int(x):
 
 # CHECK-LABEL: case torch.cos:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[COS:.+]] = "fxla.cos"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[COS:.+]] = fxla.cos %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.cos, t(3, 4))
 def cos(x):
     return torch.cos(x)
@@ -604,7 +604,7 @@ def cos(x):
 
 # CHECK-LABEL: case Tensor.cos:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xbf16>)
-# CHECK:         %[[COS:.+]] = "fxla.cos"(%[[X]]) : (tensor<3x4xbf16>) -> tensor<3x4xbf16>
+# CHECK:         %[[COS:.+]] = fxla.cos %[[X]] : tensor<3x4xbf16> -> tensor<3x4xbf16>
 @case(torch.Tensor.cos, t(3, 4, dtype=BF16))
 def tensor_cos(x):
     return x.cos()
@@ -612,7 +612,7 @@ def tensor_cos(x):
 
 # CHECK-LABEL: case torch.tan:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[TAN:.+]] = "fxla.tan"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[TAN:.+]] = fxla.tan %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.tan, t(3, 4))
 def tan(x):
     return torch.tan(x)
@@ -620,7 +620,7 @@ def tan(x):
 
 # CHECK-LABEL: case Tensor.tan:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[TAN:.+]] = "fxla.tan"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[TAN:.+]] = fxla.tan %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.tan, t(3, 4))
 def tensor_tan(x):
     return x.tan()
@@ -628,7 +628,7 @@ def tensor_tan(x):
 
 # CHECK-LABEL: case torch.erf:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ERF:.+]] = "fxla.erf"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[ERF:.+]] = fxla.erf %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.erf, t(3, 4))
 def erf(x):
     return torch.erf(x)
@@ -636,7 +636,7 @@ def erf(x):
 
 # CHECK-LABEL: case Tensor.erf:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[ERF:.+]] = "fxla.erf"(%[[X]]) : (tensor<3x4xi64>) -> tensor<3x4xf32>
+# CHECK:         %[[ERF:.+]] = fxla.erf %[[X]] : tensor<3x4xi64> -> tensor<3x4xf32>
 @case(torch.Tensor.erf, t(3, 4, dtype=I64))
 def tensor_erf_int(x):
     return x.erf()
@@ -644,7 +644,7 @@ def tensor_erf_int(x):
 
 # CHECK-LABEL: case torch.special.erf:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf16>)
-# CHECK:         %[[ERF:.+]] = "fxla.erf"(%[[X]]) : (tensor<3x4xf16>) -> tensor<3x4xf16>
+# CHECK:         %[[ERF:.+]] = fxla.erf %[[X]] : tensor<3x4xf16> -> tensor<3x4xf16>
 @case(torch.special.erf, t(3, 4, dtype=F16))
 def special_erf(x):
     return torch.special.erf(x)
@@ -652,7 +652,7 @@ def special_erf(x):
 
 # CHECK-LABEL: case torch.log1p:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOG1P:.+]] = "fxla.log1p"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LOG1P:.+]] = fxla.log1p %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.log1p, t(3, 4))
 def log1p(x):
     return torch.log1p(x)
@@ -660,7 +660,7 @@ def log1p(x):
 
 # CHECK-LABEL: case Tensor.log1p:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOG1P:.+]] = "fxla.log1p"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[LOG1P:.+]] = fxla.log1p %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.log1p, t(3, 4))
 def tensor_log1p(x):
     return x.log1p()
@@ -668,7 +668,7 @@ def tensor_log1p(x):
 
 # CHECK-LABEL: case torch.expm1:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[EXPM1:.+]] = "fxla.expm1"(%[[X]]) : (tensor<3x4xi64>) -> tensor<3x4xf32>
+# CHECK:         %[[EXPM1:.+]] = fxla.expm1 %[[X]] : tensor<3x4xi64> -> tensor<3x4xf32>
 @case(torch.expm1, t(3, 4, dtype=I64))
 def expm1_int(x):
     return torch.expm1(x)
@@ -676,7 +676,7 @@ def expm1_int(x):
 
 # CHECK-LABEL: case Tensor.expm1:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[EXPM1:.+]] = "fxla.expm1"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[EXPM1:.+]] = fxla.expm1 %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.expm1, t(3, 4))
 def tensor_expm1(x):
     return x.expm1()
@@ -684,8 +684,8 @@ def tensor_expm1(x):
 
 # CHECK-LABEL: case torch.square:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<3x4xi64>, tensor<i64>) -> tensor<3x4xi64>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[POW:.+]] = fxla.pow %[[X]], %[[CONSTANT]] : tensor<3x4xi64>, tensor<i64> -> tensor<3x4xi64>
 @case(torch.square, t(3, 4, dtype=I64))
 def square_int(x):
     return torch.square(x)
@@ -693,8 +693,8 @@ def square_int(x):
 
 # CHECK-LABEL: case Tensor.square:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[POW:.+]] = "fxla.pow"(%[[X]], %[[CONSTANT]]) : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[POW:.+]] = fxla.pow %[[X]], %[[CONSTANT]] : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xf32>
 @case(torch.Tensor.square, t(3, 4))
 def tensor_square(x):
     return x.square()
@@ -702,7 +702,7 @@ def tensor_square(x):
 
 # CHECK-LABEL: case torch.logical_not:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGICAL_NOT:.+]] = "fxla.logical_not"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xi1>
+# CHECK:         %[[LOGICAL_NOT:.+]] = fxla.logical_not %[[X]] : tensor<3x4xf32> -> tensor<3x4xi1>
 @case(torch.logical_not, t(3, 4))
 def logical_not(x):
     return torch.logical_not(x)
@@ -710,7 +710,7 @@ def logical_not(x):
 
 # CHECK-LABEL: case Tensor.logical_not:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi64>)
-# CHECK:         %[[LOGICAL_NOT:.+]] = "fxla.logical_not"(%[[X]]) : (tensor<3xi64>) -> tensor<3xi1>
+# CHECK:         %[[LOGICAL_NOT:.+]] = fxla.logical_not %[[X]] : tensor<3xi64> -> tensor<3xi1>
 @case(torch.Tensor.logical_not, t(3, dtype=I64))
 def tensor_logical_not(x):
     return x.logical_not()
@@ -718,7 +718,7 @@ def tensor_logical_not(x):
 
 # CHECK-LABEL: case torch.bitwise_not:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[BITWISE_NOT:.+]] = "fxla.bitwise_not"(%[[X]]) : (tensor<3x4xi64>) -> tensor<3x4xi64>
+# CHECK:         %[[BITWISE_NOT:.+]] = fxla.bitwise_not %[[X]] : tensor<3x4xi64> -> tensor<3x4xi64>
 @case(torch.bitwise_not, t(3, 4, dtype=I64))
 def bitwise_not(x):
     return torch.bitwise_not(x)
@@ -726,7 +726,7 @@ def bitwise_not(x):
 
 # CHECK-LABEL: case Tensor.bitwise_not:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xui8>)
-# CHECK:         %[[BITWISE_NOT:.+]] = "fxla.bitwise_not"(%[[X]]) : (tensor<3xui8>) -> tensor<3xui8>
+# CHECK:         %[[BITWISE_NOT:.+]] = fxla.bitwise_not %[[X]] : tensor<3xui8> -> tensor<3xui8>
 @case(torch.Tensor.bitwise_not, t(3, dtype=U8))
 def tensor_bitwise_not_u8(x):
     return x.bitwise_not()
@@ -734,7 +734,7 @@ def tensor_bitwise_not_u8(x):
 
 # CHECK-LABEL: case operator.invert:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xi1>)
-# CHECK:         %[[BITWISE_NOT:.+]] = "fxla.bitwise_not"(%[[X]]) : (tensor<3xi1>) -> tensor<3xi1>
+# CHECK:         %[[BITWISE_NOT:.+]] = fxla.bitwise_not %[[X]] : tensor<3xi1> -> tensor<3xi1>
 @case(operator.invert, t(3, dtype=BOOL))
 def invert_bool(x):
     return ~x

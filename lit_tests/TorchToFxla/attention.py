@@ -13,14 +13,14 @@ from fxla.testing import case, t
 # scaled by 1/sqrt(D), softmax, heads merged, out_proj; the weights averaged over heads.
 # CHECK-LABEL: case torch.nn.MultiheadAttention:
 # CHECK:         func.func @main(%[[Q:.+]]: tensor<4x2x8xf32>, %[[K:.+]]: tensor<5x2x8xf32>, %[[V:.+]]: tensor<5x2x8xf32>, %[[B:.+]]: tensor<24xf32> {fxla.param = "mod.in_proj_bias"}, %[[W:.+]]: tensor<24x8xf32> {fxla.param = "mod.in_proj_weight"}
-# CHECK:         %[[WQ:.+]] = "fxla.slice"(%[[W]]) {limit = array<i64: 8, 8>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<24x8xf32>) -> tensor<8x8xf32>
-# CHECK:         "fxla.linear"(%[[Q]], %[[WQ]], %{{.+}}) {{.+}} -> tensor<4x2x8xf32>
-# CHECK:         %[[QH:.+]] = "fxla.permute"(%{{.+}}) {dims = array<i64: 1, 2, 0, 3>} : (tensor<4x2x2x4xf32>) -> tensor<2x2x4x4xf32>
-# CHECK:         %[[SCORES:.+]] = "fxla.matmul"(%[[QH]], %{{.+}}) : (tensor<2x2x4x4xf32>, tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
-# CHECK:         "fxla.constant"() {value = dense<5.000000e-01> : tensor<f32>}
-# CHECK:         %[[P:.+]] = "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
-# CHECK:         %[[OUT:.+]] = "fxla.linear"(%{{.+}}, %{{.+}}, %{{.+}}) {{.+}} : (tensor<4x2x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x2x8xf32>
-# CHECK:         %[[AVG:.+]] = "fxla.mean"(%[[P]]) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2x4x5xf32>) -> tensor<2x4x5xf32>
+# CHECK:         %[[WQ:.+]] = fxla.slice %[[W]] {start = [0, 0], limit = [8, 8], stride = [1, 1]} : tensor<24x8xf32> -> tensor<8x8xf32>
+# CHECK:         fxla.linear %[[Q]], %[[WQ]], bias %{{.+}} {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[QH:.+]] = fxla.permute %{{.+}} {dims = [1, 2, 0, 3]} : tensor<4x2x2x4xf32> -> tensor<2x2x4x4xf32>
+# CHECK:         %[[SCORES:.+]] = fxla.matmul %[[QH]], %{{.+}} : tensor<2x2x4x4xf32>, tensor<2x2x4x5xf32> -> tensor<2x2x4x5xf32>
+# CHECK:         fxla.constant {value = dense<5.000000e-01> : tensor<f32>}
+# CHECK:         %[[P:.+]] = fxla.softmax %{{.+}} {dim = -1} : tensor<2x2x4x5xf32> -> tensor<2x2x4x5xf32>
+# CHECK:         %[[OUT:.+]] = fxla.linear %{{.+}}, %{{.+}}, bias %{{.+}} : tensor<4x2x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<4x2x8xf32>
+# CHECK:         %[[AVG:.+]] = fxla.mean %[[P]] {dims = [1], keepdim = false} : tensor<2x2x4x5xf32> -> tensor<2x4x5xf32>
 # CHECK:         return %[[OUT]], %[[AVG]] : tensor<4x2x8xf32>, tensor<2x4x5xf32>
 @case(nn.MultiheadAttention, t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
 def multihead_attention():
@@ -30,11 +30,11 @@ def multihead_attention():
 # nn.TransformerEncoderLayer (post-norm): x = norm1(x + self_attn(x)); norm2(x + linear2(relu(linear1(x)))).
 # CHECK-LABEL: case torch.nn.TransformerEncoderLayer:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x8xf32>
-# CHECK:         %[[SA:.+]] = "fxla.add"(%[[X]], %{{.+}}) : (tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
-# CHECK:         %[[N1:.+]] = "fxla.layer_norm"(%[[SA]], {{.+}} -> tensor<4x2x8xf32>
-# CHECK:         %[[H:.+]] = "fxla.relu"(%{{.+}}) : (tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
-# CHECK:         %[[FF:.+]] = "fxla.add"(%[[N1]], %{{.+}})
-# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"(%[[FF]], {{.+}}
+# CHECK:         %[[SA:.+]] = fxla.add %[[X]], %{{.+}} : tensor<4x2x8xf32>, tensor<4x2x8xf32> -> tensor<4x2x8xf32>
+# CHECK:         %[[N1:.+]] = fxla.layer_norm %[[SA]], {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[H:.+]] = fxla.relu %{{.+}} : tensor<4x2x16xf32> -> tensor<4x2x16xf32>
+# CHECK:         %[[FF:.+]] = fxla.add %[[N1]], %{{.+}}
+# CHECK:         %[[OUT:.+]] = fxla.layer_norm %[[FF]], {{.+}}
 # CHECK:         return %[[OUT]] : tensor<4x2x8xf32>
 @case(nn.TransformerEncoderLayer, t(4, 2, 8))
 def transformer_encoder_layer():
@@ -44,11 +44,11 @@ def transformer_encoder_layer():
 # nn.TransformerDecoderLayer (pre-norm): self-attention, attention over memory, feed-forward, each x + f(norm(x)).
 # CHECK-LABEL: case torch.nn.TransformerDecoderLayer:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x8xf32>, %[[MEM:.+]]: tensor<5x2x8xf32>
-# CHECK:         "fxla.layer_norm"(%[[X]], {{.+}}
-# CHECK:         %[[SA:.+]] = "fxla.add"(%[[X]], %{{.+}}) : (tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
-# CHECK:         "fxla.linear"(%[[MEM]], {{.+}} -> tensor<5x2x8xf32>
-# CHECK:         %[[CA:.+]] = "fxla.add"(%[[SA]], %{{.+}})
-# CHECK:         %[[OUT:.+]] = "fxla.add"(%[[CA]], %{{.+}})
+# CHECK:         fxla.layer_norm %[[X]], {{.+}}
+# CHECK:         %[[SA:.+]] = fxla.add %[[X]], %{{.+}} : tensor<4x2x8xf32>, tensor<4x2x8xf32> -> tensor<4x2x8xf32>
+# CHECK:         fxla.linear %[[MEM]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         %[[CA:.+]] = fxla.add %[[SA]], %{{.+}}
+# CHECK:         %[[OUT:.+]] = fxla.add %[[CA]], %{{.+}}
 # CHECK:         return %[[OUT]] : tensor<4x2x8xf32>
 @case(nn.TransformerDecoderLayer, t(4, 2, 8), t(5, 2, 8))
 def transformer_decoder_layer():
@@ -58,13 +58,13 @@ def transformer_decoder_layer():
 # nn.TransformerEncoder: the layers in turn (each with its own parameters), then the final norm.
 # CHECK-LABEL: case torch.nn.TransformerEncoder:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x2x8xf32>, {{.+}}"mod.layers.0.self_attn.in_proj_bias"{{.+}}"mod.layers.1.self_attn.in_proj_bias"{{.+}}, %[[NW:.+]]: tensor<8xf32> {fxla.param = "mod.norm.weight"}, %[[NB:.+]]: tensor<8xf32> {fxla.param = "mod.norm.bias"})
-# CHECK:         "fxla.layer_norm"
-# CHECK:         %[[L0:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<5x2x8xf32>
-# CHECK-NEXT:    "fxla.slice"({{.+}}) {limit = array<i64: 8, 8>, start = array<i64: 0, 0>
-# CHECK:         "fxla.linear"(%[[L0]], {{.+}} -> tensor<5x2x8xf32>
-# CHECK:         "fxla.layer_norm"
-# CHECK:         %[[L1:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<5x2x8xf32>
-# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[L1]], %[[NW]], %[[NB]])
+# CHECK:         fxla.layer_norm
+# CHECK:         %[[L0:.+]] = fxla.layer_norm {{.+}} -> tensor<5x2x8xf32>
+# CHECK-NEXT:    fxla.slice {{.+}} {start = [0, 0], limit = [8, 8]
+# CHECK:         fxla.linear %[[L0]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         fxla.layer_norm
+# CHECK:         %[[L1:.+]] = fxla.layer_norm {{.+}} -> tensor<5x2x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = fxla.layer_norm %[[L1]], weight %[[NW]], bias %[[NB]]
 # CHECK-NEXT:    return %[[OUT]] : tensor<5x2x8xf32>
 @case(nn.TransformerEncoder, t(5, 2, 8))
 def transformer_encoder():
@@ -76,17 +76,17 @@ def transformer_encoder():
 # padded ones only), before the final norm.
 # CHECK-LABEL: case torch.nn.TransformerEncoder (nested padding):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x8xf32>, %[[PAD:.+]]: tensor<2x3xi1>
-# CHECK:         "fxla.layer_norm"
-# CHECK:         %[[LAYER:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<2x3x8xf32>
-# CHECK:         %[[BEFORE:.+]] = "fxla.slice"(%[[PAD]]) {limit = array<i64: 2, 2>, start = array<i64: 0, 0>
-# CHECK:         %[[AFTER:.+]] = "fxla.slice"(%[[PAD]]) {limit = array<i64: 2, 3>, start = array<i64: 0, 1>
-# CHECK:         %[[NOT:.+]] = "fxla.logical_not"(%[[BEFORE]])
-# CHECK:         %[[FOLLOWS:.+]] = "fxla.logical_or"(%[[NOT]], %[[AFTER]])
-# CHECK:         %[[ALIGNED:.+]] = "fxla.all"(%[[FOLLOWS]]) {dims = array<i64>, keepdim = false} : (tensor<2x2xi1>) -> tensor<i1>
-# CHECK:         %[[ZERO:.+]] = "fxla.logical_and"(%[[PAD]], %[[ALIGNED]]) : (tensor<2x3xi1>, tensor<i1>) -> tensor<2x3xi1>
-# CHECK:         %[[Z:.+]] = "fxla.reshape"(%[[ZERO]]) {{.+}} -> tensor<2x3x1xi1>
-# CHECK:         %[[ZEROED:.+]] = "fxla.where"(%[[Z]], %{{.+}}, %[[LAYER]]) : (tensor<2x3x1xi1>, tensor<f32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
-# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[ZEROED]], {{.+}}
+# CHECK:         fxla.layer_norm
+# CHECK:         %[[LAYER:.+]] = fxla.layer_norm {{.+}} -> tensor<2x3x8xf32>
+# CHECK:         %[[BEFORE:.+]] = fxla.slice %[[PAD]] {start = [0, 0], limit = [2, 2]
+# CHECK:         %[[AFTER:.+]] = fxla.slice %[[PAD]] {start = [0, 1], limit = [2, 3]
+# CHECK:         %[[NOT:.+]] = fxla.logical_not %[[BEFORE]]
+# CHECK:         %[[FOLLOWS:.+]] = fxla.logical_or %[[NOT]], %[[AFTER]]
+# CHECK:         %[[ALIGNED:.+]] = fxla.all %[[FOLLOWS]] {dims = [], keepdim = false} : tensor<2x2xi1> -> tensor<i1>
+# CHECK:         %[[ZERO:.+]] = fxla.logical_and %[[PAD]], %[[ALIGNED]] : tensor<2x3xi1>, tensor<i1> -> tensor<2x3xi1>
+# CHECK:         %[[Z:.+]] = fxla.reshape %[[ZERO]] {{.+}} -> tensor<2x3x1xi1>
+# CHECK:         %[[ZEROED:.+]] = fxla.where %[[Z]], %{{.+}}, %[[LAYER]] : tensor<2x3x1xi1>, tensor<f32>, tensor<2x3x8xf32> -> tensor<2x3x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = fxla.layer_norm %[[ZEROED]], {{.+}}
 # CHECK-NEXT:    return %[[OUT]]
 @case(nn.TransformerEncoder, t(2, 3, 8), None, torch.tensor([[False, False, True], [False, False, False]]),
       variant="nested padding")
@@ -98,11 +98,11 @@ def transformer_encoder_padding():
 # nn.TransformerDecoder: the layers in turn, each attending over the same memory, then the final norm.
 # CHECK-LABEL: case torch.nn.TransformerDecoder:
 # CHECK:         func.func @main(%[[TGT:.+]]: tensor<4x2x8xf32>, %[[MEM:.+]]: tensor<5x2x8xf32>, {{.+}}%[[W1:arg[0-9]+]]: tensor<24x8xf32> {fxla.param = "mod.layers.1.multihead_attn.in_proj_weight"}{{.+}}, %[[NW:.+]]: tensor<8xf32> {fxla.param = "mod.norm.weight"}, %[[NB:.+]]: tensor<8xf32> {fxla.param = "mod.norm.bias"})
-# CHECK:         %[[WK:.+]] = "fxla.slice"(%[[W1]]) {limit = array<i64: 16, 8>, start = array<i64: 8, 0>
-# CHECK:         "fxla.linear"(%[[MEM]], %[[WK]], {{.+}} -> tensor<5x2x8xf32>
-# CHECK:         "fxla.layer_norm"
-# CHECK:         %[[L1:.+]] = "fxla.layer_norm"({{.+}}) -> tensor<4x2x8xf32>
-# CHECK-NEXT:    %[[OUT:.+]] = "fxla.layer_norm"(%[[L1]], %[[NW]], %[[NB]])
+# CHECK:         %[[WK:.+]] = fxla.slice %[[W1]] {start = [8, 0], limit = [16, 8]
+# CHECK:         fxla.linear %[[MEM]], %[[WK]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         fxla.layer_norm
+# CHECK:         %[[L1:.+]] = fxla.layer_norm {{.+}} -> tensor<4x2x8xf32>
+# CHECK-NEXT:    %[[OUT:.+]] = fxla.layer_norm %[[L1]], weight %[[NW]], bias %[[NB]]
 # CHECK-NEXT:    return %[[OUT]] : tensor<4x2x8xf32>
 @case(nn.TransformerDecoder, t(4, 2, 8), t(5, 2, 8))
 def transformer_decoder():
@@ -113,9 +113,9 @@ def transformer_decoder():
 # memory.
 # CHECK-LABEL: case torch.nn.Transformer:
 # CHECK:         func.func @main(%[[SRC:.+]]: tensor<5x2x8xf32>, %[[TGT:.+]]: tensor<4x2x8xf32>, {{.+}}%[[ENW:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.encoder.norm.weight"}, %[[ENB:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.encoder.norm.bias"}{{.+}}%[[DNW:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.decoder.norm.weight"}, %[[DNB:arg[0-9]+]]: tensor<8xf32> {fxla.param = "mod.decoder.norm.bias"})
-# CHECK:         %[[MEM:.+]] = "fxla.layer_norm"(%{{.+}}, %[[ENW]], %[[ENB]]) {{.+}} -> tensor<5x2x8xf32>
-# CHECK:         "fxla.linear"(%[[MEM]], {{.+}} -> tensor<5x2x8xf32>
-# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"(%{{.+}}, %[[DNW]], %[[DNB]]) {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[MEM:.+]] = fxla.layer_norm %{{.+}}, weight %[[ENW]], bias %[[ENB]] {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         fxla.linear %[[MEM]], {{.+}} -> tensor<5x2x8xf32>
+# CHECK:         %[[OUT:.+]] = fxla.layer_norm %{{.+}}, weight %[[DNW]], bias %[[DNB]] {{.+}} -> tensor<4x2x8xf32>
 # CHECK-NEXT:    return %[[OUT]] : tensor<4x2x8xf32>
 @case(nn.Transformer, t(5, 2, 8), t(4, 2, 8))
 def transformer():
@@ -129,11 +129,11 @@ _FUSED = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True).
 
 # CHECK-LABEL: case torch._VariableFunctionsClass._transformer_encoder_layer_fwd:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x5x8xf32>
-# CHECK:         %[[QKV:.+]] = "fxla.linear"(%[[X]], {{.+}} -> tensor<2x5x24xf32>
-# CHECK:         "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
-# CHECK:         %[[N1:.+]] = "fxla.layer_norm"
-# CHECK:         %[[OUT:.+]] = "fxla.layer_norm"
-# CHECK-NEXT:    %[[NG:.+]] = "fxla.no_gradient"(%[[OUT]]) {op = "aten::_transformer_encoder_layer_fwd"
+# CHECK:         %[[QKV:.+]] = fxla.linear %[[X]], {{.+}} -> tensor<2x5x24xf32>
+# CHECK:         fxla.softmax %{{.+}} {dim = -1} : tensor<2x2x5x5xf32> -> tensor<2x2x5x5xf32>
+# CHECK:         %[[N1:.+]] = fxla.layer_norm
+# CHECK:         %[[OUT:.+]] = fxla.layer_norm
+# CHECK-NEXT:    %[[NG:.+]] = fxla.no_gradient %[[OUT]] {op = "aten::_transformer_encoder_layer_fwd"
 # CHECK:         return %[[NG]] : tensor<2x5x8xf32>
 @case(torch._transformer_encoder_layer_fwd, t(2, 5, 8))
 def transformer_encoder_layer_fwd(x):
@@ -151,9 +151,9 @@ _MHA = nn.MultiheadAttention(8, 2).eval()
 
 # CHECK-LABEL: case torch.nn.functional.multi_head_attention_forward:
 # CHECK:         func.func @main(%[[Q:.+]]: tensor<4x2x8xf32>, %[[K:.+]]: tensor<5x2x8xf32>, %[[V:.+]]: tensor<5x2x8xf32>
-# CHECK:         "fxla.linear"(%[[Q]], {{.+}} -> tensor<4x2x8xf32>
-# CHECK:         %[[P:.+]] = "fxla.softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
-# CHECK:         %[[W:.+]] = "fxla.mean"(%[[P]]) {dims = array<i64: 1>, keepdim = false} : (tensor<2x2x4x5xf32>) -> tensor<2x4x5xf32>
+# CHECK:         fxla.linear %[[Q]], {{.+}} -> tensor<4x2x8xf32>
+# CHECK:         %[[P:.+]] = fxla.softmax %{{.+}} {dim = -1} : tensor<2x2x4x5xf32> -> tensor<2x2x4x5xf32>
+# CHECK:         %[[W:.+]] = fxla.mean %[[P]] {dims = [1], keepdim = false} : tensor<2x2x4x5xf32> -> tensor<2x4x5xf32>
 # CHECK:         return %{{.+}}, %[[W]] : tensor<4x2x8xf32>, tensor<2x4x5xf32>
 @case(F.multi_head_attention_forward, t(4, 2, 8), t(5, 2, 8), t(5, 2, 8))
 def multi_head_attention_forward(q, k, v):

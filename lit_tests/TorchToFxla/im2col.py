@@ -11,10 +11,10 @@ from fxla.testing import case, t
 # unfold (im2col): one strided slice of the input per kernel offset, stacked as [N, C, kh * kw, L].
 # CHECK-LABEL: case torch.nn.functional.unfold:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 1, 2, 2, 2>, start = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1, 1, 1>} : (tensor<1x2x3x3xf32>) -> tensor<1x2x2x2xf32>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 1, 2, 1, 4>} : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x4xf32>
-# CHECK:         %[[COLS:.+]] = "fxla.concat"(%[[RESHAPE]], %{{.+}}, %{{.+}}, %{{.+}}) {dim = 2 : i64} : (tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x4x4xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[COLS]]) {shape = array<i64: 1, 8, 4>} : (tensor<1x2x4x4xf32>) -> tensor<1x8x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 0, 0], limit = [1, 2, 2, 2], stride = [1, 1, 1, 1]} : tensor<1x2x3x3xf32> -> tensor<1x2x2x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [1, 2, 1, 4]} : tensor<1x2x2x2xf32> -> tensor<1x2x1x4xf32>
+# CHECK:         %[[COLS:.+]] = fxla.concat %[[RESHAPE]], %{{.+}}, %{{.+}}, %{{.+}} {dim = 2} : tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32> -> tensor<1x2x4x4xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[COLS]] {shape = [1, 8, 4]} : tensor<1x2x4x4xf32> -> tensor<1x8x4xf32>
 # CHECK:         return %[[RESHAPE_2]] : tensor<1x8x4xf32>
 @case(F.unfold, t(1, 2, 3, 3))
 def unfold(x):
@@ -24,10 +24,10 @@ def unfold(x):
 # fold (col2im): each offset's block padded into place and summed.
 # CHECK-LABEL: case torch.nn.functional.fold:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x8x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 4, 2, 2>} : (tensor<1x8x4xf32>) -> tensor<1x2x4x2x2xf32>
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[RESHAPE]]) {limit = array<i64: 1, 2, 1, 2, 2>, start = array<i64: 0, 0, 0, 0, 0>, stride = array<i64: 1, 1, 1, 1, 1>} : (tensor<1x2x4x2x2xf32>) -> tensor<1x2x1x2x2xf32>
-# CHECK:         "fxla.pad"(%{{.+}}) {high = array<i64: 0, 0, 1, 1>, low = array<i64: 0, 0, 0, 0>, value = 0.000000e+00 : f64} : (tensor<1x2x2x2xf32>) -> tensor<1x2x3x3xf32>
-# CHECK:         %[[SUM:.+]] = "fxla.add"(%{{.+}}, %{{.+}}) : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 4, 2, 2]} : tensor<1x8x4xf32> -> tensor<1x2x4x2x2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[RESHAPE]] {start = [0, 0, 0, 0, 0], limit = [1, 2, 1, 2, 2], stride = [1, 1, 1, 1, 1]} : tensor<1x2x4x2x2xf32> -> tensor<1x2x1x2x2xf32>
+# CHECK:         fxla.pad %{{.+}} {low = [0, 0, 0, 0], high = [0, 0, 1, 1], value = 0.000000e+00} : tensor<1x2x2x2xf32> -> tensor<1x2x3x3xf32>
+# CHECK:         %[[SUM:.+]] = fxla.add %{{.+}}, %{{.+}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf32>
 # CHECK:         return %{{.+}} : tensor<1x2x3x3xf32>
 @case(F.fold, t(1, 8, 4))
 def fold(x):
@@ -36,9 +36,9 @@ def fold(x):
 
 # CHECK-LABEL: case torch.nn.Unfold:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x4x4xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 1, 1, 3, 3>, start = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1, 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 1, 1, 1, 4>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x4xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 1, 4, 4>} : (tensor<1x1x4x4xf32>) -> tensor<1x4x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 0, 0], limit = [1, 1, 3, 3], stride = [1, 1, 2, 2]} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [1, 1, 1, 4]} : tensor<1x1x2x2xf32> -> tensor<1x1x1x4xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %{{.+}} {shape = [1, 4, 4]} : tensor<1x1x4x4xf32> -> tensor<1x4x4xf32>
 # CHECK:         return %[[RESHAPE_2]] : tensor<1x4x4xf32>
 @case(nn.Unfold, t(1, 1, 4, 4))
 def unfold_module():
@@ -47,8 +47,8 @@ def unfold_module():
 
 # CHECK-LABEL: case torch.nn.Fold:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x4x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 1, 4, 2, 2>} : (tensor<1x4x4xf32>) -> tensor<1x1x4x2x2xf32>
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[RESHAPE]]) {limit = array<i64: 1, 1, 1, 2, 2>, start = array<i64: 0, 0, 0, 0, 0>, stride = array<i64: 1, 1, 1, 1, 1>} : (tensor<1x1x4x2x2xf32>) -> tensor<1x1x1x2x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 1, 4, 2, 2]} : tensor<1x4x4xf32> -> tensor<1x1x4x2x2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[RESHAPE]] {start = [0, 0, 0, 0, 0], limit = [1, 1, 1, 2, 2], stride = [1, 1, 1, 1, 1]} : tensor<1x1x4x2x2xf32> -> tensor<1x1x1x2x2xf32>
 # CHECK:         return %{{.+}} : tensor<1x1x4x4xf32>
 @case(nn.Fold, t(1, 4, 4))
 def fold_module():

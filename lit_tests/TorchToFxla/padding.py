@@ -15,7 +15,7 @@ I64 = torch.int64
 
 # CHECK-LABEL: case torch.nn.functional.pad (constant):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, -1>, low = array<i64: 0, 2, 1>, value = -1.500000e+00 : f64} : (tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 2, 1], high = [0, 0, -1], value = -1.500000e+00} : tensor<2x3x4xf32> -> tensor<2x5x4xf32>
 @case(F.pad, t(2, 3, 4), variant="constant")
 def pad_constant(x):
     return F.pad(x, (1, -1, 2, 0), value=-1.5)
@@ -23,8 +23,8 @@ def pad_constant(x):
 
 # CHECK-LABEL: case torch.nn.functional.pad (reflect):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x5xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[2, 1, 0, 1, 2, 3, 4, 3]> : tensor<8xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x5xf32>, tensor<8xi64>) -> tensor<2x3x8xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[2, 1, 0, 1, 2, 3, 4, 3]> : tensor<8xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x5xf32>, tensor<8xi64> -> tensor<2x3x8xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<2x3x8xf32>
 @case(F.pad, t(2, 3, 5), variant="reflect")
 def pad_reflect(x):
@@ -33,10 +33,10 @@ def pad_reflect(x):
 
 # CHECK-LABEL: case torch.nn.functional.pad (replicate):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xi64>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[0, 1, 2, 3, 3, 3]> : tensor<6xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x4xi64>, tensor<6xi64>) -> tensor<2x3x6xi64>
-# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[0, 0, 1, 2]> : tensor<4xi64>}
-# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 1 : i64} : (tensor<2x3x6xi64>, tensor<4xi64>) -> tensor<2x4x6xi64>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[0, 1, 2, 3, 3, 3]> : tensor<6xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x4xi64>, tensor<6xi64> -> tensor<2x3x6xi64>
+# CHECK:         %[[IDX_2:.+]] = fxla.constant {value = dense<[0, 0, 1, 2]> : tensor<4xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = fxla.index_select %[[INDEX_SELECT]], %[[IDX_2]] {dim = 1} : tensor<2x3x6xi64>, tensor<4xi64> -> tensor<2x4x6xi64>
 # CHECK:         return %[[INDEX_SELECT_2]] : tensor<2x4x6xi64>
 @case(F.pad, t(2, 3, 4, dtype=I64), variant="replicate")
 def pad_replicate(x):
@@ -45,8 +45,8 @@ def pad_replicate(x):
 
 # CHECK-LABEL: case torch.nn.functional.pad (circular):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[1, 2, 3, 1, 2]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<2x3x5xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[1, 2, 3, 1, 2]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x4xf32>, tensor<5xi64> -> tensor<2x3x5xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<2x3x5xf32>
 @case(F.pad, t(2, 3, 4), variant="circular")
 def pad_circular(x):
@@ -55,8 +55,8 @@ def pad_circular(x):
 
 # CHECK-LABEL: case torch.nn.ReflectionPad1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 3, 2, 1]> : tensor<7xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x4xf32>, tensor<7xi64>) -> tensor<2x3x7xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[1, 0, 1, 2, 3, 2, 1]> : tensor<7xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x4xf32>, tensor<7xi64> -> tensor<2x3x7xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<2x3x7xf32>
 @case(nn.ReflectionPad1d, t(2, 3, 4))
 def reflection_pad1d():
@@ -65,10 +65,10 @@ def reflection_pad1d():
 
 # CHECK-LABEL: case torch.nn.ReflectionPad2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 3 : i64} : (tensor<1x2x3x3xf32>, tensor<5xi64>) -> tensor<1x2x3x5xf32>
-# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 2 : i64} : (tensor<1x2x3x5xf32>, tensor<5xi64>) -> tensor<1x2x5x5xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 3} : tensor<1x2x3x3xf32>, tensor<5xi64> -> tensor<1x2x3x5xf32>
+# CHECK:         %[[IDX_2:.+]] = fxla.constant {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = fxla.index_select %[[INDEX_SELECT]], %[[IDX_2]] {dim = 2} : tensor<1x2x3x5xf32>, tensor<5xi64> -> tensor<1x2x5x5xf32>
 # CHECK:         return %[[INDEX_SELECT_2]] : tensor<1x2x5x5xf32>
 @case(nn.ReflectionPad2d, t(1, 2, 3, 3))
 def reflection_pad2d():
@@ -77,10 +77,10 @@ def reflection_pad2d():
 
 # CHECK-LABEL: case torch.nn.ReflectionPad3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x2x3x3xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 3 : i64} : (tensor<1x1x2x3x3xf32>, tensor<5xi64>) -> tensor<1x1x2x5x3xf32>
-# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[1, 0, 1]> : tensor<3xi64>}
-# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 2 : i64} : (tensor<1x1x2x5x3xf32>, tensor<3xi64>) -> tensor<1x1x3x5x3xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[1, 0, 1, 2, 1]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 3} : tensor<1x1x2x3x3xf32>, tensor<5xi64> -> tensor<1x1x2x5x3xf32>
+# CHECK:         %[[IDX_2:.+]] = fxla.constant {value = dense<[1, 0, 1]> : tensor<3xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = fxla.index_select %[[INDEX_SELECT]], %[[IDX_2]] {dim = 2} : tensor<1x1x2x5x3xf32>, tensor<3xi64> -> tensor<1x1x3x5x3xf32>
 # CHECK:         return %[[INDEX_SELECT_2]] : tensor<1x1x3x5x3xf32>
 @case(nn.ReflectionPad3d, t(1, 1, 2, 3, 3))
 def reflection_pad3d():
@@ -89,8 +89,8 @@ def reflection_pad3d():
 
 # CHECK-LABEL: case torch.nn.ReplicationPad1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[0, 0, 0, 1, 2, 3]> : tensor<6xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x4xf32>, tensor<6xi64>) -> tensor<2x3x6xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[0, 0, 0, 1, 2, 3]> : tensor<6xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x4xf32>, tensor<6xi64> -> tensor<2x3x6xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<2x3x6xf32>
 @case(nn.ReplicationPad1d, t(2, 3, 4))
 def replication_pad1d():
@@ -99,10 +99,10 @@ def replication_pad1d():
 
 # CHECK-LABEL: case torch.nn.ReplicationPad2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[0, 0, 1, 2]> : tensor<4xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 3 : i64} : (tensor<1x2x3x3xf32>, tensor<4xi64>) -> tensor<1x2x3x4xf32>
-# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[0, 1, 2, 2]> : tensor<4xi64>}
-# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 2 : i64} : (tensor<1x2x3x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[0, 0, 1, 2]> : tensor<4xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 3} : tensor<1x2x3x3xf32>, tensor<4xi64> -> tensor<1x2x3x4xf32>
+# CHECK:         %[[IDX_2:.+]] = fxla.constant {value = dense<[0, 1, 2, 2]> : tensor<4xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = fxla.index_select %[[INDEX_SELECT]], %[[IDX_2]] {dim = 2} : tensor<1x2x3x4xf32>, tensor<4xi64> -> tensor<1x2x4x4xf32>
 # CHECK:         return %[[INDEX_SELECT_2]] : tensor<1x2x4x4xf32>
 @case(nn.ReplicationPad2d, t(1, 2, 3, 3))
 def replication_pad2d():
@@ -111,8 +111,8 @@ def replication_pad2d():
 
 # CHECK-LABEL: case torch.nn.ReplicationPad3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x2x2x2xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[0, 0, 1]> : tensor<3xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 4 : i64} : (tensor<1x1x2x2x2xf32>, tensor<3xi64>) -> tensor<1x1x2x2x3xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[0, 0, 1]> : tensor<3xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 4} : tensor<1x1x2x2x2xf32>, tensor<3xi64> -> tensor<1x1x2x2x3xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<1x1x2x2x3xf32>
 @case(nn.ReplicationPad3d, t(1, 1, 2, 2, 2))
 def replication_pad3d():
@@ -121,8 +121,8 @@ def replication_pad3d():
 
 # CHECK-LABEL: case torch.nn.CircularPad1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[3, 0, 1, 2, 3, 0]> : tensor<6xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 2 : i64} : (tensor<2x3x4xf32>, tensor<6xi64>) -> tensor<2x3x6xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[3, 0, 1, 2, 3, 0]> : tensor<6xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 2} : tensor<2x3x4xf32>, tensor<6xi64> -> tensor<2x3x6xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<2x3x6xf32>
 @case(nn.CircularPad1d, t(2, 3, 4))
 def circular_pad1d():
@@ -131,10 +131,10 @@ def circular_pad1d():
 
 # CHECK-LABEL: case torch.nn.CircularPad2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[0, 1, 2, 0]> : tensor<4xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 3 : i64} : (tensor<1x2x3x3xf32>, tensor<4xi64>) -> tensor<1x2x3x4xf32>
-# CHECK:         %[[IDX_2:.+]] = "fxla.constant"() {value = dense<[1, 2, 0, 1, 2]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT_2:.+]] = "fxla.index_select"(%[[INDEX_SELECT]], %[[IDX_2]]) {dim = 2 : i64} : (tensor<1x2x3x4xf32>, tensor<5xi64>) -> tensor<1x2x5x4xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[0, 1, 2, 0]> : tensor<4xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 3} : tensor<1x2x3x3xf32>, tensor<4xi64> -> tensor<1x2x3x4xf32>
+# CHECK:         %[[IDX_2:.+]] = fxla.constant {value = dense<[1, 2, 0, 1, 2]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT_2:.+]] = fxla.index_select %[[INDEX_SELECT]], %[[IDX_2]] {dim = 2} : tensor<1x2x3x4xf32>, tensor<5xi64> -> tensor<1x2x5x4xf32>
 # CHECK:         return %[[INDEX_SELECT_2]] : tensor<1x2x5x4xf32>
 @case(nn.CircularPad2d, t(1, 2, 3, 3))
 def circular_pad2d():
@@ -143,8 +143,8 @@ def circular_pad2d():
 
 # CHECK-LABEL: case torch.nn.CircularPad3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x2x2x3xf32>)
-# CHECK:         %[[IDX:.+]] = "fxla.constant"() {value = dense<[2, 0, 1, 2, 0]> : tensor<5xi64>}
-# CHECK:         %[[INDEX_SELECT:.+]] = "fxla.index_select"(%[[X]], %[[IDX]]) {dim = 4 : i64} : (tensor<1x1x2x2x3xf32>, tensor<5xi64>) -> tensor<1x1x2x2x5xf32>
+# CHECK:         %[[IDX:.+]] = fxla.constant {value = dense<[2, 0, 1, 2, 0]> : tensor<5xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[IDX]] {dim = 4} : tensor<1x1x2x2x3xf32>, tensor<5xi64> -> tensor<1x1x2x2x5xf32>
 # CHECK:         return %[[INDEX_SELECT]] : tensor<1x1x2x2x5xf32>
 @case(nn.CircularPad3d, t(1, 1, 2, 2, 3))
 def circular_pad3d():
@@ -153,7 +153,7 @@ def circular_pad3d():
 
 # CHECK-LABEL: case torch.nn.ConstantPad1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 2>, low = array<i64: 0, 0, 1>, value = 3.500000e+00 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x7xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 1], high = [0, 0, 2], value = 3.500000e+00} : tensor<2x3x4xf32> -> tensor<2x3x7xf32>
 @case(nn.ConstantPad1d, t(2, 3, 4))
 def constant_pad1d():
     return nn.ConstantPad1d((1, 2), 3.5)
@@ -161,7 +161,7 @@ def constant_pad1d():
 
 # CHECK-LABEL: case torch.nn.ConstantPad2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 1, 1>, low = array<i64: 0, 0, 1, 1>, value = -2.000000e+00 : f64} : (tensor<1x2x3x3xf32>) -> tensor<1x2x5x5xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 1, 1], high = [0, 0, 1, 1], value = -2.000000e+00} : tensor<1x2x3x3xf32> -> tensor<1x2x5x5xf32>
 @case(nn.ConstantPad2d, t(1, 2, 3, 3))
 def constant_pad2d():
     return nn.ConstantPad2d(1, -2.0)
@@ -169,7 +169,7 @@ def constant_pad2d():
 
 # CHECK-LABEL: case torch.nn.ConstantPad3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x2x2x2xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 0, 1, 1>, low = array<i64: 0, 0, 1, 0, 0>, value = 5.000000e-01 : f64} : (tensor<1x1x2x2x2xf32>) -> tensor<1x1x3x3x3xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 1, 0, 0], high = [0, 0, 0, 1, 1], value = 5.000000e-01} : tensor<1x1x2x2x2xf32> -> tensor<1x1x3x3x3xf32>
 @case(nn.ConstantPad3d, t(1, 1, 2, 2, 2))
 def constant_pad3d():
     return nn.ConstantPad3d((0, 1, 0, 1, 1, 0), 0.5)
@@ -177,7 +177,7 @@ def constant_pad3d():
 
 # CHECK-LABEL: case torch.nn.ZeroPad1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 0>, low = array<i64: 0, 0, 2>, value = 0.000000e+00 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x6xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 2], high = [0, 0, 0], value = 0.000000e+00} : tensor<2x3x4xf32> -> tensor<2x3x6xf32>
 @case(nn.ZeroPad1d, t(2, 3, 4))
 def zero_pad1d():
     return nn.ZeroPad1d((2, 0))
@@ -185,7 +185,7 @@ def zero_pad1d():
 
 # CHECK-LABEL: case torch.nn.ZeroPad2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x3xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 2, 1>, low = array<i64: 0, 0, 0, 1>, value = 0.000000e+00 : f64} : (tensor<1x2x3x3xf32>) -> tensor<1x2x5x5xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 0, 1], high = [0, 0, 2, 1], value = 0.000000e+00} : tensor<1x2x3x3xf32> -> tensor<1x2x5x5xf32>
 @case(nn.ZeroPad2d, t(1, 2, 3, 3))
 def zero_pad2d():
     return nn.ZeroPad2d((1, 1, 0, 2))
@@ -193,7 +193,7 @@ def zero_pad2d():
 
 # CHECK-LABEL: case torch.nn.ZeroPad3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x1x2x2x2xf32>)
-# CHECK:         %[[PAD:.+]] = "fxla.pad"(%[[X]]) {high = array<i64: 0, 0, 1, 1, 1>, low = array<i64: 0, 0, 1, 1, 1>, value = 0.000000e+00 : f64} : (tensor<1x1x2x2x2xf32>) -> tensor<1x1x4x4x4xf32>
+# CHECK:         %[[PAD:.+]] = fxla.pad %[[X]] {low = [0, 0, 1, 1, 1], high = [0, 0, 1, 1, 1], value = 0.000000e+00} : tensor<1x1x2x2x2xf32> -> tensor<1x1x4x4x4xf32>
 @case(nn.ZeroPad3d, t(1, 1, 2, 2, 2))
 def zero_pad3d():
     return nn.ZeroPad3d(1)

@@ -12,7 +12,7 @@ BF16, BOOL, F16, I32, I64 = torch.bfloat16, torch.bool, torch.float16, torch.int
 
 # CHECK-LABEL: case torch.sum:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xi32>)
-# CHECK:         %[[SUM:.+]] = "fxla.sum"(%[[X]]) {dims = array<i64: 0, -1>, keepdim = false} : (tensor<2x3x4xi32>) -> tensor<3xi64>
+# CHECK:         %[[SUM:.+]] = fxla.sum %[[X]] {dims = [0, -1], keepdim = false} : tensor<2x3x4xi32> -> tensor<3xi64>
 @case(torch.sum, t(2, 3, 4, dtype=I32))
 def sum_int_promotes(x):
     return torch.sum(x, dim=(0, -1))
@@ -20,7 +20,7 @@ def sum_int_promotes(x):
 
 # CHECK-LABEL: case Tensor.sum:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[SUM:.+]] = "fxla.sum"(%[[X]]) {dims = array<i64: -1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[SUM:.+]] = fxla.sum %[[X]] {dims = [-1], keepdim = true} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
 @case(torch.Tensor.sum, t(2, 3, 4))
 def tensor_sum_keepdim(x):
     return x.sum(-1, keepdim=True)
@@ -28,7 +28,7 @@ def tensor_sum_keepdim(x):
 
 # CHECK-LABEL: case torch.mean:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64>, keepdim = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+# CHECK:         %[[MEAN:.+]] = fxla.mean %[[X]] {dims = [], keepdim = false} : tensor<2x3x4xf32> -> tensor<f32>
 @case(torch.mean, t(2, 3, 4))
 def mean_all(x):
     return torch.mean(x)
@@ -36,7 +36,7 @@ def mean_all(x):
 
 # CHECK-LABEL: case Tensor.mean:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xbf16>)
-# CHECK:         %[[MEAN:.+]] = "fxla.mean"(%[[X]]) {dims = array<i64: 1, 2>, keepdim = true} : (tensor<2x3x4xbf16>) -> tensor<2x1x1xbf16>
+# CHECK:         %[[MEAN:.+]] = fxla.mean %[[X]] {dims = [1, 2], keepdim = true} : tensor<2x3x4xbf16> -> tensor<2x1x1xbf16>
 @case(torch.Tensor.mean, t(2, 3, 4, dtype=BF16))
 def tensor_mean_dims(x):
     return x.mean(dim=[1, 2], keepdim=True)
@@ -44,7 +44,7 @@ def tensor_mean_dims(x):
 
 # CHECK-LABEL: case torch.amax:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64: -2>, keepdim = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+# CHECK:         %[[AMAX:.+]] = fxla.amax %[[X]] {dims = [-2], keepdim = false} : tensor<2x3x4xf32> -> tensor<2x4xf32>
 @case(torch.amax, t(2, 3, 4))
 def amax(x):
     return torch.amax(x, dim=-2)
@@ -52,7 +52,7 @@ def amax(x):
 
 # CHECK-LABEL: case Tensor.amax:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xi64>)
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64: 0, 1>, keepdim = true} : (tensor<2x3x4xi64>) -> tensor<1x1x4xi64>
+# CHECK:         %[[AMAX:.+]] = fxla.amax %[[X]] {dims = [0, 1], keepdim = true} : tensor<2x3x4xi64> -> tensor<1x1x4xi64>
 @case(torch.Tensor.amax, t(2, 3, 4, dtype=I64))
 def tensor_amax(x):
     return x.amax((0, 1), keepdim=True)
@@ -60,7 +60,7 @@ def tensor_amax(x):
 
 # CHECK-LABEL: case torch.amin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[AMIN:.+]] = "fxla.amin"(%[[X]]) {dims = array<i64: 1>, keepdim = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+# CHECK:         %[[AMIN:.+]] = fxla.amin %[[X]] {dims = [1], keepdim = false} : tensor<2x3x4xf32> -> tensor<2x4xf32>
 @case(torch.amin, t(2, 3, 4))
 def amin(x):
     return torch.amin(x, 1)
@@ -68,7 +68,7 @@ def amin(x):
 
 # CHECK-LABEL: case Tensor.amin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[AMIN:.+]] = "fxla.amin"(%[[X]]) {dims = array<i64: -1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[AMIN:.+]] = fxla.amin %[[X]] {dims = [-1], keepdim = true} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
 @case(torch.Tensor.amin, t(2, 3, 4))
 def tensor_amin(x):
     return x.amin(-1, True)
@@ -77,10 +77,10 @@ def tensor_amin(x):
 # max along a dim: the values are read at the indices (torch's gradient goes to that element alone)
 # CHECK-LABEL: case torch.max:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {dim = -1 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi64>
-# CHECK:         %[[KEPT:.+]] = "fxla.reshape"(%[[ARGMAX]]) {shape = array<i64: 3, 1>}
-# CHECK:         %[[GATHER:.+]] = "fxla.gather"(%[[X]], %[[KEPT]]) {dim = -1 : i64} : (tensor<3x4xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
-# CHECK:         %[[VALUES:.+]] = "fxla.reshape"(%[[GATHER]]) {shape = array<i64: 3>}
+# CHECK:         %[[ARGMAX:.+]] = fxla.argmax %[[X]] {dim = -1, keepdim = false} : tensor<3x4xf32> -> tensor<3xi64>
+# CHECK:         %[[KEPT:.+]] = fxla.reshape %[[ARGMAX]] {shape = [3, 1]}
+# CHECK:         %[[GATHER:.+]] = fxla.gather %[[X]], %[[KEPT]] {dim = -1} : tensor<3x4xf32>, tensor<3x1xi64> -> tensor<3x1xf32>
+# CHECK:         %[[VALUES:.+]] = fxla.reshape %[[GATHER]] {shape = [3]}
 # CHECK:         return %[[VALUES]], %[[ARGMAX]] : tensor<3xf32>, tensor<3xi64>
 @case(torch.max, t(3, 4))
 def max_dim_values_indices(x):
@@ -89,7 +89,7 @@ def max_dim_values_indices(x):
 
 # CHECK-LABEL: case Tensor.max:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[AMAX:.+]] = "fxla.amax"(%[[X]]) {dims = array<i64>, keepdim = false} : (tensor<3x4xi64>) -> tensor<i64>
+# CHECK:         %[[AMAX:.+]] = fxla.amax %[[X]] {dims = [], keepdim = false} : tensor<3x4xi64> -> tensor<i64>
 @case(torch.Tensor.max, t(3, 4, dtype=I64))
 def tensor_max_all(x):
     return x.max()
@@ -97,7 +97,7 @@ def tensor_max_all(x):
 
 # CHECK-LABEL: case torch.min:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<4xf32>)
-# CHECK:         %[[MINIMUM:.+]] = "fxla.minimum"(%[[X]], %[[Y]]) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[MINIMUM:.+]] = fxla.minimum %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
 @case(torch.min, t(3, 4), t(4))
 def min_elementwise(x, y):
     return torch.min(x, y)
@@ -105,8 +105,8 @@ def min_elementwise(x, y):
 
 # CHECK-LABEL: case Tensor.min:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ARGMIN:.+]] = "fxla.argmin"(%[[X]]) {dim = 0 : i64, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xi64>
-# CHECK:         %[[VALUES:.+]] = "fxla.gather"(%[[X]], %[[ARGMIN]]) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<1x4xi64>) -> tensor<1x4xf32>
+# CHECK:         %[[ARGMIN:.+]] = fxla.argmin %[[X]] {dim = 0, keepdim = true} : tensor<3x4xf32> -> tensor<1x4xi64>
+# CHECK:         %[[VALUES:.+]] = fxla.gather %[[X]], %[[ARGMIN]] {dim = 0} : tensor<3x4xf32>, tensor<1x4xi64> -> tensor<1x4xf32>
 # CHECK:         return %[[VALUES]], %[[ARGMIN]] : tensor<1x4xf32>, tensor<1x4xi64>
 @case(torch.Tensor.min, t(3, 4))
 def tensor_min_keepdim(x):
@@ -115,7 +115,7 @@ def tensor_min_keepdim(x):
 
 # CHECK-LABEL: case torch.argmax:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {dim = 1 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi64>
+# CHECK:         %[[ARGMAX:.+]] = fxla.argmax %[[X]] {dim = 1, keepdim = false} : tensor<3x4xf32> -> tensor<3xi64>
 @case(torch.argmax, t(3, 4))
 def argmax(x):
     return torch.argmax(x, dim=1)
@@ -123,7 +123,7 @@ def argmax(x):
 
 # CHECK-LABEL: case Tensor.argmax:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[ARGMAX:.+]] = "fxla.argmax"(%[[X]]) {keepdim = false} : (tensor<3x4xi32>) -> tensor<i64>
+# CHECK:         %[[ARGMAX:.+]] = fxla.argmax %[[X]] {keepdim = false} : tensor<3x4xi32> -> tensor<i64>
 @case(torch.Tensor.argmax, t(3, 4, dtype=I32))
 def tensor_argmax_flat(x):
     return x.argmax()
@@ -131,7 +131,7 @@ def tensor_argmax_flat(x):
 
 # CHECK-LABEL: case torch.argmin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ARGMIN:.+]] = "fxla.argmin"(%[[X]]) {dim = -1 : i64, keepdim = true} : (tensor<3x4xf32>) -> tensor<3x1xi64>
+# CHECK:         %[[ARGMIN:.+]] = fxla.argmin %[[X]] {dim = -1, keepdim = true} : tensor<3x4xf32> -> tensor<3x1xi64>
 @case(torch.argmin, t(3, 4))
 def argmin_keepdim(x):
     return torch.argmin(x, -1, keepdim=True)
@@ -139,7 +139,7 @@ def argmin_keepdim(x):
 
 # CHECK-LABEL: case Tensor.argmin:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ARGMIN:.+]] = "fxla.argmin"(%[[X]]) {dim = 0 : i64, keepdim = false} : (tensor<3x4xf32>) -> tensor<4xi64>
+# CHECK:         %[[ARGMIN:.+]] = fxla.argmin %[[X]] {dim = 0, keepdim = false} : tensor<3x4xf32> -> tensor<4xi64>
 @case(torch.Tensor.argmin, t(3, 4))
 def tensor_argmin(x):
     return x.argmin(0)
@@ -147,8 +147,8 @@ def tensor_argmin(x):
 
 # CHECK-LABEL: case torch.std:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 1 : i64, dims = array<i64: 1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
-# CHECK:         %[[SQRT:.+]] = "fxla.sqrt"(%[[VAR]]) : (tensor<3xf32>) -> tensor<3xf32>
+# CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [1], keepdim = false, correction = 1} : tensor<3x4xf32> -> tensor<3xf32>
+# CHECK:         %[[SQRT:.+]] = fxla.sqrt %[[VAR]] : tensor<3xf32> -> tensor<3xf32>
 @case(torch.std, t(3, 4))
 def std(x):
     return torch.std(x, dim=1)
@@ -156,8 +156,8 @@ def std(x):
 
 # CHECK-LABEL: case Tensor.std:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: 0>, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>
-# CHECK:         %[[SQRT:.+]] = "fxla.sqrt"(%[[VAR]]) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+# CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [0], keepdim = true, correction = 0} : tensor<3x4xf32> -> tensor<1x4xf32>
+# CHECK:         %[[SQRT:.+]] = fxla.sqrt %[[VAR]] : tensor<1x4xf32> -> tensor<1x4xf32>
 @case(torch.Tensor.std, t(3, 4))
 def tensor_std_correction(x):
     return x.std(0, correction=0, keepdim=True)
@@ -165,7 +165,7 @@ def tensor_std_correction(x):
 
 # CHECK-LABEL: case torch.var:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 0 : i64, dims = array<i64: -1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
+# CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [-1], keepdim = false, correction = 0} : tensor<3x4xf32> -> tensor<3xf32>
 @case(torch.var, t(3, 4))
 def var_unbiased_false(x):
     return torch.var(x, -1, unbiased=False)
@@ -173,7 +173,7 @@ def var_unbiased_false(x):
 
 # CHECK-LABEL: case Tensor.var:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf16>)
-# CHECK:         %[[VAR:.+]] = "fxla.var"(%[[X]]) {correction = 1 : i64, dims = array<i64>, keepdim = false} : (tensor<3x4xf16>) -> tensor<f16>
+# CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [], keepdim = false, correction = 1} : tensor<3x4xf16> -> tensor<f16>
 @case(torch.Tensor.var, t(3, 4, dtype=F16))
 def tensor_var(x):
     return x.var()
@@ -181,7 +181,7 @@ def tensor_var(x):
 
 # CHECK-LABEL: case torch.any:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ANY:.+]] = "fxla.any"(%[[X]]) {dims = array<i64: -1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xi1>
+# CHECK:         %[[ANY:.+]] = fxla.any %[[X]] {dims = [-1], keepdim = false} : tensor<3x4xf32> -> tensor<3xi1>
 @case(torch.any, t(3, 4))
 def any_dim(x):
     return torch.any(x, dim=-1)
@@ -189,7 +189,7 @@ def any_dim(x):
 
 # CHECK-LABEL: case Tensor.any:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi1>)
-# CHECK:         %[[ANY:.+]] = "fxla.any"(%[[X]]) {dims = array<i64>, keepdim = false} : (tensor<3x4xi1>) -> tensor<i1>
+# CHECK:         %[[ANY:.+]] = fxla.any %[[X]] {dims = [], keepdim = false} : tensor<3x4xi1> -> tensor<i1>
 @case(torch.Tensor.any, t(3, 4, dtype=BOOL))
 def tensor_any(x):
     return x.any()
@@ -197,7 +197,7 @@ def tensor_any(x):
 
 # CHECK-LABEL: case torch.all:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[ALL:.+]] = "fxla.all"(%[[X]]) {dims = array<i64: 0>, keepdim = false} : (tensor<3x4xi64>) -> tensor<4xi1>
+# CHECK:         %[[ALL:.+]] = fxla.all %[[X]] {dims = [0], keepdim = false} : tensor<3x4xi64> -> tensor<4xi1>
 @case(torch.all, t(3, 4, dtype=I64))
 def all_dim(x):
     return torch.all(x, 0)
@@ -205,7 +205,7 @@ def all_dim(x):
 
 # CHECK-LABEL: case Tensor.all:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi1>)
-# CHECK:         %[[ALL:.+]] = "fxla.all"(%[[X]]) {dims = array<i64: 1>, keepdim = true} : (tensor<3x4xi1>) -> tensor<3x1xi1>
+# CHECK:         %[[ALL:.+]] = fxla.all %[[X]] {dims = [1], keepdim = true} : tensor<3x4xi1> -> tensor<3x1xi1>
 @case(torch.Tensor.all, t(3, 4, dtype=BOOL))
 def tensor_all_keepdim(x):
     return x.all(1, keepdim=True)
@@ -213,7 +213,7 @@ def tensor_all_keepdim(x):
 
 # CHECK-LABEL: case torch.prod:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi32>)
-# CHECK:         %[[PROD:.+]] = "fxla.prod"(%[[X]]) {dims = array<i64: 1>, keepdim = false} : (tensor<3x4xi32>) -> tensor<3xi64>
+# CHECK:         %[[PROD:.+]] = fxla.prod %[[X]] {dims = [1], keepdim = false} : tensor<3x4xi32> -> tensor<3xi64>
 @case(torch.prod, t(3, 4, dtype=I32))
 def prod_int_promotes(x):
     return torch.prod(x, 1)
@@ -221,7 +221,7 @@ def prod_int_promotes(x):
 
 # CHECK-LABEL: case Tensor.prod:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[PROD:.+]] = "fxla.prod"(%[[X]]) {dims = array<i64>, keepdim = false} : (tensor<3x4xf32>) -> tensor<f32>
+# CHECK:         %[[PROD:.+]] = fxla.prod %[[X]] {dims = [], keepdim = false} : tensor<3x4xf32> -> tensor<f32>
 @case(torch.Tensor.prod, t(3, 4))
 def tensor_prod(x):
     return x.prod()
@@ -229,7 +229,7 @@ def tensor_prod(x):
 
 # CHECK-LABEL: case torch.logsumexp:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGSUMEXP:.+]] = "fxla.logsumexp"(%[[X]]) {dims = array<i64: -1>, keepdim = false} : (tensor<3x4xf32>) -> tensor<3xf32>
+# CHECK:         %[[LOGSUMEXP:.+]] = fxla.logsumexp %[[X]] {dims = [-1], keepdim = false} : tensor<3x4xf32> -> tensor<3xf32>
 @case(torch.logsumexp, t(3, 4))
 def logsumexp(x):
     return torch.logsumexp(x, dim=-1)
@@ -237,7 +237,7 @@ def logsumexp(x):
 
 # CHECK-LABEL: case Tensor.logsumexp:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[LOGSUMEXP:.+]] = "fxla.logsumexp"(%[[X]]) {dims = array<i64: 0, 1>, keepdim = true} : (tensor<3x4xf32>) -> tensor<1x1xf32>
+# CHECK:         %[[LOGSUMEXP:.+]] = fxla.logsumexp %[[X]] {dims = [0, 1], keepdim = true} : tensor<3x4xf32> -> tensor<1x1xf32>
 @case(torch.Tensor.logsumexp, t(3, 4))
 def tensor_logsumexp_keepdim(x):
     return x.logsumexp((0, 1), keepdim=True)
@@ -245,7 +245,7 @@ def tensor_logsumexp_keepdim(x):
 
 # CHECK-LABEL: case torch.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = fxla.sort %[[X]] {dim = 0, descending = true} : tensor<3x4xf32> -> (tensor<3x4xf32>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#0, %[[SORT]]#1 : tensor<3x4xf32>, tensor<3x4xi64>
 @case(torch.sort, t(3, 4))
 def sort(x):
@@ -254,7 +254,7 @@ def sort(x):
 
 # CHECK-LABEL: case Tensor.sort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = -1 : i64} : (tensor<3x4xi64>) -> (tensor<3x4xi64>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = fxla.sort %[[X]] {dim = -1, descending = false} : tensor<3x4xi64> -> (tensor<3x4xi64>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#0, %[[SORT]]#1 : tensor<3x4xi64>, tensor<3x4xi64>
 @case(torch.Tensor.sort, t(3, 4, dtype=I64))
 def tensor_sort(x):
@@ -263,7 +263,7 @@ def tensor_sort(x):
 
 # CHECK-LABEL: case torch.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = true, dim = -1 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = fxla.sort %[[X]] {dim = -1, descending = true} : tensor<3x4xf32> -> (tensor<3x4xf32>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#1 : tensor<3x4xi64>
 @case(torch.argsort, t(3, 4))
 def argsort(x):
@@ -272,7 +272,7 @@ def argsort(x):
 
 # CHECK-LABEL: case Tensor.argsort:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SORT:.+]]:2 = "fxla.sort"(%[[X]]) {descending = false, dim = 0 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+# CHECK:         %[[SORT:.+]]:2 = fxla.sort %[[X]] {dim = 0, descending = false} : tensor<3x4xf32> -> (tensor<3x4xf32>, tensor<3x4xi64>)
 # CHECK:         return %[[SORT]]#1 : tensor<3x4xi64>
 @case(torch.Tensor.argsort, t(3, 4))
 def tensor_argsort(x):
@@ -281,7 +281,7 @@ def tensor_argsort(x):
 
 # CHECK-LABEL: case torch.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
-# CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = -1 : i64, k = 3 : i64, largest = true} : (tensor<3x8xf32>) -> (tensor<3x3xf32>, tensor<3x3xi64>)
+# CHECK:         %[[TOPK:.+]]:2 = fxla.topk %[[X]] {k = 3, dim = -1, largest = true} : tensor<3x8xf32> -> (tensor<3x3xf32>, tensor<3x3xi64>)
 # CHECK:         return %[[TOPK]]#0, %[[TOPK]]#1 : tensor<3x3xf32>, tensor<3x3xi64>
 @case(torch.topk, t(3, 8))
 def topk(x):
@@ -290,7 +290,7 @@ def topk(x):
 
 # CHECK-LABEL: case Tensor.topk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x8xf32>)
-# CHECK:         %[[TOPK:.+]]:2 = "fxla.topk"(%[[X]]) {dim = 0 : i64, k = 2 : i64, largest = false} : (tensor<3x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
+# CHECK:         %[[TOPK:.+]]:2 = fxla.topk %[[X]] {k = 2, dim = 0, largest = false} : tensor<3x8xf32> -> (tensor<2x8xf32>, tensor<2x8xi64>)
 # CHECK:         return %[[TOPK]]#0, %[[TOPK]]#1 : tensor<2x8xf32>, tensor<2x8xi64>
 @case(torch.Tensor.topk, t(3, 8))
 def tensor_topk_smallest(x):

@@ -11,10 +11,10 @@ from fxla.testing import case, t
 
 # CHECK-LABEL: case torch.nn.LSTM:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x1x3xf32>, %[[W_IH:.+]]: tensor<16x3xf32> {fxla.param = "mod.weight_ih_l0"}, %[[B_IH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_ih_l0"}, %[[W_HH:.+]]: tensor<16x4xf32> {fxla.param = "mod.weight_hh_l0"}, %[[B_HH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_hh_l0"})
-# CHECK:         "fxla.linear"(%[[X]], %[[W_IH]], %[[B_IH]]) {{.+}} -> tensor<2x1x16xf32>
-# CHECK:         "fxla.linear"(%{{.+}}, %[[W_HH]], %[[B_HH]]) {{.+}} : (tensor<1x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<1x16xf32>
-# CHECK:         "fxla.sigmoid"
-# CHECK:         %[[OUT:.+]] = "fxla.concat"(%{{.+}}, %{{.+}}) {dim = 0 : i64} : (tensor<1x1x4xf32>, tensor<1x1x4xf32>) -> tensor<2x1x4xf32>
+# CHECK:         fxla.linear %[[X]], %[[W_IH]], bias %[[B_IH]] {{.+}} -> tensor<2x1x16xf32>
+# CHECK:         fxla.linear %{{.+}}, %[[W_HH]], bias %[[B_HH]] : tensor<1x4xf32>, tensor<16x4xf32>, tensor<16xf32> -> tensor<1x16xf32>
+# CHECK:         fxla.sigmoid
+# CHECK:         %[[OUT:.+]] = fxla.concat %{{.+}}, %{{.+}} {dim = 0} : tensor<1x1x4xf32>, tensor<1x1x4xf32> -> tensor<2x1x4xf32>
 # CHECK:         return %[[OUT]], %{{.+}}, %{{.+}} : tensor<2x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
 @case(nn.LSTM, t(2, 1, 3))
 def lstm():
@@ -23,9 +23,9 @@ def lstm():
 
 # CHECK-LABEL: case torch.nn.GRU:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[WEIGHT_IH_L0:.+]]: tensor<12x3xf32> {fxla.param = "mod.weight_ih_l0"}, %[[WEIGHT_HH_L0:.+]]: tensor<12x4xf32> {fxla.param = "mod.weight_hh_l0"})
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 1, 3>} : (tensor<2x3xf32>) -> tensor<2x1x3xf32>
-# CHECK:         %[[LINEAR:.+]] = "fxla.linear"(%[[RESHAPE]], %[[WEIGHT_IH_L0]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x1x3xf32>, tensor<12x3xf32>) -> tensor<2x1x12xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 1, 4>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<2x3xf32> -> tensor<2x1x3xf32>
+# CHECK:         %[[LINEAR:.+]] = fxla.linear %[[RESHAPE]], %[[WEIGHT_IH_L0]] : tensor<2x1x3xf32>, tensor<12x3xf32> -> tensor<2x1x12xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %{{.+}} {shape = [1, 4]} : tensor<1x1x4xf32> -> tensor<1x4xf32>
 # CHECK:         return %{{.+}}, %[[RESHAPE_2]] : tensor<2x4xf32>, tensor<1x4xf32>
 @case(nn.GRU, t(2, 3))
 def gru_unbatched():
@@ -33,10 +33,10 @@ def gru_unbatched():
 
 
 # CHECK-LABEL: case torch.nn.RNN:
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X:.+]]) {dims = array<i64: 1, 0, 2>} : (tensor<1x2x3xf32>) -> tensor<2x1x3xf32>
-# CHECK:         "fxla.linear"(%[[PERMUTE]], {{.+}} -> tensor<2x1x4xf32>
-# CHECK:         "fxla.relu"
-# CHECK:         %[[OUT:.+]] = "fxla.permute"(%{{.+}}) {dims = array<i64: 1, 0, 2>} : (tensor<2x1x4xf32>) -> tensor<1x2x4xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X:.+]] {dims = [1, 0, 2]} : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
+# CHECK:         fxla.linear %[[PERMUTE]], {{.+}} -> tensor<2x1x4xf32>
+# CHECK:         fxla.relu
+# CHECK:         %[[OUT:.+]] = fxla.permute %{{.+}} {dims = [1, 0, 2]} : tensor<2x1x4xf32> -> tensor<1x2x4xf32>
 # CHECK:         return %[[OUT]], %{{.+}} : tensor<1x2x4xf32>, tensor<1x1x4xf32>
 @case(nn.RNN, t(1, 2, 3))
 def rnn_batch_first_relu():
@@ -45,9 +45,9 @@ def rnn_batch_first_relu():
 
 # CHECK-LABEL: case torch.nn.LSTMCell:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[WEIGHT_IH:.+]]: tensor<16x3xf32> {fxla.param = "mod.weight_ih"}, %[[BIAS_IH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_ih"}, %[[WEIGHT_HH:.+]]: tensor<16x4xf32> {fxla.param = "mod.weight_hh"}, %[[BIAS_HH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_hh"})
-# CHECK:         %[[LINEAR:.+]] = "fxla.linear"(%[[X]], %[[WEIGHT_IH]], %[[BIAS_IH]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3xf32>, tensor<16x3xf32>, tensor<16xf32>) -> tensor<2x16xf32>
-# CHECK:         %[[ZERO:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 2, 4>} : (tensor<f32>) -> tensor<2x4xf32>
-# CHECK:         "fxla.linear"(%[[ZERO]], %[[WEIGHT_HH]], %[[BIAS_HH]]) {{.+}} -> tensor<2x16xf32>
+# CHECK:         %[[LINEAR:.+]] = fxla.linear %[[X]], %[[WEIGHT_IH]], bias %[[BIAS_IH]] : tensor<2x3xf32>, tensor<16x3xf32>, tensor<16xf32> -> tensor<2x16xf32>
+# CHECK:         %[[ZERO:.+]] = fxla.expand %{{.+}} {shape = [2, 4]} : tensor<f32> -> tensor<2x4xf32>
+# CHECK:         fxla.linear %[[ZERO]], %[[WEIGHT_HH]], bias %[[BIAS_HH]] {{.+}} -> tensor<2x16xf32>
 # CHECK:         return %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<2x4xf32>
 @case(nn.LSTMCell, t(2, 3))
 def lstm_cell():
@@ -56,9 +56,9 @@ def lstm_cell():
 
 # CHECK-LABEL: case torch.nn.GRUCell:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3xf32>, %[[WEIGHT_IH:.+]]: tensor<12x3xf32> {fxla.param = "mod.weight_ih"}, %[[BIAS_IH:.+]]: tensor<12xf32> {fxla.param = "mod.bias_ih"}, %[[WEIGHT_HH:.+]]: tensor<12x4xf32> {fxla.param = "mod.weight_hh"}, %[[BIAS_HH:.+]]: tensor<12xf32> {fxla.param = "mod.bias_hh"})
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 3>} : (tensor<3xf32>) -> tensor<1x3xf32>
-# CHECK:         %[[LINEAR:.+]] = "fxla.linear"(%[[RESHAPE]], %[[WEIGHT_IH]], %[[BIAS_IH]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x3xf32>, tensor<12x3xf32>, tensor<12xf32>) -> tensor<1x12xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 4>} : (tensor<1x4xf32>) -> tensor<4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 3]} : tensor<3xf32> -> tensor<1x3xf32>
+# CHECK:         %[[LINEAR:.+]] = fxla.linear %[[RESHAPE]], %[[WEIGHT_IH]], bias %[[BIAS_IH]] : tensor<1x3xf32>, tensor<12x3xf32>, tensor<12xf32> -> tensor<1x12xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %{{.+}} {shape = [4]} : tensor<1x4xf32> -> tensor<4xf32>
 # CHECK:         return %[[RESHAPE_2]] : tensor<4xf32>
 @case(nn.GRUCell, t(3))
 def gru_cell_unbatched():
@@ -67,9 +67,9 @@ def gru_cell_unbatched():
 
 # CHECK-LABEL: case torch.nn.RNNCell:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[WEIGHT_IH:.+]]: tensor<4x3xf32> {fxla.param = "mod.weight_ih"}, %[[BIAS_IH:.+]]: tensor<4xf32> {fxla.param = "mod.bias_ih"}, %[[WEIGHT_HH:.+]]: tensor<4x4xf32> {fxla.param = "mod.weight_hh"}, %[[BIAS_HH:.+]]: tensor<4xf32> {fxla.param = "mod.bias_hh"})
-# CHECK:         %[[LINEAR:.+]] = "fxla.linear"(%[[X]], %[[WEIGHT_IH]], %[[BIAS_IH]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[TANH:.+]] = "fxla.tanh"(%{{.+}}) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+# CHECK:         %[[LINEAR:.+]] = fxla.linear %[[X]], %[[WEIGHT_IH]], bias %[[BIAS_IH]] : tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[TANH:.+]] = fxla.tanh %{{.+}} : tensor<2x4xf32> -> tensor<2x4xf32>
 # CHECK:         return %[[TANH]] : tensor<2x4xf32>
 @case(nn.RNNCell, t(2, 3))
 def rnn_cell():

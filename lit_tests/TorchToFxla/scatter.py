@@ -16,9 +16,9 @@ BOOL, I64 = torch.bool, torch.int64
 # value padded into place and selected by a padded mask; the mutated tensor's later uses read the result.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[V:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[MASK:.+]] = "fxla.pad"(%{{.+}}) {high = array<i64: 1, 0>, low = array<i64: 1, 2>, value = 0.000000e+00 : f64} : (tensor<2x3xi1>) -> tensor<4x5xi1>
-# CHECK:         %[[PADDED:.+]] = "fxla.pad"(%[[V]]) {high = array<i64: 1, 0>, low = array<i64: 1, 2>, value = 0.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<4x5xf32>
-# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[MASK]], %[[PADDED]], %[[X]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[MASK:.+]] = fxla.pad %{{.+}} {low = [1, 2], high = [1, 0], value = 0.000000e+00} : tensor<2x3xi1> -> tensor<4x5xi1>
+# CHECK:         %[[PADDED:.+]] = fxla.pad %[[V]] {low = [1, 2], high = [1, 0], value = 0.000000e+00} : tensor<2x3xf32> -> tensor<4x5xf32>
+# CHECK:         %[[WHERE:.+]] = fxla.where %[[MASK]], %[[PADDED]], %[[X]] : tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
 # CHECK:         return %[[WHERE]] : tensor<4x5xf32>
 @case(functional_setitem, t(4, 5), t(2, 3))
 def setitem_box(x, v):
@@ -30,9 +30,9 @@ def setitem_box(x, v):
 # One integer index tensor: a scatter of whole rows.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensor):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<2xi64>)
-# CHECK:         %[[LT:.+]] = "fxla.lt"(%[[I]], %{{.+}}) : (tensor<2xi64>, tensor<i64>) -> tensor<2xi1>
-# CHECK:         %[[VALUE:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 2, 5>} : (tensor<f32>) -> tensor<2x5xf32>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %{{.+}}, %[[VALUE]]) {dim = 0 : i64, reduce = "none"} : (tensor<4x5xf32>, tensor<2x5xi64>, tensor<2x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[LT:.+]] = fxla.lt %[[I]], %{{.+}} : tensor<2xi64>, tensor<i64> -> tensor<2xi1>
+# CHECK:         %[[VALUE:.+]] = fxla.expand %{{.+}} {shape = [2, 5]} : tensor<f32> -> tensor<2x5xf32>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %{{.+}}, %[[VALUE]] {dim = 0, reduce = "none"} : tensor<4x5xf32>, tensor<2x5xi64>, tensor<2x5xf32> -> tensor<4x5xf32>
 # CHECK:         return %[[SCATTER]] : tensor<4x5xf32>
 @case(functional_setitem, t(4, 5), t(2, dtype=I64), variant="index tensor")
 def setitem_index(x, i):
@@ -44,10 +44,10 @@ def setitem_index(x, i):
 # A bool mask with a scalar value: a select.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>)
-# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[X]], %{{.+}}) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xf32>
-# CHECK:         %[[GT:.+]] = "fxla.gt"(%[[X]], %{{.+}}) : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xi1>
-# CHECK:         %[[WHERE:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %[[MUL]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
-# CHECK:         "fxla.add"(%[[WHERE]], %[[WHERE]]) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[MUL:.+]] = fxla.mul %[[X]], %{{.+}} : tensor<4x5xf32>, tensor<f32> -> tensor<4x5xf32>
+# CHECK:         %[[GT:.+]] = fxla.gt %[[X]], %{{.+}} : tensor<4x5xf32>, tensor<f32> -> tensor<4x5xi1>
+# CHECK:         %[[WHERE:.+]] = fxla.where %{{.+}}, %{{.+}}, %[[MUL]] : tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
+# CHECK:         fxla.add %[[WHERE]], %[[WHERE]] : tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
 @case(functional_setitem, t(4, 5), variant="mask")
 def setitem_mask(x):
     y = x * 2
@@ -60,10 +60,10 @@ def setitem_mask(x):
 # selected by the mask.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask, one value per position):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>, %[[M:.+]]: tensor<2x3xi1>, %[[V:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[ORDER:.+]] = "fxla.cumsum"(%{{.+}}) {dim = 0 : i64} : (tensor<6xi64>) -> tensor<6xi64>
-# CHECK:         %[[ROW:.+]] = "fxla.clamp"(%{{.+}}, %{{.+}}, %{{.+}}) {{.+}} : (tensor<6xi64>, tensor<i64>, tensor<i64>) -> tensor<6xi64>
-# CHECK:         %[[ROWS:.+]] = "fxla.index_select"(%[[V]], %[[ROW]]) {dim = 0 : i64} : (tensor<3x4xf32>, tensor<6xi64>) -> tensor<6x4xf32>
-# CHECK:         %[[WHERE:.+]] = "fxla.where"(%{{.+}}, %{{.+}}, %[[X]]) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+# CHECK:         %[[ORDER:.+]] = fxla.cumsum %{{.+}} {dim = 0} : tensor<6xi64> -> tensor<6xi64>
+# CHECK:         %[[ROW:.+]] = fxla.clamp %{{.+}}, min %{{.+}}, max %{{.+}} : tensor<6xi64>, tensor<i64>, tensor<i64> -> tensor<6xi64>
+# CHECK:         %[[ROWS:.+]] = fxla.index_select %[[V]], %[[ROW]] {dim = 0} : tensor<3x4xf32>, tensor<6xi64> -> tensor<6x4xf32>
+# CHECK:         %[[WHERE:.+]] = fxla.where %{{.+}}, %{{.+}}, %[[X]] : tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
 @case(functional_setitem, t(2, 3, 4), t(2, 3, dtype=BOOL), t(3, 4), variant="mask, one value per position")
 def setitem_mask_rows(x, m, v):
     y = x.clone()
@@ -74,9 +74,9 @@ def setitem_mask_rows(x, m, v):
 # masked_scatter: the source's elements in order over the (broadcast) mask.
 # CHECK-LABEL: case torch.masked_scatter:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[M:.+]]: tensor<3xi1>, %[[S:.+]]: tensor<7xf32>)
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[M]]) {shape = array<i64: 2, 3>} : (tensor<3xi1>) -> tensor<2x3xi1>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[EXPAND]]) {shape = array<i64: 6>} : (tensor<2x3xi1>) -> tensor<6xi1>
-# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[EXPAND]], %{{.+}}, %[[X]]) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[M]] {shape = [2, 3]} : tensor<3xi1> -> tensor<2x3xi1>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[EXPAND]] {shape = [6]} : tensor<2x3xi1> -> tensor<6xi1>
+# CHECK:         %[[WHERE:.+]] = fxla.where %[[EXPAND]], %{{.+}}, %[[X]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
 # CHECK:         return %[[WHERE]] : tensor<2x3xf32>
 @case(torch.masked_scatter, t(2, 3), t(3, dtype=BOOL), t(7))
 def masked_scatter_broadcast(x, m, s):
@@ -85,9 +85,9 @@ def masked_scatter_broadcast(x, m, s):
 
 # CHECK-LABEL: case Tensor.masked_scatter:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4xi64>, %[[M:.+]]: tensor<4xi1>, %[[S:.+]]: tensor<2x2xi64>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[S]]) {shape = array<i64: 4>} : (tensor<2x2xi64>) -> tensor<4xi64>
-# CHECK:         %[[PICKED:.+]] = "fxla.index_select"(%[[RESHAPE]], %{{.+}}) {dim = 0 : i64} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
-# CHECK:         %[[WHERE:.+]] = "fxla.where"(%[[M]], %{{.+}}, %[[X]]) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[S]] {shape = [4]} : tensor<2x2xi64> -> tensor<4xi64>
+# CHECK:         %[[PICKED:.+]] = fxla.index_select %[[RESHAPE]], %{{.+}} {dim = 0} : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+# CHECK:         %[[WHERE:.+]] = fxla.where %[[M]], %{{.+}}, %[[X]] : tensor<4xi1>, tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
 # CHECK:         return %[[WHERE]] : tensor<4xi64>
 @case(torch.Tensor.masked_scatter, t(4, dtype=I64), t(4, dtype=BOOL), t(2, 2, dtype=I64))
 def tensor_masked_scatter(x, m, s):
@@ -98,10 +98,10 @@ def tensor_masked_scatter(x, m, s):
 # padded into place.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (strided):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<7xf32>, %[[V:.+]]: tensor<2xf32>)
-# CHECK:         %[[COL:.+]] = "fxla.reshape"(%[[V]]) {shape = array<i64: 2, 1>} : (tensor<2xf32>) -> tensor<2x1xf32>
-# CHECK:         %[[ROWS:.+]] = "fxla.pad"(%[[COL]]) {high = array<i64: 0, 2>, low = array<i64: 0, 0>, value = 0.000000e+00 : f64} : (tensor<2x1xf32>) -> tensor<2x3xf32>
-# CHECK:         %[[SPREAD:.+]] = "fxla.pad"(%{{.+}}) {high = array<i64: -2>, low = array<i64: 0>, value = 0.000000e+00 : f64} : (tensor<6xf32>) -> tensor<4xf32>
-# CHECK:         "fxla.pad"(%[[SPREAD]]) {high = array<i64: 2>, low = array<i64: 1>, value = 0.000000e+00 : f64} : (tensor<4xf32>) -> tensor<7xf32>
+# CHECK:         %[[COL:.+]] = fxla.reshape %[[V]] {shape = [2, 1]} : tensor<2xf32> -> tensor<2x1xf32>
+# CHECK:         %[[ROWS:.+]] = fxla.pad %[[COL]] {low = [0, 0], high = [0, 2], value = 0.000000e+00} : tensor<2x1xf32> -> tensor<2x3xf32>
+# CHECK:         %[[SPREAD:.+]] = fxla.pad %{{.+}} {low = [0], high = [-2], value = 0.000000e+00} : tensor<6xf32> -> tensor<4xf32>
+# CHECK:         fxla.pad %[[SPREAD]] {low = [1], high = [2], value = 0.000000e+00} : tensor<4xf32> -> tensor<7xf32>
 @case(functional_setitem, t(7), t(2), variant="strided")
 def setitem_strided(x, v):
     y = x.clone()
@@ -112,12 +112,12 @@ def setitem_strided(x, v):
 # Index tensors on adjacent dims: the dims are flattened and indexed by the linear index i * 5 + j (a scatter).
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensors):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x5xf32>, %[[I:.+]]: tensor<3xi64>, %[[J:.+]]: tensor<3xi64>)
-# CHECK:         %[[ROW:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
-# CHECK:         %[[LINEAR:.+]] = "fxla.add"(%[[ROW]], %{{.+}}) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
-# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 20>} : (tensor<2x4x5xf32>) -> tensor<2x20xf32>
-# CHECK-NOT:     "fxla.lt"(%[[LINEAR]]
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[FLAT]], %{{.+}}, %{{.+}}) {dim = 1 : i64, reduce = "none"} : (tensor<2x20xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x20xf32>
-# CHECK:         "fxla.reshape"(%[[SCATTER]]) {shape = array<i64: 2, 4, 5>} : (tensor<2x20xf32>) -> tensor<2x4x5xf32>
+# CHECK:         %[[ROW:.+]] = fxla.mul %{{.+}}, %{{.+}} : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+# CHECK:         %[[LINEAR:.+]] = fxla.add %[[ROW]], %{{.+}} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+# CHECK:         %[[FLAT:.+]] = fxla.reshape %[[X]] {shape = [2, 20]} : tensor<2x4x5xf32> -> tensor<2x20xf32>
+# CHECK-NOT:     fxla.lt %[[LINEAR]]
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[FLAT]], %{{.+}}, %{{.+}} {dim = 1, reduce = "none"} : tensor<2x20xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<2x20xf32>
+# CHECK:         fxla.reshape %[[SCATTER]] {shape = [2, 4, 5]} : tensor<2x20xf32> -> tensor<2x4x5xf32>
 @case(functional_setitem, t(2, 4, 5), t(3, dtype=I64), t(3, dtype=I64), variant="index tensors")
 def setitem_index_tensors(x, i, j):
     y = x.clone()
@@ -127,11 +127,11 @@ def setitem_index_tensors(x, i, j):
 
 # Written on dims apart: the same front layout (the value is [3, 5]), then the dims moved back.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (index tensors apart):
-# CHECK:         %[[FRONT:.+]] = "fxla.permute"(%{{.+}}) {dims = array<i64: 0, 2, 1>} : (tensor<4x5x6xf32>) -> tensor<4x6x5xf32>
-# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%[[FRONT]]) {shape = array<i64: 24, 5>}
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[FLAT]], %{{.+}}, %{{.+}}) {dim = 0 : i64, reduce = "none"} : (tensor<24x5xf32>, tensor<3x5xi64>, tensor<3x5xf32>) -> tensor<24x5xf32>
-# CHECK:         %[[BACK:.+]] = "fxla.reshape"(%[[SCATTER]]) {shape = array<i64: 4, 6, 5>}
-# CHECK:         %[[OUT:.+]] = "fxla.permute"(%[[BACK]]) {dims = array<i64: 0, 2, 1>} : (tensor<4x6x5xf32>) -> tensor<4x5x6xf32>
+# CHECK:         %[[FRONT:.+]] = fxla.permute %{{.+}} {dims = [0, 2, 1]} : tensor<4x5x6xf32> -> tensor<4x6x5xf32>
+# CHECK:         %[[FLAT:.+]] = fxla.reshape %[[FRONT]] {shape = [24, 5]}
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[FLAT]], %{{.+}}, %{{.+}} {dim = 0, reduce = "none"} : tensor<24x5xf32>, tensor<3x5xi64>, tensor<3x5xf32> -> tensor<24x5xf32>
+# CHECK:         %[[BACK:.+]] = fxla.reshape %[[SCATTER]] {shape = [4, 6, 5]}
+# CHECK:         %[[OUT:.+]] = fxla.permute %[[BACK]] {dims = [0, 2, 1]} : tensor<4x6x5xf32> -> tensor<4x5x6xf32>
 # CHECK:         return %[[OUT]]
 @case(functional_setitem, t(4, 5, 6), t(3, dtype=I64), t(3, dtype=I64), variant="index tensors apart")
 def setitem_index_tensors_apart(x, i, j):
@@ -144,12 +144,12 @@ def setitem_index_tensors_apart(x, i, j):
 # write is a where over the mask broadcast along the row.
 # CHECK-LABEL: case fxla.frontend.passes.functionalize.setitem (mask, row value):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[ROW:.+]]: tensor<5xf32>)
-# CHECK:         %[[MASK:.+]] = "fxla.gt"(%{{.+}}, %{{.+}}) : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
-# CHECK:         %[[R:.+]] = "fxla.reshape"(%[[ROW]]) {shape = array<i64: 1, 5>}
-# CHECK:         %[[M:.+]] = "fxla.reshape"(%[[MASK]]) {shape = array<i64: 4, 1>}
-# CHECK:         %[[MS:.+]] = "fxla.expand"(%[[M]]) {shape = array<i64: 4, 5>}
-# CHECK:         %[[RS:.+]] = "fxla.expand"(%[[R]]) {shape = array<i64: 4, 5>}
-# CHECK:         "fxla.where"(%[[MS]], %[[RS]], %[[X]]) : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[MASK:.+]] = fxla.gt %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<f32> -> tensor<4xi1>
+# CHECK:         %[[R:.+]] = fxla.reshape %[[ROW]] {shape = [1, 5]}
+# CHECK:         %[[M:.+]] = fxla.reshape %[[MASK]] {shape = [4, 1]}
+# CHECK:         %[[MS:.+]] = fxla.expand %[[M]] {shape = [4, 5]}
+# CHECK:         %[[RS:.+]] = fxla.expand %[[R]] {shape = [4, 5]}
+# CHECK:         fxla.where %[[MS]], %[[RS]], %[[X]] : tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
 @case(functional_setitem, t(4, 5), t(5), variant="mask, row value")
 def setitem_mask_row(x, row):
     y = x.clone()
@@ -163,7 +163,7 @@ def idx(*shape, high):
 
 # CHECK-LABEL: case torch.scatter_reduce:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x3xf32>, %[[I:.+]]: tensor<4x3xi64>, %[[S:.+]]: tensor<4x3xf32>)
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[I]], %[[S]]) {dim = 0 : i64, reduce = "amax"} : (tensor<5x3xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<5x3xf32>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[I]], %[[S]] {dim = 0, reduce = "amax"} : tensor<5x3xf32>, tensor<4x3xi64>, tensor<4x3xf32> -> tensor<5x3xf32>
 @case(torch.scatter_reduce, t(5, 3), idx(4, 3, high=5), t(4, 3))
 def scatter_reduce_amax(x, i, s):
     return torch.scatter_reduce(x, 0, i, s, "amax")
@@ -171,12 +171,12 @@ def scatter_reduce_amax(x, i, s):
 
 # CHECK-LABEL: case torch.scatter_reduce (prod, include_self=False):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x3xf32>, %[[I:.+]]: tensor<4x3xi64>, %[[S:.+]]: tensor<4x3xf32>)
-# CHECK:         %[[NONE:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 5, 3>} : (tensor<i1>) -> tensor<5x3xi1>
-# CHECK:         %[[MARKS:.+]] = "fxla.expand"(%{{.+}}) {shape = array<i64: 4, 3>} : (tensor<i1>) -> tensor<4x3xi1>
-# CHECK:         %[[TOUCHED:.+]] = "fxla.scatter"(%[[NONE]], %[[I]], %[[MARKS]]) {dim = 0 : i64, reduce = "none"} : (tensor<5x3xi1>, tensor<4x3xi64>, tensor<4x3xi1>) -> tensor<5x3xi1>
-# CHECK:         %[[ONE:.+]] = "fxla.convert"(%{{.+}}) : (tensor<i64>) -> tensor<f32>
-# CHECK:         %[[START:.+]] = "fxla.where"(%[[TOUCHED]], %[[ONE]], %[[X]]) : (tensor<5x3xi1>, tensor<f32>, tensor<5x3xf32>) -> tensor<5x3xf32>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[START]], %[[I]], %[[S]]) {dim = 0 : i64, reduce = "multiply"} : (tensor<5x3xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<5x3xf32>
+# CHECK:         %[[NONE:.+]] = fxla.expand %{{.+}} {shape = [5, 3]} : tensor<i1> -> tensor<5x3xi1>
+# CHECK:         %[[MARKS:.+]] = fxla.expand %{{.+}} {shape = [4, 3]} : tensor<i1> -> tensor<4x3xi1>
+# CHECK:         %[[TOUCHED:.+]] = fxla.scatter %[[NONE]], %[[I]], %[[MARKS]] {dim = 0, reduce = "none"} : tensor<5x3xi1>, tensor<4x3xi64>, tensor<4x3xi1> -> tensor<5x3xi1>
+# CHECK:         %[[ONE:.+]] = fxla.convert %{{.+}} : tensor<i64> -> tensor<f32>
+# CHECK:         %[[START:.+]] = fxla.where %[[TOUCHED]], %[[ONE]], %[[X]] : tensor<5x3xi1>, tensor<f32>, tensor<5x3xf32> -> tensor<5x3xf32>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[START]], %[[I]], %[[S]] {dim = 0, reduce = "multiply"} : tensor<5x3xf32>, tensor<4x3xi64>, tensor<4x3xf32> -> tensor<5x3xf32>
 # CHECK:         return %[[SCATTER]] : tensor<5x3xf32>
 @case(torch.scatter_reduce, t(5, 3), idx(4, 3, high=5), t(4, 3), variant="prod, include_self=False")
 def scatter_reduce_prod_exclude_self(x, i, s):
@@ -185,13 +185,13 @@ def scatter_reduce_prod_exclude_self(x, i, s):
 
 # CHECK-LABEL: case Tensor.scatter_reduce:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x5xi64>, %[[I:.+]]: tensor<3x2xi64>, %[[S:.+]]: tensor<3x2xi64>)
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[I]], %[[S]]) {dim = -1 : i64, reduce = "add"} : (tensor<3x5xi64>, tensor<3x2xi64>, tensor<3x2xi64>) -> tensor<3x5xi64>
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[CONSTANT]]) {shape = array<i64: 3, 2>} : (tensor<i64>) -> tensor<3x2xi64>
-# CHECK:         %[[CONSTANT_2:.+]] = "fxla.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
-# CHECK:         %[[EXPAND_2:.+]] = "fxla.expand"(%[[CONSTANT_2]]) {shape = array<i64: 3, 5>} : (tensor<i64>) -> tensor<3x5xi64>
-# CHECK:         %[[SCATTER_2:.+]] = "fxla.scatter"(%[[EXPAND_2]], %[[I]], %[[EXPAND]]) {dim = -1 : i64, reduce = "add"} : (tensor<3x5xi64>, tensor<3x2xi64>, tensor<3x2xi64>) -> tensor<3x5xi64>
-# CHECK:         %[[FLOOR_DIVIDE:.+]] = "fxla.floor_divide"(%[[SCATTER]], %[[SCATTER_2]]) : (tensor<3x5xi64>, tensor<3x5xi64>) -> tensor<3x5xi64>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[I]], %[[S]] {dim = -1, reduce = "add"} : tensor<3x5xi64>, tensor<3x2xi64>, tensor<3x2xi64> -> tensor<3x5xi64>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[CONSTANT]] {shape = [3, 2]} : tensor<i64> -> tensor<3x2xi64>
+# CHECK:         %[[CONSTANT_2:.+]] = fxla.constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[EXPAND_2:.+]] = fxla.expand %[[CONSTANT_2]] {shape = [3, 5]} : tensor<i64> -> tensor<3x5xi64>
+# CHECK:         %[[SCATTER_2:.+]] = fxla.scatter %[[EXPAND_2]], %[[I]], %[[EXPAND]] {dim = -1, reduce = "add"} : tensor<3x5xi64>, tensor<3x2xi64>, tensor<3x2xi64> -> tensor<3x5xi64>
+# CHECK:         %[[FLOOR_DIVIDE:.+]] = fxla.floor_divide %[[SCATTER]], %[[SCATTER_2]] : tensor<3x5xi64>, tensor<3x5xi64> -> tensor<3x5xi64>
 @case(torch.Tensor.scatter_reduce, t(3, 5, dtype=I64), idx(3, 2, high=5), t(3, 2, dtype=I64))
 def tensor_scatter_reduce_mean(x, i, s):
     return x.scatter_reduce(-1, i, s, "mean")
@@ -199,9 +199,9 @@ def tensor_scatter_reduce_mean(x, i, s):
 
 # CHECK-LABEL: case torch.index_add:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<3xi64>, %[[S:.+]]: tensor<3x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[I]]) {shape = array<i64: 3, 1>} : (tensor<3xi64>) -> tensor<3x1xi64>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 3, 5>} : (tensor<3x1xi64>) -> tensor<3x5xi64>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[EXPAND]], %[[S]]) {dim = 0 : i64, reduce = "add"} : (tensor<4x5xf32>, tensor<3x5xi64>, tensor<3x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[I]] {shape = [3, 1]} : tensor<3xi64> -> tensor<3x1xi64>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [3, 5]} : tensor<3x1xi64> -> tensor<3x5xi64>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[EXPAND]], %[[S]] {dim = 0, reduce = "add"} : tensor<4x5xf32>, tensor<3x5xi64>, tensor<3x5xf32> -> tensor<4x5xf32>
 @case(torch.index_add, t(4, 5), idx(3, high=4), t(3, 5))
 def index_add(x, i, s):
     return torch.index_add(x, 0, i, s)
@@ -209,11 +209,11 @@ def index_add(x, i, s):
 
 # CHECK-LABEL: case Tensor.index_add:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<2xi64>, %[[S:.+]]: tensor<4x2xf32>)
-# CHECK:         %[[CONSTANT:.+]] = "fxla.constant"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
-# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[S]], %[[CONSTANT]]) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[I]]) {shape = array<i64: 1, 2>} : (tensor<2xi64>) -> tensor<1x2xi64>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 4, 2>} : (tensor<1x2xi64>) -> tensor<4x2xi64>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[EXPAND]], %[[MUL]]) {dim = -1 : i64, reduce = "add"} : (tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[MUL:.+]] = fxla.mul %[[S]], %[[CONSTANT]] : tensor<4x2xf32>, tensor<f32> -> tensor<4x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[I]] {shape = [1, 2]} : tensor<2xi64> -> tensor<1x2xi64>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [4, 2]} : tensor<1x2xi64> -> tensor<4x2xi64>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[EXPAND]], %[[MUL]] {dim = -1, reduce = "add"} : tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x2xf32> -> tensor<4x5xf32>
 @case(torch.Tensor.index_add, t(4, 5), idx(2, high=5), t(4, 2))
 def tensor_index_add_alpha(x, i, s):
     return x.index_add(-1, i, s, alpha=2.0)
@@ -221,9 +221,9 @@ def tensor_index_add_alpha(x, i, s):
 
 # CHECK-LABEL: case torch.index_copy:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<2xi64>, %[[S:.+]]: tensor<2x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[I]]) {shape = array<i64: 2, 1>} : (tensor<2xi64>) -> tensor<2x1xi64>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 2, 5>} : (tensor<2x1xi64>) -> tensor<2x5xi64>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[EXPAND]], %[[S]]) {dim = 0 : i64, reduce = "none"} : (tensor<4x5xf32>, tensor<2x5xi64>, tensor<2x5xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[I]] {shape = [2, 1]} : tensor<2xi64> -> tensor<2x1xi64>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [2, 5]} : tensor<2x1xi64> -> tensor<2x5xi64>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[EXPAND]], %[[S]] {dim = 0, reduce = "none"} : tensor<4x5xf32>, tensor<2x5xi64>, tensor<2x5xf32> -> tensor<4x5xf32>
 @case(torch.index_copy, t(4, 5), idx(2, high=4), t(2, 5))
 def index_copy(x, i, s):
     return torch.index_copy(x, 0, i, s)
@@ -231,9 +231,9 @@ def index_copy(x, i, s):
 
 # CHECK-LABEL: case Tensor.index_copy:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x5xi64>, %[[I:.+]]: tensor<3xi64>, %[[S:.+]]: tensor<4x3xi64>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[I]]) {shape = array<i64: 1, 3>} : (tensor<3xi64>) -> tensor<1x3xi64>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 4, 3>} : (tensor<1x3xi64>) -> tensor<4x3xi64>
-# CHECK:         %[[SCATTER:.+]] = "fxla.scatter"(%[[X]], %[[EXPAND]], %[[S]]) {dim = 1 : i64, reduce = "none"} : (tensor<4x5xi64>, tensor<4x3xi64>, tensor<4x3xi64>) -> tensor<4x5xi64>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[I]] {shape = [1, 3]} : tensor<3xi64> -> tensor<1x3xi64>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [4, 3]} : tensor<1x3xi64> -> tensor<4x3xi64>
+# CHECK:         %[[SCATTER:.+]] = fxla.scatter %[[X]], %[[EXPAND]], %[[S]] {dim = 1, reduce = "none"} : tensor<4x5xi64>, tensor<4x3xi64>, tensor<4x3xi64> -> tensor<4x5xi64>
 @case(torch.Tensor.index_copy, t(4, 5, dtype=I64), idx(3, high=5), t(4, 3, dtype=I64))
 def tensor_index_copy(x, i, s):
     return x.index_copy(1, i, s)

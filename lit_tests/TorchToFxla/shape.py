@@ -18,7 +18,7 @@ BF16, I32, I64 = torch.bfloat16, torch.int32, torch.int64
 
 # CHECK-LABEL: case Tensor.view:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [6, 4]} : tensor<2x3x4xf32> -> tensor<6x4xf32>
 @case(torch.Tensor.view, t(2, 3, 4))
 def view_infer(x):
     return x.view(-1, 4)
@@ -26,7 +26,7 @@ def view_infer(x):
 
 # CHECK-LABEL: case Tensor.reshape:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 4, 6>} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [4, 6]} : tensor<2x3x4xf32> -> tensor<4x6xf32>
 @case(torch.Tensor.reshape, t(2, 3, 4))
 def tensor_reshape_tuple(x):
     return x.reshape((4, -1))
@@ -34,7 +34,7 @@ def tensor_reshape_tuple(x):
 
 # CHECK-LABEL: case torch.reshape:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<6xi64>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 1, 3>} : (tensor<6xi64>) -> tensor<2x1x3xi64>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<6xi64> -> tensor<2x1x3xi64>
 @case(torch.reshape, t(6, dtype=I64))
 def reshape(x):
     return torch.reshape(x, (2, 1, 3))
@@ -42,7 +42,7 @@ def reshape(x):
 
 # CHECK-LABEL: case torch.flatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 12, 5>} : (tensor<2x3x4x5xf32>) -> tensor<2x12x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 12, 5]} : tensor<2x3x4x5xf32> -> tensor<2x12x5xf32>
 @case(torch.flatten, t(2, 3, 4, 5))
 def flatten_range(x):
     return torch.flatten(x, 1, -2)
@@ -50,7 +50,7 @@ def flatten_range(x):
 
 # CHECK-LABEL: case Tensor.flatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 24>} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [24]} : tensor<2x3x4xf32> -> tensor<24xf32>
 @case(torch.Tensor.flatten, t(2, 3, 4))
 def tensor_flatten_all(x):
     return x.flatten()
@@ -58,7 +58,7 @@ def tensor_flatten_all(x):
 
 # CHECK-LABEL: case Tensor.unflatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x12xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 4>} : (tensor<2x12xf32>) -> tensor<2x3x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 4]} : tensor<2x12xf32> -> tensor<2x3x4xf32>
 @case(torch.Tensor.unflatten, t(2, 12))
 def tensor_unflatten(x):
     return x.unflatten(-1, (3, -1))
@@ -66,7 +66,7 @@ def tensor_unflatten(x):
 
 # CHECK-LABEL: case torch.unflatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<6x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 5>} : (tensor<6x5xf32>) -> tensor<2x3x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 5]} : tensor<6x5xf32> -> tensor<2x3x5xf32>
 @case(torch.unflatten, t(6, 5))
 def unflatten(x):
     return torch.unflatten(x, 0, (2, 3))
@@ -74,7 +74,7 @@ def unflatten(x):
 
 # CHECK-LABEL: case torch.nn.Flatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 60>} : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 60]} : tensor<2x3x4x5xf32> -> tensor<2x60xf32>
 @case(nn.Flatten, t(2, 3, 4, 5))
 def flatten_module():
     return nn.Flatten()
@@ -82,7 +82,7 @@ def flatten_module():
 
 # CHECK-LABEL: case torch.nn.Unflatten:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x12xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 2, 6>} : (tensor<2x12xf32>) -> tensor<2x2x6xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 2, 6]} : tensor<2x12xf32> -> tensor<2x2x6xf32>
 @case(nn.Unflatten, t(2, 12))
 def unflatten_module():
     return nn.Unflatten(1, (2, 6))
@@ -90,7 +90,7 @@ def unflatten_module():
 
 # CHECK-LABEL: case torch.squeeze:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x1x3x1xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3>} : (tensor<2x1x3x1xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3]} : tensor<2x1x3x1xf32> -> tensor<2x3xf32>
 @case(torch.squeeze, t(2, 1, 3, 1))
 def squeeze_all(x):
     return torch.squeeze(x)
@@ -98,7 +98,7 @@ def squeeze_all(x):
 
 # CHECK-LABEL: case Tensor.squeeze:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x1x3x1xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 1, 3>} : (tensor<2x1x3x1xf32>) -> tensor<2x1x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<2x1x3x1xf32> -> tensor<2x1x3xf32>
 @case(torch.Tensor.squeeze, t(2, 1, 3, 1))
 def tensor_squeeze_negative_dim(x):
     return x.squeeze(-1)
@@ -106,7 +106,7 @@ def tensor_squeeze_negative_dim(x):
 
 # CHECK-LABEL: case torch.unsqueeze:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 1>} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 1]} : tensor<2x3xf32> -> tensor<2x3x1xf32>
 @case(torch.unsqueeze, t(2, 3))
 def unsqueeze_negative_dim(x):
     return torch.unsqueeze(x, -1)
@@ -114,7 +114,7 @@ def unsqueeze_negative_dim(x):
 
 # CHECK-LABEL: case Tensor.unsqueeze:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 1, 3>} : (tensor<2x3xf32>) -> tensor<2x1x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<2x3xf32> -> tensor<2x1x3xf32>
 @case(torch.Tensor.unsqueeze, t(2, 3))
 def tensor_unsqueeze(x):
     return x.unsqueeze(1)
@@ -122,7 +122,7 @@ def tensor_unsqueeze(x):
 
 # CHECK-LABEL: case Tensor.view_as:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x6xf32>, %[[Y:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 3, 4>} : (tensor<2x6xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [3, 4]} : tensor<2x6xf32> -> tensor<3x4xf32>
 @case(torch.Tensor.view_as, t(2, 6), t(3, 4))
 def view_as(x, y):
     return x.view_as(y)
@@ -130,7 +130,7 @@ def view_as(x, y):
 
 # CHECK-LABEL: case Tensor.reshape_as:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<12xf32>, %[[Y:.+]]: tensor<2x2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 2, 3>} : (tensor<12xf32>) -> tensor<2x2x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 2, 3]} : tensor<12xf32> -> tensor<2x2x3xf32>
 @case(torch.Tensor.reshape_as, t(12), t(2, 2, 3))
 def reshape_as(x, y):
     return x.reshape_as(y)
@@ -138,7 +138,7 @@ def reshape_as(x, y):
 
 # CHECK-LABEL: case Tensor.permute:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: -1, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [-1, 0, 1]} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
 @case(torch.Tensor.permute, t(2, 3, 4))
 def tensor_permute_negative(x):
     return x.permute(-1, 0, 1)
@@ -146,7 +146,7 @@ def tensor_permute_negative(x):
 
 # CHECK-LABEL: case torch.permute:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4x5xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 3, 1]} : tensor<2x3x4x5xf32> -> tensor<2x4x5x3xf32>
 @case(torch.permute, t(2, 3, 4, 5))
 def permute(x):
     return torch.permute(x, (0, 2, 3, 1))
@@ -154,7 +154,7 @@ def permute(x):
 
 # CHECK-LABEL: case Tensor.transpose:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
 @case(torch.Tensor.transpose, t(2, 3, 4))
 def tensor_transpose_negative(x):
     return x.transpose(-1, -2)
@@ -162,7 +162,7 @@ def tensor_transpose_negative(x):
 
 # CHECK-LABEL: case torch.transpose:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 2, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [2, 1, 0]} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
 @case(torch.transpose, t(2, 3, 4))
 def transpose(x):
     return torch.transpose(x, 0, 2)
@@ -170,7 +170,7 @@ def transpose(x):
 
 # CHECK-LABEL: case torch.swapaxes:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 0, 2]} : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
 @case(torch.swapaxes, t(2, 3, 4))
 def swapaxes(x):
     return torch.swapaxes(x, 0, 1)
@@ -178,7 +178,7 @@ def swapaxes(x):
 
 # CHECK-LABEL: case Tensor.swapaxes:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
 @case(torch.Tensor.swapaxes, t(2, 3, 4))
 def tensor_swapaxes(x):
     return x.swapaxes(1, -1)
@@ -186,7 +186,7 @@ def tensor_swapaxes(x):
 
 # CHECK-LABEL: case Tensor.t:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[X]]) {dims = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 0]} : tensor<3x4xf32> -> tensor<4x3xf32>
 @case(torch.Tensor.t, t(3, 4))
 def tensor_t(x):
     return x.t()
@@ -194,7 +194,7 @@ def tensor_t(x):
 
 # CHECK-LABEL: case torch.t:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5xf32>)
-# CHECK-NOT:     "fxla.
+# CHECK-NOT:     = fxla.
 # CHECK:         return %[[X]] : tensor<5xf32>
 @case(torch.t, t(5))
 def t_1d_is_identity(x):
@@ -203,7 +203,7 @@ def t_1d_is_identity(x):
 
 # CHECK-LABEL: case Tensor.contiguous:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK-NOT:     "fxla.
+# CHECK-NOT:     = fxla.
 # CHECK:         return %[[X]] : tensor<3x4xf32>
 @case(torch.Tensor.contiguous, t(3, 4))
 def contiguous(x):
@@ -212,7 +212,7 @@ def contiguous(x):
 
 # CHECK-LABEL: case Tensor.clone:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK-NOT:     "fxla.
+# CHECK-NOT:     = fxla.
 # CHECK:         return %[[X]] : tensor<3x4xf32>
 @case(torch.Tensor.clone, t(3, 4))
 def tensor_clone(x):
@@ -221,7 +221,7 @@ def tensor_clone(x):
 
 # CHECK-LABEL: case torch.clone:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
-# CHECK-NOT:     "fxla.
+# CHECK-NOT:     = fxla.
 # CHECK:         return %[[X]] : tensor<3x4xi64>
 @case(torch.clone, t(3, 4, dtype=I64))
 def clone(x):
@@ -231,7 +231,7 @@ def clone(x):
 # detach is fxla.detach: its input, through which no gradient flows
 # CHECK-LABEL: case Tensor.detach:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[D:.+]] = "fxla.detach"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[D:.+]] = fxla.detach %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 # CHECK:         return %[[D]] : tensor<3x4xf32>
 @case(torch.Tensor.detach, t(3, 4))
 def tensor_detach(x):
@@ -241,7 +241,7 @@ def tensor_detach(x):
 # detach is fxla.detach: its input, through which no gradient flows
 # CHECK-LABEL: case torch.detach:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[D:.+]] = "fxla.detach"(%[[X]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[D:.+]] = fxla.detach %[[X]] : tensor<3x4xf32> -> tensor<3x4xf32>
 # CHECK:         return %[[D]] : tensor<3x4xf32>
 @case(torch.detach, t(3, 4))
 def detach(x):
@@ -251,9 +251,9 @@ def detach(x):
 # pixel_shuffle: [N, C r^2, H, W] -> [N, C, H r, W r] as reshape (split C), permute (interleave), reshape.
 # CHECK-LABEL: case torch.pixel_shuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x8x3x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 2, 2, 3, 5>} : (tensor<1x8x3x5xf32>) -> tensor<1x2x2x2x3x5xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 4, 2, 5, 3>} : (tensor<1x2x2x2x3x5xf32>) -> tensor<1x2x3x2x5x2xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 2, 6, 10>} : (tensor<1x2x3x2x5x2xf32>) -> tensor<1x2x6x10xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 2, 2, 3, 5]} : tensor<1x8x3x5xf32> -> tensor<1x2x2x2x3x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 1, 4, 2, 5, 3]} : tensor<1x2x2x2x3x5xf32> -> tensor<1x2x3x2x5x2xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [1, 2, 6, 10]} : tensor<1x2x3x2x5x2xf32> -> tensor<1x2x6x10xf32>
 @case(torch.pixel_shuffle, t(1, 8, 3, 5))
 def pixel_shuffle(x):
     return F.pixel_shuffle(x, 2)
@@ -261,9 +261,9 @@ def pixel_shuffle(x):
 
 # CHECK-LABEL: case torch.pixel_unshuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x4x6xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 2, 2, 3, 2>} : (tensor<1x2x4x6xf32>) -> tensor<1x2x2x2x3x2xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 3, 5, 2, 4>} : (tensor<1x2x2x2x3x2xf32>) -> tensor<1x2x2x2x2x3xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 8, 2, 3>} : (tensor<1x2x2x2x2x3xf32>) -> tensor<1x8x2x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 2, 2, 3, 2]} : tensor<1x2x4x6xf32> -> tensor<1x2x2x2x3x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 1, 3, 5, 2, 4]} : tensor<1x2x2x2x3x2xf32> -> tensor<1x2x2x2x2x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [1, 8, 2, 3]} : tensor<1x2x2x2x2x3xf32> -> tensor<1x8x2x3xf32>
 @case(torch.pixel_unshuffle, t(1, 2, 4, 6))
 def pixel_unshuffle(x):
     return torch.pixel_unshuffle(x, 2)
@@ -271,9 +271,9 @@ def pixel_unshuffle(x):
 
 # CHECK-LABEL: case torch.channel_shuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x6x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 2, 5>} : (tensor<2x6x5xf32>) -> tensor<2x3x2x5xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 2, 1, 3>} : (tensor<2x3x2x5xf32>) -> tensor<2x2x3x5xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 2, 6, 5>} : (tensor<2x2x3x5xf32>) -> tensor<2x6x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 2, 5]} : tensor<2x6x5xf32> -> tensor<2x3x2x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 2, 1, 3]} : tensor<2x3x2x5xf32> -> tensor<2x2x3x5xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [2, 6, 5]} : tensor<2x2x3x5xf32> -> tensor<2x6x5xf32>
 @case(torch.channel_shuffle, t(2, 6, 5))
 def channel_shuffle(x):
     return F.channel_shuffle(x, 3)
@@ -281,9 +281,9 @@ def channel_shuffle(x):
 
 # CHECK-LABEL: case torch.nn.PixelShuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x18x2x2xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 3, 3, 2, 2>} : (tensor<1x18x2x2xf32>) -> tensor<1x2x3x3x2x2xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 4, 2, 5, 3>} : (tensor<1x2x3x3x2x2xf32>) -> tensor<1x2x2x3x2x3xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 2, 6, 6>} : (tensor<1x2x2x3x2x3xf32>) -> tensor<1x2x6x6xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 3, 3, 2, 2]} : tensor<1x18x2x2xf32> -> tensor<1x2x3x3x2x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 1, 4, 2, 5, 3]} : tensor<1x2x3x3x2x2xf32> -> tensor<1x2x2x3x2x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [1, 2, 6, 6]} : tensor<1x2x2x3x2x3xf32> -> tensor<1x2x6x6xf32>
 @case(nn.PixelShuffle, t(1, 18, 2, 2))
 def pixel_shuffle_module():
     return nn.PixelShuffle(3)
@@ -291,9 +291,9 @@ def pixel_shuffle_module():
 
 # CHECK-LABEL: case torch.nn.PixelUnshuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x3x4x2xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 3, 2, 2, 1, 2>} : (tensor<1x3x4x2xf32>) -> tensor<1x3x2x2x1x2xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 1, 3, 5, 2, 4>} : (tensor<1x3x2x2x1x2xf32>) -> tensor<1x3x2x2x2x1xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 1, 12, 2, 1>} : (tensor<1x3x2x2x2x1xf32>) -> tensor<1x12x2x1xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 3, 2, 2, 1, 2]} : tensor<1x3x4x2xf32> -> tensor<1x3x2x2x1x2xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 1, 3, 5, 2, 4]} : tensor<1x3x2x2x1x2xf32> -> tensor<1x3x2x2x2x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [1, 12, 2, 1]} : tensor<1x3x2x2x2x1xf32> -> tensor<1x12x2x1xf32>
 @case(nn.PixelUnshuffle, t(1, 3, 4, 2))
 def pixel_unshuffle_module():
     return nn.PixelUnshuffle(2)
@@ -301,9 +301,9 @@ def pixel_unshuffle_module():
 
 # CHECK-LABEL: case torch.nn.ChannelShuffle:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x6x5xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 2, 5>} : (tensor<2x6x5xf32>) -> tensor<2x3x2x5xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[RESHAPE]]) {dims = array<i64: 0, 2, 1, 3>} : (tensor<2x3x2x5xf32>) -> tensor<2x2x3x5xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[PERMUTE]]) {shape = array<i64: 2, 6, 5>} : (tensor<2x2x3x5xf32>) -> tensor<2x6x5xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 2, 5]} : tensor<2x6x5xf32> -> tensor<2x3x2x5xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 2, 1, 3]} : tensor<2x3x2x5xf32> -> tensor<2x2x3x5xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[PERMUTE]] {shape = [2, 6, 5]} : tensor<2x2x3x5xf32> -> tensor<2x6x5xf32>
 @case(nn.ChannelShuffle, t(2, 6, 5))
 def channel_shuffle_module():
     return nn.ChannelShuffle(3)
@@ -311,7 +311,7 @@ def channel_shuffle_module():
 
 # CHECK-LABEL: case torch.cat:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[Y:.+]]: tensor<2x5xf32>)
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]], %[[Y]]) {dim = -1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %[[X]], %[[Y]] {dim = -1} : tensor<2x3xf32>, tensor<2x5xf32> -> tensor<2x8xf32>
 @case(torch.cat, t(2, 3), t(2, 5))
 def cat_negative_dim(x, y):
     return torch.cat([x, y], dim=-1)
@@ -321,8 +321,8 @@ def cat_negative_dim(x, y):
 # whatever the others' rank; they still take part in type promotion (bf16 with an f32 empty: f32).
 # CHECK-LABEL: case torch.cat (1-D empty skipped):
 # CHECK:         func.func @main(%[[E:.+]]: tensor<0xf32>, %[[X:.+]]: tensor<2x3xbf16>)
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]]) {dim = -2 : i64} : (tensor<2x3xbf16>) -> tensor<2x3xbf16>
-# CHECK:         %[[CONVERT:.+]] = "fxla.convert"(%[[CONCAT]]) : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %[[X]] {dim = -2} : tensor<2x3xbf16> -> tensor<2x3xbf16>
+# CHECK:         %[[CONVERT:.+]] = fxla.convert %[[CONCAT]] : tensor<2x3xbf16> -> tensor<2x3xf32>
 # CHECK:         return %[[CONVERT]] : tensor<2x3xf32>
 @case(torch.cat, t(0), t(2, 3, dtype=torch.bfloat16), variant="1-D empty skipped")
 def cat_skips_empty(e, x):
@@ -331,7 +331,7 @@ def cat_skips_empty(e, x):
 
 # CHECK-LABEL: case torch.concat:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi32>, %[[Y:.+]]: tensor<1x3xf32>)
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]], %[[Y]]) {dim = 0 : i64} : (tensor<2x3xi32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %[[X]], %[[Y]] {dim = 0} : tensor<2x3xi32>, tensor<1x3xf32> -> tensor<3x3xf32>
 @case(torch.concat, t(2, 3, dtype=I32), t(1, 3))
 def concat_promotes(x, y):
     return torch.concat((x, y))
@@ -339,7 +339,7 @@ def concat_promotes(x, y):
 
 # CHECK-LABEL: case torch.concatenate:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[Y:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[X]], %[[Y]]) {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %[[X]], %[[Y]] {dim = 1} : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x6xf32>
 @case(torch.concatenate, t(2, 3), t(2, 3))
 def concatenate(x, y):
     return torch.concatenate([x, y], axis=1)
@@ -347,9 +347,9 @@ def concatenate(x, y):
 
 # CHECK-LABEL: case torch.stack:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[Y:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 1>} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[Y]]) {shape = array<i64: 2, 3, 1>} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%[[RESHAPE]], %[[RESHAPE_2]]) {dim = 2 : i64} : (tensor<2x3x1xf32>, tensor<2x3x1xf32>) -> tensor<2x3x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 1]} : tensor<2x3xf32> -> tensor<2x3x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[Y]] {shape = [2, 3, 1]} : tensor<2x3xf32> -> tensor<2x3x1xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %[[RESHAPE]], %[[RESHAPE_2]] {dim = 2} : tensor<2x3x1xf32>, tensor<2x3x1xf32> -> tensor<2x3x2xf32>
 @case(torch.stack, t(2, 3), t(2, 3))
 def stack(x, y):
     return torch.stack([x, y], dim=-1)
@@ -357,9 +357,9 @@ def stack(x, y):
 
 # CHECK-LABEL: case torch.split:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x4xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 4>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 4>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<1x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [2, 0], limit = [4, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [4, 0], limit = [5, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<1x4xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4xf32>
 @case(torch.split, t(5, 4))
 def split_size(x):
@@ -368,8 +368,8 @@ def split_size(x):
 
 # CHECK-LABEL: case Tensor.split:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4x6xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x1xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 6>, start = array<i64: 0, 1>, stride = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x5xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [4, 1], stride = [1, 1]} : tensor<4x6xf32> -> tensor<4x1xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 1], limit = [4, 6], stride = [1, 1]} : tensor<4x6xf32> -> tensor<4x5xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<4x1xf32>, tensor<4x5xf32>
 @case(torch.Tensor.split, t(4, 6))
 def tensor_split_sizes(x):
@@ -378,8 +378,8 @@ def tensor_split_sizes(x):
 
 # CHECK-LABEL: case Tensor.split_with_sizes:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<6x2xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<6x2xf32>) -> tensor<2x2xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 6, 2>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<6x2xf32>) -> tensor<4x2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 2], stride = [1, 1]} : tensor<6x2xf32> -> tensor<2x2xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [2, 0], limit = [6, 2], stride = [1, 1]} : tensor<6x2xf32> -> tensor<4x2xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x2xf32>, tensor<4x2xf32>
 @case(torch.Tensor.split_with_sizes, t(6, 2))
 def tensor_split_with_sizes(x):
@@ -388,8 +388,8 @@ def tensor_split_with_sizes(x):
 
 # CHECK-LABEL: case torch.split_with_sizes:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x5xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x3xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 5>, start = array<i64: 0, 3>, stride = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [3, 3], stride = [1, 1]} : tensor<3x5xf32> -> tensor<3x3xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 3], limit = [3, 5], stride = [1, 1]} : tensor<3x5xf32> -> tensor<3x2xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<3x3xf32>, tensor<3x2xf32>
 @case(torch.split_with_sizes, t(3, 5))
 def split_with_sizes(x):
@@ -398,9 +398,9 @@ def split_with_sizes(x):
 
 # CHECK-LABEL: case torch.chunk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<5x4xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 4, 4>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 4>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : (tensor<5x4xf32>) -> tensor<1x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [2, 0], limit = [4, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [4, 0], limit = [5, 4], stride = [1, 1]} : tensor<5x4xf32> -> tensor<1x4xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4xf32>
 @case(torch.chunk, t(5, 4))
 def chunk_uneven(x):
@@ -409,8 +409,8 @@ def chunk_uneven(x):
 
 # CHECK-LABEL: case Tensor.chunk:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x6xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 6>, start = array<i64: 0, 3>, stride = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 3], stride = [1, 1]} : tensor<2x6xf32> -> tensor<2x3xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 3], limit = [2, 6], stride = [1, 1]} : tensor<2x6xf32> -> tensor<2x3xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x3xf32>, tensor<2x3xf32>
 @case(torch.Tensor.chunk, t(2, 6))
 def tensor_chunk(x):
@@ -419,9 +419,9 @@ def tensor_chunk(x):
 
 # CHECK-LABEL: case torch.tensor_split:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<7x2xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<3x2xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 5, 2>, start = array<i64: 3, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<2x2xf32>
-# CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 7, 2>, start = array<i64: 5, 0>, stride = array<i64: 1, 1>} : (tensor<7x2xf32>) -> tensor<2x2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [3, 2], stride = [1, 1]} : tensor<7x2xf32> -> tensor<3x2xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [3, 0], limit = [5, 2], stride = [1, 1]} : tensor<7x2xf32> -> tensor<2x2xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [5, 0], limit = [7, 2], stride = [1, 1]} : tensor<7x2xf32> -> tensor<2x2xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<3x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 @case(torch.tensor_split, t(7, 2))
 def tensor_split_sections(x):
@@ -430,9 +430,9 @@ def tensor_split_sections(x):
 
 # CHECK-LABEL: case Tensor.tensor_split:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x8xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x1xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 5>, start = array<i64: 0, 1>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[SLICE_3:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 8>, start = array<i64: 0, 5>, stride = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 1], stride = [1, 1]} : tensor<2x8xf32> -> tensor<2x1xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 1], limit = [2, 5], stride = [1, 1]} : tensor<2x8xf32> -> tensor<2x4xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [0, 5], limit = [2, 8], stride = [1, 1]} : tensor<2x8xf32> -> tensor<2x3xf32>
 # CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x1xf32>, tensor<2x4xf32>, tensor<2x3xf32>
 @case(torch.Tensor.tensor_split, t(2, 8))
 def tensor_tensor_split_indices(x):
@@ -441,8 +441,8 @@ def tensor_tensor_split_indices(x):
 
 # CHECK-LABEL: case torch.unbind:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x2xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 1, 2>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<3x2xf32>) -> tensor<1x2xf32>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 2>} : (tensor<1x2xf32>) -> tensor<2xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [1, 2], stride = [1, 1]} : tensor<3x2xf32> -> tensor<1x2xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [2]} : tensor<1x2xf32> -> tensor<2xf32>
 # CHECK:         return %[[RESHAPE]], %{{.+}}, %{{.+}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 @case(torch.unbind, t(3, 2))
 def unbind(x):
@@ -451,8 +451,8 @@ def unbind(x):
 
 # CHECK-LABEL: case Tensor.unbind:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 1>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x3xi64>) -> tensor<2x1xi64>
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[SLICE]]) {shape = array<i64: 2>} : (tensor<2x1xi64>) -> tensor<2xi64>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 1], stride = [1, 1]} : tensor<2x3xi64> -> tensor<2x1xi64>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [2]} : tensor<2x1xi64> -> tensor<2xi64>
 # CHECK:         return %[[RESHAPE]], %{{.+}}, %{{.+}} : tensor<2xi64>, tensor<2xi64>, tensor<2xi64>
 @case(torch.Tensor.unbind, t(2, 3, dtype=I64))
 def tensor_unbind(x):
@@ -461,7 +461,7 @@ def tensor_unbind(x):
 
 # CHECK-LABEL: case Tensor.expand:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x1xf32>)
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[X]]) {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[X]] {shape = [2, 3, 4]} : tensor<3x1xf32> -> tensor<2x3x4xf32>
 @case(torch.Tensor.expand, t(3, 1))
 def expand(x):
     return x.expand(2, -1, 4)
@@ -469,7 +469,7 @@ def expand(x):
 
 # CHECK-LABEL: case torch.broadcast_to:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x4xf32>)
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[X]]) {shape = array<i64: 3, 4>} : (tensor<1x4xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[X]] {shape = [3, 4]} : tensor<1x4xf32> -> tensor<3x4xf32>
 @case(torch.broadcast_to, t(1, 4))
 def broadcast_to(x):
     return torch.broadcast_to(x, (3, 4))
@@ -477,7 +477,7 @@ def broadcast_to(x):
 
 # CHECK-LABEL: case Tensor.broadcast_to:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<4xf32>)
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[X]]) {shape = array<i64: 2, 4>} : (tensor<4xf32>) -> tensor<2x4xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[X]] {shape = [2, 4]} : tensor<4xf32> -> tensor<2x4xf32>
 @case(torch.Tensor.broadcast_to, t(4))
 def tensor_broadcast_to(x):
     return x.broadcast_to(2, 4)
@@ -485,7 +485,7 @@ def tensor_broadcast_to(x):
 
 # CHECK-LABEL: case Tensor.expand_as:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x1xf32>, %[[Y:.+]]: tensor<2x3x5xf32>)
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[X]]) {shape = array<i64: 2, 3, 5>} : (tensor<3x1xf32>) -> tensor<2x3x5xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[X]] {shape = [2, 3, 5]} : tensor<3x1xf32> -> tensor<2x3x5xf32>
 @case(torch.Tensor.expand_as, t(3, 1), t(2, 3, 5))
 def expand_as(x, y):
     return x.expand_as(y)
@@ -493,9 +493,9 @@ def expand_as(x, y):
 
 # CHECK-LABEL: case Tensor.repeat:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 1, 1, 2, 1, 3>} : (tensor<2x3xf32>) -> tensor<1x1x1x2x1x3xf32>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 2, 1, 1, 2, 3, 3>} : (tensor<1x1x1x2x1x3xf32>) -> tensor<2x1x1x2x3x3xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[EXPAND]]) {shape = array<i64: 2, 2, 9>} : (tensor<2x1x1x2x3x3xf32>) -> tensor<2x2x9xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 1, 1, 2, 1, 3]} : tensor<2x3xf32> -> tensor<1x1x1x2x1x3xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [2, 1, 1, 2, 3, 3]} : tensor<1x1x1x2x1x3xf32> -> tensor<2x1x1x2x3x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[EXPAND]] {shape = [2, 2, 9]} : tensor<2x1x1x2x3x3xf32> -> tensor<2x2x9xf32>
 @case(torch.Tensor.repeat, t(2, 3))
 def repeat_adds_dim(x):
     return x.repeat(2, 1, 3)
@@ -503,9 +503,9 @@ def repeat_adds_dim(x):
 
 # CHECK-LABEL: case torch.tile:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 1, 3>} : (tensor<2x3xf32>) -> tensor<1x2x1x3xf32>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 1, 2, 2, 3>} : (tensor<1x2x1x3xf32>) -> tensor<1x2x2x3xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[EXPAND]]) {shape = array<i64: 2, 6>} : (tensor<1x2x2x3xf32>) -> tensor<2x6xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 1, 3]} : tensor<2x3xf32> -> tensor<1x2x1x3xf32>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [1, 2, 2, 3]} : tensor<1x2x1x3xf32> -> tensor<1x2x2x3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[EXPAND]] {shape = [2, 6]} : tensor<1x2x2x3xf32> -> tensor<2x6xf32>
 @case(torch.tile, t(2, 3))
 def tile_fewer_dims(x):
     return torch.tile(x, (2,))
@@ -513,9 +513,9 @@ def tile_fewer_dims(x):
 
 # CHECK-LABEL: case Tensor.tile:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xbf16>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 1, 2, 1, 3>} : (tensor<2x3xbf16>) -> tensor<1x2x1x3xbf16>
-# CHECK:         %[[EXPAND:.+]] = "fxla.expand"(%[[RESHAPE]]) {shape = array<i64: 2, 2, 2, 3>} : (tensor<1x2x1x3xbf16>) -> tensor<2x2x2x3xbf16>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[EXPAND]]) {shape = array<i64: 4, 6>} : (tensor<2x2x2x3xbf16>) -> tensor<4x6xbf16>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [1, 2, 1, 3]} : tensor<2x3xbf16> -> tensor<1x2x1x3xbf16>
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[RESHAPE]] {shape = [2, 2, 2, 3]} : tensor<1x2x1x3xbf16> -> tensor<2x2x2x3xbf16>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[EXPAND]] {shape = [4, 6]} : tensor<2x2x2x3xbf16> -> tensor<4x6xbf16>
 @case(torch.Tensor.tile, t(2, 3, dtype=BF16))
 def tensor_tile(x):
     return x.tile(2, 2)
@@ -533,8 +533,8 @@ class _Twice(torch.autograd.Function):
 
 # A custom autograd Function: its forward traced, its outputs marked as having no gradient fxla can compute.
 # CHECK-LABEL: case fxla.frontend.custom_functions.custom_function_output:
-# CHECK:         %[[Y:.+]] = "fxla.mul"(%{{.+}}, %{{.+}}) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
-# CHECK:         %[[NG:.+]] = "fxla.no_gradient"(%[[Y]]) {op = "{{.*}}_Twice.apply"
+# CHECK:         %[[Y:.+]] = fxla.mul %{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+# CHECK:         %[[NG:.+]] = fxla.no_gradient %[[Y]] {op = "{{.*}}_Twice.apply"
 # CHECK:         return %[[NG]] : tensor<2x3xf32>
 @case(custom_function_output, t(2, 3))
 def custom_function(x):
@@ -544,9 +544,9 @@ def custom_function(x):
 # Each element twice in a row along dim 1 (rotary embeddings' sin/cos in GPT-J): a new unit dim expanded.
 # CHECK-LABEL: case torch.repeat_interleave:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[UNIT:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 2, 3, 1>} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
-# CHECK:         %[[SPREAD:.+]] = "fxla.expand"(%[[UNIT]]) {shape = array<i64: 2, 3, 2>} : (tensor<2x3x1xf32>) -> tensor<2x3x2xf32>
-# CHECK:         "fxla.reshape"(%[[SPREAD]]) {shape = array<i64: 2, 6>} : (tensor<2x3x2xf32>) -> tensor<2x6xf32>
+# CHECK:         %[[UNIT:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 1]} : tensor<2x3xf32> -> tensor<2x3x1xf32>
+# CHECK:         %[[SPREAD:.+]] = fxla.expand %[[UNIT]] {shape = [2, 3, 2]} : tensor<2x3x1xf32> -> tensor<2x3x2xf32>
+# CHECK:         fxla.reshape %[[SPREAD]] {shape = [2, 6]} : tensor<2x3x2xf32> -> tensor<2x6xf32>
 @case(torch.repeat_interleave, t(2, 3))
 def repeat_interleave(x):
     return torch.repeat_interleave(x, 2, dim=1)
@@ -554,8 +554,8 @@ def repeat_interleave(x):
 
 # The flattened tensor without a dim.
 # CHECK-LABEL: case Tensor.repeat_interleave:
-# CHECK:         %[[FLAT:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 6>} : (tensor<2x3xi64>) -> tensor<6xi64>
-# CHECK:         "fxla.expand"(%{{.+}}) {shape = array<i64: 6, 3>} : (tensor<6x1xi64>) -> tensor<6x3xi64>
+# CHECK:         %[[FLAT:.+]] = fxla.reshape %{{.+}} {shape = [6]} : tensor<2x3xi64> -> tensor<6xi64>
+# CHECK:         fxla.expand %{{.+}} {shape = [6, 3]} : tensor<6x1xi64> -> tensor<6x3xi64>
 @case(torch.Tensor.repeat_interleave, t(2, 3, dtype=I64))
 def tensor_repeat_interleave(x):
     return x.repeat_interleave(3)
@@ -563,7 +563,7 @@ def tensor_repeat_interleave(x):
 
 # CHECK-LABEL: case torch.flip:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 0, -1>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [0, -1]} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
 @case(torch.flip, t(2, 3, 4))
 def flip(x):
     return torch.flip(x, (0, -1))
@@ -571,7 +571,7 @@ def flip(x):
 
 # CHECK-LABEL: case Tensor.flip:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [1]} : tensor<2x3xf32> -> tensor<2x3xf32>
 @case(torch.Tensor.flip, t(2, 3))
 def tensor_flip(x):
     return x.flip(1)
@@ -579,7 +579,7 @@ def tensor_flip(x):
 
 # CHECK-LABEL: case torch.fliplr:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [1]} : tensor<2x3xf32> -> tensor<2x3xf32>
 @case(torch.fliplr, t(2, 3))
 def fliplr(x):
     return torch.fliplr(x)
@@ -587,7 +587,7 @@ def fliplr(x):
 
 # CHECK-LABEL: case torch.flipud:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [0]} : tensor<2x3xf32> -> tensor<2x3xf32>
 @case(torch.flipud, t(2, 3))
 def flipud(x):
     return torch.flipud(x)
@@ -595,9 +595,9 @@ def flipud(x):
 
 # CHECK-LABEL: case torch.roll:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[X]]) {shape = array<i64: 12>} : (tensor<3x4xf32>) -> tensor<12xf32>
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[RESHAPE]]) {limit = array<i64: 12>, start = array<i64: 9>, stride = array<i64: 1>} : (tensor<12xf32>) -> tensor<3xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 3, 4>} : (tensor<12xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [12]} : tensor<3x4xf32> -> tensor<12xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[RESHAPE]] {start = [9], limit = [12], stride = [1]} : tensor<12xf32> -> tensor<3xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %{{.+}} {shape = [3, 4]} : tensor<12xf32> -> tensor<3x4xf32>
 # CHECK:         return %[[RESHAPE_2]] : tensor<3x4xf32>
 @case(torch.roll, t(3, 4))
 def roll_flattened(x):
@@ -606,9 +606,9 @@ def roll_flattened(x):
 
 # CHECK-LABEL: case Tensor.roll:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
-# CHECK:         %[[SLICE:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 3, 4>, start = array<i64: 2, 0>, stride = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<1x4xf32>
-# CHECK:         %[[SLICE_2:.+]] = "fxla.slice"(%[[X]]) {limit = array<i64: 2, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<2x4xf32>
-# CHECK:         %[[CONCAT:.+]] = "fxla.concat"(%{{.+}}, %{{.+}}) {dim = 1 : i64} : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [2, 0], limit = [3, 4], stride = [1, 1]} : tensor<3x4xf32> -> tensor<1x4xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 4], stride = [1, 1]} : tensor<3x4xf32> -> tensor<2x4xf32>
+# CHECK:         %[[CONCAT:.+]] = fxla.concat %{{.+}}, %{{.+}} {dim = 1} : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
 # CHECK:         return %[[CONCAT]] : tensor<3x4xf32>
 @case(torch.Tensor.roll, t(3, 4))
 def tensor_roll_dims(x):
@@ -617,8 +617,8 @@ def tensor_roll_dims(x):
 
 # CHECK-LABEL: case torch.rot90:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[FLIP]]) {dims = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [2]} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[FLIP]] {dims = [0, 2, 1]} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
 @case(torch.rot90, t(2, 3, 4))
 def rot90(x):
     return torch.rot90(x, 1, (1, 2))
@@ -626,8 +626,8 @@ def rot90(x):
 
 # CHECK-LABEL: case Tensor.rot90:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xi64>)
-# CHECK:         %[[FLIP:.+]] = "fxla.flip"(%[[X]]) {dims = array<i64: 0>} : (tensor<2x3xi64>) -> tensor<2x3xi64>
-# CHECK:         %[[PERMUTE:.+]] = "fxla.permute"(%[[FLIP]]) {dims = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<3x2xi64>
+# CHECK:         %[[FLIP:.+]] = fxla.flip %[[X]] {dims = [0]} : tensor<2x3xi64> -> tensor<2x3xi64>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[FLIP]] {dims = [1, 0]} : tensor<2x3xi64> -> tensor<3x2xi64>
 @case(torch.Tensor.rot90, t(2, 3, dtype=I64))
 def tensor_rot90_k3(x):
     return x.rot90(-1)
@@ -635,10 +635,10 @@ def tensor_rot90_k3(x):
 
 # CHECK-LABEL: case torch.kron:
 # CHECK:         func.func @main(%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<4x2x2xf32>)
-# CHECK:         %[[RESHAPE:.+]] = "fxla.reshape"(%[[A]]) {shape = array<i64: 1, 1, 2, 1, 3, 1>} : (tensor<2x3xf32>) -> tensor<1x1x2x1x3x1xf32>
-# CHECK:         %[[RESHAPE_2:.+]] = "fxla.reshape"(%[[B]]) {shape = array<i64: 1, 4, 1, 2, 1, 2>} : (tensor<4x2x2xf32>) -> tensor<1x4x1x2x1x2xf32>
-# CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[RESHAPE]], %[[RESHAPE_2]]) : (tensor<1x1x2x1x3x1xf32>, tensor<1x4x1x2x1x2xf32>) -> tensor<1x4x2x2x3x2xf32>
-# CHECK:         %[[RESHAPE_3:.+]] = "fxla.reshape"(%[[MUL]]) {shape = array<i64: 4, 4, 6>} : (tensor<1x4x2x2x3x2xf32>) -> tensor<4x4x6xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[A]] {shape = [1, 1, 2, 1, 3, 1]} : tensor<2x3xf32> -> tensor<1x1x2x1x3x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[B]] {shape = [1, 4, 1, 2, 1, 2]} : tensor<4x2x2xf32> -> tensor<1x4x1x2x1x2xf32>
+# CHECK:         %[[MUL:.+]] = fxla.mul %[[RESHAPE]], %[[RESHAPE_2]] : tensor<1x1x2x1x3x1xf32>, tensor<1x4x1x2x1x2xf32> -> tensor<1x4x2x2x3x2xf32>
+# CHECK:         %[[RESHAPE_3:.+]] = fxla.reshape %[[MUL]] {shape = [4, 4, 6]} : tensor<1x4x2x2x3x2xf32> -> tensor<4x4x6xf32>
 @case(torch.kron, t(2, 3), t(4, 2, 2))
 def kron(a, b):
     return torch.kron(a, b)

@@ -5,8 +5,8 @@
 
 // A Python scalar times a scalar: the product is one splat constant (f32 wins over i64).
 // CHECK-LABEL: func.func @scalar_arith
-// CHECK:         %[[C:.+]] = "fxla.constant"() {value = dense<7.500000e+00> : tensor<f32>} : () -> tensor<f32>
-// CHECK-NEXT:    %[[R:.+]] = "fxla.mul"(%arg0, %[[C]])
+// CHECK:         %[[C:.+]] = fxla.constant {value = dense<7.500000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK-NEXT:    %[[R:.+]] = fxla.mul %arg0, %[[C]]
 // CHECK-NOT:     fxla.add
 // CHECK-NOT:     fxla.constant
 // CHECK:         return %[[R]]
@@ -22,8 +22,8 @@ func.func @scalar_arith(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Chains fold: reshape, permute and an elementwise op on a literal, then a comparison (i1 result).
 // CHECK-LABEL: func.func @chain
-// CHECK:         "fxla.constant"() {value = dense<{{\[\[}}0, 2, 4], [1, 3, 5]]> : tensor<2x3xi64>}
-// CHECK:         "fxla.constant"() {value = dense<{{\[\[}}false, false, true], [false, true, true]]> : tensor<2x3xi1>}
+// CHECK:         fxla.constant {value = dense<{{\[\[}}0, 2, 4], [1, 3, 5]]> : tensor<2x3xi64>}
+// CHECK:         fxla.constant {value = dense<{{\[\[}}false, false, true], [false, true, true]]> : tensor<2x3xi1>}
 // CHECK-NOT:     fxla.reshape
 // CHECK-NOT:     fxla.permute
 // CHECK-NOT:     fxla.gt
@@ -41,8 +41,8 @@ func.func @chain() -> (tensor<2x3xi64>, tensor<2x3xi1>) {
 
 // convert (float -> int truncates toward zero) and true division of integers (an f32 result).
 // CHECK-LABEL: func.func @convert_div
-// CHECK-DAG:     "fxla.constant"() {value = dense<[1, -2]> : tensor<2xi32>}
-// CHECK-DAG:     "fxla.constant"() {value = dense<[5.000000e-01, -1.500000e+00]> : tensor<2xf32>}
+// CHECK-DAG:     fxla.constant {value = dense<[1, -2]> : tensor<2xi32>}
+// CHECK-DAG:     fxla.constant {value = dense<[5.000000e-01, -1.500000e+00]> : tensor<2xf32>}
 // CHECK-NOT:     fxla.convert
 // CHECK-NOT:     fxla.div
 func.func @convert_div() -> (tensor<2xi32>, tensor<2xf32>) {
@@ -77,9 +77,9 @@ func.func @not_folded(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<bf16
 
 // Bool (i1) constants as operands, splat and dense: comparisons of bools and a where on a folded bool mask.
 // CHECK-LABEL: func.func @bool_operands
-// CHECK-DAG:     "fxla.constant"() {value = dense<[true, false, true]> : tensor<3xi1>}
-// CHECK-DAG:     "fxla.constant"() {value = dense<true> : tensor<3xi1>}
-// CHECK-DAG:     "fxla.constant"() {value = dense<[1.000000e+00, -2.000000e+00, 3.000000e+00]> : tensor<3xf32>}
+// CHECK-DAG:     fxla.constant {value = dense<[true, false, true]> : tensor<3xi1>}
+// CHECK-DAG:     fxla.constant {value = dense<true> : tensor<3xi1>}
+// CHECK-DAG:     fxla.constant {value = dense<[1.000000e+00, -2.000000e+00, 3.000000e+00]> : tensor<3xf32>}
 // CHECK-NOT:     fxla.eq
 // CHECK-NOT:     fxla.ne
 // CHECK-NOT:     fxla.where

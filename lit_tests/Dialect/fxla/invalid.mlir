@@ -95,7 +95,7 @@ func.func @attribute_arity(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> 
 // -----
 
 func.func @unknown_op(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.frobnicate' op is not an op of the fxla dialect (known: fxla.abs, fxla.add,
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.frobnicate' op is not an op of the fxla dialect (its {{[0-9]+}} ops are listed in docs/dialect.md)
   %0 = "fxla.frobnicate"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

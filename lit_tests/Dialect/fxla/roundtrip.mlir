@@ -6,13 +6,13 @@
 
 // CHECK-LABEL: func.func @binary
 // CHECK-SAME:    (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<3xf32>)
-// CHECK:         %[[ADD:.+]] = "fxla.add"(%[[A]], %[[B]]) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[SUB:.+]] = "fxla.sub"(%[[ADD]], %[[B]]) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[MUL:.+]] = "fxla.mul"(%[[SUB]], %[[A]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[DIV:.+]] = "fxla.div"(%[[MUL]], %[[A]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[MAX:.+]] = "fxla.maximum"(%[[DIV]], %[[A]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[MIN:.+]] = "fxla.minimum"(%[[MAX]], %[[A]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK:         %[[POW:.+]] = "fxla.pow"(%[[MIN]], %[[A]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[ADD:.+]] = fxla.add %[[A]], %[[B]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[SUB:.+]] = fxla.sub %[[ADD]], %[[B]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[MUL:.+]] = fxla.mul %[[SUB]], %[[A]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[DIV:.+]] = fxla.div %[[MUL]], %[[A]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[MAX:.+]] = fxla.maximum %[[DIV]], %[[A]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[MIN:.+]] = fxla.minimum %[[MAX]], %[[A]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[POW:.+]] = fxla.pow %[[MIN]], %[[A]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
 // CHECK:         return %[[POW]] : tensor<2x3xf32>
 func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
   %0 = "fxla.add"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
@@ -28,12 +28,12 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
 // -----
 
 // CHECK-LABEL: func.func @compare
-// CHECK:         "fxla.eq"(%[[A:.+]], %[[B:.+]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-// CHECK:         "fxla.ne"(%[[A]], %[[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-// CHECK:         "fxla.lt"(%[[A]], %[[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-// CHECK:         "fxla.le"(%[[A]], %[[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-// CHECK:         "fxla.gt"(%[[A]], %[[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-// CHECK:         "fxla.ge"(%[[A]], %[[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+// CHECK:         fxla.eq %[[A:.+]], %[[B:.+]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// CHECK:         fxla.ne %[[A]], %[[B]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// CHECK:         fxla.lt %[[A]], %[[B]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// CHECK:         fxla.le %[[A]], %[[B]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// CHECK:         fxla.gt %[[A]], %[[B]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// CHECK:         fxla.ge %[[A]], %[[B]] : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
 func.func @compare(%a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
   %0 = "fxla.eq"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
   %1 = "fxla.ne"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
@@ -47,17 +47,17 @@ func.func @compare(%a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi1>, tenso
 // -----
 
 // CHECK-LABEL: func.func @unary
-// CHECK:         %[[NEG:.+]] = "fxla.neg"(%{{.+}}) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[ABS:.+]] = "fxla.abs"(%[[NEG]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[RELU:.+]] = "fxla.relu"(%[[ABS]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[EXP:.+]] = "fxla.exp"(%[[RELU]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[LOG:.+]] = "fxla.log"(%[[EXP]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[SQRT:.+]] = "fxla.sqrt"(%[[LOG]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[RSQRT:.+]] = "fxla.rsqrt"(%[[SQRT]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[TANH:.+]] = "fxla.tanh"(%[[RSQRT]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[SIG:.+]] = "fxla.sigmoid"(%[[TANH]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[GELU:.+]] = "fxla.gelu"(%[[SIG]]) {approximate = "tanh"} : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         "fxla.gelu"(%[[GELU]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         %[[NEG:.+]] = fxla.neg %{{.+}} : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[ABS:.+]] = fxla.abs %[[NEG]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[RELU:.+]] = fxla.relu %[[ABS]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[EXP:.+]] = fxla.exp %[[RELU]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[LOG:.+]] = fxla.log %[[EXP]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[SQRT:.+]] = fxla.sqrt %[[LOG]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[RSQRT:.+]] = fxla.rsqrt %[[SQRT]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[TANH:.+]] = fxla.tanh %[[RSQRT]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[SIG:.+]] = fxla.sigmoid %[[TANH]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         %[[GELU:.+]] = fxla.gelu %[[SIG]] {approximate = "tanh"} : tensor<4xf32> -> tensor<4xf32>
+// CHECK:         fxla.gelu %[[GELU]] : tensor<4xf32> -> tensor<4xf32>
 func.func @unary(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fxla.neg"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   %1 = "fxla.abs"(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -77,8 +77,8 @@ func.func @unary(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // CHECK-LABEL: func.func @softmax
-// CHECK:         %[[S:.+]] = "fxla.softmax"(%{{.+}}) {dim = 1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
-// CHECK:         "fxla.log_softmax"(%[[S]]) {dim = -1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+// CHECK:         %[[S:.+]] = fxla.softmax %{{.+}} {dim = 1} : tensor<2x5xf32> -> tensor<2x5xf32>
+// CHECK:         fxla.log_softmax %[[S]] {dim = -1} : tensor<2x5xf32> -> tensor<2x5xf32>
 func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = "fxla.softmax"(%a) {dim = 1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   %1 = "fxla.log_softmax"(%0) {dim = -1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
@@ -90,9 +90,9 @@ func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // Optional operands are carried by operandSegmentSizes.
 // CHECK-LABEL: func.func @contractions
 // CHECK-SAME:    (%[[X:.+]]: tensor<8x64xf32>, %[[W:.+]]: tensor<16x64xf32>, %[[B:.+]]: tensor<16xf32>, %[[M:.+]]: tensor<16x4xf32>)
-// CHECK:         "fxla.linear"(%[[X]], %[[W]], %[[B]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<8x64xf32>, tensor<16x64xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-// CHECK:         %[[L:.+]] = "fxla.linear"(%[[X]], %[[W]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<8x64xf32>, tensor<16x64xf32>) -> tensor<8x16xf32>
-// CHECK:         "fxla.matmul"(%[[L]], %[[M]]) : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+// CHECK:         fxla.linear %[[X]], %[[W]], bias %[[B]] : tensor<8x64xf32>, tensor<16x64xf32>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK:         %[[L:.+]] = fxla.linear %[[X]], %[[W]] : tensor<8x64xf32>, tensor<16x64xf32> -> tensor<8x16xf32>
+// CHECK:         fxla.matmul %[[L]], %[[M]] : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
 func.func @contractions(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %b: tensor<16xf32>, %m: tensor<16x4xf32>) -> (tensor<8x16xf32>, tensor<8x4xf32>) {
   %0 = "fxla.linear"(%x, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<8x64xf32>, tensor<16x64xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   %1 = "fxla.linear"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<8x64xf32>, tensor<16x64xf32>) -> tensor<8x16xf32>
@@ -104,8 +104,8 @@ func.func @contractions(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %b: tensor<
 
 // Attributes print sorted by name.
 // CHECK-LABEL: func.func @conv_pool
-// CHECK:         %[[C:.+]] = "fxla.conv"(%{{.+}}, %{{.+}}, %{{.+}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
-// CHECK:         "fxla.max_pool2d"(%[[C]]) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>
+// CHECK:         %[[C:.+]] = fxla.conv %{{.+}}, %{{.+}}, bias %{{.+}} {stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1} : tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32> -> tensor<2x8x16x16xf32>
+// CHECK:         fxla.max_pool2d %[[C]] {kernel_size = [2, 2], stride = [2, 2], padding = [0, 0], dilation = [1, 1], ceil_mode = false} : tensor<2x8x16x16xf32> -> tensor<2x8x8x8xf32>
 func.func @conv_pool(%x: tensor<2x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x8x8xf32> {
   %0 = "fxla.conv"(%x, %w, %b) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
   %1 = "fxla.max_pool2d"(%0) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>
@@ -115,8 +115,8 @@ func.func @conv_pool(%x: tensor<2x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: ten
 // -----
 
 // CHECK-LABEL: func.func @layout
-// CHECK:         %[[R:.+]] = "fxla.reshape"(%{{.+}}) {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
-// CHECK:         "fxla.permute"(%[[R]]) {dims = array<i64: 1, 0>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+// CHECK:         %[[R:.+]] = fxla.reshape %{{.+}} {shape = [6, 4]} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK:         fxla.permute %[[R]] {dims = [1, 0]} : tensor<6x4xf32> -> tensor<4x6xf32>
 func.func @layout(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
   %0 = "fxla.reshape"(%x) {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
   %1 = "fxla.permute"(%0) {dims = array<i64: 1, 0>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
@@ -126,8 +126,8 @@ func.func @layout(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
 // -----
 
 // CHECK-LABEL: func.func @reductions
-// CHECK:         "fxla.sum"(%[[X:.+]]) {dims = array<i64: 1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
-// CHECK:         "fxla.mean"(%[[X]]) {dims = array<i64>, keepdim = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+// CHECK:         fxla.sum %[[X:.+]] {dims = [1], keepdim = true} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+// CHECK:         fxla.mean %[[X]] {dims = [], keepdim = false} : tensor<2x3x4xf32> -> tensor<f32>
 func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<f32>) {
   %0 = "fxla.sum"(%x) {dims = array<i64: 1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
   %1 = "fxla.mean"(%x) {dims = array<i64>, keepdim = false} : (tensor<2x3x4xf32>) -> tensor<f32>
@@ -137,7 +137,7 @@ func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<f32>)
 // -----
 
 // CHECK-LABEL: func.func @layer_norm
-// CHECK:         "fxla.layer_norm"(%{{.+}}, %{{.+}}) {eps = 1.000000e-05 : f64, normalized_rank = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+// CHECK:         fxla.layer_norm %{{.+}}, weight %{{.+}} {normalized_rank = 1, eps = 1.000000e-05} : tensor<2x5x8xf32>, tensor<8xf32> -> tensor<2x5x8xf32>
 func.func @layer_norm(%x: tensor<2x5x8xf32>, %w: tensor<8xf32>) -> tensor<2x5x8xf32> {
   %0 = "fxla.layer_norm"(%x, %w) {normalized_rank = 1 : i64, eps = 1.0e-05 : f64, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
   return %0 : tensor<2x5x8xf32>
@@ -147,10 +147,10 @@ func.func @layer_norm(%x: tensor<2x5x8xf32>, %w: tensor<8xf32>) -> tensor<2x5x8x
 
 // A 0-d constant promotes like a Python scalar: i32 tensor + 0-d i64 stays i32.
 // CHECK-LABEL: func.func @constant_convert
-// CHECK:         %[[C:.+]] = "fxla.constant"() {value = dense<[1.500000e+00, 2.500000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>
-// CHECK:         "fxla.convert"(%[[C]]) : (tensor<2xf32>) -> tensor<2xf16>
-// CHECK:         %[[K:.+]] = "fxla.constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
-// CHECK:         "fxla.add"(%{{.+}}, %[[K]]) : (tensor<2xi32>, tensor<i64>) -> tensor<2xi32>
+// CHECK:         %[[C:.+]] = fxla.constant {value = dense<[1.500000e+00, 2.500000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>
+// CHECK:         fxla.convert %[[C]] : tensor<2xf32> -> tensor<2xf16>
+// CHECK:         %[[K:.+]] = fxla.constant {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+// CHECK:         fxla.add %{{.+}}, %[[K]] : tensor<2xi32>, tensor<i64> -> tensor<2xi32>
 func.func @constant_convert(%i: tensor<2xi32>) -> (tensor<2xf16>, tensor<2xi32>) {
   %0 = "fxla.constant"() {value = dense<[1.5, 2.5]> : tensor<2xf32>} : () -> tensor<2xf32>
   %1 = "fxla.convert"(%0) : (tensor<2xf32>) -> tensor<2xf16>

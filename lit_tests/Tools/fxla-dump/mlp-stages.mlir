@@ -18,11 +18,11 @@
 // runs it and compares the result with eager PyTorch.
 // FXLA-LABEL: func.func @main
 // FXLA-SAME:    (%[[X:.+]]: tensor<8x64xf32>, %[[B1:.+]]: tensor<128xf32> {fxla.param = "fc1.bias"}, %[[W1:.+]]: tensor<128x64xf32> {fxla.param = "fc1.weight"},
-// FXLA:         %[[H:.+]] = "fxla.linear"(%[[X]], %[[W1]], %[[B1]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<8x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<8x128xf32>
-// FXLA:         %[[G:.+]] = "fxla.gelu"(%[[H]]) {approximate = "none"} : (tensor<8x128xf32>) -> tensor<8x128xf32>
-// FXLA:         %[[R:.+]] = "fxla.relu"(%{{.+}}) : (tensor<8x128xf32>) -> tensor<8x128xf32>
-// FXLA:         "fxla.add"(%[[R]], %[[G]]) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-// FXLA:         %[[Y:.+]] = "fxla.log_softmax"(%{{.+}}) {dim = -1 : i64} : (tensor<8x10xf32>) -> tensor<8x10xf32>
+// FXLA:         %[[H:.+]] = fxla.linear %[[X]], %[[W1]], bias %[[B1]] : tensor<8x64xf32>, tensor<128x64xf32>, tensor<128xf32> -> tensor<8x128xf32>
+// FXLA:         %[[G:.+]] = fxla.gelu %[[H]] {approximate = "none"} : tensor<8x128xf32> -> tensor<8x128xf32>
+// FXLA:         %[[R:.+]] = fxla.relu %{{.+}} : tensor<8x128xf32> -> tensor<8x128xf32>
+// FXLA:         fxla.add %[[R]], %[[G]] : tensor<8x128xf32>, tensor<8x128xf32> -> tensor<8x128xf32>
+// FXLA:         %[[Y:.+]] = fxla.log_softmax %{{.+}} {dim = -1} : tensor<8x10xf32> -> tensor<8x10xf32>
 // FXLA:         return %[[Y]] : tensor<8x10xf32>
 // FXLA:       // run: max |fxla - eager| = {{[0-9.e+-]+}} (match)
 // FXLA-NOT:   MISMATCH

@@ -7,10 +7,10 @@
 // torch), the cotangent scatter-added there in the flattened spatial dims.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<2x3x4x4xf32>, %[[X:.+]]: tensor<2x3x7x7xf32>)
-// CHECK:         %[[P:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}
-// CHECK:         %[[I:.+]] = "fxla.reshape"(%[[P]]#1) {shape = array<i64: 2, 3, 16>}
-// CHECK:         %[[S:.+]] = "fxla.scatter"(%{{.+}}, %[[I]], %{{.+}}) {dim = 2 : i64, reduce = "add"} : (tensor<2x3x49xf32>, tensor<2x3x16xi64>, tensor<2x3x16xf32>) -> tensor<2x3x49xf32>
-// CHECK:         %[[DX:.+]] = "fxla.reshape"(%[[S]]) {shape = array<i64: 2, 3, 7, 7>}
+// CHECK:         %[[P:.+]]:2 = fxla.max_pool_with_indices %[[X]] {kernel_size = [3, 3], stride = [2, 2], padding = [1, 1], dilation = [1, 1], ceil_mode = false}
+// CHECK:         %[[I:.+]] = fxla.reshape %[[P]]#1 {shape = [2, 3, 16]}
+// CHECK:         %[[S:.+]] = fxla.scatter %{{.+}}, %[[I]], %{{.+}} {dim = 2, reduce = "add"} : tensor<2x3x49xf32>, tensor<2x3x16xi64>, tensor<2x3x16xf32> -> tensor<2x3x49xf32>
+// CHECK:         %[[DX:.+]] = fxla.reshape %[[S]] {shape = [2, 3, 7, 7]}
 // CHECK:         return %[[DX]]
 func.func @main(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x4x4xf32> {
   %0 = "fxla.max_pool"(%x) {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x3x7x7xf32>) -> tensor<2x3x4x4xf32>
@@ -22,9 +22,9 @@ func.func @main(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x4x4xf32> {
 // max_pool_with_indices (unbatched bf16): through the indices the forward returned (saved), accumulated in f32.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[I:.+]]: tensor<3x4xi64>, %[[CT:.+]]: tensor<3x4xbf16>) -> tensor<3x8xbf16>
-// CHECK:         %[[C32:.+]] = "fxla.convert"(%[[CT]]) : (tensor<3x4xbf16>) -> tensor<3x4xf32>
-// CHECK:         %[[S:.+]] = "fxla.scatter"(%{{.+}}, %[[I]], %[[C32]]) {dim = 1 : i64, reduce = "add"}
-// CHECK:         %[[DX:.+]] = "fxla.convert"(%[[S]]) : (tensor<3x8xf32>) -> tensor<3x8xbf16>
+// CHECK:         %[[C32:.+]] = fxla.convert %[[CT]] : tensor<3x4xbf16> -> tensor<3x4xf32>
+// CHECK:         %[[S:.+]] = fxla.scatter %{{.+}}, %[[I]], %[[C32]] {dim = 1, reduce = "add"}
+// CHECK:         %[[DX:.+]] = fxla.convert %[[S]] : tensor<3x8xf32> -> tensor<3x8xbf16>
 // CHECK:         return %[[DX]]
 func.func @main(%x: tensor<3x8xbf16>) -> (tensor<3x4xbf16>, tensor<3x4xi64>) {
   %0:2 = "fxla.max_pool_with_indices"(%x) {kernel_size = array<i64: 2>, stride = array<i64: 2>, padding = array<i64: 0>, dilation = array<i64: 1>, ceil_mode = false} : (tensor<3x8xbf16>) -> (tensor<3x4xbf16>, tensor<3x4xi64>)
@@ -36,8 +36,8 @@ func.func @main(%x: tensor<3x8xbf16>) -> (tensor<3x4xbf16>, tensor<3x4xi64>) {
 // The legacy fxla.max_pool2d differentiates like fxla.max_pool.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<1x2x3x3xf32>, %[[X:.+]]: tensor<1x2x6x6xf32>)
-// CHECK:         %[[P:.+]]:2 = "fxla.max_pool_with_indices"(%[[X]]) {{.*}}kernel_size = array<i64: 2, 2>
-// CHECK:         "fxla.scatter"(%{{.+}}, %{{.+}}, %{{.+}}) {dim = 2 : i64, reduce = "add"} : (tensor<1x2x36xf32>, tensor<1x2x9xi64>, tensor<1x2x9xf32>)
+// CHECK:         %[[P:.+]]:2 = fxla.max_pool_with_indices %[[X]] {kernel_size = [2, 2]
+// CHECK:         fxla.scatter %{{.+}}, %{{.+}}, %{{.+}} {dim = 2, reduce = "add"} : tensor<1x2x36xf32>, tensor<1x2x9xi64>, tensor<1x2x9xf32>
 func.func @main(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
   %0 = "fxla.max_pool2d"(%x) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
@@ -49,10 +49,10 @@ func.func @main(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
 // over each window by a transposed convolution with a ones kernel, the padding cut off both ends.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<1x2x3xf32>) -> tensor<1x2x5xf32>
-// CHECK:         %[[N:.+]] = "fxla.constant"() {value = dense<[2.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<3xf32>}
-// CHECK:         %[[D:.+]] = "fxla.div"(%[[CT]], %[[N]])
-// CHECK:         %[[T:.+]] = "fxla.conv"(%{{.+}}, %{{.+}}) {{.*}}stride = array<i64: 2>, transposed = true} : (tensor<2x1x3xf32>, tensor<1x1x3xf32>) -> tensor<2x1x7xf32>
-// CHECK:         "fxla.pad"(%[[T]]) {high = array<i64: 0, 0, -1>, low = array<i64: 0, 0, -1>, {{.*}}} : (tensor<2x1x7xf32>) -> tensor<2x1x5xf32>
+// CHECK:         %[[N:.+]] = fxla.constant {value = dense<[2.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<3xf32>}
+// CHECK:         %[[D:.+]] = fxla.div %[[CT]], %[[N]]
+// CHECK:         %[[T:.+]] = fxla.conv %{{.+}}, %{{.+}} {stride = [2], {{.*}}transposed = true{{.*}}} : tensor<2x1x3xf32>, tensor<1x1x3xf32> -> tensor<2x1x7xf32>
+// CHECK:         fxla.pad %[[T]] {low = [0, 0, -1], high = [0, 0, -1]{{.*}}} : tensor<2x1x7xf32> -> tensor<2x1x5xf32>
 func.func @main(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
   %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, ceil_mode = true, count_include_pad = false} : (tensor<1x2x5xf32>) -> tensor<1x2x3xf32>
   return %0 : tensor<1x2x3xf32>
@@ -62,11 +62,11 @@ func.func @main(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
 
 // avg_pool with divisor_override: one divisor for every window; nothing to cut off.
 // CHECK-LABEL: func.func @backward
-// CHECK:         %[[N:.+]] = "fxla.constant"() {value = dense<3.000000e+00> : tensor<f32>}
-// CHECK:         "fxla.div"(%{{.+}}, %[[N]]) : (tensor<2x3x3xf32>, tensor<f32>) -> tensor<2x3x3xf32>
-// CHECK:         %[[T:.+]] = "fxla.conv"(%{{.+}}, %{{.+}}) {{.*}}transposed = true} : (tensor<2x1x3x3xf32>, tensor<1x1x2x2xf32>) -> tensor<2x1x6x6xf32>
-// CHECK-NOT:     "fxla.pad"
-// CHECK:         %[[DX:.+]] = "fxla.reshape"(%[[T]]) {shape = array<i64: 2, 6, 6>}
+// CHECK:         %[[N:.+]] = fxla.constant {value = dense<3.000000e+00> : tensor<f32>}
+// CHECK:         fxla.div %{{.+}}, %[[N]] : tensor<2x3x3xf32>, tensor<f32> -> tensor<2x3x3xf32>
+// CHECK:         %[[T:.+]] = fxla.conv %{{.+}}, %{{.+}} {{.*}}transposed = true{{.*}}} : tensor<2x1x3x3xf32>, tensor<1x1x2x2xf32> -> tensor<2x1x6x6xf32>
+// CHECK-NOT:     fxla.pad
+// CHECK:         %[[DX:.+]] = fxla.reshape %[[T]] {shape = [2, 6, 6]}
 // CHECK:         return %[[DX]]
 func.func @main(%x: tensor<2x6x6xf32>) -> tensor<2x3x3xf32> {
   %0 = "fxla.avg_pool"(%x) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, divisor_override = 3 : i64} : (tensor<2x6x6xf32>) -> tensor<2x3x3xf32>
