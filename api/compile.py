@@ -334,7 +334,20 @@ class CompiledModule(CompileControl):
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
         with COMPILING:
-            return self._pipeline.lower(self.graph_module, example_inputs)
+            stages = self._pipeline.lower(self.graph_module, example_inputs)
+        stages.compile_for_hlo = functools.partial(self.executable_for, *example_inputs)     # (Stages.hlo)
+        return stages
+
+    def trace_for(self, *args, **kwargs):
+        """``(graph_module, placeholder_args)``: the traced graph a call with these arguments runs, and the
+        call's arguments in the order of its placeholders (keywords and defaults bound); nothing is lowered or
+        run.  With ``concrete_shapes=True`` it is the trace of this call's signature (traced now if new; plain
+        Python arguments are constants of it, so not among ``placeholder_args``)."""
+        self._modes.watch()
+        if self._per_shape is not None:
+            module, values = self._per_shape.module_for(args, kwargs)
+            return module.graph_module, values
+        return self.graph_module, self._binding.bind(args, kwargs)
 
     def _describe_call(self, args, shown: int = 8) -> str:
         return self._binding.describe(args, shown)

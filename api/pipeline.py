@@ -13,10 +13,13 @@ compile    PJRT compile (or the on-disk cache)                  :class:`~fxla.ru
 
 ``fxla.compile`` (per input signature), ``fxla.export``, ``fxla-dump`` and ``fxla.testing`` all run these
 methods of :class:`Pipeline`; none spells the stages out itself.  Observers see each stage's result and wall
-time (``fxla-dump -v``); ``print_ir_after_all`` prints the IR after every pass of the StableHLO stage.
+time (``fxla-dump -v``); ``print_ir_after_all`` prints the IR after every pass to stderr: functionalization,
+the lowering to fxla, each pass of the StableHLO stage (MLIR's printer) and each device layout pass.
 """
 from __future__ import annotations
 
+import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.errors import FxlaError
 from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
@@ -34,7 +38,7 @@ from fxla.lowering.precision import full_precision_pass
 from fxla.runtime import Executable, compile_stablehlo
 from fxla.runtime.buffers import example_tensor, is_array
 
-__all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "Target", "Observer"]
+__all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "StagesError", "Target", "Observer", "readable_hlo"]
 
 #: Tracing, lowering and compiling take this lock (one at a time per process: they write shared graph metadata,
 #: and tracing patches torch's module classes); calls of compiled signatures run concurrently without it.
@@ -49,15 +53,75 @@ Observer = Callable[[str, Any, float], None]
 
 @dataclass
 class Stages:
-    """The IR of every stage for one input signature (what ``fxla-dump`` prints)."""
+    """The IR of every stage for one input signature (what ``CompiledModule.lower`` returns and ``fxla-dump``
+    prints); :attr:`hlo` is XLA's optimised HLO of the signature's executable."""
 
-    graph: str          # the captured graph (torch.fx-style listing)
-    code: str           # Python regenerated from the graph
-    fxla: str           # the fxla dialect module
-    stablehlo: str      # verified StableHLO
-    stablehlo_debug: str  # the same with source locations (what is compiled, so XLA's HLO keeps them)
+    #: the captured graph (torch.fx-style listing)
+    graph: str
+    #: Python regenerated from the graph
+    code: str
+    #: the fxla dialect module
+    fxla: str
+    #: the verified StableHLO
+    stablehlo: str
+    #: the same with source locations (what is compiled, so XLA's HLO keeps them)
+    stablehlo_debug: str
+    #: the lowered program (:class:`~fxla.lowering.FxlaProgram`)
     program: FxlaProgram
-    prepared: Optional[PreparedGraph] = field(default=None, repr=False)   # the graph that was lowered
+    #: the graph that was lowered (in-place ops rewritten)
+    prepared: Optional[PreparedGraph] = field(default=None, repr=False)
+    #: the compiled executable, once the ``compile`` stage ran for these stages (or :attr:`hlo` was read)
+    executable: Optional[Executable] = field(default=None, repr=False)
+    #: how to compile this signature when :attr:`hlo` is read first (``CompiledModule.lower`` sets it)
+    compile_for_hlo: Optional[Callable[[], Executable]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def hlo(self) -> str:
+        """XLA's optimised HLO of the executable compiled for this signature (what ``executable_for(x).hlo_text()``
+        gives, after fxla's device layout passes) without XLA's FileNames/FunctionNames/FileLocations/StackFrames
+        tables: each instruction's ``stack_frame_id`` is written as the ``source_file``/``source_line`` of its frame
+        (:func:`readable_hlo`).  Compiles the signature on first access if no ``compile`` stage ran for it yet
+        (from the on-disk cache when it holds it); raises :class:`StagesError` for stages nothing can compile
+        (made by :meth:`Pipeline.lower` alone)."""
+        if self.executable is None:
+            if self.compile_for_hlo is None:
+                raise StagesError("these Stages were lowered without a device: there is no executable to read "
+                                  "the HLO of\nfix: use CompiledModule.lower(*inputs).hlo, or run "
+                                  "Pipeline.layout and Pipeline.compile on them first")
+            self.executable = self.compile_for_hlo()
+        return readable_hlo(self.executable.hlo_text())
+
+
+class StagesError(FxlaError):
+    """A stage's IR was asked of :class:`Stages` that never ran it (``hlo`` of stages nothing compiled)."""
+
+
+#: XLA's tables of source locations after the ``HloModule`` line (``FileNames`` ... ``StackFrames``)
+_HLO_TABLE = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)\n((?:\d+ .*\n?)*)\n*", re.M)
+_TABLE_ROW = re.compile(r"^(\d+) (.*)$", re.M)
+_FIELD = re.compile(r"(\w+)=(\d+)")
+_FRAME_REF = re.compile(r" stack_frame_id=(\d+)")
+
+
+def readable_hlo(text: str) -> str:
+    """XLA's HLO text without the FileNames/FunctionNames/FileLocations/StackFrames tables it prints after the
+    ``HloModule`` line (dozens of lines, mostly fxla's own call stack).  The HLO itself is kept: each
+    instruction's ``metadata={... stack_frame_id=N}`` names the frame's source instead,
+    ``source_file="models.py" source_line=25`` (XLA's OpMetadata fields)."""
+    tables = {m.group(1): dict(_TABLE_ROW.findall(m.group(2))) for m in _HLO_TABLE.finditer(text)}
+    if not tables:
+        return text
+    files, locations, frames = (tables.get(k, {}) for k in ("FileNames", "FileLocations", "StackFrames"))
+
+    def source(match) -> str:
+        frame = dict(_FIELD.findall(frames.get(match.group(1), "")))
+        location = dict(_FIELD.findall(locations.get(frame.get("file_location_id", ""), "")))
+        name = files.get(location.get("file_name_id", ""))
+        if name is None or "line" not in location:
+            return ""
+        return f" source_file={name} source_line={location['line']}"    # (file names are printed quoted)
+
+    return _FRAME_REF.sub(source, _HLO_TABLE.sub("", text))
 
 
 @dataclass
@@ -94,11 +158,18 @@ class Pipeline:
         a first call must not change what ``torch.manual_seed`` makes of the numbers drawn afterwards."""
         examples = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, tuple(example_inputs))
         with torch.random.fork_rng(devices=[]):
-            return self._stage("prepare", prepare_graph, gm, examples)
+            prepared = self._stage("prepare", prepare_graph, gm, examples)
+        if self.print_ir_after_all:
+            note = "" if prepared.functionalized else " (no in-place ops: the captured graph, unchanged)"
+            self._print_ir(f"functionalize{note}", str(prepared.graph_module.graph))
+        return prepared
 
     def to_fxla(self, prepared: PreparedGraph) -> FxlaProgram:
         """Stage ``fxla``: the prepared graph as an fxla-dialect program (verified by fxla's verifier)."""
-        return self._stage("fxla", lower_to_fxla, prepared)
+        program = self._stage("fxla", lower_to_fxla, prepared)
+        if self.print_ir_after_all:
+            self._print_ir("lower-to-fxla", program.text())
+        return program
 
     def to_stablehlo(self, program: FxlaProgram):
         """Stage ``stablehlo``: the fxla program converted and verified by MLIR (a new module; source locations
@@ -137,15 +208,19 @@ class Pipeline:
         ``fxla-full-precision`` alone, off the CPU."""
         return self._stage("layout", self._layout, stages, platform, partitioned)
 
-    @staticmethod
-    def _layout(stages: Stages, platform: str, partitioned: bool) -> Target:
+    def _layout(self, stages: Stages, platform: str, partitioned: bool) -> Target:
         if partitioned and platform == "cpu":
             return Target(stages.stablehlo, stages.stablehlo_debug)
         module = verify_stablehlo(stages.stablehlo_debug)
+        printed = None
+        if self.print_ir_after_all:
+            printed = lambda name: self._print_ir(name, module.operation.get_asm())  # noqa: E731
         if partitioned:
             changed, layouts = bool(full_precision_pass(module)), {}
+            if printed is not None:
+                printed("fxla-full-precision")
         else:
-            changed, layouts = device_layouts(module, stages.program.param_names, platform)
+            changed, layouts = device_layouts(module, stages.program.param_names, platform, after_pass=printed)
         if not changed:
             return Target(stages.stablehlo, stages.stablehlo_debug)
         return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts)
@@ -154,7 +229,14 @@ class Pipeline:
                 cache_dir: Optional[str] = None, donate: Sequence[int] = ()) -> Executable:
         """Stage ``compile``: PJRT's executable of ``target`` for ``device`` (or ``partitioning``'s mesh),
         from the on-disk cache when it holds one (keyed on the text without source locations); ``donate``: the
-        arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`)."""
-        return self._stage("compile", compile_stablehlo, target.debug_text, device, partitioning=partitioning,
-                           cache_dir=cache_dir, cache_text=target.text,
-                           n_params=len(stages.program.param_names), donate=donate)
+        arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`).  The executable is
+        also kept as ``stages.executable`` (:attr:`Stages.hlo`)."""
+        stages.executable = self._stage("compile", compile_stablehlo, target.debug_text, device,
+                                        partitioning=partitioning, cache_dir=cache_dir, cache_text=target.text,
+                                        n_params=len(stages.program.param_names), donate=donate)
+        return stages.executable
+
+    @staticmethod
+    def _print_ir(after: str, text: str) -> None:
+        """``print_ir_after_all`` for a stage or pass that MLIR's pass manager does not run (its banner)."""
+        print(f"// -----// IR Dump After {after} //----- //\n{text.rstrip()}\n", file=sys.stderr, flush=True)

@@ -126,15 +126,25 @@ DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-f
                     "cse")
 
 
-def device_layouts(module, param_names: Sequence[str], platform: str):
+def device_layouts(module, param_names: Sequence[str], platform: str,
+                   after_pass: Optional[Callable[[str], None]] = None):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
     (where its cost model says it pays) and ``fxla-pool-layout``, on any other platform ``fxla-full-precision``;
-    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  Returns ``(changed, layouts)``: whether the module changed, and ``{parameter:
-    permutation}`` for the parameters stored permuted."""
-    rewritten = grouped_conv_pass(module, cost_model=True) if platform == "cpu" else full_precision_pass(module)
-    pooled = pool_layout_pass(module) if platform == "cpu" else 0
+    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
+    each (``--print-ir-after-all``).  Returns ``(changed, layouts)``: whether the module changed, and
+    ``{parameter: permutation}`` for the parameters stored permuted."""
+    report = after_pass or (lambda name: None)
+    if platform == "cpu":
+        rewritten = grouped_conv_pass(module, cost_model=True)
+        report("fxla-grouped-conv")
+        pooled = pool_layout_pass(module)
+        report("fxla-pool-layout")
+    else:
+        rewritten, pooled = full_precision_pass(module), 0
+        report("fxla-full-precision")
     layouts = permute_trailing_params(module, param_names)
+    report("fxla-param-layout")
     return bool(rewritten or pooled or layouts), layouts
 
 

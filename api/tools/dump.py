@@ -6,21 +6,32 @@
     fxla-dump examples/models.py:mlp --stage graph --format svg > mlp.svg
     fxla-dump examples/models.py:mlp --format html > mlp.html      # every stage on one page
     fxla-dump examples/models.py:mlp -v --print-ir-after-all        # timings and IR after each pass (stderr)
+    fxla-dump hf.py:gpt2 --input-shape 1x16:i64 --concrete-shapes --concrete-args use_cache=false --run
 
 SPEC is ``path/to/file.py:factory`` or ``package.module:factory``.  The factory is called with no arguments and
-returns either ``(model, example_inputs)`` or just a model/function, in which case ``--input-shape`` gives the
-example inputs (``2x16`` or ``2x16:f16``; repeat the flag for several inputs).
+returns a model/function, ``(model, example_args)`` or ``(model, example_args, example_kwargs)`` (keyword
+inputs, e.g. a Hugging Face model's ``attention_mask``); ``--input-shape`` gives or replaces the example inputs
+(``2x16``, ``2x16:f16``, ``2x16:i64`` for token ids, ``attention_mask=2x16:i64`` for a keyword input; repeat the
+flag for several inputs).  ``--concrete-shapes`` and ``--concrete-args`` trace as ``fxla.compile(model,
+concrete_shapes=True, concrete_args={...})`` does (models that branch on sizes or assert shapes: Hugging Face,
+nanoGPT); ``--run`` compares every tensor of the output (tuples, dicts, ModelOutputs, KV caches...) with eager
+PyTorch's, one line per leaf.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import copy
+import functools
 import importlib
 import importlib.util
+import json
 import os
+import shutil
 import sys
+import textwrap
 import time
+from typing import Any, Dict, Optional, Tuple
 
 from fxla.errors import FxlaError
 
@@ -30,10 +41,49 @@ DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float6
 
 
 class SpecError(FxlaError):
-    """The model spec given to fxla-dump cannot be loaded."""
+    """The model spec given to fxla-dump cannot be loaded, or its arguments are malformed."""
 
 
-def load_factory(spec: str):
+class GraphvizMissingError(FxlaError):
+    """``--format svg`` was asked for and Graphviz's ``dot`` program is not on PATH."""
+
+
+def parse_concrete_args(items) -> Dict[str, Any]:
+    """``--concrete-args``: each item a JSON object (``'{"use_cache": false}'``) or ``NAME=VALUE`` with VALUE a
+    JSON value (``use_cache=false``, ``num_steps=3``, ``mode='"fast"'``; Python's True/False/None spelled so are
+    accepted too); later items override earlier ones."""
+    python = {"True": True, "False": False, "None": None}
+    merged: Dict[str, Any] = {}
+    for item in items:
+        text = item.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise SpecError(f"bad --concrete-args '{item}': not a JSON object ({err})\nfix: write e.g. "
+                                f"'{{\"use_cache\": false}}' or use_cache=false") from None
+            merged.update(value)
+            continue
+        name, eq, raw = text.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise SpecError(f"bad --concrete-args '{item}'\nfix: write NAME=VALUE (use_cache=false) or a JSON "
+                            f"object ('{{\"use_cache\": false}}')")
+        raw = raw.strip()
+        if raw in python:
+            merged[name.strip()] = python[raw]
+            continue
+        try:
+            merged[name.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            raise SpecError(f"bad --concrete-args '{item}': '{raw}' is not a JSON value\nfix: write true, false, "
+                            f"null, a number or a quoted string ({name.strip()}='\"{raw}\"')") from None
+    return merged
+
+
+def load_factory(spec: str, progress: Optional["_Progress"] = None):
+    """The factory that ``spec`` (``FILE.py:FACTORY`` or ``package.module:FACTORY``) names; importing its module
+    is a ``-v`` phase of ``progress``."""
+    progress = progress or _Progress(False)
     path, sep, attr = spec.rpartition(":")
     if not sep or not path or not attr:
         raise SpecError(f"'{spec}' is not a model spec\nfix: write FILE.py:FACTORY or package.module:FACTORY")
@@ -45,22 +95,38 @@ def load_factory(spec: str):
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        module_spec.loader.exec_module(module)
+        with progress.phase(f"import {path}"):
+            module_spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(path)
+        with progress.phase(f"import {path}"):
+            module = importlib.import_module(path)
     if not hasattr(module, attr):
         raise SpecError(f"'{path}' defines no '{attr}'\nfix: name a function of that module that returns the "
                         f"model (and optionally its example inputs)")
     return getattr(module, attr)
 
 
+def parse_input(text: str) -> Tuple[Optional[str], Any]:
+    """``--input-shape``: ``(keyword, example tensor)`` of ``[NAME=]SHAPE[:DTYPE]`` (``keyword`` None for a
+    positional input)."""
+    name, eq, rest = text.partition("=")
+    if not eq:
+        return None, parse_shape(text)
+    if not name.isidentifier():
+        raise SpecError(f"bad --input-shape '{text}': '{name}' is not an argument name\nfix: write e.g. "
+                        f"attention_mask=2x16:i64")
+    return name, parse_shape(rest)
+
+
 def parse_shape(text: str):
+    """A random example tensor of ``SHAPE[:DTYPE]`` (``2x16``, ``2x16:f16``; integers are drawn from 0..3,
+    valid token ids and masks)."""
     import torch
     shape, _, dtype = text.partition(":")
     try:
         dims = [int(d) for d in shape.split("x")] if shape else []
     except ValueError:
-        raise SpecError(f"bad --input-shape '{text}'\nfix: write e.g. 2x3x32x32 or 2x16:f16") from None
+        raise SpecError(f"bad --input-shape '{text}'\nfix: write e.g. 2x3x32x32, 2x16:f16 or 2x16:i64") from None
     dt = getattr(torch, DTYPES.get(dtype or "f32", "?"), None)
     if dt is None:
         raise SpecError(f"unknown dtype '{dtype}' in --input-shape\nfix: one of {', '.join(DTYPES)}")
@@ -69,51 +135,89 @@ def parse_shape(text: str):
     return torch.randint(0, 4, dims, dtype=dt) if dt != torch.bool else torch.rand(dims) > 0.5
 
 
+#: the stages, as ``--help`` lists them
+STAGE_HELP = ("stages: graph (captured graph), functional (the graph with in-place ops rewritten out of place, what "
+              "is lowered), code (regenerated Python), fxla (the fxla dialect), stablehlo (verified StableHLO), hlo "
+              "(XLA's optimised HLO of what fxla.compile runs: the StableHLO after the device layout passes; XLA's "
+              "tables of source frames left out, each instruction naming its source_file and source_line)")
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="fxla-dump", description=__doc__.split("\n\n")[0].replace("``", ""),
-                                epilog="stages: graph (captured graph), functional (the graph with in-place ops rewritten "
-                                "out of place, what is lowered), code (regenerated Python), fxla (the fxla "
-                                "dialect), stablehlo (verified StableHLO), hlo (XLA's optimised HLO of what fxla.compile runs: "
-                                "the StableHLO after fxla-param-layout)")
+    title, examples, spec = (part.replace("``", "") for part in __doc__.split("\n\n", 2))
+    wrap = functools.partial(textwrap.fill, width=100)
+    p = argparse.ArgumentParser(prog="fxla-dump", description=title,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(["examples:\n" + examples, wrap(STAGE_HELP),
+                                                     wrap(" ".join(spec.split()))]))
     p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
     p.add_argument("--stage", choices=STAGES + ("all",), default="all")
-    p.add_argument("--input-shape", action="append", default=[], help="example input, e.g. 2x16 or 2x16:f16")
+    p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
+                   help="example input, e.g. 2x16, 2x16:f16, 2x16:i64 (token ids), attention_mask=2x16:i64 "
+                        "(a keyword input); replaces the factory's example inputs")
+    p.add_argument("--concrete-shapes", action="store_true",
+                   help="trace for these inputs' shapes, as fxla.compile(model, concrete_shapes=True) does "
+                        "(models that branch on sizes or assert shapes: Hugging Face, nanoGPT)")
+    p.add_argument("--concrete-args", action="append", default=[], metavar="NAME=VALUE|JSON",
+                   help="arguments fixed while tracing, as fxla.compile's concrete_args: use_cache=false or "
+                        "'{\"use_cache\": false}' (VALUE is JSON; repeat the flag for several)")
     p.add_argument("--debug-locations", action="store_true", help="print MLIR locations (the user's source lines)")
-    p.add_argument("--run", action="store_true", help="also run the compiled model and compare with eager torch")
+    p.add_argument("--run", action="store_true",
+                   help="also run the compiled model and compare every leaf of its output with eager PyTorch's")
     p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
     p.add_argument("--format", choices=("text", "svg", "html"), default="text",
-                   help="text (default); svg: the graph drawn by Graphviz (with --stage graph); "
+                   help="text (default); svg: the captured graph drawn by Graphviz (the default stage then); "
                         "html: one self-contained page of every requested stage (the graph grouped by module, "
                         "IR lines linked to graph nodes and source lines, search)")
     p.add_argument("--print-ir-after-all", action="store_true",
-                   help="print the IR after every pass of the fxla -> StableHLO pipeline (to stderr)")
-    p.add_argument("-v", "--verbose", action="store_true", help="report each phase and its time (to stderr)")
+                   help="print the IR after every step fxla.compile runs (to stderr): functionalization, the "
+                        "lowering to fxla, each pass of the fxla -> StableHLO pipeline, each device layout pass")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="report each phase and its time (to stderr), from importing the model's module to the "
+                        "run, and the total")
     return p
 
 
 def main(argv=None) -> int:
+    started = time.perf_counter()
     args = _parser().parse_args(argv)
+    progress = _Progress(args.verbose, started)
     try:
-        return _dump(args)
+        return _dump(args, progress)
     except FxlaError as err:
         print(f"fxla-dump: error: {err}", file=sys.stderr)
         return 1
+    finally:
+        progress.total()
 
 
 class _Progress:
     """``-v``: one line per phase on stderr, with its wall time."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool, started: Optional[float] = None):
         self.enabled = enabled
+        self.started = time.perf_counter() if started is None else started
 
     @contextlib.contextmanager
     def phase(self, what: str):
-        if self.enabled:
-            print(f"[fxla] {what} ...", end="", file=sys.stderr, flush=True)
+        """One line when the phase is over (``... failed after`` when it raised): nothing else is printed in
+        the middle of a line (``--print-ir-after-all`` writes to the same stderr)."""
         start = time.perf_counter()
-        yield
+        try:
+            yield
+        except BaseException:
+            if self.enabled:
+                print(f"[fxla] {what} ... failed after {(time.perf_counter() - start) * 1e3:.1f} ms",
+                      file=sys.stderr, flush=True)
+            raise
         if self.enabled:
-            print(f" {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr, flush=True)
+            print(f"[fxla] {what} ... {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr, flush=True)
+
+    def total(self) -> None:
+        """The wall time since fxla-dump's main() started: every phase above and what lies between them (Python's
+        own start-up, ~0.1 s, comes before; its exit, which releases JAX's runtime, after)."""
+        if self.enabled:
+            print(f"[fxla] total {(time.perf_counter() - self.started) * 1e3:.1f} ms (then Python exits, "
+                  f"releasing JAX's runtime)", file=sys.stderr, flush=True)
 
     def observe(self, stage: str, _result, seconds: float) -> None:
         """A pipeline observer (fxla.pipeline.Observer): one line per stage, after it ran."""
@@ -122,41 +226,67 @@ class _Progress:
                   flush=True)
 
 
-def _load(args):
+def _load(args, progress: _Progress):
+    """``(model, example_args, example_kwargs)`` of the spec's factory (see the module docstring), the
+    ``--input-shape`` inputs replacing the factory's; a module is put in eval mode."""
     import torch
 
-    made = load_factory(args.spec)()
-    if isinstance(made, tuple) and len(made) == 2 and not isinstance(made[0], torch.Tensor):
-        model, inputs = made
+    factory = load_factory(args.spec, progress)
+    with progress.phase(f"call {args.spec.rpartition(':')[2]}() (model construction)"):
+        made = factory()
+    model, inputs, kwargs = made, (), {}
+    if isinstance(made, tuple) and len(made) in (2, 3) and not isinstance(made[0], torch.Tensor):
+        model, inputs = made[0], made[1]
         inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    else:
-        model, inputs = made, ()
+        if len(made) == 3:
+            if not isinstance(made[2], dict):
+                raise SpecError(f"{args.spec} returned a 3-tuple whose last item is a {type(made[2]).__name__}, "
+                                f"not a dict of keyword inputs\nfix: return (model, example_args, "
+                                f"example_kwargs) with example_kwargs a dict")
+            kwargs = dict(made[2])
     if args.input_shape:
-        inputs = tuple(parse_shape(s) for s in args.input_shape)
-    if not inputs:
-        raise SpecError("no example inputs\nfix: return (model, example_inputs) from the factory or pass "
-                        "--input-shape")
+        given = [parse_input(s) for s in args.input_shape]
+        inputs = tuple(t for name, t in given if name is None)
+        kwargs = {name: t for name, t in given if name is not None}
+    if not inputs and not kwargs:
+        raise SpecError("no example inputs\nfix: return (model, example_args) or (model, example_args, "
+                        "example_kwargs) from the factory, or pass --input-shape")
     if isinstance(model, torch.nn.Module):
         model.eval()
-    return model, inputs
+    return model, inputs, kwargs
 
 
 #: what ``-v`` calls each stage of the pipeline (fxla.pipeline.STAGES)
 STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization)",
                 "fxla": "lowering to fxla", "vjp": "differentiation (forward + residuals, backward)",
                 "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
-                "layout": "device layout passes (fxla-pool-layout + fxla-param-layout)", "compile": "XLA compile"}
+                "layout": "device layout passes (fxla-grouped-conv, fxla-pool-layout, fxla-param-layout; "
+                          "fxla-full-precision off the CPU)", "compile": "XLA compile"}
 
 
-def _stage_texts(args, model, inputs, progress: _Progress):
+def _stage_texts(args, model, inputs, kwargs, wanted, progress: _Progress):
+    """``(compiled, graph_module, texts)``: ``model`` compiled as ``fxla.compile`` would with the options given,
+    the graph a call with these inputs runs, and the text of each ``wanted`` stage (the pipeline run as far as
+    they need: ``graph`` and ``code`` need the trace only, ``hlo`` the XLA compile)."""
     import fxla
+    from fxla.frontend.errors import TraceError
     from fxla.pipeline import COMPILING, Pipeline
     from fxla.runtime import resolve_device
 
-    with progress.phase("tracing"):
-        compiled = fxla.compile(model, device=args.device)
-    gm = compiled.graph_module
+    concrete_args = parse_concrete_args(args.concrete_args) or None
+    with progress.phase("tracing" + (" (concrete shapes)" if args.concrete_shapes else "")):
+        try:
+            compiled = fxla.compile(model, device=args.device, concrete_shapes=args.concrete_shapes,
+                                    concrete_args=concrete_args)
+            gm, placeholder_args = compiled.trace_for(*inputs, **kwargs)
+        except TraceError as err:
+            if not args.concrete_shapes:       # (its fix names fxla.compile's options: these are the flags)
+                err.add_context("fxla-dump: --concrete-shapes is fxla.compile(model, concrete_shapes=True), and "
+                                "--concrete-args use_cache=false is concrete_args={'use_cache': False}")
+            raise
     texts = {"graph": str(gm.graph), "code": gm.code}
+    if not set(wanted) - {"graph", "code"}:
+        return compiled, gm, texts
 
     def keep_fxla(stage, result, _seconds):      # (the next stage converts the fxla module in place)
         if stage == "fxla":
@@ -164,16 +294,16 @@ def _stage_texts(args, model, inputs, progress: _Progress):
 
     pipeline = Pipeline(observers=[progress.observe, keep_fxla], print_ir_after_all=args.print_ir_after_all)
     with COMPILING:
-        stages = pipeline.lower(gm, inputs)
+        stages = pipeline.lower(gm, placeholder_args)
     texts["functional"] = _functional_text(stages.prepared)
     texts["stablehlo"] = stages.stablehlo_debug if args.debug_locations else stages.stablehlo
-    if args.stage in ("hlo", "all") or args.run:
+    if "hlo" in wanted:
         device = resolve_device(args.device)
         with COMPILING:          # what fxla.compile does before XLA (same HLO)
             target = pipeline.layout(stages, device.platform)
-            executable = pipeline.compile(stages, target, device)
-        texts["hlo"] = executable.hlo_text()
-    return compiled, texts
+            pipeline.compile(stages, target, device)
+        texts["hlo"] = stages.hlo
+    return compiled, gm, texts
 
 
 def _functional_text(prepared) -> str:
@@ -191,52 +321,44 @@ def _functional_text(prepared) -> str:
     return "\n".join([str(prepared.graph_module.graph).rstrip("\n")] + back)
 
 
-def _compare(got, expected):
-    """``(max abs difference, match)`` of a run's outputs and eager's, leaf by leaf: tensors within rtol 1e-4 /
-    atol 1e-5 (the max difference over all of them), other leaves equal, the structures alike (tuples, dicts,
-    Hugging Face ModelOutputs...)."""
-    import torch
-    from torch.utils import _pytree as pytree
-
-    got_leaves, got_spec = pytree.tree_flatten(got)
-    want_leaves, want_spec = pytree.tree_flatten(expected)
-    if len(got_leaves) != len(want_leaves):
-        return float("inf"), False
-    diff, ok = 0.0, True
-    for g, w in zip(got_leaves, want_leaves):
-        if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor):
-            if g.shape != w.shape:
-                return float("inf"), False
-            if g.numel():
-                a, b = g.detach().double(), w.detach().double()
-                diff = max(diff, (a - b).abs().max().item())
-                ok = ok and torch.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
-        else:
-            ok = ok and (g == w if not isinstance(g, torch.Tensor) and not isinstance(w, torch.Tensor) else False)
-    return diff, bool(ok)
-
-
-def _dump(args) -> int:
-    import torch
-
+def _dump(args, progress: _Progress) -> int:
+    from fxla.frontend.errors import PassError
     from fxla.frontend.passes import graph_to_svg
 
-    progress = _Progress(args.verbose)
-    model, inputs = _load(args)
-    # --run: eager runs on copies made before anything runs, so a model that changes its state or inputs
-    # (self.steps += 1, x += 1) is compared from the same starting point
-    eager_model, eager_inputs = (copy.deepcopy(model), copy.deepcopy(inputs)) if args.run else (None, None)
+    wanted = STAGES if args.stage == "all" else (args.stage,)
+    if args.format == "svg":
+        if args.stage == "all":          # an SVG is a drawing of the graph: no --stage needed
+            wanted = ("graph",)
+        if wanted != ("graph",):
+            raise SpecError("--format svg draws the graph only\nfix: add --stage graph, or drop --format svg")
+        if shutil.which("dot") is None:  # (before minutes of tracing)
+            raise GraphvizMissingError(
+                "--format svg: the Graphviz `dot` program is not installed",
+                why="the graph is drawn by running `dot -Tsvg`, and no `dot` is on PATH",
+                fix="install Graphviz (apt-get install graphviz, brew install graphviz or conda install graphviz), "
+                    "or use --format html or --format text")
+    with progress.phase("import fxla (torch, JAX, MLIR)"):
+        importlib.import_module("fxla.pipeline")
+    model, inputs, kwargs = _load(args, progress)
     if args.format == "html":      # the report links IR lines to graph nodes through the MLIR locations
         args.debug_locations = True
-    compiled, texts = _stage_texts(args, model, inputs, progress)
-    wanted = STAGES if args.stage == "all" else (args.stage,)
-    if args.format == "svg" and args.stage == "all":      # an SVG is a drawing of the graph: no --stage needed
-        wanted = ("graph",)
-    graph = compiled.graph_module.graph
+    eager_model = eager_inputs = eager_kwargs = None
+    if args.run:
+        # eager runs on copies made before anything runs, so a model that changes its state or inputs
+        # (self.steps += 1, x += 1) is compared from the same starting point
+        with progress.phase("copy the model and inputs (--run's eager reference)"):
+            eager_model, eager_inputs, eager_kwargs = copy.deepcopy((model, inputs, kwargs))
+    compiled, gm, texts = _stage_texts(args, model, inputs, kwargs, wanted, progress)
+    graph = gm.graph
     if args.format == "svg":
-        if wanted != ("graph",):
-            raise SpecError("--format svg draws the graph only\nfix: add --stage graph")
-        print(graph_to_svg(graph))
+        with progress.phase("draw the graph (Graphviz dot)"):
+            try:
+                svg = graph_to_svg(graph)
+            except PassError as err:
+                err.where = None         # (graph_to_svg's caller is fxla-dump, not a line of the user's)
+                err.fix = "check the Graphviz installation (dot -V), or use --format html or --format text"
+                raise
+        print(svg)
     elif args.format == "html":
         from fxla.tools.report import model_name, render
         print(render(texts, wanted, compiled.graph_module, model, title=model_name(model), subtitle=args.spec))
@@ -246,14 +368,36 @@ def _dump(args) -> int:
                 print(f"// ===== {stage} =====")
             print(texts[stage].rstrip("\n"))
     if args.run:
-        with torch.no_grad():
-            expected = eager_model(*eager_inputs)
-        with progress.phase("run"):
-            got = compiled(*inputs)
-        diff, ok = _compare(got, expected)
-        print(f"// run: max |fxla - eager| = {diff:.3g} ({'match' if ok else 'MISMATCH'})")
-        return 0 if ok else 1
+        return _run(compiled, (model, inputs, kwargs), (eager_model, eager_inputs, eager_kwargs),
+                    args.concrete_args, progress)
     return 0
+
+
+def _run(compiled, call, eager_call, concrete_args, progress: _Progress) -> int:
+    """``--run``: the compiled model and eager PyTorch on the same inputs; one line per output leaf (see
+    :mod:`fxla.tools.compare`), then the largest difference and the verdict.  Returns the exit status."""
+    import torch
+
+    from fxla.tools.compare import compare
+
+    _model, inputs, kwargs = call
+    eager_model, eager_inputs, eager_kwargs = eager_call
+    with progress.phase("eager run (PyTorch)"):
+        with torch.no_grad():       # (with the --concrete-args, which the compiled model has built in)
+            expected = eager_model(*eager_inputs, **eager_kwargs, **parse_concrete_args(concrete_args))
+    with progress.phase("fxla run (its first call lowers and compiles the signature itself)"):
+        got = compiled(*inputs, **kwargs)
+    results = compare(got, expected)
+    for leaf in results:
+        diff = f", max |fxla - eager| = {leaf.diff:.3g}" if leaf.diff is not None else ""
+        verdict = "match" if leaf.ok else f"MISMATCH: {leaf.problem}"
+        print(f"// run: {leaf.path}: {leaf.what}{diff} ({verdict})")
+    diffs = [leaf.diff for leaf in results if leaf.diff is not None]
+    ok = all(leaf.ok for leaf in results)
+    bad = sum(not leaf.ok for leaf in results)
+    print(f"// run: max |fxla - eager| = {max(diffs, default=0.0):.3g} "
+          f"({'match' if ok else 'MISMATCH'}: {len(results) - bad} of {len(results)} leaves match)")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@
 // FXLA:         fxla.add %[[R]], %[[G]] : tensor<8x128xf32>, tensor<8x128xf32> -> tensor<8x128xf32>
 // FXLA:         %[[Y:.+]] = fxla.log_softmax %{{.+}} {dim = -1} : tensor<8x10xf32> -> tensor<8x10xf32>
 // FXLA:         return %[[Y]] : tensor<8x10xf32>
-// FXLA:       // run: max |fxla - eager| = {{[0-9.e+-]+}} (match)
+// FXLA:       // run: output: float32[8, 10], max |fxla - eager| = {{[0-9.e+-]+}} (match)
+// FXLA:       // run: max |fxla - eager| = {{[0-9.e+-]+}} (match: 1 of 1 leaves match)
 // FXLA-NOT:   MISMATCH
 
 // StableHLO: canonicalised (constants hoisted), no fxla left, not even the parameter annotations.
