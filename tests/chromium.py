@@ -12,6 +12,7 @@ beyond the OS's ``chromium`` (Debian: ``apt-get install chromium``; ``.ci/run`` 
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -50,18 +51,21 @@ class Chromium:
         self.profile = tempfile.mkdtemp(prefix="fxla-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-
-        def fds():               # in the child: its fd 3 reads what we write, its fd 4 writes what we read
-            reading, writing = os.dup(to_browser_r), os.dup(from_browser_w)     # (either may be 3 or 4)
-            os.dup2(reading, 3)
-            os.dup2(writing, 4)
-
-        self.process = subprocess.Popen(      # (subprocess closes the other descriptors after fds() ran)
-            [binary, *FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-pipe", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=fds, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
+        # the browser's end of each pipe moved above 10, then bash (dash takes one-digit descriptors only) puts
+        # them on 3 and 4 and runs the browser (no preexec_fn: it would fork this multithreaded process, which
+        # JAX warns of)
+        reading = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
+        writing = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+        for fd in (to_browser_r, from_browser_w):
+            os.close(fd)
+        self.log = tempfile.TemporaryFile()          # its stderr: read when it fails
+        script = f'exec "$0" "$@" 3<&{reading} 4>&{writing} {reading}<&- {writing}>&-'
+        self.process = subprocess.Popen(
+            ["bash", "-c", script, binary, *FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-pipe",
+             "about:blank"], pass_fds=(reading, writing), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=self.log)
+        os.close(reading)
+        os.close(writing)
         self._buffer = b""
         self._next_id = 0
         self.events: List[Dict[str, Any]] = []
@@ -80,12 +84,17 @@ class Chromium:
         self.close()
 
     def close(self) -> None:
+        """Ask the browser to quit (it ends its helper processes), kill it if it does not within 5 s."""
         if self.process.poll() is None:
-            self.process.kill()
+            try:
+                os.write(self._to_browser, json.dumps({"id": 0, "method": "Browser.close"}).encode() + b"\0")
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
         self.process.wait(timeout=10)
         for fd in (self._to_browser, self._from_browser):
             os.close(fd)
-        self.process.stderr.close()
+        self.log.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
     # -- the protocol ----------------------------------------------------------------------------------------------
@@ -96,7 +105,8 @@ class Chromium:
                 raise BrowserError("the browser did not answer in time")
             chunk = os.read(self._from_browser, 1 << 20)
             if not chunk:
-                raise BrowserError(f"the browser exited: {self.process.stderr.read().decode(errors='replace')}")
+                self.log.seek(0)
+                raise BrowserError(f"the browser exited: {self.log.read().decode(errors='replace')[-4000:]}")
             self._buffer += chunk
         message, _, self._buffer = self._buffer.partition(b"\0")
         return json.loads(message)
