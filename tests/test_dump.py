@@ -50,6 +50,18 @@ def test_hf_gpt2_dumps_and_runs_with_concrete_shapes(capsys):
 
 
 @pytest.mark.slow
+def test_hf_gpt2_run_compares_the_kv_cache(capsys):
+    """use_cache left at its default: the output also holds a DynamicCache, compared tensor by tensor."""
+    rc, out, err = run_dump(capsys, f"{GPT2}:gpt2", "--input-shape", "2x16:i64", "--concrete-shapes", "--stage",
+                            "graph", "--run")
+    assert rc == 0, err
+    for layer in (0, 1):
+        for part in ("keys", "values"):
+            assert f"// run: output.cache.layers[{layer}].{part}: float32[2, 2, 16, 32], max |fxla - eager| = " in out
+    assert "MISMATCH" not in out
+
+
+@pytest.mark.slow
 def test_factory_gives_keyword_inputs(capsys):
     """A factory returning (model, example_args, example_kwargs): the attention_mask reaches the trace and the
     eager reference; concrete args as a JSON object."""
