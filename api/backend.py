@@ -23,21 +23,30 @@ that takes a new value on every call therefore compiles on every call (pass it a
 done yet: one lowering per graph for every size (symbolic dims carried through the fxla dialect and StableHLO
 and refined per size) — today each new size costs a lowering and an XLA compile.
 
-Options (``torch.compile(..., options={...})``): ``device`` and ``max_signatures``, as for :func:`fxla.compile`.
+Options (``torch.compile(..., options={...})``): ``device``, ``max_signatures`` and ``dump_dir``, as for
+:func:`fxla.compile` (``dump_dir``: each graph's folder also holds ``dynamo.txt``, the graph as dynamo handed it
+over).  Each graph received is logged to ``fxla.dynamo`` (INFO: its number, dynamo's compile id, node count,
+placeholders with their sizes and symbols); its compiled module logs to ``fxla.compile`` as
+``DynamoGraph (dynamo graph #n)`` (docs/debugging.md).
 """
 from __future__ import annotations
 
+import itertools
 import linecache
+import logging
 import operator
 import re
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+import torch._guards
 import torch._refs
 from torch.utils import _pytree as pytree
 
+from fxla.base.logs import DYNAMO
 from fxla.compile import MAX_SIGNATURES, CompiledModule, OptionError
+from fxla.dumps import GraphDump, open_dumps
 from fxla.errors import FxlaError
 from fxla.frontend import Graph, GraphModule, SourceLocation, wrap
 from fxla.frontend import meta as M
@@ -51,7 +60,9 @@ _GENERATED = "<fxla-generated-"
 #: what dynamo's example values of scalar nodes are (sizes, size arithmetic, their comparisons)
 _SCALARS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
 _NO_EXAMPLE = object()
-_OPTIONS = ("device", "max_signatures")
+_OPTIONS = ("device", "max_signatures", "dump_dir")
+#: numbers the graphs the backend receives in this process (the ``fxla.dynamo`` log, ``dump_dir`` folders)
+_GRAPH_NUMBERS = itertools.count(1)
 
 
 class BackendError(FxlaError):
@@ -316,17 +327,57 @@ def _check_materialized(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> 
                           f"with model.load_state_dict(...)) and pass real tensors, not device='meta' ones")
 
 
-def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], **options) -> Callable[..., Any]:
-    """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})``.
+def _described_input(node, value) -> str:
+    """``l_x_: float32[s0, 4] (symbols s0)``, ``s0: SymInt s0``: a placeholder and dynamo's example value."""
+    if isinstance(value, torch.Tensor):
+        symbols = sorted({str(d) for d in value.shape if isinstance(d, torch.SymInt)})
+        shape = ", ".join(str(d) for d in value.shape)
+        return f"{node.name}: {str(value.dtype).rpartition('.')[2]}[{shape}]" + \
+            (f" (symbols {', '.join(symbols)})" if symbols else "")
+    return f"{node.name}: {type(value).__name__} {value}" if value is not _NO_EXAMPLE else f"{node.name}: ?"
+
+
+def _received(number: int, gm: torch.fx.GraphModule, example_inputs: List[Any], dump_dir) -> Optional[GraphDump]:
+    """Log (``fxla.dynamo``, INFO) the graph dynamo handed over: its number, dynamo's compile id (frame/attempt: a
+    second attempt of a frame is a dynamo recompile), its nodes and placeholders; with ``dump_dir``, make its folder
+    and write the graph there as dynamo gave it (``dynamo.txt``).  Returns the folder (``None``: no dumps)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    values = [_example(n) for n in placeholders]
+    values = [example_inputs[i] if v is _NO_EXAMPLE and i < len(example_inputs) else v for i, v in enumerate(values)]
+    compile_id = torch._guards.CompileContext.current_compile_id()     # (None outside a dynamo compile)
+    again = compile_id is not None and bool(compile_id.frame_compile_id)
+    head = (f"dynamo graph #{number} (dynamo compile id {compile_id}"
+            f"{f': recompile {compile_id.frame_compile_id} of frame {compile_id.frame_id}' if again else ''}): "
+            f"{len(gm.graph.nodes)} nodes, {len(placeholders)} placeholders")
+    inputs = [_described_input(n, v) for n, v in zip(placeholders, values)]
+    if DYNAMO.isEnabledFor(logging.INFO):
+        DYNAMO.info("%s: %s", head, "; ".join(inputs) or "none")
+    dumps = open_dumps(dump_dir)
+    if dumps is None:
+        return None
+    folder = dumps.graph(f"dynamo-graph-{number}")
+    folder.write("dynamo.txt", head + "\n" + "\n".join(f"  {line}" for line in inputs) + "\n\n"
+                 + gm.print_readable(print_output=False))
+    return folder
+
+
+def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,
+                 **direct) -> Callable[..., Any]:
+    """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})`` (torch hands
+    the dict over as ``options=``; a direct call may pass the same names as keywords).
 
     Returns the graph compiled by fxla (a :class:`~fxla.CompiledModule`, or a call adapter over one that passes
     dynamo's unspecialised numbers as Python numbers; see the module docstring)."""
+    options = {**(options or {}), **direct}
     _check_options(options)
+    number = next(_GRAPH_NUMBERS)
+    folder = _received(number, gm, example_inputs, options.get("dump_dir"))
     _check_materialized(gm, example_inputs)
     converted, numbers = _convert(gm)
     try:
-        compiled = CompiledModule(converted, device=options.get("device"),
+        compiled = CompiledModule(converted, device=options.get("device"), dump_dir=options.get("dump_dir"),
                                   max_signatures=options.get("max_signatures", MAX_SIGNATURES))
+        compiled._graph_label, compiled._graph_dump = f"dynamo graph #{number}", folder
     except FxlaError as err:
         _point_at_user_code(err, _UserLines(converted))
         raise

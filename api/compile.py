@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import time
 import weakref
 from typing import Any, Dict, Optional, Sequence
 
@@ -39,7 +40,7 @@ from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
 from .per_shape import PerShapeTraces
-from .recompile import CompileControl
+from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -128,8 +129,10 @@ def _trace(fn, tracer: Optional[Tracer], concrete_args, remedies: Remedies = COM
     """Trace the module or function ``fn`` as it is now (its current mode: fxla.modes); trace errors name
     ``remedies`` (the entry point the user called: fxla.frontend.remedies)."""
     tracer = tracer or Tracer()
+    started = time.perf_counter()
     with COMPILING, spelled_as(remedies):
         graph = tracer.trace(fn, concrete_args=concrete_args)
+    log_trace(fn, graph, started)
     if isinstance(fn, GraphModule) and fn.specialization:     # re-traced: keep what it is valid for
         graph.meta["specialization"] = fn.specialization
     if isinstance(fn, GraphModule):
@@ -241,13 +244,13 @@ class CompiledModule(CompileControl):
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,
-                 max_signatures: int = MAX_SIGNATURES, remat: bool = False):
+                 max_signatures: int = MAX_SIGNATURES, remat: bool = False, dump_dir=None):
         _check_options(fn, output, dynamic, max_signatures, mesh, shard, device)
         if concrete_shapes and tracer is not None:
             raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
                               "tracer= cannot be combined with it\nfix: drop one of the two options")
         self.original = fn
-        self._remat = bool(remat)
+        self._remat, self._history = bool(remat), CompileHistory(dump_dir)    # (fxla.recompile, fxla.dumps)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self._options = dict(device=device, output=output, cache_dir=cache_dir, mesh=mesh, shard=shard,
@@ -272,7 +275,7 @@ class CompiledModule(CompileControl):
         self.shard: Dict[str, Any] = dict(shard or {})
         self.max_signatures = max_signatures
         self._shard_plan = ShardPlan(self.mesh, self.shard) if self.mesh is not None else None
-        self._pipeline = Pipeline()
+        self._pipeline = Pipeline(observers=[phase_observer(self)], name=self.__name__)
 
     def _setup_calls(self, fn, jax_dispatch: bool) -> None:
         """The call path (see ``__call__``) over a new signature cache registered with the parameter store."""
@@ -281,7 +284,7 @@ class CompiledModule(CompileControl):
             me = weakref.ref(self)              # (the dispatcher must not keep the module alive)
             cpp_call = cpp_dispatch.dispatcher(self.__name__, functools.partial(_cpp_miss, me),
                                                functools.partial(_plain_call, me))
-        self._signatures = SignatureCache(self.max_signatures, cpp_call)
+        self._signatures = SignatureCache(self.max_signatures, cpp_call, self.__name__)
         self._store.caches.append(self._signatures)
         self._cache, self._plans = self._signatures.entries, self._signatures.plans
         self._front_plans, self._cpp_call = self._signatures.front_plans, cpp_call
@@ -307,7 +310,7 @@ class CompiledModule(CompileControl):
         state lock, attribute root) and name; its own signature cache and call plans."""
         member = object.__new__(type(self))
         member.original, member.__name__, member._options = gm, self.__name__, self._options
-        member._remat = self._remat
+        member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
         member._configure(**self._options)
         member._store, member._per_shape = self._store, None
         member._modes = ModeTraces(None, None, None)    # (the owner's call checks the mode, then calls it)
@@ -372,7 +375,7 @@ class CompiledModule(CompileControl):
                                  f"fix: pass inputs of a rank/dtype the model accepts") from err
 
     def _compile(self, args, key) -> Entry:
-        started = self._compile_started()
+        started = self._compile_started(args)
         self._binding.check_specialization(self.graph_module.specialization, args)
         stages = self._lower_for_call(args)
         program = stages.program
@@ -537,7 +540,7 @@ class CompiledModule(CompileControl):
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001
             cache_dir=None, mesh=None, shard=None, concrete_shapes=False, max_signatures=MAX_SIGNATURES,
-            remat=False):
+            remat=False, dump_dir=None):
     """Compile an ``nn.Module`` or function: ``fast = fxla.compile(model)`` or ``@fxla.compile``.
 
     ``device``: ``"cpu"``, ``"gpu"``, ``"tpu"``, ``"cpu:1"``, torch's spellings (``torch.device("cpu")``,
@@ -562,10 +565,13 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     ``remat``: for calls that record gradients (grad mode on and an input or parameter requiring grad: see
     docs/training.md), save nothing but the inputs and recompute the forward in the backward program (less
     memory, more compute); by default the forward saves the values the backward reads.
+    ``dump_dir``: a folder to write every stage of every compiled signature to (graph, code, fxla, StableHLO, HLO,
+    why it compiled, phase times; :mod:`fxla.dumps`, docs/debugging.md): one new folder per graph and signature;
+    fxla never overwrites or deletes a file there.
     """
     options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
                    cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes,
-                   max_signatures=max_signatures, remat=remat)
+                   max_signatures=max_signatures, remat=remat, dump_dir=dump_dir)
     if fn is None:
         return functools.partial(compile, **options)
     return CompiledModule(fn, **options)

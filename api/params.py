@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -18,10 +19,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.logs import CACHE
 from fxla.lowering import FxlaProgram
 from fxla.runtime import Executable, cpp_dispatch, from_device, to_device
 
 from .gradients import GradientGuard
+from .signature import describe_value
 from .weights import WeightWatch
 
 __all__ = ["Entry", "SignatureCache", "ParameterStore"]
@@ -46,6 +49,11 @@ class Entry:
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
 
 
+def _described(entry: Entry) -> str:
+    """The inputs that compiled ``entry``, for the ``fxla.cache`` log."""
+    return ", ".join(describe_value(value) for value in entry.program_args)
+
+
 class SignatureCache:
     """The compiled signatures of one traced program, at most ``max_signatures`` (see the module docstring).
 
@@ -54,8 +62,9 @@ class SignatureCache:
     dispatch object (``output="jax"``, see fxla.runtime.cpp_dispatch), when there is one.
     """
 
-    def __init__(self, max_signatures: int, cpp_call=None):
+    def __init__(self, max_signatures: int, cpp_call=None, name: str = "program"):
         self.max_signatures = max_signatures
+        self.name = name                      # the compiled module's name (the ``fxla.cache`` log)
         self.entries: Dict[Tuple, Entry] = collections.OrderedDict()   # signature -> entry, least recent first
         self.plans: Dict[Tuple, Any] = {}
         self.front_plans: Dict[Tuple, Any] = {}
@@ -64,6 +73,8 @@ class SignatureCache:
     def get(self, key) -> Optional[Entry]:
         entry = self.entries.get(key)
         if entry is not None:
+            if CACHE.isEnabledFor(logging.DEBUG):
+                CACHE.debug("%s: in-memory cache hit (%s)", self.name, _described(entry))
             try:
                 self.entries.move_to_end(key)      # (most recently used last: see max_signatures)
             except KeyError:                       # dropped by another thread meanwhile
@@ -73,7 +84,10 @@ class SignatureCache:
     def put(self, key, entry: Entry) -> None:
         self.entries[key] = entry
         while len(self.entries) > self.max_signatures:     # the least recently used signature goes
-            self.entries.popitem(last=False)
+            _, dropped = self.entries.popitem(last=False)
+            if CACHE.isEnabledFor(logging.INFO):
+                CACHE.info("%s: in-memory cache full (max_signatures=%d): dropped the least recently used "
+                           "signature (%s)", self.name, self.max_signatures, _described(dropped))
             self.drop_plans()
 
     def drop_plans(self) -> None:

@@ -10,6 +10,7 @@ device-resident parameters.
 from __future__ import annotations
 
 import inspect
+import time
 from typing import Any, Callable, Dict, Tuple
 
 import torch
@@ -19,6 +20,7 @@ from fxla.frontend.remedies import COMPILE, current, spelled_as
 from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import COMPILING
+from .recompile import log_trace
 from .signature import ArgumentError, signature_key
 
 
@@ -67,8 +69,10 @@ class PerShapeTraces:
         """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module."""
         fixed = {k: v for k, v in given.items() if _python_value(v)}
         examples = {k: _example(v) for k, v in given.items() if k not in fixed}
+        started = time.perf_counter()
         with spelled_as(self.remedies):
             gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples)
+        log_trace(self.fn, gm.graph, started)
         module = self.make(gm)
         self.compiled[key] = module
         while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)

@@ -13,13 +13,15 @@ compile    PJRT compile (or the on-disk cache)                  :class:`~fxla.ru
 
 ``fxla.compile`` (per input signature), ``fxla.export``, ``fxla-dump`` and ``fxla.testing`` all run these
 methods of :class:`Pipeline`; none spells the stages out itself.  Observers see each stage's result and wall
-time (``fxla-dump -v``); ``print_ir_after_all`` prints the IR after every pass to stderr: functionalization,
+time (``fxla-dump -v``), and logger ``fxla.phases`` records each at DEBUG (:mod:`fxla.base.logs`);
+``print_ir_after_all`` prints the IR after every pass to stderr: functionalization,
 the lowering to fxla, each pass of the StableHLO stage (MLIR's printer) and each device layout pass.
 """
 from __future__ import annotations
 
 import re
 import sys
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.base.logs import PHASES
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
@@ -49,6 +52,21 @@ STAGES = ("prepare", "fxla", "vjp", "stablehlo", "layout", "compile")
 
 #: ``observer(stage, result, seconds)``: called after each stage with its result and wall time
 Observer = Callable[[str, Any, float], None]
+
+#: what each stage does, as the ``fxla.phases`` log says it
+_PHASE_WORK = {"prepare": "shape propagation, functionalization", "fxla": "lowering to the fxla dialect, verifier",
+               "vjp": "differentiation", "stablehlo": "conversion to StableHLO, MLIR verifier",
+               "layout": "device layout passes"}
+
+
+def phase_detail(stage: str, result) -> str:
+    """What the ``fxla.phases`` record of ``stage`` says besides its time: the work it covers, and for
+    ``compile`` whether XLA compiled or the on-disk cache held the executable."""
+    if stage == "compile":
+        return "executable from the on-disk cache" if getattr(result, "from_cache", False) else "XLA compile"
+    if stage == "prepare":
+        return f"{_PHASE_WORK[stage]}; {len(result.graph_module.graph.nodes)} nodes"
+    return _PHASE_WORK.get(stage, stage)
 
 
 @dataclass
@@ -139,15 +157,19 @@ class Pipeline:
     """fxla's compile pipeline (see the module docstring): one method per stage, each reporting to the
     ``observers``.  Holds no state between calls; a caller makes one per compilation or keeps one."""
 
-    def __init__(self, *, observers: Sequence[Observer] = (), print_ir_after_all: bool = False):
+    def __init__(self, *, observers: Sequence[Observer] = (), print_ir_after_all: bool = False, name: str = ""):
         self.observers = list(observers)
         self.print_ir_after_all = print_ir_after_all
+        self.name = name              # what the ``fxla.phases`` log calls the program (the compiled module's name)
 
     def _stage(self, name: str, fn, *args, **kwargs):
         start = time.perf_counter()
         result = fn(*args, **kwargs)
+        seconds = time.perf_counter() - start
+        if PHASES.isEnabledFor(logging.DEBUG):
+            PHASES.debug("%s: %s took %.3f s (%s)", self.name or "program", name, seconds, phase_detail(name, result))
         for observer in self.observers:
-            observer(name, result, time.perf_counter() - start)
+            observer(name, result, seconds)
         return result
 
     # -- the stages ----------------------------------------------------------------------------------------------

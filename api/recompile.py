@@ -1,70 +1,198 @@
-"""Control over compiles: what a compiled module compiles, when, and a warning when it compiles too often.
+"""Control over compiles: what a compiled module compiles, when, why, and a warning when it compiles too often.
 
 Every new input signature of a :class:`fxla.CompiledModule` (new shapes, dtypes or non-tensor values) is
 lowered and compiled once.  :class:`CompileControl` (a base of ``CompiledModule``) adds:
 
-* a log through the standard ``logging`` module, logger ``fxla.compile``: one INFO record per compiled
-  signature — the module, the signature's number, the new signature and the one compiled before it (what
-  changed), and the seconds spent (lowering and XLA together) — so ``logging.basicConfig(level=logging.INFO)``
-  (or ``logging.getLogger("fxla").setLevel(logging.INFO)``) shows every recompile;
+* a log through the standard ``logging`` module, logger ``fxla.compile`` (:mod:`fxla.base.logs`): one INFO
+  record per compiled signature -- the module, the signature's number, the new signature, why it compiled (the
+  first call; which inputs changed from the previous signature, old -> new; the same inputs as an earlier
+  signature that was dropped from the in-memory cache, or compiled for another mode), the seconds spent and each
+  phase's share -- so ``logging.basicConfig(level=logging.INFO)`` (or
+  ``logging.getLogger("fxla").setLevel(logging.INFO)``) shows every recompile and its cause;
 * one :class:`RecompileWarning` per module when it compiles more than ``recompile_budget`` signatures
   (default :data:`RECOMPILE_BUDGET`; ``fast.recompile_budget = n`` changes it, ``None`` turns it off), naming
   the fixes (pad to a few sizes, mark shapes static);
-* ``fast.precompile(*signatures)``: compile a list of example inputs ahead of the first calls (serving).
+* ``fast.precompile(*signatures)``: compile a list of example inputs ahead of the first calls (serving);
+* ``dump_dir=``: each compiled signature's stages written to a folder as they are made (:mod:`fxla.dumps`).
 
-Compiled signatures are bounded by ``max_signatures`` (least recently used dropped: :mod:`fxla.params`).
+A ``concrete_shapes=True`` module and its per-signature traces share one :class:`CompileHistory` (numbers,
+reasons, budget and dumps count across traces).  Compiled signatures are bounded by ``max_signatures`` (least
+recently used dropped: :mod:`fxla.params`).
 """
 from __future__ import annotations
 
 import logging
 import time
 import warnings
-from typing import Any, Optional
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["RECOMPILE_BUDGET", "RecompileWarning", "CompileControl", "logger"]
+from fxla.base.logs import CACHE, COMPILE as logger, PHASES
+
+from .dumps import GraphDump, open_dumps, stage_files
+from .pipeline import phase_detail
+from .signature import describe_value
+
+__all__ = ["RECOMPILE_BUDGET", "RecompileWarning", "CompileControl", "CompileHistory", "logger", "log_trace", "phase_observer"]
 
 #: how many input signatures a module compiles before fxla warns (``fast.recompile_budget``)
 RECOMPILE_BUDGET = 8
+#: how many changed inputs a record names (then how many more)
+_SHOWN_CHANGES = 4
 
-#: fxla's compile log (a child of the ``fxla`` logger)
-logger = logging.getLogger("fxla.compile")
+
+def log_trace(fn, graph, started: float) -> None:
+    """The ``fxla.phases`` record (DEBUG) of a trace of ``fn`` into ``graph`` that began at ``started``."""
+    if PHASES.isEnabledFor(logging.DEBUG):
+        name = getattr(fn, "__name__", type(fn).__name__)      # (a module's class, a function's own name)
+        PHASES.debug("%s: trace took %.3f s (%d nodes)", name, time.perf_counter() - started, len(graph.nodes))
+
+
+def phase_observer(module: "CompileControl"):
+    """The pipeline observer of ``module`` (its :meth:`CompileControl._phase_done`), holding it weakly (a compiled
+    module's pipeline must not keep the module alive)."""
+    ref = weakref.ref(module)
+
+    def observe(stage: str, result, seconds: float) -> None:
+        alive = ref()
+        if alive is not None:
+            alive._phase_done(stage, result, seconds)
+    return observe
 
 
 class RecompileWarning(UserWarning):
     """A compiled module compiled more input signatures than its ``recompile_budget``."""
 
 
+class CompileHistory:
+    """What a compiled module (with its ``concrete_shapes`` traces) has compiled: the count, the latest
+    signature, every signature's inputs by mode, and the dumps of ``dump_dir`` (``None``: none)."""
+
+    def __init__(self, dump_dir=None):
+        self.compiles = 0
+        self.budget_warned = False
+        self.previous: Optional[Tuple[int, Tuple[Tuple[str, str], ...]]] = None   # (number, inputs) of the latest
+        self.seen: Dict[Any, int] = {}                       # (mode, inputs) -> the signature number
+        self.dumps = open_dumps(dump_dir)
+
+
+@dataclass
+class _Compiling:
+    """The compile under way: its number, inputs, why, the phases done, and where its stages are dumped."""
+
+    number: int
+    described: str
+    reason: str
+    phases: List[Tuple[str, float, str]] = field(default_factory=list)
+    dump: Optional[GraphDump] = None
+    folder: str = ""
+    stablehlo: str = ""
+
+
 class CompileControl:
-    """The compile log, the recompile budget and ``precompile`` of a compiled module (see the module docstring).
-    The module provides ``__name__``, ``_describe_call(args)``, ``_signatures`` and ``_entry(args)``."""
+    """The compile log, the recompile budget, ``precompile`` and the dumps of a compiled module (see the module
+    docstring).  The module provides ``__name__``, ``_describe_call(args)``, ``_binding``, ``_modes``,
+    ``max_signatures``, ``_history`` (a :class:`CompileHistory`), ``_signatures`` and ``_entry(args)``, calls
+    :meth:`_compile_started` and :meth:`_log_compile` around each compile and gives its pipeline
+    :func:`phase_observer`."""
 
     recompile_budget: Optional[int] = RECOMPILE_BUDGET
-    _compiles = 0
-    _budget_warned = False
-    _last_signature = None
+    #: set by the torch.compile backend: which dynamo graph this module is (in the log)
+    _graph_label: Optional[str] = None
+    _graph_dump: Optional[GraphDump] = None      # this graph's folder in dump_dir (made at its first dump)
+    _compiling: Optional[_Compiling] = None
 
-    def _compile_started(self) -> float:
+    @property
+    def _compiles(self) -> int:
+        return self._history.compiles
+
+    @property
+    def _log_name(self) -> str:
+        return self.__name__ if self._graph_label is None else f"{self.__name__} ({self._graph_label})"
+
+    def _inputs(self, args) -> Tuple[Tuple[str, str], ...]:
+        return tuple((node.target, describe_value(value)) for node, value in zip(self._binding.placeholders, args))
+
+    def _why(self, inputs, mode) -> str:
+        """Why the signature ``inputs`` compiles in ``mode`` (see the module docstring)."""
+        history = self._history
+        earlier = history.seen.get((mode, inputs))
+        if earlier is not None:
+            return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
+                    f"(max_signatures={self.max_signatures})"
+                    + ("" if self._modes.watch.modules else ", or traced again after a train()/eval() switch"))
+        other = next((n for (m, seen), n in history.seen.items() if seen == inputs), None)
+        if other is not None:
+            return (f"the module's mode changed to {self._modes.watch.describe(mode)} (train()/eval()): each mode "
+                    f"compiles its own signatures; signature #{other} has these inputs in the other mode")
+        if history.previous is None:
+            return "the first call"
+        number, previous = history.previous
+        old, new = dict(previous), dict(inputs)
+        changed = [f"{name} {old.get(name, 'absent')} -> {new.get(name, 'absent')}"
+                   for name in dict.fromkeys([*old, *new]) if old.get(name) != new.get(name)]
+        more = len(changed) - _SHOWN_CHANGES
+        shown = changed[:_SHOWN_CHANGES] + ([f"and {more} more"] if more > 0 else [])
+        return f"changed from signature #{number}: " + ("; ".join(shown) or "no input (another trace)")
+
+    def _compile_started(self, args) -> float:
+        """A compile of ``args``' signature begins: its number, reason and (``dump_dir``) folder are fixed now."""
+        history = self._history
+        inputs, mode = self._inputs(args), self._modes.mode
+        number, reason = history.compiles + 1, self._why(inputs, mode)
+        history.seen[(mode, inputs)] = number
+        history.previous = (number, inputs)
+        record = self._compiling = _Compiling(number, self._describe_call(args), reason)
+        if history.dumps is not None:
+            if self._graph_dump is None:
+                self._graph_dump = history.dumps.graph(self.__name__)
+            record.dump, record.folder = self._graph_dump, self._graph_dump.signature(number)
+            record.dump.write("signature.txt", f"{self._log_name}: input signature #{number}\ninputs: "
+                                               f"{record.described}\nwhy compiled: {reason}", record.folder)
         return time.perf_counter()
+
+    def _phase_done(self, stage: str, result, seconds: float) -> None:
+        """The pipeline's observer: note the phase of the compile under way, and dump what it made."""
+        record = self._compiling
+        if record is None:
+            return
+        if stage == "prepare" and any(done == "prepare" for done, _, _ in record.phases):
+            self._compiling = None        # a lowering that is not this compile's (the compile before it failed)
+            return
+        record.phases.append((stage, seconds, phase_detail(stage, result)))
+        if record.dump is not None:
+            for name, text in stage_files(stage, result, record):
+                record.dump.write(name, text, record.folder)
 
     def _log_compile(self, args, started: float) -> None:
         """Log the signature ``args`` just compiled (since ``started``) and warn once past the budget."""
-        self._compiles += 1
-        described = self._describe_call(args)
-        previous, self._last_signature = self._last_signature, described
+        history, record = self._history, self._compiling
+        self._compiling = None
+        history.compiles += 1
+        seconds = time.perf_counter() - started
+        phases = ", ".join(f"{stage} {t:.3f} s" + (f" ({detail})" if stage == "compile" else "")
+                           for stage, t, detail in (record.phases if record else ()))
+        if record is not None and record.dump is not None:
+            record.dump.write("phases.txt", f"total {seconds:.3f} s\n" + "\n".join(
+                f"{stage} {t:.3f} s ({detail})" for stage, t, detail in record.phases), record.folder)
         if logger.isEnabledFor(logging.INFO):
-            logger.info("%s: compiled input signature #%d (%s) in %.2f s%s", self.__name__, self._compiles, described,
-                        time.perf_counter() - started, "" if previous is None else f"; the previous was ({previous})")
+            logger.info("%s: compiled input signature #%d (%s) in %.2f s; why: %s; phases: %s", self._log_name,
+                        history.compiles, self._describe_call(args), seconds,
+                        record.reason if record else "?", phases or "none")
+        if CACHE.isEnabledFor(logging.DEBUG):
+            CACHE.debug("%s: in-memory cache miss: compiled input signature #%d", self._log_name, history.compiles)
         budget = self.recompile_budget
-        if budget is not None and self._compiles > budget and not self._budget_warned:
-            self._budget_warned = True
+        if budget is not None and history.compiles > budget and not history.budget_warned:
+            history.budget_warned = True
             warnings.warn(RecompileWarning(
-                f"{self.__name__} has compiled {self._compiles} input signatures (more than its recompile_budget "
-                f"of {budget}); the latest was ({described})\nwhy: every new shape, dtype or non-tensor argument "
-                f"is lowered and compiled once, which costs far more than a call\nfix: pad inputs to a few sizes "
-                f"(buckets; with an attention mask for the padding), pass changing Python numbers as 0-d tensors, "
-                f"or precompile the sizes you serve with fast.precompile(...); see the 'fxla.compile' log "
-                f"(logging.INFO) for every compile, and set fast.recompile_budget to change the budget"),
-                stacklevel=4)
+                f"{self.__name__} has compiled {history.compiles} input signatures (more than its recompile_budget "
+                f"of {budget}); the latest was ({self._describe_call(args)})\nwhy: every new shape, dtype or "
+                f"non-tensor argument is lowered and compiled once, which costs far more than a call\nfix: pad "
+                f"inputs to a few sizes (buckets; with an attention mask for the padding), pass changing Python "
+                f"numbers as 0-d tensors, or precompile the sizes you serve with fast.precompile(...); see the "
+                f"'fxla.compile' log (logging.INFO) for every compile and why, and set fast.recompile_budget to "
+                f"change the budget"), stacklevel=4)
 
     def precompile(self, *signatures: Any) -> int:
         """Compile each of ``signatures`` (a tuple of example inputs, as a call takes them, or one tensor) now,

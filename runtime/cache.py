@@ -24,7 +24,8 @@ argument and result structure) from its own data.  An entry is used only if
 * its header parses, its recorded key equals the key being looked up (an entry copied under another program's
   name is refused), and the payload's size and checksum match.
 
-Anything else is ignored with a :class:`CacheWarning` and recompiled (and rewritten).  Files are written
+Anything else is ignored with a :class:`CacheWarning` and recompiled (and rewritten).  Hits, misses and writes
+are logged at DEBUG to logger ``fxla.cache`` (:mod:`fxla.base.logs`), with the entry's file.  Files are written
 atomically (a temporary file in the same folder, then ``os.replace``), so a crash or a concurrent writer never
 leaves a half-written entry under the final name.  What this does not protect against: someone who can write
 files as *you* (the folder's owner) can plant an executable, which is native code; keep the cache folder as
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import stat
 import tempfile
@@ -45,6 +47,7 @@ import jax
 import jaxlib
 
 from fxla.base.errors import FxlaError
+from fxla.base.logs import CACHE as log
 
 MAGIC = b"FXLAEXE3"
 _FORMAT = 3     # 3: raw PJRT executable bytes behind a JSON header (no pickle); 2 held a pickled jax Compiled
@@ -201,6 +204,8 @@ class DiskCache:
             fd = os.open(path, flags)
         except FileNotFoundError:
             STATS.disk_misses += 1
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("on-disk cache miss: no entry %s", path)
             return None
         except OSError as err:   # ELOOP: a symlink
             return self.corrupt(key, f"it cannot be opened as a regular file ({err.strerror or err})")
@@ -212,7 +217,10 @@ class DiskCache:
                 return self.corrupt(key, f"it is larger ({info.st_size} bytes) than fxla reads "
                                          f"({MAX_ENTRY_BYTES} bytes)")
             blob = f.read(info.st_size + 1)
-        return self._unpack(key, blob)
+        payload = self._unpack(key, blob)
+        if payload is not None and log.isEnabledFor(logging.DEBUG):
+            log.debug("on-disk cache hit: %s (%d bytes)", path, len(payload))
+        return payload
 
     def _unpack(self, key: EntryKey, blob: bytes) -> Optional[bytes]:
         head = len(MAGIC) + 8
@@ -238,6 +246,8 @@ class DiskCache:
     def corrupt(self, key: EntryKey, why: str) -> None:
         STATS.disk_errors += 1
         STATS.disk_misses += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("on-disk cache miss: entry %s ignored: %s", self.file(key), why)
         warnings.warn(f"fxla: ignoring cache entry {self.file(key)}: {why}; recompiling and rewriting it",
                       CacheWarning, stacklevel=3)
         return None
@@ -265,6 +275,8 @@ class DiskCache:
             warnings.warn(f"fxla: could not write cache entry in {self.path}: {err}", CacheWarning, stacklevel=3)
             return
         STATS.disk_writes += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("on-disk cache write: %s (%d bytes)", self.file(key), len(blob))
 
     def entries(self):
         return sorted(n for n in os.listdir(self.path) if n.endswith(SUFFIX) and not n.startswith("."))

@@ -28,7 +28,9 @@ def test_each_compile_is_logged_with_the_old_and_new_signature(caplog):
     assert len(records) == 2
     assert records[0].startswith("Sequential: compiled input signature #1 (input=float32[2, 4]) in ")
     assert records[1].startswith("Sequential: compiled input signature #2 (input=float32[3, 4]) in ")
-    assert records[1].endswith("; the previous was (input=float32[2, 4])")
+    assert "; why: the first call; phases: prepare " in records[0]
+    assert "; why: changed from signature #1: input float32[2, 4] -> float32[3, 4]; phases: prepare " in records[1]
+    assert records[1].endswith(" s (XLA compile)") or records[1].endswith(" s (executable from the on-disk cache)")
 
 
 def test_passing_the_budget_warns_once_with_the_fix():
