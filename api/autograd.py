@@ -89,11 +89,13 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     stages = pipeline.lower_program(diff.forward, prepared)
     target = pipeline.layout(stages, module.device.platform)
     forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
-    forward_keys = [(name, target.layouts.get(name, ())) for name in diff.forward.param_names]
+    forward_keys = [module._store.key(diff.forward, name, target.layouts.get(name, ()))
+                    for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
-    return GradientEntry(diff, forward, None, forward_keys, [(n, ()) for n in diff.params], handler, float_outputs,
-                         prepared)
+    backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
+    return GradientEntry(diff, forward, None, forward_keys, backward_keys,
+                         handler, float_outputs, prepared)
 
 
 @dataclass
@@ -123,8 +125,8 @@ def gradient_texts(module, entry) -> GradientTexts:
         diff = pipeline.differentiate(program, wrt, cotangents, remat=module._remat)
         texts = [pipeline.lower_program(part, prepared).stablehlo for part in (diff.forward, diff.backward)]
         store = module._store
-        params = [store.resident(part, [(n, ()) for n in part.param_names], [module.device] * len(part.param_names))
-                  for part in (diff.forward, diff.backward)]
+        params = [store.resident(part, [store.key(part, n, ()) for n in part.param_names],
+                                 [module.device] * len(part.param_names)) for part in (diff.forward, diff.backward)]
         found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1])
     return found
 

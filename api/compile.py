@@ -22,8 +22,8 @@ from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend import meta as M
-from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.frontend.remedies import COMPILE, Remedies, current, spelled_as
+from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.lowering import UnsupportedOpError
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
@@ -390,7 +390,7 @@ class CompiledModule(CompileControl):
         executable = self._pipeline.compile(stages, target, self.device, partitioning=part,
                                             cache_dir=self.cache_dir)
         n_inputs = len(executable.in_shardings) - len(program.param_names) if part is not None else 0
-        keys = [(name, target.layouts.get(name, ())) for name in program.param_names]
+        keys = [self._store.key(program, name, target.layouts.get(name, ())) for name in program.param_names]
         placements = [executable.in_shardings[n_inputs + i] if part is not None else self.device
                       for i in range(len(keys))]
         guard = guard_for(self.__name__, program.params, self.output)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import logging
 import threading
 import weakref
@@ -28,6 +29,9 @@ from .signature import describe_value
 from .weights import WeightWatch
 
 __all__ = ["Entry", "SignatureCache", "ParameterStore"]
+
+#: the names the tracer gives the tensors it makes constants of a trace (fxla.frontend.tracer)
+CONSTANT_PREFIX = "_tensor_constant"
 
 
 @dataclass
@@ -126,14 +130,34 @@ class ParameterStore:
         self.root = root
         self.mesh = mesh
 
+    def key(self, program: FxlaProgram, name: str, perm: Tuple[int, ...]) -> Tuple[str, Tuple[int, ...]]:
+        """The key of ``program``'s parameter ``name`` stored permuted by ``perm`` in :attr:`buffers`: the name of
+        a weight the module owns (shared by every program of the module), but a trace's own constant
+        (``_tensor_constant<N>``: ``torch.arange(seq)``, ``torch.full(..., n)``, which two concrete_shapes traces
+        make with equal names and different values) by its name and its content, so that no program reads
+        another trace's constant."""
+        if not name.startswith(CONSTANT_PREFIX) or name in self._owned():
+            return name, perm
+        value = program.params[name].detach().contiguous().cpu()
+        digest = hashlib.sha256(value.reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()[:32]
+        return f"{name}@{value.dtype}{list(value.shape)}:{digest}", perm
+
+    def _owned(self) -> frozenset:
+        root = self.root if isinstance(self.root, torch.nn.Module) else None
+        if root is None:
+            return frozenset()
+        return frozenset(n for n, _ in root.named_parameters()) | frozenset(n for n, _ in root.named_buffers())
+
     def resident(self, program: FxlaProgram, keys, placements) -> List[Any]:
-        """The device buffers of the parameters ``keys`` ((name, stored permutation)), uploading those not yet
-        resident."""
-        for (name, perm), placement in zip(keys, placements):
-            if (name, perm) not in self.buffers:
+        """The device buffers of the parameters ``keys`` ((:meth:`key`, stored permutation)), uploading those
+        not yet resident."""
+        for (key, perm), placement in zip(keys, placements):
+            if (key, perm) not in self.buffers:
+                name = key.split("@", 1)[0]
                 value = program.params[name]
-                self.buffers[name, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
-                self.weights.record(name, value)
+                self.buffers[key, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+                if name == key:             # (a trace's constant never changes: not watched)
+                    self.weights.record(name, value)
         return [self.buffers[k] for k in keys]
 
     def drop_plans(self) -> None:

@@ -30,8 +30,8 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
-from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.frontend.remedies import COMPILE_STEP, spelled_as
+from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import from_device, to_device

@@ -65,6 +65,21 @@ def test_concrete_shapes_share_parameters():
     assert [n for n, _ in fast._params] == ["scale"]
 
 
+def test_each_trace_reads_its_own_constants():
+    """Two signatures' traces make constants with the same name and other values (``torch.full(..., n)`` with
+    ``n`` a size, ``torch.arange(seq)``): each program reads its own, never the other trace's (this was a wrong
+    answer: the device copy of the first trace's ``_tensor_constant0`` served both)."""
+    def fn(x, y):
+        return x + torch.full((3,), float(y.shape[0])), torch.arange(y.shape[0]) * 2
+
+    compiled = fxla.compile(fn, concrete_shapes=True)
+    x = torch.zeros(3)
+    for n in (2, 5, 2, 3):
+        y = torch.zeros(n)
+        for got, want in zip(compiled(x, y), fn(x, y)):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 def test_concrete_shapes_rejects_bad_calls_and_options():
     fast = fxla.compile(ShapeBranch(), concrete_shapes=True)
     with pytest.raises(TypeError, match="ShapeBranch"):
