@@ -56,8 +56,8 @@ from .signature import CallBinding, describe_value
 __all__ = ["explain", "Explanation", "Problem", "CompileTime", "survey_shapes", "KINDS"]
 
 #: the kinds of rows, in the order the table lists them
-KINDS = ("option", "untraceable", "data-dependent shape", "shape error", "in-place mutation", "unsupported op",
-         "lowering error", "recompiles")
+KINDS = ("option", "untraceable", "data-dependent shape", "data-dependent value", "shape error", "in-place mutation",
+         "unsupported op", "lowering error", "recompiles")
 
 #: Per-node costs of an estimate, measured with fxla.compile's stages on CPU (2 cores; GPT-2 with 2-12 layers,
 #: ResNet-18/50, MobileNet-v2; graphs of 70-500 nodes): tracing and lowering took 0.2-0.9 ms per graph node,
@@ -336,7 +336,25 @@ def _trace(model, args, kwargs, concrete_args, device, report: Explanation):
         f"gets past it", "compile with fxla.compile(model, concrete_shapes=True) (a trace per input signature)",
         blocking=False))
     report.route = "fxla.compile(model, concrete_shapes=True)"
+    report.problems.extend(_guard_rows(getattr(gm, "value_guards", None) or ()))
     return gm, values, traces.bind(tuple(args), dict(kwargs)), time.perf_counter() - start
+
+
+def _guard_rows(guards) -> List[Problem]:
+    """A row per data-dependent value the concrete_shapes trace decided from the example's data (value guards,
+    fxla.frontend.value_guards): not blocking fxla.compile, which checks them per call, but fxla.export."""
+    rows = []
+    for g in guards:
+        shape = g.what != "value"
+        detail = (f"{g.what} selects {g.expected} elements here" if shape else
+                  f"the code reads a tensor's value as a Python {g.kind} ({g.expected!r})")
+        rows.append(Problem(
+            "data-dependent shape" if shape else "data-dependent value", g.where,
+            f"{detail}: fxla.compile decides it from each call's data and checks it before every call (traced "
+            f"again when the data decides otherwise); fxla.export refuses it",
+            "fixed-size code (torch.where(mask, x, 0), masked reductions, a fixed-size torch.topk) for one program "
+            "for all data, and for export", blocking=False))
+    return rows
 
 
 # -- the checks -----------------------------------------------------------------------------------------------------

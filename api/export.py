@@ -76,6 +76,16 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     per_signature = compiled._per_shape is not None
     if per_signature:                                   # the trace of this signature (fxla.per_shape)
         compiled, values = compiled._per_shape.module_for(given, {})
+        guards = getattr(compiled, "value_guards", None)
+        if guards:
+            raise ArtifactError(
+                f"cannot export {compiled.__name__}: its trace decided data-dependent values from the example "
+                f"inputs' data ({'; '.join(g.describe() for g in guards[:3])}{' ...' if len(guards) > 3 else ''})"
+                f"\nwhy: fxla.compile checks such values before every call and traces again when they differ; an "
+                f"artifact cannot trace again, so it would compute a wrong answer for other data"
+                f"\nfix: keep the decision in the program (torch.where instead of an `if` on tensor values, a "
+                f"fixed-size torch.topk instead of nonzero/x[mask]), or leave out the input it depends on (e.g. "
+                f"labels) when exporting")
         stages = compiled._lower_for_call(compiled._binding.bind(values, {}))
         args = given                                    # (its Python values: statics of the artifact's inputs)
     else:

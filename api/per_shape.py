@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from fxla.frontend import symbolic_trace
+from fxla.errors import FxlaError
+from fxla.frontend import GraphModule, symbolic_trace
+from fxla.frontend.value_guards import check_guards, guard_graph, guards_of
 from fxla.frontend.remedies import COMPILE, current, spelled_as
 from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import COMPILING
-from .recompile import log_trace
+from .recompile import log_trace, logger
 from .signature import ArgumentError, signature_key
 
 
@@ -56,29 +58,113 @@ class PerShapeTraces:
     def module_for(self, args, kwargs) -> Tuple[Any, Tuple]:
         """The compiled module of this call's signature (tracing and compiling it if new), and its arguments:
         those the trace reads as inputs (a Python value given as a whole argument -- ``use_cache=False``,
-        ``num_steps=3`` -- is a constant of its trace, and part of the signature)."""
+        ``num_steps=3`` -- is a constant of its trace, and part of the signature).  A signature whose trace
+        decided data-dependent values has variants: the first whose guards hold for this call's data is used
+        (:class:`Variants`); when none does, the call is traced again."""
         given = self.bind(args, kwargs)
         key = (tuple(given), signature_key(tuple(given.values())))
+        inputs = tuple(v for v in given.values() if not _python_value(v))
         module = self.compiled.get(key)
         if module is None:
             with COMPILING:                       # (another thread may have traced it meanwhile)
                 module = self.compiled.get(key) or self._trace(key, given)
-        return module, tuple(v for v in given.values() if not _python_value(v))
+        if isinstance(module, Variants):
+            chosen = module.choose(inputs)
+            if chosen is None:
+                with COMPILING:
+                    chosen = module.choose(inputs) or self._trace(key, given, module)
+            module = chosen
+        return module, inputs
 
-    def _trace(self, key, given):
-        """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module."""
+    def _trace(self, key, given, variants: Optional["Variants"] = None):
+        """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module (a
+        module whose trace decided data-dependent values becomes a variant of ``variants``, or of new ones)."""
         fixed = {k: v for k, v in given.items() if _python_value(v)}
         examples = {k: _example(v) for k, v in given.items() if k not in fixed}
         started = time.perf_counter()
         with spelled_as(self.remedies):
-            gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples)
+            gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=examples,
+                                value_guards=True)
         log_trace(self.fn, gm.graph, started)
         module = self.make(gm)
-        self.compiled[key] = module
+        guards = guards_of(gm.graph)
+        if guards:
+            checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"))
+            variants = variants if variants is not None else Variants(self.name, self.drop)
+            module = variants.add(guards, checker, module, tuple(v for v in given.values() if not _python_value(v)))
+            if key in self.compiled:
+                return module
+            self.compiled[key] = variants
+        else:
+            self.compiled[key] = module
         while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)
             old = self.compiled.pop(next(iter(self.compiled)))
-            self.drop(old)
+            old.drop_all() if isinstance(old, Variants) else self.drop(old)
         return module
+
+
+class ValueGuardError(FxlaError):
+    """A value a trace decided from the call's data (:mod:`fxla.frontend.value_guards`) is not what the compiled
+    program computes from the same data."""
+
+
+class Variants:
+    """The traces of one input signature that decided data-dependent values (:mod:`fxla.frontend.value_guards`),
+    most recently used first, at most :data:`MAX_VARIANTS`: each is ``(guards, checker, module)``, where the
+    checker is the compiled program of the guard values.  :meth:`choose` runs the checkers on a call's inputs and
+    returns the module of the first variant whose guards all hold."""
+
+    def __init__(self, name: str, drop: Callable[[Any], None]):
+        self.name, self.drop = name, drop
+        self.items: List[Tuple[Any, Any, Any]] = []
+
+    def choose(self, inputs) -> Any:
+        for i, (guards, checker, module) in enumerate(self.items):
+            if check_guards(guards, _guard_values(checker, inputs)) is None:
+                if i:
+                    self.items.insert(0, self.items.pop(i))
+                return module
+        return None
+
+    def add(self, guards, checker, module, inputs) -> Any:
+        """A new variant, traced on ``inputs``: its guards must hold for them (else :class:`ValueGuardError`)."""
+        broken = check_guards(guards, _guard_values(checker, inputs))
+        if broken is not None:
+            self.drop(checker)
+            self.drop(module)
+            raise ValueGuardError(
+                f"{self.name}: the value of {broken.describe()} was decided from the call's data by eager PyTorch "
+                f"during the trace, and the compiled program computes another from the same data",
+                why="fxla runs a program specialised to a data-dependent value only where it recomputes that value "
+                    "and finds it equal; here eager and the compiled program disagree (rounding, or random numbers)",
+                fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
+                    "compute the value outside the compiled function and pass it as a Python argument")
+        module.value_guards = guards            # (fxla.export refuses a program specialised to data)
+        self.items.insert(0, (guards, checker, module))
+        if len(self.items) > MAX_VARIANTS:
+            _, old_checker, old_module = self.items.pop()
+            self.drop(old_checker)
+            self.drop(old_module)
+        if len(self.items) > 1:
+            logger.info("%s: traced again for data-dependent values (%d variants of the signature now): %s",
+                        self.name, len(self.items), "; ".join(g.describe() for g in guards))
+        return module
+
+    def drop_all(self) -> None:
+        for _, checker, module in self.items:
+            self.drop(checker)
+            self.drop(module)
+        self.items.clear()
+
+
+#: how many data-dependent variants one input signature keeps (least recently used dropped first)
+MAX_VARIANTS = 8
+
+
+def _guard_values(checker, inputs) -> Tuple:
+    with torch.no_grad():
+        values = checker(*inputs)
+    return values if isinstance(values, tuple) else (values,)
 
 
 def _python_value(value) -> bool:

@@ -12,7 +12,9 @@ from .node import Node, Target, map_aggregate, map_arg
 from .proxy import Proxy
 from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, data_dependent_op, describe,
                          set_node_meta, to_meta)
+from .source import user_frame_location
 from .tracer import _UNSET, Tracer, _check_names, _Inputs
+from .value_guards import DECOMPOSITIONS, NotGuardable, RealValues, ValueGuards
 
 __all__ = ["ConcreteShapeTracer"]
 
@@ -35,9 +37,14 @@ class ConcreteShapeTracer(Tracer):
     """
 
     concrete_shapes = True
+    #: decide data-dependent values from the example inputs, which are the real call's, and guard them
+    #: (:mod:`fxla.frontend.value_guards`; ``symbolic_trace(..., value_guards=True)``)
+    value_guards = False
 
     def __init__(self, concrete_shapes: bool = True) -> None:
         super().__init__()
+        self._guards: Optional[ValueGuards] = None
+        self._data_dependent: set = set()
         self._meta_values: Dict[Node, Any] = {}
         self._meta_errors: Dict[Node, str] = {}
         self._meta_memo: Optional[MetaMemo] = None
@@ -84,6 +91,8 @@ class ConcreteShapeTracer(Tracer):
                 value = self._run_on_meta(node, args, kwargs)
         except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
             op = data_dependent_op(lambda: self._run_on_meta(node, args, kwargs))
+            if op is not None:
+                self._data_dependent.add(node)
             self._meta_errors[node] = (
                 f"%{node.name} ({op}) has an output shape or value that depends on the tensor's data, so a "
                 f"fixed-shape program cannot compute it (fix that first: torch.where(mask, x, 0) instead of "
@@ -140,18 +149,52 @@ class ConcreteShapeTracer(Tracer):
         no node: its value is returned."""
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
         node = proxy.node
+        if node in self._data_dependent and self._guards is not None:
+            fixed = self._fixed_size(node)          # nonzero / masked_select / x[mask], with k from the data
+            if fixed is not None:
+                return fixed
         if kind in ("call_function", "call_method") and self._foldable(node):
             value = self._meta_values[node]
             self.graph.erase_node(node)  # a shape-derived Python value: no node, just the value
             return value
         return proxy
 
+    # ---- value guards (fxla.frontend.value_guards) ----------------------------------------------------------------
+    def guarded_value(self, proxy: Proxy, kind: str) -> Any:
+        if self._guards is None or proxy.tracer is not self:
+            return None
+        try:
+            return self._guards.decide(proxy.node, kind, user_frame_location(self.module_path))
+        except NotGuardable:
+            return None
+
+    def _fixed_size(self, node: Node) -> Optional[Proxy]:
+        """The fixed-size form of the data-dependent ``node`` (just recorded, unused), or None."""
+        form = DECOMPOSITIONS.get(node.target)
+        if form is None:
+            return None
+        args, kwargs = map_arg(node.args, self.proxy), map_arg(node.kwargs, self.proxy)
+        try:
+            result = form(self._guards, user_frame_location(self.module_path), *args, **kwargs)
+        except NotGuardable as e:
+            self._meta_errors[node] = f"{self._meta_errors.get(node)} (not decided from the call's data: {e})"
+            return None
+        if not node.users:
+            self.graph.erase_node(node)
+        return result
+
     # ---- the steps of trace() -------------------------------------------------------------------------------------
     def _start(self, root: Any) -> Any:
         self._meta_values, self._meta_errors = {}, {}
+        self._data_dependent = set()
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
         self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta else None
-        return super()._start(root)
+        started = super()._start(root)
+        self._guards = ValueGuards(RealValues(self.root, self._pause)) if self.value_guards else None
+        return started
+
+    def _pause(self, paused: bool) -> None:
+        self._paused = paused
 
     def _bind_examples(self, params, concrete_args, example_inputs, def_loc) -> Dict[str, Any]:
         if example_inputs is None:
@@ -200,6 +243,8 @@ class ConcreteShapeTracer(Tracer):
     def _placeholder(self, p, examples: Dict[str, Any], def_loc) -> Node:
         node = super()._placeholder(p, examples, def_loc)
         self._set_meta(node, to_meta(examples[p.name]))
+        if self._guards is not None:
+            self._guards.real.set_input(node, examples[p.name])
         return node
 
     def _create_output(self, result: Any, def_loc) -> Node:
@@ -209,6 +254,8 @@ class ConcreteShapeTracer(Tracer):
 
     def _finish(self, inputs: _Inputs) -> None:
         super()._finish(inputs)
+        if self._guards is not None and self._guards.guards:
+            self.graph.meta[M.VALUE_GUARDS] = list(self._guards.guards)
         self.graph.meta[M.SPECIALIZATION] = {
             "inputs": {k: describe(v) if _contains_tensor(v) else v for k, v in inputs.examples.items()},
             "fixed": inputs.fixed, "device": self.device}

@@ -28,6 +28,8 @@ CONSTANTS]``                name, value)``                        forward assign
 MUTATIONS]``                                                      final value
 ``graph.meta[STATE_         ``dict``: qualified name -> Node      functionalization: each mutated parameter /
 MUTATIONS]``                                                      buffer's final value
+``graph.meta[VALUE_         ``list`` of ``value_guards.Guard``    the concrete-shapes tracer with value guards:
+GUARDS]``                                                         data-dependent values it decided
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -42,7 +44,7 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
-           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "INPUT_MUTATIONS", "STATE_MUTATIONS",
+           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -57,6 +59,7 @@ SPECIALIZATION = "specialization"
 ATTRIBUTE_CONSTANTS = "attribute_constants"
 INPUT_MUTATIONS = "input_mutations"
 STATE_MUTATIONS = "state_mutations"
+VALUE_GUARDS = "value_guards"
 
 
 class AttributeWrite(NamedTuple):
@@ -90,6 +93,7 @@ class GraphMeta(TypedDict, total=False):
     attribute_constants: List[Tuple[int, str, Any]]
     input_mutations: Dict[str, Any]                 # placeholder name -> Node
     state_mutations: Dict[str, Any]                 # qualified name -> Node
+    value_guards: List[Any]                         # fxla.frontend.value_guards.Guard
 
 
 def _is_tensor_meta(value: Any) -> bool:
@@ -126,6 +130,7 @@ _GRAPH_CHECKS = {
         "a list of (serial, qualified name, value)"),
     INPUT_MUTATIONS: (_is_node_map, "a dict of placeholder name -> Node"),
     STATE_MUTATIONS: (_is_node_map, "a dict of qualified name -> Node"),
+    VALUE_GUARDS: (lambda v: isinstance(v, list) and all(hasattr(g, "holds") for g in v), "a list of Guard"),
 }
 
 

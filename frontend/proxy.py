@@ -182,6 +182,9 @@ class Proxy:
         return _known_arity(self.node)
 
     def __bool__(self) -> bool:
+        decided = self.tracer.guarded_value(self, "bool")    # a value guard (concrete_shapes on a real call)
+        if decided is not None:
+            return decided
         raise self._no_concrete_value("cannot use the truth value (bool / `if` / `while` / `and` / `or`)",
                                       truth=True)
 
@@ -192,9 +195,15 @@ class Proxy:
         raise self._no_concrete_value("cannot take len()", length=True)
 
     def __index__(self) -> int:
+        decided = self.tracer.guarded_value(self, "int")
+        if decided is not None:
+            return decided
         raise self._no_concrete_value("cannot use as a Python index (__index__)")
 
     def __int__(self) -> int:
+        decided = self.tracer.guarded_value(self, "int")
+        if decided is not None:
+            return decided
         raise self._no_concrete_value("cannot convert to int")
 
     def __float__(self) -> float:

@@ -320,6 +320,11 @@ class TracerBase:
         raise self._arg_error(a, "only tensors, Python scalars/strings, dtypes, devices, callables "
                                  "and tuples/lists/dicts of those can appear in a graph")
 
+    def guarded_value(self, proxy: Proxy, kind: str) -> Any:
+        """The value of ``proxy`` decided from the call's data (``kind``: ``"bool"`` or ``"int"``) and guarded,
+        or ``None`` when this tracer does not decide values (see :mod:`fxla.frontend.value_guards`)."""
+        return None
+
     def _arg_error(self, a: Any, why: str) -> TraceError:
         return TraceError(f"cannot record an argument of type {type(a).__name__}",
                           where=user_frame_location(self.module_path), why=why,
@@ -656,19 +661,23 @@ def _concrete_class(cls: type) -> type:
 def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
                    concrete_args: Optional[Dict[str, Any]] = None,
                    example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None,
-                   concrete_shapes: Optional[bool] = None):
+                   concrete_shapes: Optional[bool] = None, value_guards: bool = False):
     """Trace ``root`` and wrap the result in a GraphModule named after ``root``'s class (or function).
 
     With ``example_inputs`` (a tuple, or a dict by parameter name) the trace is
     shape-specialising (``Tracer(concrete_shapes=True)``, a
     :class:`~fxla.frontend.concrete.ConcreteShapeTracer`): shapes, dtypes and devices are
     concrete while tracing, and the GraphModule is valid for those input shapes only
-    (``gm.specialization``).  Without, it is the default torch.fx-compatible trace.
+    (``gm.specialization``).  Without, it is the default torch.fx-compatible trace.  ``value_guards=True``
+    (concrete shapes, with the real call's inputs as examples): data-dependent values are decided from those
+    inputs and recorded as guards the caller must check before running the graph on other inputs
+    (:mod:`fxla.frontend.value_guards`).
     """
     from .graph_module import GraphModule
     if concrete_shapes is None:
         concrete_shapes = example_inputs is not None
     tracer = Tracer(concrete_shapes=concrete_shapes)
+    tracer.value_guards = bool(value_guards and concrete_shapes)
     graph = tracer.trace(root, concrete_args, example_inputs=example_inputs)
     name = type(root).__name__ if isinstance(root, torch.nn.Module) else getattr(root, "__name__", "Function")
     return GraphModule(tracer.root, graph, name)

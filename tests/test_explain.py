@@ -49,7 +49,15 @@ class Untraceable(nn.Module):
     def forward(self, x):
         if x.shape[1] == 8:  # size-branch-2
             x = x + 1
-        if x.sum() > 0:  # value-branch
+        if torch.rand(()) > 0.5:  # value-branch
+            # (random numbers: not decided from the data)
+            return x
+        return -x
+
+
+class DataBranch(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-branch
             return x
         return -x
 
@@ -74,11 +82,13 @@ def test_every_problem_of_a_model_is_reported():
     assert untraceable.location == at("size-branch") and not untraceable.blocking
     assert "gets past it" in untraceable.detail and "concrete_shapes=True" in untraceable.fix
     (data,) = report.of_kind("data-dependent shape")
-    assert data.location == at("data-dependent") and data.blocking and "nonzero" in data.detail
+    # decided from the example's data (a value guard): fxla.compile checks it per call; export refuses it
+    assert data.location == at("data-dependent") and not data.blocking and "nonzero" in data.detail
+    assert "fxla.export refuses it" in data.detail
     unsupported = report.of_kind("unsupported op")
     assert [p.location for p in unsupported] == [at("unsupported-1"), at("unsupported-2")]
     assert "torch.lgamma" in unsupported[0].detail and "bessel_j0" in unsupported[1].detail
-    assert len(report.blocking) == 3
+    assert len(report.blocking) == 2
     # the signature: the input's shape, and the mode (the model was left in training mode)
     rows = report.of_kind("recompiles")
     assert any("x = float32[2, 8]" in p.detail and "traces and compiles" in p.detail for p in rows)
@@ -92,7 +102,7 @@ def test_every_problem_of_a_model_is_reported():
 def test_the_report_prints_as_a_table():
     text = str(fxla.explain(ManyProblems().eval(), torch.randn(2, 8)))
     lines = text.splitlines()
-    assert lines[0] == "fxla.explain(ManyProblems): 3 problems block compiling"
+    assert lines[0] == "fxla.explain(ManyProblems): 2 problems block compiling"
     header = next(line for line in lines if line.startswith("kind"))
     assert [c.strip() for c in header.split("|")] == ["kind", "location", "detail", "fix"]
     for marker in ("size-branch", "data-dependent", "unsupported-1", "unsupported-2"):
@@ -129,6 +139,13 @@ def test_no_route_traces_it():
     assert second.location == at("value-branch") and second.detail.startswith("with concrete_shapes=True")
     assert "torch.where" in second.fix
     assert "route: none traces the model" in str(report)
+
+
+def test_a_branch_on_data_is_decided_per_call():
+    report = fxla.explain(DataBranch(), torch.randn(2, 8))
+    assert report.route == "fxla.compile(model, concrete_shapes=True)" and not report.blocking
+    (row,) = report.of_kind("data-dependent value")
+    assert row.location == at("data-branch") and "checks it before every call" in row.detail
 
 
 def test_an_in_place_write_it_cannot_rewrite():
