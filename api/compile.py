@@ -206,6 +206,46 @@ def _cpp_miss(module_ref, *args, **kwargs):
     return result, cpp_dispatch.fast_path(plan.executable, plan.direct[1], args, pytree.tree_leaves(result), result)
 
 
+def _lowered(module: "CompiledModule", args) -> Stages:
+    """``module.lower(*args)``, its errors told which call they come from (and what compiled before)."""
+    try:
+        return module.lower(*args)
+    except UnsupportedOpError:
+        raise                                   # about the program, not about these inputs
+    except FxlaError as err:
+        seen = "; ".join(f"({module._describe_call(e.program_args)})" for e in module._cache.values()) or "none"
+        note = f"while compiling {module.__name__} for inputs ({module._describe_call(args)}); compiled so far: {seen}"
+        if type(err).__str__ is BaseException.__str__:
+            err.add_context(note)             # (a line before the fix: line)
+        else:
+            err.add_note(note)
+        raise
+    except (RuntimeError, TypeError, ValueError, IndexError) as err:
+        raise SignatureError(f"{module.__name__}: cannot compile for inputs ({module._describe_call(args)}): "
+                             f"{type(err).__name__}: {err}\n"
+                             f"why: running the captured graph on inputs of these shapes/dtypes failed\n"
+                             f"fix: pass inputs of a rank/dtype the model accepts") from err
+
+
+def _jax_function(module: "CompiledModule", example_inputs):
+    """What :meth:`CompiledModule.as_jax_function` returns."""
+    from fxla.runtime.jax_interop import InteropError
+    if module._per_shape is not None:
+        member, values = module._per_shape.module_for(example_inputs, {})
+        return member.as_jax_function(*values)
+    if module.mesh is not None:
+        raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
+                           "fix: compile without mesh= and shard with jax.jit around the function")
+    args = tuple(example_inputs)
+    module._modes.watch()
+    entry = module._entry(args)
+    if entry.program.random:
+        raise InteropError(_random_refused(module.__name__, "as_jax_function (JAX would pass a key)",
+                                           "pass the noise as an input"))
+    return jax_function(module.__name__, entry, args, module.device, module._describe_call(args),
+                        gradient=functools.partial(gradient_texts, module, entry))
+
+
 class CompiledModule(CompileControl):
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
@@ -356,23 +396,7 @@ class CompiledModule(CompileControl):
         return self._binding.describe(args, shown)
 
     def _lower_for_call(self, args) -> Stages:
-        try:
-            return self.lower(*args)
-        except UnsupportedOpError:
-            raise                                   # about the program, not about these inputs
-        except FxlaError as err:
-            seen = "; ".join(f"({self._describe_call(e.program_args)})" for e in self._cache.values()) or "none"
-            note = f"while compiling {self.__name__} for inputs ({self._describe_call(args)}); compiled so far: {seen}"
-            if type(err).__str__ is BaseException.__str__:
-                err.add_context(note)             # (a line before the fix: line)
-            else:
-                err.add_note(note)
-            raise
-        except (RuntimeError, TypeError, ValueError, IndexError) as err:
-            raise SignatureError(f"{self.__name__}: cannot compile for inputs ({self._describe_call(args)}): "
-                                 f"{type(err).__name__}: {err}\n"
-                                 f"why: running the captured graph on inputs of these shapes/dtypes failed\n"
-                                 f"fix: pass inputs of a rank/dtype the model accepts") from err
+        return _lowered(self, args)
 
     def _compile(self, args, key) -> Entry:
         started = self._compile_started(args)
@@ -517,21 +541,7 @@ class CompiledModule(CompileControl):
         Parameters are passed as the extra arguments of the embedded program (under ``jax.jit`` they become
         constants of the surrounding program).  ``jax.grad`` is not supported (see docs/runtime.md).
         """
-        from fxla.runtime.jax_interop import InteropError
-        if self._per_shape is not None:
-            module, values = self._per_shape.module_for(example_inputs, {})
-            return module.as_jax_function(*values)
-        if self.mesh is not None:
-            raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"
-                               "fix: compile without mesh= and shard with jax.jit around the function")
-        args = tuple(example_inputs)
-        self._modes.watch()
-        entry = self._entry(args)
-        if entry.program.random:
-            raise InteropError(_random_refused(self.__name__, "as_jax_function (JAX would pass a key)",
-                                               "pass the noise as an input"))
-        return jax_function(self.__name__, entry, args, self.device, self._describe_call(args),
-                            gradient=functools.partial(gradient_texts, self, entry))
+        return _jax_function(self, example_inputs)
 
     def __repr__(self) -> str:
         where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"
