@@ -342,7 +342,7 @@ def _trace(model, args, kwargs, concrete_args, device, report: Explanation):
 
 def _guard_rows(guards) -> List[Problem]:
     """A row per data-dependent value the concrete_shapes trace decided from the example's data (value guards,
-    fxla.frontend.value_guards): not blocking fxla.compile, which checks them per call, but fxla.export."""
+    fxla.frontend.value_guards): not blocking; fxla.compile checks them per call, an exported artifact too."""
     rows = []
     for g in guards:
         shape = g.what != "value"
@@ -351,7 +351,7 @@ def _guard_rows(guards) -> List[Problem]:
         rows.append(Problem(
             "data-dependent shape" if shape else "data-dependent value", g.where,
             f"{detail}: fxla.compile decides it from each call's data and checks it before every call (traced "
-            f"again when the data decides otherwise); fxla.export refuses it",
+            f"again when the data decides otherwise); an exported artifact checks it and refuses other data",
             "fixed-size code (torch.where(mask, x, 0), masked reductions, a fixed-size torch.topk) for one program "
             "for all data, and for export", blocking=False))
     return rows

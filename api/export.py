@@ -34,6 +34,7 @@ from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, porta
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.sharding import signature_of
 
+from .artifact_guards import LoadedGuards, export_guards
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
 from .write_back import check_writable
@@ -76,16 +77,6 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     per_signature = compiled._per_shape is not None
     if per_signature:                                   # the trace of this signature (fxla.per_shape)
         compiled, values = compiled._per_shape.module_for(given, {})
-        guards = getattr(compiled, "value_guards", None)
-        if guards:
-            raise ArtifactError(
-                f"cannot export {compiled.__name__}: its trace decided data-dependent values from the example "
-                f"inputs' data ({'; '.join(g.describe() for g in guards[:3])}{' ...' if len(guards) > 3 else ''})"
-                f"\nwhy: fxla.compile checks such values before every call and traces again when they differ; an "
-                f"artifact cannot trace again, so it would compute a wrong answer for other data"
-                f"\nfix: keep the decision in the program (torch.where instead of an `if` on tensor values, a "
-                f"fixed-size torch.topk instead of nonzero/x[mask]), or leave out the input it depends on (e.g. "
-                f"labels) when exporting")
         stages = compiled._lower_for_call(compiled._binding.bind(values, {}))
         args = given                                    # (its Python values: statics of the artifact's inputs)
     else:
@@ -102,12 +93,16 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     inputs = [{"shape": list(v.shape), "dtype": _dtype_name(v.dtype if isinstance(v, torch.Tensor) else torch_dtype(v))}
               for v in leaves if is_array(v)]
     params = [(name, program.params[name]) for name in program.param_names]
+    guard_files, guard_meta = {}, {}
+    if per_signature and getattr(compiled, "value_guards", None):   # decided from the data: checked per call
+        guard_files, guard_meta, guard_params = export_guards(compiled, values)
+    stored = params + [(n, t) for n, t in (guard_params if guard_files else ()) if n not in program.params]
     # without source locations (no user paths in the artifact); @main says what each argument and result is
     text = annotate_roles(stages.stablehlo, ["input"] * len(inputs) + [f"param:{n}" for n, _ in params],
                           program.result_roles())
     bytecode, target = portable_bytecode(text)
     outputs = [{"shape": list(shape), "dtype": TORCH_OF_MLIR[dt]} for shape, dt in signature_of(text)[1]]
-    weights = encode_tensors({name: t.detach() for name, t in params})
+    weights = encode_tensors({name: t.detach() for name, t in stored})
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
@@ -130,7 +125,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
         "versions": {"fxla": _fxla_version(), "jax": jax.__version__, "jaxlib": jaxlib.__version__,
                      "torch": torch.__version__.split("+")[0]},
     }
-    write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights}, overwrite=overwrite)
+    meta.update(guard_meta)
+    write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
     return meta
 
 
@@ -216,6 +212,8 @@ class LoadedModule:
                 raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
         self.executable = compile_stablehlo(program.text, self.device, cache_dir=cache_dir, n_params=len(names))
         self._params = [to_device(tensors[n], self.device) for n in names]
+        self._guards = LoadedGuards(self.path, meta, files, tensors, len(self._inputs), self.device, cache_dir,
+                                    self._bad) if "guards" in meta else None
         name = meta.get("name", "loaded")
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
@@ -260,6 +258,8 @@ class LoadedModule:
                 raise InputError(f"{self.__name__}: input leaf {i} is {abbreviate(value)}, but the artifact was "
                                  f"specialised to {abbreviate(static)}\nfix: pass {abbreviate(static)}, or export "
                                  f"again with this value")
+        if self._guards is not None:                     # (decided from the example's data: fxla.artifact_guards)
+            self._guards.check(self.__name__, tensors)
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)

@@ -139,7 +139,7 @@ class Variants:
                     "and finds it equal; here eager and the compiled program disagree (rounding, or random numbers)",
                 fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
                     "compute the value outside the compiled function and pass it as a Python argument")
-        module.value_guards = guards            # (fxla.export refuses a program specialised to data)
+        module.value_guards, module.guard_checker = guards, checker     # (fxla.export writes both)
         self.items.insert(0, (guards, checker, module))
         if len(self.items) > MAX_VARIANTS:
             _, old_checker, old_module = self.items.pop()

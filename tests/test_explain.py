@@ -82,9 +82,9 @@ def test_every_problem_of_a_model_is_reported():
     assert untraceable.location == at("size-branch") and not untraceable.blocking
     assert "gets past it" in untraceable.detail and "concrete_shapes=True" in untraceable.fix
     (data,) = report.of_kind("data-dependent shape")
-    # decided from the example's data (a value guard): fxla.compile checks it per call; export refuses it
+    # decided from the example's data (a value guard): fxla.compile checks it per call, an artifact too
     assert data.location == at("data-dependent") and not data.blocking and "nonzero" in data.detail
-    assert "fxla.export refuses it" in data.detail
+    assert "an exported artifact checks it" in data.detail
     unsupported = report.of_kind("unsupported op")
     assert [p.location for p in unsupported] == [at("unsupported-1"), at("unsupported-2")]
     assert "torch.lgamma" in unsupported[0].detail and "bessel_j0" in unsupported[1].detail

@@ -12,6 +12,7 @@ import torch
 import fxla
 from fxla.frontend import TraceError, symbolic_trace
 from fxla.frontend.value_guards import guard_graph, guards_of
+from fxla.artifact_guards import GuardError
 from fxla.runtime.artifact import ArtifactError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -99,21 +100,43 @@ def test_values_that_cannot_be_guarded_are_refused():
             fxla.compile(fn, concrete_shapes=True)(torch.ones(3))
 
 
-def test_export_refuses_a_program_specialised_to_data(tmp_path):
-    with pytest.raises(ArtifactError, match="decided data-dependent values") as info:
-        fxla.export(labelled, (torch.randn(5, 3), torch.tensor([1, -1, 3, 4, -1])), tmp_path / "a",
-                    concrete_shapes=True)
-    assert "%ge == False" in str(info.value) and "fix:" in str(info.value)
+def test_an_artifact_checks_its_guards_per_call(tmp_path):
+    """fxla.export writes the guard program beside the program; the loaded module runs it before every call and
+    refuses data that decides otherwise (it cannot trace again)."""
+    x = torch.randn(5, 3)
+    fxla.export(labelled, (x, torch.tensor([1, -1, 3, 4, -1])), tmp_path / "a", concrete_shapes=True)
+    assert sorted(os.listdir(tmp_path / "a")) == ["guards.mlirbc", "metadata.json", "program.mlirbc", "weights.bin"]
+    loaded = fxla.load(tmp_path / "a")
+    for values in ([1, -1, 3, 4, -1], [2, -1, 5, 6, -1]):         # the same decisions: runs
+        labels = torch.tensor(values)
+        torch.testing.assert_close(loaded(x, labels), labelled(x, labels))
+    with pytest.raises(GuardError, match=r"these inputs give %sum_1 = 4, but the artifact was exported for data "
+                                         r"where %sum_1 == 3 \(at test_value_guards.py:\d+\)") as info:
+        loaded(x, torch.tensor([2, 0, 3, 7, -1]))
+    assert "fix:" in str(info.value) and str(ROOT) not in open(tmp_path / "a" / "metadata.json").read()
+
+
+def test_a_tampered_guard_entry_is_refused_at_load(tmp_path):
+    import hashlib
+    import json
+    fxla.export(labelled, (torch.randn(5, 3), torch.tensor([1, -1, 3, 4, -1])), tmp_path / "a", concrete_shapes=True)
+    path = tmp_path / "a" / "metadata.json"
+    meta = json.loads(path.read_text())
+    meta["guards"][0]["expected"] = "__import__('os')"
+    path.write_text(json.dumps(meta))
+    with pytest.raises(ArtifactError, match="a guard entry has a bad name, kind, expected value or location"):
+        fxla.load(tmp_path / "a")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["hf_deberta_v2", "hf_wav2vec2"])
 def test_hugging_face_losses_with_data_dependent_labels(name):
     """DeBERTa-v2's classification loss (``(labels >= 0).nonzero()``) and Wav2Vec2's CTC loss (``labels.max() >=
-    vocab_size`` and ``labels.masked_select(mask)``) through fxla.compile (zoo models)."""
+    vocab_size`` and ``labels.masked_select(mask)``) through fxla.compile and export/load (zoo models)."""
     from utils.zoo import BY_NAME
     from utils.zoo.harness import eager_reference, run_route
     want, note = eager_reference(BY_NAME[name])
     assert note is None, note
-    result = run_route(BY_NAME[name], "compile", want, timing=False)
-    assert result.status == "ok", result.message
+    for route in ("compile", "export"):
+        result = run_route(BY_NAME[name], route, want, timing=False)
+        assert result.status == "ok", (route, result.message)
