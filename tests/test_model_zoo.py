@@ -186,7 +186,7 @@ def test_specialised_graph_is_valid_for_its_shapes_only():
             gm(torch.randint(0, 100, (3, 8)))  # another batch size: retrace
 
 
-def test_hf_model_output_keeps_its_type_and_cache_needs_use_cache_false(tmp_path):
+def test_hf_model_output_keeps_its_type_and_its_cache(tmp_path):
     if hf.transformers is None:
         pytest.skip("transformers is not installed")
     model, inputs = BY_NAME["llama"].build()
@@ -201,9 +201,10 @@ def test_hf_model_output_keeps_its_type_and_cache_needs_use_cache_false(tmp_path
     with torch.no_grad():
         got = fast(**inputs)
     assert type(got) is want and got.last_hidden_state.shape == out.last_hidden_state.shape
-    with pytest.raises(TraceError, match="DynamicCache") as info:
-        symbolic_trace(model, example_inputs=inputs)  # use_cache defaults to True: a Cache object is returned
-    assert "use_cache" in str(info.value)
+    # use_cache at its default: the output holds a DynamicCache, which a compiled call returns as one
+    with torch.no_grad():
+        cache = fxla.compile(model, concrete_shapes=True)(**inputs).past_key_values
+    assert type(cache).__name__ == "DynamicCache" and cache.get_seq_length() == out.last_hidden_state.shape[1]
 
 
 @pytest.mark.parametrize("name", ["bert", "llama"])
