@@ -30,6 +30,7 @@ from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
+from .gradients import GradientError
 from .outputs import ResultHandler
 from .pipeline import COMPILING
 from .write_back import check_writable
@@ -144,6 +145,14 @@ class _CompiledCall(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *cts):
+        if torch.is_grad_enabled():         # create_graph=True: the gradient itself would need a gradient
+            raise GradientError(
+                "a gradient through an fxla-compiled call was asked with create_graph=True (double backward: "
+                "a gradient penalty, a Hessian-vector product)\n"
+                "why: fxla computes the backward with a compiled program whose own derivative it does not build; "
+                "the gradient would silently come back without a graph\n"
+                "fix: compute that part of the model eagerly (call the original module), or take the higher "
+                "derivative outside the compiled call")
         call, ctx.call = ctx.call, None
         if call is None:
             raise FxlaError("backward through an fxla-compiled call ran twice\n"
