@@ -362,3 +362,20 @@ class _Twice(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 2
+
+
+def test_bernoulli_with_a_fixed_probability_has_no_gradient_as_in_eager():
+    """``torch.bernoulli(x, p)``: eager raises 'derivative for aten::bernoulli is not implemented' for a gradient
+    through it, so fxla refuses one too (it used to give zeros); ``torch.bernoulli(x)`` has a zero gradient in
+    both."""
+    from fxla.gradients import GradientError
+    x = torch.rand(64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="derivative for aten::bernoulli is not implemented"):
+        torch.bernoulli(x, 0.3).sum().backward()
+    with pytest.raises(GradientError, match="cannot differentiate aten::bernoulli: torch has no derivative"):
+        fxla.compile(lambda t: torch.bernoulli(t, 0.3) * 2)(x).sum().backward()
+    fxla.compile(lambda t: torch.bernoulli(t) * 2)(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.zeros(64))
+    with torch.no_grad():                                   # the values are unchanged
+        b = fxla.compile(lambda t: torch.bernoulli(t, 0.25))(torch.empty(20000))
+    assert set(b.unique().tolist()) <= {0.0, 1.0} and abs(b.mean().item() - 0.25) < 0.02

@@ -266,7 +266,10 @@ def bernoulli_probabilities(p):
 # CHECK:         %[[RNG:.+]] = fxla.rng %[[A1]] {shape = [3], distribution = "uniform", stream = 0} : tensor<2xi64> -> tensor<3xf32>
 # CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<2.500000e-01> : tensor<f32>} : () -> tensor<f32>
 # CHECK:         %[[CONVERT:.+]] = fxla.convert %{{.+}} : tensor<3xi1> -> tensor<3xf32>
-# CHECK:         return %[[CONVERT]] : tensor<3xf32>
+# CHECK:         %[[REFUSED:.+]] = fxla.no_gradient %[[X]] {op = "aten::bernoulli"{{.*}}} : tensor<3xf32> -> tensor<3xf32>
+# CHECK:         %[[ALWAYS:.+]] = fxla.eq %[[RNG]], %[[RNG]]
+# CHECK:         %[[OUT:.+]] = fxla.where %[[ALWAYS]], %[[CONVERT]], %[[REFUSED]]
+# CHECK:         return %[[OUT]] : tensor<3xf32>
 @case(torch.Tensor.bernoulli, t(3))
 def tensor_bernoulli_p(x):
     return x.bernoulli(0.25)

@@ -228,6 +228,13 @@ def _bernoulli(ctx, input, p=None, *, generator=None, **kwargs):
         raise ctx.error(f"bernoulli with p={p}", "eager refuses it too (p must be in [0, 1])",
                         "pass a probability in [0, 1]")
     u = ctx.random(s.shape, _work(elem))
-    prob = ctx.tensor(float(p), like=u) if p is not None and not isinstance(p, ir.Value) else \
-        ctx.convert(input if p is None else p, _work(elem))
-    return ctx.convert(ctx.emit(ops.lt, u, prob), elem)
+    fixed = p is not None and not isinstance(p, ir.Value)
+    prob = ctx.tensor(float(p), like=u) if fixed else ctx.convert(input if p is None else p, _work(elem))
+    out = ctx.convert(ctx.emit(ops.lt, u, prob), elem)
+    if fixed:
+        # torch has no derivative for bernoulli(input, p) ('derivative for aten::bernoulli is not implemented'),
+        # though its result depends on input through its shape only: a gradient through it is refused as there
+        # (the select keeps `out` everywhere: u == u always holds, and nothing folds it away)
+        refused = ctx.emit(ops.no_gradient, ctx.convert(input, elem), op="aten::bernoulli")
+        out = ctx.emit(ops.where, ctx.emit(ops.eq, u, u), out, refused)
+    return out
