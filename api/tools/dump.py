@@ -172,8 +172,8 @@ def _parser():
                    help="print the IR after every step fxla.compile runs (to stderr): functionalization, the "
                         "lowering to fxla, each pass of the fxla -> StableHLO pipeline, each device layout pass")
     p.add_argument("-v", "--verbose", action="store_true",
-                   help="report each phase and its time (to stderr), from importing the model's module to the "
-                        "run, and the total")
+                   help="report each phase and its time (to stderr), from importing torch, JAX, fxla and the "
+                        "model's module to the run, and the total (all but Python's start-up and exit)")
     return p
 
 
@@ -213,8 +213,10 @@ class _Progress:
             print(f"[fxla] {what} ... {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr, flush=True)
 
     def total(self) -> None:
-        """The wall time since fxla-dump's main() started: every phase above and what lies between them (Python's
-        own start-up, ~0.1 s, comes before; its exit, which releases JAX's runtime, after)."""
+        """The wall time since fxla-dump's main() started: every phase above (the imports of torch, JAX and fxla
+        included) and what lies between them.  Not counted: what comes before main() (Python's start-up and the
+        import of this module, which imports no torch: ~0.1 s together) and Python's exit after it, which
+        releases JAX's runtime."""
         if self.enabled:
             print(f"[fxla] total {(time.perf_counter() - self.started) * 1e3:.1f} ms (then Python exits, "
                   f"releasing JAX's runtime)", file=sys.stderr, flush=True)
@@ -321,10 +323,20 @@ def _functional_text(prepared) -> str:
     return "\n".join([str(prepared.graph_module.graph).rstrip("\n")] + back)
 
 
-def _dump(args, progress: _Progress) -> int:
-    from fxla.frontend.errors import PassError
-    from fxla.frontend.passes import graph_to_svg
+def _import_stack(progress: _Progress) -> None:
+    """Import what a dump needs, each part a ``-v`` phase of its own: torch, JAX, then fxla's stages (the MLIR
+    bindings, frontend, lowering, runtime).  Run before anything else imports them, so no import time falls
+    outside the phases (``fxla-dump`` itself starts without torch: ``import fxla`` is lazy)."""
+    with progress.phase("import torch"):
+        importlib.import_module("torch")
+    with progress.phase("import JAX"):
+        importlib.import_module("jax")
+    with progress.phase("import fxla (MLIR bindings, frontend, lowering, runtime)"):
+        for module in ("fxla.compile", "fxla.pipeline", "fxla.runtime", "fxla.frontend.passes"):
+            importlib.import_module(module)
 
+
+def _dump(args, progress: _Progress) -> int:
     wanted = STAGES if args.stage == "all" else (args.stage,)
     if args.format == "svg":
         if args.stage == "all":          # an SVG is a drawing of the graph: no --stage needed
@@ -337,8 +349,10 @@ def _dump(args, progress: _Progress) -> int:
                 why="the graph is drawn by running `dot -Tsvg`, and no `dot` is on PATH",
                 fix="install Graphviz (apt-get install graphviz, brew install graphviz or conda install graphviz), "
                     "or use --format html or --format text")
-    with progress.phase("import fxla (torch, JAX, MLIR)"):
-        importlib.import_module("fxla.pipeline")
+    _import_stack(progress)
+    from fxla.frontend.errors import PassError
+    from fxla.frontend.passes import graph_to_svg
+
     model, inputs, kwargs = _load(args, progress)
     if args.format == "html":      # the report links IR lines to graph nodes through the MLIR locations
         args.debug_locations = True
@@ -358,15 +372,17 @@ def _dump(args, progress: _Progress) -> int:
                 err.where = None         # (graph_to_svg's caller is fxla-dump, not a line of the user's)
                 err.fix = "check the Graphviz installation (dot -V), or use --format html or --format text"
                 raise
-        print(svg)
+        output = svg
     elif args.format == "html":
-        from fxla.tools.report import model_name, render
-        print(render(texts, wanted, compiled.graph_module, model, title=model_name(model), subtitle=args.spec))
+        with progress.phase("render the HTML report"):
+            from fxla.tools.report import model_name, render
+            output = render(texts, wanted, compiled.graph_module, model, title=model_name(model),
+                            subtitle=args.spec)
     else:
-        for stage in wanted:
-            if len(wanted) > 1:
-                print(f"// ===== {stage} =====")
-            print(texts[stage].rstrip("\n"))
+        output = "\n".join((f"// ===== {stage} =====\n" if len(wanted) > 1 else "") + texts[stage].rstrip("\n")
+                           for stage in wanted)
+    with progress.phase("write the output"):
+        print(output, flush=True)
     if args.run:
         return _run(compiled, (model, inputs, kwargs), (eager_model, eager_inputs, eager_kwargs),
                     args.concrete_args, progress)
