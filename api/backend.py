@@ -25,7 +25,8 @@ and refined per size) — today each new size costs a lowering and an XLA compil
 
 Options (``torch.compile(..., options={...})``): ``device``, ``max_signatures`` and ``dump_dir``, as for
 :func:`fxla.compile` (``dump_dir``: each graph's folder also holds ``dynamo.txt``, the graph as dynamo handed it
-over).  Each graph received is logged to ``fxla.dynamo`` (INFO: its number, dynamo's compile id, node count,
+over); any other key is an :class:`~fxla.OptionError` that names the closest option (``devcie``: did you mean
+``device``?).  Each graph received is logged to ``fxla.dynamo`` (INFO: its number, dynamo's compile id, node count,
 placeholders with their sizes and symbols); its compiled module logs to ``fxla.compile`` as
 ``DynamoGraph (dynamo graph #n)`` (docs/debugging.md).
 """
@@ -45,7 +46,9 @@ import torch._refs
 from torch.utils import _pytree as pytree
 
 from fxla.base.logs import DYNAMO
-from fxla.compile import MAX_SIGNATURES, CompiledModule, OptionError
+from fxla.base.shown import abbreviate
+from fxla.base.suggest import closest, did_you_mean
+from fxla.compile import MAX_SIGNATURES, META_WHY, CompiledModule, OptionError, refuse_meta_tensors
 from fxla.dumps import GraphDump, open_dumps
 from fxla.errors import FxlaError
 from fxla.frontend import Graph, GraphModule, SourceLocation, wrap
@@ -307,24 +310,28 @@ def _carry_sources(lines: _UserLines, compiled: CompiledModule) -> None:
 
 
 def _check_options(options: Dict[str, Any]) -> None:
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise OptionError(f"torch.compile(backend='fxla') got unknown option(s) {unknown}\n"
-                          f"fix: pass only {', '.join(_OPTIONS)} in options={{...}} (as for fxla.compile)")
+    """An option fxla does not know is refused, with the closest known name (``devcie``: did you mean
+    ``device``?) for each misspelt one."""
+    unknown = [name for name in options if name not in _OPTIONS]
+    if not unknown:
+        return
+    if len(unknown) == 1:
+        what = f"unknown option {abbreviate(unknown[0])}{did_you_mean(str(unknown[0]), _OPTIONS)}"
+    else:
+        guesses = [f"{found[0]!r} for {abbreviate(name)}" for name in unknown
+                   for found in [closest(str(name), _OPTIONS, 1)] if found]
+        what = (f"unknown options {', '.join(abbreviate(name) for name in unknown)}"
+                + (f"; did you mean {', '.join(guesses)}?" if guesses else ""))
+    raise OptionError(f"torch.compile(backend='fxla') got {what}\n"
+                      f"fix: pass only {', '.join(_OPTIONS)} in options={{...}} (as for fxla.compile)")
 
 
 def _check_materialized(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> None:
     """Dynamo passes a module's parameters and buffers as graph inputs: one on the meta device (no data) is
     refused here, by its dynamo name, rather than at the first call as an anonymous input."""
     placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    meta = [name for name, v in zip(placeholders, example_inputs) if isinstance(v, torch.Tensor) and v.is_meta]
-    if meta:
-        shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
-        raise OptionError(f"torch.compile(backend='fxla') got graph inputs on the meta device: {shown}\n"
-                          f"why: a meta tensor has a shape but no data, and a compiled program computes with its "
-                          f"values (dynamo passes a module's parameters and buffers as inputs)\n"
-                          f"fix: materialize the model first (model.to_empty(device='cpu') then load its weights "
-                          f"with model.load_state_dict(...)) and pass real tensors, not device='meta' ones")
+    refuse_meta_tensors(zip(placeholders, example_inputs), "torch.compile(backend='fxla') got graph inputs",
+                        why=f"{META_WHY} (dynamo passes a module's parameters and buffers as inputs)")
 
 
 def _described_input(node, value) -> str:

@@ -56,33 +56,38 @@ class OptionError(FxlaError):
 MAX_SIGNATURES = 64
 
 
+#: why a tensor on the meta device is refused (:func:`refuse_meta_tensors`)
+META_WHY = "a meta tensor has a shape but no data, and a compiled program computes with its values"
+#: how to give it data
+META_FIX = ("materialize it first: a module with module.to_empty(device='cpu') then load its weights "
+            "(module.load_state_dict(...)); a tensor with torch.empty_like(t, device='cpu') filled with its "
+            "values; or create it without device='meta'")
+
+
+def refuse_meta_tensors(named, what: str, *, where=None, why: str = META_WHY, fix: str = META_FIX) -> None:
+    """Raise :class:`OptionError` ``"<what> on the meta device: [names]"`` when any of ``named`` (``(name,
+    value)`` pairs) is a tensor on the meta device; the names are abbreviated (:func:`fxla.base.shown.abbreviate`:
+    the first few and how many more).  ``where(name)`` gives the location of the first such tensor's use."""
+    meta = [name for name, value in named if getattr(value, "is_meta", False) is True]
+    if meta:
+        names = abbreviate(meta, lambda v: v if isinstance(v, str) else None)
+        raise OptionError(f"{what} on the meta device: {names}", where=where(meta[0]) if where else None, why=why,
+                          fix=fix)
+
+
 def _check_materialized(fn) -> None:
     """A model whose parameters or buffers are on the meta device (no data) cannot run compiled."""
-    if not isinstance(fn, torch.nn.Module):
-        return
-    meta = [name for name, t in itertools.chain(fn.named_parameters(), fn.named_buffers()) if t.is_meta]
-    if meta:
-        shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
-        raise OptionError(f"cannot compile a {type(fn).__name__} whose parameters/buffers are on the meta "
-                          f"device ({shown})\nwhy: a meta tensor has a shape but no data, and a compiled program "
-                          f"computes with the weights' values\nfix: materialize the model first, e.g. "
-                          f"model.to_empty(device='cpu') then load its weights (model.load_state_dict(...)), or "
-                          f"build it without device='meta'")
+    if isinstance(fn, torch.nn.Module):
+        refuse_meta_tensors(itertools.chain(fn.named_parameters(), fn.named_buffers()),
+                            f"cannot compile a {type(fn).__name__} whose parameters/buffers are")
 
 
 def _check_materialized_state(owner: str, program, graph) -> None:
     """The tensors a traced program reads (parameters, buffers, tensors a function closes over) must have data:
     one on the meta device is refused, at the line that reads it, before anything is uploaded."""
-    meta = [name for name in program.param_names if getattr(program.params[name], "is_meta", False)]
-    if not meta:
-        return
     reads = {n.target: n.meta.get(M.SOURCE) for n in graph.nodes if n.op == "get_attr"}
-    shown = ", ".join(meta[:3]) + (f" and {len(meta) - 3} more" if len(meta) > 3 else "")
-    raise OptionError(f"{owner} reads tensor(s) on the meta device: {shown}", where=reads.get(meta[0]),
-                      why="a meta tensor has a shape but no data, and a compiled program computes with its values",
-                      fix="materialize it first: a module with module.to_empty(device='cpu') then load its weights "
-                          "(module.load_state_dict(...)); a tensor with torch.empty_like(t, device='cpu') filled "
-                          "with its values; or create it without device='meta'")
+    refuse_meta_tensors(((name, program.params[name]) for name in program.param_names),
+                        f"{owner} reads tensor(s)", where=reads.get)
 
 
 def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> None:

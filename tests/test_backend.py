@@ -119,3 +119,24 @@ def test_operator_methods_dynamo_records_are_lowered_as_the_operators():
     x, m = torch.randn(6), torch.tensor([True, False, True, True, False, False])
     for got, want in zip(compiled(x, m), f(x, m)):
         assert torch.equal(got, want)
+
+
+def test_a_misspelt_option_gets_a_suggestion():
+    """torch.compile(..., options={...}) with a misspelt key: the closest option named (base/suggest.py), every
+    unknown key listed, no guess for a key close to nothing."""
+    from fxla.compile import OptionError
+
+    def unwrap(err):           # dynamo's BackendCompilerFailed keeps the backend's error as inner_exception
+        return getattr(err, "inner_exception", err)
+
+    with pytest.raises(Exception) as info:
+        torch.compile(torch.nn.ReLU(), backend="fxla", options={"devcie": "cpu"})(torch.randn(2))
+    err = unwrap(info.value)
+    assert isinstance(err, OptionError)
+    assert err.what == "torch.compile(backend='fxla') got unknown option 'devcie'; did you mean 'device'?"
+    assert err.fix.startswith("pass only device, max_signatures, dump_dir")
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(torch.nn.ReLU(), backend="fxla", options={"max_sigs": 2, "zzz": 1})(torch.randn(2))
+    assert unwrap(info.value).what == ("torch.compile(backend='fxla') got unknown options 'max_sigs', 'zzz'; did you "
+                                       "mean 'max_signatures' for 'max_sigs'?")

@@ -286,5 +286,5 @@ def test_a_model_on_the_meta_device_is_refused_with_a_fix():
     with pytest.raises(fxla.OptionError) as info:
         fxla.compile(model)
     text = str(info.value)
-    assert "on the meta device (0.weight, 0.bias, 1.weight and 3 more)" in text
-    assert "fix: materialize the model first" in text and info.value.fix.startswith("materialize")
+    assert "on the meta device: [0.weight, 0.bias, 1.weight, 1.bias, 2.weight, 2.bias]" in text
+    assert "fix: materialize it first" in text and info.value.fix.startswith("materialize")

@@ -76,6 +76,32 @@ def test_torch_compile_of_a_meta_model_is_an_fxla_error():
     assert "NotImplementedError" not in text
 
 
+def test_every_meta_device_check_shares_one_message_with_abbreviated_names():
+    """fxla.compile, a traced program's tensors and the torch.compile backend refuse meta tensors through one
+    function (fxla.compile.refuse_meta_tensors): one why, one fix, the names abbreviated as abbreviate() does."""
+    from fxla.compile import META_FIX, META_WHY, refuse_meta_tensors
+    named = [(f"w{i}", torch.empty(1, device="meta")) for i in range(10)] + [("real", torch.zeros(1))]
+    with pytest.raises(fxla.OptionError) as info:
+        refuse_meta_tensors(named, "these read tensors")
+    assert info.value.what == "these read tensors on the meta device: [w0, w1, w2, w3, w4, w5, ... 4 more]"
+    assert (info.value.why, info.value.fix) == (META_WHY, META_FIX)
+    refuse_meta_tensors(named[-1:], "nothing on meta")                      # no meta tensor: nothing raised
+
+    with torch.device("meta"):
+        model = torch.nn.Sequential(*[torch.nn.Linear(2, 2) for _ in range(5)])
+    with pytest.raises(fxla.OptionError) as info:
+        fxla.compile(model)
+    assert info.value.what.endswith("on the meta device: [0.weight, 0.bias, 1.weight, 1.bias, 2.weight, 2.bias, "
+                                    "... 4 more]")
+    assert info.value.fix == META_FIX
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(model, backend="fxla")(torch.empty(3, 2, device="meta"))
+    text = str(info.value)
+    assert "got graph inputs on the meta device: [" in text and "... 5 more]" in text
+    assert META_WHY in text and META_FIX in text
+
+
 # -- long values in messages -------------------------------------------------------------------------------------
 def test_abbreviate():
     assert abbreviate(list(range(10000))) == "[0, 1, 2, 3, 4, 5, ... 9994 more]"
