@@ -15,12 +15,12 @@ compile    PJRT compile (or the on-disk cache)                  :class:`~fxla.ru
 methods of :class:`Pipeline`; none spells the stages out itself.  Observers see each stage's result and wall
 time (``fxla-dump -v``), and logger ``fxla.phases`` records each at DEBUG (:mod:`fxla.base.logs`);
 ``print_ir_after_all`` prints the IR after every pass to stderr: functionalization,
-the lowering to fxla, each pass of the StableHLO stage (MLIR's printer) and each device layout pass.
+the lowering to fxla, each pass of the StableHLO stage and each device layout pass (fxla ops in the
+dialect's own syntax).
 """
 from __future__ import annotations
 
 import re
-import sys
 import logging
 import threading
 import time
@@ -36,7 +36,7 @@ from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.autodiff import Differentiated, differentiate
-from fxla.lowering.passes import device_layouts
+from fxla.lowering.passes import device_layouts, print_ir_after
 from fxla.lowering.precision import full_precision_pass
 from fxla.runtime import Executable, compile_stablehlo
 from fxla.runtime.buffers import example_tensor, is_array
@@ -260,5 +260,6 @@ class Pipeline:
 
     @staticmethod
     def _print_ir(after: str, text: str) -> None:
-        """``print_ir_after_all`` for a stage or pass that MLIR's pass manager does not run (its banner)."""
-        print(f"// -----// IR Dump After {after} //----- //\n{text.rstrip()}\n", file=sys.stderr, flush=True)
+        """``print_ir_after_all`` for a stage or pass outside :func:`~fxla.lowering.passes.run_pipeline` (the
+        same banner)."""
+        print_ir_after(after, text)

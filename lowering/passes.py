@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import sys
 import tempfile
 from typing import Callable, Dict, List, Optional, Sequence
 
 from fxla.base.suggest import did_you_mean
 from fxla.dialects.fxla import VerificationError, verify_module
 from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.fxla.syntax import print_module
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
 from .errors import LoweringError
@@ -102,23 +104,35 @@ def check_pipeline(names: Sequence[str]) -> None:
         _add_passes(passmanager.PassManager("builtin.module"), names, [])
 
 
+def print_ir_after(name: str, text: str) -> None:
+    """Print ``text``, the IR after the pass or step ``name``, to stderr under MLIR's banner
+    ``// -----// IR Dump After <name> //----- //`` (``--print-ir-after-all``)."""
+    print(f"// -----// IR Dump After {name} //----- //\n{text.rstrip()}\n", file=sys.stderr, flush=True)
+
+
 def run_pipeline(module: ir.Module, names: Sequence[str], *, print_ir_after_all: bool = False) -> None:
-    """Run ``names`` (fxla passes or MLIR pass-pipeline elements, e.g. ``canonicalize``) in order."""
+    """Run ``names`` (fxla passes or MLIR pass-pipeline elements, e.g. ``canonicalize``) in order.
+
+    ``print_ir_after_all`` runs them one pipeline element at a time and prints the whole module after each
+    (:func:`print_ir_after`, the banner naming the element as written: ``canonicalize``, ``func.func(cse)``),
+    fxla ops in the dialect's own syntax (:func:`fxla.dialects.fxla.syntax.print_module`), so the text is
+    ``fxla-opt`` input again; MLIR's own IR printing would show them in generic form."""
     register_stablehlo_passes()
     failures: List[Exception] = []
     with module.context, type_cache():
-        pm = passmanager.PassManager("builtin.module")
-        _add_passes(pm, names, failures)
-        if print_ir_after_all:
-            pm.enable_ir_printing(print_after_all=True)
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as err:
+        for group in ([[name] for name in names] if print_ir_after_all else [names]):
+            pm = passmanager.PassManager("builtin.module")
+            _add_passes(pm, group, failures)
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError:
+                if failures:
+                    raise failures[0] from None
+                raise
             if failures:
-                raise failures[0] from None
-            raise
-    if failures:
-        raise failures[0]
+                raise failures[0]
+            if print_ir_after_all:
+                print_ir_after(group[0], print_module(module))
 
 
 #: What fxla.compile runs on every fxla module (then a strict re-parse + MLIR verification).
@@ -174,9 +188,10 @@ def lower_to_stablehlo(module: ir.Module, *, print_ir_after_all: bool = False,
     """Run :data:`DEFAULT_PIPELINE` on an fxla module (in place) and return the StableHLO re-parsed and
     verified in a strict context (source locations kept).
 
-    On failure the input IR is written to ``reproducer_dir`` (default: the temp dir) and a
-    :class:`PipelineError` names the file and the exact ``fxla-opt`` command that reproduces it.
-    ``print_ir_after_all`` prints the IR after every pass to stderr (MLIR's ``--print-ir-after-all``).
+    On failure the input IR is written to ``reproducer_dir`` (default: the temp dir), fxla ops in the
+    dialect's own syntax and with source locations, and a :class:`PipelineError` names the file and the exact
+    ``fxla-opt`` command that reproduces it.  ``print_ir_after_all`` prints the IR after every pass to stderr
+    (:func:`run_pipeline`).
     """
     snapshot = module.operation.clone()
     try:
@@ -187,7 +202,7 @@ def lower_to_stablehlo(module: ir.Module, *, print_ir_after_all: bool = False,
         module.operation.write_bytecode(buffer)
         return verify_stablehlo(buffer.getvalue())
     except (LoweringError, VerificationError, ir.MLIRError) as err:
-        path = _write_reproducer(snapshot.get_asm(enable_debug_info=True), reproducer_dir)
+        path = _write_reproducer(print_module(snapshot, debug_info=True), reproducer_dir)
         command = f"fxla-opt {path} --mlir-print-debuginfo --pass-pipeline={','.join(DEFAULT_PIPELINE)}"
         raise PipelineError(err, path, command) from err
     finally:

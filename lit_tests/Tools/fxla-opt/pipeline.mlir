@@ -24,8 +24,8 @@
 // DUMP:      IR Dump After convert-fxla-to-stablehlo
 // DUMP:        stablehlo.dot_general
 // DUMP-NOT:    fxla.linear
-// DUMP:      IR Dump After CanonicalizerPass
-// DUMP:      IR Dump After CSEPass
+// DUMP:      IR Dump After canonicalize //
+// DUMP:      IR Dump After cse //
 // DUMP-NOT:  Traceback
 func.func @mlp(%x: tensor<8x64xf32>, %w1: tensor<128x64xf32> {fxla.param = "fc1.weight"}, %b1: tensor<128xf32> {fxla.param = "fc1.bias"},
                %w2: tensor<10x128xf32> {fxla.param = "fc2.weight"}, %b2: tensor<10xf32> {fxla.param = "fc2.bias"}) -> tensor<8x10xf32> {
