@@ -1,13 +1,13 @@
 """``fxla.compile(mesh=, shard=)``: which mesh axes each input, parameter and output of a program is split over."""
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Dict, Sequence
 
 from torch.utils import _pytree as pytree
 
 from fxla.base.shown import abbreviate
+from fxla.base.suggest import did_you_mean
 from fxla.lowering import FxlaProgram
 from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import Partitioning, ShardingError, normalize_spec, signature_of
@@ -32,9 +32,14 @@ class ShardPlan:
         bad = [k for k in self.shard if not (isinstance(k, str) and (k in known or _INPUT_KEY.match(k)))]
         if bad:
             short = {n.rpartition(".")[2]: n for n in sorted(known)}    # also by the last part of a name
-            close = [short.get(c, c) for k in bad if isinstance(k, str)
-                     for c in difflib.get_close_matches(k, list(known) + list(short), n=1)]
-            guess = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+            candidates = {**short, **{n: n for n in known}}              # compared name -> the name to write
+            guesses = [(k, did_you_mean(k, candidates, show=candidates.__getitem__))
+                       for k in bad if isinstance(k, str)]
+            guesses = [(k, g) for k, g in guesses if g]
+            if len(bad) == 1:
+                guess = guesses[0][1] if guesses else ""
+            else:                                                        # each misspelt name with its own
+                guess = "".join(f"\n'{k}': {g[2:]}" for k, g in guesses)
             raise ShardingError(f"shard= names {abbreviate(bad)}, which this model does not have{guess}\n"
                                 f"fix: use 'input:<i>' / 'output:<i>' (tensor inputs/outputs in order), an "
                                 f"argument name ({list(arguments)}) or a parameter/buffer name "

@@ -2,12 +2,14 @@
 
 :func:`closest` keeps the best match and any about as close (within :data:`WINDOW` of its similarity), so
 ``reluu`` suggests ``relu`` alone rather than ``relu``, ``elu`` and ``gelu``; a name close to nothing gets no
-suggestion rather than a far-fetched one.
+suggestion rather than a far-fetched one.  :func:`did_you_mean` words the suggestion the same way everywhere;
+its ``show`` writes each suggested name as the user should type it when the names compared are shorter forms
+(an op compared without its ``fxla.`` prefix, a parameter by the last part of its dotted name).
 """
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, List
+from typing import Callable, Iterable, List
 
 __all__ = ["closest", "did_you_mean"]
 
@@ -30,7 +32,9 @@ def closest(word: str, names: Iterable[str], n: int = 3) -> List[str]:
     return [name for ratio, name in scored[:n] if ratio >= scored[0][0] - WINDOW]
 
 
-def did_you_mean(word: str, names: Iterable[str], n: int = 3) -> str:
-    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for the :func:`closest` names, ``""`` when there are none."""
-    found = closest(word, names, n)
+def did_you_mean(word: str, names: Iterable[str], n: int = 3, *, show: Callable[[str], str] = str) -> str:
+    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for the :func:`closest` names, ``""`` when there are none.
+    Each suggested name is written as ``repr(show(name))``: ``did_you_mean("lienar", {"linear": "fxla.linear"},
+    show=table.get)`` compares ``lienar`` with ``linear`` and suggests ``'fxla.linear'``."""
+    found = list(dict.fromkeys(show(c) for c in closest(word, names, n)))
     return f"; did you mean {' or '.join(repr(c) for c in found)}?" if found else ""

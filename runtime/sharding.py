@@ -12,7 +12,6 @@ spec means replicated.
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -22,6 +21,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from fxla.base.errors import FxlaError
 from fxla.base.shown import abbreviate
+from fxla.base.suggest import did_you_mean
 
 Spec = Optional[Tuple]
 
@@ -83,8 +83,7 @@ def normalize_spec(spec, rank: int, shape: Sequence[int], mesh: jax.sharding.Mes
         factor = 1
         for name in names:
             if name not in mesh.shape:
-                close = difflib.get_close_matches(name, list(mesh.axis_names), n=1) if isinstance(name, str) else []
-                guess = f" (did you mean {close[0]!r}?)" if close else ""
+                guess = did_you_mean(name, mesh.axis_names) if isinstance(name, str) else ""
                 raise ShardingError(f"sharding of {what}: unknown mesh axis {abbreviate(name)}{guess}\n"
                                     f"fix: use one of the mesh's axes {list(mesh.axis_names)}")
             if name in used:

@@ -195,3 +195,6 @@ def test_a_misspelt_shard_name_gets_a_suggestion():
     model = torch.nn.Linear(4, 4)
     with pytest.raises(ShardingError, match=r"did you mean 'module.weight'\?"):
         fxla.compile(model, mesh=fxla.runtime.Mesh({"x": 1}), shard={"wieght": ("x", None)})
+    with pytest.raises(ShardingError) as info:      # several misspelt names: each with its own suggestion
+        fxla.compile(model, mesh=fxla.runtime.Mesh({"x": 1}), shard={"wieght": ("x", None), "bais": ("x",)})
+    assert "\n'wieght': did you mean 'module.weight'?\n'bais': did you mean 'module.bias'?\nfix: " in str(info.value)

@@ -190,7 +190,30 @@ def test_fxla_opt_reports_syntax_errors_at_the_users_line(capsys, tmp_path):
                    "  return %0 : tensor<2xf32>\n}\n")
     assert opt_main([str(src)]) == 1
     err = capsys.readouterr().err
-    assert err.strip() == (f"{src}:2:25: error: 'fxla.softmax' has no attribute 'dimm'; did you mean 'dim'?")
+    assert err == (f"{src}:2:25: error: 'fxla.softmax' has no attribute 'dimm'; did you mean 'dim'?\n"
+                   "  %0 = fxla.softmax %a {dimm = 0} : tensor<2xf32> -> tensor<2xf32>\n"
+                   "                        ^\n"
+                   "fix: write one of the attributes of 'fxla.softmax': dim\n")
+
+
+def test_fxla_opt_prints_the_whole_syntax_error(capsys, tmp_path):
+    """what (at file:line:col), the source line with a caret (tabs kept so it lines up), why and fix."""
+    from fxla.tools.opt import syntax_error_lines
+    from fxla.dialects.fxla.syntax import IRSyntaxError
+    src = tmp_path / "bad.mlir"
+    src.write_text("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                   "\t%0 = fxla.lienar %a : tensor<2xf32> -> tensor<2xf32>\n"
+                   "  return %0 : tensor<2xf32>\n}\n")
+    assert opt_main([str(src)]) == 1
+    assert capsys.readouterr().err.split("\n") == [
+        f"{src}:2:7: error: 'fxla.lienar' is not an op of the fxla dialect; did you mean 'fxla.linear'?",
+        "\t%0 = fxla.lienar %a : tensor<2xf32> -> tensor<2xf32>",
+        "\t     ^",
+        "fix: see docs/dialect.md for the ops of the fxla dialect", ""]
+    err = IRSyntaxError("bad", 1, 3, "do this")
+    err.why = "because"
+    assert syntax_error_lines(err, "ab cd", "f.mlir") == ["f.mlir:1:3: error: bad", "ab cd", "  ^", "because",
+                                                         "fix: do this"]
 
 
 def test_fxla_opt_output_is_its_own_input(capsys, tmp_path):

@@ -10,7 +10,10 @@ stack), is such a diagnostic too; each input is processed on a thread with a lar
 ``utils/fuzz_opt.py`` fuzzes this tool against those promises.
 
 fxla ops are read in the dialect's own syntax or MLIR's generic form and printed in the dialect's syntax
-(:mod:`fxla.dialects.fxla.syntax`), so the output of ``fxla-opt`` is valid input again.
+(:mod:`fxla.dialects.fxla.syntax`), so the output of ``fxla-opt`` is valid input again; so is what
+``--print-ir-after-all`` prints after each pass (the whole module, under ``// -----// IR Dump After <pass>
+//----- //``, the pass named as on the command line).  Malformed fxla syntax is reported with the source line, a
+caret under the column and the error's ``fix:`` line.
 """
 from __future__ import annotations
 
@@ -113,7 +116,7 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
         try:
             module = ir.Module.parse(to_generic(text))      # pretty fxla ops -> generic form; the rest as is
         except IRSyntaxError as err:
-            return None, [f"{filename}:{err.line}:{err.col}: error: {err.message}"]
+            return None, syntax_error_lines(err, text, filename)
         except ir.MLIRError as err:
             return None, mlir_error_lines(err, filename)
         except (ValueError, RuntimeError, MemoryError, OverflowError) as err:
@@ -146,6 +149,21 @@ def process(text: str, passes: List[str], filename: str, debuginfo: bool, print_
             return None, [render(op.location, f"'{op.name}' op is not in a registered dialect (the output of "
                                  "the pipeline must be pure StableHLO/func)", filename) for op in unregistered]
         return _printed(module, filename, debuginfo), []
+
+
+def syntax_error_lines(err: IRSyntaxError, text: str, filename: str) -> List[str]:
+    """The diagnostic of malformed pretty fxla text: ``file:line:col: error: <what>``, the source line with a
+    caret under the column (as mlir-opt shows its parse errors), then the error's ``why`` and ``fix:`` lines."""
+    lines = text.split("\n")
+    source = lines[err.line - 1] if 0 < err.line <= len(lines) else ""
+    out = [f"{filename}:{err.line}:{err.col}: error: {err.message}"]
+    if source.strip():
+        out += [source, "".join("\t" if c == "\t" else " " for c in source[:err.col - 1]) + "^"]
+    if err.why:
+        out.append(err.why)
+    if err.fix:
+        out.append(f"fix: {err.fix}")
+    return out
 
 
 def _unregistered_ops(module: ir.Module, context: ir.Context) -> List[ir.Operation]:

@@ -52,7 +52,7 @@ import struct
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from fxla.base.errors import FxlaError
-from fxla.base.suggest import closest, did_you_mean
+from fxla.base.suggest import did_you_mean
 
 from ..mlir import ir
 from .opdef import BOOL, DENSE, F64, I64, I64_ARRAY, SEGMENTS, STR, AttrKind, OpDef
@@ -441,7 +441,8 @@ def _attributes(line: _Line, opdef: OpDef) -> List[str]:
         attr = opdef.attr_index.get(name)
         if attr is None:
             raise line.fail(f"'{opdef.name}' has no attribute '{name}'{did_you_mean(name, opdef.attr_index)}", at,
-                            fix=f"its attributes: {', '.join(opdef.attr_index) or 'none'}")
+                            fix=f"write one of the attributes of '{opdef.name}': {', '.join(opdef.attr_index)}"
+                            if opdef.attr_index else f"'{opdef.name}' takes no attributes: leave out the {{...}}")
         if name in seen:
             raise line.fail(f"attribute '{name}' is given twice", at)
         seen.add(name)
@@ -467,8 +468,7 @@ def _convert(line: _Line, indent: str, results: str, name: str) -> str:
     opdef = lookup(name)
     if opdef is None:
         bare = {n.partition(".")[2]: n for n in [o.name for o in ALL_OPS] + list(LEGACY_BY_NAME)}
-        close = closest(name.partition(".")[2], bare)
-        guess = f"; did you mean {' or '.join(repr(bare[c]) for c in close)}?" if close else ""
+        guess = did_you_mean(name.partition(".")[2], bare, show=bare.__getitem__)     # compared without "fxla."
         raise line.fail(f"'{name}' is not an op of the fxla dialect{guess}", line.pos - len(name),
                         fix="see docs/dialect.md for the ops of the fxla dialect")
     values, sizes = _operands(line, opdef)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from fxla.base.errors import FxlaError
-from fxla.base.suggest import closest
+from fxla.base.suggest import did_you_mean
 
 from ..mlir import ir, location_parts
 from .opdef import ANY_ELEM, SEGMENTS, InferError, OpDef, attr_names, sig_of, type_cache
@@ -94,8 +94,7 @@ def _problem(op: ir.Operation) -> Optional[str]:
     opdef = lookup(name)
     if opdef is None:
         bare = {n.partition(".")[2]: n for n in BY_NAME}           # compared without the dialect prefix
-        close = closest(name.partition(".")[2], bare)
-        guess = f"; did you mean {' or '.join(repr(bare[c]) for c in close)}?" if close else ""
+        guess = did_you_mean(name.partition(".")[2], bare, show=bare.__getitem__)
         return f"is not an op of the fxla dialect{guess} (its {len(BY_NAME)} ops are listed in docs/dialect.md)"
     if len(op.regions):
         return f"expects no regions, but has {len(op.regions)}"
