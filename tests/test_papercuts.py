@@ -134,7 +134,7 @@ def test_a_long_list_is_abbreviated_in_the_message(call):
 def test_a_misspelt_mesh_axis_gets_a_suggestion():
     from fxla.runtime.sharding import Mesh, ShardingError, normalize_spec
     mesh = Mesh({"batch": 1})
-    with pytest.raises(ShardingError, match=r"unknown mesh axis 'bacth' \(did you mean 'batch'\?\)") as info:
+    with pytest.raises(ShardingError, match=r"unknown mesh axis 'bacth'; did you mean 'batch'\?\n") as info:
         normalize_spec(("bacth", None), 2, (4, 4), mesh, "input 0")
     assert "['batch']" in info.value.fix
     with pytest.raises(ShardingError) as info:                 # nothing close: no guess
