@@ -107,7 +107,7 @@ def test_dump_verbose_reports_phases_with_timings(capsys):
 
 def test_dump_print_ir_after_all(capfd):
     assert dump.main([f"{MLP_SPEC}:mlp", "--stage", "stablehlo", "--print-ir-after-all"]) == 0
-    err = capfd.readouterr().err       # MLIR prints from C++, straight to file descriptor 2
+    err = capfd.readouterr().err
     for name in ("verify-fxla", "convert-fxla-to-stablehlo", "canonicalize", "cse"):
         assert f"IR Dump After {name}" in err
 
