@@ -378,3 +378,26 @@ def test_help_is_plain_text(capsys):
         dump.main(["--help"])
     out = capsys.readouterr().out
     assert "`" not in out and "--concrete-shapes" in out and "example_kwargs" in out
+
+
+def test_dump_and_explain_share_their_model_options():
+    """fxla-dump and fxla-explain take a model alike: the spec, --input-shape, --concrete-args and --device come
+    from one helper (add_model_options), with the same flags, help and defaults, and parse to the same values."""
+    import argparse
+
+    from fxla.tools import explain
+
+    shared = argparse.ArgumentParser()
+    dump.add_model_options(shared)
+
+    def described(parser):
+        return {a.dest: (a.option_strings, a.help, a.metavar, a.default, a.nargs) for a in parser._actions
+                if a.dest != "help"}
+
+    common = described(shared)
+    assert set(common) == {"spec", "input_shape", "concrete_args", "device"}
+    for parser in (dump._parser(), explain._parser()):
+        assert {dest: d for dest, d in described(parser).items() if dest in common} == common
+    argv = ["m.py:f", "--input-shape", "2x16:i64", "--concrete-args", "use_cache=false", "--device", "cpu"]
+    values = [vars(p.parse_args(argv)) for p in (dump._parser(), explain._parser())]
+    assert [{k: v[k] for k in common} for v in values] == [vars(shared.parse_args(argv))] * 2

@@ -142,6 +142,20 @@ STAGE_HELP = ("stages: graph (captured graph), functional (the graph with in-pla
               "tables of source frames left out, each instruction naming its source_file and source_line)")
 
 
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """The arguments every fxla tool that takes a model shares (fxla-dump, fxla-explain): the ``spec``, its
+    example inputs (``--input-shape``), ``--concrete-args`` and ``--device`` (read by :func:`_load`,
+    :func:`parse_concrete_args` and the device resolution)."""
+    p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
+    p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
+                   help="example input, e.g. 2x16, 2x16:f16, 2x16:i64 (token ids), attention_mask=2x16:i64 "
+                        "(a keyword input); replaces the factory's example inputs")
+    p.add_argument("--concrete-args", action="append", default=[], metavar="NAME=VALUE|JSON",
+                   help="arguments fixed while tracing, as fxla.compile's concrete_args: use_cache=false or "
+                        "'{\"use_cache\": false}' (VALUE is JSON; repeat the flag for several)")
+    p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
+
+
 def _parser():
     title, examples, spec = (part.replace("``", "") for part in __doc__.split("\n\n", 2))
     wrap = functools.partial(textwrap.fill, width=100)
@@ -149,21 +163,14 @@ def _parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n\n".join(["examples:\n" + examples, wrap(STAGE_HELP),
                                                      wrap(" ".join(spec.split()))]))
-    p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
+    add_model_options(p)
     p.add_argument("--stage", choices=STAGES + ("all",), default="all")
-    p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
-                   help="example input, e.g. 2x16, 2x16:f16, 2x16:i64 (token ids), attention_mask=2x16:i64 "
-                        "(a keyword input); replaces the factory's example inputs")
     p.add_argument("--concrete-shapes", action="store_true",
                    help="trace for these inputs' shapes, as fxla.compile(model, concrete_shapes=True) does "
                         "(models that branch on sizes or assert shapes: Hugging Face, nanoGPT)")
-    p.add_argument("--concrete-args", action="append", default=[], metavar="NAME=VALUE|JSON",
-                   help="arguments fixed while tracing, as fxla.compile's concrete_args: use_cache=false or "
-                        "'{\"use_cache\": false}' (VALUE is JSON; repeat the flag for several)")
     p.add_argument("--debug-locations", action="store_true", help="print MLIR locations (the user's source lines)")
     p.add_argument("--run", action="store_true",
                    help="also run the compiled model and compare every leaf of its output with eager PyTorch's")
-    p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
     p.add_argument("--format", choices=("text", "svg", "html"), default="text",
                    help="text (default); svg: the captured graph drawn by Graphviz (the default stage then); "
                         "html: one self-contained page of every requested stage (the graph grouped by module, "

@@ -11,8 +11,10 @@ example_args, example_kwargs)``; ``--input-shape`` gives or replaces the example
 ``2x16:i64`` for token ids, ``attention_mask=2x16:i64`` for a keyword input; repeat it for several inputs).  The
 report is fxla.explain's (docs/tutorial.md, "Explain what stands between a model and compiling"): untraceable
 lines and whether concrete shapes get past them, data-dependent shapes, unsupported ops, in-place mutations
-fxla cannot rewrite, what recompiles and why, and the compile time (measured or estimated).  Exit status: 0
-when the model compiles, 1 when problems block it, 2 when the spec or the arguments are wrong.
+fxla cannot rewrite, exceptions the model's own code raises (model error), what recompiles and why, and the
+compile time (measured or estimated); the traceback of an internal error (a bug in fxla) goes to stderr, to
+report.  Exit status: 0 when the model compiles, 1 when problems block it, 2 when the spec or the arguments
+are wrong.
 """
 from __future__ import annotations
 
@@ -20,26 +22,20 @@ import argparse
 import json
 import shutil
 import sys
+import traceback
 
 from fxla.errors import FxlaError
-from fxla.tools.dump import _load, _Progress, parse_concrete_args
+from fxla.tools.dump import _load, _Progress, add_model_options, parse_concrete_args
 
 
 def _parser():
     p = argparse.ArgumentParser(prog="fxla-explain", description=__doc__.split("\n\n")[0].replace("``", ""),
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 2)[2].replace("``", ""))
-    p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
-    p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
-                   help="example input, e.g. 2x16, 2x16:f16, 2x16:i64 (token ids), attention_mask=2x16:i64 "
-                        "(a keyword input); replaces the factory's example inputs")
-    p.add_argument("--concrete-args", action="append", default=[], metavar="NAME=VALUE|JSON",
-                   help="arguments fixed while tracing, as fxla.compile's concrete_args: use_cache=false or "
-                        "'{\"use_cache\": false}' (VALUE is JSON; repeat the flag for several)")
+    add_model_options(p)           # (spec, --input-shape, --concrete-args, --device: as fxla-dump's)
     p.add_argument("--compile", action="store_true",
                    help="when nothing blocks, also compile with XLA and report the real compile time (otherwise "
                         "the lowering is timed and XLA's share estimated)")
-    p.add_argument("--device", default=None, help="cpu, gpu, tpu (default: JAX's default device)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--width", type=int, default=None,
                    help="width of the table in columns (default: the terminal's, at least 100)")
@@ -58,6 +54,9 @@ def main(argv=None) -> int:
     else:
         width = args.width or max(shutil.get_terminal_size((120, 24)).columns, 100)
         print(report.table(width))
+    for problem in report.of_kind("internal error"):        # (what a bug report needs)
+        print(f"fxla-explain: internal error at {problem.location}, the traceback to report:", file=sys.stderr)
+        print("".join(traceback.format_exception(problem.error)).rstrip(), file=sys.stderr)
     return 0 if report.compiles else 1
 
 
