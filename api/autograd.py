@@ -13,6 +13,12 @@ recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and input
 draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the forward's
 masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the forward's
 own randomness.
+
+Each gradient program is a compile of its own in the ``fxla.compile`` log and under ``dump_dir``
+(:meth:`fxla.recompile.CompileControl._gradient_compile`): "the forward with residuals for input signature #n"
+(at the first call that records gradients of that set of tensors), "the backward for input signature #n" (at
+its first backward), and for ``jax.grad`` the two halves lowered for JAX, each with what it differentiates with
+respect to, why it compiled, its seconds and phases, and a folder inside the signature's dump folder.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.lowering.autodiff import (Differentiated, NotDifferentiableError, differentiable_args,
@@ -37,6 +44,9 @@ from .write_back import check_writable
 
 __all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError"]
 
+#: how many of the tensors a gradient program differentiates with respect to its log record names
+_SHOWN_SOURCES = 6
+
 
 @dataclass
 class GradientEntry:
@@ -50,6 +60,8 @@ class GradientEntry:
     handler: ResultHandler
     float_outputs: List[int]          # positions among the tensor outputs that take a cotangent
     prepared: Any = None              # the graph the halves come from (for the backward's compile)
+    compiled: Any = None              # the signature's number and dump folder (fxla.recompile.CompiledSignature)
+    sources: str = ""                 # what it differentiates with respect to (the compile log)
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -58,11 +70,14 @@ class GradientEntry:
         if self.backward is None:
             with COMPILING:
                 if self.backward is None:
-                    pipeline = module._pipeline
-                    part = dataclasses.replace(self.diff.backward, param_names=[], params={})
-                    stages = pipeline.lower_program(part, self.prepared)
-                    target = pipeline.layout(stages, module.device.platform)
-                    self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+                    with module._gradient_compile(self.compiled, "backward", self.sources,
+                                                  "the first backward through its forward") as record:
+                        pipeline = module._pipeline
+                        record.dump_fxla(self.diff.backward)
+                        part = dataclasses.replace(self.diff.backward, param_names=[], params={})
+                        stages = pipeline.lower_program(part, self.prepared)
+                        target = pipeline.layout(stages, module.device.platform)
+                        self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
         return self.backward
 
 
@@ -77,26 +92,46 @@ def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
     return mask if any(mask) else None
 
 
+def _sources_text(module, entry, mask) -> str:
+    """The tensors ``mask`` marks (per tensor input, then per parameter: :func:`gradient_sources`) as the compile
+    log names them: inputs by argument name (``name[i]`` for the i-th tensor of an argument holding several),
+    parameters by name; the first few, then how many more."""
+    inputs = []
+    for node, value in zip(module._binding.placeholders, entry.program_args):
+        arrays = [leaf for leaf in pytree.tree_leaves(value) if is_array(leaf)]
+        inputs += [node.target] if len(arrays) == 1 and arrays[0] is value else \
+            [f"{node.target}[{i}]" for i in range(len(arrays))]
+    names = [n for n, m in zip(inputs + list(entry.program.param_names), mask) if m]
+    more = len(names) - _SHOWN_SOURCES
+    return ", ".join(names[:_SHOWN_SOURCES]) + (f" and {more} more" if more > 0 else "")
+
+
 def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     pipeline = module._pipeline
-    prepared = pipeline.prepare(module.graph_module, args)
-    program = pipeline.to_fxla(prepared)
-    # mask: per tensor input, then per parameter; the seed argument of a random program sits between them
-    n_tensors = len(mask) - len(program.param_names)
-    wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
-    outputs = program.output_static
-    float_outputs = [i for i in differentiable_results(program) if i < program.layout.outputs]
-    diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
-    stages = pipeline.lower_program(diff.forward, prepared)
-    target = pipeline.layout(stages, module.device.platform)
-    forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+    sources = _sources_text(module, entry, mask)
+    number = entry.compiled.number if entry.compiled is not None else "?"
+    with module._gradient_compile(entry.compiled, "forward with residuals", sources,
+                                  f"the first call of input signature #{number} that records gradients of these "
+                                  f"tensors") as record:
+        prepared = pipeline.prepare(module.graph_module, args)
+        program = pipeline.to_fxla(prepared)
+        # mask: per tensor input, then per parameter; the seed argument of a random program sits between them
+        n_tensors = len(mask) - len(program.param_names)
+        wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
+        outputs = program.output_static
+        float_outputs = [i for i in differentiable_results(program) if i < program.layout.outputs]
+        diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
+        record.dump_fxla(diff.forward)
+        stages = pipeline.lower_program(diff.forward, prepared)
+        target = pipeline.layout(stages, module.device.platform)
+        forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
     forward_keys = [module._store.key(diff.forward, name, target.layouts.get(name, ()))
                     for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     return GradientEntry(diff, forward, None, forward_keys, backward_keys,
-                         handler, float_outputs, prepared)
+                         handler, float_outputs, prepared, entry.compiled, sources)
 
 
 @dataclass
@@ -118,13 +153,22 @@ def gradient_texts(module, entry) -> GradientTexts:
         return found
     with COMPILING:
         pipeline = module._pipeline
-        prepared = pipeline.prepare(module.graph_module, entry.program_args)
-        program = pipeline.to_fxla(prepared)
-        n_inputs = len(main_function(program.module).regions[0].blocks[0].arguments) - len(program.param_names)
-        wrt = [k for k in differentiable_args(program) if k < n_inputs]
-        cotangents = [i for i in differentiable_results(program) if i < program.layout.outputs]
-        diff = pipeline.differentiate(program, wrt, cotangents, remat=module._remat)
-        texts = [pipeline.lower_program(part, prepared).stablehlo for part in (diff.forward, diff.backward)]
+        signature = entry.program      # (the arguments of the program lowered again below are the same)
+        n_inputs = len(main_function(signature.module).regions[0].blocks[0].arguments) - len(signature.param_names)
+        wrt = [k for k in differentiable_args(signature) if k < n_inputs]
+        sources = _sources_text(module, entry, [k in wrt for k in range(n_inputs)])
+        why = "jax.grad (or jax.vjp) through as_jax_function"
+        with module._gradient_compile(entry.compiled, "JAX forward with residuals", sources, why,
+                                      verb="lowered") as record:
+            prepared = pipeline.prepare(module.graph_module, entry.program_args)
+            program = pipeline.to_fxla(prepared)
+            cotangents = [i for i in differentiable_results(program) if i < program.layout.outputs]
+            diff = pipeline.differentiate(program, wrt, cotangents, remat=module._remat)
+            record.dump_fxla(diff.forward)
+            texts = [pipeline.lower_program(diff.forward, prepared).stablehlo]
+        with module._gradient_compile(entry.compiled, "JAX backward", sources, why, verb="lowered") as record:
+            record.dump_fxla(diff.backward)
+            texts.append(pipeline.lower_program(diff.backward, prepared).stablehlo)
         store = module._store
         params = [store.resident(part, [store.key(part, n, ()) for n in part.param_names],
                                  [module.device] * len(part.param_names)) for part in (diff.forward, diff.backward)]

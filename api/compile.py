@@ -429,7 +429,7 @@ class CompiledModule(CompileControl):
                       handler=ResultHandler(program.layout, program.output_spec, program.output_static,
                                             program.mutated_inputs, self.output, guard))
         self._signatures.put(key, entry)
-        self._log_compile(args, started)         # (fxla.recompile: the log and the budget)
+        entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry
 
     def _entry(self, args) -> Entry:
@@ -581,8 +581,9 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     docs/training.md), save nothing but the inputs and recompute the forward in the backward program (less
     memory, more compute); by default the forward saves the values the backward reads.
     ``dump_dir``: a folder to write every stage of every compiled signature to (graph, code, fxla, StableHLO, HLO,
-    why it compiled, phase times; :mod:`fxla.dumps`, docs/debugging.md): one new folder per graph and signature;
-    fxla never overwrites or deletes a file there.
+    why it compiled, phase times; :mod:`fxla.dumps`, docs/debugging.md): one new folder per graph and signature,
+    and in a signature's folder one per gradient program a training step compiles for it (the forward with
+    residuals, the backward); fxla never overwrites or deletes a file there.
     """
     options = dict(device=device, concrete_args=concrete_args, tracer=tracer, output=output, dynamic=dynamic,
                    cache_dir=cache_dir, mesh=mesh, shard=shard, concrete_shapes=concrete_shapes,

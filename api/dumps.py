@@ -13,9 +13,21 @@ TorchDynamo hands the backend) and in it one folder per compiled input signature
                                    layout.mlir    the StableHLO after the device layout passes (when they changed it)
                                    hlo.txt        XLA's optimised HLO of the executable
                                    phases.txt     each phase's seconds
+    path/Sequential/signature-1/forward-with-residuals/   a call of the signature that records gradients:
+                                   gradient.txt   what the program is, of which signature, with respect to what
+                                   fxla.mlir      the forward half of the differentiated program (``fxla-opt
+                                                  --fxla-vjp``'s ``@forward``: the results, then the residuals)
+                                   stablehlo.mlir, layout.mlir, hlo.txt, phases.txt   as above
+    path/Sequential/signature-1/backward/          the same for the backward half (``@backward``), made at the
+                                                  first backward
+    path/Sequential/signature-1/jax-forward-with-residuals/, jax-backward/   the halves lowered for JAX
+                                   (``as_jax_function`` under ``jax.grad``): gradient.txt, fxla.mlir,
+                                   stablehlo.mlir, phases.txt (JAX compiles them: no HLO here)
     path/dynamo-graph-1/dynamo.txt  the graph as TorchDynamo handed it over (torch.compile only)
 
-Each file is written when its stage ends, so a compile that fails leaves the stages before the failure.
+A second set of tensors requiring grad (another differentiated program of the same signature) gets fresh
+folders (``forward-with-residuals-2``).  Each file is written when its stage ends, so a compile that fails
+leaves the stages before the failure.
 
 Safety: fxla never deletes or overwrites a file it did not write.  Every folder is made new (``os.mkdir``; a
 name that exists -- a file, a folder, a symlink, from this process or an earlier run -- is skipped for the next
@@ -70,7 +82,7 @@ class CompileDumps:
 
     def graph(self, name: str) -> "GraphDump":
         """A new folder for one compiled graph, named ``name`` (or ``name-2``, ... if that exists)."""
-        return GraphDump(_fresh_folder(self.path, None, _UNSAFE.sub("_", name) or "graph"))
+        return GraphDump(_fresh_folder(self.path, _UNSAFE.sub("_", name) or "graph"))
 
 
 class GraphDump:
@@ -84,7 +96,7 @@ class GraphDump:
         """Create ``name`` (a new name: ``name`` or ``<stem>.2<ext>`` ... if it exists) in this graph's folder, or in
         its subfolder ``folder``, holding ``text``; returns its path."""
         where = self.path if folder is None else os.path.join(self.path, folder)
-        dir_fd = _open_own_folder(where)
+        dir_fd = _open_own_folder(self.path, folder)
         try:
             stem, ext = os.path.splitext(name)
             for i in range(1, _MAX_TRIES):
@@ -105,13 +117,18 @@ class GraphDump:
     def signature(self, number: int) -> str:
         """A new subfolder for compiled signature ``number`` (``signature-<n>``, or ``signature-<n>-2`` ...);
         returns its name."""
-        return os.path.basename(_fresh_folder(self.path, self.path, f"signature-{number}"))
+        return os.path.basename(_fresh_folder(self.path, f"signature-{number}", _open_own_folder(self.path)))
+
+    def subfolder(self, folder: str, name: str) -> str:
+        """A new folder ``name`` (or ``name-2`` ...) inside this graph's subfolder ``folder`` (a gradient program
+        of a signature: ``signature-1/backward``); returns its path relative to this graph's folder."""
+        made = _fresh_folder(os.path.join(self.path, folder), name, _open_own_folder(self.path, folder))
+        return os.path.join(folder, os.path.basename(made))
 
 
-def _fresh_folder(parent: str, own: Optional[str], name: str) -> str:
-    """Make a new folder ``name`` (else ``name-2``, ...) in ``parent``; ``own``: ``parent`` is a folder fxla made
-    (reached without following a symlink)."""
-    parent_fd = _open_own_folder(parent) if own is not None else None
+def _fresh_folder(parent: str, name: str, parent_fd: Optional[int] = None) -> str:
+    """Make a new folder ``name`` (else ``name-2``, ...) in ``parent``; ``parent_fd``: a descriptor of ``parent``
+    when it is a folder fxla made (:func:`_open_own_folder`; closed here)."""
     try:
         for i in range(1, _MAX_TRIES):
             candidate = name if i == 1 else f"{name}-{i}"
@@ -131,12 +148,22 @@ def _fresh_folder(parent: str, own: Optional[str], name: str) -> str:
     raise DumpError(f"no free folder name like {name!r} in {parent}\nfix: empty the dump folder or use another")
 
 
-def _open_own_folder(path: str) -> int:
-    """A descriptor of ``path``, a folder fxla made: refused if it is now a symlink (``O_NOFOLLOW``)."""
+def _open_own_folder(path: str, folder: Optional[str] = None) -> int:
+    """A descriptor of ``path``, a folder fxla made, or of its subfolder ``folder`` (relative, made by fxla too),
+    opened one component at a time: refused if any of them is now a symlink (``O_NOFOLLOW``)."""
+    where = path
     try:
-        return os.open(path, _DIR_FLAGS)
+        fd = os.open(path, _DIR_FLAGS)
+        for part in (folder.split(os.sep) if folder else ()):
+            where = os.path.join(where, part)
+            try:
+                inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = inner
+        return fd
     except OSError as err:
-        raise DumpError(f"cannot write into the dump folder {path}: {err.strerror or err} (fxla made it; it was "
+        raise DumpError(f"cannot write into the dump folder {where}: {err.strerror or err} (fxla made it; it was "
                         f"replaced or removed since)\nfix: leave the dump folder alone while the program "
                         f"compiles") from None
 
@@ -162,8 +189,8 @@ def _layout_files(target, record) -> List[Tuple[str, str]]:
     return [] if target.text == record.stablehlo else [("layout.mlir", target.text)]
 
 
-#: stage -> the files its result is dumped as (``fxla.pipeline.STAGES``; ``vjp`` is not part of a signature's
-#: compile, so it has none)
+#: stage -> the files its result is dumped as (``fxla.pipeline.STAGES``; ``vjp`` makes two programs, and each
+#: gradient program's folder gets its own half as ``fxla.mlir``: :meth:`fxla.recompile._Compiling.dump_fxla`)
 _STAGE_FILES: Dict[str, Callable[[Any, Any], List[Tuple[str, str]]]] = {
     "prepare": _prepared_files,
     "fxla": lambda program, record: [("fxla.mlir", program.text())],

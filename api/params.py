@@ -51,6 +51,7 @@ class Entry:
     layouts: Dict[Tuple, str] = field(default_factory=dict)   # strides -> "" (runs) or eager's error
     handler: Any = None                       # its results -> the call's value (fxla.outputs.ResultHandler)
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
+    compiled: Any = None                      # its number and dump folder (fxla.recompile.CompiledSignature)
 
 
 def _described(entry: Entry) -> str:

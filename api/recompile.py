@@ -13,7 +13,12 @@ lowered and compiled once.  :class:`CompileControl` (a base of ``CompiledModule`
   (default :data:`RECOMPILE_BUDGET`; ``fast.recompile_budget = n`` changes it, ``None`` turns it off), naming
   the fixes (pad to a few sizes, mark shapes static);
 * ``fast.precompile(*signatures)``: compile a list of example inputs ahead of the first calls (serving);
-* ``dump_dir=``: each compiled signature's stages written to a folder as they are made (:mod:`fxla.dumps`).
+* ``dump_dir=``: each compiled signature's stages written to a folder as they are made (:mod:`fxla.dumps`);
+* the gradient programs of a signature (:mod:`fxla.autograd`: the forward with residuals a call that records
+  gradients runs, the backward compiled at its first backward, and the halves ``as_jax_function`` lowers for
+  ``jax.grad``) each get an INFO record of their own -- which program, of which signature number, with respect
+  to which tensors, why, the seconds and phases -- and a folder of their own inside the signature's
+  (:meth:`CompileControl._gradient_compile`).  They do not count as signatures (nor against the budget).
 
 A ``concrete_shapes=True`` module and its per-signature traces share one :class:`CompileHistory` (numbers,
 reasons, budget and dumps count across traces).  Compiled signatures are bounded by ``max_signatures`` (least
@@ -21,6 +26,7 @@ recently used dropped: :mod:`fxla.params`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import warnings
@@ -34,12 +40,16 @@ from .dumps import GraphDump, open_dumps, stage_files
 from .pipeline import phase_detail
 from .signature import describe_value
 
-__all__ = ["RECOMPILE_BUDGET", "RecompileWarning", "CompileControl", "CompileHistory", "logger", "log_trace", "phase_observer"]
+__all__ = ["RECOMPILE_BUDGET", "RecompileWarning", "CompileControl", "CompileHistory", "CompiledSignature", "logger",
+           "log_trace", "phase_observer"]
 
 #: how many input signatures a module compiles before fxla warns (``fast.recompile_budget``)
 RECOMPILE_BUDGET = 8
 #: how many changed inputs a record names (then how many more)
 _SHOWN_CHANGES = 4
+#: the stages whose files a gradient program's folder gets (``prepare`` and ``fxla`` are the signature's own, in
+#: its folder; the program's half of ``vjp`` is written by :meth:`_Compiling.dump_fxla`)
+_GRADIENT_STAGES = frozenset({"stablehlo", "layout", "compile"})
 
 
 def log_trace(fn, graph, started: float) -> None:
@@ -78,8 +88,19 @@ class CompileHistory:
 
 
 @dataclass
+class CompiledSignature:
+    """A compiled signature's number and its ``dump_dir`` folder (``dump`` ``None``: no dumps), kept on its entry
+    (``Entry.compiled``) for the gradient programs compiled for it later."""
+
+    number: int
+    dump: Optional[GraphDump] = None
+    folder: str = ""
+
+
+@dataclass
 class _Compiling:
-    """The compile under way: its number, inputs, why, the phases done, and where its stages are dumped."""
+    """The compile under way: its number, inputs, why, the phases done, and where its stages are dumped
+    (``stages``: the stages whose files are dumped, ``None``: all)."""
 
     number: int
     described: str
@@ -88,6 +109,12 @@ class _Compiling:
     dump: Optional[GraphDump] = None
     folder: str = ""
     stablehlo: str = ""
+    stages: Optional[frozenset] = None
+
+    def dump_fxla(self, program) -> None:
+        """Dump ``program`` (a gradient program's half of the differentiated program) as ``fxla.mlir``."""
+        if self.dump is not None:
+            self.dump.write("fxla.mlir", program.text(), self.folder)
 
 
 class CompileControl:
@@ -161,25 +188,22 @@ class CompileControl:
             self._compiling = None        # a lowering that is not this compile's (the compile before it failed)
             return
         record.phases.append((stage, seconds, phase_detail(stage, result)))
-        if record.dump is not None:
+        if record.dump is not None and (record.stages is None or stage in record.stages):
             for name, text in stage_files(stage, result, record):
                 record.dump.write(name, text, record.folder)
 
-    def _log_compile(self, args, started: float) -> None:
-        """Log the signature ``args`` just compiled (since ``started``) and warn once past the budget."""
+    def _log_compile(self, args, started: float) -> CompiledSignature:
+        """Log the signature ``args`` just compiled (since ``started``) and warn once past the budget; returns its
+        number and dump folder."""
         history, record = self._history, self._compiling
         self._compiling = None
         history.compiles += 1
         seconds = time.perf_counter() - started
-        phases = ", ".join(f"{stage} {t:.3f} s" + (f" ({detail})" if stage == "compile" else "")
-                           for stage, t, detail in (record.phases if record else ()))
-        if record is not None and record.dump is not None:
-            record.dump.write("phases.txt", f"total {seconds:.3f} s\n" + "\n".join(
-                f"{stage} {t:.3f} s ({detail})" for stage, t, detail in record.phases), record.folder)
+        phases = _phases_done(record, seconds)
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: compiled input signature #%d (%s) in %.2f s; why: %s; phases: %s", self._log_name,
                         history.compiles, self._describe_call(args), seconds,
-                        record.reason if record else "?", phases or "none")
+                        record.reason if record else "?", phases)
         if CACHE.isEnabledFor(logging.DEBUG):
             CACHE.debug("%s: in-memory cache miss: compiled input signature #%d", self._log_name, history.compiles)
         budget = self.recompile_budget
@@ -193,6 +217,39 @@ class CompileControl:
                 f"numbers as 0-d tensors, or precompile the sizes you serve with fast.precompile(...); see the "
                 f"'fxla.compile' log (logging.INFO) for every compile and why, and set fast.recompile_budget to "
                 f"change the budget"), stacklevel=4)
+        if record is None or record.dump is None:
+            return CompiledSignature(history.compiles)
+        return CompiledSignature(history.compiles, record.dump, record.folder)
+
+    @contextlib.contextmanager
+    def _gradient_compile(self, signature: Optional[CompiledSignature], what: str, sources: str, why: str, *,
+                          verb: str = "compiled"):
+        """The compile of one gradient program of ``signature`` (``what``: ``"forward with residuals"``,
+        ``"backward"`` ...; ``sources``: the tensors it differentiates with respect to; ``why``: what made it
+        compile now), inside the ``with`` block: the phases the block runs through the module's pipeline are
+        noted and dumped (``stablehlo``, ``layout``, ``compile``) in a new folder in the signature's folder, named
+        after ``what`` (lower case, hyphens: ``forward-with-residuals``); the block dumps the program's own half
+        of the differentiated program with the yielded record's ``dump_fxla``.  When the block ends without an
+        error: one ``fxla.compile`` INFO record (``verb`` the program ``what`` for input signature ``#n``) and
+        ``phases.txt``; on an error, neither (the stages dumped so far stay)."""
+        number = signature.number if signature is not None else 0     # (0: a signature whose compile record failed)
+        record = _Compiling(number, sources, why, stages=_GRADIENT_STAGES)
+        if signature is not None and signature.dump is not None:
+            record.dump = signature.dump
+            record.folder = signature.dump.subfolder(signature.folder, what.lower().replace(" ", "-"))
+            record.dump.write("gradient.txt", f"{self._log_name}: {what} for input signature #{number}\n"
+                                              f"gradients of: {sources}\nwhy compiled: {why}", record.folder)
+        outer, self._compiling = self._compiling, record
+        started = time.perf_counter()
+        try:
+            yield record
+        finally:
+            self._compiling = outer
+        seconds = time.perf_counter() - started
+        phases = _phases_done(record, seconds)
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("%s: %s the %s for input signature #%d (gradients of %s) in %.2f s; why: %s; phases: %s",
+                        self._log_name, verb, what, number, sources, seconds, why, phases)
 
     def precompile(self, *signatures: Any) -> int:
         """Compile each of ``signatures`` (a tuple of example inputs, as a call takes them, or one tensor) now,
@@ -204,3 +261,15 @@ class CompileControl:
             self.executable_for(*args)
             new += self._compiles - before
         return new
+
+
+def _phases_done(record: Optional[_Compiling], seconds: float) -> str:
+    """The phases of the compile ``record`` (which took ``seconds``) as its log record lists them; also written
+    to its dump folder (``phases.txt``)."""
+    if record is None:
+        return "none"
+    if record.dump is not None:
+        record.dump.write("phases.txt", f"total {seconds:.3f} s\n" + "\n".join(
+            f"{stage} {t:.3f} s ({detail})" for stage, t, detail in record.phases), record.folder)
+    return ", ".join(f"{stage} {t:.3f} s" + (f" ({detail})" if stage == "compile" else "")
+                     for stage, t, detail in record.phases) or "none"

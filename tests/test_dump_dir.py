@@ -108,3 +108,95 @@ def test_unusable_dump_dir_is_refused(tmp_path):
         fxla.compile(mlp(), dump_dir=3)
     with pytest.raises(fxla.OptionError, match="pass only device, max_signatures, dump_dir"):
         fxla.backend.fxla_backend(torch.fx.symbolic_trace(mlp()), [torch.randn(2, 4)], options={"dump": "x"})
+
+
+GRADIENT_FILES = {"gradient.txt", "fxla.mlir", "stablehlo.mlir", "hlo.txt", "phases.txt"}
+
+
+def training_step(fast, model, x):
+    fast(x).pow(2).sum().backward()
+    for p in model.parameters():
+        p.grad = None
+
+
+def test_a_training_step_dumps_its_forward_with_residuals_and_backward(tmp_path):
+    from fxla.tools.opt import main as fxla_opt
+    model = mlp()
+    fast = fxla.compile(model, dump_dir=tmp_path)
+    training_step(fast, model, torch.randn(3, 4))
+    training_step(fast, model, torch.randn(3, 4))               # nothing new
+    signature = tmp_path / "Sequential" / "signature-1"
+    assert STAGE_FILES | {"forward-with-residuals", "backward"} <= files(signature)
+    forward, backward = signature / "forward-with-residuals", signature / "backward"
+    assert GRADIENT_FILES <= files(forward) and GRADIENT_FILES <= files(backward)
+    assert (forward / "gradient.txt").read_text() == (
+        "Sequential: forward with residuals for input signature #1\ngradients of: 0.bias, 0.weight\n"
+        "why compiled: the first call of input signature #1 that records gradients of these tensors\n")
+    assert "why compiled: the first backward through its forward" in (backward / "gradient.txt").read_text()
+    # the forward returns the output, then the residual the backward reads (ReLU's output); the backward takes
+    # it, the cotangent and the input, and returns the two gradients
+    assert "-> (tensor<3x8xf32>, tensor<3x8xf32>)" in (forward / "fxla.mlir").read_text()
+    assert "return %1, %1 : " in (forward / "fxla.mlir").read_text()
+    assert "-> (tensor<8xf32>, tensor<8x4xf32>)" in (backward / "fxla.mlir").read_text()
+    assert "fxla.where" in (backward / "fxla.mlir").read_text()
+    assert fxla_opt([str(backward / "fxla.mlir"), "--verify-fxla", "-o", str(tmp_path / "out.mlir")]) == 0
+    assert "stablehlo.dot_general" in (backward / "stablehlo.mlir").read_text()
+    assert (forward / "hlo.txt").read_text().startswith("HloModule ")
+    assert (backward / "hlo.txt").read_text() != (signature / "hlo.txt").read_text()
+    assert [line.split()[0] for line in (forward / "phases.txt").read_text().splitlines()] == \
+        ["total", "prepare", "fxla", "vjp", "stablehlo", "layout", "compile"]
+    assert [line.split()[0] for line in (backward / "phases.txt").read_text().splitlines()] == \
+        ["total", "stablehlo", "layout", "compile"]
+    training_step(fast, model, torch.randn(3, 4, requires_grad=True))   # another set requiring grad: new folders
+    assert {"forward-with-residuals-2", "backward-2"} <= files(signature)
+    assert "gradients of: input, 0.bias, 0.weight" in \
+        (signature / "backward-2" / "gradient.txt").read_text()
+    assert (forward / "gradient.txt").read_text().startswith("Sequential: forward with residuals")   # as it was
+
+
+def test_torch_compile_training_step_dumps_its_gradient_programs(tmp_path):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    compiled = torch.compile(model, backend="fxla", options={"dump_dir": str(tmp_path)})
+    training_step(compiled, model, torch.randn(3, 4))
+    (graph,) = [p for p in tmp_path.iterdir()]
+    signature = graph / "signature-1"
+    assert GRADIENT_FILES <= files(signature / "forward-with-residuals")
+    assert GRADIENT_FILES <= files(signature / "backward")
+    assert (signature / "backward" / "gradient.txt").read_text().startswith(
+        f"DynamoGraph (dynamo graph #{graph.name.split('-')[-1]}): backward for input signature #1\n")
+
+
+def test_jax_grad_through_as_jax_function_dumps_the_halves_it_lowers(tmp_path):
+    jax = pytest.importorskip("jax")
+    torch.manual_seed(0)
+    f = fxla.compile(nn.Linear(4, 2), dump_dir=tmp_path).as_jax_function(torch.randn(3, 4))
+    jax.grad(lambda a: f(a).sum())(jax.numpy.ones((3, 4)))
+    signature = tmp_path / "Linear" / "signature-1"
+    assert {"jax-forward-with-residuals", "jax-backward"} <= files(signature)
+    for half in ("jax-forward-with-residuals", "jax-backward"):
+        assert {"gradient.txt", "fxla.mlir", "stablehlo.mlir", "phases.txt"} == files(signature / half)
+        assert "gradients of: input\n" in (signature / half / "gradient.txt").read_text()
+
+
+def test_gradient_folders_are_made_without_following_a_symlink(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dump = GraphDump(str(tmp_path / "graph"))
+    (tmp_path / "graph").mkdir()
+    folder = dump.signature(1)
+    assert dump.subfolder(folder, "backward") == os.path.join("signature-1", "backward")
+    assert dump.subfolder(folder, "backward") == os.path.join("signature-1", "backward-2")
+    # the signature's folder replaced by a symlink to a folder outside that has a "backward" too: no component of
+    # the path is followed
+    os.rename(tmp_path / "graph" / "signature-1", tmp_path / "moved")
+    (outside / "backward").mkdir()
+    os.symlink(outside, tmp_path / "graph" / "signature-1")
+    with pytest.raises(DumpError, match="fxla made it; it was replaced or removed since"):
+        dump.write("hlo.txt", "HloModule m", os.path.join("signature-1", "backward"))
+    with pytest.raises(DumpError, match="replaced or removed since"):
+        dump.subfolder(os.path.join("signature-1", "backward"), "inner")
+    with pytest.raises(DumpError, match="replaced or removed since"):
+        dump.subfolder("signature-1", "forward-with-residuals")
+    assert [p.name for p in outside.iterdir()] == ["backward"] and list((outside / "backward").iterdir()) == []

@@ -115,3 +115,59 @@ def test_dynamo_graphs_and_their_compiles_are_logged(caplog):
     compiles = [m for m in messages(caplog, "fxla.compile") if f"(dynamo graph #{number})" in m]
     assert len(compiles) == 2
     assert f"why: changed from signature #1: {symbol} 3 -> 5; l_x_ float32[3, 4] -> float32[5, 4]" in compiles[1]
+
+
+def linear():
+    torch.manual_seed(0)
+    return nn.Linear(4, 2)
+
+
+#: the compile phase as a compile record gives it
+COMPILED = r"compile \d+\.\d{3} s \((XLA compile|executable from the on-disk cache)\)"
+
+
+def test_each_gradient_program_of_a_training_step_is_a_compile_record(caplog):
+    model = linear()
+    fast = fxla.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with caplog.at_level(logging.INFO, logger="fxla.compile"):
+        for _ in range(2):                          # the second step compiles nothing
+            fast(torch.randn(3, 4)).pow(2).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        x = torch.randn(3, 4, requires_grad=True)   # another set of tensors requiring grad: another program
+        fast(x).sum().backward()
+    compiled = messages(caplog, "fxla.compile")
+    assert len(compiled) == 5, compiled
+    assert compiled[0].startswith("Linear: compiled input signature #1 (input=float32[3, 4]) in ")
+    assert re.fullmatch(r"Linear: compiled the forward with residuals for input signature #1 \(gradients of "
+                        r"module\.bias, module\.weight\) in \d+\.\d\d s; why: the first call of input signature #1 "
+                        r"that records gradients of these tensors; phases: prepare \d+\.\d{3} s, "
+                        r"fxla \d+\.\d{3} s, vjp \d+\.\d{3} s, stablehlo \d+\.\d{3} s, "
+                        rf"layout \d+\.\d{{3}} s, {COMPILED}", compiled[1]), compiled[1]
+    assert re.fullmatch(r"Linear: compiled the backward for input signature #1 \(gradients of module\.bias, "
+                        r"module\.weight\) in \d+\.\d\d s; why: the first backward through its forward; "
+                        rf"phases: stablehlo \d+\.\d{{3}} s, layout \d+\.\d{{3}} s, {COMPILED}",
+                        compiled[2]), compiled[2]
+    assert compiled[3].startswith("Linear: compiled the forward with residuals for input signature #1 (gradients "
+                                  "of input, module.bias, module.weight) in ")
+    assert compiled[4].startswith("Linear: compiled the backward for input signature #1 (gradients of input, "
+                                  "module.bias, module.weight) in ")
+
+
+def test_torch_compile_training_step_logs_its_gradient_programs(caplog):
+    torch._dynamo.reset()
+    model = linear()
+    compiled = torch.compile(model, backend="fxla")
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        compiled(torch.randn(3, 4)).pow(2).sum().backward()
+    assert model.weight.grad is not None
+    (graph,) = messages(caplog, "fxla.dynamo")
+    number = graph.split("#")[1].split(" ")[0]
+    records = [m for m in messages(caplog, "fxla.compile") if m.startswith(f"DynamoGraph (dynamo graph #{number}): ")]
+    assert [m.split(": ", 1)[1].split(" (")[0] for m in records] == [
+        "compiled input signature #1", "compiled the forward with residuals for input signature #1",
+        "compiled the backward for input signature #1"]
+    sources = records[1].split("(gradients of ")[1].split(")")[0]
+    assert "weight" in sources and "bias" in sources and "args" not in sources, sources   # (not the input x)
+    assert records[2].endswith(")") and "; phases: stablehlo " in records[2]
