@@ -53,6 +53,9 @@ case((torch.gather, torch.Tensor.gather), "gather",
 case((torch.scatter, torch.Tensor.scatter), "scatter",
      lambda x, i, s: (torch.scatter(x, 0, i, s), x.scatter(0, i, 2.5), torch.scatter(x, 0, i, value=-1.0)),
      t(4, 3), perm(2, 3, high=4), t(3, 3), dtypes=(F32, BF16))
+case(torch.scatter, "scatter_0d", lambda x, i, s: (torch.scatter(x, 0, i, s), torch.scatter_add(x, 0, i, s),
+                                                    torch.scatter(x, -1, i, s, reduce="multiply")),
+     t(), index(high=1), t(), dtypes=(F32, I64))
 case(torch.scatter, "scatter_add_reduce", lambda x, i, s: torch.scatter(x, 1, i, s, reduce="add"),
      t(3, 4), index(3, 5, high=4), t(3, 6), dtypes=(I64,))
 case((torch.scatter_add, torch.Tensor.scatter_add), "scatter_add",

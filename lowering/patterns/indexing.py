@@ -57,13 +57,16 @@ def _binary_region(op, elem: str, body):
 def _scatter(b: Builder, x, index, src, *, dim, reduce):
     xs, ix = b.sig(x), b.sig(index)
     rank = xs.rank
+    combine = (_BOOL_COMBINE if xs.elem == "i1" else _COMBINE).get(reduce)
+    if rank == 0:                        # a 0-d input: its one element is src's (combined with it), as in torch
+        src = b.reshape(src, ())
+        return src if combine is None else combine(x, src).result
     if b.sig(src).shape != ix.shape:
         src = hlo.SliceOp(src, [0] * rank, list(ix.shape), [1] * rank).result
     dn = hlo.ScatterDimensionNumbers.get(update_window_dims=[], inserted_window_dims=list(range(rank)),
                                          input_batching_dims=[], scatter_indices_batching_dims=[],
                                          scattered_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
     op = hlo.ScatterOp([b.result_type], [x], _coordinates(b, index, dim % rank), [src], dn)
-    combine = (_BOOL_COMBINE if xs.elem == "i1" else _COMBINE).get(reduce)
     _binary_region(op, xs.elem, (lambda old, new: new) if combine is None else
                    (lambda old, new: combine(old, new).result))
     return op.results[0]

@@ -72,6 +72,18 @@ func.func @scatter_add(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>, %s: tensor<2x5x
 
 // -----
 
+// A 0-d scatter writes (or combines into) the input's one element: no stablehlo.scatter.
+// CHECK-LABEL: func.func @scatter_0d
+// CHECK:   %[[V0:.+]] = stablehlo.multiply %arg0, %arg2 : tensor<f32>
+// CHECK:   return %[[V0]] : tensor<f32>
+// CHECK-NOT: fxla.
+func.func @scatter_0d(%x: tensor<f32>, %i: tensor<i64>, %s: tensor<f32>) -> tensor<f32> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "multiply"} : (tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // where broadcasts and promotes input/other (i64 with a 0-d f32 gives f32), then selects.
 // CHECK-LABEL: func.func @where
 // CHECK:   %[[V0:.+]] = stablehlo.convert %arg1 : (tensor<4xi64>) -> tensor<4xf32>
