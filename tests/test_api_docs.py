@@ -117,3 +117,28 @@ def test_api_md_covers_every_public_name_and_tool():
         assert f"### `fxla.lowering.{name}`" in text
     assert "$ fxla-opt --help" in text and "$ fxla-dump --help" in text
     assert "(docs/api.md)" in (ROOT / "README.md").read_text()
+
+
+def test_api_reference_lists_every_logger_and_what_it_records():
+    """The generated reference has a Loggers section: one row per logger fxla.base.logs exports (all but the
+    root), with its level and what it records, taken from that module's docstring table."""
+    from fxla.base import logs
+    from fxla.tools import apidoc
+    text = apidoc.render_markdown()
+    assert "* [Loggers](#loggers)" in text
+    section = text.split("\n## Loggers\n", 1)[1].split("\n## ", 1)[0]
+    names = [getattr(logs, n).name for n in logs.__all__ if getattr(logs, n).name != "fxla"]
+    assert set(names) >= {"fxla.compile", "fxla.phases", "fxla.cache", "fxla.dynamo"}
+    rows = {line.split(" | ")[0][3:-1]: line.split(" | ")[1:] for line in section.splitlines()
+            if line.startswith("| `fxla.")}
+    assert list(rows) == names
+    assert rows["fxla.compile"][0] == "INFO" and "why it compiled" in rows["fxla.compile"][1]
+    assert rows["fxla.phases"][0] == "DEBUG" and "each phase as it ends" in rows["fxla.phases"][1]
+    assert rows["fxla.dynamo"][1].startswith('each graph TorchDynamo hands `torch.compile(backend="fxla")`')
+
+
+def test_simple_table():
+    from fxla.tools.apidoc import simple_table
+    doc = "Intro.\n\n=====  ===\na      b\n=====  ===\n``x``  one\n       more\ny      two\n=====  ===\n\nAfter."
+    assert simple_table(doc) == [["a", "b"], ["``x``", "one more"], ["y", "two"]]
+    assert simple_table("no table") == []

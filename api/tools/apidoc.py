@@ -50,6 +50,9 @@ NOT_FXLA_ERRORS: Dict[str, str] = {
     "fxla.dialects.fxla.InferError": "internal to type inference: the verifier reports it as a "
                                      "`VerificationError` diagnostic and lowering as a `LoweringError`",
 }
+#: the module whose loggers the "Loggers" section lists: its ``__all__`` (``logging.Logger`` constants) and its
+#: docstring's table (logger, level, what it records)
+LOGGERS_MODULE = "fxla.base.logs"
 #: the packages whose source files are searched for the places that construct each error
 SOURCE_PACKAGES = ("fxla", "fxla.frontend", "fxla.dialects", "fxla.lowering", "fxla.runtime")
 HELP_COLUMNS = "100"
@@ -467,6 +470,44 @@ def _type_name(cls) -> str:
     return f"{module}.{cls.__qualname__}"
 
 
+def simple_table(doc: str) -> List[List[str]]:
+    """The rows of the first reStructuredText simple table in ``doc`` (``===  ===`` borders): the header row
+    first, a line whose first column is blank continuing the row above; ``[]`` when ``doc`` has none."""
+    lines = doc.split("\n")
+    borders = [i for i, line in enumerate(lines) if _TABLE_BORDER.match(line)][:3]
+    if len(borders) < 3:
+        return []
+    starts = [m.start() for m in re.finditer(r"=+", lines[borders[0]])]
+    cut = lambda line: [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]    # noqa: E731
+    rows = [cut(lines[i]) for i in range(borders[0] + 1, borders[1])]
+    for line in lines[borders[1] + 1:borders[2]]:
+        cells = cut(line)
+        if cells[0] or not rows[1:]:
+            rows.append(cells)
+        else:
+            rows[-1] = [" ".join(filter(None, (a, b))) for a, b in zip(rows[-1], cells)]
+    return rows
+
+
+def logger_rows() -> List[Tuple[str, str, str]]:
+    """``(logger name, level, what it records)`` of every logger :data:`LOGGERS_MODULE` exports but the root
+    ``fxla`` (which only carries the NullHandler): the level and records from the module docstring's table, or,
+    for a logger the table leaves out, the ``#:`` comment of its constant."""
+    import logging
+
+    module = importlib.import_module(LOGGERS_MODULE)
+    rows = simple_table(docstring(module))
+    table = {row[0].strip("`"): row[1:] for row in rows[1:]}
+    out = []
+    for name in module.__all__:
+        logger = getattr(module, name)
+        if not isinstance(logger, logging.Logger) or logger.name == "fxla":
+            continue
+        level, records = table.get(logger.name) or ("", doc_comment([LOGGERS_MODULE], name))
+        out.append((logger.name, level, records))
+    return out
+
+
 def first_paragraph(doc: str) -> str:
     return " ".join(rst_to_md(doc).split("\n\n")[0].split())
 
@@ -499,7 +540,7 @@ def render_markdown() -> str:
     out.add("## Contents", "")
     for package, title, _ in SECTIONS:
         out.add(f"* [{title}](#{anchor(title)})")
-    extra = ["torch.compile backend", "Errors", "Command-line tools"]
+    extra = ["torch.compile backend", "Loggers", "Errors", "Command-line tools"]
     out.add(*[f"* [{t}](#{anchor(t)})" for t in extra], "")
 
     for package, title, about in SECTIONS:
@@ -520,6 +561,19 @@ def render_markdown() -> str:
         out.text(docstring(module))
         out.entry(module_name, name, getattr(module, name))
     out.add("")
+
+    out.heading(2, "Loggers")
+    out.add("fxla reports what it compiles through the standard `logging` module, one logger per kind of "
+            f"record, all under `fxla` (declared in `{LOGGERS_MODULE}`; how to turn them on and what the records "
+            "look like: [debugging.md](debugging.md)).  `dump_dir=` (`fxla.compile`, or the backend's "
+            "`options={\"dump_dir\": ...}`) writes every stage of every compiled graph to a folder instead "
+            "(`fxla.dumps`, same guide).", "")
+    out.add("| logger | level | records |", "|---|---|---|")
+    for name, level, records in logger_rows():
+        out.add(f"| `{name}` | {level} | {rst_to_md(records)} |")
+    out.add("", "They are silent until the application configures logging (`fxla` carries a `logging.NullHandler` "
+            "and no level of its own): `logging.basicConfig(level=logging.INFO)`, or "
+            "`logging.getLogger(\"fxla.compile\").setLevel(logging.INFO)` plus a handler, turns records on.", "")
 
     out.heading(2, "Errors")
     out.text(docstring(sys.modules["fxla.errors"]))
