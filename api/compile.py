@@ -92,7 +92,7 @@ def _check_materialized_state(owner: str, program, graph) -> None:
 
 def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> None:
     if not callable(fn):
-        raise OptionError(_not_callable(fn))
+        raise OptionError(not_callable(fn))
     _check_materialized(fn)
     if output not in ("torch", "jax"):
         raise OptionError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' (default) or "
@@ -169,13 +169,16 @@ def _random_refused(name: str, where: str, fix: str) -> str:
             f"in {where} yet\nfix: call model.eval() first (dropout is then the identity), or {fix}")
 
 
-def _not_callable(fn) -> str:
-    what = f"a {type(fn).__name__}" + (f" of {len(fn)} items" if isinstance(fn, (tuple, list)) else "")
-    fix = "pass the model or function itself: fxla.compile(model), then call the result on the inputs"
+def not_callable(fn, api: str = "fxla.compile", usage: str = "fast = fxla.compile(model); fast(*inputs)") -> str:
+    """The message of the :class:`OptionError` for ``api`` (``"fxla.compile"``, ``"fxla.explain"``) given ``fn``,
+    which is not callable; ``usage``: the right call, in the fix (after unpacking a ``(model, inputs)`` pair)."""
+    kind = type(fn).__name__
+    what = f"{'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}" + (
+        f" of {len(fn)} item{'s' * (len(fn) != 1)}" if isinstance(fn, (tuple, list)) else "")
+    fix = f"pass the model or function itself: {usage}"
     if isinstance(fn, (tuple, list)) and fn and callable(fn[0]):
-        fix = (f"its first item is a {type(fn[0]).__name__}: unpack first (model, inputs = ...; "
-               f"fast = fxla.compile(model); fast(*inputs))")
-    return (f"fxla.compile expects an nn.Module or a function to compile, got {what}\n"
+        fix = f"its first item is a {type(fn[0]).__name__}: unpack first (model, inputs = ...; {usage})"
+    return (f"{api} expects an nn.Module or a function to {api.rpartition('.')[2]}, got {what}\n"
             f"why: fxla traces what it is given by calling it with proxies, so it must be callable\nfix: {fix}")
 
 

@@ -7,20 +7,32 @@ would, in order, and notes which one works:
 1. **tracing** -- ``fxla.compile(model)`` (one shape-agnostic trace); when it stops at an untraceable line (a
    ``TraceError``: ``if x.shape[0] > 1``, ``int(t)``...), ``fxla.compile(model, concrete_shapes=True)`` (a trace
    per input signature, with concrete shapes); each stop is a row ``untraceable`` at the user's ``file:line``,
-   saying whether concrete shapes get past it;
+   saying whether concrete shapes get past it.  Any other exception raised while a route traces the model is
+   caught too: one the model's own code raises (``assert x.dim() == 2``, ``raise ValueError(...)`` on a size)
+   is a row ``model error`` with its type and message at the user's ``file:line`` (the innermost frame of the
+   user's code in its traceback); one raised by fxla's own code (the innermost frame that is not torch's is
+   fxla's) is a row ``internal error``: a bug in fxla, to report (the row keeps the exception,
+   ``Problem.error``);
 2. **shapes** -- the traced graph is run on ``meta`` tensors node by node (:func:`survey_shapes`), without
    stopping: every op whose output shape or Python value depends on the data (``torch.nonzero``, ``x[mask]``,
    ``.item()``) is a row ``data-dependent shape``; the walk goes on past it with a stand-in value (the op run
    on a tensor of ones of its inputs' shapes), so later problems are still found; an op that fails for these
-   inputs is a row ``shape error`` (the nodes that need its value are then not checked);
-3. **in-place ops** -- functionalization (a mutation fxla cannot rewrite is a row ``in-place mutation``);
+   inputs is a row ``shape error`` (the nodes that need its value are then not checked), or ``model error`` when
+   the exception passed through the user's code (an ``@fxla.wrap`` function, a leaf module);
+3. **in-place ops** -- functionalization (a mutation fxla cannot rewrite is a row ``in-place mutation``; any
+   other exception there is fxla's, an ``internal error``);
 4. **ops** -- every node is looked up in the lowering registry (``fxla.lowering.RULES``): each op without a
    rule is a row ``unsupported op`` at its line (all of them, not the first);
 5. **lowering** -- when nothing above blocks, the graph is lowered to verified StableHLO (timed), and with
-   ``compile=True`` compiled by XLA for the device (timed); a failure is a row ``lowering error``;
+   ``compile=True`` compiled by XLA for the device (timed); a failure is a row ``lowering error`` (an exception
+   that is no fxla error: ``internal error``);
 6. **signature** -- rows ``recompiles`` (not blocking) say what a compiled program is specialised to: the
    shape and dtype of each tensor input (fxla has no dynamic dims: a new batch size or sequence length compiles
-   a new program), each Python number passed as an argument (each new value compiles), the module's mode.
+   a new program), each Python number passed as an argument (each new value compiles), each list, tuple or dict
+   of Python values (its structure and every value in it are constants: another length or value compiles),
+   other Python values (``use_cache=False``: each value compiles its own program), the module's mode.
+
+The kinds, in the order the table lists them: :data:`KINDS`.
 
 The compile time is measured where it was run and estimated otherwise (:class:`CompileTime` says which): from
 the graph's size, with per-node costs measured on fxla's CPU compiles of GPT-2, ResNet and MobileNet graphs.
@@ -43,21 +55,23 @@ from fxla.frontend import GraphModule, TraceError
 from fxla.frontend import meta as M
 from fxla.frontend.errors import DataDependentError
 from fxla.frontend.interpreter import Interpreter
-from fxla.frontend.passes.functionalize import _mutated, functionalize
+from fxla.frontend.passes.functionalize import functionalize, mutated_base
 from fxla.frontend.shape_prop import ShapeProp, set_node_meta, to_meta
-from fxla.frontend.source import is_internal_file
+from fxla.frontend.source import internal_dirs, is_internal_file, location_at, traceback_location
 from fxla.lowering import RULES
 from fxla.lowering.registry import describe, op_key
-from fxla.lowering.to_fxla import _is_static
+from fxla.lowering.to_fxla import is_static
 
 from .pipeline import COMPILING, Pipeline
-from .signature import CallBinding, describe_value
+from .signature import ArgumentError, CallBinding, describe_value
 
 __all__ = ["explain", "Explanation", "Problem", "CompileTime", "survey_shapes", "KINDS"]
 
-#: the kinds of rows, in the order the table lists them
-KINDS = ("option", "untraceable", "data-dependent shape", "data-dependent value", "shape error", "in-place mutation",
-         "unsupported op", "lowering error", "recompiles")
+#: the kinds of rows, in the order the table lists them (each described in the module docstring: ``option`` an
+#: option or model fxla.compile refuses, ``model error`` an exception the model's own code raised, ``internal
+#: error`` one fxla's own code raised -- a bug in fxla --; ``recompiles`` rows never block)
+KINDS = ("option", "untraceable", "model error", "data-dependent shape", "data-dependent value", "shape error",
+         "in-place mutation", "unsupported op", "lowering error", "internal error", "recompiles")
 
 #: Per-node costs of an estimate, measured with fxla.compile's stages on CPU (2 cores; GPT-2 with 2-12 layers,
 #: ResNet-18/50, MobileNet-v2; graphs of 70-500 nodes): tracing and lowering took 0.2-0.9 ms per graph node,
@@ -71,15 +85,17 @@ FIXED_S = 0.1
 @dataclass(frozen=True)
 class Problem:
     """One row of an :class:`Explanation`: ``kind`` (one of :data:`KINDS`), ``where`` (the user's source
-    location, a :class:`fxla.frontend.SourceLocation`, or None), ``detail``, ``fix``, and whether it blocks
-    compiling (``blocking``: not for ``recompiles`` rows, nor for an untraceable line that
-    ``concrete_shapes=True`` gets past)."""
+    location, a :class:`fxla.frontend.SourceLocation`, or None), ``detail``, ``fix``, whether it blocks
+    compiling (``blocking``: not for ``recompiles`` rows, nor for a line that stops only plain
+    ``fxla.compile(model)`` when ``concrete_shapes=True`` gets past it), and for a ``model error`` or an
+    ``internal error`` row the exception itself (``error``, with its traceback; else None)."""
 
     kind: str
     where: Any
     detail: str
     fix: str
     blocking: bool = True
+    error: Optional[BaseException] = field(default=None, compare=False, repr=False)
 
     @property
     def location(self) -> str:
@@ -285,23 +301,23 @@ def survey_shapes(gm: GraphModule, *example_inputs) -> ShapeSurvey:
 
 
 # -- the routes -----------------------------------------------------------------------------------------------------
-def _location_key(err) -> Tuple[Any, Any]:
-    where = getattr(err, "where", None)
-    return (getattr(where, "file", None), getattr(where, "line", None))
-
-
 def _first_line(text: str) -> str:
     return text.split("\n", 1)[0]
 
 
+_ROUTE = "fxla.compile(model)"
+_CONCRETE_ROUTE = "fxla.compile(model, concrete_shapes=True)"
+
+
 def _trace(model, args, kwargs, concrete_args, device, report: Explanation):
     """``(graph, its arguments in placeholder order, the call's arguments by name, seconds)`` of the first route
-    that traces ``model`` (see the module docstring), or None when none does; a row for each stop."""
+    that traces ``model`` (see the module docstring), or None when none does; a row for each stop.  A stop is a
+    TraceError, any other exception the model's code raises while traced (``model error``) or one fxla's code
+    raises (``internal error``): each route's stop is caught, never passed on."""
     import fxla
     from .per_shape import PerShapeTraces
 
     start = time.perf_counter()
-    first = None
     try:
         compiled = fxla.compile(model, device=device, concrete_args=concrete_args)
     except TraceError as err:
@@ -309,35 +325,116 @@ def _trace(model, args, kwargs, concrete_args, device, report: Explanation):
     except FxlaError as err:      # the model or an option fxla.compile refuses (a meta-device model...)
         report.problems.append(Problem("option", getattr(err, "where", None), err.what, err.fix or ""))
         return None
+    except Exception as err:  # noqa: BLE001  (the model's own exception, or fxla's: a row, see _stop)
+        first = err
     else:
         gm = compiled.graph_module
         binding = CallBinding(report.model, [n for n in gm.graph.nodes if n.op == "placeholder"])
         values = binding.bind(tuple(args), dict(kwargs))
-        report.route = "fxla.compile(model)"
+        report.route = _ROUTE
         return gm, values, dict(zip(binding.names, values)), time.perf_counter() - start
-    traces = PerShapeTraces(report.model, model, concrete_args, lambda gm: gm, lambda _: None, 1)
     start = time.perf_counter()
     try:
+        traces = PerShapeTraces(report.model, model, concrete_args, lambda gm: gm, lambda _: None, 1)
         gm, values = traces.module_for(tuple(args), dict(kwargs))
-    except TraceError as err:
-        same = _location_key(err) == _location_key(first) and _first_line(err.what) == _first_line(first.what)
-        report.problems.append(Problem(
-            "untraceable", first.where,
-            f"{_first_line(first.what)}; fxla.compile(model, concrete_shapes=True) stops "
-            + ("here too" if same else f"elsewhere (next row)"),
-            first.fix or ""))
-        if not same:
-            report.problems.append(Problem("untraceable", err.where,
-                                           f"with concrete_shapes=True: {_first_line(err.what)}", err.fix or ""))
+    except ArgumentError:         # (the example inputs do not fit the forward: explain's own error)
+        raise
+    except Exception as err:  # noqa: BLE001  (a TraceError, the model's own exception, or fxla's: a row)
+        report.problems.extend(_stop_rows(_stop(first), _stop(err)))
         return None
+    row = _stop(first)
     report.problems.append(Problem(
-        "untraceable", first.where,
-        f"fxla.compile(model) stops here: {_first_line(first.what)}; fxla.compile(model, concrete_shapes=True) "
-        f"gets past it", "compile with fxla.compile(model, concrete_shapes=True) (a trace per input signature)",
-        blocking=False))
-    report.route = "fxla.compile(model, concrete_shapes=True)"
+        row.kind, row.where, f"{_ROUTE} stops here: {row.detail}; {_CONCRETE_ROUTE} gets past it",
+        f"compile with {_CONCRETE_ROUTE} (a trace per input signature)"
+        + ("; and please report the bug in fxla.compile(model) (Problem.error holds the exception)"
+           if row.kind == "internal error" else ""), blocking=False, error=row.error))
+    report.route = _CONCRETE_ROUTE
     report.problems.extend(_guard_rows(getattr(gm, "value_guards", None) or ()))
     return gm, values, traces.bind(tuple(args), dict(kwargs)), time.perf_counter() - start
+
+
+def _stop(err: Exception) -> Problem:
+    """The row of the exception a route stopped at: an fxla error (a TraceError...) is ``untraceable``, any other
+    exception a ``model error`` or an ``internal error`` (:func:`_exception_row`)."""
+    if isinstance(err, FxlaError):
+        return Problem("untraceable", getattr(err, "where", None), _first_line(err.what), err.fix or "")
+    return _exception_row(err)
+
+
+def _stop_rows(first: Problem, second: Problem) -> List[Problem]:
+    """The rows when both routes stop: ``first`` (plain ``fxla.compile(model)``) says where the concrete-shapes
+    route stops, in words or -- when elsewhere or for another reason -- as a second row."""
+    same = (first.kind, first.location, _first_line(first.detail)) == \
+        (second.kind, second.location, _first_line(second.detail))
+    at = ("here too" if same else "at this line too, for another reason" if first.location == second.location
+          else "elsewhere")
+    rows = [Problem(first.kind, first.where,
+                    f"{first.detail}; {_CONCRETE_ROUTE} stops {at}"
+                    + ("" if same else " (the row 'with concrete_shapes=True')"), first.fix, error=first.error)]
+    if not same:
+        rows.append(Problem(second.kind, second.where, f"with concrete_shapes=True: {second.detail}", second.fix,
+                            error=second.error))
+    return rows
+
+
+# -- exceptions: the model's own or fxla's --------------------------------------------------------------------------
+def _raised_in_fxla(err: BaseException) -> Optional[Any]:
+    """Where fxla's own code raised ``err``: the location (a SourceLocation) of the innermost frame of its
+    traceback that belongs to fxla, when no frame of the user's code (:func:`fxla.frontend.source.
+    is_internal_file`) comes after it -- torch's frames are looked through, as the user's or fxla's code called
+    them --, else None (the user's code raised it, or torch did for it)."""
+    torch_dirs = tuple(os.path.normcase(os.path.realpath(p)) + os.sep for p in torch.__path__)
+    fxla_dirs = tuple(d for d in internal_dirs() if d not in torch_dirs)
+    found = None
+    tb = err.__traceback__
+    while tb is not None:
+        file = tb.tb_frame.f_code.co_filename
+        if not is_internal_file(file):
+            found = None                                    # the user's code
+        elif os.path.normcase(os.path.realpath(file)).startswith(fxla_dirs):
+            found = tb                                      # fxla's
+        tb = tb.tb_next
+    return None if found is None else location_at(found.tb_frame.f_code.co_filename, found.tb_lineno)
+
+
+_REPORT_FIX = ("a bug in fxla, not in the model: please report it with the model and this row (Problem.error holds "
+               "the exception and its traceback; fxla-explain prints it)")
+
+
+def _exception_row(err: Exception) -> Problem:
+    """The row of ``err``, an exception that is no fxla error, raised while fxla ran the model's code (tracing
+    it): an ``internal error`` when fxla's own code raised it (:func:`_raised_in_fxla`: a bug in fxla), else a
+    ``model error``; either at the innermost frame of the user's code in its traceback, keeping ``err``."""
+    where = traceback_location(err.__traceback__)
+    what = _exception_text(err, where)
+    inside = _raised_in_fxla(err)
+    if inside is not None:
+        return Problem("internal error", where, f"fxla failed in its own code ({_short_location(inside)}): {what}",
+                       _REPORT_FIX, error=err)
+    return Problem("model error", where, f"the model raised {what}",
+                   "fxla runs the model's Python code (to trace it; @fxla.wrap functions and leaf modules also on "
+                   "meta tensors, for their shapes), and this line raised for these example inputs: check that the "
+                   "model accepts them (call it on them in eager PyTorch to compare), or change the line", error=err)
+
+
+def _internal_row(err: Exception, during: str) -> Problem:
+    """The ``internal error`` row of ``err``, raised by fxla (or by JAX/XLA for it) ``during`` a stage in which no
+    code of the user's runs (functionalization, lowering, XLA's compile)."""
+    inside = _raised_in_fxla(err)
+    return Problem("internal error", None,
+                   f"fxla failed {during}" + (f" ({_short_location(inside)})" if inside is not None else "")
+                   + f": {_exception_text(err)}", _REPORT_FIX, error=err)
+
+
+def _exception_text(err: BaseException, where=None) -> str:
+    """``Type: first line of the message`` (at most 300 characters), then for an ``assert`` or an exception
+    without a message the source line of ``where`` in backticks."""
+    text = _first_line(str(err).strip())
+    what = type(err).__name__ + (f": {text}" if text else "")
+    what = what if len(what) <= 300 else what[:297] + "..."
+    if where is not None and where.source_line and (not text or isinstance(err, AssertionError)):
+        what += f" (`{where.source_line.strip()}`)"
+    return what
 
 
 def _guard_rows(guards) -> List[Problem]:
@@ -362,6 +459,11 @@ def _shape_rows(survey: ShapeSurvey) -> List[Problem]:
     rows = [Problem("data-dependent shape", err.where, err.what, err.fix or "")
             for _, err in survey.data_dependent]
     for node, err in survey.failed:
+        if not isinstance(err, FxlaError) and traceback_location(err.__traceback__) is not None:
+            row = _exception_row(err)            # (raised in the user's code: an @fxla.wrap function, a leaf module)
+            rows.append(Problem(row.kind, row.where, f"%{node.name}, run on meta tensors: {row.detail}", row.fix,
+                                error=err))
+            continue
         what = _first_line(getattr(err, "what", None) or f"{type(err).__name__}: {err}")
         rows.append(Problem("shape error", node.meta.get(M.SOURCE),
                             f"%{node.name} fails for these inputs: {what}"
@@ -381,7 +483,7 @@ def _unsupported_rows(gm: GraphModule, survey: ShapeSurvey, functional: bool) ->
     for node in gm.graph.nodes:
         if node.op not in ("call_function", "call_method", "call_module") or node.name in left_out:
             continue
-        if _is_static(node) or (not functional and _mutated(gm, node) is not None):
+        if is_static(node) or (not functional and mutated_base(gm, node) is not None):
             continue
         key = op_key(node, gm)
         if key not in RULES:
@@ -402,32 +504,50 @@ def _functional(gm: GraphModule, survey: ShapeSurvey, rows: List[Problem]) -> Op
     except FxlaError as err:
         rows.append(Problem("in-place mutation", getattr(err, "where", None), _first_line(err.what),
                             err.fix or ""))
-        return None
+    except Exception as err:  # noqa: BLE001  (no user code runs here: fxla's own failure, a row)
+        rows.append(_internal_row(err, "functionalizing the graph"))
+    return None
 
 
 def _signature_rows(model, named: Dict[str, Any], where, concrete: bool) -> List[Problem]:
     """What a compiled program is specialised to, argument by argument (``named``: the call's arguments by
     parameter name; ``where``: the location of the forward's ``def``), see the module docstring."""
     rows, flags = [], []
+    new = f"{'traces and ' if concrete else ''}compiles a new program"
     for name, value in named.items():
         leaves = pytree.tree_leaves(value)
         numbers = [leaf for leaf in leaves if isinstance(leaf, (int, float)) and not isinstance(leaf, bool)]
+        structure = isinstance(value, (list, tuple, dict)) and not isinstance(value, torch.Size)
+        shown = describe_value(value)
         if any(isinstance(leaf, torch.Tensor) for leaf in leaves):
             rows.append(Problem(
                 "recompiles", where,
-                f"{name} = {describe_value(value)}: no dynamic dims: another shape (batch size, sequence length, "
-                f"image size) or dtype {'traces and ' if concrete else ''}compiles a new program",
+                f"{name} = {shown}: no dynamic dims: another shape (batch size, sequence length, image size) or "
+                f"dtype {new}" + (f"; and the Python numbers in it are constants of the program: another value "
+                                  f"{new}" if numbers else ""),
                 "pad or bucket inputs to a few fixed shapes (each signature compiles once and stays cached, "
-                "max_signatures=64)", blocking=False))
+                "max_signatures=64)" + ("; pass the numbers that change between calls as tensors" if numbers
+                                        else ""), blocking=False))
+        elif structure and numbers:
+            kind = next(k.__name__ for k in (dict, list, tuple) if isinstance(value, k))
+            flat = isinstance(value, (list, tuple)) and len(numbers) == len(leaves)
+            as_tensor = (f"torch.tensor({shown})" if flat and shown == repr(value) else
+                         f"torch.tensor({name})" if flat else "tensors (in the same structure)")
+            rows.append(Problem(
+                "recompiles", where,
+                f"{name} = {shown}: a Python {kind}, part of the signature: its structure "
+                f"({'keys' if isinstance(value, dict) else 'length'}) and every value in it are constants of "
+                f"the program, so another {'key' if isinstance(value, dict) else 'length'} or value {new}",
+                f"pass the numbers as {as_tensor} if they change between calls, or bind it with "
+                f"concrete_args={{'{name}': ...}} if it never changes", blocking=False))
         elif numbers:
             rows.append(Problem(
                 "recompiles", where,
-                f"{name} = {describe_value(value)}: a Python number is a constant of the program, so each new value "
-                f"{'traces and ' if concrete else ''}compiles a new program",
+                f"{name} = {shown}: a Python number is a constant of the program, so each new value {new}",
                 f"pass it as a tensor (torch.tensor({numbers[0]!r})) if it changes between calls, or bind it with "
                 f"concrete_args={{'{name}': {numbers[0]!r}}} if it never does", blocking=False))
         else:
-            flags.append(f"{name} = {describe_value(value)}")
+            flags.append(f"{name} = {shown}")
     if flags:
         rows.append(Problem("recompiles", where, f"{', '.join(flags)}: part of the signature: another value "
                             f"{'traces and ' if concrete else ''}compiles its own program", "-", blocking=False))
@@ -458,10 +578,10 @@ def explain(model, *example_args, compile: bool = False, device=None, concrete_a
     :class:`fxla.OptionError` when ``model`` is not callable and :class:`fxla.ArgumentError` when the example
     inputs do not fit its signature; every problem of the model itself is a row of the report.
     """
-    from .compile import OptionError, _not_callable
+    from .compile import OptionError, not_callable
 
     if not callable(model):
-        raise OptionError(_not_callable(model).replace("fxla.compile", "fxla.explain", 1))
+        raise OptionError(not_callable(model, "fxla.explain", "fxla.explain(model, *inputs)"))
     from fxla.runtime import resolve_device
 
     resolve_device(device)          # (a bad device is an error here; starting JAX's backends is not tracing time)
@@ -518,6 +638,10 @@ def _lower(report: Explanation, gm: GraphModule, values, compile: bool, device, 
     except FxlaError as err:
         report.problems.append(Problem("lowering error", getattr(err, "where", None), _first_line(err.what),
                                        err.fix or ""))
+        report.compile_time = _estimate(report.nodes, trace_s)
+        return
+    except Exception as err:  # noqa: BLE001  (no user code runs here: fxla's own failure, a row)
+        report.problems.append(_internal_row(err, "compiling the graph" if report.lowered else "lowering the graph"))
         report.compile_time = _estimate(report.nodes, trace_s)
         return
     lower_s = times.get("prepare", 0.0) + times.get("fxla", 0.0) + times.get("stablehlo", 0.0)

@@ -135,7 +135,7 @@ class RealValues:
         the graph records the change as its own node (functionalization applies it later), so replaying the
         ancestors alone (or reusing values replayed before the change) would read the old value."""
         from .passes.aliasing import lineage
-        from .passes.functionalize import _mutated
+        from .passes.functionalize import mutated_base
         owners, seen, stack = set(), set(), [node]
         while stack:
             n = stack.pop()
@@ -146,17 +146,17 @@ class RealValues:
             if M.TENSOR_META in n.meta:
                 owners.update(lineage(self.root, n)[1])
         for n in node.graph.nodes:
-            base = _mutated(self.root, n) if n.op != "placeholder" else None
+            base = mutated_base(self.root, n) if n.op != "placeholder" else None
             if base is not None and owners.intersection(lineage(self.root, base)[1]):
                 raise NotGuardable(f"an in-place change (%{n.name}) writes into a tensor it is computed from")
 
     def _run(self, n: Node) -> Any:
-        from .passes.functionalize import _mutated
+        from .passes.functionalize import mutated_base
         if n.op == "placeholder":
             raise NotGuardable(f"the input %{n.name} has no value here")
         if _draws(self.root, n):
             raise NotGuardable(f"it depends on random numbers (%{n.name})")
-        if n.op != "get_attr" and _mutated(self.root, n) is not None:
+        if n.op != "get_attr" and mutated_base(self.root, n) is not None:
             raise NotGuardable(f"it depends on an in-place change (%{n.name}), which replaying would repeat")
         args, kwargs = map_arg(n.args, self.env.__getitem__), map_arg(n.kwargs, self.env.__getitem__)
         self.pause(True)

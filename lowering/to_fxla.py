@@ -53,7 +53,7 @@ def node_location(node) -> ir.Location:
     return ir.Location.name(node.name, childLoc=inner)
 
 
-def _is_static(node) -> bool:
+def is_static(node) -> bool:
     """Nodes whose value shape propagation already knows (shape arithmetic, dtypes, …): no op is emitted."""
     return M.VALUE in node.meta and M.TENSOR_META not in node.meta and node.target not in _MUTATIONS
 
@@ -66,7 +66,7 @@ def check_supported(gm: GraphModule) -> None:
     """Raise one :class:`UnsupportedOpError` naming *every* op without a rule, with its source location."""
     missing = []
     for node in gm.graph.nodes:
-        if node.op in ("call_function", "call_method", "call_module") and not _is_static(node):
+        if node.op in ("call_function", "call_method", "call_module") and not is_static(node):
             key = op_key(node, gm)
             if key not in RULES:
                 missing.append((describe(key, node) if key is not None else f"method Tensor.{node.target}",
@@ -141,7 +141,7 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
                         env[node] = next(inputs, node.args[0] if node.args else None)
                     elif node.op == "output":
                         results = map_arg(node.args[0], lambda n: env[n])
-                    elif _is_static(node):
+                    elif is_static(node):
                         env[node] = node.meta[M.VALUE]
                     elif node.op == "get_attr":
                         env[node] = _get_attr(ctx, gm, node)

@@ -1,6 +1,7 @@
 """fxla.explain and fxla-explain: every problem between a model and compiling, in one report."""
 import json
 import os
+import sys
 
 import pytest
 import torch
@@ -183,6 +184,113 @@ def test_bad_arguments_are_errors():
         fxla.explain(Clean(), torch.randn(2, 8), 1.0, 2.0)
 
 
+class RankChecked(nn.Module):
+    def forward(self, x):
+        assert x.dim() == 2  # rank-assert
+        return x * 2
+
+
+class BlockSize(nn.Module):
+    """nanoGPT's check: plain fxla.compile stops at the size comparison, concrete shapes at the raise."""
+
+    def forward(self, idx):
+        if idx.shape[1] > 4:  # block-size-branch
+            raise ValueError(f"Cannot forward sequence of length {idx.shape[1]}, block size is only 4")  # raise
+        return idx * 2
+
+
+class NeedsConcrete(nn.Module):
+    def forward(self, x):
+        assert isinstance(x.shape[0], int), "a concrete size"  # concrete-assert
+        return x * 2
+
+
+@fxla.wrap
+def three_channels(x):
+    if x.shape[-1] != 3:
+        raise RuntimeError("three_channels needs 3 channels")  # wrapped-raise
+    return x
+
+
+class WrapsCheck(nn.Module):
+    def forward(self, x):
+        return three_channels(x) + 1
+
+
+def test_the_models_own_exceptions_are_rows():
+    report = fxla.explain(RankChecked(), torch.randn(2, 3, 4))      # (no traceback: the model's assert is a row)
+    assert report.route is None and not report.compiles
+    untraceable, model = report.problems
+    assert untraceable.kind == "untraceable" and untraceable.location == at("rank-assert")
+    assert "stops at this line too, for another reason" in untraceable.detail
+    assert model.kind == "model error" and model.location == at("rank-assert") and model.blocking
+    assert model.detail.startswith("with concrete_shapes=True: the model raised AssertionError")
+    assert "(`assert x.dim() == 2" in model.detail
+    assert isinstance(model.error, AssertionError) and "eager PyTorch" in model.fix
+
+    report = fxla.explain(BlockSize(), torch.zeros(1, 8, dtype=torch.long))
+    (model,) = report.of_kind("model error")
+    assert model.location == at("raise") and report.of_kind("untraceable")[0].location == at("block-size-branch")
+    assert "ValueError: Cannot forward sequence of length 8, block size is only 4" in model.detail
+    assert report.to_dict()["problems"][1]["kind"] == "model error"
+    assert fxla.explain(BlockSize(), torch.zeros(1, 4, dtype=torch.long)).compiles
+
+
+def test_a_model_error_concrete_shapes_gets_past_does_not_block():
+    report = fxla.explain(NeedsConcrete().eval(), torch.randn(2, 4))
+    assert report.compiles and report.route == "fxla.compile(model, concrete_shapes=True)"
+    (row,) = report.of_kind("model error")
+    assert row.location == at("concrete-assert") and not row.blocking
+    assert "AssertionError: a concrete size" in row.detail and "gets past it" in row.detail
+
+
+def test_a_wrapped_function_that_raises_during_the_survey():
+    report = fxla.explain(WrapsCheck().eval(), torch.randn(2, 4))
+    (row,) = report.of_kind("model error")
+    assert row.location == at("wrapped-raise") and row.detail.startswith("%three_channels, run on meta tensors")
+    assert "RuntimeError: three_channels needs 3 channels" in row.detail
+    assert not report.of_kind("shape error")
+
+
+def break_the_tracer(monkeypatch):
+    """An fxla bug: tracing fails inside fxla's own code (tracer.py calls None)."""
+    import fxla.frontend.tracer as tracer
+    monkeypatch.setattr(tracer, "_patched_torch", None)
+
+
+def test_fxla_bugs_are_internal_error_rows(monkeypatch):
+    break_the_tracer(monkeypatch)
+    report = fxla.explain(Clean().eval(), torch.randn(2, 8), 0.5)
+    (row,) = report.problems[:1]
+    assert row.kind == "internal error" and row.blocking and report.route is None
+    assert "fxla failed in its own code (" in row.detail and "tracer.py:" in row.detail
+    assert "TypeError: 'NoneType' object" in row.detail and "stops here too" in row.detail
+    assert "please report it" in row.fix and isinstance(row.error, TypeError)
+
+
+def test_a_failing_stage_without_user_code_is_an_internal_error(monkeypatch):
+    monkeypatch.setattr(sys.modules["fxla.explain"], "functionalize", None)     # (fxla.explain: the function)
+    report = fxla.explain(Clean().eval(), torch.randn(2, 8), 0.5)
+    (row,) = report.of_kind("internal error")
+    assert row.detail.startswith("fxla failed functionalizing the graph (") and row.location == "-"
+    assert not report.compiles
+
+
+def test_python_structures_in_the_signature():
+    class Scaled(nn.Module):
+        def forward(self, x, scales, options):
+            return x * scales[0] + options["shift"]
+
+    report = fxla.explain(Scaled().eval(), torch.randn(2), [1, 2, 3], {"shift": 0.5, "name": "a"})
+    scales = next(p for p in report.of_kind("recompiles") if p.detail.startswith("scales = "))
+    assert scales.detail.startswith("scales = [1, 2, 3]: a Python list, part of the signature")
+    assert "another length or value compiles a new program" in scales.detail and "number" not in scales.detail
+    assert "torch.tensor([1, 2, 3])" in scales.fix and "torch.tensor(1)" not in scales.fix
+    options = next(p for p in report.of_kind("recompiles") if p.detail.startswith("options = "))
+    assert "a Python dict" in options.detail and "another key or value" in options.detail
+    assert "tensors (in the same structure)" in options.fix and "concrete_args={'options': ...}" in options.fix
+
+
 def test_tiny_gpt2():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
@@ -250,6 +358,16 @@ def test_cli_concrete_args(capsys, tmp_path):
     f.write_text(MODELS)
     rc, out, _ = run_cli(capsys, f"{f}:flagged", "--input-shape", "2x3", "--concrete-args", "flag=true", "--json")
     assert rc == 0 and json.loads(out)["compiles"] is True
+
+
+def test_cli_prints_an_internal_errors_traceback(capsys, tmp_path, monkeypatch):
+    f = tmp_path / "models.py"
+    f.write_text(MODELS)
+    break_the_tracer(monkeypatch)
+    rc, out, err = run_cli(capsys, f"{f}:good", "--input-shape", "4x3")
+    assert rc == 1 and "internal error" in out
+    assert "internal error at -, the traceback to report:" in err and "Traceback (most recent call last)" in err
+    assert "TypeError: 'NoneType' object is not callable" in err
 
 
 @pytest.mark.parametrize("argv,needle", [(["nope.py:f"], "no such file"), (["no_colon"], "is not a model spec")])

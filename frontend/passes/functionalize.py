@@ -71,7 +71,7 @@ from ..shape_prop import TensorMeta
 from .aliasing import (DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, index_path, is_view, lineage, overlap,
                        whole_root)
 
-__all__ = ["functionalize", "setitem"]
+__all__ = ["functionalize", "setitem", "mutated_base"]
 
 
 def setitem(tensor: torch.Tensor, index, value) -> torch.Tensor:
@@ -141,7 +141,7 @@ def _module_is_inplace(gm: GraphModule, node: Node) -> bool:
     return getattr(mod, "inplace", False) is True
 
 
-def _mutated(gm: GraphModule, node: Node) -> Optional[Node]:
+def mutated_base(gm: GraphModule, node: Node) -> Optional[Node]:
     """The tensor node ``node`` mutates in place, or ``None``."""
     base = node.args[0] if node.args else None
     if not _is_tensor(base):
@@ -384,7 +384,7 @@ def functionalize(gm: GraphModule) -> GraphModule:
     """``gm`` with in-place tensor mutation rewritten out of place (see the module docstring); ``gm`` itself
     when it has none, else a new GraphModule on a copy of the graph (``gm`` is not changed).  Raises
     :class:`PassError` for the mutations listed in the module docstring."""
-    if not any(_mutated(gm, n) is not None for n in gm.graph.nodes):
+    if not any(mutated_base(gm, n) is not None for n in gm.graph.nodes):
         return gm
     graph = gm.graph.copy()
     out = GraphModule(gm, graph, class_name=type(gm).__name__)
@@ -392,7 +392,7 @@ def functionalize(gm: GraphModule) -> GraphModule:
     origin: Dict[Node, Node] = {}              # a new value of a mutated input/parameter -> that placeholder/get_attr
     final: Dict[Node, Node] = {}               # placeholder/get_attr -> its value after the last mutation
     for node in list(graph.nodes):
-        base = _mutated(out, node)
+        base = mutated_base(out, node)
         if base is None:
             continue
         path = _write_path(out, node, base, order)   # `b[n:2 * n].zero_()`: written through into b
