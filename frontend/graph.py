@@ -109,9 +109,8 @@ class Graph:
       value forward assigns to a module attribute (the tracer's state capture);
     * ``"input_mutations"`` / ``"state_mutations"`` (``INPUT_MUTATIONS`` / ``STATE_MUTATIONS``) -- set by
       functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value;
-    * ``"value_guards"`` (``VALUE_GUARDS``) -- a concrete-shapes trace with value guards: the data-dependent
-      values it decided from the call's data (:class:`fxla.frontend.value_guards.Guard`), which the caller
-      checks before running the graph on other data.
+    * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the
+      call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
 
     Other keys are free-form.
 
