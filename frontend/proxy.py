@@ -225,7 +225,8 @@ class Proxy:
         # leaves one getitem node, which the tracer drops at the end if it stayed unused
         for i in range(n):
             item = self[i]
-            self.tracer.note_speculative(item.node)
+            if isinstance(item, Proxy):     # (concrete shapes: an element that is a plain int is just that value)
+                self.tracer.note_speculative(item.node)
             yield item
 
     def __contains__(self, item: Any) -> bool:

@@ -80,6 +80,18 @@ def test_each_trace_reads_its_own_constants():
             torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
+def test_a_list_of_numbers_argument_can_be_iterated():
+    """``sum(x)`` / ``for v in x`` over a Python list argument: its elements are the trace's constants (this was
+    a raw AttributeError in the tracer's iteration)."""
+    def fn(t, xs):
+        return t * sum(xs) + torch.stack([t * v for v in xs]).sum(0)
+
+    compiled = fxla.compile(fn, concrete_shapes=True)
+    t = torch.ones(2)
+    for xs in ([1, 2, 3], [0.5, 4]):
+        torch.testing.assert_close(compiled(t, xs), fn(t, xs))
+
+
 def test_concrete_shapes_rejects_bad_calls_and_options():
     fast = fxla.compile(ShapeBranch(), concrete_shapes=True)
     with pytest.raises(TypeError, match="ShapeBranch"):
