@@ -255,7 +255,9 @@ def test_verbose_phases_cover_the_wall_time_of_a_fresh_process(tmp_path):
     total = float(err.split("[fxla] total ")[1].split()[0]) / 1e3
     assert sum(times.values()) >= 0.95 * total - 0.1, err                # the phases account for the total
     assert total <= wall - exit_time
-    assert wall - exit_time - total <= start_up + 0.25, (wall, exit_time, total, start_up)   # only start-up left
+    # only start-up is left out (the bound scales with the measured start-up, so a loaded machine does not make
+    # it fail; an uncounted torch import, >= 1 s, still does)
+    assert wall - exit_time - total <= 2 * start_up + 0.3, (wall, exit_time, total, start_up)
 
 
 def test_verbose_in_process(capsys, tmp_path):
