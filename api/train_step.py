@@ -77,6 +77,10 @@ def _objective(model, loss_fn, n: int) -> _Objective:
     return cls(model, loss_fn)
 
 
+#: how many distinct optimizer scalars a compiled step keeps on the device (see ``TrainStep._scalar``)
+MAX_SCALARS = 256
+
+
 def _rule(optimizer, group) -> Tuple[UpdateRule, Callable]:
     """The update rule of a parameter of ``group`` and the function giving its per-step scalars."""
     if group.get("differentiable") or group.get("capturable") or group.get("fused"):
@@ -143,6 +147,7 @@ class TrainStep:
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
         self.device = CompiledModule(torch.nn.Identity(), device=device).device
         self._residency = Residency(self.device) if resident_platform(self.device) else None
+        self._scalars: Dict[Tuple[Any, torch.dtype], Any] = {}    # (value, dtype) -> its device scalar
         self._programs: Dict[Tuple, Tuple[Any, StepLayout, Any, Dict, frozenset]] = {}
         self._micro = 0
         self._accumulated: Optional[List[Any]] = None
@@ -261,15 +266,29 @@ class TrainStep:
                 scalars_of = _rule(self.optimizer, group_of[n])[1]
                 values = scalars_of(group_of[n], states[n])
                 dtype = params[n].dtype
-                args += [to_device(torch.tensor(values[s], dtype=dtype), device) for s in layout.rules[n].scalars]
+                args += [self._scalar(values[s], dtype) for s in layout.rules[n].scalars]
             if layout.clip:
-                args.append(to_device(torch.tensor(float(self.max_grad_norm), dtype=torch.float32), device))
+                args.append(self._scalar(float(self.max_grad_norm), torch.float32))
         results = executable(args, wait=True)
         value = self._write_back(results, layout, objective, states, update)
         if update:
             self.optimizer._opt_called = True      # (what a learning-rate scheduler checks: optimizer.step() ran)
             self._hooks("post")
         return value
+
+    def _scalar(self, value, dtype: torch.dtype):
+        """The device scalar of an optimizer hyperparameter ``value`` (a Python number) as ``dtype``: uploaded once
+        per distinct value (a step's learning rate, momentum ... repeat across parameters and steps; a schedule's
+        new rate is a new value), at most :data:`MAX_SCALARS` kept."""
+        key = (value, dtype)
+        found = self._scalars.get(key) if type(value) in (float, int, bool) else None
+        if found is None:
+            found = to_device(torch.tensor(value, dtype=dtype), self.device)
+            if type(value) in (float, int, bool):
+                if len(self._scalars) >= MAX_SCALARS:
+                    self._scalars.clear()
+                self._scalars[key] = found
+        return found
 
     def _hooks(self, when: str) -> None:
         """The optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may not

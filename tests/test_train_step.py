@@ -75,6 +75,21 @@ def test_steps_match_eager_with_a_scheduler_and_clipping(opt_cls, kwargs):
     assert step.compiles == 1                                    # the learning rate is an argument
 
 
+def test_a_learning_rate_set_back_to_an_earlier_value_is_used():
+    """The step keeps the device scalars of the hyperparameters it has seen (one upload per distinct value):
+    setting the rate back and forth by hand must use each step's own value."""
+    model, reference = mlp(), mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    for lr in (0.1, 0.01, 0.1, 0.5, 0.01):
+        for group in optimizer.param_groups + ref_optimizer.param_groups:
+            group["lr"] = lr
+        torch.testing.assert_close(step(x, y), eager_step(reference, ref_optimizer, mse, (x, y)).detach(), **TOL)
+    assert_same_state(model, reference, optimizer, ref_optimizer)
+
+
 def test_param_groups_with_their_own_options_and_frozen_parameters():
     model, reference = mlp(), mlp()
     for m in (model, reference):
