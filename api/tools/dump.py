@@ -80,10 +80,10 @@ def parse_concrete_args(items) -> Dict[str, Any]:
     return merged
 
 
-def load_factory(spec: str, progress: Optional["_Progress"] = None):
+def load_factory(spec: str, progress: Optional["Progress"] = None):
     """The factory that ``spec`` (``FILE.py:FACTORY`` or ``package.module:FACTORY``) names; importing its module
     is a ``-v`` phase of ``progress``."""
-    progress = progress or _Progress(False)
+    progress = progress or Progress(False)
     path, sep, attr = spec.rpartition(":")
     if not sep or not path or not attr:
         raise SpecError(f"'{spec}' is not a model spec\nfix: write FILE.py:FACTORY or package.module:FACTORY")
@@ -144,7 +144,7 @@ STAGE_HELP = ("stages: graph (captured graph), functional (the graph with in-pla
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The arguments every fxla tool that takes a model shares (fxla-dump, fxla-explain): the ``spec``, its
-    example inputs (``--input-shape``), ``--concrete-args`` and ``--device`` (read by :func:`_load`,
+    example inputs (``--input-shape``), ``--concrete-args`` and ``--device`` (read by :func:`load_model`,
     :func:`parse_concrete_args` and the device resolution)."""
     p.add_argument("spec", help="FILE.py:FACTORY or package.module:FACTORY")
     p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
@@ -187,7 +187,7 @@ def _parser():
 def main(argv=None) -> int:
     started = time.perf_counter()
     args = _parser().parse_args(argv)
-    progress = _Progress(args.verbose, started)
+    progress = Progress(args.verbose, started)
     try:
         return _dump(args, progress)
     except FxlaError as err:
@@ -197,7 +197,7 @@ def main(argv=None) -> int:
         progress.total()
 
 
-class _Progress:
+class Progress:
     """``-v``: one line per phase on stderr, with its wall time."""
 
     def __init__(self, enabled: bool, started: Optional[float] = None):
@@ -235,7 +235,7 @@ class _Progress:
                   flush=True)
 
 
-def _load(args, progress: _Progress):
+def load_model(args, progress: Progress):
     """``(model, example_args, example_kwargs)`` of the spec's factory (see the module docstring), the
     ``--input-shape`` inputs replacing the factory's; a module is put in eval mode."""
     import torch
@@ -273,7 +273,7 @@ STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization
                           "fxla-full-precision off the CPU)", "compile": "XLA compile"}
 
 
-def _stage_texts(args, model, inputs, kwargs, wanted, progress: _Progress):
+def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
     """``(compiled, graph_module, texts)``: ``model`` compiled as ``fxla.compile`` would with the options given,
     the graph a call with these inputs runs, and the text of each ``wanted`` stage (the pipeline run as far as
     they need: ``graph`` and ``code`` need the trace only, ``hlo`` the XLA compile)."""
@@ -330,7 +330,7 @@ def _functional_text(prepared) -> str:
     return "\n".join([str(prepared.graph_module.graph).rstrip("\n")] + back)
 
 
-def _import_stack(progress: _Progress) -> None:
+def _import_stack(progress: Progress) -> None:
     """Import what a dump needs, each part a ``-v`` phase of its own: torch, JAX, then fxla's stages (the MLIR
     bindings, frontend, lowering, runtime).  Run before anything else imports them, so no import time falls
     outside the phases (``fxla-dump`` itself starts without torch: ``import fxla`` is lazy)."""
@@ -343,7 +343,7 @@ def _import_stack(progress: _Progress) -> None:
             importlib.import_module(module)
 
 
-def _dump(args, progress: _Progress) -> int:
+def _dump(args, progress: Progress) -> int:
     wanted = STAGES if args.stage == "all" else (args.stage,)
     if args.format == "svg":
         if args.stage == "all":          # an SVG is a drawing of the graph: no --stage needed
@@ -360,7 +360,7 @@ def _dump(args, progress: _Progress) -> int:
     from fxla.frontend.errors import PassError
     from fxla.frontend.passes import graph_to_svg
 
-    model, inputs, kwargs = _load(args, progress)
+    model, inputs, kwargs = load_model(args, progress)
     if args.format == "html":      # the report links IR lines to graph nodes through the MLIR locations
         args.debug_locations = True
     eager_model = eager_inputs = eager_kwargs = None
@@ -396,7 +396,7 @@ def _dump(args, progress: _Progress) -> int:
     return 0
 
 
-def _run(compiled, call, eager_call, concrete_args, progress: _Progress) -> int:
+def _run(compiled, call, eager_call, concrete_args, progress: Progress) -> int:
     """``--run``: the compiled model and eager PyTorch on the same inputs; one line per output leaf (see
     :mod:`fxla.tools.compare`), then the largest difference and the verdict.  Returns the exit status."""
     import torch

@@ -25,7 +25,7 @@ import sys
 import traceback
 
 from fxla.errors import FxlaError
-from fxla.tools.dump import _load, _Progress, add_model_options, parse_concrete_args
+from fxla.tools.dump import Progress, add_model_options, load_model, parse_concrete_args
 
 
 def _parser():
@@ -64,7 +64,7 @@ def _explain(args):
     from fxla.explain import explain
 
     concrete_args = parse_concrete_args(args.concrete_args) or None
-    model, inputs, kwargs = _load(args, _Progress(False))
+    model, inputs, kwargs = load_model(args, Progress(False))
     return explain(model, *inputs, compile=args.compile, device=args.device, concrete_args=concrete_args,
                    **kwargs)
 
