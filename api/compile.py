@@ -240,6 +240,13 @@ def _jax_function(module: "CompiledModule", example_inputs):
     from fxla.runtime.jax_interop import InteropError
     if module._per_shape is not None:
         member, values = module._per_shape.module_for(example_inputs, {})
+        if getattr(member, "value_guards", None):
+            raise InteropError(
+                f"as_jax_function: {module.__name__}'s trace for these inputs decided data-dependent values from "
+                f"their data ({'; '.join(g.describe() for g in member.value_guards[:3])})\nwhy: a JAX function "
+                f"cannot check them per call (fxla.compile does, and traces again), so it would compute a wrong "
+                f"answer for other data\nfix: keep the decision in the program (torch.where instead of an `if` "
+                f"on tensor values, fixed-size ops instead of nonzero / x[mask])")
         return member.as_jax_function(*values)
     if module.mesh is not None:
         raise InteropError("as_jax_function does not support sharded (mesh=) modules\n"

@@ -10,6 +10,7 @@ device-resident parameters.
 from __future__ import annotations
 
 import inspect
+import itertools
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -140,6 +141,7 @@ class Variants:
                 fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
                     "compute the value outside the compiled function and pass it as a Python argument")
         module.value_guards, module.guard_checker = guards, checker     # (fxla.export writes both)
+        module.variant = next(_VARIANT_NUMBERS)                  # (fxla.compile_step keys its programs by it)
         self.items.insert(0, (guards, checker, module))
         if len(self.items) > MAX_VARIANTS:
             _, old_checker, old_module = self.items.pop()
@@ -159,6 +161,9 @@ class Variants:
 
 #: how many data-dependent variants one input signature keeps (least recently used dropped first)
 MAX_VARIANTS = 8
+
+#: a number per variant ever made (never reused, unlike ``id()``)
+_VARIANT_NUMBERS = itertools.count(1)
 
 
 def _guard_values(checker, inputs) -> Tuple:

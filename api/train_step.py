@@ -203,8 +203,18 @@ class TrainStep:
         return (signature_key(batch), update, tuple(_rule(self.optimizer, g)[0] for g in self.optimizer.param_groups),
                 tuple(p.requires_grad for p in self.model.parameters()), self.max_grad_norm is not None, mode)
 
+    def _variant(self, batch) -> Optional[int]:
+        """The number of the data-dependent variant this batch's concrete-shapes trace is (its value guards
+        checked on this batch: fxla.per_shape.Variants), or None: a step program is compiled per variant, so a
+        batch whose data decides otherwise (how many labels are set) never runs another variant's program."""
+        compiled = self._objective(len(batch))
+        if compiled._per_shape is None:
+            return None
+        module, _ = compiled._per_shape.module_for(batch, {})
+        return getattr(module, "variant", None)
+
     def _program(self, batch, update: bool):
-        key = self._key(batch, update)
+        key = self._key(batch, update) + (self._variant(batch),)
         found = self._programs.get(key)
         if found is not None:
             return found

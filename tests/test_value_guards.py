@@ -140,3 +140,41 @@ def test_hugging_face_losses_with_data_dependent_labels(name):
     for route in ("compile", "export"):
         result = run_route(BY_NAME[name], route, want, timing=False)
         assert result.status == "ok", (route, result.message)
+
+
+def test_a_training_step_compiles_a_program_per_variant():
+    """fxla.compile_step(..., concrete_shapes=True) of a loss with a data-dependent count (the labelled rows):
+    a batch whose data decides otherwise runs its own variant's program, matching eager step for step."""
+    import copy
+    import torch.nn as nn
+
+    def loss_fn(model, x, labels):
+        rows = (labels >= 0).nonzero()[:, 0]                 # only the labelled rows count
+        return nn.functional.cross_entropy(model(x)[rows], labels[rows])
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    reference = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    step = fxla.compile_step(model, optimizer, loss_fn, concrete_shapes=True)
+    x = torch.randn(6, 4)
+    for labels in ([0, -1, 2, 1, -1, 0], [1, 1, -1, -1, -1, 2], [0, -1, 2, 1, -1, 0], [2, 2, 2, 2, 2, 2]):
+        labels = torch.tensor(labels)
+        got = step(x, labels)
+        ref_optimizer.zero_grad()
+        want = loss_fn(reference, x, labels)
+        want.backward()
+        ref_optimizer.step()
+        torch.testing.assert_close(got, want.detach(), rtol=1e-5, atol=1e-6)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
+    assert step.compiles == 3                                # one program per variant (4 rows, 2 rows, 6 rows)
+
+
+def test_as_jax_function_refuses_a_program_specialised_to_data():
+    from fxla.runtime.jax_interop import InteropError
+    compiled = fxla.compile(labelled, concrete_shapes=True)
+    with pytest.raises(InteropError, match="decided data-dependent values") as info:
+        compiled.as_jax_function(torch.randn(5, 3), torch.tensor([1, -1, 3, 4, -1]))
+    assert "%ge == False" in str(info.value) and "fix:" in str(info.value)
