@@ -39,7 +39,7 @@ from .interop import jax_function
 from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
-from .per_shape import PerShapeTraces
+from .per_shape import PerShapeTraces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
@@ -471,7 +471,7 @@ class CompiledModule(CompileControl):
     def cache_size(self) -> int:
         """How many input signatures have been compiled."""
         if self._per_shape is not None:
-            return sum(m.cache_size for m in self._per_shape.compiled.values())
+            return sum(m.cache_size for entry in self._per_shape.compiled.values() for m in modules_of(entry))
         return len(self._cache)
 
     # -- execution -----------------------------------------------------------------------------------------------

@@ -159,6 +159,12 @@ class Variants:
         self.items.clear()
 
 
+def modules_of(entry) -> List[Any]:
+    """The compiled modules of one signature's entry in :attr:`PerShapeTraces.compiled`: the module, or each
+    variant's (not their guard programs)."""
+    return [module for _, _, module in entry.items] if isinstance(entry, Variants) else [entry]
+
+
 #: how many data-dependent variants one input signature keeps (least recently used dropped first)
 MAX_VARIANTS = 8
 

@@ -178,3 +178,11 @@ def test_as_jax_function_refuses_a_program_specialised_to_data():
     with pytest.raises(InteropError, match="decided data-dependent values") as info:
         compiled.as_jax_function(torch.randn(5, 3), torch.tensor([1, -1, 3, 4, -1]))
     assert "%ge == False" in str(info.value) and "fix:" in str(info.value)
+
+
+def test_cache_size_counts_every_variant():
+    compiled = fxla.compile(labelled, concrete_shapes=True)
+    x = torch.randn(5, 3)
+    for values in ([1, -1, 3, 4, -1], [2, 0, 3, 7, -1]):
+        compiled(x, torch.tensor(values))
+    assert compiled.cache_size == 2
