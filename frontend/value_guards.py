@@ -195,11 +195,11 @@ class ValueGuards:
         value = self.real.of(node)
         if isinstance(value, torch.Tensor) and value.numel() != 1:
             raise NotGuardable(f"%{node.name} has {value.numel()} elements, not one")
-        read = bool(value) if kind == "bool" else int(value)
-        if kind == "int" and isinstance(value, (float, torch.Tensor)) and (
-                (isinstance(value, torch.Tensor) and value.is_floating_point()) or isinstance(value, float)):
+        floating = value.is_floating_point() if isinstance(value, torch.Tensor) else isinstance(value, float)
+        if kind == "int" and floating:
             raise NotGuardable(f"%{node.name} is a floating-point value (a program specialised to an exact float "
                                f"would recompile for every value)")
+        read = bool(value) if kind == "bool" else int(value)
         self.guards.append(Guard(node.name, read, kind, where, what))
         return read
 
