@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -118,12 +119,16 @@ class Variants:
     def __init__(self, name: str, drop: Callable[[Any], None]):
         self.name, self.drop = name, drop
         self.items: List[Tuple[Any, Any, Any]] = []
+        self._lock = threading.Lock()
 
     def choose(self, inputs) -> Any:
-        for i, (guards, checker, module) in enumerate(self.items):
+        for item in list(self.items):           # (a snapshot: another thread may add or reorder meanwhile)
+            guards, checker, module = item
             if check_guards(guards, _guard_values(checker, inputs)) is None:
-                if i:
-                    self.items.insert(0, self.items.pop(i))
+                with self._lock:                # most recently used first
+                    if item in self.items:
+                        self.items.remove(item)
+                        self.items.insert(0, item)
                 return module
         return None
 
