@@ -92,6 +92,11 @@ class PerShapeTraces:
         guards = guards_of(gm.graph)
         if guards:
             checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"))
+            decided = "; ".join(g.describe() for g in guards[:3]) + (" ..." if len(guards) > 3 else "")
+            checker._trace_reason = f"the guard program of a trace that decided data-dependent values ({decided})"
+            module._trace_reason = (f"the call's data decided data-dependent values otherwise: a new variant of "
+                                    f"the signature ({decided})" if variants is not None else
+                                    f"a new input signature whose trace decided data-dependent values ({decided})")
             variants = variants if variants is not None else Variants(self.name, self.drop)
             module = variants.add(guards, checker, module, tuple(v for v in given.values() if not _python_value(v)))
             if key in self.compiled:

@@ -129,6 +129,9 @@ class CompileControl:
     _graph_label: Optional[str] = None
     _graph_dump: Optional[GraphDump] = None      # this graph's folder in dump_dir (made at its first dump)
     _compiling: Optional[_Compiling] = None
+    #: set by fxla.per_shape for the traces of data-dependent variants and their guard programs: why their
+    #: first signature compiles (the inputs alone would read as a signature dropped from the cache)
+    _trace_reason: Optional[str] = None
 
     @property
     def _compiles(self) -> int:
@@ -143,6 +146,8 @@ class CompileControl:
 
     def _why(self, inputs, mode) -> str:
         """Why the signature ``inputs`` compiles in ``mode`` (see the module docstring)."""
+        if self._trace_reason is not None and not self._signatures.entries:
+            return self._trace_reason
         history = self._history
         earlier = history.seen.get((mode, inputs))
         if earlier is not None:

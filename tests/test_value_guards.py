@@ -55,6 +55,11 @@ def test_data_dependent_values_match_eager_for_every_call(caplog):
     # [1,-1,3,4,-1] once; [2,0,3,7,-1], [-1]*5, [4]*5 each a new variant; [1,5,30,...] raises while tracing
     assert len(again) == 3, again
     assert "%ge == False" in again[0] and "test_value_guards.py:" in again[0]
+    reasons = [r.getMessage().split("why: ")[1] for r in caplog.records if "compiled input signature" in r.getMessage()]
+    assert reasons[0].startswith("the guard program of a trace that decided data-dependent values")
+    assert reasons[1].startswith("a new input signature whose trace decided data-dependent values")
+    assert any(r.startswith("the call's data decided data-dependent values otherwise: a new variant") for r in reasons)
+    assert not any("dropped from the in-memory cache" in r for r in reasons)
 
 
 def test_the_trace_records_fixed_size_ops_and_guards():
