@@ -69,18 +69,19 @@ class PerShapeTraces:
         module = self.compiled.get(key)
         if module is None:
             with COMPILING:                       # (another thread may have traced it meanwhile)
-                module = self.compiled.get(key) or self._trace(key, given)
+                module = self.compiled.get(key) or self._trace(key, given, inputs)
         if isinstance(module, Variants):
             chosen = module.choose(inputs)
             if chosen is None:
                 with COMPILING:
-                    chosen = module.choose(inputs) or self._trace(key, given, module)
+                    chosen = module.choose(inputs) or self._trace(key, given, inputs, module)
             module = chosen
         return module, inputs
 
-    def _trace(self, key, given, variants: Optional["Variants"] = None):
-        """Trace the model for the call ``given`` (parameter name -> value) and make its compiled module (a
-        module whose trace decided data-dependent values becomes a variant of ``variants``, or of new ones)."""
+    def _trace(self, key, given, inputs, variants: Optional["Variants"] = None):
+        """Trace the model for the call ``given`` (parameter name -> value; ``inputs``: the values it reads as
+        inputs) and make its compiled module (a module whose trace decided data-dependent values becomes a
+        variant of ``variants``, or of new ones)."""
         fixed = {k: v for k, v in given.items() if _python_value(v)}
         examples = {k: _example(v) for k, v in given.items() if k not in fixed}
         started = time.perf_counter()
@@ -98,7 +99,7 @@ class PerShapeTraces:
                                     f"the signature ({decided})" if variants is not None else
                                     f"a new input signature whose trace decided data-dependent values ({decided})")
             variants = variants if variants is not None else Variants(self.name, self.drop)
-            module = variants.add(guards, checker, module, tuple(v for v in given.values() if not _python_value(v)))
+            module = variants.add(guards, checker, module, inputs)
             if key in self.compiled:
                 return module
             self.compiled[key] = variants
@@ -141,8 +142,7 @@ class Variants:
         """A new variant, traced on ``inputs``: its guards must hold for them (else :class:`ValueGuardError`)."""
         broken = check_guards(guards, _guard_values(checker, inputs))
         if broken is not None:
-            self.drop(checker)
-            self.drop(module)
+            self._drop((guards, checker, module))
             raise ValueGuardError(
                 f"{self.name}: the value of {broken.describe()} was decided from the call's data by eager PyTorch "
                 f"during the trace, and the compiled program computes another from the same data",
@@ -154,19 +154,22 @@ class Variants:
         module.variant = next(_VARIANT_NUMBERS)                  # (fxla.compile_step keys its programs by it)
         self.items.insert(0, (guards, checker, module))
         if len(self.items) > MAX_VARIANTS:
-            _, old_checker, old_module = self.items.pop()
-            self.drop(old_checker)
-            self.drop(old_module)
+            self._drop(self.items.pop())
         if len(self.items) > 1:
             logger.info("%s: traced again for data-dependent values (%d variants of the signature now): %s",
                         self.name, len(self.items), "; ".join(g.describe() for g in guards))
         return module
 
     def drop_all(self) -> None:
-        for _, checker, module in self.items:
-            self.drop(checker)
-            self.drop(module)
+        for item in self.items:
+            self._drop(item)
         self.items.clear()
+
+    def _drop(self, item) -> None:
+        """A variant goes: its program and its guard program no longer follow the parameter store."""
+        _, checker, module = item
+        self.drop(checker)
+        self.drop(module)
 
 
 def modules_of(entry) -> List[Any]:

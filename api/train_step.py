@@ -290,14 +290,13 @@ class TrainStep:
         """The device scalar of an optimizer hyperparameter ``value`` (a Python number) as ``dtype``: uploaded once
         per distinct value (a step's learning rate, momentum ... repeat across parameters and steps; a schedule's
         new rate is a new value), at most :data:`MAX_SCALARS` kept."""
-        key = (value, dtype)
-        found = self._scalars.get(key) if type(value) in (float, int, bool) else None
+        if type(value) not in (float, int, bool):            # (a tensor: uploaded as it is now)
+            return to_device(torch.tensor(value, dtype=dtype), self.device)
+        found = self._scalars.get((value, dtype))
         if found is None:
-            found = to_device(torch.tensor(value, dtype=dtype), self.device)
-            if type(value) in (float, int, bool):
-                if len(self._scalars) >= MAX_SCALARS:
-                    self._scalars.clear()
-                self._scalars[key] = found
+            if len(self._scalars) >= MAX_SCALARS:
+                self._scalars.clear()
+            found = self._scalars[value, dtype] = to_device(torch.tensor(value, dtype=dtype), self.device)
         return found
 
     def _hooks(self, when: str) -> None:

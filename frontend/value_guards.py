@@ -37,6 +37,7 @@ import torch
 
 from . import meta as M
 from .node import Node, map_arg
+from .random_calls import RANDOM_FILLS, RANDOM_FUNCTIONS
 
 __all__ = ["Guard", "ValueGuards", "RealValues", "NotGuardable", "guard_graph", "guards_of", "check_guards",
            "DECOMPOSITIONS"]
@@ -80,10 +81,10 @@ def check_guards(guards: List[Guard], values) -> Optional[Guard]:
 
 
 # ---- the trace side ----------------------------------------------------------------------------------------------
-_RANDOM_NAMES = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "bernoulli",
-                           "normal", "randperm", "multinomial", "poisson", "dropout", "dropout1d", "dropout2d",
-                           "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu", "uniform_", "normal_",
-                           "bernoulli_", "exponential_", "random_", "geometric_", "log_normal_", "cauchy_"})
+#: the names of the functions and methods that may draw random numbers: torch's random functions and in-place
+#: fills (fxla.frontend.random_calls), the dropouts and rrelu
+_RANDOM_NAMES = frozenset(RANDOM_FUNCTIONS) | frozenset(RANDOM_FILLS) | frozenset({
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu"})
 
 
 def _draws(root: torch.nn.Module, node: Node) -> bool:
@@ -114,35 +115,31 @@ class RealValues:
 
     def of(self, node: Node) -> Any:
         """The value of ``node`` (raises :class:`NotGuardable` with the reason)."""
-        todo: List[Node] = []
+        ancestors: List[Node] = []
         seen = set()
         stack = [node]
-        while stack:
-            n = stack.pop()
-            if n in self.env or n in seen:
-                continue
-            seen.add(n)
-            todo.append(n)
-            stack.extend(n.all_input_nodes)
-        order = {n: i for i, n in enumerate(node.graph.nodes)}
-        self._check_unchanged(node)
-        for n in sorted(todo, key=order.__getitem__):
-            self.env[n] = self._run(n)
-        return self.env[node]
-
-    def _check_unchanged(self, node: Node) -> None:
-        """Refuse when an in-place op recorded so far changes the memory of a tensor ``node`` is computed from:
-        the graph records the change as its own node (functionalization applies it later), so replaying the
-        ancestors alone (or reusing values replayed before the change) would read the old value."""
-        from .passes.aliasing import lineage
-        from .passes.functionalize import mutated_base
-        owners, seen, stack = set(), set(), [node]
         while stack:
             n = stack.pop()
             if n in seen:
                 continue
             seen.add(n)
+            ancestors.append(n)
             stack.extend(n.all_input_nodes)
+        self._check_unchanged(node, ancestors)
+        order = {n: i for i, n in enumerate(node.graph.nodes)}
+        for n in sorted((n for n in ancestors if n not in self.env), key=order.__getitem__):
+            self.env[n] = self._run(n)
+        return self.env[node]
+
+    def _check_unchanged(self, node: Node, ancestors: List[Node]) -> None:
+        """Refuse when an in-place op recorded so far changes the memory of a tensor ``node`` is computed from
+        (``ancestors``, ``node`` among them): the graph records the change as its own node (functionalization
+        applies it later), so replaying the ancestors alone (or reusing values replayed before the change) would
+        read the old value."""
+        from .passes.aliasing import lineage
+        from .passes.functionalize import mutated_base
+        owners = set()
+        for n in ancestors:
             if M.TENSOR_META in n.meta:
                 owners.update(lineage(self.root, n)[1])
         for n in node.graph.nodes:
