@@ -31,6 +31,7 @@ _LAZY = {
     "LoweringError": "fxla.lowering", "UnsupportedOpError": "fxla.lowering",
     "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
     "explain": "fxla.explain", "Explanation": "fxla.explain",
+    "Dim": "fxla.frontend.symbolic", "ShapeConstraintError": "fxla.frontend.symbolic",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
 }
 #: the stage packages, reachable as attributes (``fxla.frontend.Graph``) after a plain ``import fxla``
@@ -41,7 +42,7 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
            "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError",
-           "explain", "Explanation"]
+           "explain", "Explanation", "Dim", "ShapeConstraintError"]
 
 
 def __getattr__(name):

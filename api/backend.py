@@ -54,6 +54,7 @@ from fxla.errors import FxlaError
 from fxla.frontend import Graph, GraphModule, SourceLocation, wrap
 from fxla.frontend import meta as M
 from fxla.frontend.source import is_internal_file
+from fxla.frontend.symbolic import Dim, DynamicSpec
 
 __all__ = ["fxla_backend", "graph_module_from_fx", "BackendError"]
 
@@ -243,6 +244,28 @@ def graph_module_from_fx(fx_gm: torch.fx.GraphModule) -> GraphModule:
     return _convert(fx_gm)[0]
 
 
+def _dynamic_dims(fx_gm: torch.fx.GraphModule, converted: GraphModule) -> Optional[DynamicSpec]:
+    """The symbolic dims of dynamo's graph as fxla's ``dynamic=`` (:mod:`fxla.symbolic`): each tensor input dim
+    whose example size is a symbol (``s0``) is marked with a Dim of that name (one Dim for every use of the
+    symbol), and a ``SymInt`` input that is such a symbol is that Dim's size.  Not strict: a dim fxla's lowering
+    must fix stays fixed, and other sizes get a program of their own.  ``None`` for a graph without symbols."""
+    tensors, ints = {}, {}
+    mine = [n.name for n in converted.graph.nodes if n.op == "placeholder"]     # (the forward's argument names)
+    theirs = [n for n in fx_gm.graph.nodes if n.op == "placeholder"]
+    for name, node in zip(mine, theirs):
+        value = _example(node)
+        if isinstance(value, torch.Tensor):
+            dims = {d: Dim(str(n.node.expr)) for d, n in enumerate(value.shape)
+                    if isinstance(n, torch.SymInt) and n.node.expr.is_Symbol}
+            if dims:
+                tensors[name] = dims
+        elif isinstance(value, torch.SymInt) and value.node.expr.is_Symbol:
+            ints[name] = Dim(str(value.node.expr))
+    if not tensors:
+        return None
+    return DynamicSpec({**tensors, **ints}, lambda what, fix: BackendError(what, fix=fix), "", strict=False)
+
+
 class _PassNumbers:
     """The compiled graph of a dynamo graph with unspecialised numbers: the inputs at ``positions`` arrive as
     0-d tensors and are passed on as Python numbers (``.item()``); ``compiled`` is the CompiledModule."""
@@ -383,7 +406,8 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
     converted, numbers = _convert(gm)
     try:
         compiled = CompiledModule(converted, device=options.get("device"), dump_dir=options.get("dump_dir"),
-                                  max_signatures=options.get("max_signatures", MAX_SIGNATURES))
+                                  max_signatures=options.get("max_signatures", MAX_SIGNATURES),
+                                  dynamic=_dynamic_dims(gm, converted))
         compiled._graph_label, compiled._graph_dump = f"dynamo graph #{number}", folder
     except FxlaError as err:
         _point_at_user_code(err, _UserLines(converted))

@@ -43,6 +43,7 @@ from .per_shape import PerShapeTraces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
+from .symbolic import DynamicSpec, SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
 from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (public names of fxla.compile)
 
@@ -90,18 +91,28 @@ def _check_materialized_state(owner: str, program, graph) -> None:
                         f"{owner} reads tensor(s)", where=reads.get)
 
 
-def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device) -> None:
+def _option_error(what: str, fix: str) -> OptionError:
+    return OptionError(what, why="dynamic= marks dims of the tensor inputs as symbolic", fix=fix)
+
+
+def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, concrete_shapes, tracer) -> None:
     if not callable(fn):
         raise OptionError(not_callable(fn))
+    if concrete_shapes and tracer is not None:
+        raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
+                          "tracer= cannot be combined with it\nfix: drop one of the two options")
+    if concrete_shapes and dynamic:
+        raise OptionError("dynamic= cannot be combined with concrete_shapes=True: a concrete-shapes trace is made "
+                          "for one set of shapes, while dynamic= lowers one program for every size\nfix: drop "
+                          "concrete_shapes=True (a model that branches on shapes compiles through "
+                          "torch.compile(model, backend='fxla'), whose graphs are symbolic), or drop dynamic=")
     _check_materialized(fn)
     if output not in ("torch", "jax"):
         raise OptionError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' (default) or "
                           f"output='jax'")
-    if dynamic is not False:
-        raise OptionError(f"dynamic={abbreviate(dynamic)} is not supported: fxla specialises every program to the "
-                          f"shapes of its inputs and compiles each new signature once\n"
-                          f"fix: leave dynamic=False (the default); pad inputs to a few fixed sizes to "
-                          f"bound the number of compilations")
+    if not (dynamic is None or isinstance(dynamic, (bool, dict, DynamicSpec))):
+        raise OptionError(f"dynamic={abbreviate(dynamic)} is not supported\nfix: pass dynamic=True (every dim of "
+                          f"every tensor input symbolic), {{argument name: {{dim: fxla.Dim(name)}}}}, or False")
     if not isinstance(max_signatures, int) or isinstance(max_signatures, bool) or max_signatures < 1:
         raise OptionError(f"max_signatures={abbreviate(max_signatures)}: it must be a positive int\nfix: pass how many "
                           f"input signatures to keep compiled (default {MAX_SIGNATURES})")
@@ -300,10 +311,8 @@ class CompiledModule(CompileControl):
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,
                  max_signatures: int = MAX_SIGNATURES, remat: bool = False, dump_dir=None):
-        _check_options(fn, output, dynamic, max_signatures, mesh, shard, device)
-        if concrete_shapes and tracer is not None:
-            raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
-                              "tracer= cannot be combined with it\nfix: drop one of the two options")
+        _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, concrete_shapes, tracer)
+        self._dynamic = SymbolicPrograms(dynamic, _option_error) if dynamic else None
         self.original = fn
         self._remat, self._history = bool(remat), CompileHistory(dump_dir)    # (fxla.recompile, fxla.dumps)
         functools.update_wrapper(self, fn, updated=())
@@ -392,7 +401,8 @@ class CompiledModule(CompileControl):
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
         with COMPILING:
-            stages = self._pipeline.lower(self.graph_module, example_inputs)
+            stages = self._pipeline.lower(self.graph_module, example_inputs) if self._dynamic is None else \
+                self._dynamic.lower(self, self.graph_module, example_inputs)
         stages.compile_for_hlo = functools.partial(self.executable_for, *example_inputs)     # (Stages.hlo)
         return stages
 
@@ -573,8 +583,12 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     ``concrete_args``: arguments to bake in while tracing (as in torch.fx).  ``tracer``: a custom
     :class:`fxla.frontend.Tracer` (e.g. with its own ``is_leaf_module``).
     ``output``: ``"torch"`` (default) returns torch tensors; ``"jax"`` returns ``jax.Array``\\ s left on the device.
-    ``dynamic``: only ``False`` — every input signature (shapes, dtypes, non-tensor values) is compiled once and
-    cached; there are no symbolic shapes.
+    ``dynamic``: ``False`` (default) — every input signature (shapes, dtypes, non-tensor values) is traced once,
+    lowered and compiled once, and cached.  ``{argument name: {dim: fxla.Dim("seq", max=512)}}`` (or a tuple with a
+    ``Dim``/``None`` per dim) marks dims symbolic, ``True`` every dim of every tensor input: the program is lowered
+    once for all their sizes (a polymorphic fxla program, docs/shapes.md), each new size only refines it and
+    compiles it in XLA, and the constraints it relies on are checked per call
+    (:class:`~fxla.ShapeConstraintError`, naming the constraint and the line that made it).
     ``cache_dir``: a folder for fxla's on-disk executable cache, so another process with the same program, device
     and jaxlib deserializes instead of recompiling (default: :func:`fxla.runtime.set_cache_dir`'s, else none).
     ``mesh`` / ``shard``: run SPMD-partitioned over ``mesh`` (``fxla.runtime.Mesh({"x": 4})`` or a

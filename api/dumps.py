@@ -194,6 +194,7 @@ def _layout_files(target, record) -> List[Tuple[str, str]]:
 _STAGE_FILES: Dict[str, Callable[[Any, Any], List[Tuple[str, str]]]] = {
     "prepare": _prepared_files,
     "fxla": lambda program, record: [("fxla.mlir", program.text())],
+    "refine": lambda program, record: [("refined.mlir", program.text())],
     "stablehlo": _stablehlo_files,
     "layout": _layout_files,
     "compile": lambda executable, record: [("hlo.txt", readable_hlo(executable.hlo_text()))],

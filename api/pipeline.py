@@ -5,6 +5,8 @@ stage      what it does                                          result
 =========  ===================================================  ==========================================
 prepare    shape propagation, functionalization (frontend)      :class:`~fxla.frontend.passes.prepare.PreparedGraph`
 fxla       one lowering rule per node, fxla's verifier          :class:`~fxla.lowering.FxlaProgram`
+refine     (symbolic dims only) the polymorphic program made    :class:`~fxla.lowering.FxlaProgram`
+           static for one call's sizes, fxla's verifier
 vjp        (gradients only) forward + residuals, and backward   :class:`~fxla.lowering.autodiff.Differentiated`
 stablehlo  fxla -> StableHLO patterns, MLIR's verifier          verified StableHLO (:class:`Stages`)
 layout     device layout passes (single device: pool, params)   :class:`Target`
@@ -38,6 +40,7 @@ from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify
 from fxla.lowering.autodiff import Differentiated, differentiate
 from fxla.lowering.passes import device_layouts, print_ir_after
 from fxla.lowering.precision import full_precision_pass
+from fxla.lowering.refine import refine
 from fxla.runtime import Executable, compile_stablehlo
 from fxla.runtime.buffers import example_tensor, is_array
 
@@ -48,13 +51,14 @@ __all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "StagesError", "Target",
 COMPILING = threading.RLock()
 
 #: the stages, in order (see the module docstring)
-STAGES = ("prepare", "fxla", "vjp", "stablehlo", "layout", "compile")
+STAGES = ("prepare", "fxla", "refine", "vjp", "stablehlo", "layout", "compile")
 
 #: ``observer(stage, result, seconds)``: called after each stage with its result and wall time
 Observer = Callable[[str, Any, float], None]
 
 #: what each stage does, as the ``fxla.phases`` log says it
 _PHASE_WORK = {"prepare": "shape propagation, functionalization", "fxla": "lowering to the fxla dialect, verifier",
+               "refine": "polymorphic program refined to the call's sizes, verifier",
                "vjp": "differentiation", "stablehlo": "conversion to StableHLO, MLIR verifier",
                "layout": "device layout passes"}
 
@@ -173,25 +177,38 @@ class Pipeline:
         return result
 
     # -- the stages ----------------------------------------------------------------------------------------------
-    def prepare(self, gm: GraphModule, example_inputs) -> PreparedGraph:
+    def prepare(self, gm: GraphModule, example_inputs, symbols=None) -> PreparedGraph:
         """Stage ``prepare``: shapes for ``example_inputs`` (torch tensors, ``jax.Array``\\ s viewed as torch
         examples, or nested tuples/lists/dicts of them) and out-of-place mutation.  torch's random state is left
         as it was (shape propagation may run a random factory, ``torch.randn(n, 3)``, for its shape): compiling on
         a first call must not change what ``torch.manual_seed`` makes of the numbers drawn afterwards."""
         examples = pytree.tree_map(lambda v: example_tensor(v) if is_array(v) else v, tuple(example_inputs))
         with torch.random.fork_rng(devices=[]):
-            prepared = self._stage("prepare", prepare_graph, gm, examples)
+            if symbols is None:
+                prepared = self._stage("prepare", prepare_graph, gm, examples)
+            else:                    # (``symbols``' fake inputs: sizes are symbols; fxla.frontend.symbolic)
+                with symbols.tracing():
+                    prepared = self._stage("prepare", prepare_graph, gm, examples)
         if self.print_ir_after_all:
             note = "" if prepared.functionalized else " (no in-place ops: the captured graph, unchanged)"
             self._print_ir(f"functionalize{note}", str(prepared.graph_module.graph))
         return prepared
 
-    def to_fxla(self, prepared: PreparedGraph) -> FxlaProgram:
-        """Stage ``fxla``: the prepared graph as an fxla-dialect program (verified by fxla's verifier)."""
-        program = self._stage("fxla", lower_to_fxla, prepared)
+    def to_fxla(self, prepared: PreparedGraph, symbols=None) -> FxlaProgram:
+        """Stage ``fxla``: the prepared graph as an fxla-dialect program (verified by fxla's verifier); with
+        ``symbols`` (:class:`fxla.frontend.symbolic.SymbolicShapes`) a polymorphic one (verified once refined)."""
+        program = self._stage("fxla", lower_to_fxla, prepared, symbols=symbols)
         if self.print_ir_after_all:
             self._print_ir("lower-to-fxla", program.text())
         return program
+
+    def refine(self, program: FxlaProgram, shapes) -> FxlaProgram:
+        """Stage ``refine``: the polymorphic ``program`` made static for tensor inputs of ``shapes``
+        (:func:`fxla.lowering.refine.refine`)."""
+        refined = self._stage("refine", refine, program, shapes)
+        if self.print_ir_after_all:
+            self._print_ir("fxla-refine", refined.text())
+        return refined
 
     def to_stablehlo(self, program: FxlaProgram):
         """Stage ``stablehlo``: the fxla program converted and verified by MLIR (a new module; source locations

@@ -14,6 +14,7 @@ from . import meta as M
 from .errors import DataDependentError
 from .interpreter import Interpreter
 from .node import _IMPURE_FUNCTIONS, Node, map_aggregate
+from .symbolic import observe_node
 
 __all__ = ["TensorMeta", "ShapeProp", "propagate_shapes", "data_dependent_op", "data_dependent_error"]
 
@@ -298,6 +299,7 @@ class ShapeProp(Interpreter):
         return map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
 
     def run_node(self, n: Node) -> Any:
+        observe_node(n)                   # (a symbolic trace attributes the guards made from here on to n)
         try:
             if self._memo is None or n.op not in ("call_function", "call_method", "call_module"):
                 result = to_meta(super().run_node(n))

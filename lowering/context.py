@@ -9,12 +9,13 @@ import numpy as np
 
 from fxla.frontend import meta as M
 from fxla.dialects.fxla import Sig, ops, sig_of, type_of
-from fxla.dialects.fxla.opdef import elem_type
+from fxla.dialects.fxla import symbolic
+from fxla.dialects.fxla.opdef import elem_type, value_sig
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.frontend import TensorMeta
 from fxla.dialects.mlir import ir
 
-from .dtypes import mlir_type
+from .dtypes import mlir_type, sig_of_meta
 from .errors import node_error
 from .registry import RULES
 
@@ -39,11 +40,21 @@ class Emitter:
     def tensor(self, value, like: Optional[object] = None) -> ir.Value:
         if isinstance(value, ir.Value):
             return value
+        scope = symbolic.current()
+        if scope is not None and isinstance(value, torch.SymInt):
+            value = scope.normalize(value)
+            if symbolic.is_sym(value):       # a symbolic size used as a number: computed by the program
+                return self.convert(scope.materialize(value),
+                                    scalar_elem(1, value_sig(like).elem if isinstance(like, ir.Value) else None))
+        elif isinstance(value, (torch.SymFloat, torch.SymBool)):
+            # a number computed from sizes (1 / n in a batch norm): read at the traced sizes, which makes a guard
+            # (the program is then only used for sizes that give this number)
+            value = float(value) if isinstance(value, torch.SymFloat) else bool(value)
         if not isinstance(value, (bool, int, float)):
             raise self.error(f"expected a tensor or a Python number, got {type(value).__name__}",
                              "fxla lowers tensors and scalar constants only",
                              "pass a tensor, or make the value a constant outside the traced code")
-        elem = scalar_elem(value, sig_of(like.type).elem if isinstance(like, ir.Value) else None)
+        elem = scalar_elem(value, value_sig(like).elem if isinstance(like, ir.Value) else None)
         # the 0-d splat attribute, made once per (element type, value) in this lowering (floats keyed by their
         # exact bits: -0.0 and 0.0 differ)
         key = (elem, type(value), value.hex() if isinstance(value, float) else value)
@@ -61,7 +72,7 @@ class Emitter:
 
     @staticmethod
     def sig(value: ir.Value):
-        return sig_of(value.type)
+        return value_sig(value)
 
     # -- building blocks shared by rules -------------------------------------------------------------------------
     def convert(self, value: ir.Value, elem: str) -> ir.Value:
@@ -148,7 +159,10 @@ class LoweringContext(Emitter):
 
     @property
     def result_sig(self):
-        return sig_of(self.result_type)
+        meta = self.node.meta.get(M.TENSOR_META)
+        if symbolic.current() is None or not isinstance(meta, TensorMeta):
+            return sig_of(self.result_type)
+        return sig_of_meta(meta)
 
     def error(self, what: str, why: str, fix: str):
         return node_error(self.node, what, why, fix)

@@ -24,7 +24,13 @@ def elem_of(dtype: torch.dtype) -> str:
 
 
 def sig_of_meta(meta: TensorMeta) -> Sig:
-    return Sig(tuple(meta.shape), elem_of(meta.dtype))
+    """The :class:`Sig` of ``meta``; in a polymorphic lowering its ``SymInt`` sizes stay symbolic, except those
+    that are known constants."""
+    shape = tuple(meta.shape)
+    if not all(type(d) is int for d in shape):
+        shape = tuple(d.node.maybe_as_int() if isinstance(d, torch.SymInt) and d.node.maybe_as_int() is not None
+                      else d for d in shape)
+    return Sig(shape, elem_of(meta.dtype))
 
 
 def mlir_type(meta: TensorMeta):

@@ -14,7 +14,9 @@ another rule file (``tests/test_lowering.py`` checks it):
   uneven windows, linear/bicubic interpolation);
 * :func:`spread` -- interior padding (zeros between neighbours), from reshape and pad;
 * :func:`expand_key`, :func:`tensor_index`, :func:`merge_tensor_indices` -- reading an index key
-  ``x[key]`` (shared by reading and writing: ``x[key]`` and ``x[key] = v``).
+  ``x[key]`` (shared by reading and writing: ``x[key]`` and ``x[key] = v``);
+* :func:`slice_bounds` -- a slice's start, limit, step and length in a dim of some size, symbolic sizes
+  included (a polymorphic program, :mod:`fxla.lowering.symbolic`).
 """
 from __future__ import annotations
 
@@ -82,6 +84,42 @@ def spread(ctx, v, steps):
 
 
 # -- index keys: x[key] ------------------------------------------------------------------------------------------
+def slice_bounds(k: slice, size) -> tuple:
+    """``(start, limit, step, length)`` of slice ``k`` (positive step) in a dim of ``size``, as
+    ``k.indices(size)`` with ``limit >= start``.  For a symbolic size or bound (``SymInt``) the clamping stays an
+    expression of the size (``sym_min``/``sym_max``, or nothing where the ShapeEnv knows the order), instead of
+    fixing the size to the traced one."""
+    if isinstance(size, int) and all(v is None or isinstance(v, int) for v in (k.start, k.stop)):
+        lo, hi, step = k.indices(size)
+        hi = max(hi, lo)
+        return lo, hi, step, len(range(lo, hi, step))
+    step = 1 if k.step is None else k.step
+
+    def bound(v, default):
+        if v is None:
+            return default
+        if isinstance(v, int) and v < 0:
+            return _size_max(v + size, 0)
+        return _size_min(v, size)
+    lo = bound(k.start, 0)
+    hi = _size_max(bound(k.stop, size), lo)
+    return lo, hi, step, (hi - lo + step - 1) // step if step > 1 else hi - lo
+
+
+def _size_max(a, b):
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    if statically_known_true(a >= b):
+        return a
+    return b if statically_known_true(b >= a) else torch.sym_max(a, b)
+
+
+def _size_min(a, b):
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    if statically_known_true(a <= b):
+        return a
+    return b if statically_known_true(b <= a) else torch.sym_min(a, b)
+
+
 def expand_key(ctx, key, rank: int) -> list:
     """The index key of ``x[key]`` as a list with ``...`` expanded and trailing full slices added (``None``
     entries stay: they add a dim)."""

@@ -8,6 +8,7 @@ every parameter/buffer the program reads (``fxla.param`` names them).
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 from typing import Any, Dict, List, Union
 
@@ -15,19 +16,22 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import InferError, VerificationError, verify_module
-from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache
+from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache, value_sig
+from fxla.dialects.fxla.symbolic import current as current_scope, symbolic_scope
 from fxla.dialects.mlir import fxla_context, func, ir
 from fxla.frontend import GraphModule, TensorMeta, map_arg
 from fxla.frontend import meta as M
 from fxla.frontend.object_outputs import building_spec
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
+from fxla.frontend.symbolic import observe_node
 
 from . import rules  # noqa: F401  (fills the rule table)
 from .context import LoweringContext
-from .dtypes import mlir_type
+from .dtypes import mlir_type, sig_of_meta
 from .errors import LoweringError, UnsupportedOpError
 from .program import FxlaProgram, WrittenAttribute
 from .registry import RULES, describe, op_key
+from .symbolic import same_symbolic_shape, scope_for
 
 
 def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> List[WrittenAttribute]:
@@ -92,6 +96,12 @@ def _check_result(node, produced) -> None:
 
 def _check_one(node, meta, produced) -> None:
     if isinstance(meta, TensorMeta) and isinstance(produced, ir.Value):
+        if current_scope() is not None and not all(type(d) is int for d in meta.shape):
+            if not same_symbolic_shape(produced, sig_of_meta(meta)):
+                raise LoweringError(
+                    f"internal error: the rule for graph node '{node.name}' produced {value_sig(produced)}, but torch "
+                    f"computes {sig_of_meta(meta)}\nfix: report this as an fxla bug, with the model that triggers it")
+            return
         want = mlir_type(meta)
         if produced.type != want:
             raise LoweringError(
@@ -110,10 +120,21 @@ _NONE_OUTPUT = NoneOutput()
 
 
 def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None, *,
-                  func_name: str = "main") -> FxlaProgram:
+                  func_name: str = "main", symbols=None) -> FxlaProgram:
     """Lower a prepared graph (:func:`fxla.frontend.passes.prepare.prepare_graph`: shapes propagated for example
     inputs, in-place mutation functionalized) to the fxla dialect.  ``lower_to_fxla(gm, example_inputs)`` (a
-    GraphModule and example inputs: tensors or nested tuples/lists/dicts of them) prepares it first."""
+    GraphModule and example inputs: tensors or nested tuples/lists/dicts of them) prepares it first.
+
+    ``symbols`` (a :class:`fxla.frontend.symbolic.SymbolicShapes`; the graph prepared on its fake inputs, inside
+    ``symbols.tracing()``): the program is polymorphic in its symbols (:mod:`fxla.lowering.symbolic`); it is not
+    verified here (fxla's verifier takes static types) but after :func:`fxla.lowering.refine.refine`."""
+    if symbols is not None:
+        with symbols.observing():
+            return _lower(graph, example_inputs, func_name, symbols)
+    return _lower(graph, example_inputs, func_name, None)
+
+
+def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     prepared = graph if isinstance(graph, PreparedGraph) else prepare_graph(graph, example_inputs)
     gm, example_inputs = prepared.graph_module, prepared.example_inputs
     check_supported(gm)
@@ -133,8 +154,15 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
         env: Dict[Any, Any] = {}
         results = []
         assigned = 0
-        with ir.InsertionPoint(block):
+        scope = contextlib.nullcontext()
+        if symbols is not None:
+            arguments = {i: v for i, v in enumerate(leaf_values) if isinstance(v, ir.Value)}
+            metas = {i: sig_of_meta(TensorMeta(tuple(v.shape), v.dtype)) for i, v in enumerate(leaves)
+                     if isinstance(v, torch.Tensor)}
+            scope = symbolic_scope(scope_for(symbols, ctx, arguments, block, metas))
+        with ir.InsertionPoint(block), scope:
             for node in gm.graph.nodes:
+                observe_node(node)
                 ctx.node, ctx.loc = node, node_location(node)
                 with ctx.loc:
                     if node.op == "placeholder":
@@ -172,7 +200,8 @@ def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None,
             [ir.DictAttr.get({"fxla.param": ir.StringAttr.get(n)}) for n in ctx.param_names]
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get(names)
         try:
-            verify_module(module)
+            if symbols is None:
+                verify_module(module)
         except VerificationError as err:
             raise LoweringError("internal error: lowering produced invalid fxla IR:\n" + str(err) +
                                 "\nfix: report this as an fxla bug, with the model that triggers it") from None

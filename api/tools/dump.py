@@ -267,7 +267,8 @@ def load_model(args, progress: Progress):
 
 #: what ``-v`` calls each stage of the pipeline (fxla.pipeline.STAGES)
 STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization)",
-                "fxla": "lowering to fxla", "vjp": "differentiation (forward + residuals, backward)",
+                "fxla": "lowering to fxla", "refine": "refining the polymorphic program to the call's sizes",
+                "vjp": "differentiation (forward + residuals, backward)",
                 "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
                 "layout": "device layout passes (fxla-grouped-conv, fxla-pool-layout, fxla-param-layout; "
                           "fxla-full-precision off the CPU)", "compile": "XLA compile"}

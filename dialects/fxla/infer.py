@@ -169,6 +169,11 @@ def reshape(ops, attrs) -> list:
     return [Sig(shape, x.elem)]
 
 
+def dim_size(ops, attrs) -> list:
+    _dim(attrs["dim"], ops[0].rank)
+    return [Sig((), "i64")]
+
+
 def permute(ops, attrs) -> list:
     x = ops[0]
     dims = [_dim(d, x.rank) for d in attrs["dims"]]

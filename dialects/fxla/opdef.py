@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..mlir import ir
+from . import symbolic
+from .symbolic import DYNAMIC, SYM_ATTR, has_sym, is_sym
 from .types import ALL_TYPES, FLOAT_TYPES, Sig
 
 SEGMENTS = "operandSegmentSizes"
@@ -162,6 +164,9 @@ class OpDef:
         """
         if len(operands) != len(self.operands):
             raise ValueError(f"{self.name} takes {len(self.operands)} operands, got {len(operands)}")
+        scope = symbolic.current()
+        if scope is not None:
+            return self._build_symbolic(scope, operands, dict(attrs or {}), result_types, loc)
         attrs = dict(attrs or {})
         unknown = set(attrs) - set(self.attr_index)
         if unknown:
@@ -190,6 +195,68 @@ class OpDef:
             result_types = [type_of(s) for s in inferred]
         return ir.Operation.create(self.name, results=list(result_types), operands=present,
                                    attributes=mlir_attrs, loc=loc)
+
+    def _build_symbolic(self, scope, operands, attrs, result_types, loc) -> ir.Operation:
+        """``build`` while a polymorphic program is lowered (:mod:`.symbolic`): operands may have symbolic
+        shapes, attributes symbolic sizes (stored as ``?`` and passed as trailing size operands, named by
+        ``fxla.sym``), and the results' symbolic shapes are recorded in ``scope``."""
+        unknown = set(attrs) - set(self.attr_index)
+        if unknown:
+            raise ValueError(f"{self.name} has no attribute(s) {sorted(unknown)}")
+        python, mlir_attrs, slots, sizes = {}, {}, [], []
+        for a in self.attributes:
+            value = attrs.get(a.name, None if a.required else a.default)
+            if value is None and a.required:
+                raise ValueError(f"{self.name} requires attribute '{a.name}'")
+            if value is None:
+                python[a.name] = None
+                continue
+            if a.kind is I64_ARRAY:
+                value = tuple(scope.normalize(v) for v in value)
+                stored = []
+                for i, v in enumerate(value):
+                    if is_sym(v):
+                        slots.append(f"{a.name}.{i}")
+                        sizes.append(scope.materialize(v))
+                        v = DYNAMIC
+                    stored.append(v)
+                mlir_attrs[a.name] = a.kind.to_mlir(stored)
+            elif a.kind is I64 and is_sym(scope.normalize(value)):
+                value = scope.normalize(value)
+                slots.append(a.name)
+                sizes.append(scope.materialize(value))
+                mlir_attrs[a.name] = a.kind.to_mlir(DYNAMIC)
+            else:
+                mlir_attrs[a.name] = a.kind.to_mlir(value)
+            python[a.name] = value
+        if self.is_variadic:
+            present = list(operands[0])
+            sigs = [[value_sig(v) for v in present]]
+        else:
+            present = [v for v in operands if v is not None]
+            sigs = [None if v is None else value_sig(v) for v in operands]
+        if self.has_optional:
+            mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
+        inferred = None
+        if self.infer is not None and (result_types is None or
+                                       any(not ir.ShapedType(t).has_static_shape for t in result_types)):
+            inferred = [Sig(tuple(scope.normalize(d) for d in s.shape), s.elem) for s in self.infer(sigs, python)]
+        if result_types is None:
+            if inferred is None or any(s.elem == ANY_ELEM for s in inferred):
+                raise ValueError(f"{self.name}: result type cannot be inferred; pass result_types")
+            result_types = [type_of(s) for s in inferred]
+        elif inferred is not None:         # (the creator's element types, the inferred symbolic shapes)
+            inferred = [Sig(s.shape, sig_of_elem(t)) for s, t in zip(inferred, result_types)]
+        if slots:
+            mlir_attrs[SYM_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in slots])
+        op = ir.Operation.create(self.name, results=list(result_types), operands=present + sizes,
+                                 attributes=mlir_attrs, loc=loc)
+        for i, t in enumerate(result_types):
+            if not ir.ShapedType(t).has_static_shape:
+                if inferred is None:
+                    raise ValueError(f"{self.name}: a result with symbolic dims needs the op's type inference")
+                scope.sigs[op.results[i]] = inferred[i]
+        return op
 
     def _infer_cached(self, sigs, mlir_attrs: Dict[str, ir.Attribute]) -> List[Sig]:
         """``infer`` on the op's operand sigs and attributes; inside a :func:`type_cache` block each distinct
@@ -229,6 +296,8 @@ class OpDef:
         op_attrs = op.attributes
         attrs = {name: op_attrs[name] for name in op_attrs}
         values = list(op.operands)
+        if SYM_ATTR in attrs:                   # (the trailing size operands of symbolic attributes)
+            values = values[:len(values) - len(ir.ArrayAttr(attrs[SYM_ATTR]))]
         if self.is_variadic:
             return [values], self.python_attrs_from(attrs)
         if self.has_optional:
@@ -323,8 +392,28 @@ def elem_type(elem: str) -> ir.Type:
 
 
 def type_of(sig: Sig) -> ir.RankedTensorType:
-    """The MLIR tensor type of ``sig`` (the inverse of :func:`sig_of`); needs an active MLIR context."""
-    return ir.RankedTensorType.get(list(sig.shape), elem_type(sig.elem))
+    """The MLIR tensor type of ``sig`` (the inverse of :func:`sig_of`; a symbolic dim is ``?``); needs an active
+    MLIR context."""
+    shape = sig.shape
+    if has_sym(shape):
+        shape = [DYNAMIC if is_sym(d) else d for d in shape]
+    return ir.RankedTensorType.get(list(shape), elem_type(sig.elem))
+
+
+def sig_of_elem(t: ir.Type) -> str:
+    """The element type (MLIR spelling) of the ranked tensor type ``t``, static or not."""
+    return _elem_name(ir.RankedTensorType(t).element_type)
+
+
+def value_sig(value: ir.Value) -> Optional[Sig]:
+    """The :class:`Sig` of ``value``: from its type when static, else (a polymorphic program being built) its
+    symbolic shape recorded by the active :class:`~.symbolic.SymbolicScope`."""
+    sig = sig_of(value.type)
+    if sig is None:
+        scope = symbolic.current()
+        if scope is not None:
+            return scope.sigs.get(value)
+    return sig
 
 
 class InferError(Exception):

@@ -38,4 +38,9 @@ no_gradient = OpDef("no_gradient", "The input itself, through which no gradient 
                      Attr("reason", STR, "why (empty: torch has no derivative for the op either)", default="")),
                     infer=infer.same_as_first, torch="(derivative not implemented)")
 
-SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient)
+dim_size = OpDef("dim_size", "The size of dim `dim` of the input as a `tensor<i64>`: how a polymorphic program (symbolic "
+                 "dims, docs/shapes.md) reads a symbolic size.", _X,
+                 (Attr("dim", I64, "the dim (negative counts from the end)"),), infer=infer.dim_size,
+                 torch="torch.Tensor.size")
+
+SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient, dim_size)

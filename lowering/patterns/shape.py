@@ -29,6 +29,12 @@ def _concat(b: Builder, inputs, *, dim):
     return hlo.ConcatenateOp(values, dim % b.result.rank).result
 
 
+@pattern(ops.dim_size)
+def _dim_size(b: Builder, x, *, dim):
+    size = hlo.GetDimensionSizeOp(x, dim % b.sig(x).rank).result      # (a tensor<i32>)
+    return hlo.ConvertOp(b.result_type, size).result
+
+
 @pattern(ops.detach)
 def _detach(b: Builder, x):
     return x                 # (gradients are fxla's: in StableHLO a detach is its input)

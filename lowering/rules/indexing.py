@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-from ..emit import expand_key, merge_tensor_indices, tensor_index
+from ..emit import expand_key, merge_tensor_indices, slice_bounds, tensor_index
 from ..registry import register, register_module
 
 
@@ -38,9 +38,9 @@ def _getitem(ctx, input, idx):
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
                 raise ctx.error("slice steps must be positive", "torch rejects them too", "use torch.flip")
-            lo, hi, step = k.indices(size)
-            starts.append(lo), limits.append(max(hi, lo)), strides.append(step)
-            shape.append(len(range(lo, hi, step)))
+            lo, hi, step, length = slice_bounds(k, size)
+            starts.append(lo), limits.append(hi), strides.append(step)
+            shape.append(length)
         else:
             if tensor_at is not None:
                 extra.append((len(shape), k))
@@ -71,6 +71,7 @@ def _getitem(ctx, input, idx):
 
 
 register(operator.getitem)(_getitem)
+
 
 
 def _reversed_dims(ctx, x):

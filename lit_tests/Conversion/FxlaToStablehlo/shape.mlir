@@ -83,3 +83,17 @@ func.func @no_gradient(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "fxla.no_gradient"(%a) {op = "aten::scatter.reduce"} : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// dim_size (how a polymorphic program reads a symbolic size, docs/shapes.md; such a program is refined to static
+// types before conversion) is get_dimension_size, widened to i64; dim -1 is normalised.
+// CHECK-LABEL: func.func @dim_size
+// CHECK:   %[[V0:.+]] = stablehlo.get_dimension_size %arg0, dim = 1 : (tensor<2x5xf32>) -> tensor<i32>
+// CHECK:   %[[V1:.+]] = stablehlo.convert %[[V0]] : (tensor<i32>) -> tensor<i64>
+// CHECK:   return %[[V1]] : tensor<i64>
+// CHECK-NOT: fxla.
+func.func @dim_size(%x: tensor<2x5xf32>) -> tensor<i64> {
+  %0 = "fxla.dim_size"(%x) {dim = -1 : i64} : (tensor<2x5xf32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}

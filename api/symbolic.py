@@ -1,0 +1,162 @@
+"""``fxla.compile(model, dynamic=...)``: one trace and one lowering for every size of the dims marked dynamic.
+
+:class:`SymbolicPrograms` is what a :class:`~fxla.CompiledModule` with ``dynamic=`` lowers through.  For the
+first call of each *symbolic signature* (the call's signature with the marked dims left out) it prepares the
+traced graph on FakeTensors whose marked sizes are symbols and lowers it once to a polymorphic fxla program
+(:mod:`fxla.frontend.symbolic`, :mod:`fxla.lowering.symbolic`).  Every call with new sizes then
+
+1. checks the program's constraints -- the :class:`~fxla.Dim` bounds, and every condition the trace and the
+   lowering relied on (:meth:`~fxla.frontend.symbolic.SymbolicShapes.violation`) -- raising
+   :class:`~fxla.ShapeConstraintError` with the constraint and the source line that made it;
+2. refines the program to its sizes (pipeline stage ``refine``: no trace, shape propagation or lowering rule
+   runs again) and converts it to StableHLO; the module compiles that in XLA and caches the executable per
+   signature, as for any signature.
+
+With ``dynamic=True`` (every dim of every tensor input) dims the program needs fixed -- a ``Linear``'s feature
+dim, a dim compared with a constant -- simply stay fixed: sizes that break such a condition get a polymorphic
+program of their own (logged).  Dims named with a :class:`~fxla.Dim` must stay symbolic: a program that would fix
+one raises :class:`~fxla.ShapeConstraintError` at its first compile, naming the op.  A marked dim of size 0 or 1
+is never symbolic (torch's convention): such a call is compiled for its shapes alone (logged).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Sequence, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from fxla.base.logs import COMPILE as logger
+from fxla.errors import FxlaError
+from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
+from fxla.runtime.buffers import example_tensor, is_array
+
+from .pipeline import Stages
+
+__all__ = ["SymbolicPrograms", "DynamicSpec"]
+
+
+class _Polymorphic:
+    """One polymorphic program: its symbols, prepared graph and fxla program."""
+
+    def __init__(self, symbols: SymbolicShapes, prepared, program):
+        self.symbols, self.prepared, self.program = symbols, prepared, program
+
+
+class SymbolicPrograms:
+    """The polymorphic programs of one compiled module (see the module docstring)."""
+
+    def __init__(self, dynamic: Any, error):
+        self.spec = dynamic if isinstance(dynamic, DynamicSpec) else \
+            DynamicSpec(dynamic, error, "pass dynamic=True, or {argument name: {dim: fxla.Dim(name)}}")
+        self.programs: Dict[Any, List[_Polymorphic]] = {}
+        self.static: set = set()                # symbolic signatures that cannot be polymorphic (not strict)
+        self.lowerings = 0                      # polymorphic programs lowered so far (for tests and the log)
+
+    def lower(self, module, gm, args: Sequence[Any]) -> Stages:
+        """The :class:`Stages` of ``args``' signature: refined from a polymorphic program (lowered now if its
+        symbolic signature is new), or lowered for these shapes alone when no marked dim can be a symbol."""
+        names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+        self.spec.check_names(names, "use the names of the model's forward arguments")
+        leaves, tree = pytree.tree_flatten(tuple(args))
+        leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
+        dims, ints = self.spec.dims(names, args)
+        small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
+        if small or not dims:
+            if small:
+                logger.info("%s: %s not symbolic (sizes 0 and 1 never are): compiled for these shapes alone",
+                            module.__name__, ", ".join(f"{_leaf_names(names, args)[leaf]}.size({d}) = "
+                                                       f"{leaves[leaf].shape[d]}" for leaf, d in small))
+            return module._pipeline.lower(gm, args)
+        leaf_names = _leaf_names(names, args)
+        key = (module._modes.mode, id(gm), str(tree), _symbolic_key(leaves, dims, ints))
+        if key in self.static:
+            return module._pipeline.lower(gm, args)
+        variants = self.programs.setdefault(key, [])
+        poly = None
+        for candidate in variants:
+            problem = candidate.symbols.violation(leaves, leaf_names)
+            if problem is None:
+                poly = candidate
+                break
+            if self.spec.strict:
+                raise problem           # a named Dim's constraint: the user's sizes break it
+        if poly is None:
+            poly = self._lower(module, gm, args, dims, ints, leaves, tree, leaf_names)
+            if poly is None:            # (not strict, and the program cannot be polymorphic: logged)
+                self.static.add(key)
+                return module._pipeline.lower(gm, args)
+            variants.append(poly)
+        shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
+        pipeline = module._pipeline
+        program = pipeline.refine(poly.program, shapes)
+        sizes = poly.symbols.values(leaves)          # (numbers among the outputs: the call's sizes)
+        program = dataclasses.replace(
+            program, output_static=[poly.symbols.concrete(v, sizes) for v in program.output_static],
+            written_attributes=[dataclasses.replace(w, leaves=[poly.symbols.concrete(v, sizes) for v in w.leaves])
+                                for w in program.written_attributes])
+        stablehlo = pipeline.to_stablehlo(program)
+        return Stages(str(gm.graph), gm.code, program.text(), stablehlo.operation.get_asm(),
+                      stablehlo.operation.get_asm(enable_debug_info=True), program, poly.prepared)
+
+    def _lower(self, module, gm, args, dims, ints, leaves, tree, leaf_names):
+        symbols = SymbolicShapes(dims, leaves, ints)
+        fakes = pytree.tree_unflatten(symbols.fake_leaves, tree)
+        try:
+            prepared = module._pipeline.prepare(gm, fakes, symbols=symbols)
+            program = module._pipeline.to_fxla(prepared, symbols=symbols)
+        except (FxlaError, ValueError, TypeError, RuntimeError, AttributeError) as err:
+            # an op whose lowering (or torch's shape rule) cannot take symbolic sizes yet: the shapes of this call
+            # are lowered on their own (a static lowering raises what is wrong with the program itself, if anything)
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if self.spec.strict:
+                raise ShapeConstraintError(
+                    f"the program cannot be lowered once for every size of its Dims: {first}",
+                    where=getattr(err, "where", None),
+                    why="an op on the way (its lowering rule, or torch's shape rule) cannot take symbolic sizes yet",
+                    fix="leave the dims that op sees static (drop them from dynamic=), or compile with "
+                        "dynamic=True, which lowers such programs per size") from err
+            logger.info("%s: no polymorphic program for symbolic dims %s (%s): compiled for these shapes alone",
+                        module.__name__, ", ".join(symbols.symbols), first)
+            return None
+        fixed = symbols.specialized()
+        if fixed and self.spec.strict:
+            name, size, node = fixed[0]
+            where = node.meta.get("source") if node is not None else None
+            op = f"%{node.name} ({node.target})" if node is not None else "an op"
+            raise ShapeConstraintError(
+                f"Dim {name!r} cannot stay symbolic: {op} needs it to be {size}", where=where,
+                why="that op's shape rule (torch's, or fxla's lowering of it) reads the size as a fixed number, so "
+                    "the program would only be right for this size",
+                fix=f"leave that dim static (drop it from dynamic=), or pad it to a few fixed sizes")
+        self.lowerings += 1
+        marked = ", ".join(f"{name} ({leaf_names[uses[0][0]]}.size({uses[0][1]}))"
+                           for name, uses in symbols.uses.items())
+        logger.info("%s: polymorphic program #%d traced and lowered once for symbolic dims %s%s",
+                    module.__name__, self.lowerings, marked,
+                    "" if not fixed else "; fixed by the program: " +
+                    ", ".join(f"{n} = {s}" for n, s, _ in fixed))
+        return _Polymorphic(symbols, prepared, program)
+
+
+def _leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
+    out = []
+    for name, value in zip(names, args):
+        leaves = pytree.tree_leaves(value)
+        out.extend([name] if len(leaves) == 1 else [f"{name}[{i}]" for i in range(len(leaves))])
+    return out
+
+
+def _symbolic_key(leaves: Sequence[Any], dims: Dict[int, Dict[int, Any]], ints: Dict[int, Any]) -> Tuple:
+    """The call's signature with the marked dims (and the ints that are their sizes) left out (``None``)."""
+    marked = {dim.name for m in dims.values() for dim in m.values()}
+    out = []
+    for i, v in enumerate(leaves):
+        if i in ints and ints[i].name in marked:
+            out.append(("size", ints[i].name))
+        elif isinstance(v, torch.Tensor):
+            these = dims.get(i, {})
+            out.append(("tensor", v.dtype, tuple(None if d in these else n for d, n in enumerate(v.shape))))
+        else:
+            out.append(("static", type(v), v))
+    return tuple(out)

@@ -1,0 +1,191 @@
+"""Symbolic dimensions (issue #21, item 1): ``fxla.compile(model, dynamic=...)`` lowers one polymorphic fxla
+program for every size of the marked dims (``?`` dims, ``fxla.dim_size`` and size arithmetic), refines it per
+call, and checks the constraints it relies on (api/symbolic.py, frontend/symbolic.py, lowering/symbolic.py,
+lowering/refine.py).  The oracle is eager PyTorch at every size."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxla
+from fxla.frontend import symbolic_trace
+from fxla.frontend.passes.prepare import prepare_graph
+from fxla.frontend.symbolic import SymbolicShapes
+from fxla.lowering import lower_to_fxla
+from fxla.lowering.refine import refine
+
+
+class Attention(nn.Module):
+    """Shapes from sizes: a view by the symbolic length, transposes, matmuls, softmax, arange(seq), a slice."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+        self.ln = nn.LayerNorm(16)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.ln(self.lin(x)).view(b, s, 4, 4).transpose(1, 2)
+        a = torch.softmax(h @ h.transpose(-1, -2) / 2.0, -1) @ h
+        return a.transpose(1, 2).reshape(b, s, d) + torch.arange(s).float()[:, None] + x[:, -1:, :]
+
+
+def _model():
+    torch.manual_seed(0)
+    return Attention().eval().requires_grad_(False)
+
+
+def test_one_lowering_for_every_size_equals_eager():
+    m = _model()
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq", max=64)}})
+    for n in (5, 7, 12, 7, 33):
+        x = torch.randn(2, n, 16)
+        torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
+    assert fast._dynamic.lowerings == 1        # traced and lowered once ...
+    assert fast.cache_size == 4                # ... and compiled in XLA once per size
+
+
+def test_the_polymorphic_program_carries_dynamic_dims_and_size_ops():
+    x = torch.randn(2, 7, 16)
+    gm = symbolic_trace(_model())
+    symbols = SymbolicShapes({0: {1: fxla.Dim("seq")}}, [x])
+    with symbols.tracing():
+        prepared = prepare_graph(gm, tuple(symbols.fake_leaves))
+    program = lower_to_fxla(prepared, symbols=symbols)
+    text = program.text()
+    assert "%arg0: tensor<2x?x16xf32>" in text and "-> tensor<2x?x16xf32>" in text
+    assert "fxla.dim_size %arg0 {dim = 1}" in text
+    assert 'fxla.sym = ["shape.1"]' in text and 'fxla.sym = ["length"]' in text     # view(b, s, ...), arange(s)
+    refined = refine(program, [(2, 9, 16)])
+    static = refined.text()
+    assert "?" not in static and "fxla.sym" not in static and "dim_size" not in static
+    assert "tensor<2x9x16xf32>" in static and "tensor<9xi64>" in static
+
+
+def test_dim_bounds_and_divisibility_are_checked():
+    m = _model()
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq", max=64, multiple_of=4)}})
+    fast(torch.randn(2, 8, 16))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"x.size\(1\) \(Dim 'seq'\) = 65 > max 64"):
+        fast(torch.randn(2, 65, 16))
+    with pytest.raises(fxla.ShapeConstraintError, match="10 is not a multiple of 4"):
+        fast(torch.randn(2, 10, 16))
+
+
+def test_one_dim_for_two_inputs_must_agree():
+    def f(ids, mask):
+        return ids * mask
+    seq = fxla.Dim("seq")
+    fast = fxla.compile(f, dynamic={"ids": {1: seq}, "mask": {1: seq}})
+    a, b = torch.randn(2, 6), torch.randn(2, 6)
+    torch.testing.assert_close(fast(a, b), a * b)
+    with pytest.raises(fxla.ShapeConstraintError, match=r"one Dim 'seq' have different sizes: ids.size\(1\) = 6, "
+                                                         r"mask.size\(1\) = 7"):
+        fast(torch.randn(2, 6), torch.randn(2, 7))
+
+
+def _split_heads(x):
+    b, s, d = x.shape
+    return x.view(b, s // 4, 4 * d)            # needs s % 4 == 0 (line checked by the test below)
+
+
+def test_a_constraint_the_trace_relied_on_names_itself_and_its_line():
+    fast = fxla.compile(_split_heads, dynamic={"x": {1: fxla.Dim("seq")}})
+    x = torch.randn(2, 8, 3)
+    torch.testing.assert_close(fast(x), _split_heads(x))
+    y = torch.randn(2, 12, 3)
+    torch.testing.assert_close(fast(y), _split_heads(y))
+    with pytest.raises(fxla.ShapeConstraintError) as info:
+        fast(torch.randn(2, 10, 3))
+    text = str(info.value)
+    assert "seq = 10" in text and "seq" in text.splitlines()[0] and "relies on" in text
+    assert "test_symbolic_dims.py" in text and "x.view(b, s // 4, 4 * d)" in text
+    assert fast._dynamic.lowerings == 1
+    with pytest.raises(RuntimeError):         # (eager refuses that size too)
+        _split_heads(torch.randn(2, 10, 3))
+
+
+def test_split_heads_numerics_at_every_valid_size():
+    fast = fxla.compile(_split_heads, dynamic={"x": {1: fxla.Dim("seq", multiple_of=4)}})
+    for n in (4, 8, 20):
+        x = torch.randn(2, n, 3)
+        torch.testing.assert_close(fast(x), _split_heads(x))
+    assert fast._dynamic.lowerings == 1
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(7, 3)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_a_named_dim_an_op_must_fix_is_an_error_naming_the_op():
+    fast = fxla.compile(Features().eval(), dynamic={"x": {1: fxla.Dim("features")}})
+    with pytest.raises(fxla.ShapeConstraintError, match="Dim 'features' cannot stay symbolic: .*needs it to be 7"):
+        fast(torch.randn(2, 7))
+
+
+def test_dynamic_true_keeps_the_dims_an_op_fixes_fixed():
+    m = Features().eval().requires_grad_(False)
+    fast = fxla.compile(m, dynamic=True)
+    for b in (2, 3, 9):
+        x = torch.randn(b, 7)
+        torch.testing.assert_close(fast(x), m(x))
+    assert fast._dynamic.lowerings == 1
+
+
+def test_sizes_0_and_1_are_compiled_for_their_shapes(caplog):
+    m = _model()
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq")}})
+    with caplog.at_level(logging.INFO, logger="fxla.compile"):
+        x = torch.randn(2, 1, 16)
+        torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
+    assert "x.size(1) = 1 not symbolic (sizes 0 and 1 never are)" in caplog.text
+    assert fast._dynamic.lowerings == 0
+
+
+def test_an_int_argument_can_be_a_dims_size():
+    def f(x, n):
+        return x[:, :n - 1] * 2
+    seq = fxla.Dim("seq")
+    fast = fxla.compile(f, dynamic={"x": {1: seq}, "n": seq})
+    for k in (5, 9):
+        x = torch.randn(3, k)
+        torch.testing.assert_close(fast(x, k), f(x, k))
+    assert fast._dynamic.lowerings == 1
+    with pytest.raises(fxla.ShapeConstraintError, match=r"n = 6, but it is the size of Dim 'seq', x.size\(1\) = 5"):
+        fast(torch.randn(3, 5), 6)
+
+
+def test_option_errors():
+    m = _model()
+    with pytest.raises(fxla.OptionError, match="dynamic='yes' is not supported"):
+        fxla.compile(m, dynamic="yes")
+    with pytest.raises(fxla.OptionError, match="cannot be combined with concrete_shapes=True"):
+        fxla.compile(m, dynamic=True, concrete_shapes=True)
+    with pytest.raises(fxla.OptionError, match=r"is not \{dim index: fxla.Dim\}"):
+        fxla.compile(m, dynamic={"x": {1: "seq"}})
+    fast = fxla.compile(m, dynamic={"y": {1: fxla.Dim("seq")}})
+    with pytest.raises(fxla.OptionError, match=r"names \['y'\], which the traced program does not take"):
+        fast(torch.randn(2, 5, 16))
+    with pytest.raises(ValueError, match="need 2 <= min <= max"):
+        fxla.Dim("seq", min=1)
+
+
+def test_torch_compile_lowers_each_symbolic_graph_once(caplog):
+    torch._dynamo.reset()
+    m = _model()
+    fn = torch.compile(m, backend="fxla", dynamic=True)
+    with caplog.at_level(logging.INFO, logger="fxla.compile"):
+        for n in (5, 6, 9, 13):
+            x = torch.randn(2, n, 16)
+            torch.testing.assert_close(fn(x), m(x), rtol=1e-5, atol=1e-5)
+    torch._dynamo.reset()
+    assert caplog.text.count("polymorphic program #") == 1
+    assert caplog.text.count("refine") >= 4
