@@ -306,6 +306,7 @@ class CompiledModule(CompileControl):
     cache_dir: Any
     #: how many input signatures stay compiled (``max_signatures=``)
     max_signatures: int
+    _dynamic: Optional[SymbolicPrograms] = None      # (dynamic=: fxla.symbolic; per-shape members have none)
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
