@@ -14,6 +14,8 @@ step has the same shapes, so the whole generate compiles two XLA executables, an
 """
 from __future__ import annotations
 
+import logging
+
 import pytest
 import torch
 
@@ -96,3 +98,23 @@ def test_static_cache_generate_with_another_prompt_length(dynamo):
         assert torch.equal(_generate(model, ids, 8), expected)
         compiles.append(compile_stats()["compiles"] - before)
     assert compiles == [2, 1, 0]
+
+
+@pytest.mark.parametrize("build,new_tokens", [(_gpt2, 24), (_llama, 12), pytest.param(_gpt2, 128, marks=pytest.mark.slow)],
+                         ids=["gpt2", "llama", "gpt2-128"])
+def test_dynamic_cache_generate_lowers_the_decode_step_once(build, new_tokens, dynamo, caplog):
+    """The default (dynamic) cache: dynamo hands over a decode graph whose cache length is a symbol; fxla lowers it
+    once (a polymorphic program, docs/shapes.md) and refines it for every length (XLA compiles one executable per
+    length); the tokens are eager's."""
+    model = _model(build)
+    ids = torch.randint(0, VOCAB, (1, PROMPT), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        want = model.generate(ids, max_new_tokens=new_tokens, do_sample=False)
+    model.forward = torch.compile(model.forward, backend="fxla")
+    with caplog.at_level(logging.INFO, logger="fxla.compile"), torch.no_grad():
+        got = model.generate(ids, max_new_tokens=new_tokens, do_sample=False)
+    assert torch.equal(got, want)
+    lowered = [r.getMessage() for r in caplog.records if "polymorphic program #" in r.getMessage()]
+    assert len(lowered) == 1 and "keys.size(2)" in lowered[0], lowered        # the decode step, once
+    refined = [r.getMessage() for r in caplog.records if "refine " in r.getMessage()]
+    assert len(refined) >= new_tokens - 2                                     # one refinement per cache length
