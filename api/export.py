@@ -35,6 +35,7 @@ from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.sharding import signature_of
 
 from .artifact_guards import LoadedGuards, export_guards
+from .export_symbolic import POLYMORPHIC, PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
 from .write_back import check_writable
@@ -56,19 +57,26 @@ def _json_static(value, what: str):
 
 
 def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: bool = False,
-           overwrite: bool = False) -> Dict[str, Any]:
+           dynamic_shapes=None, overwrite: bool = False) -> Dict[str, Any]:
     """Write a portable artifact for ``model`` specialised to ``example_inputs`` (a tuple) to folder ``path``.
 
     ``model``: an ``nn.Module``, a function, or an :class:`fxla.CompiledModule`.  Returns the metadata written.
     ``concrete_shapes``: trace with the example inputs' shapes known, as ``fxla.compile(model,
     concrete_shapes=True)`` does (models that branch on shapes or take ``**kwargs``: Hugging Face, timm's
     asserts); the Python values among the inputs are constants of the artifact, checked at each call.
+    ``dynamic_shapes``: as ``fxla.compile``'s ``dynamic=`` (``{argument name: {dim: fxla.Dim(...)}}`` or ``True``):
+    the artifact also holds the polymorphic program and its constraints, and ``fxla.load`` runs every size the
+    Dims allow (refined and compiled once per size; :mod:`fxla.export_symbolic`, docs/shapes.md).
     ``path`` must be new or an empty folder; an existing fxla artifact there is replaced (atomically) only with
     ``overwrite=True``; any other folder is refused (export never deletes what it did not write).
     """
     if not isinstance(model, CompiledModule):
         with spelled_as(EXPORT):                        # (trace errors name fxla.export's options)
-            model = CompiledModule(model, concrete_args=concrete_args, concrete_shapes=concrete_shapes)
+            model = CompiledModule(model, concrete_args=concrete_args, concrete_shapes=concrete_shapes,
+                                   dynamic=dynamic_shapes or False)
+    elif dynamic_shapes and model._dynamic is None:
+        raise ArtifactError(f"dynamic_shapes= needs a module compiled with dynamic=; {model.__name__} was not\n"
+                            f"fix: pass the model itself to fxla.export, or fxla.compile(model, dynamic=...)")
     compiled = model
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
@@ -126,6 +134,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
                      "torch": torch.__version__.split("+")[0]},
     }
     meta.update(guard_meta)
+    if compiled._dynamic is not None and not per_signature:     # (the polymorphic program, besides the example's)
+        guard_files[POLYMORPHIC], meta["symbolic"] = polymorphic_parts(compiled, args, leaves)
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
     return meta
 
@@ -214,6 +224,10 @@ class LoadedModule:
         self._params = [to_device(tensors[n], self.device) for n in names]
         self._guards = LoadedGuards(self.path, meta, files, tensors, len(self._inputs), self.device, cache_dir,
                                     self._bad) if "guards" in meta else None
+        self._cache_dir = cache_dir
+        self._symbolic = PolymorphicArtifact(self.path, meta, files, meta["symbolic"].get("outputs", []) if
+                                             isinstance(meta["symbolic"], dict) else [], len(names), self._bad) \
+            if "symbolic" in meta else None
         name = meta.get("name", "loaded")
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
@@ -239,6 +253,7 @@ class LoadedModule:
             raise InputError(f"{self.__name__}: the inputs have structure {spec}, but the artifact was exported "
                              f"for {self._input_spec}\nfix: call it like the example inputs given to fxla.export")
         tensors = []
+        executable = self.executable
         for i, (value, static) in enumerate(zip(leaves, self._input_static)):
             if static is TENSOR:
                 want = self._inputs[len(tensors)]
@@ -247,12 +262,19 @@ class LoadedModule:
                                      f"takes a "
                                      f"{want['dtype']}{want['shape']} tensor there\nfix: pass a tensor")
                 dtype = _dtype_name(value.dtype if isinstance(value, torch.Tensor) else torch_dtype(value))
-                if list(value.shape) != want["shape"] or dtype != want["dtype"]:
+                if list(value.shape) != want["shape"] and self._symbolic is not None and dtype == want["dtype"] and \
+                        len(value.shape) == len(want["shape"]) and all(
+                            n == w or (len(tensors), k) in self._symbolic.symbolic
+                            for k, (n, w) in enumerate(zip(value.shape, want["shape"]))):
+                    executable = None           # (other sizes of its symbolic dims: refined below)
+                elif list(value.shape) != want["shape"] or dtype != want["dtype"]:
                     raise InputError(f"{self.__name__}: tensor input {len(tensors)} is {dtype}{list(value.shape)}, "
                                      f"but the artifact was exported for {want['dtype']}{want['shape']} (all "
-                                     f"inputs: {self._describe()})\nwhy: an artifact holds one compiled "
-                                     f"signature\nfix: pass that shape/dtype, or export again with such example "
-                                     f"inputs")
+                                     f"inputs: {self._describe()})\nwhy: " + (
+                                         "only the dims marked with fxla.Dim at export may change" if
+                                         self._symbolic is not None else "an artifact holds one compiled signature")
+                                     + "\nfix: pass that shape/dtype, or export again with such example inputs (or "
+                                     "dynamic_shapes=)")
                 tensors.append(to_device(value, self.device))
             elif value != static:
                 raise InputError(f"{self.__name__}: input leaf {i} is {abbreviate(value)}, but the artifact was "
@@ -260,20 +282,23 @@ class LoadedModule:
                                  f"again with this value")
         if self._guards is not None:                     # (decided from the example's data: fxla.artifact_guards)
             self._guards.check(self.__name__, tensors)
+        if executable is None:
+            executable = self._symbolic.executable_for([tuple(t.shape) for t in tensors], self.device,
+                                                       self._cache_dir)
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)
         if self._results.layout.mutates:                 # state-writing calls: one at a time
             with self._state_lock:
-                return self._run(tensors, leaves, shared)
-        return self._run(tensors, leaves, shared)
+                return self._run(executable, tensors, leaves, shared)
+        return self._run(executable, tensors, leaves, shared)
 
-    def _run(self, tensors, leaves, shared: bool):
+    def _run(self, executable, tensors, leaves, shared: bool):
         """Run the program; write back and keep what it changed; return the call's value."""
         writable = None
         if self._mutated:                 # (refused inputs before running: nothing changes)
             writable = check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
-        results = self.executable(tensors + self._params, wait=shared or bool(self._mutated))
+        results = executable(tensors + self._params, wait=shared or bool(self._mutated))
         parts = self._results.split(results, leaves, writable)    # (x += 1 on an input: written back)
         for i, value in zip(self._state, parts.state):      # buffers the program updates: kept for the next call
             self._params[i] = value

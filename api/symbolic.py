@@ -41,6 +41,7 @@ class _Polymorphic:
 
     def __init__(self, symbols: SymbolicShapes, prepared, program):
         self.symbols, self.prepared, self.program = symbols, prepared, program
+        self.args_key = None                   # (the symbolic signature it was lowered for)
 
 
 class SymbolicPrograms:
@@ -52,6 +53,22 @@ class SymbolicPrograms:
         self.programs: Dict[Any, List[_Polymorphic]] = {}
         self.static: set = set()                # symbolic signatures that cannot be polymorphic (not strict)
         self.lowerings = 0                      # polymorphic programs lowered so far (for tests and the log)
+
+    def polymorphic(self, module, gm, args: Sequence[Any]) -> _Polymorphic:
+        """The polymorphic program ``args`` run (lowered now if new), for :func:`fxla.export`; raises
+        :class:`~fxla.ShapeConstraintError` where a call with these arguments would not use one."""
+        self.lower(module, gm, args)
+        names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+        leaves = [example_tensor(v) if is_array(v) else v for v in pytree.tree_leaves(tuple(args))]
+        for variants in self.programs.values():
+            for poly in variants:
+                if poly.args_key == _symbolic_key(leaves, *self.spec.dims(names, args)) and \
+                        poly.symbols.violation(leaves, _leaf_names(names, args)) is None:
+                    return poly
+        raise ShapeConstraintError(f"{module.__name__}: no polymorphic program for these inputs: a marked dim has "
+                                   f"size 0 or 1, or an op cannot be lowered with symbolic sizes (see the "
+                                   f"'fxla.compile' log)", fix="export with example inputs whose marked dims are >= "
+                                   "2, or without dynamic_shapes=")
 
     def lower(self, module, gm, args: Sequence[Any]) -> Stages:
         """The :class:`Stages` of ``args``' signature: refined from a polymorphic program (lowered now if its
@@ -86,6 +103,7 @@ class SymbolicPrograms:
             if poly is None:            # (not strict, and the program cannot be polymorphic: logged)
                 self.static.add(key)
                 return module._pipeline.lower(gm, args)
+            poly.args_key = key[3]
             variants.append(poly)
         shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
         pipeline = module._pipeline

@@ -31,7 +31,7 @@ from fxla.dialects.mlir import func, ir
 from .errors import LoweringError
 from .program import FxlaProgram
 
-__all__ = ["refine"]
+__all__ = ["refine", "refine_module"]
 
 #: the size arithmetic (on ``tensor<i64>`` operands whose values are known), evaluated as Python does
 _ARITHMETIC = {ops.add: lambda a, b: a + b, ops.sub: lambda a, b: a - b, ops.mul: lambda a, b: a * b,
@@ -48,8 +48,14 @@ def _error(what: str) -> LoweringError:
 
 def refine(program: FxlaProgram, shapes: Sequence[Sequence[int]]) -> FxlaProgram:
     """``program`` (polymorphic) made static for tensor inputs of ``shapes`` (one per tensor input, in order)."""
-    text = program.module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
-    with program.context, ir.Location.unknown(), type_cache():
+    return dataclasses.replace(program, module=refine_module(program.module, program.context, shapes))
+
+
+def refine_module(polymorphic: ir.Module, context: ir.Context, shapes: Sequence[Sequence[int]]) -> ir.Module:
+    """A static copy of the polymorphic fxla module ``polymorphic`` (in ``context``) for tensor inputs of
+    ``shapes``; ``polymorphic`` itself is unchanged."""
+    text = polymorphic.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+    with context, ir.Location.unknown(), type_cache():
         module = ir.Module.parse(text)
         fn = next(op for op in module.body.operations if op.operation.name == "func.func")
         block = fn.regions[0].blocks[0]
@@ -72,7 +78,7 @@ def refine(program: FxlaProgram, shapes: Sequence[Sequence[int]]) -> FxlaProgram
             verify_module(module)
         except VerificationError as err:
             raise _error(f"the refined program is invalid:\n{err}") from None
-    return dataclasses.replace(program, module=module)
+    return module
 
 
 def _refine_op(op: ir.Operation, known: Dict[ir.Value, int]) -> None:

@@ -15,8 +15,8 @@ from typing import Any, Dict, Sequence
 import sympy
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
-from torch.utils._sympy.functions import (CeilToInt, CleanDiv, FloorDiv, FloorToInt, IntTrueDiv, Max, Min,
-                                          PythonMod)
+from torch.utils._sympy.functions import (CeilDiv, CeilToInt, CleanDiv, FloorDiv, FloorToInt, IntTrueDiv, Max, Min,
+                                          Mod, ModularIndexing, PowByNatural, PythonMod)
 
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.opdef import value_sig
@@ -72,10 +72,15 @@ class SizeBuilder:
             if any(a.is_Number and not a.is_Integer for a in e.args):
                 raise _NotWritable
             return self._fold(ops.mul, e.args)
-        if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
-            return self._fold(ops.mul, [e.base] * int(e.exp))
+        if isinstance(e, (sympy.Pow, PowByNatural)) and e.args[1].is_Integer and 0 < int(e.args[1]) <= 8:
+            return self._fold(ops.mul, [e.args[0]] * int(e.args[1]))
+        if isinstance(e, ModularIndexing):             # (a // b) % c
+            a, b, c = e.args
+            return self.ctx.emit(ops.remainder, self._fold(ops.floor_divide, (a, b)), self._emit(c))
+        if isinstance(e, CeilDiv):
+            return self.ctx.emit(ops.neg, self._fold(ops.floor_divide, (-e.args[0], e.args[1])))
         binary = {FloorDiv: ops.floor_divide, CleanDiv: ops.floor_divide, PythonMod: ops.remainder,
-                  sympy.Mod: ops.remainder, Max: ops.maximum, Min: ops.minimum}.get(type(e))
+                  sympy.Mod: ops.remainder, Mod: ops.remainder, Max: ops.maximum, Min: ops.minimum}.get(type(e))
         if binary is not None:
             return self._fold(binary, e.args)
         if isinstance(e, (CeilToInt, FloorToInt)) and isinstance(e.args[0], IntTrueDiv):

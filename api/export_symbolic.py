@@ -1,0 +1,272 @@
+"""Shape-polymorphic artifacts: ``fxla.export(model, args, dir, dynamic_shapes=...)`` and loading them.
+
+An artifact exported with ``dynamic_shapes`` (the same forms as ``fxla.compile``'s ``dynamic=``: ``{argument name:
+{dim: fxla.Dim(...)}}`` or ``True``) holds, besides the StableHLO of the example's sizes (what any artifact holds,
+so it loads and runs them as before):
+
+* ``polymorphic.mlirbc`` -- the polymorphic fxla program (``?`` dims, size ops; docs/shapes.md) as MLIR bytecode,
+  without source locations;
+* ``metadata.json`` ``"symbolic"`` -- the Dims (name, min, max, multiple_of, and which dims of which tensor inputs
+  each marks) and every constraint the program relies on, as expression trees of plain JSON (``{"op": "eq",
+  "args": [{"op": "mod", "args": [{"dim": "seq"}, 4]}, 0]}``), with the graph node that made each.
+
+:class:`PolymorphicArtifact` is what :func:`fxla.load` keeps of them: a call whose sizes differ from the example's
+checks the constraints (evaluated here on Python ints: nothing in the artifact is executed as code, and the
+expressions are bounded in depth, size and magnitude), refines the program to its sizes, converts it to StableHLO
+(verified by MLIR), checks the result against the artifact's interface and compiles it; executables are kept per
+size (at most :data:`MAX_SIZES`, least recently used dropped).
+"""
+from __future__ import annotations
+
+import collections
+import io
+import threading
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import torch
+
+from fxla.frontend.symbolic import ShapeConstraintError, SymbolicShapes
+from fxla.runtime.artifact import ArtifactError
+
+__all__ = ["POLYMORPHIC", "MAX_SIZES", "polymorphic_parts", "PolymorphicArtifact"]
+
+POLYMORPHIC = "polymorphic.mlirbc"
+#: executables a loaded polymorphic artifact keeps (one per distinct set of sizes)
+MAX_SIZES = 64
+_MAX_DEPTH, _MAX_NODES, _MAX_MAGNITUDE = 64, 10_000, 1 << 62
+
+
+# ---- constraints as JSON ------------------------------------------------------------------------------------------
+def _encode(e, names: Dict[Any, str]):
+    """A sympy expression of the ShapeEnv as a JSON tree (raises ``ValueError`` for a form it cannot hold)."""
+    import sympy
+    from torch.utils._sympy.functions import (CeilDiv, CeilToInt, CleanDiv, FloorDiv, FloorToInt, IntTrueDiv, Max,
+                                              Min, Mod, ModularIndexing, PowByNatural, PythonMod)
+    if e is sympy.true or e is sympy.false:
+        return bool(e)
+    if e.is_Integer:
+        return int(e)
+    if e.is_Symbol:
+        if e not in names:
+            raise ValueError(f"the symbol {e} is not a Dim")
+        return {"dim": names[e]}
+    ops = {sympy.Add: "add", sympy.Mul: "mul", Max: "max", Min: "min", FloorDiv: "floordiv", CleanDiv: "floordiv",
+           PythonMod: "mod", sympy.Mod: "mod", Mod: "mod", sympy.Eq: "eq", sympy.Ne: "ne", sympy.StrictLessThan: "lt",
+           sympy.LessThan: "le", sympy.StrictGreaterThan: "gt", sympy.GreaterThan: "ge", sympy.And: "and",
+           sympy.Or: "or", sympy.Not: "not"}
+    op = ops.get(type(e))
+    if op is not None:
+        return {"op": op, "args": [_encode(a, names) for a in e.args]}
+    if isinstance(e, CeilDiv):
+        return {"op": "ceildiv", "args": [_encode(a, names) for a in e.args]}
+    if isinstance(e, ModularIndexing):
+        a, b, c = (_encode(x, names) for x in e.args)
+        return {"op": "mod", "args": [{"op": "floordiv", "args": [a, b]}, c]}
+    if isinstance(e, (sympy.Pow, PowByNatural)) and e.args[1].is_Integer and 0 <= int(e.args[1]) <= 8:
+        return {"op": "mul", "args": [_encode(e.args[0], names)] * int(e.args[1])} if int(e.args[1]) else 1
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and 0 <= int(e.exp) <= 8:
+        return {"op": "mul", "args": [_encode(e.base, names)] * int(e.exp)} if int(e.exp) else 1
+    if isinstance(e, (CeilToInt, FloorToInt)) and isinstance(e.args[0], IntTrueDiv):
+        a, b = (_encode(x, names) for x in e.args[0].args)
+        return {"op": "ceildiv" if isinstance(e, CeilToInt) else "floordiv", "args": [a, b]}
+    raise ValueError(f"cannot write {e} ({type(e).__name__}) as a constraint")
+
+
+_INFIX = {"add": " + ", "mul": "*", "floordiv": " // ", "mod": " % ", "eq": " == ", "ne": " != ", "lt": " < ",
+          "le": " <= ", "gt": " > ", "ge": " >= ", "and": " and ", "or": " or "}
+
+
+def show(tree) -> str:
+    """A JSON expression tree as Python-like text (``6*seq == 24*(seq // 4)``) for error messages."""
+    if type(tree) is not dict:
+        return str(tree)
+    if "dim" in tree:
+        return str(tree["dim"])
+    op, args = tree.get("op"), tree.get("args") or []
+    parts = [show(a) if type(a) is not dict or "dim" in a else f"({show(a)})" for a in args]
+    if op in _INFIX:
+        return _INFIX[op].join(parts)
+    return f"{op}({', '.join(parts)})"
+
+
+class _Eval:
+    """Evaluates a JSON expression tree on Python ints (sizes by Dim name); bounded (see the module docstring)."""
+
+    _BINARY: Dict[str, Callable[[int, int], Any]] = {
+        "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "ceildiv": lambda a, b: -(-a // b),
+        "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+        "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+    def __init__(self, sizes: Dict[str, int]):
+        self.sizes = sizes
+        self.nodes = 0
+
+    def __call__(self, tree, depth: int = 0):
+        self.nodes += 1
+        if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
+            raise ValueError("the expression is too large")
+        if type(tree) is bool or type(tree) is int:
+            return tree
+        if type(tree) is not dict:
+            raise ValueError(f"{type(tree).__name__} in an expression")
+        if set(tree) == {"dim"}:
+            if tree["dim"] not in self.sizes:
+                raise ValueError(f"unknown Dim {tree['dim']!r}")
+            return self.sizes[tree["dim"]]
+        op, args = tree.get("op"), tree.get("args")
+        if set(tree) != {"op", "args"} or type(args) is not list or not args:
+            raise ValueError("a malformed expression node")
+        values = [self(a, depth + 1) for a in args]
+        if op in ("add", "mul", "max", "min", "and", "or"):
+            out = values[0]
+            for v in values[1:]:
+                out = {"add": lambda: out + v, "mul": lambda: out * v, "max": lambda: max(out, v),
+                       "min": lambda: min(out, v), "and": lambda: bool(out) and bool(v),
+                       "or": lambda: bool(out) or bool(v)}[op]()
+                if abs(int(out)) > _MAX_MAGNITUDE:
+                    raise ValueError("a value out of range")
+            return out
+        if op == "not" and len(values) == 1:
+            return not values[0]
+        if op in self._BINARY and len(values) == 2:
+            if op in ("floordiv", "mod", "ceildiv") and values[1] == 0:
+                raise ValueError("a division by zero")
+            return self._BINARY[op](*values)
+        raise ValueError(f"unknown operation {op!r}")
+
+
+# ---- export -------------------------------------------------------------------------------------------------------
+def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[bytes, Dict[str, Any]]:
+    """``(polymorphic.mlirbc, metadata["symbolic"])`` of ``compiled`` (made with ``dynamic=``) for ``args``."""
+    from fxla.dialects.mlir import ir
+
+    poly = compiled._dynamic.polymorphic(compiled, compiled.graph_module, args)
+    symbols: SymbolicShapes = poly.symbols
+    name = compiled.__name__
+    if symbols.ints:
+        raise ArtifactError(f"cannot export {name} with an int argument marked as a Dim's size\nfix: mark dims of "
+                            f"tensor arguments only")
+    statics = list(poly.program.output_static) + [v for w in poly.program.written_attributes for v in w.leaves]
+    if any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) for v in statics):
+        raise ArtifactError(f"cannot export {name} polymorphically: it returns a size (a number computed from a "
+                            f"symbolic dim)\nfix: return tensors only (torch.tensor(x.size(1)) is not needed: "
+                            f"the caller knows its sizes)")
+    position = {}                                    # leaf index -> tensor input index
+    for i, v in enumerate(leaves):
+        if isinstance(v, torch.Tensor):
+            position[i] = len(position)
+    names = {symbol: dim for dim, symbol in symbols.symbols.items()}
+    guards = []
+    for i, guard in enumerate(symbols.env.guards):
+        if not guard.expr.free_symbols:
+            continue
+        try:
+            tree = _encode(symbols.env.replace(guard.expr), names)
+        except ValueError as err:
+            raise ArtifactError(f"cannot export {name} polymorphically: {err}\nwhy: the artifact stores the "
+                                f"constraints its program relies on as plain expressions\nfix: export without "
+                                f"dynamic_shapes=, or leave that dim static") from None
+        node = symbols._node_of(i)
+        guards.append({"expr": tree, "node": node.name if node is not None else ""})
+    dims = [{"name": dim, "min": d.min, "max": d.max, "multiple_of": d.multiple_of,
+             "uses": [[position[leaf], k] for leaf, k in symbols.uses[dim]]} for dim, d in symbols.dims.items()]
+    with poly.program.context:
+        module = ir.Module.parse(poly.program.module.operation.get_asm(print_generic_op_form=True))  # (no locations)
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(buffer)
+        main = next(op for op in module.body.operations if op.operation.name == "func.func")
+        results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
+        outputs = [{"shape": [None if ir.ShapedType(t).is_dynamic_dim(k) else d
+                              for k, d in enumerate(ir.ShapedType(t).shape)]} for t in results]
+    return buffer.getvalue(), {"format": 1, "dims": dims, "guards": guards, "outputs": outputs}
+
+
+# ---- load ---------------------------------------------------------------------------------------------------------
+class PolymorphicArtifact:
+    """The polymorphic program of a loaded artifact (see the module docstring)."""
+
+    def __init__(self, path: str, meta: Dict[str, Any], files: Dict[str, bytes], outputs: List[Dict[str, Any]],
+                 n_params: int, bad: Callable[[str], ArtifactError]):
+        from fxla.dialects.mlir import fxla_context, ir, read_untrusted_bytecode
+        self.path, self.name, self._bad, self.n_params, self.outputs = path, meta.get("name"), bad, n_params, outputs
+        spec = meta["symbolic"]
+        if POLYMORPHIC not in files or not isinstance(spec, dict) or spec.get("format") != 1:
+            raise bad(f"'symbolic' is malformed or {POLYMORPHIC} is missing")
+        try:
+            self.dims = [(str(d["name"]), int(d["min"]), None if d["max"] is None else int(d["max"]),
+                          int(d["multiple_of"]), [(int(t), int(k)) for t, k in d["uses"]]) for d in spec["dims"]]
+            self.guards = [(g["expr"], str(g["node"])) for g in spec["guards"]]
+        except (KeyError, TypeError, ValueError):
+            raise bad("'symbolic' is malformed") from None
+        self.context = fxla_context()
+        try:
+            self.module, _ = read_untrusted_bytecode(files[POLYMORPHIC],
+                                                     lambda raw: ir.Module.parse(raw, context=self.context))
+        except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)
+            raise bad(f"{POLYMORPHIC} is not an fxla program ({str(err).strip()[:300]})") from None
+        self.symbolic = {(t, k) for _, _, _, _, uses in self.dims for t, k in uses}
+        self._executables: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def sizes(self, shapes: Sequence[Sequence[int]]) -> Dict[str, int]:
+        """Each Dim's size in the call's tensor input ``shapes``; raises :class:`ShapeConstraintError` for a call
+        that breaks a constraint."""
+        sizes = {}
+        for name, low, high, multiple, uses in self.dims:
+            seen = {(t, k): shapes[t][k] for t, k in uses if t < len(shapes) and k < len(shapes[t])}
+            if len(seen) != len(uses) or len(set(seen.values())) != 1:
+                raise ShapeConstraintError(f"{self.name}: the dims marked with Dim {name!r} (tensor input, dim: "
+                                           f"{sorted(seen)}) need one size, got {sorted(set(seen.values()))}",
+                                           fix="pass inputs whose marked dims agree")
+            size = next(iter(seen.values()))
+            if size < low or (high is not None and size > high) or size % multiple:
+                raise ShapeConstraintError(f"{self.name}: Dim {name!r} = {size} is outside [{low}, "
+                                           f"{'inf' if high is None else high}] (a multiple of {multiple})",
+                                           why="the artifact was exported for that range",
+                                           fix="pass sizes in the Dim's range, or export with a wider Dim")
+            sizes[name] = size
+        evaluate = _Eval(sizes)
+        for tree, node in self.guards:
+            try:
+                holds = bool(evaluate(tree))
+            except (ValueError, TypeError, OverflowError) as err:
+                raise self._bad(f"a constraint in metadata.json cannot be evaluated ({err})") from None
+            if not holds:
+                shown = ", ".join(f"{n} = {v}" for n, v in sizes.items())
+                raise ShapeConstraintError(f"{self.name}: the sizes of this call ({shown}) break a constraint the "
+                                           f"exported program relies on (made by %{node}): {show(tree)}",
+                                           why="the program is only defined where its constraints hold",
+                                           fix="pass sizes that satisfy it")
+        return sizes
+
+    def executable_for(self, shapes: Sequence[Sequence[int]], device, cache_dir):
+        """The executable of the call's tensor input ``shapes`` (constraints checked; refined and compiled once)."""
+        key = tuple(tuple(s) for s in shapes)
+        with self._lock:
+            found = self._executables.get(key)
+            if found is not None:
+                self._executables.move_to_end(key)
+                return found
+            self.sizes(shapes)
+            executable = self._compile(shapes, device, cache_dir)
+            self._executables[key] = executable
+            while len(self._executables) > MAX_SIZES:
+                self._executables.popitem(last=False)
+            return executable
+
+    def _compile(self, shapes, device, cache_dir):
+        from fxla.lowering import lower_to_stablehlo
+        from fxla.lowering.refine import refine_module
+        from fxla.runtime import compile_stablehlo
+        from fxla.runtime.sharding import signature_of
+        try:
+            module = refine_module(self.module, self.context, shapes)
+            text = lower_to_stablehlo(module).operation.get_asm()
+        except Exception as err:  # noqa: BLE001  (a program that does not refine or convert: not fxla's output)
+            raise self._bad(f"{POLYMORPHIC} does not refine to these sizes ({str(err).strip()[:300]})") from None
+        outs = signature_of(text)[1]
+        if len(outs) != len(self.outputs) or any(
+                len(shape) != len(o["shape"]) or any(w is not None and w != d for w, d in zip(o["shape"], shape))
+                for (shape, _), o in zip(outs, self.outputs)):
+            raise self._bad(f"{POLYMORPHIC} refined to these sizes does not fit the artifact's outputs")
+        return compile_stablehlo(text, device, cache_dir=cache_dir, n_params=self.n_params)

@@ -1,0 +1,113 @@
+"""Shape-polymorphic artifacts (issue #21, item 4): ``fxla.export(..., dynamic_shapes=...)`` writes the
+polymorphic fxla program and its constraints; ``fxla.load`` runs every size the Dims allow, refined and compiled
+once per size, and checks the constraints from plain JSON (api/export_symbolic.py)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+
+import fxla
+from fxla.runtime import ArtifactError
+from test_symbolic_dims import _model, _split_heads
+
+
+@pytest.fixture
+def artifact(tmp_path):
+    model = _model()
+    path = str(tmp_path / "attention")
+    meta = fxla.export(model, (torch.randn(2, 8, 16),), path, dynamic_shapes={"x": {1: fxla.Dim("seq", max=64)}})
+    return model, path, meta
+
+
+def test_one_artifact_runs_every_size(artifact):
+    model, path, meta = artifact
+    assert sorted(os.listdir(path)) == ["metadata.json", "polymorphic.mlirbc", "program.mlirbc", "weights.bin"]
+    assert meta["symbolic"]["dims"] == [{"name": "seq", "min": 2, "max": 64, "multiple_of": 1, "uses": [[0, 1]]}]
+    assert meta["symbolic"]["outputs"] == [{"shape": [2, None, 16]}]
+    loaded = fxla.load(path)
+    for n in (8, 5, 13, 64, 5):
+        x = torch.randn(2, n, 16)
+        torch.testing.assert_close(loaded(x), model(x), rtol=1e-5, atol=1e-5)
+    assert len(loaded._symbolic._executables) == 3        # (8 is the exported program itself)
+
+
+def test_sizes_outside_the_dims_are_refused(artifact):
+    _, path, _ = artifact
+    loaded = fxla.load(path)
+    with pytest.raises(fxla.ShapeConstraintError, match=r"Dim 'seq' = 65 is outside \[2, 64\]"):
+        loaded(torch.randn(2, 65, 16))
+    with pytest.raises(fxla.FxlaError, match="only the dims marked with fxla.Dim at export may change"):
+        loaded(torch.randn(3, 8, 16))
+
+
+def test_constraints_travel_with_the_artifact(tmp_path):
+    path = str(tmp_path / "split")
+    meta = fxla.export(_split_heads, (torch.randn(2, 8, 3),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    assert meta["symbolic"]["guards"] and all(set(g) == {"expr", "node"} for g in meta["symbolic"]["guards"])
+    loaded = fxla.load(path)
+    x = torch.randn(2, 12, 3)
+    torch.testing.assert_close(loaded(x), _split_heads(x))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(seq = 10\) break a constraint .* \(made by %view\): "
+                                                         r".*seq // 4"):
+        loaded(torch.randn(2, 10, 3))
+
+
+def _rewrite_symbolic(path, change):
+    with open(os.path.join(path, "metadata.json")) as f:
+        meta = json.load(f)
+    change(meta["symbolic"])
+    with open(os.path.join(path, "metadata.json"), "w") as f:
+        json.dump(meta, f)
+
+
+@pytest.mark.parametrize("expr", [
+    {"op": "__import__", "args": [1]},                        # not an operation: refused, never looked up
+    {"op": "mul", "args": [1 << 40, 1 << 40, 1 << 40]},       # out of range
+    {"op": "floordiv", "args": [1, 0]},
+    {"op": "eq", "args": ["os.system('x')", 1]},              # strings are not expressions
+    {"dim": "nope"},
+])
+def test_a_tampered_constraint_is_an_artifact_error(tmp_path, expr):
+    path = str(tmp_path / "split")
+    fxla.export(_split_heads, (torch.randn(2, 8, 3),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    _rewrite_symbolic(path, lambda s: s["guards"].append({"expr": expr, "node": "view"}))
+    loaded = fxla.load(path)
+    with pytest.raises(ArtifactError, match="a constraint in metadata.json cannot be evaluated"):
+        loaded(torch.randn(2, 12, 3))
+
+
+def test_deeply_nested_constraints_are_refused(tmp_path):
+    path = str(tmp_path / "split")
+    fxla.export(_split_heads, (torch.randn(2, 8, 3),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    deep = 1
+    for _ in range(200):
+        deep = {"op": "add", "args": [deep, 1]}
+    _rewrite_symbolic(path, lambda s: s["guards"].append({"expr": deep, "node": "view"}))
+    with pytest.raises(ArtifactError, match="too large"):
+        fxla.load(path)(torch.randn(2, 12, 3))
+
+
+def test_malformed_symbolic_metadata_is_refused(tmp_path):
+    path = str(tmp_path / "split")
+    fxla.export(_split_heads, (torch.randn(2, 8, 3),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    _rewrite_symbolic(path, lambda s: s.update(dims=[{"name": "seq"}]))
+    with pytest.raises(ArtifactError, match="'symbolic' is malformed"):
+        fxla.load(path)
+
+
+def test_a_program_returning_a_size_is_not_exported_polymorphically(tmp_path):
+    def f(x):
+        return x * 2, x.size(1)
+    with pytest.raises(ArtifactError, match="it returns a size"):
+        fxla.export(f, (torch.randn(2, 5),), str(tmp_path / "f"), dynamic_shapes={"x": {1: fxla.Dim("n")}})
+
+
+def test_the_compiled_module_returns_each_calls_size():
+    def f(x):
+        return x * 2, x.size(1)
+    fast = fxla.compile(f, dynamic={"x": {1: fxla.Dim("n")}})
+    assert fast(torch.randn(2, 5))[1] == 5
+    assert fast(torch.randn(2, 9))[1] == 9 and type(fast(torch.randn(2, 9))[1]) is int
