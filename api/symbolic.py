@@ -146,15 +146,21 @@ class SymbolicPrograms:
                 f"Dim {name!r} cannot stay symbolic: {op} needs it to be {size}", where=where,
                 why="that op's shape rule (torch's, or fxla's lowering of it) reads the size as a fixed number, so "
                     "the program would only be right for this size",
-                fix=f"leave that dim static (drop it from dynamic=), or pad it to a few fixed sizes")
+                fix="leave that dim static (drop it from dynamic=), or pad it to a few fixed sizes")
         self.lowerings += 1
         marked = ", ".join(f"{name} ({leaf_names[uses[0][0]]}.size({uses[0][1]}))"
                            for name, uses in symbols.uses.items())
         logger.info("%s: polymorphic program #%d traced and lowered once for symbolic dims %s%s",
                     module.__name__, self.lowerings, marked,
-                    "" if not fixed else "; fixed by the program: " +
-                    ", ".join(f"{n} = {s}" for n, s, _ in fixed))
+                    "" if not fixed else "; fixed by the program: " + ", ".join(
+                        f"{n} = {s}" + (f" (by %{node.name}{_at(node)})" if node is not None else "")
+                        for n, s, node in fixed))
         return _Polymorphic(symbols, prepared, program)
+
+
+def _at(node) -> str:
+    where = node.meta.get("source")
+    return f" at {where.file}:{where.line}" if where is not None and getattr(where, "file", None) else ""
 
 
 def _leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:

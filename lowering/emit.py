@@ -20,6 +20,8 @@ another rule file (``tests/test_lowering.py`` checks it):
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -178,7 +180,7 @@ def merge_tensor_indices(ctx, y, shape, indexed):
     for p, i in zip(at, indices):
         i = ctx.expand(i, common)
         linear = i if linear is None else ctx.emit(ops.add, ctx.emit(ops.mul, linear, ctx.tensor(shape[p], like=linear)), i)
-    merged = tuple(shape[:at[0]]) + (int(np.prod([shape[p] for p in at])),) + tuple(shape[at[-1] + 1:])
+    merged = tuple(shape[:at[0]]) + (math.prod([shape[p] for p in at]),) + tuple(shape[at[-1] + 1:])
     return ctx.reshape(y, merged), list(merged), linear, at[0]
 
 

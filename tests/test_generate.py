@@ -118,3 +118,20 @@ def test_dynamic_cache_generate_lowers_the_decode_step_once(build, new_tokens, d
     assert len(lowered) == 1 and "keys.size(2)" in lowered[0], lowered        # the decode step, once
     refined = [r.getMessage() for r in caplog.records if "refine " in r.getMessage()]
     assert len(refined) >= new_tokens - 2                                     # one refinement per cache length
+
+
+def test_prompts_of_other_lengths_reuse_one_polymorphic_prefill(dynamo, caplog):
+    """Dynamo makes the prompt length a symbol at the second length; fxla lowers that prefill graph once (the
+    causal mask of scaled_dot_product_attention from iotas, the embedding's flattened indices symbolic) and every
+    later length only refines it; the tokens are eager's."""
+    model = _model(_gpt2)
+    prompts = [torch.randint(0, VOCAB, (1, n), generator=torch.Generator().manual_seed(n)) for n in (8, 5, 11, 6)]
+    with torch.no_grad():
+        want = [model.generate(ids, max_new_tokens=3, do_sample=False) for ids in prompts]
+    model.forward = torch.compile(model.forward, backend="fxla")
+    with caplog.at_level(logging.INFO, logger="fxla.compile"), torch.no_grad():
+        for ids, expected in zip(prompts, want):
+            assert torch.equal(model.generate(ids, max_new_tokens=3, do_sample=False), expected)
+    prefill = [r.getMessage() for r in caplog.records
+               if "polymorphic program #" in r.getMessage() and "input_ids_.size(1)" in r.getMessage()]
+    assert len(prefill) == 1 and "fixed by the program" not in prefill[0], prefill

@@ -11,6 +11,8 @@ bag: mean's divisor and max).  Empty bags give 0 in every mode, as in torch.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -109,7 +111,7 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
             rows = ctx.emit(ops.mul, rows, ctx.reshape(per_sample_weights, (bags, size, 1)))
         opdef = {"sum": ops.sum, "mean": ops.mean, "max": ops.amax}[mode]
         return ctx.emit(opdef, rows, dims=(1,))
-    flat = ctx.reshape(input, (int(np.prod(ctx.sig(input).shape)),))
+    flat = ctx.reshape(input, (math.prod(ctx.sig(input).shape),))
     n = ctx.sig(flat).shape[0]
     if rank == 2:
         bags, size = ctx.sig(input).shape

@@ -1,10 +1,11 @@
 """Indexing: ``x[...]`` (operator.getitem), index_select, gather, scatter, masked_fill, where, embedding."""
 from __future__ import annotations
 
+import math
+
 import builtins
 import operator
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -60,7 +61,7 @@ def _getitem(ctx, input, idx):
     else:
         index = tensor_index(ctx, first_index, shape[tensor_at])
     index_shape = ctx.sig(index).shape
-    flat = ctx.reshape(index, (int(np.prod(index_shape)),))
+    flat = ctx.reshape(index, (math.prod(index_shape),))
     y = ctx.emit(ops.index_select, y, flat, dim=tensor_at)
     y = ctx.reshape(y, tuple(shape[:tensor_at]) + index_shape + tuple(shape[tensor_at + 1:]))
     if ctx.sig(y).shape != ctx.result_sig.shape:
@@ -126,12 +127,12 @@ def _getattr(ctx, obj, name, *default):
 
 @register(torch.index_select, torch.Tensor.index_select)
 def _index_select(ctx, input, dim, index):
-    count = int(np.prod(ctx.sig(index).shape))
+    count = math.prod(ctx.sig(index).shape)
     if not ctx.sig(input).shape and count != 1:
         raise ctx.error(f"index_select of a 0-d tensor with {count} indices",
                         f"eager PyTorch refuses it too: index_select(): Index to scalar can have only 1 value, got "
                         f"{count} value(s)", "index a 0-d tensor with one index, or x.reshape(1) first")
-    return ctx.emit(ops.index_select, input, ctx.reshape(index, (int(np.prod(ctx.sig(index).shape)),)), dim=dim)
+    return ctx.emit(ops.index_select, input, ctx.reshape(index, (math.prod(ctx.sig(index).shape),)), dim=dim)
 
 
 @register(torch.gather, torch.Tensor.gather)
@@ -190,7 +191,7 @@ def _lookup(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     with ``scale_grad_by_freq`` each looked-up row's gradient divided by how often its index occurs (written with
     ``fxla.detach``: the forward values are the rows themselves)."""
     index_shape = ctx.sig(indices).shape
-    flat = ctx.reshape(indices, (int(np.prod(index_shape)),))
+    flat = ctx.reshape(indices, (math.prod(index_shape),))
     rows = ctx.emit(ops.index_select, weight, flat, dim=0)
     n, width = ctx.sig(flat).shape[0], ctx.sig(weight).shape[1:]
     if scale_grad_by_freq and n:

@@ -9,7 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_module
 
@@ -280,8 +280,13 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     scores = ctx.emit(ops.mul, scores, ctx.tensor(factor, like=scores))
     given = attn_mask is not None           # (a causal mask leaves no query without keys: a plain softmax)
     if is_causal:
-        ones = ctx.emit(ops.constant, value=_bool_ones(qs.shape[-2], ks.shape[-2]))
-        attn_mask = ctx.emit(ops.tril, ones)
+        rows, cols = qs.shape[-2], ks.shape[-2]
+        if isinstance(rows, int) and isinstance(cols, int):
+            attn_mask = ctx.emit(ops.tril, ctx.emit(ops.constant, value=_bool_ones(rows, cols)))
+        else:                                # symbolic sizes (docs/shapes.md): key j <= query i, from two iotas
+            i, j = (ctx.emit(ops.arange, start=0.0, step=1.0, length=n, result_type=type_of(Sig((n,), "i64")))
+                    for n in (rows, cols))
+            attn_mask = ctx.emit(ops.le, ctx.reshape(j, (1, cols)), ctx.reshape(i, (rows, 1)))
     if attn_mask is not None:
         if ctx.sig(attn_mask).elem == "i1":
             scores = ctx.emit(ops.where, attn_mask, scores, ctx.tensor(float("-inf"), like=scores))

@@ -235,10 +235,10 @@ def _max_unpool(ctx, input, indices, kernel_size, stride=None, padding=0, output
                             f"each size must be within stride of the default size {default} (torch rejects it too)",
                             "pass a size torch accepts, or leave output_size out")
     planes = tuple(shape[:-n])
-    flat = ctx.reshape(input, planes + (int(np.prod(spatial)),))
-    index = ctx.reshape(indices, planes + (int(np.prod(spatial)),))
+    flat = ctx.reshape(input, planes + (math.prod(spatial),))
+    index = ctx.reshape(indices, planes + (math.prod(spatial),))
     zero = ctx.emit(ops.expand, ctx.tensor(0.0 if is_float(ctx.sig(input).elem) else 0, like=input),
-                    shape=planes + (int(np.prod(size)),))
+                    shape=planes + (math.prod(size),))
     out = ctx.emit(ops.scatter, zero, index, flat, dim=len(planes), reduce="none")
     return ctx.reshape(out, planes + tuple(size))
 

@@ -8,7 +8,8 @@ index is broadcast over the source's other dims.
 """
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import torch
 
 from fxla.dialects.fxla import Sig, ops, type_of
@@ -151,7 +152,7 @@ def _set_mask(ctx, input, at: int, mask, value):
             return input
         if count > 1:                             # one entry per selected position
             rows = _assigned(ctx, ctx.reshape(value, padded), sig.elem, (*lead, count, *trail))
-            rows = _in_mask_order(ctx, ctx.reshape(mask, (int(np.prod(m)),)), rows, len(lead))
+            rows = _in_mask_order(ctx, ctx.reshape(mask, (math.prod(m),)), rows, len(lead))
             rows = ctx.reshape(rows, (*lead, *m, *trail))
             full = ctx.emit(ops.expand, ctx.reshape(mask, (1,) * at + tuple(m) + (1,) * len(trail)), shape=sig.shape)
             return ctx.emit(ops.where, full, rows, input)
@@ -216,11 +217,11 @@ def _masked_scatter(ctx, input, mask, source):
     if ctx.sig(source).elem != sig.elem:
         raise ctx.error("masked_scatter with a source of another dtype than the input",
                         "torch requires the same dtype", "convert the source first: source.to(input.dtype)")
-    n = int(np.prod(ctx.sig(source).shape))
+    n = math.prod(ctx.sig(source).shape)
     if n == 0:
         return input
     full = ctx.emit(ops.expand, mask, shape=sig.shape) if tuple(ctx.sig(mask).shape) != tuple(sig.shape) else mask
-    total = int(np.prod(sig.shape))
+    total = math.prod(sig.shape)
     rows = _in_mask_order(ctx, ctx.reshape(full, (total,)), ctx.reshape(source, (n,)), 0)
     return ctx.emit(ops.where, full, ctx.reshape(rows, sig.shape), input)
 
