@@ -7,7 +7,9 @@ overhead against jax.jit on a tiny function, trace time against torch.fx, trace+
 time, lowering time against graph size, depthwise convolutions alone (eager, fxla, XLA's grouped convolution and
 the same convolution as shifted slices in JAX), and whether each target of issues #6 and #19 is met.  Last, the
 "training" section (benchmarks/training.py): training steps per second and peak memory of eager, inductor,
-fxla.compile_step and hand-written JAX, with issue #22's targets.
+fxla.compile_step and hand-written JAX, with issue #22's targets.  The "shapes" section (benchmarks/shapes.py):
+changing shapes -- a variable-length BERT serving loop, generate() with the static and the dynamic cache, trace +
+lower once vs per shape -- against eager, inductor and jax.jit, with issue #21's targets.
 
     .venv/bin/python benchmarks/run.py                       # everything (~25 min on 2 cores; training +15 min)
     .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (<1 min; training +4 min)
@@ -45,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
 import models  # noqa: E402
+import shapes  # noqa: E402
 import torch_models as tm  # noqa: E402
 import training  # noqa: E402
 from fxla.lowering import lower_to_fxla, lower_to_stablehlo  # noqa: E402
@@ -785,7 +788,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", help="graph sizes for the lowering-scaling table (default 1000,10000,100000; "
                                         "--quick 1000,10000)")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: "
-                                                   "run,dispatch,trace,scaling,depthwise,training")
+                                                   "run,dispatch,trace,scaling,depthwise,shapes,training")
     parser.add_argument("--markdown", metavar="PATH", help="also write the results as markdown to PATH (between "
                                                           "BEGIN/END markers if the file has them)")
     parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
@@ -840,6 +843,8 @@ def main(argv=None) -> int:
     if "depthwise" not in skip:
         bench_depthwise(DEPTHWISE_CASES[:1] if args.quick else DEPTHWISE_CASES, repeat, budget)
     report_targets(rows, dispatch, traces, scaling, was_busy or busy())
+    if "shapes" not in skip:
+        shapes.bench_shapes(out, quick=args.quick, inductor=inductor, was_busy=was_busy)
     if "training" not in skip:        # (in subprocesses: each contender's peak memory is its own)
         training.bench_training(out, quick=args.quick, inductor=inductor, was_busy=was_busy)
     out(f"\nWhole run: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load_start} at the start, "
