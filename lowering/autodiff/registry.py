@@ -66,6 +66,7 @@ def non_differentiable(reason: str, *opdefs: OpDef) -> None:
 def _builtin() -> None:
     from fxla.dialects.fxla import ops
     zero_gradient(ops.detach)        # what it is for: the gradient stops here
+    zero_gradient(ops.dim_size)      # a size (of a symbolic dim) does not depend on the tensor's values
     non_differentiable("its result is boolean", ops.eq, ops.ne, ops.lt, ops.le, ops.gt, ops.ge, ops.logical_not,
                        ops.logical_and, ops.logical_or, ops.logical_xor, ops.any, ops.all)
     non_differentiable("it takes integer or boolean operands only", ops.bitwise_not, ops.bitwise_and,
