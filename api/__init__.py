@@ -32,6 +32,7 @@ _LAZY = {
     "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
     "explain": "fxla.explain", "Explanation": "fxla.explain",
     "Dim": "fxla.frontend.symbolic", "ShapeConstraintError": "fxla.frontend.symbolic",
+    "IndexOutOfRangeError": "fxla.lowering.index_bounds", "bucketed": "fxla.buckets", "BucketError": "fxla.buckets",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
 }
 #: the stage packages, reachable as attributes (``fxla.frontend.Graph``) after a plain ``import fxla``
@@ -42,7 +43,8 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "export", "load", "LoadedModule", "ArtifactError", "Mesh", "set_cache_dir",
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
            "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError",
-           "explain", "Explanation", "Dim", "ShapeConstraintError"]
+           "explain", "Explanation", "Dim", "ShapeConstraintError", "IndexOutOfRangeError", "bucketed",
+           "BucketError"]
 
 
 def __getattr__(name):

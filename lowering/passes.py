@@ -18,6 +18,7 @@ from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.fxla.syntax import print_module
 from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo_passes
 
+from .index_bounds import check_index_bounds
 from .errors import LoweringError
 from .fold import dead_code_elimination, fold_constants
 from .grouped_conv import grouped_conv_pass
@@ -193,6 +194,7 @@ def lower_to_stablehlo(module: ir.Module, *, print_ir_after_all: bool = False,
     ``fxla-opt`` command that reproduces it.  ``print_ir_after_all`` prints the IR after every pass to stderr
     (:func:`run_pipeline`).
     """
+    check_index_bounds(module)          # (an index known to be out of range: eager's IndexError, not XLA's clamp)
     snapshot = module.operation.clone()
     try:
         run_pipeline(module, DEFAULT_PIPELINE, print_ir_after_all=print_ir_after_all)

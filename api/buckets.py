@@ -1,0 +1,169 @@
+"""``fxla.bucketed``: pad a variable length up to a few sizes, so a serving loop compiles a bounded number of programs.
+
+With symbolic dims (``dynamic=``, torch.compile's graphs) a new length costs no trace or lowering, but XLA still
+compiles one executable per length.  A loop over every prompt length from 1 to 512 compiles 512 executables;
+padded to the buckets 32, 64, 128, 256 and 512 it compiles five::
+
+    serve = fxla.bucketed(model, sizes=(32, 64, 128, 256, 512),
+                          pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+    out = serve(input_ids=ids, attention_mask=mask)     # ids [1, 37] runs as [1, 64]; outputs sliced back to 37
+
+``pad`` maps each argument to pad to ``(dim, fill value)``: the length is that dim's size (equal in every padded
+argument), padded at the end up to the smallest bucket that holds it (a length above the largest bucket runs
+unpadded).  The results are sliced back to the call's length along the dims that padding lengthened (learnt
+at the bucket's first call, below).
+
+Padding is only right where the model ignores the padded positions -- an attention mask of zeros over them, and
+no op mixing positions without it (a mean over the sequence, a bidirectional attention without the mask).  fxla
+cannot prove that for a model, so it checks: the first call of each bucket also runs the unpadded inputs, finds
+the output dims that are the bucket's size padded and the call's length unpadded (those are sliced back, at this
+and every later call of the bucket), and compares the results (float tolerance by dtype, exact for integers and
+booleans); a difference raises :class:`BucketError` (and the bucket is never used).  So a bucket costs one extra program once, and a model that
+padding changes is refused rather than answered differently.
+"""
+from __future__ import annotations
+
+import bisect
+import inspect
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from fxla.base.errors import FxlaError
+
+__all__ = ["bucketed", "Bucketed", "BucketError"]
+
+#: per dtype: (rtol, atol) of the check that padding does not change a result
+_TOLERANCE = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2), torch.float32: (1e-4, 1e-5),
+              torch.float64: (1e-7, 1e-9)}
+
+
+class BucketError(FxlaError):
+    """Bucketing a call would change its result (or cannot be applied to these arguments)."""
+
+
+class Bucketed:
+    """``fn`` with its variable length padded to a few sizes (see the module docstring)."""
+
+    def __init__(self, fn: Callable, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]]):
+        if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
+            raise BucketError(f"sizes={sizes!r}: need positive ints", fix="pass sizes such as (32, 64, 128)")
+        if not pad or any(not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], int)) for v in pad.values()):
+            raise BucketError(f"pad={pad!r}: need {{argument name: (dim, fill value)}}",
+                              fix='pass pad={"input_ids": (1, 0), "attention_mask": (1, 0)}')
+        self.fn = fn
+        self.sizes = sorted(set(sizes))
+        self.pad = dict(pad)
+        forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        try:
+            self._signature = inspect.signature(forward)
+        except (TypeError, ValueError):
+            self._signature = None
+        unknown = [n for n in self.pad if self._signature is not None and n not in self._signature.parameters
+                   and not any(p.kind is p.VAR_KEYWORD for p in self._signature.parameters.values())]
+        if unknown:
+            raise BucketError(f"pad= names {unknown}, which {getattr(fn, '__name__', type(fn).__name__)} does not "
+                              f"take", fix="name the arguments of the model's forward")
+        #: bucket -> per output leaf, the dims padding lengthens (learnt and checked at the bucket's first call)
+        self.plans: Dict[int, list] = {}
+        self._lock = threading.Lock()
+
+    def bucket(self, length: int) -> Optional[int]:
+        """The bucket a length runs in (``None``: above the largest, unpadded)."""
+        i = bisect.bisect_left(self.sizes, length)
+        return self.sizes[i] if i < len(self.sizes) else None
+
+    def __call__(self, *args, **kwargs):
+        if self._signature is None:
+            raise BucketError("cannot bind the call's arguments by name", fix="bucket a module or a Python function")
+        bound = self._signature.bind(*args, **kwargs)
+        values = dict(bound.arguments)
+        extra = values.pop(next((n for n, p in self._signature.parameters.items() if p.kind is p.VAR_KEYWORD), ""),
+                        {})
+        values.update(extra)
+        lengths = {}
+        for name, (dim, _) in self.pad.items():
+            value = values.get(name)
+            if value is None:
+                continue
+            if not isinstance(value, torch.Tensor):
+                raise BucketError(f"pad= names {name}, but the call passes {type(value).__name__} there",
+                                  fix="pass a tensor")
+            lengths[name] = value.shape[dim]
+        if not lengths:
+            return self.fn(*args, **kwargs)
+        if len(set(lengths.values())) != 1:
+            raise BucketError(f"the padded arguments have different lengths: {lengths}",
+                              fix="pass arguments of one length along the padded dims")
+        length = next(iter(lengths.values()))
+        size = self.bucket(length)
+        if size is None or size == length:
+            return self.fn(*args, **kwargs)
+        padded = dict(values)
+        for name in lengths:
+            dim, fill = self.pad[name]
+            t = values[name]
+            shape = list(t.shape)
+            shape[dim] = size - length
+            padded[name] = torch.cat([t, torch.full(shape, fill, dtype=t.dtype, device=t.device)], dim=dim)
+        with self._lock:
+            plan = self.plans.get(size)
+        if plan is not None:
+            return _unpad(self.fn(**padded), plan, length)
+        want = self.fn(**values)
+        got = self.fn(**padded)
+        plan = [[d for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n == size and m == length]
+                if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor) and g.dim() == w.dim() else []
+                for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want))]
+        result = _unpad(got, plan, length)
+        self._check(result, want, length, size)
+        with self._lock:
+            self.plans[size] = plan
+        return result
+
+    def _check(self, got, want, length: int, size: int) -> None:
+        got_leaves, got_spec = pytree.tree_flatten(got)
+        want_leaves, want_spec = pytree.tree_flatten(want)
+        problem = None
+        if got_spec != want_spec:
+            problem = "the outputs have another structure"
+        for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
+            if problem is not None:
+                break
+            if isinstance(w, torch.Tensor):
+                if not isinstance(g, torch.Tensor) or g.shape != w.shape or g.dtype != w.dtype:
+                    problem = f"output {i} is {tuple(getattr(g, 'shape', ()))} padded, {tuple(w.shape)} unpadded"
+                elif w.dtype.is_floating_point:
+                    rtol, atol = _TOLERANCE.get(w.dtype, (1e-4, 1e-5))
+                    scale = max(1.0, w.abs().max().item()) if w.numel() else 1.0
+                    if not torch.allclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=True):
+                        problem = f"output {i} differs by up to {(g - w).abs().max().item():.3g}"
+                elif not torch.equal(g, w):
+                    problem = f"output {i} differs"
+            elif g != w:
+                problem = f"output {i} is {g!r} padded, {w!r} unpadded"
+        if problem is not None:
+            raise BucketError(f"padding length {length} to the bucket {size} changes the result: {problem}",
+                              why="the model does not ignore the padded positions (no attention mask over them, "
+                                  "or an op that mixes positions without it)",
+                              fix="pass the mask that covers the padding in pad= (fill 0), or do not bucket this "
+                                  "model (symbolic dims alone compile one program per length)")
+
+
+def _unpad(result, plan, length: int):
+    """``result`` with each tensor leaf narrowed to ``length`` along its dims in ``plan``."""
+    leaves, spec = pytree.tree_flatten(result)
+    out = []
+    for leaf, dims in zip(leaves, plan + [[]] * (len(leaves) - len(plan))):
+        for d in dims:
+            leaf = leaf.narrow(d, 0, length)
+        out.append(leaf)
+    return pytree.tree_unflatten(out, spec)
+
+
+def bucketed(fn: Callable, *, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]]) -> Bucketed:
+    """``fn`` (a model, compiled or not) with the variable length of the ``pad`` arguments padded to the next of
+    ``sizes``; see :mod:`fxla.buckets`."""
+    return Bucketed(fn, sizes, pad)
