@@ -25,6 +25,7 @@ from fxla.frontend import meta as M
 from fxla.frontend.remedies import COMPILE, Remedies, current, spelled_as
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.lowering import UnsupportedOpError
+from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
@@ -306,7 +307,6 @@ class CompiledModule(CompileControl):
     cache_dir: Any
     #: how many input signatures stay compiled (``max_signatures=``)
     max_signatures: int
-    _dynamic: Optional[SymbolicPrograms] = None      # (dynamic=: fxla.symbolic; per-shape members have none)
 
     def __init__(self, fn, *, device=None, concrete_args: Optional[Dict[str, Any]] = None,
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
@@ -529,6 +529,7 @@ class CompiledModule(CompileControl):
 
     def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
         program, handler = entry.program, entry.handler
+        check_input_indices(self.__name__, program.input_checks, leaves)    # (index inputs in range; no call plan)
         if entry.guard is not None:
             mask = gradient_sources(program, leaves)
             if mask is not None:                    # autograd records this call (fxla.autograd)
@@ -547,7 +548,7 @@ class CompiledModule(CompileControl):
             self._store.set_attributes(program.written_attributes, parts.attributes)
         value = handler.build(parts.outputs, leaves)
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
-                and not mutates and not entry.layout_sensitive and not program.random:   # (a plan draws no seed)
+                and not mutates and not entry.layout_sensitive and not program.random and not program.input_checks:
             key = fast_key(args)
             if key is not None:
                 plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
@@ -572,6 +573,10 @@ class CompiledModule(CompileControl):
     def __repr__(self) -> str:
         where = f"mesh={dict(self.mesh.shape)}" if self.mesh is not None else f"device={self.device}"
         return f"fxla.compile({type(self.original).__name__}, {where})"
+
+
+#: the polymorphic programs of ``dynamic=`` (:mod:`fxla.symbolic`); per-shape members (built without __init__) have none
+CompiledModule._dynamic = None
 
 
 def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="torch", dynamic=False,  # noqa: A001

@@ -34,6 +34,7 @@ from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, porta
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.sharding import signature_of
 
+from fxla.lowering.index_bounds import InputIndexCheck, check_input_indices
 from .artifact_guards import LoadedGuards, export_guards
 from .export_symbolic import POLYMORPHIC, PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
@@ -134,6 +135,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
                      "torch": torch.__version__.split("+")[0]},
     }
     meta.update(guard_meta)
+    if program.input_checks:        # (inputs used as indices: checked by every call of the loaded artifact)
+        meta["input_checks"] = [c._asdict() for c in program.input_checks]
     if compiled._dynamic is not None and not per_signature:     # (the polymorphic program, besides the example's)
         guard_files[POLYMORPHIC], meta["symbolic"] = polymorphic_parts(compiled, args, leaves)
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
@@ -225,6 +228,7 @@ class LoadedModule:
         self._guards = LoadedGuards(self.path, meta, files, tensors, len(self._inputs), self.device, cache_dir,
                                     self._bad) if "guards" in meta else None
         self._cache_dir = cache_dir
+        self._input_checks = _input_checks(meta.get("input_checks", []), len(self._inputs), self._bad)
         self._symbolic = PolymorphicArtifact(self.path, meta, files, meta["symbolic"].get("outputs", []) if
                                              isinstance(meta["symbolic"], dict) else [], len(names), self._bad) \
             if "symbolic" in meta else None
@@ -282,9 +286,12 @@ class LoadedModule:
                                  f"again with this value")
         if self._guards is not None:                     # (decided from the example's data: fxla.artifact_guards)
             self._guards.check(self.__name__, tensors)
+        checks = self._input_checks
         if executable is None:
-            executable = self._symbolic.executable_for([tuple(t.shape) for t in tensors], self.device,
-                                                       self._cache_dir)
+            executable, checks = self._symbolic.executable_for([tuple(t.shape) for t in tensors], self.device,
+                                                               self._cache_dir)
+        if checks:                                       # (inputs used as indices: eager's IndexError, no clamp)
+            check_input_indices(self.__name__, checks, tensors)
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)
@@ -310,6 +317,22 @@ class LoadedModule:
 
     def __repr__(self) -> str:
         return f"fxla.load({self.path!r}, device={self.device})"
+
+
+def _input_checks(listed, n_inputs: int, bad) -> list:
+    """metadata.json's ``input_checks`` as :class:`~fxla.lowering.index_bounds.InputIndexCheck`\ s."""
+    checks = []
+    try:
+        for c in listed:
+            where = c["where"]
+            checks.append(InputIndexCheck(int(c["input"]), int(c["low"]), int(c["high"]), str(c["node"]),
+                                          None if where is None else (str(where[0]), int(where[1]), int(where[2])),
+                                          None if c["exempt"] is None else int(c["exempt"])))
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise bad("'input_checks' is malformed") from None
+    if any(not 0 <= c.input < n_inputs for c in checks):
+        raise bad("'input_checks' names an input the program does not take")
+    return checks
 
 
 def load(path, *, device=None, output: str = "torch", cache_dir=None) -> LoadedModule:

@@ -240,7 +240,8 @@ class PolymorphicArtifact:
         return sizes
 
     def executable_for(self, shapes: Sequence[Sequence[int]], device, cache_dir):
-        """The executable of the call's tensor input ``shapes`` (constraints checked; refined and compiled once)."""
+        """``(executable, input index checks)`` of the call's tensor input ``shapes`` (constraints checked; refined
+        and compiled once)."""
         key = tuple(tuple(s) for s in shapes)
         with self._lock:
             found = self._executables.get(key)
@@ -256,12 +257,16 @@ class PolymorphicArtifact:
 
     def _compile(self, shapes, device, cache_dir):
         from fxla.lowering import lower_to_stablehlo
+        from fxla.lowering.index_bounds import IndexOutOfRangeError, input_index_checks
         from fxla.lowering.refine import refine_module
         from fxla.runtime import compile_stablehlo
         from fxla.runtime.sharding import signature_of
         try:
             module = refine_module(self.module, self.context, shapes)
+            checks = input_index_checks(module, len(shapes))
             text = lower_to_stablehlo(module).operation.get_asm()
+        except IndexOutOfRangeError:
+            raise                                        # (positions past a table at these sizes: eager's error)
         except Exception as err:  # noqa: BLE001  (a program that does not refine or convert: not fxla's output)
             raise self._bad(f"{POLYMORPHIC} does not refine to these sizes ({str(err).strip()[:300]})") from None
         outs = signature_of(text)[1]
@@ -269,4 +274,4 @@ class PolymorphicArtifact:
                 len(shape) != len(o["shape"]) or any(w is not None and w != d for w, d in zip(o["shape"], shape))
                 for (shape, _), o in zip(outs, self.outputs)):
             raise self._bad(f"{POLYMORPHIC} refined to these sizes does not fit the artifact's outputs")
-        return compile_stablehlo(text, device, cache_dir=cache_dir, n_params=self.n_params)
+        return compile_stablehlo(text, device, cache_dir=cache_dir, n_params=self.n_params), checks

@@ -39,6 +39,7 @@ from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.autodiff import Differentiated, differentiate
 from fxla.lowering.passes import device_layouts, print_ir_after
+from fxla.lowering.index_bounds import input_index_checks
 from fxla.lowering.precision import full_precision_pass
 from fxla.lowering.refine import refine
 from fxla.runtime import Executable, compile_stablehlo
@@ -212,7 +213,8 @@ class Pipeline:
 
     def to_stablehlo(self, program: FxlaProgram):
         """Stage ``stablehlo``: the fxla program converted and verified by MLIR (a new module; source locations
-        kept)."""
+        kept).  Records the tensor inputs each call must check as indices (``program.input_checks``)."""
+        program.input_checks = input_index_checks(program.module, sum(v is None for v in program.input_static))
         return self._stage("stablehlo", lower_to_stablehlo, program.module,
                            print_ir_after_all=self.print_ir_after_all)
 

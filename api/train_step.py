@@ -32,6 +32,7 @@ from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend.remedies import COMPILE_STEP, spelled_as
 from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
+from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import from_device, to_device
@@ -231,16 +232,19 @@ class TrainStep:
                 if self._residency is not None else ()
             executable = pipeline.compile(stages, target, self.device, donate=donate)
             self.compiles += 1
-            found = self._programs[key] = (executable, layout, objective, group_of, consumed)
+            found = self._programs[key] = (executable, layout, objective, group_of, consumed,
+                                           stages.program.input_checks)
             return found
 
     # -- a step --------------------------------------------------------------------------------------------------
     def __call__(self, *batch):
         update = self._micro == self.accumulation_steps - 1
-        executable, layout, objective, group_of, consumed = self._program(batch, update)
+        executable, layout, objective, group_of, consumed, checks = self._program(batch, update)
         params = objective.params
         device = self.device
         leaves = _leaves(batch)
+        if checks:                       # labels / token ids used as indices: in range, as eager requires
+            check_input_indices(type(self.model).__name__, checks, [t for t in leaves if is_array(t)])
         if objective.random:             # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
         args = [to_device(t, device) for t in leaves]

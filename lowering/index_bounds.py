@@ -6,23 +6,29 @@ longer than ``max_position_embeddings``) would silently repeat the last row.  Be
 :func:`check_index_bounds` finds, for every ``fxla.index_select``, ``fxla.gather`` and ``fxla.scatter``, the
 values its index can take when they follow from the program itself -- an ``fxla.arange`` (positions), a constant
 (``x[[0, 2]]``), through reshapes, broadcasts, transposes, integer conversions and shifts by a constant -- and
-raises :class:`IndexOutOfRangeError` at the op's source line when one is out of range.  Indices read from the
-inputs' data (token ids) are not known here and are not checked yet (README, "Limits of this version").
+raises :class:`IndexOutOfRangeError` at the op's source line when one is out of range.
+
+Indices that are a tensor input's values (token ids into an embedding, labels into a loss's gather, ``x[idx]``)
+are checked on the call's inputs before the program runs (:func:`input_index_checks` finds them,
+:func:`check_input_indices` checks a call).  Indices the program computes from the data otherwise are not
+checked (README, "Limits of this version").
 """
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fxla.dialects.fxla import ops, sig_of
 from fxla.dialects.fxla.ops import lookup
+from fxla.dialects.fxla.types import bit_width
 from fxla.dialects.mlir import ir, location_parts
 
 from .errors import LoweringError
 
-__all__ = ["IndexOutOfRangeError", "check_index_bounds"]
+__all__ = ["IndexOutOfRangeError", "check_index_bounds", "InputIndexCheck", "input_index_checks",
+           "check_input_indices"]
 
 
 class IndexOutOfRangeError(LoweringError, IndexError):
@@ -85,6 +91,12 @@ def _scalar(value: ir.Value) -> Optional[int]:
     return int(np.asarray(ir.DenseIntElementsAttr(attr)).reshape(-1)[0])
 
 
+def _dim_size(value: ir.Value, dim: int) -> int:
+    """The size of ``value``'s dim ``dim`` (a 0-d operand is indexed as one element, as torch does)."""
+    shape = sig_of(value.type).shape
+    return shape[dim % len(shape)] if shape else 1
+
+
 def check_index_bounds(module: ir.Module) -> None:
     """Raise :class:`IndexOutOfRangeError` for the first index op whose index is known to leave its dim (see the
     module docstring)."""
@@ -103,7 +115,7 @@ def _check(op: ir.Operation, operand: int) -> None:
     bounds = _bounds(values[operand])
     if bounds is None or bounds[0] > bounds[1]:
         return
-    size = sig_of(values[0].type).shape[attrs["dim"] % sig_of(values[0].type).rank]
+    size = _dim_size(values[0], attrs["dim"])
     if 0 <= bounds[0] and bounds[1] < size:
         return
     where = location_parts(op.location)
@@ -116,3 +128,100 @@ def _check(op: ir.Operation, operand: int) -> None:
         f"indices span [{bounds[0]}, {bounds[1]}]){at}\nwhy: eager PyTorch raises IndexError here; XLA would clamp "
         f"the index and silently read another element\nfix: keep the indices within the dim: for positions, a "
         f"sequence no longer than the position table (max_position_embeddings)")
+
+
+class InputIndexCheck(NamedTuple):
+    """Tensor input ``input`` (its number among the program's tensor inputs) is used as an index of a dim of size
+    ``high`` (or, wrapped like ``x[idx]``, of ``[low, high)``): its values must lie in ``[low, high)``.  ``node``
+    and ``where`` name the op (graph node, ``(file, line, col)``)."""
+
+    input: int
+    low: int
+    high: int
+    node: str
+    where: Optional[Tuple[str, int, int]]
+    exempt: Optional[int] = None           # a value the program replaces before indexing (a loss's ignore_index)
+
+
+def input_index_checks(module: ir.Module, n_inputs: int) -> List[InputIndexCheck]:
+    """The index ops of ``module`` whose indices are a tensor input's values (through reshapes, broadcasts,
+    transposes, widening integer conversions and the negative-index wrap of ``x[idx]``): what a call checks on
+    those inputs before running the program (:func:`check_input_indices`).  Indices computed otherwise from the
+    data are not covered."""
+    checks = []
+    for fn in module.body.operations:
+        for block in fn.regions[0].blocks if len(fn.regions) else ():
+            for op in block.operations:
+                operand = _INDEXED.get(op.operation.name)
+                if operand is None:
+                    continue
+                op = op.operation
+                values, attrs = lookup(op.name).read(op)
+                size = _dim_size(values[0], attrs["dim"])
+                found = _input_of(values[operand], n_inputs)
+                if found is not None:
+                    arg, wrapped, exempt = found
+                    named = re.match(r'loc\("([^"(]+)"', str(op.location))
+                    checks.append(InputIndexCheck(arg, -size if wrapped else 0, size,
+                                                  named.group(1) if named else op.name, location_parts(op.location),
+                                                  exempt))
+    return checks
+
+
+def _input_of(value: ir.Value, n_inputs: int, depth: int = 0) -> Optional[Tuple[int, bool, Optional[int]]]:
+    """``(tensor input number, wrapped, exempt value)`` when ``value``'s values are a tensor input's (see
+    :func:`input_index_checks`), else ``None``."""
+    if depth > 64:
+        return None
+    if isinstance(value.owner, ir.Block):
+        number = ir.BlockArgument(value).arg_number
+        return (number, False, None) if number < n_inputs else None
+    op = value.owner.operation if not isinstance(value.owner, ir.Operation) else value.owner
+    if op.name in _SAME:
+        if op.name == ops.convert.name:
+            source, target = sig_of(op.operands[0].type), sig_of(value.type)
+            if source is None or target is None or not (source.elem.startswith("i") and target.elem.startswith("i")) \
+                    or source.elem == "i1" or bit_width(target.elem) < bit_width(source.elem):
+                return None
+        return _input_of(op.operands[0], n_inputs, depth + 1)
+    if op.name == ops.where.name:
+        cond, first, second = op.operands
+        add = first.owner if not isinstance(first.owner, ir.Block) else None
+        if add is not None and add.operation.name == ops.add.name and add.operation.operands[0] == second:
+            found = _input_of(second, n_inputs, depth + 1)       # where(i < 0, i + size, i): x[idx]'s wrap
+            return None if found is None else (found[0], True, found[2])
+        test = cond.owner if not isinstance(cond.owner, ir.Block) else None
+        if test is not None and test.operation.name == ops.ne.name and test.operation.operands[0] == first and \
+                _scalar(second) is not None and _scalar(test.operation.operands[1]) is not None:
+            found = _input_of(first, n_inputs, depth + 1)        # where(i != c, i, k): a loss's ignore_index c
+            return None if found is None or found[2] is not None else \
+                (found[0], found[1], _scalar(test.operation.operands[1]))
+    return None
+
+
+def check_input_indices(name: str, checks: Sequence[InputIndexCheck], leaves: Sequence[Any]) -> None:
+    """Raise :class:`IndexOutOfRangeError` where a call's tensor input holds an index outside its range (before
+    the program runs: eager raises ``IndexError`` there, XLA would clamp).  ``leaves``: the call's input leaves
+    (tensors and jax arrays are its tensor inputs, in order; other leaves are skipped)."""
+    if not checks:
+        return
+    import torch                         # (the dialect and its passes stay torch-free: fxla-opt)
+    tensors = [t for t in leaves if hasattr(t, "shape") and hasattr(t, "dtype") and not isinstance(t, (int, float))]
+    for check in checks:
+        t = tensors[check.input]
+        if not isinstance(t, torch.Tensor):
+            t = torch.from_numpy(np.asarray(t))
+        if check.exempt is not None:
+            t = t[t != check.exempt]
+        if t.numel() == 0:
+            continue
+        low, high = int(t.min()), int(t.max())
+        if low >= check.low and high < check.high:
+            continue
+        bad = high if high >= check.high else low
+        at = f"\n  at {check.where[0]}:{check.where[1]}:{check.where[2]}" if check.where else ""
+        raise IndexOutOfRangeError(
+            f"{name}: index out of range: tensor input {check.input} holds {bad}, and %{check.node} indexes a dim of "
+            f"size {check.high} with it (valid: [{check.low}, {check.high})){at}\nwhy: eager PyTorch raises "
+            f"IndexError here; XLA would clamp the index and silently read another element\nfix: pass indices in "
+            f"range (token ids below the vocabulary size, labels below the number of classes)")

@@ -95,6 +95,9 @@ class FxlaProgram:
     mutated_params: List[str] = field(default_factory=list)
     written_attributes: List[WrittenAttribute] = field(default_factory=list)
     rng_seed: Optional[int] = None
+    #: tensor inputs whose values index a dim (:func:`fxla.lowering.index_bounds.input_index_checks`): each call
+    #: checks them before running (set when the program is converted to StableHLO)
+    input_checks: List[Any] = field(default_factory=list)
 
     @property
     def random(self) -> bool:

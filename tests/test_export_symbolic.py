@@ -111,3 +111,24 @@ def test_the_compiled_module_returns_each_calls_size():
     fast = fxla.compile(f, dynamic={"x": {1: fxla.Dim("n")}})
     assert fast(torch.randn(2, 5))[1] == 5
     assert fast(torch.randn(2, 9))[1] == 9 and type(fast(torch.randn(2, 9))[1]) is int
+
+
+def test_a_loaded_artifact_checks_its_index_inputs_and_positions(tmp_path):
+    from test_index_bounds import Positions, Tokens
+    from fxla.lowering.index_bounds import IndexOutOfRangeError
+    tokens = Tokens().eval().requires_grad_(False)
+    path = str(tmp_path / "tokens")
+    meta = fxla.export(tokens, (torch.tensor([[1, 2, 3]]),), path)
+    assert [c["input"] for c in meta["input_checks"]] == [0]
+    loaded = fxla.load(path)
+    torch.testing.assert_close(loaded(torch.tensor([[9, 0, 3]])), tokens(torch.tensor([[9, 0, 3]])))
+    with pytest.raises(IndexOutOfRangeError, match="holds 10"):
+        loaded(torch.tensor([[1, 10, 3]]))
+    positions = Positions().eval().requires_grad_(False)
+    path = str(tmp_path / "positions")
+    fxla.export(positions, (torch.randn(2, 4, 4),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    loaded = fxla.load(path)
+    x = torch.randn(2, 10, 4)
+    torch.testing.assert_close(loaded(x), positions(x))
+    with pytest.raises(IndexOutOfRangeError, match="index 10 of a dim of size 10"):
+        loaded(torch.randn(2, 11, 4))

@@ -62,3 +62,66 @@ def test_shifted_positions():
     torch.testing.assert_close(fast(x), m(x))
     with pytest.raises(IndexOutOfRangeError, match="index 10 of a dim of size 10"):
         fast(torch.randn(1, 8, 4))
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.emb(ids).sum(1)
+
+
+def test_token_ids_past_the_vocabulary_are_an_error_as_in_eager():
+    m = Tokens().eval().requires_grad_(False)
+    fast = fxla.compile(m)
+    ids = torch.tensor([[1, 9, 3]])
+    for _ in range(3):                           # (every call is checked: no call plan skips it)
+        torch.testing.assert_close(fast(ids), m(ids))
+    bad = torch.tensor([[1, 10, 3]])
+    with pytest.raises(IndexError):
+        m(bad)
+    with pytest.raises(IndexOutOfRangeError, match=r"tensor input 0 holds 10, and %emb indexes a dim of size 10 "
+                                                   r"with it \(valid: \[0, 10\)\)"):
+        fast(bad)
+    with pytest.raises(IndexOutOfRangeError, match="holds -1"):
+        fast(torch.tensor([[-1, 2, 3]]))
+
+
+def test_advanced_indexing_takes_negative_indices_as_eager():
+    def f(x, idx):
+        return x[idx]
+    fast = fxla.compile(f)
+    x = torch.arange(5.)
+    for idx in (torch.tensor([0, -1, -5, 4]), torch.tensor([2])):
+        torch.testing.assert_close(fast(x, idx), f(x, idx))
+    with pytest.raises(IndexOutOfRangeError, match=r"holds -6.*valid: \[-5, 5\)"):
+        fast(x, torch.tensor([1, -6]))
+    with pytest.raises(IndexOutOfRangeError, match="holds 5"):
+        fast(x, torch.tensor([5]))
+
+
+def test_labels_past_the_classes_of_a_loss():
+    def loss(logits, labels):
+        return torch.nn.functional.cross_entropy(logits, labels)
+    fast = fxla.compile(loss)
+    logits = torch.randn(4, 3)
+    torch.testing.assert_close(fast(logits, torch.tensor([0, 2, 1, 2])), loss(logits, torch.tensor([0, 2, 1, 2])))
+    ignored = torch.tensor([0, -100, 1, -100])            # (ignore_index: not an index)
+    torch.testing.assert_close(fast(logits, ignored), loss(logits, ignored))
+    with pytest.raises(IndexOutOfRangeError, match="holds 3"):
+        fast(logits, torch.tensor([0, 3, 1, 2]))
+
+
+def test_a_training_step_checks_its_labels():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = fxla.compile_step(model, opt, lambda m, x, y: torch.nn.functional.cross_entropy(m(x), y))
+    x = torch.randn(5, 4)
+    step(x, torch.tensor([0, 1, 2, 1, 0]))
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(IndexOutOfRangeError, match="holds 3"):
+        step(x, torch.tensor([0, 1, 3, 1, 0]))
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))    # (refused before it ran)
