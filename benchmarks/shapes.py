@@ -406,6 +406,26 @@ def bench_serving(out, quick: bool = False, inductor: bool = True, calls: Option
                 row = Served(label, compiles="—", note=f"not supported: {_first_line(err)}", load=_load())
             rows.append(row)
 
+        with fresh_caches(), listening() as log:
+            sizes = (16, 32, 64, 128) if quick else (32, 64, 128, 256, 512)
+            label = (f'fxla: `fxla.bucketed(torch.compile(model, backend="fxla"), sizes={sizes}, '
+                     f'pad={{"input_ids": (1, 0), "attention_mask": (1, 0)}})`')
+            before, graphs = _stats(), _dynamo_graphs()
+            compiled = torch.compile(model, backend="fxla")
+            serve = fxla.bucketed(compiled, sizes=sizes, pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+            try:
+                row = _serve(
+                    label, lambda ids, mask: serve(input_ids=ids, attention_mask=mask), inputs, want,
+                    lambda: _stats()["compiles"],
+                    lambda: (f" XLA compiles; {_dynamo_graphs() - graphs} dynamo graphs, {log.lowerings} fxla "
+                             f"lowerings ({log.polymorphic} polymorphic); buckets used {sorted(serve.plans)} (each "
+                             f"bucket's first call also runs the unpadded inputs once: its check); disk hits "
+                             f"{_delta(before, 'disk_hits')}"))
+            except Exception as err:      # noqa: BLE001  (reported in the table: fxla.BucketError or another failure)
+                row = Served(label, compiles="—", note=f"fails: {_first_line(err)}", load=_load())
+            rows.append(row)
+            compiled = serve = None
+
         if inductor:
             with fresh_caches():
                 compiled = torch.compile(model, dynamic=True)
@@ -503,6 +523,60 @@ def _compare_tokens(row: Generated, got, want) -> None:
         row.first_diff = f"first differs at position {k} (token {k - PROMPT + 1} of the generated)"
 
 
+def _generate_row(name: str, pristine, ids, new_tokens: int, wrap: Optional[Callable], static: bool,
+                  counter: str, want) -> (Generated, Optional[torch.Tensor]):
+    """One contender of (b): two greedy generates on its own copy of ``pristine`` with fresh caches, ``wrap``
+    applied to ``model.forward``; ``counter``: "eager", "fxla" or "inductor" (what the compiles cell counts).
+    The tokens are compared with ``want`` (eager's; ``None`` for the eager static-cache row itself, which compares
+    with its own).  Returns the row and the first generate's tokens (``None`` when it failed)."""
+    row = Generated(name, load=_load())
+    model = copy.deepcopy(pristine)
+    with fresh_caches(), listening() as log, torch.no_grad():
+        before, graphs = _stats(), _dynamo_graphs()
+        try:
+            if wrap is not None:
+                model.forward = wrap(model.forward)
+            tokens, row.cold_ttft, _, row.cold_total = _generate(model, ids, new_tokens, static)
+            again, row.warm_ttft, row.warm_token, row.warm_total = _generate(model, ids, new_tokens, static)
+        except Exception as err:     # noqa: BLE001  (reported in the table)
+            row.error = _first_line(err)
+            row.load += f" → {_load()}"
+            return row, None
+        if counter == "fxla":
+            row.xla_compiles = _delta(before, "compiles")
+            row.compiles = (f"{row.xla_compiles} XLA compiles, {_dynamo_graphs() - graphs} dynamo graphs, "
+                            f"{log.lowerings} fxla lowerings ({log.polymorphic} polymorphic); disk hits "
+                            f"{_delta(before, 'disk_hits')}")
+        elif counter == "inductor":
+            row.compiles = f"{_dynamo_graphs() - graphs} dynamo graphs (inductor)"
+        else:
+            row.compiles = "—"
+    if want is None and counter == "eager" and static:
+        want = tokens
+    _compare_tokens(row, tokens, want)
+    if row.tokens_ok is not False and want is not None and not torch.equal(again, tokens):
+        row.tokens_ok, row.first_diff = False, "the second generate's tokens differ from the first's"
+    row.load += f" → {_load()}"
+    del model
+    gc.collect()
+    return row, tokens
+
+
+GENERATE_HEADER = ["contender", "cold: first token", "cold: total", "warm: first token", "warm: per token",
+                   "warm: total", "compiles (both generates)", "tokens = eager's (static)", "load avg"]
+
+
+def _generate_table(out, rows: List[Generated]) -> None:
+    out.table(GENERATE_HEADER,
+              [[r.name] + ([f"fails: {r.error}"] + [""] * 7 if r.error else
+                           [_s(r.cold_ttft), _s(r.cold_total), _s(r.warm_ttft), _s(r.warm_token), _s(r.warm_total),
+                            r.compiles, _mark(r.tokens_ok) + (f" ({r.first_diff})" if r.first_diff else "")])
+               + [r.load] for r in rows])
+    for r in rows:
+        if r.tokens_ok is False:
+            out(f"\n> **MISMATCH:** {r.name}: the tokens differ from eager's: {r.first_diff}.")
+
+
 def bench_generate(out, quick: bool = False, inductor: bool = True) -> List[Generated]:
     """(b): see the module docstring.  Returns the rows (also printed through ``out``)."""
     transformers = _transformers()
@@ -527,36 +601,9 @@ def bench_generate(out, quick: bool = False, inductor: bool = True) -> List[Gene
 
     def run(name: str, wrap: Optional[Callable], static: bool, counter: str) -> Generated:
         nonlocal want
-        row = Generated(name, load=_load())
-        model = copy.deepcopy(pristine)
-        with fresh_caches(), listening() as log, torch.no_grad():
-            before, graphs = _stats(), _dynamo_graphs()
-            try:
-                if wrap is not None:
-                    model.forward = wrap(model.forward)
-                tokens, row.cold_ttft, _, row.cold_total = _generate(model, ids, new_tokens, static)
-                again, row.warm_ttft, row.warm_token, row.warm_total = _generate(model, ids, new_tokens, static)
-            except Exception as err:     # noqa: BLE001  (reported in the table)
-                row.error = _first_line(err)
-                row.load += f" → {_load()}"
-                return row
-            if counter == "fxla":
-                row.xla_compiles = _delta(before, "compiles")
-                row.compiles = (f"{row.xla_compiles} XLA compiles, {_dynamo_graphs() - graphs} dynamo graphs, "
-                                f"{log.lowerings} fxla lowerings ({log.polymorphic} polymorphic); disk hits "
-                                f"{_delta(before, 'disk_hits')}")
-            elif counter == "inductor":
-                row.compiles = f"{_dynamo_graphs() - graphs} dynamo graphs (inductor)"
-            else:
-                row.compiles = "—"
+        row, tokens = _generate_row(name, pristine, ids, new_tokens, wrap, static, counter, want)
         if want is None and counter == "eager" and static:
             want = tokens
-        _compare_tokens(row, tokens, want)
-        if row.tokens_ok is not False and want is not None and not torch.equal(again, tokens):
-            row.tokens_ok, row.first_diff = False, "the second generate's tokens differ from the first's"
-        row.load += f" → {_load()}"
-        del model
-        gc.collect()
         return row
 
     rows.append(run("torch eager, static cache", None, True, "eager"))
@@ -569,15 +616,7 @@ def bench_generate(out, quick: bool = False, inductor: bool = True) -> List[Gene
     rows.append(run('fxla: `torch.compile(model.forward, backend="fxla")`, dynamic cache (default)',
                     lambda f: torch.compile(f, backend="fxla"), False, "fxla"))
     out()
-    out.table(["contender", "cold: first token", "cold: total", "warm: first token", "warm: per token",
-               "warm: total", "compiles (both generates)", "tokens = eager's (static)", "load avg"],
-              [[r.name] + ([f"fails: {r.error}"] + [""] * 7 if r.error else
-                           [_s(r.cold_ttft), _s(r.cold_total), _s(r.warm_ttft), _s(r.warm_token), _s(r.warm_total),
-                            r.compiles, _mark(r.tokens_ok) + (f" ({r.first_diff})" if r.first_diff else "")])
-               + [r.load] for r in rows])
-    for r in rows:
-        if r.tokens_ok is False:
-            out(f"\n> **MISMATCH:** {r.name}: the tokens differ from eager's: {r.first_diff}.")
+    _generate_table(out, rows)
     done = [r for r in rows if not r.error and r.warm_token == r.warm_token]
     if done:
         best = min(done, key=lambda r: r.warm_token)

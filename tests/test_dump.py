@@ -404,3 +404,28 @@ def test_dump_and_explain_share_their_model_options():
     argv = ["m.py:f", "--input-shape", "2x16:i64", "--concrete-args", "use_cache=false", "--device", "cpu"]
     values = [vars(p.parse_args(argv)) for p in (dump._parser(), explain._parser())]
     assert [{k: v[k] for k in common} for v in values] == [vars(shared.parse_args(argv))] * 2
+
+
+def test_dynamic_dims_show_the_polymorphic_program_and_its_refinement(capsys, tmp_path):
+    spec = factory(tmp_path, """
+        class M(torch.nn.Module):
+            def forward(self, x):
+                b, s, d = x.shape
+                return x.view(b, s // 2, 2 * d).softmax(-1)
+
+        def model():
+            return M(), (torch.randn(2, 8, 3),)
+        """)
+    rc, out, err = run_dump(capsys, f"{spec}:model", "--dynamic", "x:1", "--stage", "fxla", "--run")
+    assert rc == 0, err
+    polymorphic, _, refined = out.partition("// refined to the example inputs' sizes (pipeline stage 'refine'):")
+    assert "%arg0: tensor<2x?x3xf32>" in polymorphic and "fxla.dim_size %arg0 {dim = 1}" in polymorphic
+    assert 'fxla.sym = ["shape.1", "shape.2"]' in polymorphic
+    assert "fxla.reshape %arg0 {shape = [2, 4, 6]}" in refined and "?" not in refined
+    rc, _, err = run_dump(capsys, f"{spec}:model", "--dynamic", "x1")
+    assert rc == 1 and "--dynamic 'x1': expected NAME:DIM" in err
+
+
+def test_a_module_spec_that_cannot_be_imported_is_a_clear_error(capsys):
+    rc, _, err = run_dump(capsys, "no_such_module_here:model")
+    assert rc == 1 and "no module named 'no_such_module_here'" in err and "fix:" in err

@@ -48,6 +48,23 @@ class GraphvizMissingError(FxlaError):
     """``--format svg`` was asked for and Graphviz's ``dot`` program is not on PATH."""
 
 
+def parse_dynamic(items) -> Any:
+    """``--dynamic NAME:DIM`` flags as fxla.compile's ``dynamic=`` (``False`` when none)."""
+    import fxla
+    dynamic: Dict[str, Dict[int, Any]] = {}
+    for item in items:
+        name, _, dim = item.rpartition(":")
+        try:
+            dim = int(dim)
+        except ValueError:
+            raise SpecError(f"--dynamic {item!r}: expected NAME:DIM, e.g. x:1\nfix: name an input and one of its "
+                            f"dims") from None
+        if not name.isidentifier():
+            raise SpecError(f"--dynamic {item!r}: {name!r} is not an argument name\nfix: pass e.g. --dynamic x:1")
+        dynamic.setdefault(name, {})[dim] = fxla.Dim(f"{name}_{dim}" if dim >= 0 else f"{name}_m{-dim}")
+    return dynamic or False
+
+
 def parse_concrete_args(items) -> Dict[str, Any]:
     """``--concrete-args``: each item a JSON object (``'{"use_cache": false}'``) or ``NAME=VALUE`` with VALUE a
     JSON value (``use_cache=false``, ``num_steps=3``, ``mode='"fast"'``; Python's True/False/None spelled so are
@@ -98,8 +115,16 @@ def load_factory(spec: str, progress: Optional["Progress"] = None):
         with progress.phase(f"import {path}"):
             module_spec.loader.exec_module(module)
     else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())      # (as `python -m` does: a module of the current folder)
         with progress.phase(f"import {path}"):
-            module = importlib.import_module(path)
+            try:
+                module = importlib.import_module(path)
+            except ModuleNotFoundError as err:
+                if err.name is None or not (path == err.name or path.startswith(err.name + ".")):
+                    raise                        # (the model's own import of something missing: its traceback)
+                raise SpecError(f"no module named '{err.name}' (from the model spec '{spec}')\nfix: run fxla-dump "
+                                f"from the folder that holds it, or give its file: FILE.py:{attr}") from None
     if not hasattr(module, attr):
         raise SpecError(f"'{path}' defines no '{attr}'\nfix: name a function of that module that returns the "
                         f"model (and optionally its example inputs)")
@@ -168,6 +193,10 @@ def _parser():
     p.add_argument("--concrete-shapes", action="store_true",
                    help="trace for these inputs' shapes, as fxla.compile(model, concrete_shapes=True) does "
                         "(models that branch on sizes or assert shapes: Hugging Face, nanoGPT)")
+    p.add_argument("--dynamic", action="append", default=[], metavar="NAME:DIM",
+                   help="mark dim DIM of input NAME symbolic, as fxla.compile(model, dynamic={NAME: {DIM: "
+                        "fxla.Dim(...)}}) (repeat the flag; one Dim per NAME:DIM): the fxla stage is then the "
+                        "polymorphic program (? dims, size ops), followed by it refined to the example inputs' sizes")
     p.add_argument("--debug-locations", action="store_true", help="print MLIR locations (the user's source lines)")
     p.add_argument("--run", action="store_true",
                    help="also run the compiled model and compare every leaf of its output with eager PyTorch's")
@@ -287,7 +316,7 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
     with progress.phase("tracing" + (" (concrete shapes)" if args.concrete_shapes else "")):
         try:
             compiled = fxla.compile(model, device=args.device, concrete_shapes=args.concrete_shapes,
-                                    concrete_args=concrete_args)
+                                    concrete_args=concrete_args, dynamic=parse_dynamic(args.dynamic))
             gm, placeholder_args = compiled.trace_for(*inputs, **kwargs)
         except TraceError as err:
             if not args.concrete_shapes:       # (its fix names fxla.compile's options: these are the flags)
@@ -301,10 +330,17 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
     def keep_fxla(stage, result, _seconds):      # (the next stage converts the fxla module in place)
         if stage == "fxla":
             texts["fxla"] = result.text(debug_info=args.debug_locations)
+        elif stage == "refine":                  # (--dynamic: the polymorphic program, then it refined)
+            texts["fxla"] += ("\n// refined to the example inputs' sizes (pipeline stage 'refine'):\n" +
+                              result.text(debug_info=args.debug_locations))
 
     pipeline = Pipeline(observers=[progress.observe, keep_fxla], print_ir_after_all=args.print_ir_after_all)
     with COMPILING:
-        stages = pipeline.lower(gm, placeholder_args)
+        if compiled._dynamic is not None:
+            compiled._pipeline = pipeline            # (the module lowers through this one: its observers)
+            stages = compiled._dynamic.lower(compiled, gm, placeholder_args)
+        else:
+            stages = pipeline.lower(gm, placeholder_args)
     texts["functional"] = _functional_text(stages.prepared)
     texts["stablehlo"] = stages.stablehlo_debug if args.debug_locations else stages.stablehlo
     if "hlo" in wanted:
