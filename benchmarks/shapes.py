@@ -625,6 +625,60 @@ def bench_generate(out, quick: bool = False, inductor: bool = True) -> List[Gene
     return rows
 
 
+TINY_VOCAB = 128
+
+
+def _tiny_models(transformers) -> Dict[str, Callable]:
+    """The issue's "tiny GPT-2 and tiny LLaMA" (tests/test_generate.py's configurations)."""
+    return {
+        "tiny GPT-2": lambda: transformers.GPT2LMHeadModel(transformers.GPT2Config(
+            n_layer=2, n_embd=64, n_head=4, vocab_size=TINY_VOCAB, n_positions=256, bos_token_id=0,
+            eos_token_id=None)),
+        "tiny LLaMA": lambda: transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, intermediate_size=128,
+            vocab_size=TINY_VOCAB, bos_token_id=0, eos_token_id=None, pad_token_id=0)),
+    }
+
+
+def bench_generate_tiny(out, quick: bool = False, inductor: bool = True) -> Dict[str, List[Generated]]:
+    """(b), the issue's tiny models: see the module docstring.  Returns {model: rows} (also printed)."""
+    transformers = _transformers()
+    new_tokens = 16 if quick else 128
+    out(f"\n## Changing shapes (issue #21): greedy `generate()` of {new_tokens} tokens, tiny GPT-2 and tiny LLaMA, "
+        f"static cache\n")
+    out("* tests/test_generate.py's models: `GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, "
+        "n_positions=256)` and `LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, "
+        f"num_key_value_heads=4, intermediate_size=128, vocab_size=128)`, random weights, a prompt of {PROMPT} "
+        "tokens, `do_sample=False`, `eos_token_id = None`, `pad_token_id = 0`, `cache_implementation=\"static\"`; "
+        "columns as in the table above")
+    result: Dict[str, List[Generated]] = {}
+    table: List[Generated] = []
+    for model_name, build in _tiny_models(transformers).items():
+        torch.manual_seed(SEED)
+        pristine = build().eval()
+        pristine.generation_config.eos_token_id = None
+        pristine.generation_config.pad_token_id = 0
+        ids = torch.randint(0, TINY_VOCAB, (1, PROMPT), generator=torch.Generator().manual_seed(SEED))
+        rows: List[Generated] = []
+        eager, want = _generate_row(f"{model_name}: torch eager", pristine, ids, new_tokens, None, True, "eager",
+                                    None)
+        rows.append(eager)
+        rows.append(_generate_row(f'{model_name}: fxla, `model.forward = torch.compile(model.forward, '
+                                  f'backend="fxla")`', pristine, ids, new_tokens,
+                                  lambda f: torch.compile(f, backend="fxla"), True, "fxla", want)[0])
+        if inductor:
+            rows.append(_generate_row(f"{model_name}: torch.compile (inductor), `model.forward = "
+                                      f"torch.compile(model.forward)`", pristine, ids, new_tokens,
+                                      lambda f: torch.compile(f), True, "inductor", want)[0])
+        result[model_name] = rows
+        table.extend(rows)
+        del pristine
+        gc.collect()
+    out()
+    _generate_table(out, table)
+    return result
+
+
 # -- (c) trace + lower once vs per shape -------------------------------------------------------------------------------
 @dataclass
 class Lowered:
