@@ -9,15 +9,20 @@ padded to the buckets 32, 64, 128, 256 and 512 it compiles five::
     out = serve(input_ids=ids, attention_mask=mask)     # ids [1, 37] runs as [1, 64]; outputs sliced back to 37
 
 ``pad`` maps each argument to pad to ``(dim, fill value)``: the length is that dim's size (equal in every padded
-argument), padded at the end up to the smallest bucket that holds it (a length above the largest bucket runs
-unpadded).  The results are sliced back to the call's length along the dims that padding lengthened (learnt
-at the bucket's first call, below).
+argument), padded at the end (``side="left"``: at the start, as ``generate()`` takes a padded prompt) up to the
+smallest bucket that holds it (a length above the largest bucket runs unpadded).  The results are cut back by
+the padding along the dims that padding lengthened (learnt at the bucket's first call, below): a prompt loop
+through ``generate`` compiles a few prefills::
+
+    generate = fxla.bucketed(model.generate, sizes=(16, 32, 64), side="left",
+                             pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+    tokens = generate(input_ids=ids, attention_mask=mask, max_new_tokens=32, do_sample=False)
 
 Padding is only right where the model ignores the padded positions -- an attention mask of zeros over them, and
 no op mixing positions without it (a mean over the sequence, a bidirectional attention without the mask).  fxla
 cannot prove that for a model, so it checks: the first call of each bucket also runs the unpadded inputs, finds
-the output dims that are the bucket's size padded and the call's length unpadded (those are sliced back, at this
-and every later call of the bucket), and compares the results (float tolerance by dtype, exact for integers and
+the output dims that padding lengthened by exactly the padding (those are cut back, at this and every later call
+of the bucket), and compares the results (float tolerance by dtype, exact for integers and
 booleans); a difference raises :class:`BucketError` (and the bucket is never used).  So a bucket costs one extra program once, and a model that
 padding changes is refused rather than answered differently.
 """
@@ -47,7 +52,11 @@ class BucketError(FxlaError):
 class Bucketed:
     """``fn`` with its variable length padded to a few sizes (see the module docstring)."""
 
-    def __init__(self, fn: Callable, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]]):
+    def __init__(self, fn: Callable, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right"):
+        if side not in ("right", "left"):
+            raise BucketError(f"side={side!r}: pad on the 'right' (the end) or the 'left' (the start)",
+                              fix="pass side='right' (default) or side='left'")
+        self.left = side == "left"
         if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
             raise BucketError(f"sizes={sizes!r}: need positive ints", fix="pass sizes such as (32, 64, 128)")
         if not pad or any(not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], int)) for v in pad.values()):
@@ -107,17 +116,19 @@ class Bucketed:
             t = values[name]
             shape = list(t.shape)
             shape[dim] = size - length
-            padded[name] = torch.cat([t, torch.full(shape, fill, dtype=t.dtype, device=t.device)], dim=dim)
+            filler = torch.full(shape, fill, dtype=t.dtype, device=t.device)
+            padded[name] = torch.cat([filler, t] if self.left else [t, filler], dim=dim)
+        extra = size - length
         with self._lock:
             plan = self.plans.get(size)
         if plan is not None:
-            return _unpad(self.fn(**padded), plan, length)
+            return _unpad(self.fn(**padded), plan, extra, self.left)
         want = self.fn(**values)
         got = self.fn(**padded)
-        plan = [[d for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n == size and m == length]
+        plan = [[d for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n - m == extra]
                 if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor) and g.dim() == w.dim() else []
                 for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want))]
-        result = _unpad(got, plan, length)
+        result = _unpad(got, plan, extra, self.left)
         self._check(result, want, length, size)
         with self._lock:
             self.plans[size] = plan
@@ -152,18 +163,20 @@ class Bucketed:
                                   "model (symbolic dims alone compile one program per length)")
 
 
-def _unpad(result, plan, length: int):
-    """``result`` with each tensor leaf narrowed to ``length`` along its dims in ``plan``."""
+def _unpad(result, plan, extra: int, left: bool):
+    """``result`` with each tensor leaf cut by ``extra`` elements (at the start if ``left``) along its dims in
+    ``plan``."""
     leaves, spec = pytree.tree_flatten(result)
     out = []
     for leaf, dims in zip(leaves, plan + [[]] * (len(leaves) - len(plan))):
         for d in dims:
-            leaf = leaf.narrow(d, 0, length)
+            leaf = leaf.narrow(d, extra if left else 0, leaf.shape[d] - extra)
         out.append(leaf)
     return pytree.tree_unflatten(out, spec)
 
 
-def bucketed(fn: Callable, *, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]]) -> Bucketed:
-    """``fn`` (a model, compiled or not) with the variable length of the ``pad`` arguments padded to the next of
-    ``sizes``; see :mod:`fxla.buckets`."""
-    return Bucketed(fn, sizes, pad)
+def bucketed(fn: Callable, *, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right") -> Bucketed:
+    """``fn`` (a model, compiled or not, or a method such as ``model.generate``) with the variable length of the
+    ``pad`` arguments padded to the next of ``sizes`` (at the end, or the start with ``side="left"``); see
+    :mod:`fxla.buckets`."""
+    return Bucketed(fn, sizes, pad, side)

@@ -4,7 +4,7 @@ measured in one run.  Part of ``make bench`` (the "shapes" section of benchmarks
 
     .venv/bin/python benchmarks/shapes.py               # BERT-base 50 calls, GPT-2 small 128 tokens (~15-25 min)
     .venv/bin/python benchmarks/shapes.py --quick       # 2-layer models, 10 calls, 16 tokens (a few minutes)
-    .venv/bin/python benchmarks/shapes.py --no-inductor --skip generate
+    .venv/bin/python benchmarks/shapes.py --no-inductor --skip generate,tiny
 
 Three parts:
 
@@ -15,7 +15,10 @@ Three parts:
     "warm" column), for: eager; ``torch.compile(model, dynamic=True)`` (inductor); ``torch.compile(model,
     backend="fxla")`` (dynamo's automatic dynamic shapes: fxla gets one symbolic graph); ``fxla.compile(model,
     dynamic={"input_ids": {1: seq}, "attention_mask": {1: seq}})`` (one shared ``fxla.Dim``; "not supported" with
-    the error when fxla's tracer cannot take the model); and ``jax.jit`` of the same BERT hand-written in JAX
+    the error when fxla's tracer cannot take the model); ``fxla.bucketed(torch.compile(model, backend="fxla"),
+    sizes=(32, 64, 128, 256, 512), pad={"input_ids": (1, 0), "attention_mask": (1, 0)})`` (lengths padded up to
+    a few sizes, outputs sliced back; each bucket's first call also runs the unpadded inputs once, its check;
+    sizes 16..128 with --quick); and ``jax.jit`` of the same BERT hand-written in JAX
     (:func:`jax_bert`: benchmarks/jax_models.py's BERT plus the attention mask and the pooler; ``jax.jit``
     compiles once per length).  Every output is checked against eager's.
 (b) **generate().**  ``GPT2LMHeadModel(GPT2Config())``, a prompt of 8 tokens, greedy, ``eos_token_id = None``:
@@ -23,7 +26,9 @@ Three parts:
     torch.compile(model.forward)``) and fxla (``model.forward = torch.compile(model.forward, backend="fxla")``,
     tests/test_generate.py's recipe); time to first token and per-token latency of the first generate (compiles
     included) and of a second one (warm), and the compiles; then the default dynamic cache through fxla (and
-    eager, for reference).  Tokens are compared with eager's.
+    eager, for reference).  Tokens are compared with eager's.  Then the issue's "tiny GPT-2 and tiny LLaMA"
+    (tests/test_generate.py's 2-layer, width-64, vocabulary-128 configurations; part "tiny"), static cache: eager,
+    fxla and inductor, the same measurements.
 (c) **Trace + lower once vs per shape.**  10 distinct sequence lengths through an ``nn.TransformerEncoder``
     (``fxla.compile`` without ``dynamic=``, with a ``Dim``, with ``dynamic=True``) and a 4-layer BERT
     (``torch.compile(backend="fxla")`` with ``dynamic=False``, automatic, ``dynamic=True``): the seconds of each
@@ -32,7 +37,7 @@ Three parts:
 Honest timings: every contender gets a fresh fxla on-disk cache folder (``fxla.runtime.set_cache_dir`` of a new
 temporary folder, so nothing is read from an earlier run or contender; ``disk_hits`` is reported), a fresh
 inductor cache folder and a reset dynamo.  ``--quick``: 10 calls of lengths 8..128 on a 2-layer BERT, 16 tokens
-on a 2-layer GPT-2, 2-layer models in (c).
+on a 2-layer GPT-2 and 16 on the tiny models, 2-layer models in (c).
 """
 from __future__ import annotations
 
@@ -795,7 +800,8 @@ def bench_lowering(out, quick: bool = False) -> List[Lowered]:
 
 
 # -- targets and the section -------------------------------------------------------------------------------------------
-def report_targets(out, served: List[Served], generated: List[Generated], was_busy: bool, quick: bool) -> None:
+def report_targets(out, served: List[Served], generated: List[Generated], was_busy: bool, quick: bool,
+                   tiny: Optional[Dict[str, List[Generated]]] = None) -> None:
     lines = []
     if served:
         fx = [r for r in served if r.name.startswith("fxla") and r.cold == r.cold and r.ok is not False]
@@ -834,6 +840,23 @@ def report_targets(out, served: List[Served], generated: List[Generated], was_bu
                           _mark(ok) if len(met) == 2 else (_mark(ok) + " (partly measured)" if met else "n/a")])
             lines.append(["(b) generate, static cache: at most 3 XLA compiles", f"{fx.xla_compiles}",
                           _mark(fx.xla_compiles is not None and fx.xla_compiles <= 3)])
+    if tiny:
+        parts, met = [], []
+        for model_name, rows in tiny.items():
+            eager = next((r for r in rows if r.name.endswith("torch eager")), None)
+            fx = next((r for r in rows if ": fxla" in r.name), None)
+            if fx is None or fx.error or eager is None or eager.error:
+                parts.append(f"{model_name}: " + (f"fxla fails ({fx.error})" if fx is not None and fx.error else
+                                                  "not measured"))
+                met.append(False)
+                continue
+            ratio = fx.warm_token / eager.warm_token
+            parts.append(f"{model_name}: fxla {_s(fx.warm_token)} vs eager {_s(eager.warm_token)} ({ratio:.2f}×), "
+                         f"{fx.xla_compiles} XLA compiles, tokens = eager's {_mark(fx.tokens_ok)}")
+            met.append(ratio < 0.5 and fx.xla_compiles is not None and fx.xla_compiles <= 3
+                       and fx.tokens_ok is True)
+        lines.append(["(b) tiny GPT-2 / tiny LLaMA: fxla warm per-token < 0.5× eager's, at most 3 compiles "
+                      "(and eager's tokens)", "; ".join(parts), _mark(all(met)) if met else "n/a"])
     if lines:
         out("\n## Issue #21 targets, changing shapes (measured in this run)\n")
         if quick:
@@ -844,7 +867,7 @@ def report_targets(out, served: List[Served], generated: List[Generated], was_bu
         out.table(["target", "measured", "met"], lines)
 
 
-PARTS = ("serving", "generate", "lowering")
+PARTS = ("serving", "generate", "tiny", "lowering")
 
 
 def bench_shapes(out, quick: bool = False, inductor: bool = True, skip=(), was_busy: bool = False) -> None:
@@ -857,9 +880,11 @@ def bench_shapes(out, quick: bool = False, inductor: bool = True, skip=(), was_b
     was_busy = was_busy or _busy()
     generated = bench_generate(out, quick=quick, inductor=inductor) if "generate" not in skip else []
     was_busy = was_busy or _busy()
+    tiny = bench_generate_tiny(out, quick=quick, inductor=inductor) if "tiny" not in skip else {}
+    was_busy = was_busy or _busy()
     if "lowering" not in skip:
         bench_lowering(out, quick=quick)
-    report_targets(out, served, generated, was_busy or _busy(), quick)
+    report_targets(out, served, generated, was_busy or _busy(), quick, tiny)
     out(f"\nShapes section: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load} at the start, "
         f"{_load()} at the end ({os.cpu_count()} cores).")
 

@@ -85,3 +85,27 @@ def test_bad_arguments():
     serve = fxla.bucketed(two, sizes=(8,), pad={"a": (0, 0), "b": (0, 0)})
     with pytest.raises(fxla.BucketError, match="different lengths"):
         serve(torch.ones(3), torch.ones(4))
+
+
+def test_a_prompt_loop_through_generate_compiles_a_few_programs(fresh_dynamo):
+    """Prompts of 20 lengths through ``generate`` (static cache), padded on the left to 3 buckets: the tokens are
+    eager's (unpadded) for every prompt, and XLA compiles at most 4 programs per bucket (prefill and decode, padded
+    and the unpadded check), not 2 per length."""
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128,
+                                                                n_positions=256, bos_token_id=0, eos_token_id=None))
+    model = model.eval()
+    model.generation_config.eos_token_id, model.generation_config.pad_token_id = None, 0
+    gen = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(1, 128, (1, n), generator=gen) for n in range(2, 22)]
+    options = dict(max_new_tokens=4, do_sample=False, cache_implementation="static")
+    with torch.no_grad():
+        want = [model.generate(input_ids=p, attention_mask=torch.ones_like(p), **options) for p in prompts]
+    model.forward = torch.compile(model.forward, backend="fxla")
+    generate = fxla.bucketed(model.generate, sizes=(8, 16, 32), side="left",
+                             pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+    before = compile_stats()["compiles"] + compile_stats()["disk_hits"]
+    with torch.no_grad():
+        for p, expected in zip(prompts, want):
+            assert torch.equal(generate(input_ids=p, attention_mask=torch.ones_like(p), **options), expected)
+    assert compile_stats()["compiles"] + compile_stats()["disk_hits"] - before <= 4 * 3
