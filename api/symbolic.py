@@ -78,6 +78,9 @@ class SymbolicPrograms:
         leaves, tree = pytree.tree_flatten(tuple(args))
         leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
         dims, ints = self.spec.dims(names, args)
+        if not self.spec.strict:        # (dynamic=True: a dim of size 0 or 1 -- a broadcast dim -- stays static)
+            dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
+                                                  for leaf, marked in dims.items()) if kept}
         small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
         if small or not dims:
             if small:

@@ -189,3 +189,12 @@ def test_torch_compile_lowers_each_symbolic_graph_once(caplog):
     torch._dynamo.reset()
     assert caplog.text.count("polymorphic program #") == 1
     assert caplog.text.count("refine") >= 4
+
+
+def test_dynamic_true_keeps_size_1_dims_static_and_the_rest_symbolic():
+    m = _model()
+    fast = fxla.compile(m, dynamic=True)
+    for n in (5, 9, 17):                         # batch 1: a broadcast-sized dim, static; the length symbolic
+        x = torch.randn(1, n, 16)
+        torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
+    assert fast._dynamic.lowerings == 1
