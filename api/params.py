@@ -52,6 +52,7 @@ class Entry:
     handler: Any = None                       # its results -> the call's value (fxla.outputs.ResultHandler)
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
     compiled: Any = None                      # its number and dump folder (fxla.recompile.CompiledSignature)
+    inputs: Any = None                        # its input buffers kept between calls (fxla.runtime.buffers.InputBuffers)
 
 
 def _described(entry: Entry) -> str:

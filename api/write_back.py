@@ -104,8 +104,9 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
                 f"why: eager PyTorch refuses this too: unsupported operation: more than one element of the "
                 f"written-to tensor refers to a single memory location\n"
                 f"fix: pass x.clone() (or x.contiguous())")
+        storage = t.untyped_storage().data_ptr()
         others = [i for i, o in enumerate(tensors) if i != index and isinstance(o, torch.Tensor)
-                  and shares_memory(t, o)]
+                  and o.untyped_storage().data_ptr() == storage and shares_memory(t, o)]
         if others:
             raise InputMutationError(
                 f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but input {others[0]} shares its "

@@ -10,7 +10,8 @@ A *placement* is a ``jax.Device`` (single-device programs) or a ``jax.sharding.S
 from __future__ import annotations
 
 import functools
-from typing import Union
+import weakref
+from typing import Dict, Union
 
 import jax
 import ml_dtypes
@@ -102,6 +103,37 @@ def tensor_to_device(t: torch.Tensor, device: jax.Device) -> jax.Array:
     if not t.is_contiguous():
         t = t.contiguous()
     return _put(_numpy(t), device)
+
+
+class InputBuffers:
+    """The device buffers of the torch tensors passed at each input position of one compiled signature, reused
+    while the same tensor comes back unchanged (a TorchDynamo graph takes every parameter as an input: without
+    this, each call would place dozens of weights again).
+
+    Only buffers that alias the tensor's memory are kept (an aligned CPU tensor: :func:`tensor_to_device`), so a
+    kept buffer always reads the tensor's current values; it is reused while the position holds the very same
+    tensor object (a weak reference) with the same storage, shape, strides, dtype and version counter."""
+
+    __slots__ = ("device", "_slots")
+
+    def __init__(self, device: jax.Device):
+        self.device = device
+        self._slots: Dict[int, tuple] = {}
+
+    def put(self, position: int, value) -> jax.Array:
+        """``value`` (the call's tensor input at ``position``) on the device, from the kept buffer when valid."""
+        if type(value) is not torch.Tensor or not value.is_cpu:
+            return to_device(value, self.device)
+        key = (value.data_ptr(), value.shape, value.stride(), value.dtype, value._version)
+        slot = self._slots.get(position)
+        if slot is not None and slot[0]() is value and slot[1] == key:
+            return slot[2]
+        buffer = to_device(value, self.device)
+        if value.data_ptr() and buffer.unsafe_buffer_pointer() == value.data_ptr():
+            self._slots[position] = (weakref.ref(value), key, buffer)
+        else:
+            self._slots.pop(position, None)
+        return buffer
 
 
 def to_device(value, placement: Placement) -> jax.Array:

@@ -222,3 +222,24 @@ def test_lower_returns_every_stage_without_running(mlp):
     assert "call_module" in stages.graph and "def forward" in stages.code
     assert "= fxla.linear " in stages.fxla and "stablehlo." in stages.stablehlo
     assert fast.cache_size == 0 and fast._params == {}
+
+
+def test_input_buffers_are_kept_only_while_the_tensor_is_unchanged():
+    """fxla.runtime.buffers.InputBuffers: a call's unchanged torch inputs (a dynamo graph's parameters) reuse their
+    device buffers; a changed, replaced or re-strided tensor is placed again; a kept buffer aliases the tensor, so
+    even a change torch does not count (through a numpy view) is what the program reads."""
+    import jax
+    import numpy as np
+    from fxla.runtime.buffers import InputBuffers
+    inputs = InputBuffers(jax.devices("cpu")[0])
+    w = torch.arange(6.0).reshape(2, 3)
+    first = inputs.put(0, w)
+    assert inputs.put(0, w) is first
+    w.add_(1)                                          # (the version counter moves: placed again)
+    second = inputs.put(0, w)
+    assert second is not first and np.array_equal(np.asarray(second), w.numpy())
+    w.numpy()[0, 0] = 100.0                            # (no version change: the kept buffer aliases the memory)
+    assert inputs.put(0, w) is second and float(np.asarray(inputs.put(0, w))[0, 0]) == 100.0
+    other = w.clone()
+    assert inputs.put(0, other) is not second and inputs.put(1, w) is not second
+    assert inputs.put(0, w.t()) is not inputs.put(0, w)
