@@ -29,7 +29,7 @@ from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
 from fxla.runtime._fastcall import Dispatch
-from fxla.runtime.buffers import InputBuffers, is_array
+from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
@@ -493,8 +493,7 @@ class CompiledModule(CompileControl):
         if entry.input_shardings is not None:
             buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
         else:                                       # (the same unchanged tensors: their kept device buffers)
-            inputs = entry.inputs = entry.inputs or InputBuffers(self.device)
-            buffers = [inputs.put(i, t) for i, t in enumerate(tensors)]
+            buffers = entry.input_buffers(self.device).put_all(tensors)
         return buffers + entry.params
 
     # A call is ``self._dispatch(*args, **kwargs)``, looked up in C (a property over ``operator.attrgetter``: no

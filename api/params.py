@@ -23,6 +23,7 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import CACHE
 from fxla.lowering import FxlaProgram
 from fxla.runtime import Executable, cpp_dispatch, from_device, to_device
+from fxla.runtime.buffers import InputBuffers
 
 from .gradients import GradientGuard
 from .signature import describe_value
@@ -53,6 +54,12 @@ class Entry:
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
     compiled: Any = None                      # its number and dump folder (fxla.recompile.CompiledSignature)
     inputs: Any = None                        # its input buffers kept between calls (fxla.runtime.buffers.InputBuffers)
+
+    def input_buffers(self, device) -> InputBuffers:
+        """Its input buffers kept between calls (made at the first call)."""
+        if self.inputs is None:
+            self.inputs = InputBuffers(device)
+        return self.inputs
 
 
 def _described(entry: Entry) -> str:

@@ -243,8 +243,6 @@ class TrainStep:
         params = objective.params
         device = self.device
         leaves = _leaves(batch)
-        if checks:                       # labels / token ids used as indices: in range, as eager requires
-            check_input_indices(type(self.model).__name__, checks, [t for t in leaves if is_array(t)])
         if objective.random:             # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
         args = [to_device(t, device) for t in leaves]
@@ -254,6 +252,8 @@ class TrainStep:
         else:
             args += [resident.argument(n, params[n]) if n in consumed else to_device(params[n], device)
                      for n in layout.frozen + layout.trainable]
+        if checks:          # labels / token ids (or a buffer) used as indices: in range, as eager requires
+            check_input_indices(type(self.model).__name__, checks, args)     # (numbers of the step's arguments)
         states = {}
         if update:
             self._hooks("pre")

@@ -120,6 +120,10 @@ class InputBuffers:
         self.device = device
         self._slots: Dict[int, tuple] = {}
 
+    def put_all(self, values) -> list:
+        """:meth:`put` of each of the call's tensor inputs, in order."""
+        return [self.put(i, v) for i, v in enumerate(values)]
+
     def put(self, position: int, value) -> jax.Array:
         """``value`` (the call's tensor input at ``position``) on the device, from the kept buffer when valid."""
         if type(value) is not torch.Tensor or not value.is_cpu:
