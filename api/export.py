@@ -12,7 +12,7 @@ import collections
 import hashlib
 import json
 import threading
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import jax
 import jaxlib

@@ -26,7 +26,7 @@ from fxla.dialects.fxla import ANY_ELEM, Sig, ops, sig_of, type_of, verify_modul
 from fxla.dialects.fxla.opdef import sig_of_elem, type_cache
 from fxla.dialects.fxla.ops import lookup
 from fxla.dialects.fxla.symbolic import sym_slots
-from fxla.dialects.mlir import func, ir
+from fxla.dialects.mlir import ir
 
 from .errors import LoweringError
 from .program import FxlaProgram
