@@ -16,7 +16,7 @@ checked (README, "Limits of this version").
 from __future__ import annotations
 
 import re
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -97,37 +97,35 @@ def _dim_size(value: ir.Value, dim: int) -> int:
     return shape[dim % len(shape)] if shape else 1
 
 
-def check_index_bounds(module: ir.Module) -> None:
-    """Raise :class:`IndexOutOfRangeError` for the first index op whose index is known to leave its dim (see the
-    module docstring)."""
+def _index_ops(module: ir.Module) -> Iterator[tuple]:
+    """``(op, index operand, size of the indexed dim, node name, (file, line, col) or None)`` of every index op."""
     for fn in module.body.operations:
         for block in fn.regions[0].blocks if len(fn.regions) else ():
             for op in block.operations:
                 operand = _INDEXED.get(op.operation.name)
                 if operand is None:
                     continue
-                _check(op.operation, operand)
+                op = op.operation
+                values, attrs = lookup(op.name).read(op)
+                named = re.match(r'loc\("([^"(]+)"', str(op.location))
+                yield (op, values[operand], _dim_size(values[0], attrs["dim"]), named.group(1) if named else "",
+                       location_parts(op.location))
 
 
-def _check(op: ir.Operation, operand: int) -> None:
-    opdef = lookup(op.name)
-    values, attrs = opdef.read(op)
-    bounds = _bounds(values[operand])
-    if bounds is None or bounds[0] > bounds[1]:
-        return
-    size = _dim_size(values[0], attrs["dim"])
-    if 0 <= bounds[0] and bounds[1] < size:
-        return
-    where = location_parts(op.location)
-    named = re.match(r'loc\("([^"(]+)"', str(op.location))
-    node = named.group(1) if named else ""
-    at = f"\n  at {where[0]}:{where[1]}:{where[2]}" if where else ""
-    bad = bounds[1] if bounds[1] >= size else bounds[0]
-    raise IndexOutOfRangeError(
-        f"index out of range: {'%' + node if node else op.name} reads index {bad} of a dim of size {size} (its "
-        f"indices span [{bounds[0]}, {bounds[1]}]){at}\nwhy: eager PyTorch raises IndexError here; XLA would clamp "
-        f"the index and silently read another element\nfix: keep the indices within the dim: for positions, a "
-        f"sequence no longer than the position table (max_position_embeddings)")
+def check_index_bounds(module: ir.Module) -> None:
+    """Raise :class:`IndexOutOfRangeError` for the first index op whose index is known to leave its dim (see the
+    module docstring)."""
+    for op, index, size, node, where in _index_ops(module):
+        bounds = _bounds(index)
+        if bounds is None or bounds[0] > bounds[1] or (0 <= bounds[0] and bounds[1] < size):
+            continue
+        at = f"\n  at {where[0]}:{where[1]}:{where[2]}" if where else ""
+        bad = bounds[1] if bounds[1] >= size else bounds[0]
+        raise IndexOutOfRangeError(
+            f"index out of range: {'%' + node if node else op.name} reads index {bad} of a dim of size {size} (its "
+            f"indices span [{bounds[0]}, {bounds[1]}]){at}\nwhy: eager PyTorch raises IndexError here; XLA would "
+            f"clamp the index and silently read another element\nfix: keep the indices within the dim: for "
+            f"positions, a sequence no longer than the position table (max_position_embeddings)")
 
 
 class InputIndexCheck(NamedTuple):
@@ -149,22 +147,11 @@ def input_index_checks(module: ir.Module, n_inputs: int) -> List[InputIndexCheck
     those inputs before running the program (:func:`check_input_indices`).  Indices computed otherwise from the
     data are not covered."""
     checks = []
-    for fn in module.body.operations:
-        for block in fn.regions[0].blocks if len(fn.regions) else ():
-            for op in block.operations:
-                operand = _INDEXED.get(op.operation.name)
-                if operand is None:
-                    continue
-                op = op.operation
-                values, attrs = lookup(op.name).read(op)
-                size = _dim_size(values[0], attrs["dim"])
-                found = _input_of(values[operand], n_inputs)
-                if found is not None:
-                    arg, wrapped, exempt = found
-                    named = re.match(r'loc\("([^"(]+)"', str(op.location))
-                    checks.append(InputIndexCheck(arg, -size if wrapped else 0, size,
-                                                  named.group(1) if named else op.name, location_parts(op.location),
-                                                  exempt))
+    for op, index, size, node, where in _index_ops(module):
+        found = _input_of(index, n_inputs)
+        if found is not None:
+            arg, wrapped, exempt = found
+            checks.append(InputIndexCheck(arg, -size if wrapped else 0, size, node or op.name, where, exempt))
     return checks
 
 
