@@ -99,7 +99,8 @@ def _dim_size(value: ir.Value, dim: int) -> int:
 
 def _index_ops(module: ir.Module) -> Iterator[tuple]:
     """``(op, index operand, size of the indexed dim, node name, (file, line, col) or None)`` of every index op."""
-    for fn in module.body.operations:
+    body = module.body if isinstance(module, ir.Module) else module.regions[0].blocks[0]   # (a module or its op)
+    for fn in body.operations:
         for block in fn.regions[0].blocks if len(fn.regions) else ():
             for op in block.operations:
                 operand = _INDEXED.get(op.operation.name)
@@ -107,7 +108,7 @@ def _index_ops(module: ir.Module) -> Iterator[tuple]:
                     continue
                 op = op.operation
                 values, attrs = lookup(op.name).read(op)
-                named = re.match(r'loc\("([^"(]+)"', str(op.location))
+                named = re.match(r'loc\("([^"]+)"\(', str(op.location))      # (a NameLoc: the graph node)
                 yield (op, values[operand], _dim_size(values[0], attrs["dim"]), named.group(1) if named else "",
                        location_parts(op.location))
 

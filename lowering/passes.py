@@ -48,6 +48,9 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-fold-constants": (fold_constants, "evaluate fxla ops whose operands are all fxla.constant (exact "
                             "arithmetic, comparisons, where, reshape/permute/expand, convert) into constants"),
     "fxla-dce": (dead_code_elimination, "erase fxla ops whose results are unused"),
+    "fxla-check-index-bounds": (check_index_bounds, "refuse an index_select/gather/scatter whose indices the "
+                                "program determines (arange, constants) and that leave the indexed dim (XLA would "
+                                "clamp them; fxla.compile runs it before every conversion)"),
     "fxla-grouped-conv": (grouped_conv_pass, "write grouped and depthwise stablehlo.convolutions as a sum over "
                           "their kernel taps of strided slices times weights (XLA CPU's grouped convolution is "
                           "slow; fxla.compile applies it where its cost model says it pays)"),
