@@ -41,7 +41,6 @@ class _Polymorphic:
 
     def __init__(self, symbols: SymbolicShapes, prepared, program):
         self.symbols, self.prepared, self.program = symbols, prepared, program
-        self.args_key = None                   # (the symbolic signature it was lowered for)
 
 
 class SymbolicPrograms:
@@ -57,22 +56,36 @@ class SymbolicPrograms:
     def polymorphic(self, module, gm, args: Sequence[Any]) -> _Polymorphic:
         """The polymorphic program ``args`` run (lowered now if new), for :func:`fxla.export`; raises
         :class:`~fxla.ShapeConstraintError` where a call with these arguments would not use one."""
-        self.lower(module, gm, args)
-        names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
-        leaves = [example_tensor(v) if is_array(v) else v for v in pytree.tree_leaves(tuple(args))]
-        for variants in self.programs.values():
-            for poly in variants:
-                if poly.args_key == _symbolic_key(leaves, *self.spec.dims(names, args)) and \
-                        poly.symbols.violation(leaves, _leaf_names(names, args)) is None:
-                    return poly
-        raise ShapeConstraintError(f"{module.__name__}: no polymorphic program for these inputs: a marked dim has "
-                                   f"size 0 or 1, or an op cannot be lowered with symbolic sizes (see the "
-                                   f"'fxla.compile' log)", fix="export with example inputs whose marked dims are >= "
-                                   "2, or without dynamic_shapes=")
+        poly, _ = self._select(module, gm, args)
+        if poly is None:
+            raise ShapeConstraintError(f"{module.__name__}: no polymorphic program for these inputs: a marked dim has "
+                                       f"size 0 or 1, or an op cannot be lowered with symbolic sizes (see the "
+                                       f"'fxla.compile' log)", fix="export with example inputs whose marked dims are "
+                                       ">= 2, or without dynamic_shapes=")
+        return poly
 
     def lower(self, module, gm, args: Sequence[Any]) -> Stages:
         """The :class:`Stages` of ``args``' signature: refined from a polymorphic program (lowered now if its
         symbolic signature is new), or lowered for these shapes alone when no marked dim can be a symbol."""
+        poly, leaves = self._select(module, gm, args)
+        pipeline = module._pipeline
+        if poly is None:
+            return pipeline.lower(gm, args)
+        shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
+        program = pipeline.refine(poly.program, shapes)
+        sizes = poly.symbols.values(leaves)          # (numbers among the outputs: the call's sizes)
+        program = dataclasses.replace(
+            program, output_static=[poly.symbols.concrete(v, sizes) for v in program.output_static],
+            written_attributes=[dataclasses.replace(w, leaves=[poly.symbols.concrete(v, sizes) for v in w.leaves])
+                                for w in program.written_attributes])
+        stablehlo = pipeline.to_stablehlo(program)
+        return Stages(str(gm.graph), gm.code, program.text(), stablehlo.operation.get_asm(),
+                      stablehlo.operation.get_asm(enable_debug_info=True), program, poly.prepared)
+
+    def _select(self, module, gm, args: Sequence[Any]):
+        """``(the polymorphic program args run -- lowered now if new -- or None, the call's leaves)``: ``None``
+        where these shapes are compiled alone (no marked dim can be a symbol, or the program cannot be
+        polymorphic and the spec is not strict)."""
         names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
         self.spec.check_names(names, "use the names of the model's forward arguments")
         leaves, tree = pytree.tree_flatten(tuple(args))
@@ -87,38 +100,24 @@ class SymbolicPrograms:
                 logger.info("%s: %s not symbolic (sizes 0 and 1 never are): compiled for these shapes alone",
                             module.__name__, ", ".join(f"{_leaf_names(names, args)[leaf]}.size({d}) = "
                                                        f"{leaves[leaf].shape[d]}" for leaf, d in small))
-            return module._pipeline.lower(gm, args)
+            return None, leaves
         leaf_names = _leaf_names(names, args)
         key = (module._modes.mode, id(gm), str(tree), _symbolic_key(leaves, dims, ints))
         if key in self.static:
-            return module._pipeline.lower(gm, args)
+            return None, leaves
         variants = self.programs.setdefault(key, [])
-        poly = None
         for candidate in variants:
             problem = candidate.symbols.violation(leaves, leaf_names)
             if problem is None:
-                poly = candidate
-                break
+                return candidate, leaves
             if self.spec.strict:
                 raise problem           # a named Dim's constraint: the user's sizes break it
-        if poly is None:
-            poly = self._lower(module, gm, args, dims, ints, leaves, tree, leaf_names)
-            if poly is None:            # (not strict, and the program cannot be polymorphic: logged)
-                self.static.add(key)
-                return module._pipeline.lower(gm, args)
-            poly.args_key = key[3]
-            variants.append(poly)
-        shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
-        pipeline = module._pipeline
-        program = pipeline.refine(poly.program, shapes)
-        sizes = poly.symbols.values(leaves)          # (numbers among the outputs: the call's sizes)
-        program = dataclasses.replace(
-            program, output_static=[poly.symbols.concrete(v, sizes) for v in program.output_static],
-            written_attributes=[dataclasses.replace(w, leaves=[poly.symbols.concrete(v, sizes) for v in w.leaves])
-                                for w in program.written_attributes])
-        stablehlo = pipeline.to_stablehlo(program)
-        return Stages(str(gm.graph), gm.code, program.text(), stablehlo.operation.get_asm(),
-                      stablehlo.operation.get_asm(enable_debug_info=True), program, poly.prepared)
+        poly = self._lower(module, gm, args, dims, ints, leaves, tree, leaf_names)
+        if poly is None:                # (not strict, and the program cannot be polymorphic: logged)
+            self.static.add(key)
+            return None, leaves
+        variants.append(poly)
+        return poly, leaves
 
     def _lower(self, module, gm, args, dims, ints, leaves, tree, leaf_names):
         symbols = SymbolicShapes(dims, leaves, ints)

@@ -132,3 +132,15 @@ def test_a_loaded_artifact_checks_its_index_inputs_and_positions(tmp_path):
     torch.testing.assert_close(loaded(x), positions(x))
     with pytest.raises(IndexOutOfRangeError, match="index 10 of a dim of size 10"):
         loaded(torch.randn(2, 11, 4))
+
+
+def test_dynamic_true_exports_with_a_batch_of_one(tmp_path):
+    model = _model()
+    path = str(tmp_path / "all")
+    meta = fxla.export(model, (torch.randn(1, 8, 16),), path, dynamic_shapes=True)
+    marked = [k for d in meta["symbolic"]["dims"] for _, k in d["uses"]]
+    assert 1 in marked and 0 not in marked                                   # (the size-1 batch dim is static)
+    loaded = fxla.load(path)
+    for n in (5, 12):
+        x = torch.randn(1, n, 16)
+        torch.testing.assert_close(loaded(x), model(x), rtol=1e-5, atol=1e-5)
