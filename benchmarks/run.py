@@ -48,6 +48,7 @@ import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
 import models  # noqa: E402
 import shapes  # noqa: E402
+from report import Report  # noqa: E402
 import torch_models as tm  # noqa: E402
 import training  # noqa: E402
 from fxla.lowering import lower_to_fxla, lower_to_stablehlo  # noqa: E402
@@ -59,21 +60,6 @@ MIN_SAMPLES = 5
 
 
 # -- output: stdout, and the same lines for --markdown -------------------------------------------------------------
-class Report:
-    def __init__(self):
-        self.lines: List[str] = []
-
-    def __call__(self, line: str = "") -> None:
-        print(line, flush=True)
-        self.lines.append(line)
-
-    def table(self, header: List[str], rows: List[List[str]]) -> None:
-        self("| " + " | ".join(header) + " |")
-        self("|" + "---|" * len(header))
-        for row in rows:
-            self("| " + " | ".join(row) + " |")
-
-
 out = Report()
 
 

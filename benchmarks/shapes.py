@@ -73,6 +73,7 @@ import torch  # noqa: E402
 
 import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
+from report import Report  # noqa: E402
 
 RTOL = 1e-4          # outputs against eager's: |got - want| <= RTOL * |want| + RTOL * max(1, max|want|)
 SEED = 0
@@ -80,23 +81,6 @@ PROMPT = 8           # (b): prompt tokens
 
 
 # -- output ----------------------------------------------------------------------------------------------------------
-class Report:
-    """Prints lines and keeps them (benchmarks/run.py passes its own ``Report``, which does the same)."""
-
-    def __init__(self):
-        self.lines: List[str] = []
-
-    def __call__(self, line: str = "") -> None:
-        print(line, flush=True)
-        self.lines.append(line)
-
-    def table(self, header: List[str], rows: List[List[str]]) -> None:
-        self("| " + " | ".join(header) + " |")
-        self("|" + "---|" * len(header))
-        for row in rows:
-            self("| " + " | ".join(row) + " |")
-
-
 def _s(seconds: float) -> str:
     """Seconds for a table: ``12.3 s``, ``456 ms``, ``7.89 ms``, ``n/a``."""
     if seconds is None or seconds != seconds:

@@ -504,21 +504,6 @@ def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = 
 
 
 # -- standalone --------------------------------------------------------------------------------------------------------
-class _Report:
-    def __init__(self):
-        self.lines: List[str] = []
-
-    def __call__(self, line: str = "") -> None:
-        print(line, flush=True)
-        self.lines.append(line)
-
-    def table(self, header, rows) -> None:
-        self("| " + " | ".join(header) + " |")
-        self("|" + "---|" * len(header))
-        for row in rows:
-            self("| " + " | ".join(row) + " |")
-
-
 def write_markdown(path: str, text: str) -> None:
     """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them), headings one
     level down (the block sits under the page's own "Training" heading)."""
@@ -555,7 +540,8 @@ def main(argv=None) -> int:
     for name, chosen, allowed in (("model", models, BY_KEY), ("contender", contenders, CONTENDERS)):
         if chosen and any(c not in allowed for c in chosen):
             parser.error(f"unknown {name}(s) {[c for c in chosen if c not in allowed]}; choose from {list(allowed)}")
-    out = _Report()
+    from report import Report
+    out = Report()
     started = time.perf_counter()
     import jax
     import torch
