@@ -166,26 +166,9 @@ class OpDef:
             raise ValueError(f"{self.name} takes {len(self.operands)} operands, got {len(operands)}")
         scope = symbolic.current()
         if scope is not None:
-            return self._build_symbolic(scope, operands, dict(attrs or {}), result_types, loc)
-        attrs = dict(attrs or {})
-        unknown = set(attrs) - set(self.attr_index)
-        if unknown:
-            raise ValueError(f"{self.name} has no attribute(s) {sorted(unknown)}")
-        mlir_attrs = {}
-        for a in self.attributes:
-            value = attrs.get(a.name, None if a.required else a.default)
-            if value is None and a.required:
-                raise ValueError(f"{self.name} requires attribute '{a.name}'")
-            if value is not None:
-                mlir_attrs[a.name] = a.kind.to_mlir(value)
-        if self.is_variadic:
-            values = list(operands[0])
-            if not values:
-                raise ValueError(f"{self.name} needs at least one '{self.operands[0].name}' operand")
-            present, sigs = values, [[sig_of(v.type) for v in values]]
-        else:
-            present = [v for v in operands if v is not None]
-            sigs = [None if v is None else sig_of(v.type) for v in operands]
+            return self._build_symbolic(scope, operands, attrs, result_types, loc)
+        mlir_attrs = {a.name: a.kind.to_mlir(value) for a, value in self._attr_values(attrs) if value is not None}
+        present, sigs = self._operands(operands, _static_sig)
         if self.has_optional:
             mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
         if result_types is None:
@@ -196,18 +179,34 @@ class OpDef:
         return ir.Operation.create(self.name, results=list(result_types), operands=present,
                                    attributes=mlir_attrs, loc=loc)
 
-    def _build_symbolic(self, scope, operands, attrs, result_types, loc) -> ir.Operation:
-        """``build`` while a polymorphic program is lowered (:mod:`.symbolic`): operands may have symbolic
-        shapes, attributes symbolic sizes (stored as ``?`` and passed as trailing size operands, named by
-        ``fxla.sym``), and the results' symbolic shapes are recorded in ``scope``."""
+    def _attr_values(self, attrs: Optional[Dict[str, Any]]):
+        """``(Attr, Python value or None)`` of each declared attribute (defaults filled in); an unknown or missing
+        required one is a ``ValueError``."""
+        attrs = attrs or {}
         unknown = set(attrs) - set(self.attr_index)
         if unknown:
             raise ValueError(f"{self.name} has no attribute(s) {sorted(unknown)}")
-        python, mlir_attrs, slots, sizes = {}, {}, [], []
         for a in self.attributes:
             value = attrs.get(a.name, None if a.required else a.default)
             if value is None and a.required:
                 raise ValueError(f"{self.name} requires attribute '{a.name}'")
+            yield a, value
+
+    def _operands(self, operands, sig: Callable[[ir.Value], Optional[Sig]]):
+        """``(the present operand values, one Sig per declared operand -- a list for a variadic one)``."""
+        if self.is_variadic:
+            values = list(operands[0])
+            if not values:
+                raise ValueError(f"{self.name} needs at least one '{self.operands[0].name}' operand")
+            return values, [[sig(v) for v in values]]
+        return [v for v in operands if v is not None], [None if v is None else sig(v) for v in operands]
+
+    def _build_symbolic(self, scope, operands, attrs, result_types, loc) -> ir.Operation:
+        """``build`` while a polymorphic program is lowered (:mod:`.symbolic`): operands may have symbolic
+        shapes, attributes symbolic sizes (stored as ``?`` and passed as trailing size operands, named by
+        ``fxla.sym``), and the results' symbolic shapes are recorded in ``scope``."""
+        python, mlir_attrs, slots, sizes = {}, {}, [], []
+        for a, value in self._attr_values(attrs):
             if value is None:
                 python[a.name] = None
                 continue
@@ -229,12 +228,7 @@ class OpDef:
             else:
                 mlir_attrs[a.name] = a.kind.to_mlir(value)
             python[a.name] = value
-        if self.is_variadic:
-            present = list(operands[0])
-            sigs = [[value_sig(v) for v in present]]
-        else:
-            present = [v for v in operands if v is not None]
-            sigs = [None if v is None else value_sig(v) for v in operands]
+        present, sigs = self._operands(operands, value_sig)
         if self.has_optional:
             mlir_attrs[SEGMENTS] = ir.DenseI32ArrayAttr.get([0 if v is None else 1 for v in operands])
         inferred = None
@@ -398,6 +392,10 @@ def type_of(sig: Sig) -> ir.RankedTensorType:
     if has_sym(shape):
         shape = [DYNAMIC if is_sym(d) else d for d in shape]
     return ir.RankedTensorType.get(list(shape), elem_type(sig.elem))
+
+
+def _static_sig(value: ir.Value) -> Optional[Sig]:
+    return sig_of(value.type)
 
 
 def sig_of_elem(t: ir.Type) -> str:
