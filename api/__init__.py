@@ -34,9 +34,12 @@ _LAZY = {
     "Dim": "fxla.frontend.symbolic", "ShapeConstraintError": "fxla.frontend.symbolic",
     "IndexOutOfRangeError": "fxla.lowering.index_bounds", "bucketed": "fxla.buckets", "BucketError": "fxla.buckets",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
+    "ProcessMismatchError": "fxla.distributed",
 }
 #: the stage packages, reachable as attributes (``fxla.frontend.Graph``) after a plain ``import fxla``
 _SUBPACKAGES = ("frontend", "lowering", "dialects", "runtime")
+#: public modules reachable as attributes too (``fxla.distributed.initialize``)
+_MODULES = ("distributed",)
 
 __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tracer", "GraphModule",
            "FxlaError", "TraceError", "LoweringError", "UnsupportedOpError",
@@ -44,13 +47,13 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
            "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError",
            "explain", "Explanation", "Dim", "ShapeConstraintError", "IndexOutOfRangeError", "bucketed",
-           "BucketError"]
+           "BucketError", "ProcessMismatchError"]
 
 
 def __getattr__(name):
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif name in _SUBPACKAGES:
+    elif name in _SUBPACKAGES or name in _MODULES:
         value = importlib.import_module(f"fxla.{name}")
     else:
         raise AttributeError(f"module 'fxla' has no attribute {name!r}")
@@ -59,7 +62,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES) | set(_MODULES))
 
 
 class _Package(types.ModuleType):

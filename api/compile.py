@@ -27,9 +27,10 @@ from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.lowering import UnsupportedOpError
 from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
-from fxla.runtime import Executable, cpp_dispatch, resolve_device, to_device
+from fxla.runtime import Executable, cpp_dispatch, resolve_device
 from fxla.runtime._fastcall import Dispatch
 from fxla.runtime.buffers import is_array
+from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
@@ -123,6 +124,11 @@ def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, con
     if mesh is not None and device is not None:
         raise ShardingError("pass either device= or mesh=, not both\nfix: a sharded program runs on every "
                             "device of its mesh; drop device=")
+    if concrete_shapes and mesh is not None and spans_processes(as_mesh(mesh)):
+        raise ShardingError("concrete_shapes=True cannot be combined with a mesh over several processes\n"
+                            "why: a concrete-shapes trace reads the data of the call's inputs, and each process "
+                            "holds only its part of them\nfix: drop concrete_shapes=True, or compile per process "
+                            "(a mesh of this process's devices)")
 
 
 def _carry_attribute_writes(source, graph) -> None:
@@ -491,7 +497,7 @@ class CompiledModule(CompileControl):
         if entry.program.random:                    # a fresh seed per call, from torch's default generator
             tensors.append(draw_seed())
         if entry.input_shardings is not None:
-            buffers = [to_device(t, s) for t, s in zip(tensors, entry.input_shardings)]
+            buffers = entry.place_sharded(tensors, self._store)
         else:                                       # (the same unchanged tensors: their kept device buffers)
             buffers = entry.input_buffers(self.device).put_all(tensors)
         return buffers + entry.params

@@ -23,7 +23,8 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import CACHE
 from fxla.lowering import FxlaProgram
 from fxla.runtime import Executable, cpp_dispatch, from_device, to_device
-from fxla.runtime.buffers import InputBuffers
+from fxla.runtime.buffers import InputBuffers, host_data
+from fxla.runtime.multihost import digest, place_sharded, spans_processes
 
 from .gradients import GradientGuard
 from .signature import describe_value
@@ -54,6 +55,12 @@ class Entry:
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
     compiled: Any = None                      # its number and dump folder (fxla.recompile.CompiledSignature)
     inputs: Any = None                        # its input buffers kept between calls (fxla.runtime.buffers.InputBuffers)
+
+    def place_sharded(self, values, store: "ParameterStore") -> List[Any]:
+        """A partitioned program's tensor inputs placed as it takes them (the processes of a multi-process run
+        compare the program, its weights and the inputs' data first: fxla.runtime.multihost)."""
+        return place_sharded(values, self.input_shardings, self.executable.label,
+                             store.digest_fields(self.param_keys))
 
     def input_buffers(self, device) -> InputBuffers:
         """Its input buffers kept between calls (made at the first call)."""
@@ -138,6 +145,11 @@ class ParameterStore:
         self.caches: List[SignatureCache] = []
         self.root = root
         self.mesh = mesh
+        self.digests: Dict[Tuple[str, Tuple[int, ...]], str] = {}   # of weights placed across processes
+
+    def digest_fields(self, keys) -> Dict[str, str]:
+        """``{"weight <name>": digest}`` of the weights ``keys`` placed over several processes' devices."""
+        return {f"weight {k[0]}": self.digests[k] for k in keys if k in self.digests}
 
     def key(self, program: FxlaProgram, name: str, perm: Tuple[int, ...]) -> Tuple[str, Tuple[int, ...]]:
         """The key of ``program``'s parameter ``name`` stored permuted by ``perm`` in :attr:`buffers`: the name of
@@ -164,7 +176,10 @@ class ParameterStore:
             if (key, perm) not in self.buffers:
                 name = key.split("@", 1)[0]
                 value = program.params[name]
-                self.buffers[key, perm] = to_device(value.permute(perm).contiguous() if perm else value, placement)
+                value = value.permute(perm).contiguous() if perm else value
+                self.buffers[key, perm] = to_device(value, placement)
+                if spans_processes(placement):   # (what the processes compare before each call)
+                    self.digests[key, perm] = digest(host_data(value))
                 if name == key:             # (a trace's constant never changes: not watched)
                     self.weights.record(name, value)
         return [self.buffers[k] for k in keys]
@@ -184,6 +199,7 @@ class ParameterStore:
         """Forget the device buffers of the weights ``names`` (every stored layout) and what they came from."""
         for key in [k for k in self.buffers if k[0] in names]:
             del self.buffers[key]
+            self.digests.pop(key, None)
         self.weights.forget(names)
 
     def _refresh(self) -> None:
@@ -197,6 +213,7 @@ class ParameterStore:
         for cache in self.caches:
             cache.clear()
         self.buffers.clear()
+        self.digests.clear()
         self.weights.clear()
 
     def store_state(self, program: FxlaProgram, values) -> None:

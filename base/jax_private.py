@@ -52,6 +52,8 @@ NAMES = (
     ("jaxlib.xla_client", "CompileOptions"),
     ("jaxlib.xla_client", "DeviceAssignment.create"),
     ("jaxlib.xla_client", "DeviceList"),
+    ("jax._src.distributed", "global_state"),           # (its .client: None until initialize)
+    ("jax._src.xla_bridge", "backends_are_initialized"),
 )
 
 
@@ -115,6 +117,20 @@ def deserialize_executable(backend, payload: bytes, devices: Sequence[Any], opti
 def serialize_executable(loaded) -> bytes:
     """A PJRT loaded executable's own bytes (XLA's serialized form; no Python objects)."""
     return loaded.client.serialize_executable(loaded) if hasattr(loaded, "client") else loaded.serialize()
+
+
+# -- JAX's distributed runtime (fxla.runtime.multihost) ------------------------------------------------------
+def distributed_client():
+    """The client of JAX's coordination service (its key-value store and barriers), or ``None`` before
+    ``jax.distributed.initialize``."""
+    from jax._src import distributed
+    return distributed.global_state.client
+
+
+def backends_initialized() -> bool:
+    """Whether JAX has created its PJRT clients (after which device counts and collectives are fixed)."""
+    from jax._src import xla_bridge
+    return xla_bridge.backends_are_initialized()
 
 
 # -- jax.stages.Compiled internals (fxla.runtime.executable, fxla.dispatch) ------------------------------------

@@ -82,10 +82,12 @@ def _put(host: np.ndarray, placement: Placement) -> jax.Array:
     if isinstance(placement, jax.Device):
         return jax_private.batched_device_put(_aval(host.shape, host.dtype), _single_device(placement), host,
                                               placement)
-    if host.dtype.itemsize == 8:          # jax narrows 64-bit values unless x64 is on: only for this transfer
-        with jax.enable_x64(True):
-            return jax.device_put(host, placement)
-    return jax.device_put(host, placement)
+    with jax.enable_x64(host.dtype.itemsize == 8):   # (jax narrows 64-bit values unless x64 is on)
+        if not placement.is_fully_addressable:  # other processes place their parts from their own copies: each
+            # process's host data was compared first (fxla.runtime.multihost), so JAX's own per-call check (a
+            # collective per input) is not needed
+            return jax.make_array_from_callback(host.shape, placement, host.__getitem__)
+        return jax.device_put(host, placement)
 
 
 def tensor_to_device(t: torch.Tensor, device: jax.Device) -> jax.Array:
@@ -154,6 +156,11 @@ def to_device(value, placement: Placement) -> jax.Array:
     return _put(_numpy(t.contiguous()), placement)
 
 
+def host_data(t: torch.Tensor) -> np.ndarray:
+    """The data of a torch tensor on the host, contiguous, any dtype fxla supports (bf16 as ml_dtypes')."""
+    return _numpy(t.detach().cpu().contiguous())
+
+
 def owned_copy(t: torch.Tensor, device: jax.Device) -> jax.Array:
     """A copy of ``t`` in a buffer PJRT owns (never an alias of torch's memory), so that a call may consume it
     (donation); 64-bit dtypes keep their width."""
@@ -220,7 +227,11 @@ def from_device(array: jax.Array) -> torch.Tensor:
     if view is not None and len(array.sharding.device_set) == 1 and array.is_fully_addressable \
             and next(iter(array.sharding.device_set)).platform == "cpu":
         return cpu_view(array, view)
-    host = np.asarray(array)
+    if array.is_fully_addressable or array.is_fully_replicated:
+        host = np.asarray(array)
+    else:                                   # parts on other processes' devices: every process gathers (a collective)
+        from .multihost import gather
+        host = gather(array)
     if host.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(host.view(np.int16).copy()).view(torch.bfloat16)
     return torch.from_numpy(host.copy())
@@ -253,7 +264,11 @@ def viewer(array: jax.Array):
 
 
 def example_tensor(value) -> torch.Tensor:
-    """A torch tensor with ``value``'s shape, dtype and data (for tracing/shape propagation)."""
+    """A torch tensor with ``value``'s shape, dtype and data (for tracing/shape propagation); zeros of its shape
+    for an array with parts on other processes' devices (tracing reads shapes only; fetching its data would be
+    a collective)."""
     if isinstance(value, torch.Tensor):
         return value
+    if not (value.is_fully_addressable or value.is_fully_replicated):
+        return torch.zeros(value.shape, dtype=torch_dtype(value))
     return from_device(value) if torch_dtype(value) not in _WIDE else torch.from_numpy(np.asarray(value).copy())

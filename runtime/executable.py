@@ -23,6 +23,7 @@ from fxla.base import jax_private
 from fxla.base.errors import FxlaError
 
 from . import cache as _cache
+from . import multihost
 from .jax_interop import stablehlo_function
 from .sharding import Partitioning, annotate, named_sharding, signature_of
 
@@ -60,7 +61,8 @@ class Executable:
     """
 
     def __init__(self, runner, device: jax.Device, text, *, partitioning: Optional[Partitioning] = None,
-                 from_cache: bool = False, compile_seconds: float = 0.0, out_shapes=None, n_params: int = 0):
+                 from_cache: bool = False, compile_seconds: float = 0.0, out_shapes=None, n_params: int = 0,
+                 label: str = ""):
         self._runner = runner                 # jax.stages.Compiled (single device) or a PJRT LoadedExecutable
         self.device = device
         self.n_params = n_params if partitioning is None else 0   # see runner
@@ -69,6 +71,8 @@ class Executable:
         self.from_cache = from_cache          # True when deserialized from a cache directory
         self.compile_seconds = compile_seconds
         self._out_shapes = out_shapes
+        #: what the processes of a multi-process run compare before each call: signature and program hash
+        self.label = label
         if partitioning is not None:
             mesh = partitioning.mesh
             self.in_shardings = [named_sharding(mesh, s) for s in partitioning.arg_specs]
@@ -126,6 +130,13 @@ XLA_OPTIONS = {"xla_allow_excess_precision": False}
 
 def _options(partitioning: Partitioning):
     return jax_private.spmd_compile_options([d.id for d in partitioning.devices], XLA_OPTIONS)
+
+
+def program_label(text: str, hashed: str) -> str:
+    """``main(f32[8, 8], ...) -> (...) #<hash of hashed>``: a program as the processes of a run compare it."""
+    ins, outs = signature_of(text)
+    show = lambda types: ", ".join(f"{dt}{list(shape)}" for shape, dt in types)   # noqa: E731
+    return f"main({show(ins)}) -> ({show(outs)}) #{multihost.program_fingerprint(hashed)}"
 
 
 def _as_text(program: Union[str, bytes]) -> str:
@@ -197,12 +208,16 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     """
     key_source = cache_text if cache_text is not None else text
     text = _as_text(text)
-    out_shapes = None
+    out_shapes, label = None, ""
     if partitioning is not None:
         text = annotate(text, partitioning)
         out_shapes = [shape for shape, _ in signature_of(text)[1]]
         devices = partitioning.devices
         device = devices[0]
+        # (hashed without source locations: the processes may run the same code from different folders)
+        label = program_label(text, _as_text(key_source) + partitioning.fingerprint())
+        if multihost.spans_processes(devices):      # every process must compile this very program
+            multihost.agree("compile", {"program": label}, "the compile of a partitioned program")
     else:
         if device is None:
             device = jax.devices()[0]
@@ -243,7 +258,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
             else:
                 _cache.STATS.disk_hits += 1
                 return Executable(runner, device, text, partitioning=partitioning, from_cache=True,
-                                  out_shapes=out_shapes, n_params=n_params)
+                                  out_shapes=out_shapes, n_params=n_params, label=label)
     start = time.perf_counter()
     try:
         if partitioning is None:
@@ -260,7 +275,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     if disk is not None:
         disk.store(key, _serialize(runner, partitioning))
     return Executable(runner, device, text, partitioning=partitioning, compile_seconds=seconds,
-                      out_shapes=out_shapes, n_params=n_params)
+                      out_shapes=out_shapes, n_params=n_params, label=label)
 
 
 def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params, donate=()):

@@ -1,0 +1,326 @@
+"""fxla programs over several processes (``fxla.distributed``): 2 processes x 2 CPU devices on loopback, against
+one process with 4 devices and eager.
+
+This file is also the processes' script: ``python test_distributed.py single OUT`` runs the checks in one
+process with 4 CPU devices; ``python test_distributed.py multi PID PORT OUT`` is process PID of 2 (process 0
+hosts the coordinator on 127.0.0.1:PORT).  Each check prints a line of JSON and saves its results as
+``OUT/<check>.<pid or "single">.npy``; the tests compare them.  Every process is bounded by a timeout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+import numpy as np
+import pytest
+import torch
+
+from support import gelu_mlp  # noqa: E402  (tests/ is on sys.path)
+
+pytestmark = pytest.mark.slow   # each test starts processes
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the processes
+# ---------------------------------------------------------------------------------------------------------------
+class _Embed(torch.nn.Module):
+    """int64 ids in (a 64-bit input placed across processes), a float output."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(32, 8)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, ids):
+        return self.fc(self.emb(ids)).sum(1)
+
+
+def _models():
+    torch.manual_seed(0)
+    mlp, embed = gelu_mlp().eval(), _Embed().eval()
+    x = torch.randn(8, 8)
+    ids = torch.randint(0, 32, (8, 5))
+    return mlp, embed, x, ids
+
+
+def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
+    import fxla
+    multi = role == "multi"
+    if multi:
+        fxla.distributed.initialize(f"127.0.0.1:{port}", 2, pid, local_device_count=2, timeout=60,
+                                    bind_address=f"127.0.0.1:{port}")
+    else:
+        import jax
+        jax.config.update("jax_num_cpu_devices", 4)
+    from fxla.distributed import ProcessMismatchError
+    tag = str(pid) if multi else "single"
+    mlp, embed, x, ids = _models()
+
+    def check(name):
+        def run(fn):
+            try:
+                result = fn() or "ok"
+            except Exception:  # noqa: BLE001
+                result = "FAILED: " + traceback.format_exc()
+            print(json.dumps({"check": name, "result": result}), flush=True)
+        return run
+
+    def save(name, value):
+        np.save(os.path.join(out, f"{name}.{tag}.npy"), value.detach().numpy() if isinstance(value, torch.Tensor)
+                else np.asarray(value))
+
+    def mesh(axes):
+        return fxla.distributed.mesh(axes) if multi else fxla.Mesh(axes)
+
+    @check("topology")
+    def _():
+        import jax
+        assert len(jax.devices()) == 4 and len(jax.local_devices()) == (2 if multi else 4)
+        if multi:
+            assert fxla.distributed.process_count() == 2 and fxla.distributed.process_index() == pid
+            assert [d.process_index for d in fxla.distributed.global_devices()] == [0, 0, 1, 1]
+
+    @check("data_parallel")
+    def _():
+        fast = fxla.compile(mlp, mesh=mesh({"x": 4}), shard={"input:0": ("x", None), "output:0": ("x", None)})
+        for _ in range(3):
+            y = fast(x)                     # a torch output sharded over both processes: gathered on each
+        save("data_parallel", y)
+        save("data_parallel_eager", mlp(x))
+
+    @check("tensor_parallel")
+    def _():
+        fast = fxla.compile(mlp, mesh=mesh({"data": 2, "model": 2}), shard={
+            "input:0": ("data", None), "fc1.weight": ("model", None), "fc1.bias": ("model",),
+            "fc2.weight": (None, "model")})
+        y = fast(x)
+        assert "all-reduce" in fast.executable_for(x).hlo_text()
+        save("tensor_parallel", y)
+
+    @check("int64_input")
+    def _():
+        fast = fxla.compile(embed, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        save("int64_input", fast(ids))
+        save("int64_input_eager", embed(ids))
+
+    @check("local_parts")
+    def _():
+        m = mesh({"x": 4})
+        fast = fxla.compile(mlp, mesh=m, shard={"input:0": ("x", None), "output:0": ("x", None)}, output="jax")
+        if multi:                           # each process passes its own 4 rows and gets its own 4 rows back
+            part = fxla.distributed.from_local(x[4 * pid:4 * pid + 4], m, ("x", None))
+            assert part.shape == (8, 8)
+            y = fast(part)
+            save("local_parts", fxla.distributed.local_part(y))
+            save("local_parts_gathered", fxla.distributed.gather(y))
+        else:
+            y = torch.from_numpy(np.asarray(fast(x)))
+            save("local_parts", y)
+            save("local_parts_gathered", y)
+
+    if not multi:
+        return
+
+    @check("different_inputs")
+    def _():
+        fast = fxla.compile(mlp, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        fast(x)
+        try:
+            fast(x + pid)                   # process 1 passes other data: refused on both, before running
+        except ProcessMismatchError as err:
+            return str(err)
+        raise AssertionError("no error")
+
+    @check("different_weights")
+    def _():
+        torch.manual_seed(pid)
+        model = gelu_mlp().eval()
+        fast = fxla.compile(model, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        try:
+            fast(x)
+        except ProcessMismatchError as err:
+            return str(err)
+        raise AssertionError("no error")
+
+    @check("different_shapes")
+    def _():
+        fast = fxla.compile(mlp, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        try:
+            fast(torch.randn(8 + 4 * pid, 8))
+        except ProcessMismatchError as err:
+            return str(err)
+        raise AssertionError("no error")
+
+    @check("barrier")
+    def _():
+        fxla.distributed.barrier("after the errors")
+
+    @check("late_process")                  # last: afterwards the processes are out of step
+    def _():
+        fast = fxla.compile(mlp, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        fast(x)
+        if pid == 1:
+            return "skipped"
+        from fxla.runtime import multihost
+        multihost.set_timeout(3)
+        start = time.monotonic()
+        try:
+            fast(x)
+        except ProcessMismatchError as err:
+            return {"seconds": time.monotonic() - start, "error": str(err)}
+        raise AssertionError("no error")
+
+
+def _dying(pid: int, port: int) -> None:
+    """Process 1 dies after the first call; process 0 calls again."""
+    import fxla
+    fxla.distributed.initialize(f"127.0.0.1:{port}", 2, pid, local_device_count=2, timeout=60,
+                                heartbeat_timeout=3, bind_address=f"127.0.0.1:{port}")
+    mlp, _, x, _ = _models()
+    fast = fxla.compile(mlp, mesh=fxla.distributed.mesh({"x": 4}), shard={"input:0": ("x", None)})
+    fast(x)
+    print("first call done", flush=True)
+    if pid == 1:
+        os._exit(3)
+    fast(x)
+    print("second call done", flush=True)
+
+
+if __name__ == "__main__" and len(sys.argv) > 1:
+    if sys.argv[1] == "single":
+        _run("single", sys.argv[2])
+    elif sys.argv[1] == "multi":
+        _run("multi", sys.argv[4], int(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1] == "dying":
+        _dying(int(sys.argv[2]), int(sys.argv[3]))
+    sys.exit(0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the tests
+# ---------------------------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env():
+    return dict(os.environ, JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+
+
+def _results(stdout: str) -> dict:
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith('{"check"'):
+            item = json.loads(line)
+            out[item["check"]] = item["result"]
+    return out
+
+
+def _start_pair(*args, timeout: float):
+    port = _free_port()
+    procs = [subprocess.Popen([sys.executable, __file__, args[0], str(pid), str(port), *args[1:]], env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for pid in (0, 1)]
+    deadline = time.monotonic() + timeout
+    outs = []
+    for proc in procs:
+        try:
+            outs.append(proc.communicate(timeout=max(1.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            raise AssertionError(f"the processes did not finish within {timeout} s")
+    return procs, outs
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("distributed"))
+    single = subprocess.run([sys.executable, __file__, "single", out], env=_env(), capture_output=True, text=True,
+                            timeout=300)
+    assert single.returncode == 0, single.stderr[-3000:]
+    procs, outs = _start_pair("multi", out, timeout=300)
+    for proc, (stdout, stderr) in zip(procs, outs):
+        assert proc.returncode == 0, stderr[-3000:]
+    return out, _results(single.stdout), [_results(stdout) for stdout, _ in outs]
+
+
+def _load(out, name, tag):
+    return np.load(os.path.join(out, f"{name}.{tag}.npy"))
+
+
+@pytest.mark.parametrize("name", ["topology", "data_parallel", "tensor_parallel", "int64_input", "local_parts"])
+def test_two_processes_match_one_process_and_eager(runs, name):
+    out, single, multi = runs
+    for results in (single, *multi):
+        assert results.get(name) == "ok", results.get(name)
+    if name == "topology":
+        return
+    want = _load(out, name, "single")
+    for pid in (0, 1):
+        got = _load(out, name, pid)
+        if name == "local_parts":                   # each process has its own rows
+            np.testing.assert_allclose(got, want[4 * pid:4 * pid + 4], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(_load(out, "local_parts_gathered", pid), want, rtol=1e-5, atol=1e-5)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if name in ("data_parallel", "int64_input"):
+        np.testing.assert_allclose(want, _load(out, f"{name}_eager", "single"), rtol=1e-5, atol=1e-5)
+
+
+def test_processes_that_differ_are_told_what_differs(runs):
+    _, _, multi = runs
+    for pid, results in enumerate(multi):
+        other = 1 - pid
+        inputs = results["different_inputs"]
+        assert inputs.startswith("the processes differ at the call of a partitioned program"), inputs
+        assert f"tensor input 0: process {pid} has float32[8, 8] crc" in inputs and f"process {other} has" in inputs
+        assert "fxla.distributed.from_local" in inputs
+        weights = results["different_weights"]
+        assert "weight fc1.weight:" in weights and "seed torch before building the model" in weights, weights
+        shapes = results["different_shapes"]
+        assert "the compile of a partitioned program" in shapes and "f32[12, 8]" in shapes, shapes
+        assert "fix: make every process compile and call the same model" in shapes
+        assert results["barrier"] == "ok"
+
+
+def test_a_process_that_does_not_come_is_an_error_within_the_timeout(runs):
+    _, _, multi = runs
+    late = multi[0]["late_process"]
+    assert isinstance(late, dict), late
+    assert 2.5 < late["seconds"] < 15, late
+    assert "process 1 did not reach the call of a partitioned program" in late["error"], late
+    assert "within 3 s" in late["error"] and "fix:" in late["error"]
+    assert multi[1]["late_process"] == "skipped"
+
+
+def test_a_process_that_dies_ends_the_others_within_the_heartbeat_timeout():
+    start = time.monotonic()
+    procs, outs = _start_pair("dying", timeout=120)
+    seconds = time.monotonic() - start
+    (out0, err0), (out1, _) = outs
+    assert "first call done" in out0 and "first call done" in out1
+    assert procs[1].returncode == 3
+    assert "second call done" not in out0
+    assert procs[0].returncode != 0
+    assert "another task died" in err0 or "did not reach" in err0, err0[-2000:]
+    assert seconds < 90
+
+
+def test_initialize_errors_in_process():
+    import fxla
+    from fxla.distributed import DistributedError
+    fxla.compile(torch.nn.Linear(2, 2))(torch.ones(2))          # JAX's devices are started in this process
+    with pytest.raises(DistributedError, match="after JAX had started its devices"):
+        fxla.distributed.initialize("127.0.0.1:1", 2, 0)
+    with pytest.raises(DistributedError, match="local_device_count=0"):
+        fxla.distributed.initialize("127.0.0.1:1", 2, 0, local_device_count=0)
+    assert not fxla.distributed.is_initialized() and fxla.distributed.process_count() == 1
+    with pytest.raises(DistributedError, match="local_part takes a jax.Array"):
+        fxla.distributed.local_part(torch.ones(2))
