@@ -197,8 +197,10 @@ def check_input_indices(name: str, checks: Sequence[InputIndexCheck], leaves: Se
     tensors = [t for t in leaves if hasattr(t, "shape") and hasattr(t, "dtype") and not isinstance(t, (int, float))]
     for check in checks:
         t = tensors[check.input]
-        if not isinstance(t, torch.Tensor):
-            t = torch.from_numpy(np.asarray(t))
+        if not isinstance(t, torch.Tensor):       # a jax.Array; one over several processes: this process's part
+            shards = None if getattr(t, "is_fully_addressable", True) else t.addressable_shards
+            t = torch.from_numpy(np.asarray(t) if shards is None else
+                                 np.concatenate([np.asarray(s.data).reshape(-1) for s in shards]))
         if check.exempt is not None:
             t = t[t != check.exempt]
         if t.numel() == 0:

@@ -122,6 +122,9 @@ def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
             y = torch.from_numpy(np.asarray(fast(x)))
             save("local_parts", y)
             save("local_parts_gathered", y)
+        ids_fast = fxla.compile(embed, mesh=m, shard={"input:0": ("x", None)})   # int64 ids, index-checked
+        save("local_ids", ids_fast(fxla.distributed.from_local(ids[4 * pid:4 * pid + 4], m, ("x", None))
+                                   if multi else ids))
 
     if not multi:
         return
@@ -268,6 +271,8 @@ def test_two_processes_match_one_process_and_eager(runs, name):
         if name == "local_parts":                   # each process has its own rows
             np.testing.assert_allclose(got, want[4 * pid:4 * pid + 4], rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(_load(out, "local_parts_gathered", pid), want, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(_load(out, "local_ids", pid), _load(out, "int64_input_eager", "single"),
+                                       rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     if name in ("data_parallel", "int64_input"):
