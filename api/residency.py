@@ -17,13 +17,12 @@ them back (:class:`fxla.api.train_step.TrainStep`).
 """
 from __future__ import annotations
 
-from typing import Dict, Hashable, List, Optional, Tuple
+from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 import jax
 import torch
 
-from fxla.runtime import from_device
-from fxla.runtime.buffers import owned_copy
+from fxla.runtime.buffers import cpu_view, owned_copy
 
 __all__ = ["Residency"]
 
@@ -64,16 +63,19 @@ class Residency:
             self._sole[slot] = count == _use_count(torch.empty(1))
         return owned_copy(tensor, self.device)
 
-    def update(self, slot: Hashable, tensor: Optional[torch.Tensor], result: jax.Array) -> torch.Tensor:
+    def update(self, slot: Hashable, tensor: Optional[torch.Tensor], result: jax.Array,
+               view: Callable[[jax.Array], torch.Tensor] = cpu_view) -> torch.Tensor:
         """Store the step's ``result`` for ``slot`` in ``tensor`` and return the tensor: rebound to a view of the
-        result when the slot was sole, else updated in place (None: a new view of the result)."""
+        result when the slot was sole, else updated in place (None: a new view of the result).  ``view``: makes
+        the zero-copy torch view of a result (resident arrays are single-device CPU arrays: :func:`cpu_view`, or
+        the result position's converter, :func:`fxla.runtime.buffers.viewer`)."""
         if tensor is None:
             self._sole.pop(slot, None)
-            tensor = from_device(result)
+            tensor = view(result)
         elif self._sole.pop(slot, False):
-            tensor.data = from_device(result)
+            tensor.data = view(result)
         else:
-            tensor.copy_(from_device(result))
+            tensor.copy_(view(result))
             return tensor
         self._arrays[slot] = (result, _use_count(tensor))
         return tensor

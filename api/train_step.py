@@ -23,9 +23,10 @@ Supported optimizers: ``torch.optim.SGD`` (momentum, dampening, nesterov, weight
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
+from torch.optim import optimizer as torch_optimizer
 from torch.utils import _pytree as pytree
 
 from fxla.base.shown import abbreviate
@@ -35,8 +36,8 @@ from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
-from fxla.runtime import from_device, to_device
-from fxla.runtime.buffers import is_array, owned_copy
+from fxla.runtime import to_device
+from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
 
 from .pipeline import COMPILING
 from .residency import Residency, resident_platform
@@ -78,25 +79,33 @@ def _objective(model, loss_fn, n: int) -> _Objective:
     return cls(model, loss_fn)
 
 
-#: how many distinct optimizer scalars a compiled step keeps on the device (see ``TrainStep._scalar``)
+#: how many distinct scalar packs (see ``TrainStep._pack``) and optimizer scalars a compiled step keeps on the device
 MAX_SCALARS = 256
 
 
-def _rule(optimizer, group) -> Tuple[UpdateRule, Callable]:
-    """The update rule of a parameter of ``group`` and the function giving its per-step scalars."""
+class _Scalars(NamedTuple):
+    """How a rule's per-step scalars are computed: ``values(group, state)`` (scalar name -> float, computed as
+    torch computes them) depends on the group's hyperparameters and on ``state_key(state)`` of the parameter's
+    optimizer state only, so a step computes it once per group and state key, not once per parameter."""
+    values: Callable[[dict, dict], Dict[str, float]]
+    state_key: Callable[[dict], Any]
+
+
+def _rule(optimizer, group) -> Tuple[UpdateRule, _Scalars]:
+    """The update rule of a parameter of ``group`` and how its per-step scalars are computed."""
     if group.get("differentiable") or group.get("capturable") or group.get("fused"):
         raise StepError(f"{type(optimizer).__name__} with differentiable/capturable/fused=True is not supported by "
                         f"fxla.compile_step\nfix: create the optimizer with those options left at False")
     if isinstance(optimizer, torch.optim.SGD):
         rule = SGDRule(momentum=group["momentum"] != 0, weight_decay=group["weight_decay"] != 0,
                        nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]))
-        return rule, _sgd_scalars
+        return rule, _SGD_SCALARS
     if isinstance(optimizer, torch.optim.Adam):      # (AdamW is an Adam with decoupled weight decay)
         decoupled = bool(group.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
         beta1 = float(group["betas"][0])
         rule = AdamRule(weight_decay=group["weight_decay"] != 0, decoupled=decoupled, amsgrad=bool(group["amsgrad"]),
                         maximize=bool(group["maximize"]), lerp_from_end=(1 - beta1) >= 0.5)
-        return rule, _adam_scalars
+        return rule, _ADAM_SCALARS
     raise StepError(f"fxla.compile_step does not support {type(optimizer).__name__}\n"
                     f"why: fxla compiles the optimizer's update itself and knows SGD, Adam and AdamW\n"
                     f"fix: use torch.optim.SGD, Adam or AdamW, or train with fxla.compile(model) and an eager "
@@ -111,6 +120,10 @@ def _sgd_scalars(group, state) -> Dict[str, float]:
             "momentum": momentum}
 
 
+def _sgd_state_key(state) -> bool:
+    return state.get("momentum_buffer") is None          # (the first step's buffer is the gradient itself)
+
+
 def _adam_scalars(group, state) -> Dict[str, float]:
     step = float(state["step"]) + 1 if "step" in state else 1.0
     beta1, beta2 = (float(b) for b in group["betas"])
@@ -120,6 +133,78 @@ def _adam_scalars(group, state) -> Dict[str, float]:
     return {"decay_scale": 1 - lr * wd, "weight_decay": wd, "lerp_weight": 1 - beta1, "beta2": beta2,
             "one_minus_beta2": 1 - beta2, "bias_correction2_sqrt": bias_correction2 ** 0.5, "eps": float(group["eps"]),
             "neg_step_size": -(lr / bias_correction1)}
+
+
+def _adam_state_key(state) -> Optional[float]:
+    return float(state["step"]) if "step" in state else None       # (the bias corrections' step)
+
+
+_SGD_SCALARS = _Scalars(_sgd_scalars, _sgd_state_key)
+_ADAM_SCALARS = _Scalars(_adam_scalars, _adam_state_key)
+
+
+def _group_snapshot(optimizer) -> List[Tuple[dict, list, int]]:
+    """What the optimizer's groups are now (each group dict, its ``params`` list and that list's length), held
+    (not ids: a dict freed and another made at its address must not look the same)."""
+    return [(g, g["params"], len(g["params"])) for g in optimizer.param_groups]
+
+
+class _Program:
+    """A compiled step program and its call plan, resolved once when it is built: the torch tensors of its
+    parameter arguments, per trainable parameter its rule, optimizer group and scalar computation, and the
+    converters of its results, so that a step's host work is a few loops over prebuilt lists."""
+
+    def __init__(self, executable, layout: StepLayout, objective, group_of: Dict[str, dict], consumed: frozenset,
+                 checks, n_inputs: int, optimizer):
+        self.executable, self.layout, self.objective, self.consumed = executable, layout, objective, consumed
+        params = objective.params
+        #: (name, tensor, consumed) of each parameter/buffer argument, in order
+        self.slots = [(n, params[n], n in consumed) for n in layout.frozen + layout.trainable]
+        self._trainable = frozenset(layout.trainable)
+        #: what the program was built for besides its key: each argument tensor's requires_grad (with the
+        #: optimizer's groups it decides which parameters are trained)
+        self._requires_grad = [t.requires_grad for _, t, _ in self.slots]
+        self.checks = tuple(dict.fromkeys(checks or ()))      # (a loss reading its labels twice checks them once)
+        # (a check of a parameter or buffer used as indices: numbers past the batch's)
+        self.checks_params = any(c.input >= n_inputs for c in self.checks)
+        #: per trainable parameter of an update: (name, tensor, rule, keeps state, Adam, scalars, pack)
+        self.updates: List[tuple] = []
+        self.pack_dtypes: List[torch.dtype] = []
+        if layout.rules is not None:
+            pack_of = {n: i for i, members in enumerate(layout.scalar_packs) for n in members}
+            for n in layout.trainable:
+                rule = layout.rules[n]
+                adam = isinstance(rule, AdamRule)
+                # (eager SGD without momentum keeps no state for a parameter: neither does this)
+                self.updates.append((n, params[n], rule, bool(rule.state) or adam, adam,
+                                     _rule(optimizer, group_of[n])[1], pack_of.get(n)))
+            self.pack_dtypes = [params[members[0]].dtype for members in layout.scalar_packs]
+        self.groups = [group_of[n] for n in layout.trainable]       # each trainable parameter's group
+        self._snapshot = _group_snapshot(optimizer)
+        self.converters: Optional[List[Callable]] = None           # per result: device array -> torch tensor
+
+    def applies(self, optimizer) -> bool:
+        """Whether the program is still the step of the model and ``optimizer`` as they are now (beyond its key):
+        the same tensors require grad, and the optimizer's groups train the same parameters with the same rules.
+        :attr:`groups` are re-read when the groups changed (``optimizer.load_state_dict`` makes new group dicts,
+        with the checkpoint's learning rate; ``add_param_group`` adds one)."""
+        if [t.requires_grad for _, t, _ in self.slots] != self._requires_grad:
+            return False
+        current, snapshot = optimizer.param_groups, self._snapshot
+        if len(current) == len(snapshot) and all(g is held and g["params"] is params and len(params) == n
+                                                 for g, (held, params, n) in zip(current, snapshot)):
+            return True
+        by_param = {id(p): g for g in current for p in g["params"]}
+        for n, tensor, _ in self.slots:           # (trained: in a group and requiring grad, as _trainable says)
+            if (id(tensor) in by_param and tensor.requires_grad) != (n in self._trainable):
+                return False
+        groups = [by_param[id(tensor)] for _, tensor, *_ in self.updates]
+        if any(_rule(optimizer, g)[0] != rule for g, (_, _, rule, *_) in zip(groups, self.updates)):
+            return False
+        if self.updates:
+            self.groups = groups
+        self._snapshot = _group_snapshot(optimizer)
+        return True
 
 
 class TrainStep:
@@ -148,8 +233,10 @@ class TrainStep:
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
         self.device = CompiledModule(torch.nn.Identity(), device=device).device
         self._residency = Residency(self.device) if resident_platform(self.device) else None
-        self._scalars: Dict[Tuple[Any, torch.dtype], Any] = {}    # (value, dtype) -> its device scalar
-        self._programs: Dict[Tuple, Tuple[Any, StepLayout, Any, Dict, frozenset]] = {}
+        self._scalars: Dict[Tuple[Any, torch.dtype], Any] = {}    # (values, dtype) -> its device array
+        self.pack_uploads = 0                                      # scalar packs placed on the device
+        self._programs: Dict[Tuple, List[_Program]] = {}       # key -> its programs, the latest first
+        self._inputs = InputBuffers(self.device)                   # the batch's device buffers, kept while unchanged
         self._micro = 0
         self._accumulated: Optional[List[Any]] = None
         self.compiles = 0
@@ -195,76 +282,76 @@ class TrainStep:
                             "torch.optim.AdamW(model.parameters())")
         return names, group_of, tied
 
-    def _key(self, batch, update: bool) -> Tuple:
-        """What a step program depends on besides the weights' values: the batch's signature, update or
-        micro-step, each group's rule (its flags), which parameters require grad and the model's mode (its
-        modules' training flags: a step after ``model.eval()`` runs without dropout, with batch norm's running
-        statistics)."""
-        mode = self._objective(len(batch))._modes.mode
-        return (signature_key(batch), update, tuple(_rule(self.optimizer, g)[0] for g in self.optimizer.param_groups),
-                tuple(p.requires_grad for p in self.model.parameters()), self.max_grad_norm is not None, mode)
-
-    def _variant(self, batch) -> Optional[int]:
-        """The number of the data-dependent variant this batch's concrete-shapes trace is (its value guards
-        checked on this batch: fxla.per_shape.Variants), or None: a step program is compiled per variant, so a
-        batch whose data decides otherwise (how many labels are set) never runs another variant's program."""
+    def _program(self, batch, update: bool) -> _Program:
+        """The step program of this call: per what it depends on besides the weights' values: the batch's
+        signature, update or micro-step, each group's rule (its flags), clipping, the model's mode (its modules'
+        training flags: a step after ``model.eval()`` runs without dropout, with batch norm's running
+        statistics), and for a concrete-shapes trace the number of the data-dependent variant this batch is (its
+        value guards checked on this batch: fxla.per_shape.Variants), so a batch whose data decides otherwise (how
+        many labels are set) never runs another variant's program; then which of its tensors require grad and
+        which the optimizer's groups hold (:meth:`_Program.applies`)."""
         compiled = self._objective(len(batch))
-        if compiled._per_shape is None:
-            return None
-        module, _ = compiled._per_shape.module_for(batch, {})
-        return getattr(module, "variant", None)
-
-    def _program(self, batch, update: bool):
-        key = self._key(batch, update) + (self._variant(batch),)
-        found = self._programs.get(key)
-        if found is not None:
-            return found
+        variant = None
+        if compiled._per_shape is not None:
+            module, _ = compiled._per_shape.module_for(batch, {})
+            variant = getattr(module, "variant", None)
+        optimizer = self.optimizer
+        key = (signature_key(batch), update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups),
+               self.max_grad_norm is not None, compiled._modes.mode, variant)
+        programs = self._programs.setdefault(key, [])
+        for program in programs:
+            if program.applies(optimizer):
+                return program
         with COMPILING:
             pipeline, prepared, objective = self._objective_program(batch)
             trainable, group_of, tied = self._trainable(objective)
-            rules = {n: _rule(self.optimizer, group_of[n])[0] for n in trainable} if update else None
+            rules = {n: _rule(optimizer, group_of[n])[0] for n in trainable} if update else None
             program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
                                          clip=update and self.max_grad_norm is not None, tied=tied)
             stages = pipeline.lower_program(program, prepared)
             target = pipeline.layout(stages, self.device.platform)
             consumed = _consumed(layout, update)
-            donate = _donated(layout, len(_leaves(batch)) + bool(objective.random), update, consumed) \
-                if self._residency is not None else ()
+            n_inputs = len(_leaves(batch)) + bool(objective.random)
+            donate = _donated(layout, n_inputs, update, consumed) if self._residency is not None else ()
             executable = pipeline.compile(stages, target, self.device, donate=donate)
             self.compiles += 1
-            found = self._programs[key] = (executable, layout, objective, group_of, consumed,
-                                           stages.program.input_checks)
-            return found
+            program = _Program(executable, layout, objective, group_of, consumed, stages.program.input_checks,
+                               n_inputs, optimizer)
+            programs.insert(0, program)
+            return program
 
     # -- a step --------------------------------------------------------------------------------------------------
     def __call__(self, *batch):
         update = self._micro == self.accumulation_steps - 1
-        executable, layout, objective, group_of, consumed, checks = self._program(batch, update)
-        params = objective.params
+        program = self._program(batch, update)
+        layout = program.layout
         device = self.device
-        leaves = _leaves(batch)
-        if objective.random:             # dropout in training mode: a fresh seed per step (fxla.lowering.program)
+        leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)
+        if program.objective.random:    # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
-        args = [to_device(t, device) for t in leaves]
+        put = self._inputs.put          # (an input passed again unchanged is not placed again)
+        args = [put(i, t) for i, t in enumerate(leaves)]
         resident = self._residency
         if resident is None:
-            args += [to_device(params[n], device) for n in layout.frozen + layout.trainable]
+            args += [to_device(t, device) for _, t, _ in program.slots]
         else:
-            args += [resident.argument(n, params[n]) if n in consumed else to_device(params[n], device)
-                     for n in layout.frozen + layout.trainable]
-        if checks:          # labels / token ids (or a buffer) used as indices: in range, as eager requires
-            check_input_indices(type(self.model).__name__, checks, args)     # (numbers of the step's arguments)
-        states = {}
+            argument = resident.argument
+            args += [argument(n, t) if consumed else to_device(t, device) for n, t, consumed in program.slots]
+        if program.checks:  # labels / token ids (or a buffer) used as indices: in range, as eager requires
+            # (read from the torch tensors, numbered as the step's arguments)
+            values = leaves + [t for _, t, _ in program.slots] if program.checks_params else leaves
+            if not _indices_in_range(program.checks, values):
+                check_input_indices(type(self.model).__name__, program.checks, values)
+        states = []
         if update:
             self._hooks("pre")
-            for n in layout.trainable:
-                tensor = params[n]
-                # (eager SGD without momentum keeps no state for a parameter: neither does this)
-                keeps = bool(layout.rules[n].state) or isinstance(layout.rules[n], AdamRule)
-                state = states[n] = self.optimizer.state[tensor] if keeps else {}
-                if isinstance(layout.rules[n], AdamRule) and "step" not in state:
+            optimizer_state = self.optimizer.state
+            for n, tensor, rule, keeps, adam, _, _ in program.updates:
+                state = optimizer_state[tensor] if keeps else {}
+                if adam and "step" not in state:
                     state["step"] = torch.tensor(0.0, dtype=torch.float32)     # (eager's key order: step first)
-                for s in layout.rules[n].state:
+                states.append(state)
+                for s in rule.state:
                     value = state.get(s)
                     if resident is not None:
                         args.append(resident.argument((n, s), value, like=tensor))
@@ -273,71 +360,117 @@ class TrainStep:
         if layout.accumulators:
             if self._accumulated is None:
                 zeros = owned_copy if resident is not None else to_device
-                self._accumulated = [zeros(torch.zeros_like(params[n]), device) for n in layout.trainable]
+                self._accumulated = [zeros(torch.zeros_like(program.objective.params[n]), device)
+                                     for n in layout.trainable]
             args += self._accumulated
         if update:
-            for n in layout.trainable:
-                scalars_of = _rule(self.optimizer, group_of[n])[1]
-                values = scalars_of(group_of[n], states[n])
-                dtype = params[n].dtype
-                args += [self._scalar(values[s], dtype) for s in layout.rules[n].scalars]
+            args += self._packs(program, states)
             if layout.clip:
                 args.append(self._scalar(float(self.max_grad_norm), torch.float32))
-        results = executable(args, wait=True)
-        value = self._write_back(results, layout, objective, states, update)
+        results = program.executable(args, wait=True)
+        value = self._write_back(results, program, states, update)
         if update:
             self.optimizer._opt_called = True      # (what a learning-rate scheduler checks: optimizer.step() ran)
             self._hooks("post")
         return value
 
-    def _scalar(self, value, dtype: torch.dtype):
-        """The device scalar of an optimizer hyperparameter ``value`` (a Python number) as ``dtype``: uploaded once
-        per distinct value (a step's learning rate, momentum ... repeat across parameters and steps; a schedule's
-        new rate is a new value), at most :data:`MAX_SCALARS` kept."""
-        if type(value) not in (float, int, bool):            # (a tensor: uploaded as it is now)
-            return to_device(torch.tensor(value, dtype=dtype), self.device)
-        found = self._scalars.get((value, dtype))
+    def _packs(self, program: _Program, states: List[dict]) -> List[Any]:
+        """The scalar packs of an update (see :class:`~fxla.lowering.train_step.StepLayout`): each parameter's
+        scalars, computed from its group's hyperparameters and its state as torch computes them, once per group
+        and state key (:class:`_Scalars`); each pack is a device array kept per distinct content, so a step
+        whose hyperparameters did not change (no scheduler step) places nothing, and a changed learning rate is
+        a new pack: keyed by the values themselves, never stale."""
+        memo: Dict[tuple, tuple] = {}
+        packs: List[list] = [[] for _ in program.pack_dtypes]
+        for (_, _, rule, _, _, scalars, pack), group, state in zip(program.updates, program.groups, states):
+            if pack is None:
+                continue
+            # (a group decides its parameters' rule; groups are held by program.groups, so their ids stay theirs)
+            key = (id(group), scalars.state_key(state))
+            values = memo.get(key)
+            if values is None:
+                computed = scalars.values(group, state)
+                values = memo[key] = tuple(computed[s] for s in rule.scalars)
+            packs[pack] += values
+        return [self._pack(tuple(values), dtype) for values, dtype in zip(packs, program.pack_dtypes)]
+
+    def _pack(self, values: tuple, dtype: torch.dtype):
+        """The device array of the scalar pack ``values`` (Python floats) as ``dtype``: placed once per distinct
+        content, at most :data:`MAX_SCALARS` kept (``pack_uploads`` counts the placements)."""
+        key = (values, dtype)
+        found = self._scalars.get(key)
         if found is None:
             if len(self._scalars) >= MAX_SCALARS:
                 self._scalars.clear()
-            found = self._scalars[value, dtype] = to_device(torch.tensor(value, dtype=dtype), self.device)
+            found = self._scalars[key] = to_device(torch.tensor(values, dtype=dtype), self.device)
+            self.pack_uploads += 1
+        return found
+
+    def _scalar(self, value, dtype: torch.dtype):
+        """The device scalar of a Python number ``value`` as ``dtype`` (the clipping norm), placed once per value."""
+        key = (value, dtype)
+        found = self._scalars.get(key)
+        if found is None:
+            if len(self._scalars) >= MAX_SCALARS:
+                self._scalars.clear()
+            found = self._scalars[key] = to_device(torch.tensor(value, dtype=dtype), self.device)
         return found
 
     def _hooks(self, when: str) -> None:
         """The optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may not
         change the arguments (there are none)."""
-        from torch.optim import optimizer as torch_optimizer
-        hooks = (list(getattr(torch_optimizer, f"_global_optimizer_{when}_hooks").values()) +
-                 list(getattr(self.optimizer, f"_optimizer_step_{when}_hooks").values()))
-        for hook in hooks:
+        global_hooks = getattr(torch_optimizer, f"_global_optimizer_{when}_hooks")
+        own_hooks = getattr(self.optimizer, f"_optimizer_step_{when}_hooks")
+        if not global_hooks and not own_hooks:
+            return
+        for hook in list(global_hooks.values()) + list(own_hooks.values()):
             hook(self.optimizer, (), {})
 
-    def _write_back(self, results, layout: StepLayout, objective, states, update: bool):
+    def _write_back(self, results, program: _Program, states: List[dict], update: bool):
+        layout, objective = program.layout, program.objective
         params = objective.params
+        if program.converters is None:              # (per result position, resolved once: fxla.runtime.buffers)
+            program.converters = [viewer(r) for r in results]
         n_out = layout.n_outputs
-        outputs = [from_device(r).clone() for r in results[:n_out]]
-        rest = iter(results[n_out:])
+        outputs = [convert(r).clone() for convert, r in zip(program.converters, results[:n_out])]
+        rest = zip(program.converters[n_out:], results[n_out:])
         resident = self._residency
         with torch.no_grad():
             for name in layout.changed_buffers:
-                _store(resident, name, params[name], next(rest))
+                _store(resident, name, params[name], *next(rest))
             if not update:
-                self._accumulated = [next(rest) for _ in layout.trainable]
+                self._accumulated = [r for _, (_, r) in zip(layout.trainable, rest)]
                 self._micro += 1
             else:
-                for n in layout.trainable:
-                    _store(resident, n, params[n], next(rest))
-                for n in layout.trainable:
-                    state, tensor = states[n], params[n]
-                    for s in layout.rules[n].state:
-                        state[s] = _store(resident, (n, s), state.get(s), next(rest), like=tensor)
-                    if isinstance(layout.rules[n], AdamRule):
+                for n, tensor, *_ in program.updates:
+                    _store(resident, n, tensor, *next(rest))
+                for (n, tensor, rule, _, adam, _, _), state in zip(program.updates, states):
+                    for s in rule.state:
+                        state[s] = _store(resident, (n, s), state.get(s), *next(rest), like=tensor)
+                    if adam:
                         state["step"] += 1
                 self._micro = 0
                 self._accumulated = None
         values = iter(outputs)
         return pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
                                      objective.output_spec)
+
+
+_INDEX_DTYPES = frozenset((torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8))
+
+
+def _indices_in_range(checks, values) -> bool:
+    """Whether each checked tensor's values all lie in its check's ``[low, high)`` (one ``aminmax`` each): then
+    :func:`~fxla.lowering.index_bounds.check_input_indices` passes (it also lets a loss's ``ignore_index``
+    through); False sends it the call, to decide and name an offending value."""
+    for check in checks:
+        t = values[check.input]
+        if type(t) is not torch.Tensor or t.dtype not in _INDEX_DTYPES or t.numel() == 0:
+            return False
+        low, high = torch.aminmax(t)
+        if int(low) < check.low or int(high) >= check.high:
+            return False
+    return True
 
 
 def _leaves(batch) -> List[Any]:
@@ -366,14 +499,16 @@ def _donated(layout: StepLayout, n_inputs: int, update: bool, consumed: frozense
     return tuple(donate)
 
 
-def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], result, like=None) -> torch.Tensor:
+def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], convert: Callable, result,
+           like=None) -> torch.Tensor:
     """A step's new value of ``slot`` into its torch tensor (made when None: an optimizer state's first value):
-    a view of the donated result on the CPU (:class:`Residency`), else a copy."""
+    a view of the donated result on the CPU (:class:`Residency`), else a copy; ``convert``: the result
+    position's converter to torch (:func:`fxla.runtime.buffers.viewer`)."""
     if resident is not None:
-        return resident.update(slot, tensor, result)
+        return resident.update(slot, tensor, result, convert)
     if tensor is None:
         tensor = torch.empty_like(like)
-    tensor.copy_(from_device(result))
+    tensor.copy_(convert(result))
     return tensor
 
 

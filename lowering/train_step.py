@@ -35,9 +35,11 @@ class StepLayout:
 
     Arguments: the batch tensors (``n_batch``), the frozen parameters and buffers (``frozen``), the trainable
     parameters (``trainable``), per trainable parameter its optimizer state tensors (its rule's ``state``), the
-    accumulated gradients (``accumulators``: one per trainable parameter, when the step adds to them), per
-    trainable parameter its scalars (its rule's ``scalars``), then ``max_norm`` (0-d) when gradients are
-    clipped.
+    accumulated gradients (``accumulators``: one per trainable parameter, when the step adds to them), the
+    scalar packs (``scalar_packs``: one 1-d argument per element type of the trainable parameters, holding the
+    scalars of its rule (``scalars``, in order) of each parameter it names, in order: one argument where a
+    scalar per parameter would be dozens, each a transfer and a dispatch check per call), then ``max_norm``
+    (0-d f32) when gradients are clipped.
     Results: the objective's outputs (``n_outputs``: the loss first), the new values of the buffers it changes
     (``changed_buffers``), then either the new trainable parameters and their new state (an update) or the new
     accumulators (a micro-step).
@@ -51,6 +53,7 @@ class StepLayout:
     clip: bool
     n_outputs: int
     changed_buffers: List[str] = field(default_factory=list)
+    scalar_packs: List[List[str]] = field(default_factory=list)     # per pack, the trainable parameters it holds
 
 
 def _inline(fn: ir.Operation, args: Sequence[ir.Value]) -> List[ir.Value]:
@@ -79,6 +82,22 @@ def _clip(ctx: VJPContext, grads: List[ir.Value], max_norm: ir.Value) -> List[ir
     coef = ctx.emit(ops.div, max_norm, ctx.emit(ops.add, total, ctx.tensor(1e-6, like=total)))
     coef = ctx.emit(ops.minimum, coef, ctx.tensor(1.0, like=coef))
     return [ctx.emit(ops.mul, g, ctx.convert(coef, ctx.sig(g).elem)) for g in grads]
+
+
+def _unpack(ctx: VJPContext, packs: Sequence[ir.Value], members: List[List[str]],
+            scalar_names: Dict[str, Sequence[str]]) -> Dict[str, Dict[str, ir.Value]]:
+    """The 0-d scalars of each parameter (name -> scalar name -> value) sliced out of the scalar packs (see
+    :class:`StepLayout`); XLA fuses each slice into the update that reads it."""
+    scalars: Dict[str, Dict[str, ir.Value]] = {}
+    for pack, names in zip(packs, members):
+        offset = 0
+        for n in names:
+            scalars[n] = {}
+            for s in scalar_names[n]:
+                one = ctx.emit(ops.slice, pack, start=[offset], limit=[offset + 1], stride=[1])
+                scalars[n][s] = ctx.reshape(one, ())
+                offset += 1
+    return scalars
 
 
 def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional[Dict[str, UpdateRule]], *,
@@ -126,9 +145,16 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
             arg_types += [types[param_arg[n]]] * len(state_names[n])
         if accumulators:
             arg_types += [types[param_arg[n]] for n in trainable]
+        packs: Dict[str, List[str]] = {}               # element type -> the parameters whose scalars it holds
+        pack_types: Dict[str, ir.Type] = {}
         for n in trainable:
-            elem_type = ir.RankedTensorType(types[param_arg[n]]).element_type
-            arg_types += [ir.RankedTensorType.get([], elem_type)] * len(scalar_names[n])
+            if scalar_names[n]:
+                elem_type = ir.RankedTensorType(types[param_arg[n]]).element_type
+                packs.setdefault(str(elem_type), []).append(n)
+                pack_types[str(elem_type)] = elem_type
+        layout.scalar_packs = list(packs.values())
+        for elem, members in packs.items():
+            arg_types.append(ir.RankedTensorType.get([sum(len(scalar_names[n]) for n in members)], pack_types[elem]))
         if clip:
             arg_types.append(ir.RankedTensorType.get([], ir.F32Type.get()))
 
@@ -142,7 +168,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         values.update({n: next(args) for n in trainable})
         state = {n: {s: next(args) for s in state_names[n]} for n in trainable}
         acc = {n: next(args) for n in trainable} if accumulators else {}
-        scalars = {n: {s: next(args) for s in scalar_names[n]} for n in trainable}
+        pack_args = [next(args) for _ in packs]
         max_norm = next(args) if clip else None
         original = batch + [values[tied.get(n, n)] for n in names]
 
@@ -172,6 +198,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
                 else:
                     if clip:
                         grads = _clip(ctx, grads, max_norm)
+                    scalars = _unpack(ctx, pack_args, layout.scalar_packs, scalar_names)
                     new_params, new_states = [], []
                     for n, g in zip(trainable, grads):
                         p, s = rules[n].emit(ctx, values[n], g, state[n], scalars[n])
