@@ -14,6 +14,13 @@ draws random numbers (dropout in training mode) gets a fresh seed per forward; i
 masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the forward's
 own randomness.
 
+The saved values live as long as torch keeps the graph, as eager's saved tensors do: the autograd node saves one
+empty tensor (``ctx.save_for_backward``) that owns the call's state (its residuals, and the parameters and inputs
+its backward reads), so torch frees them itself — at a backward without ``retain_graph=True``, or when the graph
+is dropped — and a second backward through a freed graph fails where eager's does.  A backward reads the
+parameters and inputs as they were at the forward (a copy of those the call itself changes), and raises as eager
+does when one was changed in place since (an optimizer step between two backwards through a retained graph).
+
 Each gradient program is a compile of its own in the ``fxla.compile`` log and under ``dump_dir``
 (:meth:`fxla.recompile.CompileControl._gradient_compile`): "the forward with residuals for input signature #n"
 (at the first call that records gradients of that set of tensors), "the backward for input signature #n" (at
@@ -22,14 +29,15 @@ respect to, why it compiled, its seconds and phases, and a folder inside the sig
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
+import jax
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.errors import FxlaError
 from fxla.lowering.autodiff import (Differentiated, NotDifferentiableError, differentiable_args,
                                     differentiable_results)
 from fxla.lowering.autodiff.transform import main_function
@@ -42,7 +50,7 @@ from .outputs import ResultHandler
 from .pipeline import COMPILING
 from .write_back import check_writable
 
-__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError"]
+__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError", "SavedValuesError"]
 
 #: how many of the tensors a gradient program differentiates with respect to its log record names
 _SHOWN_SOURCES = 6
@@ -92,16 +100,21 @@ def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
     return mask if any(mask) else None
 
 
-def _sources_text(module, entry, mask) -> str:
-    """The tensors ``mask`` marks (per tensor input, then per parameter: :func:`gradient_sources`) as the compile
-    log names them: inputs by argument name (``name[i]`` for the i-th tensor of an argument holding several),
-    parameters by name; the first few, then how many more."""
+def _input_names(module, entry) -> List[str]:
+    """The tensor inputs of the compiled signature ``entry``, by argument name (``name[i]`` for the i-th tensor of
+    an argument holding several)."""
     inputs = []
     for node, value in zip(module._binding.placeholders, entry.program_args):
         arrays = [leaf for leaf in pytree.tree_leaves(value) if is_array(leaf)]
         inputs += [node.target] if len(arrays) == 1 and arrays[0] is value else \
             [f"{node.target}[{i}]" for i in range(len(arrays))]
-    names = [n for n, m in zip(inputs + list(entry.program.param_names), mask) if m]
+    return inputs
+
+
+def _sources_text(module, entry, mask) -> str:
+    """The tensors ``mask`` marks (per tensor input, then per parameter: :func:`gradient_sources`) as the compile
+    log names them: inputs by argument name, parameters by name; the first few, then how many more."""
+    names = [n for n, m in zip(_input_names(module, entry) + list(entry.program.param_names), mask) if m]
     more = len(names) - _SHOWN_SOURCES
     return ", ".join(names[:_SHOWN_SOURCES]) + (f" and {more} more" if more > 0 else "")
 
@@ -176,14 +189,53 @@ def gradient_texts(module, entry) -> GradientTexts:
     return found
 
 
+class SavedValuesError(GradientError, RuntimeError):
+    """A backward through an fxla-compiled call found the values its forward saved already freed (a second
+    backward without ``retain_graph=True``), or a parameter or input it reads changed in place since the forward.
+    Eager raises a ``RuntimeError`` in both cases; this is one too."""
+
+
+def _same(value):
+    return value
+
+
+def _version(t: torch.Tensor) -> Optional[int]:
+    """``t``'s version counter; None for an inference tensor, which has none (nor is changed outside inference
+    mode)."""
+    return None if t.is_inference() else t._version
+
+
+def _before(array):
+    """A copy of a device buffer that the call's own write-back is about to change (it may alias the tensor)."""
+    return jax.device_put(array, may_alias=False).block_until_ready()
+
+
+def _own_saved_values():
+    """Around ``_CompiledCall.apply``: the node's saved anchor (see :class:`_CompiledCall`) is stored as it is, not
+    through the user's ``saved_tensors_hooks`` (``save_on_cpu``, non-reentrant checkpointing): it is no activation,
+    and the state it owns is fxla's device buffers, which no hook could move or recompute."""
+    if torch._C._autograd._saved_tensors_hooks_is_enabled():
+        return torch.autograd.graph.saved_tensors_hooks(_same, _same)
+    return contextlib.nullcontext()     # (disabled hooks: then no hook of the user's is in force either)
+
+
 class _CompiledCall(torch.autograd.Function):
     """One compiled call as an autograd node: ``forward(ctx, call, *sources)`` runs ``call.forward()`` and returns
-    its tensor outputs; ``backward`` runs ``call.backward(cotangents)`` and returns one gradient per source."""
+    its tensor outputs; ``backward`` runs ``call.backward(cotangents)`` and returns one gradient per source.
+
+    Torch decides how long the call's state lives: the node saves one empty tensor, the *anchor*, whose attribute
+    ``fxla_call`` is the only reference to the :class:`_Call` (nothing else keeps it: no cycle through the
+    outputs).  Torch frees saved tensors after a backward without ``retain_graph=True`` and when the graph is
+    dropped, and with the anchor go the residuals; a backward after that finds ``ctx.saved_tensors`` freed, as an
+    eager node would (:class:`SavedValuesError` from torch's own error)."""
 
     @staticmethod
     def forward(ctx, call, *sources):
         outputs = call.forward()
-        ctx.call = call
+        anchor = torch.empty(0)
+        anchor.fxla_call = call
+        ctx.save_for_backward(anchor)
+        ctx.fxla_name = call.module.__name__
         ctx.mark_non_differentiable(*[o for i, o in enumerate(outputs) if i not in call.differentiable])
         return tuple(outputs)
 
@@ -197,52 +249,85 @@ class _CompiledCall(torch.autograd.Function):
                 "the gradient would silently come back without a graph\n"
                 "fix: compute that part of the model eagerly (call the original module), or take the higher "
                 "derivative outside the compiled call")
-        call, ctx.call = ctx.call, None
-        if call is None:
-            raise FxlaError("backward through an fxla-compiled call ran twice\n"
-                            "why: fxla frees the values a compiled call saved for its backward at the first backward "
-                            "(as eager torch does without retain_graph=True; fxla does not keep them for "
-                            "retain_graph=True yet)\n"
-                            "fix: run the forward again before a second backward, or compute both gradients in one "
-                            "backward (torch.autograd.grad with several outputs)")
-        return (None, *call.backward(cts))
+        try:
+            (anchor,) = ctx.saved_tensors
+        except RuntimeError as err:         # torch freed the graph's saved values: a backward without retain_graph
+            raise SavedValuesError(
+                f"Trying to backward through the graph a second time, through fxla-compiled {ctx.fxla_name}: the "
+                f"values it saved for its backward have already been freed",
+                why="why: saved intermediate values of the graph are freed when you call .backward() or "
+                    "autograd.grad(), as in eager: torch freed this call's residuals with the graph at the previous "
+                    "backward",
+                fix="Specify retain_graph=True in the earlier .backward() or autograd.grad() if you need to backward "
+                    "through the graph a second time, or run the forward again") from err
+        return (None, *anchor.fxla_call.backward(cts))
 
 
 class _Call:
-    """The state of one differentiated call between its forward and its backward."""
+    """The state of one differentiated call from its forward to the graph's release (see :class:`_CompiledCall`)."""
 
     def __init__(self, module, entry, grad: GradientEntry, leaves, writable, mask):
         self.module, self.entry, self.grad = module, entry, grad
         self.leaves, self.writable, self.mask = leaves, writable, mask
         self.differentiable = set(grad.float_outputs)
-        self.retain = False
 
     def forward(self) -> List[torch.Tensor]:
         module, grad = self.module, self.grad
         store = module._store
+        program = self.entry.program
         tensors = [t for t in self.leaves if is_array(t)]
+        n_tensors = len(tensors)
         if grad.diff.forward.random:     # a fresh seed; a backward that recomputes (remat) reads the same one
             tensors.append(draw_seed())
-        self.inputs = [to_device(t.detach() if isinstance(t, torch.Tensor) else t, module.device) for t in tensors]
+        inputs = [to_device(t.detach() if isinstance(t, torch.Tensor) else t, module.device) for t in tensors]
         placements = [module.device] * len(grad.forward_keys)
         params = store.resident(grad.diff.forward, grad.forward_keys, placements)
-        # the parameters the backward reads, as they are now (an optimizer step may replace them before it runs)
-        self.backward_params = store.resident(grad.diff.backward, grad.backward_keys,
-                                              [module.device] * len(grad.backward_keys))
-        results = grad.forward(self.inputs + params, wait=True)
+        # what the backward reads, as it is now (an optimizer step may replace the parameters before it runs);
+        # a copy of what this call itself changes (below), whose buffer may alias the tensor's memory
+        self.inputs = [_before(inputs[k]) if k in program.mutated_inputs else inputs[k] for k in grad.diff.inputs]
+        self.backward_params = [_before(b) if n in program.mutated_params else b for n, b in zip(
+            grad.diff.params, store.resident(grad.diff.backward, grad.backward_keys,
+                                             [module.device] * len(grad.backward_keys)))]
+        results = grad.forward(inputs + params, wait=True)
         n_res = grad.diff.residuals
         self.residuals = results[len(results) - n_res:]
         parts = grad.handler.split(results[:len(results) - n_res], self.leaves, self.writable)
-        program = self.entry.program
         if parts.state:
             store.store_state(program, parts.state)
         if program.written_attributes:
             store.set_attributes(program.written_attributes, parts.attributes)
-        self.parts_outputs = [from_device(o) for o in parts.outputs]
-        self.out_meta = [(o.shape, o.dtype) for o in self.parts_outputs]
-        return self.parts_outputs
+        # the caller's tensors the backward reads, with their version counters after the call (see _check)
+        backward_params = grad.diff.backward.params
+        self.watched = [(k, tensors[k], _version(tensors[k])) for k in grad.diff.inputs
+                        if k < n_tensors and isinstance(tensors[k], torch.Tensor)] + \
+            [(n, backward_params[n], _version(backward_params[n])) for n in grad.diff.params
+             if isinstance(backward_params.get(n), torch.Tensor)]
+        self.leaves = self.writable = None
+        outputs = [from_device(o) for o in parts.outputs]      # (not kept: they hold the node that holds this)
+        self.out_meta = [(o.shape, o.dtype) for o in outputs]
+        return outputs
+
+    def _check(self) -> None:
+        """Raise as eager does when a tensor the backward reads was changed in place since the call (an optimizer
+        step between two backwards through a retained graph): the backward would read the forward's values or the
+        new ones depending on whether its buffer aliases the tensor's memory.  Not seen, as in eager: changes
+        through ``.data`` (``p.data = new`` leaves the forward's buffer as it was)."""
+        for what, t, version in self.watched:
+            if _version(t) != version:
+                name = f"input {_input_names(self.module, self.entry)[what]!r}" if isinstance(what, int) else \
+                    f"parameter {what!r}"
+                raise SavedValuesError(
+                    f"one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: {name} ({str(t.dtype).replace('torch.', '')}{list(t.shape)}) of fxla-compiled "
+                    f"{self.module.__name__} is at version {t._version}; expected version {version} instead",
+                    why="why: the backward of a compiled call reads the parameters and inputs it needs as they were "
+                        "at its forward, as eager's saved tensors; an in-place change since then (an optimizer step, "
+                        "p.mul_(0.5), x.add_(1)) bumped the tensor's version counter, where eager raises too",
+                    fix="run every backward through the graph before changing them in place (optimizer.step() "
+                        "after the last backward), or run the forward again after the change")
 
     def backward(self, cts) -> List[Optional[torch.Tensor]]:
+        self._check()
         grad, device = self.grad, self.module.device
         cotangents = []
         for i in grad.float_outputs:
@@ -250,9 +335,8 @@ class _Call:
             shape, dtype = self.out_meta[i]
             cotangents.append(to_device(ct.detach().contiguous() if ct is not None else torch.zeros(shape, dtype=dtype),
                                         device))
-        args = list(self.residuals) + cotangents + [self.inputs[k] for k in grad.diff.inputs] + self.backward_params
+        args = list(self.residuals) + cotangents + self.inputs + self.backward_params
         results = grad.backward_executable(self.module)(args, wait=True)
-        self.residuals = None
         # one per source, in order; own memory (autograd may accumulate into a .grad in place)
         return [from_device(g).clone() for g in results]
 
@@ -296,5 +380,7 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
     sources = [t for t, m in zip(tensors, mask) if m] + \
         [program.params[n] for n, m in zip(program.param_names, mask[len(tensors):]) if m]
     call = _Call(module, entry, grad, leaves, writable, mask)
-    outputs = _CompiledCall.apply(call, *sources)
+    with _own_saved_values():
+        outputs = _CompiledCall.apply(call, *sources)
+    del call                             # (the node's saved anchor owns it now)
     return grad.handler.build(list(outputs), leaves)

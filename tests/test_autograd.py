@@ -4,6 +4,7 @@ with gradients equal to eager's."""
 from __future__ import annotations
 
 import copy
+import weakref
 
 import pytest
 import torch
@@ -11,6 +12,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
+from fxla.autograd import SavedValuesError
+from fxla.gradients import GradientError
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -108,12 +111,151 @@ def test_remat_saves_nothing_and_gives_the_same_gradients():
     assert grad.diff.residuals == 0
 
 
-def test_a_second_backward_is_a_clear_error():
-    fast = fxla.compile(mlp())
-    out = fast(torch.randn(2, 8)).sum()
-    out.backward(retain_graph=True)
-    with pytest.raises(fxla.FxlaError, match="ran twice"):
+def _call_state(out):
+    """A weak reference to the state fxla keeps for the backward of the compiled call whose output is ``out``
+    (its residuals): it is owned by the tensor the autograd node saves, so it lives as long as torch keeps it."""
+    node = out.grad_fn
+    while type(node).__name__ != "_CompiledCallBackward":
+        node = node.next_functions[0][0]
+    return weakref.ref(node.saved_tensors[0].fxla_call)
+
+
+def test_two_backwards_with_retain_graph_accumulate_eagers_gradients():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model)
+    x = torch.randn(5, 8, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_()
+    for _ in range(2):                        # general path, then the call plan
+        loss = fast(x).square().sum()
+        ref = reference(x2).square().sum()
+        for retain in (True, True, False):    # three backwards through one graph: the gradients add up
+            loss.backward(retain_graph=retain)
+            ref.backward(retain_graph=retain)
+            assert_grads_match(model, reference)
+            torch.testing.assert_close(x.grad, x2.grad, **TOL)
+    torch.testing.assert_close(x.grad, 6 * torch.autograd.grad(model(x).square().sum(), x)[0], **TOL)
+
+
+def test_autograd_grad_twice_through_a_retained_graph():
+    model = mlp()
+    fast = fxla.compile(model)
+    x = torch.randn(3, 8, requires_grad=True)
+    y = fast(x).tanh().sum()
+    wrt = [x, model[0].weight, model[2].bias]
+    first = torch.autograd.grad(y, wrt, retain_graph=True)
+    second = torch.autograd.grad(y, wrt)
+    expected = torch.autograd.grad(model(x).tanh().sum(), wrt)
+    for a, b, e in zip(first, second, expected):
+        torch.testing.assert_close(a, e, **TOL)
+        torch.testing.assert_close(b, e, **TOL)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_second_backward_without_retain_graph_raises_eagers_error():
+    model = mlp()
+    fast = fxla.compile(model)
+    out = fast(torch.randn(2, 8)).sum()       # (sum saves nothing: the compiled call's node is the one to fail)
+    state = _call_state(out)
+    out.backward()
+    assert state() is None                    # freed at the backward, as eager frees its saved tensors
+    with pytest.raises(SavedValuesError, match="Trying to backward through the graph a second time") as info:
         out.backward()
+    assert isinstance(info.value, GradientError) and isinstance(info.value, RuntimeError)
+    assert "fix: Specify retain_graph=True" in str(info.value)
+    eager = model(torch.randn(2, 8)).square().sum()
+    eager.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        eager.backward()
+    out = fast(torch.randn(2, 8)).sum()
+    torch.autograd.grad(out, model[0].weight)
+    with pytest.raises(SavedValuesError, match="Specify retain_graph=True"):
+        torch.autograd.grad(out, model[0].weight)
+
+
+def test_retained_graphs_free_their_saved_values_when_dropped():
+    import jax
+    fast = fxla.compile(mlp())
+
+    def step():
+        out = fast(torch.randn(4, 8, requires_grad=True)).square().sum()
+        out.backward(retain_graph=True)
+        out.backward(retain_graph=True)
+        return _call_state(out)
+
+    for _ in range(3):
+        step()
+    before = len(jax.live_arrays())
+    states = [step() for _ in range(50)]
+    assert all(state() is None for state in states)      # no reference cycle: freed without the garbage collector
+    assert len(jax.live_arrays()) <= before
+    out = fast(torch.randn(4, 8, requires_grad=True)).sum()
+    state = _call_state(out)
+    del out                                   # a graph dropped without any backward frees them too
+    assert state() is None
+
+
+def test_a_step_between_two_backwards_raises_as_eager_and_rebinding_data_reads_the_forwards_values():
+    model = mlp()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model)
+    x = torch.randn(5, 8)
+    loss, ref = fast(x).square().sum(), reference(x).square().sum()
+    loss.backward(retain_graph=True)
+    ref.backward(retain_graph=True)
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    torch.optim.SGD(reference.parameters(), lr=0.1).step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ref.backward()
+    with pytest.raises(SavedValuesError, match="modified by an inplace operation: parameter '2.weight'") as info:
+        loss.backward()
+    assert "fix:" in str(info.value)
+    # p.data = ... keeps the saved values (eager's saved tensors keep the old storage): the same gradients again
+    loss, ref = fast(x).square().sum(), reference(x).square().sum()
+    loss.backward(retain_graph=True)
+    ref.backward(retain_graph=True)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        p.data, q.data = p.data * 0.5, q.data * 0.5
+        p.grad = q.grad = None
+    loss.backward()
+    ref.backward()
+    assert_grads_match(model, reference)
+
+
+def test_an_input_changed_in_place_before_the_backward_raises_as_eager():
+    model = mlp()
+    fast = fxla.compile(model)
+    x = torch.randn(5, 8)                     # the backward reads it (the first layer's weight gradient)
+    loss = fast(x).sum()
+    x.mul_(2)
+    with pytest.raises(SavedValuesError, match="modified by an inplace operation: input 'input'"):
+        loss.backward()
+
+
+def test_a_buffer_the_call_changes_is_read_by_its_backward_as_it_was_before_the_call():
+    """With ``remat=True`` the backward recomputes from the buffer's value before the call, which the call's own
+    write-back then changes (the device buffer may alias the tensor's memory): the backward reads a copy."""
+    class Counted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+            self.register_buffer("count", torch.ones(4))
+
+        def forward(self, x):
+            self.count += 1
+            return x * self.w * self.count
+    model = Counted()
+    reference = copy.deepcopy(model)
+    fast = fxla.compile(model, remat=True)
+    for _ in range(3):
+        x = torch.randn(4)
+        loss, ref = fast(x).sum(), reference(x).sum()
+        loss.backward(retain_graph=True)
+        ref.backward(retain_graph=True)
+        loss.backward()                       # (the buffer changed since only through the call itself)
+        ref.backward()
+        torch.testing.assert_close(model.w.grad, reference.w.grad, **TOL)
+        torch.testing.assert_close(model.count, reference.count)
 
 
 def test_no_grad_calls_do_not_differentiate():
