@@ -176,10 +176,10 @@ class ParameterStore:
             if (key, perm) not in self.buffers:
                 name = key.split("@", 1)[0]
                 value = program.params[name]
-                value = value.permute(perm).contiguous() if perm else value
-                self.buffers[key, perm] = to_device(value, placement)
+                stored = value.permute(perm).contiguous() if perm else value
+                self.buffers[key, perm] = to_device(stored, placement)
                 if spans_processes(placement):   # (what the processes compare before each call)
-                    self.digests[key, perm] = digest(host_data(value))
+                    self.digests[key, perm] = digest(host_data(stored))
                 if name == key:             # (a trace's constant never changes: not watched)
                     self.weights.record(name, value)
         return [self.buffers[k] for k in keys]
