@@ -344,7 +344,10 @@ class TrainStep:
                 check_input_indices(type(self.model).__name__, program.checks, values)
         states = []
         if update:
-            self._hooks("pre")
+            if self._hooks("pre") and not program.applies(self.optimizer):
+                raise StepError("an optimizer pre-step hook changed which parameters are trained (their groups, "
+                                "rules or requires_grad) after the step was chosen\nfix: change the optimizer's "
+                                "groups before calling the step, not in a step pre-hook")
             optimizer_state = self.optimizer.state
             for n, tensor, rule, keeps, adam, _, _ in program.updates:
                 state = optimizer_state[tensor] if keeps else {}
@@ -416,15 +419,17 @@ class TrainStep:
             found = self._scalars[key] = to_device(torch.tensor(value, dtype=dtype), self.device)
         return found
 
-    def _hooks(self, when: str) -> None:
-        """The optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may not
-        change the arguments (there are none)."""
+    def _hooks(self, when: str) -> bool:
+        """Run the optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may
+        not change the arguments (there are none).  Whether there were any (a pre-hook may change the groups:
+        the caller re-reads them)."""
         global_hooks = getattr(torch_optimizer, f"_global_optimizer_{when}_hooks")
         own_hooks = getattr(self.optimizer, f"_optimizer_step_{when}_hooks")
         if not global_hooks and not own_hooks:
-            return
+            return False
         for hook in list(global_hooks.values()) + list(own_hooks.values()):
             hook(self.optimizer, (), {})
+        return True
 
     def _write_back(self, results, program: _Program, states: List[dict], update: bool):
         layout, objective = program.layout, program.objective

@@ -124,3 +124,21 @@ def test_labels_out_of_range_are_refused_and_ignore_index_passes():
     with pytest.raises(fxla.IndexOutOfRangeError, match="holds 3"):
         step(x, y)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))    # (refused before it ran)
+
+
+def test_a_pre_hook_changing_the_learning_rate_is_seen():
+    """The optimizer's step pre-hooks run before the scalars are computed, as eager's run before its update."""
+    model, reference = mlp(), mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+
+    def halve(opt, args, kwargs):
+        for group in opt.param_groups:
+            group["lr"] *= 0.5
+    optimizer.register_step_pre_hook(halve)
+    ref_optimizer.register_step_pre_hook(halve)
+    step = fxla.compile_step(model, optimizer, mse)
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    for _ in range(3):
+        torch.testing.assert_close(step(x, y), eager_step(reference, ref_optimizer, mse, (x, y)).detach(), **TOL)
+    assert_same_state(model, reference, optimizer, ref_optimizer)
