@@ -36,9 +36,11 @@ from fxla.runtime.multihost import ProcessMismatchError, agree, gather as _gathe
 from fxla.runtime.multihost import from_local as _from_local, local_part as _local_part
 from fxla.runtime.sharding import Mesh, ShardingError, named_sharding, normalize_spec
 
+from .shard_plan import fsdp
+
 __all__ = ["initialize", "shutdown", "is_initialized", "process_index", "process_count", "local_devices",
-           "global_devices", "mesh", "from_local", "local_part", "gather", "barrier", "DistributedError",
-           "ProcessMismatchError"]
+           "global_devices", "mesh", "from_local", "local_part", "gather", "barrier", "save_checkpoint",
+           "load_checkpoint", "fsdp", "DistributedError", "ProcessMismatchError"]
 
 
 class DistributedError(FxlaError):
@@ -219,6 +221,60 @@ def barrier(name: str = "fxla", *, timeout: Optional[float] = None) -> None:
     initialize's); a process that does not come is a :class:`ProcessMismatchError`."""
     agree("barrier", {"barrier": str(name)}, f"barrier {name!r}") if timeout is None else \
         _with_timeout(timeout, lambda: agree("barrier", {"barrier": str(name)}, f"barrier {name!r}"))
+
+
+def save_checkpoint(path: str, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+                    **extra) -> None:
+    """Save a training run's state from a multi-process run: process 0 writes ``path`` (``torch.save`` of
+    ``{"model": model.state_dict(), "optimizer": optimizer.state_dict(), **extra}``, through a temporary file
+    renamed into place, so a crash never leaves half a checkpoint); every process first checks that all hold
+    the same state (:func:`agree` on digests of every tensor: after fxla's compiled steps each process's model
+    and optimizer hold the whole, equal values), and returns once the file is complete."""
+    state = _checkpoint_state(model, optimizer, extra)
+    agree("checkpoint", {"checkpoint": str(path), **_digests(state)}, f"saving checkpoint {path}")
+    if jax.process_index() == 0:
+        import os
+        folder = os.path.dirname(os.path.abspath(path))
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    agree("checkpoint", {"checkpoint": str(path)}, f"the end of saving checkpoint {path}")
+
+
+def load_checkpoint(path: str, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None) -> dict:
+    """Load a :func:`save_checkpoint` file into ``model`` (and ``optimizer``) on every process (``torch.load``
+    with ``weights_only=True``: the file cannot run code), check that every process loaded the same state, and
+    return the file's other entries."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict) or "model" not in state:
+        raise DistributedError(f"{path} is not a checkpoint of fxla.distributed.save_checkpoint (no 'model' "
+                               f"entry)\nfix: pass the file save_checkpoint wrote")
+    model.load_state_dict(state["model"])
+    if optimizer is not None:
+        if "optimizer" not in state:
+            raise DistributedError(f"{path} holds no optimizer state\nfix: save it with "
+                                   f"save_checkpoint(path, model, optimizer)")
+        optimizer.load_state_dict(state["optimizer"])
+    loaded = _checkpoint_state(model, optimizer, {})
+    agree("checkpoint", {"checkpoint": str(path), **_digests(loaded)}, f"loading checkpoint {path}")
+    return {k: v for k, v in state.items() if k not in ("model", "optimizer")}
+
+
+def _checkpoint_state(model, optimizer, extra) -> dict:
+    state = {"model": model.state_dict()}
+    if optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    state.update(extra)
+    return state
+
+
+def _digests(state: dict) -> Dict[str, str]:
+    """``{"state <path>": digest}`` of every tensor in a nested state dict."""
+    from torch.utils import _pytree as pytree
+    from fxla.runtime.multihost import digest
+    leaves, _ = pytree.tree_flatten_with_path(state)
+    return {f"state {pytree.keystr(path)}": digest(host_data(leaf)) for path, leaf in leaves
+            if isinstance(leaf, torch.Tensor)}
 
 
 def _with_timeout(seconds: float, run) -> None:

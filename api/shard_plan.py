@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from torch.utils import _pytree as pytree
 
@@ -12,7 +12,7 @@ from fxla.lowering import FxlaProgram
 from fxla.runtime.buffers import is_array
 from fxla.runtime.sharding import Partitioning, ShardingError, normalize_spec, signature_of
 
-__all__ = ["ShardPlan"]
+__all__ = ["ShardPlan", "fsdp"]
 
 _INPUT_KEY = re.compile(r"^(input|output):(\d+)$")
 
@@ -73,8 +73,43 @@ class ShardPlan:
                                     f"{len(out_leaves)} tensor outputs\nfix: count tensor inputs/outputs from 0")
         return Partitioning(self.mesh, specs, [])
 
+    def by_name(self, arguments: Sequence[Optional[str]], results: Sequence[Optional[str]],
+                stablehlo: str) -> Partitioning:
+        """The partitioning of a program whose arguments and results are named positionally (a training step:
+        ``input:<i>`` for batch tensors, a parameter's name for the parameter and for its optimizer state,
+        gradient accumulator and new value; ``None``: replicated), their shapes read from ``stablehlo``."""
+        ins, outs = signature_of(stablehlo)
+
+        def specs(names, types):
+            return [normalize_spec(self.shard.get(name) if name else None, len(shape), shape, self.mesh,
+                                   name or "a replicated value") for name, (shape, _) in zip(names, types)]
+        return Partitioning(self.mesh, specs(arguments, ins), specs(results, outs))
+
     def set_outputs(self, partitioning: Partitioning, stablehlo: str) -> None:
         """Fill in the output specs once the program's result types are known."""
         outs = signature_of(stablehlo)[1]
         partitioning.out_specs = [normalize_spec(self.shard.get(f"output:{i}"), len(shape), shape, self.mesh,
                                                  f"output:{i}") for i, (shape, _) in enumerate(outs)]
+
+
+def fsdp(model, mesh, axis: str, *, min_size: int = 1024) -> Dict[str, tuple]:
+    """``shard=`` specs that split every parameter of ``model`` with at least ``min_size`` elements over the mesh
+    axis ``axis`` along its first dimension that the axis size divides (fully sharded data parallel: each device
+    holds a part of each weight and of its optimizer state; XLA gathers a weight where it is used and reduces
+    its gradient back to the parts).  Smaller parameters (biases, norms) stay replicated.  Add the batch's spec,
+    e.g. ``{**fsdp(model, mesh, "data"), "input:0": ("data", None)}``."""
+    from fxla.runtime.sharding import as_mesh
+    mesh = as_mesh(mesh)
+    if axis not in mesh.shape:
+        raise ShardingError(f"fsdp: unknown mesh axis {abbreviate(axis)}{did_you_mean(str(axis), mesh.axis_names)}\n"
+                            f"fix: use one of the mesh's axes {list(mesh.axis_names)}")
+    size = mesh.shape[axis]
+    specs = {}
+    for name, p in model.named_parameters():
+        if p.numel() < min_size:
+            continue
+        for dim, extent in enumerate(p.shape):
+            if extent % size == 0:
+                specs[name] = (None,) * dim + (axis,)
+                break
+    return specs

@@ -36,11 +36,14 @@ from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
-from fxla.runtime import to_device
+from fxla.runtime import to_device as _to_device
 from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
+from fxla.runtime.multihost import place_sharded, spans_processes
+from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .pipeline import COMPILING
 from .residency import Residency, resident_platform
+from .train_mesh import MeshResidency, StepSharding
 from .signature import signature_key
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
@@ -63,12 +66,17 @@ class _Objective(torch.nn.Module):
         return self.loss_fn(self.model, *batch)
 
 
+def _batch_names(loss_fn, n: int) -> List[str]:
+    """The names of ``n`` batch arguments: ``loss_fn``'s parameters after the model, where it names them."""
+    params = list(inspect.signature(loss_fn).parameters.values())[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:n]
+    return names + [f"batch{i}" for i in range(len(names), n)]
+
+
 def _objective(model, loss_fn, n: int) -> _Objective:
     """An :class:`_Objective` whose ``forward`` takes exactly ``n`` batch arguments (named after ``loss_fn``'s
     parameters when it names them)."""
-    params = list(inspect.signature(loss_fn).parameters.values())[1:]
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:n]
-    names += [f"batch{i}" for i in range(len(names), n)]
+    names = _batch_names(loss_fn, n)
 
     def forward(self, *batch, **named):
         return self.loss_fn(self.model, *batch, *[named[name] for name in names[len(batch):]])
@@ -213,7 +221,7 @@ class TrainStep:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,
                  max_grad_norm: Optional[float] = None, accumulation_steps: int = 1, device=None,
-                 concrete_shapes: bool = False):
+                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None):
         from .compile import CompiledModule
         if not isinstance(model, torch.nn.Module):
             raise StepError(f"fxla.compile_step expects the nn.Module to train, got {type(model).__name__}\n"
@@ -231,8 +239,14 @@ class TrainStep:
         self.accumulation_steps = accumulation_steps
         self._options = dict(device=device, concrete_shapes=concrete_shapes)
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
-        self.device = CompiledModule(torch.nn.Identity(), device=device).device
-        self._residency = Residency(self.device) if resident_platform(self.device) else None
+        #: the step's partitioning over ``mesh`` (fxla.train_mesh), or None: one device
+        self._sharding = _step_sharding(model, mesh, shard, device, concrete_shapes)
+        if self._sharding is None:
+            self.device = CompiledModule(torch.nn.Identity(), device=device).device
+            self._residency = Residency(self.device) if resident_platform(self.device) else None
+        else:
+            self.device = self._sharding.mesh.devices.flat[0]
+            self._residency = MeshResidency()
         self._scalars: Dict[Tuple[Any, torch.dtype], Any] = {}    # (values, dtype) -> its device array
         self.pack_uploads = 0                                      # scalar packs placed on the device
         self._programs: Dict[Tuple, List[_Program]] = {}       # key -> its programs, the latest first
@@ -309,11 +323,18 @@ class TrainStep:
             program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
                                          clip=update and self.max_grad_norm is not None, tied=tied)
             stages = pipeline.lower_program(program, prepared)
-            target = pipeline.layout(stages, self.device.platform)
+            sharding = self._sharding
+            target = pipeline.layout(stages, self.device.platform, partitioned=sharding is not None)
             consumed = _consumed(layout, update)
             n_inputs = len(_leaves(batch)) + bool(objective.random)
-            donate = _donated(layout, n_inputs, update, consumed) if self._residency is not None else ()
-            executable = pipeline.compile(stages, target, self.device, donate=donate)
+            donate = _donated(layout, n_inputs, update, consumed) if isinstance(self._residency, Residency) else ()
+            part = None
+            if sharding is not None:
+                names = _batch_names(self.loss_fn, len(batch))
+                sharding.check_names(self.model, names)
+                part = sharding.partitioning(layout, names, len(_leaves(batch)), objective.random, update,
+                                             stages.stablehlo)
+            executable = pipeline.compile(stages, target, self.device, donate=donate, partitioning=part)
             self.compiles += 1
             program = _Program(executable, layout, objective, group_of, consumed, stages.program.input_checks,
                                n_inputs, optimizer)
@@ -329,7 +350,9 @@ class TrainStep:
         leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)
         if program.objective.random:    # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
-        put = self._inputs.put          # (an input passed again unchanged is not placed again)
+        # (partitioned: the arguments are collected as they are and placed at once, below)
+        to_device = _to_device if self._sharding is None else _unplaced
+        put = self._inputs.put if self._sharding is None else _unplaced_input   # (unchanged inputs: kept buffers)
         args = [put(i, t) for i, t in enumerate(leaves)]
         resident = self._residency
         if resident is None:
@@ -362,7 +385,7 @@ class TrainStep:
                         args.append(to_device(value if value is not None else torch.zeros_like(tensor), device))
         if layout.accumulators:
             if self._accumulated is None:
-                zeros = owned_copy if resident is not None else to_device
+                zeros = owned_copy if isinstance(resident, Residency) else to_device
                 self._accumulated = [zeros(torch.zeros_like(program.objective.params[n]), device)
                                      for n in layout.trainable]
             args += self._accumulated
@@ -370,6 +393,8 @@ class TrainStep:
             args += self._packs(program, states)
             if layout.clip:
                 args.append(self._scalar(float(self.max_grad_norm), torch.float32))
+        if self._sharding is not None:         # (the processes of a multi-process run compare them first)
+            args = place_sharded(args, program.executable.in_shardings, program.executable.label)
         results = program.executable(args, wait=True)
         value = self._write_back(results, program, states, update)
         if update:
@@ -405,7 +430,7 @@ class TrainStep:
         if found is None:
             if len(self._scalars) >= MAX_SCALARS:
                 self._scalars.clear()
-            found = self._scalars[key] = to_device(torch.tensor(values, dtype=dtype), self.device)
+            found = self._scalars[key] = self._host_scalar(values, dtype)
             self.pack_uploads += 1
         return found
 
@@ -416,8 +441,19 @@ class TrainStep:
         if found is None:
             if len(self._scalars) >= MAX_SCALARS:
                 self._scalars.clear()
-            found = self._scalars[key] = to_device(torch.tensor(value, dtype=dtype), self.device)
+            found = self._scalars[key] = self._host_scalar(value, dtype)
         return found
+
+    def _host_scalar(self, value, dtype: torch.dtype):
+        """A scalar (pack) as the step takes it: on the device, or as a torch tensor placed with the partitioned
+        step's other arguments."""
+        t = torch.tensor(value, dtype=dtype)
+        return t if self._sharding is not None else _to_device(t, self.device)
+
+    def executable_for(self, *batch):
+        """The compiled executable of the update step for ``batch``'s signature (compiled if needed; its
+        ``hlo_text()`` is XLA's optimised HLO)."""
+        return self._program(batch, True).executable
 
     def _hooks(self, when: str) -> bool:
         """Run the optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may
@@ -478,6 +514,32 @@ def _indices_in_range(checks, values) -> bool:
     return True
 
 
+def _unplaced(value, _placement):
+    """``to_device`` of a partitioned step: the value itself (its arguments are placed at once, later)."""
+    return value
+
+
+def _unplaced_input(_position: int, value):
+    """``InputBuffers.put`` of a partitioned step: the value itself."""
+    return value
+
+
+def _step_sharding(model, mesh, shard, device, concrete_shapes) -> Optional[StepSharding]:
+    if shard and mesh is None:
+        raise ShardingError("fxla.compile_step: shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh("
+                            "{'data': 4}) (or fxla.distributed.mesh(...)) as well")
+    if mesh is None:
+        return None
+    if device is not None:
+        raise ShardingError("fxla.compile_step: pass either device= or mesh=, not both\nfix: a partitioned step "
+                            "runs on every device of its mesh; drop device=")
+    if concrete_shapes and spans_processes(as_mesh(mesh)):
+        raise ShardingError("fxla.compile_step: concrete_shapes=True cannot be combined with a mesh over several "
+                            "processes\nwhy: a concrete-shapes trace reads the batch's data, and each process holds "
+                            "only its part of it\nfix: drop concrete_shapes=True")
+    return StepSharding(mesh, shard)
+
+
 def _leaves(batch) -> List[Any]:
     return [t for t in pytree.tree_leaves(batch) if is_array(t)]
 
@@ -519,7 +581,7 @@ def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], 
 
 def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,
                  max_grad_norm: Optional[float] = None, accumulation_steps: int = 1, device=None,
-                 concrete_shapes: bool = False) -> TrainStep:
+                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None) -> TrainStep:
     """A training step of ``model`` with ``optimizer`` as one compiled program: ``step = fxla.compile_step(model,
     optimizer, loss_fn)``, then ``loss = step(*batch)`` per batch (see docs/training.md).
 
@@ -529,7 +591,11 @@ def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_
     ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)``.  ``accumulation_steps``: sum the
     gradients of this many calls (micro-batches) and update on the last of them (divide the loss in ``loss_fn``
     to average, as with eager gradient accumulation).  ``concrete_shapes``: trace per input signature (Hugging Face
-    models).  ``device``: as for :func:`fxla.compile`.
+    models).  ``device``: as for :func:`fxla.compile`.  ``mesh`` / ``shard``: partition the step over a mesh (of
+    this process's devices or, with :mod:`fxla.distributed`, several processes'): ``shard`` gives batch tensors
+    (``"input:<i>"`` or the loss function's argument name) and parameters (by name: the parameter, its optimizer
+    state and its new value) a spec per dimension, e.g. ``{"x": ("data", None)}`` for data parallelism or
+    :func:`fxla.distributed.fsdp` for fully sharded parameters (:mod:`fxla.train_mesh`, docs/distributed.md).
     """
     return TrainStep(model, optimizer, loss_fn, max_grad_norm=max_grad_norm, accumulation_steps=accumulation_steps,
-                     device=device, concrete_shapes=concrete_shapes)
+                     device=device, concrete_shapes=concrete_shapes, mesh=mesh, shard=shard)

@@ -153,6 +153,9 @@ _FIXES = (
     ("tensor", "pass every process the same input, or build the input from each process's own part with "
                "fxla.distributed.from_local(tensor, mesh, spec) and pass that jax.Array"),
     ("barrier", "make every process reach the same barriers in the same order"),
+    ("checkpoint", "make every process save or load the same checkpoint at the same point"),
+    ("state", "give every process the same model and optimizer state (train it with the same compiled steps, "
+              "or load the same checkpoint everywhere)"),
 )
 
 

@@ -126,6 +126,74 @@ def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
         save("local_ids", ids_fast(fxla.distributed.from_local(ids[4 * pid:4 * pid + 4], m, ("x", None))
                                    if multi else ids))
 
+    def train(name, make_optimizer, shard_of, steps=4, local_from=2):
+        """``steps`` compiled steps over the mesh (the batch from the third step on: each process's own rows
+        through from_local), against the same steps in eager; saves the parameters and the losses."""
+        torch.manual_seed(1)
+        model, twin = gelu_mlp(), gelu_mlp()
+        twin.load_state_dict(model.state_dict())
+        opt, twin_opt = make_optimizer(model), make_optimizer(twin)
+        m = mesh({"data": 4})
+        loss_fn = lambda mod, xb, yb: torch.nn.functional.cross_entropy(mod(xb), yb)   # noqa: E731
+        step = fxla.compile_step(model, opt, loss_fn, mesh=m, shard={**shard_of(model, m),
+                                                                    "xb": ("data", None), "yb": ("data",)})
+        gen = torch.Generator().manual_seed(2)
+        losses, eager_losses = [], []
+        for i in range(steps):
+            xb, yb = torch.randn(16, 8, generator=gen), torch.randint(0, 4, (16,), generator=gen)
+            if multi and i >= local_from:
+                rows = slice(8 * pid, 8 * pid + 8)
+                loss = step(fxla.distributed.from_local(xb[rows], m, ("data", None)),
+                            fxla.distributed.from_local(yb[rows], m, ("data",)))
+            else:
+                loss = step(xb, yb)
+            losses.append(float(loss))
+            twin_opt.zero_grad()
+            eager = loss_fn(twin, xb, yb)
+            eager.backward()
+            twin_opt.step()
+            eager_losses.append(float(eager))
+        save(name, torch.cat([p.detach().reshape(-1) for p in model.parameters()]))
+        save(name + "_eager", torch.cat([p.detach().reshape(-1) for p in twin.parameters()]))
+        save(name + "_losses", torch.tensor([losses, eager_losses]))
+        return model, opt, step
+
+    @check("dp_training")
+    def _():
+        model, opt, step = train("dp_training", lambda mod: torch.optim.SGD(mod.parameters(), lr=0.1, momentum=0.9),
+                                 lambda mod, m: {})
+        hlo = step.executable_for(torch.randn(16, 8), torch.zeros(16, dtype=torch.long)).hlo_text()
+        assert "all-reduce" in hlo, "data parallel: the gradients are summed inside the program"
+
+    @check("fsdp_training")
+    def _():
+        def shard_of(mod, m):
+            specs = fxla.distributed.fsdp(mod, m, "data", min_size=16)
+            assert specs == {"fc1.weight": ("data",), "fc1.bias": ("data",), "fc2.weight": ("data",)}, specs
+            return specs
+        train("fsdp_training", lambda mod: torch.optim.AdamW(mod.parameters(), lr=0.01), shard_of)
+
+    @check("checkpoint")
+    def _():
+        model, opt, step = train("checkpoint", lambda mod: torch.optim.AdamW(mod.parameters(), lr=0.01),
+                                 lambda mod, m: {}, steps=2)
+        path = os.path.join(out, f"ckpt.{role}.pt")          # (one file, written by process 0)
+        fxla.distributed.save_checkpoint(path, model, opt, steps=2)
+        torch.manual_seed(5)
+        fresh = gelu_mlp()
+        fresh_opt = torch.optim.AdamW(fresh.parameters(), lr=0.01)
+        extra = fxla.distributed.load_checkpoint(path, fresh, fresh_opt)
+        assert extra == {"steps": 2}, extra
+        m = mesh({"data": 4})
+        loss_fn = lambda mod, xb, yb: torch.nn.functional.cross_entropy(mod(xb), yb)   # noqa: E731
+        again = fxla.compile_step(fresh, fresh_opt, loss_fn, mesh=m, shard={"xb": ("data", None)})
+        xb, yb = torch.randn(16, 8, generator=torch.Generator().manual_seed(9)), torch.arange(16) % 4
+        step(xb, yb)
+        again(xb, yb)
+        for a, b in zip(model.parameters(), fresh.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+        assert torch.equal(opt.state_dict()["state"][0]["step"], fresh_opt.state_dict()["state"][0]["step"])
+
     if not multi:
         return
 
@@ -256,6 +324,20 @@ def runs(tmp_path_factory):
 
 def _load(out, name, tag):
     return np.load(os.path.join(out, f"{name}.{tag}.npy"))
+
+
+@pytest.mark.parametrize("name", ["dp_training", "fsdp_training", "checkpoint"])
+def test_a_training_step_over_two_processes_matches_one_process_and_eager(runs, name):
+    out, single, multi = runs
+    for results in (single, *multi):
+        assert results.get(name) == "ok", results.get(name)
+    want = _load(out, name, "single")
+    np.testing.assert_allclose(want, _load(out, f"{name}_eager", "single"), rtol=1e-4, atol=1e-5)
+    losses = _load(out, f"{name}_losses", "single")
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-4)
+    for pid in (0, 1):
+        np.testing.assert_allclose(_load(out, name, pid), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(_load(out, f"{name}_losses", pid), losses, rtol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["topology", "data_parallel", "tensor_parallel", "int64_input", "local_parts"])
