@@ -411,3 +411,12 @@ def test_initialize_errors_in_process():
     assert not fxla.distributed.is_initialized() and fxla.distributed.process_count() == 1
     with pytest.raises(DistributedError, match="local_part takes a jax.Array"):
         fxla.distributed.local_part(torch.ones(2))
+
+
+def test_the_worked_example_runs():
+    """examples/distributed_training.py (docs/distributed.md): 2 processes, each its own half of every batch."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                          "distributed_training.py")
+    proc = subprocess.run([sys.executable, script], env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "largest difference from eager training" in proc.stdout and "checkpoint:" in proc.stdout, proc.stdout
