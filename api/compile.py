@@ -497,7 +497,7 @@ class CompiledModule(CompileControl):
         if entry.program.random:                    # a fresh seed per call, from torch's default generator
             tensors.append(draw_seed())
         if entry.input_shardings is not None:
-            buffers = entry.place_sharded(tensors, self._store)
+            buffers = entry.place_sharded(tensors, self._store, self.__name__, leaves)   # (index checks in it)
         else:                                       # (the same unchanged tensors: their kept device buffers)
             buffers = entry.input_buffers(self.device).put_all(tensors)
         return buffers + entry.params
@@ -535,7 +535,7 @@ class CompiledModule(CompileControl):
 
     def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
         program, handler = entry.program, entry.handler
-        check_input_indices(self.__name__, program.input_checks, leaves)    # (index inputs in range; no call plan)
+        check_input_indices(self.__name__, () if entry.input_shardings else program.input_checks, leaves)
         if entry.guard is not None:
             mask = gradient_sources(program, leaves)
             if mask is not None:                    # autograd records this call (fxla.autograd)

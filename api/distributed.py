@@ -32,7 +32,8 @@ from fxla.base import jax_private
 from fxla.base.errors import FxlaError
 from fxla.base.shown import abbreviate
 from fxla.runtime.buffers import host_data
-from fxla.runtime.multihost import ProcessMismatchError, agree, gather as _gather, get_timeout, set_timeout
+from fxla.runtime.multihost import ProcessMismatchError, agree, digest, gather as _gather, get_timeout, \
+    set_timeout
 from fxla.runtime.multihost import from_local as _from_local, local_part as _local_part
 from fxla.runtime.sharding import Mesh, ShardingError, named_sharding, normalize_spec
 
@@ -177,9 +178,36 @@ def from_local(tensor, mesh: jax.sharding.Mesh, spec) -> jax.Array:
                             f"fix: pass fxla.distributed.mesh({{...}})")
     any_size = [mesh.devices.size] * host.ndim             # (checks the axis names; sizes are checked below)
     names = normalize_spec(spec, host.ndim, any_size, mesh, "from_local's spec")
-    global_shape = [host.shape[dim] * _processes_along(mesh, axes) for dim, axes in enumerate(names)]
+    global_shape = []
+    for dim, axes in enumerate(names):
+        processes = _processes_along(mesh, axes)
+        devices = int(np.prod([mesh.shape[a] for a in axes])) if axes else 1
+        if host.shape[dim] % (devices // processes):
+            raise ShardingError(f"from_local: this process's part has size {host.shape[dim]} along dimension {dim}, "
+                                f"which its {devices // processes} devices along {' x '.join(axes)} cannot split "
+                                f"evenly\nfix: pass a part whose size there is a multiple of "
+                                f"{devices // processes}")
+        global_shape.append(host.shape[dim] * processes)
     sharding = _sharding(mesh, spec, global_shape, "from_local's spec")
+    _agree_on_parts(host, sharding, global_shape, names)
     return _from_local(host, sharding, global_shape)
+
+
+def _agree_on_parts(host: np.ndarray, sharding, global_shape: Sequence[int], names) -> None:
+    """The processes of a run agree on the global array they build: its shape, dtype and spec, and, where several
+    processes hold the same part (a dimension not split across processes: each holds a whole copy), that part's
+    data (JAX would keep one process's copy on its devices and the other's on theirs: a silently mixed array)."""
+    if jax.process_count() == 1:
+        return
+    blocks: Dict[int, set] = {}
+    for device, index in sharding.devices_indices_map(tuple(global_shape)).items():
+        blocks.setdefault(device.process_index, set()).add(
+            tuple((s.start or 0, global_shape[d] if s.stop is None else s.stop) for d, s in enumerate(index)))
+    mine = blocks[jax.process_index()]
+    fields = {"from_local": f"{host.dtype}{list(global_shape)} split as {[list(a) for a in names]}"}
+    if sum(1 for b in blocks.values() if b == mine) > 1:
+        fields[f"part {sorted(mine)}"] = digest(host)
+    agree("from_local", fields, "the building of a global array (fxla.distributed.from_local)", common_only=True)
 
 
 def _processes_along(mesh_: jax.sharding.Mesh, axes) -> int:
@@ -271,7 +299,6 @@ def _checkpoint_state(model, optimizer, extra) -> dict:
 def _digests(state: dict) -> Dict[str, str]:
     """``{"state <path>": digest}`` of every tensor in a nested state dict."""
     from torch.utils import _pytree as pytree
-    from fxla.runtime.multihost import digest
     leaves, _ = pytree.tree_flatten_with_path(state)
     return {f"state {pytree.keystr(path)}": digest(host_data(leaf)) for path, leaf in leaves
             if isinstance(leaf, torch.Tensor)}

@@ -22,6 +22,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.logs import CACHE
 from fxla.lowering import FxlaProgram
+from fxla.lowering.index_bounds import check_input_indices
 from fxla.runtime import Executable, cpp_dispatch, from_device, to_device
 from fxla.runtime.buffers import InputBuffers, host_data
 from fxla.runtime.multihost import digest, place_sharded, spans_processes
@@ -55,12 +56,18 @@ class Entry:
     gradients: Dict[Tuple, Any] = field(default_factory=dict)   # what requires grad -> fxla.autograd.GradientEntry
     compiled: Any = None                      # its number and dump folder (fxla.recompile.CompiledSignature)
     inputs: Any = None                        # its input buffers kept between calls (fxla.runtime.buffers.InputBuffers)
+    spans: Optional[bool] = None              # whether its mesh spans processes (found at the first call)
 
-    def place_sharded(self, values, store: "ParameterStore") -> List[Any]:
-        """A partitioned program's tensor inputs placed as it takes them (the processes of a multi-process run
-        compare the program, its weights and the inputs' data first: fxla.runtime.multihost)."""
+    def place_sharded(self, values, store: "ParameterStore", name: str, leaves) -> List[Any]:
+        """A partitioned program's tensor inputs placed as it takes them, after its index checks of the call's
+        ``leaves`` (the processes of a multi-process run compare the program, its weights, the inputs' data and
+        the checks' outcome first: fxla.runtime.multihost)."""
+        if self.spans is None:
+            self.spans = any(spans_processes(s) for s in self.input_shardings)
+        checks = self.program.input_checks
         return place_sharded(values, self.input_shardings, self.executable.label,
-                             store.digest_fields(self.param_keys))
+                             store.digest_fields(self.param_keys) if self.spans else None,
+                             (lambda: check_input_indices(name, checks, leaves)) if checks else None)
 
     def input_buffers(self, device) -> InputBuffers:
         """Its input buffers kept between calls (made at the first call)."""

@@ -15,7 +15,7 @@ its arguments and results as the user's ``shard=`` does:
 The torch model and optimizer stay the source of truth, as on one device: after each step every process's
 tensors hold the whole new values (gathered where they are sharded over other processes' devices).  Between
 steps the step keeps each result on the devices and passes it to the next step unchanged while its torch
-tensor is the one it wrote and has not changed since (:class:`MeshResidency`), so a step places only the
+tensor is the one it wrote and holds the same values (:class:`MeshResidency`), so a step places only the
 batch.
 """
 from __future__ import annotations
@@ -25,8 +25,13 @@ from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 import jax
 import torch
 
+import numpy as np
+from torch.utils import _pytree as pytree
+
+from fxla.base.shown import abbreviate
 from fxla.lowering.train_step import StepLayout
-from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh
+from fxla.runtime.buffers import host_data, is_array
+from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, signature_of
 
 from .shard_plan import ShardPlan
 
@@ -50,43 +55,56 @@ class StepSharding:
         names = [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()]
         self.plan.check_names(list(arguments), names)
 
-    def partitioning(self, layout: StepLayout, arguments: Sequence[str], n_leaves: int, random: bool,
-                     update: bool, stablehlo: str) -> Partitioning:
-        """The partitioning of one step program; ``arguments``: the loss function's batch argument names (a
-        name stands for its tensor when that argument is one tensor)."""
+    def partitioning(self, layout: StepLayout, arguments: Sequence[str], batch: Sequence, random: bool,
+                     update: bool, stablehlo: str) -> Tuple[Partitioning, List[str]]:
+        """The partitioning of one step program, and what to call each of its arguments in an error;
+        ``arguments``: the loss function's names of the ``batch`` arguments (a name stands for its argument's
+        tensor when the argument is one tensor)."""
         if random:
             raise ShardingError("fxla.compile_step(mesh=): a step that draws random numbers (dropout in training "
                                 "mode) cannot be partitioned yet\nwhy: each device would need its own part of "
                                 "one random stream, which fxla does not split\nfix: set the dropout "
                                 "probabilities to 0, or train without mesh=")
         shard = self.plan.shard
-        inputs = []
-        for i in range(n_leaves):
-            by_name = arguments[i] if n_leaves == len(arguments) and arguments[i] in shard else None
-            inputs.append(by_name or f"input:{i}")
+        inputs, labels = [], []
+        for name, value in zip(arguments, batch):
+            leaves = [v for v in pytree.tree_leaves(value) if is_array(v)]
+            if name in shard and (len(leaves) != 1 or leaves[0] is not value):
+                raise ShardingError(f"fxla.compile_step: shard= names the batch argument {name!r}, which is not "
+                                    f"one tensor ({abbreviate(value)})\nfix: name its tensors by position, "
+                                    f"'input:<i>' (the batch's tensors counted in order)")
+            for leaf in leaves:
+                i = len(inputs)
+                inputs.append(name if name in shard else f"input:{i}")
+                labels.append(f"batch {name}" if leaf is value else f"batch input {i}")
         names = [_user_name(n) for n in layout.frozen + layout.trainable]
         trainable = [_user_name(n) for n in layout.trainable]
         args = inputs + names
+        labels += [f"parameter {n}" for n in names]
         outs: List[Optional[str]] = [None] * layout.n_outputs + [_user_name(n) for n in layout.changed_buffers]
         if update:
-            state = [_user_name(n) for n in layout.trainable for _ in layout.rules[n].state]
-            args += state
-            outs += trainable + state
+            states = [(_user_name(n), s) for n in layout.trainable for s in layout.rules[n].state]
+            args += [n for n, _ in states]
+            labels += [f"optimizer state {n}/{s}" for n, s in states]
+            outs += trainable + [n for n, _ in states]
         if layout.accumulators:
             args += trainable
+            labels += [f"accumulator {n}" for n in trainable]
             if not update:
                 outs += trainable
-        from fxla.runtime.sharding import signature_of
         n_args = len(signature_of(stablehlo)[0])
-        args += [None] * (n_args - len(args))          # the scalar packs and the clipping norm: replicated
-        return self.plan.by_name(args, outs, stablehlo)
+        rest = n_args - len(args)                       # the scalar packs and the clipping norm: replicated
+        labels += [f"optimizer scalars {i}" for i in range(rest - layout.clip)] + ["clip max_grad_norm"] * layout.clip
+        args += [None] * rest
+        return self.plan.by_name(args, outs, stablehlo), labels
 
 
 class MeshResidency:
     """The results of the last partitioned step, kept on the devices per slot (a parameter name, ``(name, state
     key)``) while the slot's torch tensor is the very one the step wrote and unchanged since (its version
-    counter); the same interface as :class:`fxla.api.residency.Residency`, except that :meth:`argument` returns
-    the torch tensor itself when it must be placed again (the caller places every argument at once)."""
+    counter) and holding the same bits (:func:`_same`); the same interface as
+    :class:`fxla.api.residency.Residency`, except that :meth:`argument` returns the torch tensor itself when it
+    must be placed again (the caller places every argument at once)."""
 
     def __init__(self):
         self._kept: Dict[Hashable, Tuple[torch.Tensor, int, jax.Array]] = {}
@@ -95,7 +113,8 @@ class MeshResidency:
         if tensor is None:
             return torch.zeros_like(like)
         kept = self._kept.get(slot)
-        if kept is not None and kept[0] is tensor and tensor._version == kept[1] and not kept[2].is_deleted():
+        if kept is not None and kept[0] is tensor and tensor._version == kept[1] and not kept[2].is_deleted() \
+                and _same(kept[2], tensor):
             return kept[2]
         return tensor
 
@@ -111,3 +130,16 @@ class MeshResidency:
 
     def forget(self) -> None:
         self._kept.clear()
+
+
+def _same(array: jax.Array, tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` still holds, bit for bit, what this process's shards of ``array`` hold: writes through
+    ``p.data`` (``p.data.mul_(0)``, an EMA's ``p.data.copy_(...)``) change neither its version counter nor its
+    storage, so the kept array is reused only after comparing the values (on the CPU a read of both buffers)."""
+    host = host_data(tensor)
+    for shard in array.addressable_shards:
+        part = np.ascontiguousarray(host[shard.index])
+        kept = np.ascontiguousarray(np.asarray(shard.data))
+        if part.shape != kept.shape or not np.array_equal(part.view(np.uint8), kept.view(np.uint8)):
+            return False
+    return True

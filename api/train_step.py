@@ -22,6 +22,7 @@ Supported optimizers: ``torch.optim.SGD`` (momentum, dampening, nesterov, weight
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -190,6 +191,7 @@ class _Program:
         self.groups = [group_of[n] for n in layout.trainable]       # each trainable parameter's group
         self._snapshot = _group_snapshot(optimizer)
         self.converters: Optional[List[Callable]] = None           # per result: device array -> torch tensor
+        self.labels: Optional[List[str]] = None     # partitioned: what a multi-process mismatch calls each argument
 
     def applies(self, optimizer) -> bool:
         """Whether the program is still the step of the model and ``optimizer`` as they are now (beyond its key):
@@ -328,16 +330,17 @@ class TrainStep:
             consumed = _consumed(layout, update)
             n_inputs = len(_leaves(batch)) + bool(objective.random)
             donate = _donated(layout, n_inputs, update, consumed) if isinstance(self._residency, Residency) else ()
-            part = None
+            part = labels = None
             if sharding is not None:
                 names = _batch_names(self.loss_fn, len(batch))
                 sharding.check_names(self.model, names)
-                part = sharding.partitioning(layout, names, len(_leaves(batch)), objective.random, update,
-                                             stages.stablehlo)
+                part, labels = sharding.partitioning(layout, names, batch, objective.random, update,
+                                                     stages.stablehlo)
             executable = pipeline.compile(stages, target, self.device, donate=donate, partitioning=part)
             self.compiles += 1
             program = _Program(executable, layout, objective, group_of, consumed, stages.program.input_checks,
                                n_inputs, optimizer)
+            program.labels = labels
             programs.insert(0, program)
             return program
 
@@ -360,11 +363,13 @@ class TrainStep:
         else:
             argument = resident.argument
             args += [argument(n, t) if consumed else to_device(t, device) for n, t, consumed in program.slots]
+        check = None
         if program.checks:  # labels / token ids (or a buffer) used as indices: in range, as eager requires
-            # (read from the torch tensors, numbered as the step's arguments)
+            # (read from the torch tensors, numbered as the step's arguments; partitioned: when placed)
             values = leaves + [t for _, t, _ in program.slots] if program.checks_params else leaves
-            if not _indices_in_range(program.checks, values):
-                check_input_indices(type(self.model).__name__, program.checks, values)
+            check = functools.partial(_check_indices, type(self.model).__name__, program.checks, values)
+            if self._sharding is None:
+                check()
         states = []
         if update:
             if self._hooks("pre") and not program.applies(self.optimizer):
@@ -394,7 +399,8 @@ class TrainStep:
             if layout.clip:
                 args.append(self._scalar(float(self.max_grad_norm), torch.float32))
         if self._sharding is not None:         # (the processes of a multi-process run compare them first)
-            args = place_sharded(args, program.executable.in_shardings, program.executable.label)
+            args = place_sharded(args, program.executable.in_shardings, program.executable.label, check=check,
+                                 names=program.labels)
         results = program.executable(args, wait=True)
         value = self._write_back(results, program, states, update)
         if update:
@@ -498,6 +504,13 @@ class TrainStep:
 
 
 _INDEX_DTYPES = frozenset((torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8))
+
+
+def _check_indices(name: str, checks, values) -> None:
+    """Raise :class:`~fxla.lowering.index_bounds.IndexOutOfRangeError` where a checked tensor holds an index out of
+    its range (one ``aminmax`` each when all are in range)."""
+    if not _indices_in_range(checks, values):
+        check_input_indices(name, checks, values)
 
 
 def _indices_in_range(checks, values) -> bool:

@@ -28,15 +28,16 @@ class DeviceError(FxlaError):
 
 
 def resolve_device(device=None) -> jax.Device:
-    """The ``jax.Device`` for ``device``: ``None`` (JAX's default device), ``"cpu"``/``"gpu"``/``"tpu"`` (index 0
-    of that platform), ``"cpu:1"`` (an index), torch's spellings (a ``torch.device``, ``"cuda"`` for ``"gpu"``, any
+    """The ``jax.Device`` for ``device``: ``None`` (this process's first device: JAX's default device), ``"cpu"``/
+    ``"gpu"``/``"tpu"`` (index 0 of that platform), ``"cpu:1"`` (an index among this process's devices of that
+    platform: in a multi-process run, fxla.distributed, other processes' devices are not this process's to use), torch's spellings (a ``torch.device``, ``"cuda"`` for ``"gpu"``, any
     letter case), or a ``jax.Device`` (returned as is).
 
     Raises :class:`DeviceError` for a platform JAX does not find here, a bad or out-of-range index, or another
     kind of value.
     """
     if device is None:
-        return jax.devices()[0]
+        return jax.local_devices()[0]
     if isinstance(device, jax.Device):
         return device
     if _torch_device(device):
@@ -46,7 +47,7 @@ def resolve_device(device=None) -> jax.Device:
         platform = _ALIASES.get(platform, platform)
         device = f"{platform}:{index}" if index else platform
         try:
-            devices = jax.devices(platform)
+            devices = jax.local_devices(backend=platform)
         except RuntimeError as err:
             hint = _INSTALL.get(platform, "")
             raise DeviceError(f"no '{platform}' device is available: {err}\n"

@@ -220,7 +220,7 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
             multihost.agree("compile", {"program": label}, "the compile of a partitioned program")
     else:
         if device is None:
-            device = jax.devices()[0]
+            device = jax.local_devices()[0]
         devices = [device]
     backend = jax_backend.get_backend(device.platform)
     signature = signature_of(text)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import zlib
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import jax
 import numpy as np
@@ -47,6 +47,9 @@ class _Channels:
         self.lock = threading.Lock()
         self.counts: Dict[str, int] = {}
         self.timeout = 300.0
+        #: why the processes can no longer tell which of their calls belong together (a process that did not
+        #: arrive: its later calls would pair with the others' later ones), or None
+        self.out_of_step: Optional[str] = None
 
     def next(self, channel: str) -> int:
         with self.lock:
@@ -91,14 +94,21 @@ def digest(host: np.ndarray) -> str:
     return f"{data.dtype}{list(data.shape)} crc {crc:08x}"
 
 
-def agree(channel: str, fields: Dict[str, str], what: str) -> None:
+def agree(channel: str, fields: Dict[str, str], what: str, *, common_only: bool = False) -> None:
     """Check that every process passes equal ``fields`` at this point of ``channel`` (e.g. ``"call"``); ``what``
-    names the step in words, e.g. "the call of a partitioned program" (for the error).  A no-op in a
-    single-process run."""
+    names the step in words, e.g. "the call of a partitioned program" (for the error); ``common_only``: compare
+    only the fields both processes have (each process's own part of something).  A no-op in a single-process
+    run.  After a process did not arrive, every later call raises: the processes are out of step."""
     client = jax_private.distributed_client()
     count = jax.process_count()
     if client is None or count == 1:
         return
+    if _CHANNELS.out_of_step is not None:
+        raise ProcessMismatchError(
+            f"the processes of this run are out of step since {_CHANNELS.out_of_step}\nwhy: the process that did "
+            f"not arrive would pair its next calls with other calls of the others (another batch, another "
+            f"program): fxla cannot tell which calls belong together any more\nfix: end every process of the run "
+            f"and start it again (from a checkpoint: fxla.distributed.save_checkpoint)")
     me = jax.process_index()
     n = _CHANNELS.next(channel)
     timeout = _CHANNELS.timeout
@@ -113,6 +123,11 @@ def agree(channel: str, fields: Dict[str, str], what: str) -> None:
         try:
             theirs[p] = client.blocking_key_value_get(prefix + str(p), int(timeout * 1000))
         except Exception as err:  # noqa: BLE001  (jaxlib raises its runtime error: deadline, dead peer)
+            _CHANNELS.out_of_step = f"{what} (number {n} of this run), which process {p} did not reach"
+            try:                       # (a late process must not find it and pair with it)
+                client.key_value_delete(prefix + str(me))
+            except Exception:  # noqa: BLE001
+                pass
             raise ProcessMismatchError(
                 f"process {p} did not reach {what} (number {n} of this run) within {timeout:g} s (process {me} "
                 f"did)\nwhy: every process must compile and call the same programs in the same order; "
@@ -128,20 +143,32 @@ def agree(channel: str, fields: Dict[str, str], what: str) -> None:
     differing = {p: dict(part.split("\x1e", 1) for part in text.split("\x1f") if part)
                  for p, text in theirs.items() if text != mine}
     if differing:
-        lines, kinds = [], set()
-        for p, other in sorted(differing.items()):
-            for key in sorted(set(order) | set(other)):
-                if fields.get(key) != other.get(key):
-                    kinds.add(key.split(" ", 1)[0])
-                    lines.append(f"  {key}: process {me} has {fields.get(key, '(nothing)')}, process {p} has "
-                                 f"{other.get(key, '(nothing)')}")
-        fixes = [fix for kind, fix in _FIXES if kind in kinds]
-        raise ProcessMismatchError(
-            f"the processes differ at {what} (number {n} of this run):\n" + "\n".join(lines[:12]) +
-            (f"\n  ... and {len(lines) - 12} more" if len(lines) > 12 else "") +
-            "\nwhy: one SPMD program runs on the devices of every process: each process must compile and call "
-            "the same program with the same weights, and a torch tensor passed to it is its global value, the "
-            "same on every process\nfix: " + "; ".join(fixes or [_FIXES[0][1]]))
+        _mismatch(differing, fields, order, me, n, what, common_only)
+
+
+def _mismatch(differing: Dict[int, Dict[str, str]], fields: Dict[str, str], order, me: int, n: int, what: str,
+              common_only: bool) -> None:
+    """Raise the error of :func:`agree` for the fields that differ (none: compared parts that no two
+    processes share)."""
+    lines, kinds = [], set()
+    for p, other in sorted(differing.items()):
+        keys = set(order) & set(other) if common_only else set(order) | set(other)
+        for key in sorted(keys):
+            if fields.get(key) != other.get(key):
+                kinds.add(key.split(" ", 1)[0])
+                lines.append(f"  {key}: process {me} has {fields.get(key, '(nothing)')}, process {p} has "
+                             f"{other.get(key, '(nothing)')}")
+    if not lines:
+        return
+    fixes = [fix for kind, fix in _FIXES if kind in kinds]
+    raise ProcessMismatchError(
+        f"the processes differ at {what} (number {n} of this run):\n" + "\n".join(lines[:12]) +
+        (f"\n  ... and {len(lines) - 12} more" if len(lines) > 12 else "") +
+        "\nwhy: one SPMD program runs on the devices of every process: each process must compile and call "
+        "the same program with the same weights, and a torch tensor passed to it is its global value, the "
+        "same on every process\nfix: " + "; ".join(fixes or [_FIXES[0][1]]))
+
+
 
 
 #: what to do about each kind of difference :func:`agree` finds (by the first word of the field's name)
@@ -153,6 +180,19 @@ _FIXES = (
     ("tensor", "pass every process the same input, or build the input from each process's own part with "
                "fxla.distributed.from_local(tensor, mesh, spec) and pass that jax.Array"),
     ("barrier", "make every process reach the same barriers in the same order"),
+    ("input", "fix the inputs fxla refused on the process named above (its own error says how)"),
+    ("parameter", "give every process the same weights (seed torch before building the model, or load the same "
+                  "checkpoint everywhere), and change them alike on every process between steps"),
+    ("optimizer", "give every process the same optimizer state and hyperparameters (the same learning rate and "
+                  "schedule, the same checkpoint)"),
+    ("accumulator", "make every process run the same micro-steps"),
+    ("clip", "pass every process the same max_grad_norm"),
+    ("batch", "pass every process the same batch, or build it from each process's own rows with "
+              "fxla.distributed.from_local(tensor, mesh, spec)"),
+    ("from_local", "call fxla.distributed.from_local at the same point on every process, with the same mesh and "
+                   "spec and parts of the same shape"),
+    ("part", "pass the same data on every process that holds the same part (a dimension not split across "
+             "processes is each of those processes' whole copy)"),
     ("checkpoint", "make every process save or load the same checkpoint at the same point"),
     ("state", "give every process the same model and optimizer state (train it with the same compiled steps, "
               "or load the same checkpoint everywhere)"),
@@ -187,7 +227,8 @@ def local_part(array: jax.Array) -> np.ndarray:
         out[where] = np.asarray(shard.data)
         filled[where] = True
     if not filled.all():
-        raise ProcessMismatchError(
+        from .sharding import ShardingError
+        raise ShardingError(
             f"this process's shards of an array of shape {list(array.shape)} do not form one block\n"
             f"why: its devices hold parts that are not next to each other in the mesh's order\n"
             f"fix: order the mesh so that each process's devices are contiguous along the sharded dimension "
@@ -203,16 +244,51 @@ def from_local(host: np.ndarray, sharding: jax.sharding.Sharding, global_shape: 
 
 
 def place_sharded(values: Sequence, shardings: Sequence[jax.sharding.Sharding], label: str,
-                  weights: Optional[Dict[str, str]] = None) -> List[jax.Array]:
+                  weights: Optional[Dict[str, str]] = None, check: Optional[Callable[[], None]] = None,
+                  names: Optional[Sequence[str]] = None) -> List[jax.Array]:
     """``values`` (torch tensors or jax arrays) placed as ``shardings`` say, for a call of the program ``label``
-    (its signature and fingerprint).  When the shardings span processes, the processes first agree on the
-    program, on ``weights`` (digests of the resident weights it reads) and on the host data of every torch
-    tensor (:func:`agree`): a torch tensor is the global value."""
+    (its signature and fingerprint); ``check()`` raises for inputs the program must not run on (indices out of
+    range); ``names``: what to call each value in an error (default ``tensor input <i>``).
+
+    When the shardings span processes, the processes first agree (:func:`agree`) on the program, on ``weights``
+    (digests of the resident weights it reads), on the host data of every torch tensor (a torch tensor is the
+    global value) and on the outcome of ``check`` and of this process's own checks of the values: an input one
+    process refuses is an error on every process, never a collective the others enter alone."""
     from .buffers import host_data, to_device
-    if any(spans_processes(s) for s in shardings):
-        fields = {"program": label, **(weights or {})}
-        for i, value in enumerate(values):
+    if not any(spans_processes(s) for s in shardings):
+        if check is not None:
+            check()
+        return [to_device(v, s) for v, s in zip(values, shardings)]
+    names = list(names) if names is not None else [f"tensor input {i}" for i in range(len(values))]
+    failure = None
+    try:
+        if check is not None:
+            check()
+        for name, value, sharding in zip(names, values, shardings):
+            if isinstance(value, jax.Array) and value.is_fully_addressable and spans_processes(sharding):
+                raise InputPlacementError(
+                    f"{name} is a jax.Array on this process's devices only, but the program takes it over "
+                    f"several processes' devices\nwhy: a process can place data only on its own devices\nfix: "
+                    f"pass a torch tensor (the global value, the same on every process), or build the input from "
+                    f"each process's own part with fxla.distributed.from_local(part, mesh, spec)")
+    except FxlaError as err:
+        failure = err
+    fields = {"program": label, **(weights or {}),
+              "input checks": "passed" if failure is None else f"{type(failure).__name__}: {_first_line(failure)}"}
+    if failure is None:
+        for name, value in zip(names, values):
             if not isinstance(value, jax.Array):
-                fields[f"tensor input {i}"] = digest(host_data(value))
+                fields[name] = digest(host_data(value))
+    try:
         agree("call", fields, "the call of a partitioned program")
+    except ProcessMismatchError as mismatch:
+        if failure is not None:                # this process's own error says more; the others were told
+            raise failure from mismatch
+        raise
+    if failure is not None:                    # (every process refused its inputs alike)
+        raise failure
     return [to_device(v, s) for v, s in zip(values, shardings)]
+
+
+class InputPlacementError(FxlaError):
+    """An input a program over several processes cannot take as it is."""

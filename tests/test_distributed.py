@@ -194,8 +194,93 @@ def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
             torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
         assert torch.equal(opt.state_dict()["state"][0]["step"], fresh_opt.state_dict()["state"][0]["step"])
 
+    @check("data_written_between_steps")
+    def _():                                # p.data writes change no version counter: still seen, as eager does
+        torch.manual_seed(1)
+        model, twin = gelu_mlp(), gelu_mlp()
+        twin.load_state_dict(model.state_dict())
+        opt, twin_opt = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (model, twin))
+        loss_fn = lambda mod, xb, yb: torch.nn.functional.cross_entropy(mod(xb), yb)   # noqa: E731
+        step = fxla.compile_step(model, opt, loss_fn, mesh=mesh({"data": 4}), shard={"xb": ("data", None)})
+        xb, yb = torch.randn(16, 8), torch.arange(16) % 4
+        for i in range(3):
+            step(xb, yb)
+            twin_opt.zero_grad()
+            loss_fn(twin, xb, yb).backward()
+            twin_opt.step()
+            with torch.no_grad():
+                for m in (model, twin):
+                    m.fc1.weight.data.mul_(0.5)
+        for a, b in zip(model.parameters(), twin.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+    @check("names_through_the_batch")
+    def _():                                # a non-tensor batch argument does not hide the named ones
+        torch.manual_seed(1)
+        model = gelu_mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loss_fn = lambda mod, xb, scale, yb: scale * torch.nn.functional.cross_entropy(mod(xb), yb)   # noqa: E731
+        step = fxla.compile_step(model, opt, loss_fn, mesh=mesh({"data": 4}), shard={"xb": ("data", None),
+                                                                                   "yb": ("data",)})
+        spec = step.executable_for(torch.randn(16, 8), 0.5, torch.arange(16) % 4).in_shardings[0].spec
+        assert tuple(spec) == ("data", None), spec
+
     if not multi:
         return
+
+    @check("plain_compile_on_each_process")
+    def _():                                # no mesh: each process runs on its own first device
+        import jax
+        fast = fxla.compile(mlp)
+        assert fast.device in jax.local_devices()
+        torch.testing.assert_close(fast(x), mlp(x), rtol=1e-5, atol=1e-5)
+
+    @check("different_replicated_parts")
+    def _():                                # a dimension not split across processes: each holds a whole copy
+        try:
+            fxla.distributed.from_local(x + pid, mesh({"x": 4}), (None, None))
+        except ProcessMismatchError as err:
+            return str(err)
+        raise AssertionError("no error")
+
+    @check("index_error_on_one_process")
+    def _():
+        m = mesh({"x": 4})
+        fast = fxla.compile(embed, mesh=m, shard={"input:0": ("x", None)})
+        bad = ids[4 * pid:4 * pid + 4].clone()
+        if pid == 0:
+            bad[0, 0] = 99
+        try:
+            fast(fxla.distributed.from_local(bad, m, ("x", None)))
+        except fxla.FxlaError as err:
+            caught = f"{type(err).__name__}: {err}"
+        else:
+            raise AssertionError("no error")
+        fast(fxla.distributed.from_local(ids[4 * pid:4 * pid + 4], m, ("x", None)))   # still in step
+        return caught
+
+    @check("local_jax_array")
+    def _():
+        import jax
+        fast = fxla.compile(mlp, mesh=mesh({"x": 4}), shard={"input:0": ("x", None)})
+        try:
+            fast(jax.device_put(x.numpy(), jax.local_devices()[0]))
+        except fxla.FxlaError as err:
+            return f"{type(err).__name__}: {err}"
+        raise AssertionError("no error")
+
+    @check("different_learning_rates")
+    def _():
+        torch.manual_seed(1)
+        model = gelu_mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1 * (1 + pid))
+        step = fxla.compile_step(model, opt, lambda mod, xb, yb: torch.nn.functional.cross_entropy(mod(xb), yb),
+                                 mesh=mesh({"data": 4}), shard={"xb": ("data", None)})
+        try:
+            step(torch.randn(16, 8, generator=torch.Generator().manual_seed(3)), torch.arange(16) % 4)
+        except ProcessMismatchError as err:
+            return str(err)
+        raise AssertionError("no error")
 
     @check("different_inputs")
     def _():
@@ -243,8 +328,14 @@ def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
         try:
             fast(x)
         except ProcessMismatchError as err:
-            return {"seconds": time.monotonic() - start, "error": str(err)}
-        raise AssertionError("no error")
+            seconds, error = time.monotonic() - start, str(err)
+        else:
+            raise AssertionError("no error")
+        try:                                # afterwards every call says the run is out of step, at once
+            fast(x)
+        except ProcessMismatchError as err:
+            return {"seconds": seconds, "error": error, "after": str(err)}
+        raise AssertionError("no error after")
 
 
 def _dying(pid: int, port: int) -> None:
@@ -377,6 +468,32 @@ def test_processes_that_differ_are_told_what_differs(runs):
         assert results["barrier"] == "ok"
 
 
+@pytest.mark.parametrize("name", ["data_written_between_steps", "names_through_the_batch"])
+def test_partitioned_steps_see_data_writes_and_name_batch_tensors(runs, name):
+    _, single, multi = runs
+    for results in (single, *multi):
+        assert results.get(name) == "ok", results.get(name)
+
+
+def test_what_each_process_refuses_is_refused_by_all(runs):
+    _, _, multi = runs
+    for pid, results in enumerate(multi):
+        assert results["plain_compile_on_each_process"] == "ok", results["plain_compile_on_each_process"]
+        parts = results["different_replicated_parts"]
+        assert "the building of a global array" in parts and "part [" in parts, parts
+        assert "fix: pass the same data on every process that holds the same part" in parts
+        index = results["index_error_on_one_process"]
+        if pid == 0:                        # its own error; the other process was told
+            assert index.startswith("IndexOutOfRangeError: ") and "holds 99" in index, index
+        else:
+            assert index.startswith("ProcessMismatchError: ") and "input checks: process 1 has passed, " \
+                "process 0 has IndexOutOfRangeError" in index, index
+        local = results["local_jax_array"]
+        assert local.startswith("InputPlacementError: tensor input 0 is a jax.Array on this process's devices"), local
+        lr = results["different_learning_rates"]
+        assert "optimizer scalars 0: process" in lr and "the same learning rate" in lr, lr
+
+
 def test_a_process_that_does_not_come_is_an_error_within_the_timeout(runs):
     _, _, multi = runs
     late = multi[0]["late_process"]
@@ -385,6 +502,8 @@ def test_a_process_that_does_not_come_is_an_error_within_the_timeout(runs):
     assert "process 1 did not reach the call of a partitioned program" in late["error"], late
     assert "within 3 s" in late["error"] and "fix:" in late["error"]
     assert multi[1]["late_process"] == "skipped"
+    assert late["after"].startswith("the processes of this run are out of step since the call"), late["after"]
+    assert "fix: end every process of the run and start it again" in late["after"]
 
 
 def test_a_process_that_dies_ends_the_others_within_the_heartbeat_timeout():
