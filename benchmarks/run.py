@@ -9,7 +9,10 @@ the same convolution as shifted slices in JAX), and whether each target of issue
 "training" section (benchmarks/training.py): training steps per second and peak memory of eager, inductor,
 fxla.compile_step and hand-written JAX, with issue #22's targets.  The "shapes" section (benchmarks/shapes.py):
 changing shapes -- a variable-length BERT serving loop, generate() with the static and the dynamic cache, trace +
-lower once vs per shape -- against eager, inductor and jax.jit, with issue #21's targets.
+lower once vs per shape -- against eager, inductor and jax.jit, with issue #21's targets.  The "distributed"
+section (benchmarks/distributed.py), after "training": a data-parallel training step of the MLP on 1 process
+against 2 processes on this machine (and 1 process with 2 devices), with the scaling efficiency (~2 min; --quick
+~1 min).
 
     .venv/bin/python benchmarks/run.py                       # everything (~25 min on 2 cores; training +15 min)
     .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (<1 min; training +4 min)
@@ -48,6 +51,7 @@ import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
 import models  # noqa: E402
 import shapes  # noqa: E402
+import distributed  # noqa: E402
 from report import Report  # noqa: E402
 import torch_models as tm  # noqa: E402
 import training  # noqa: E402
@@ -774,7 +778,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", help="graph sizes for the lowering-scaling table (default 1000,10000,100000; "
                                         "--quick 1000,10000)")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: "
-                                                   "run,dispatch,trace,scaling,depthwise,shapes,training")
+                                                   "run,dispatch,trace,scaling,depthwise,shapes,training,"
+                                                   "distributed")
     parser.add_argument("--markdown", metavar="PATH", help="also write the results as markdown to PATH (between "
                                                           "BEGIN/END markers if the file has them)")
     parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
@@ -833,6 +838,8 @@ def main(argv=None) -> int:
         shapes.bench_shapes(out, quick=args.quick, inductor=inductor, was_busy=was_busy)
     if "training" not in skip:        # (in subprocesses: each contender's peak memory is its own)
         training.bench_training(out, quick=args.quick, inductor=inductor, was_busy=was_busy)
+    if "distributed" not in skip:     # (in subprocesses: 1 and 2 processes, joined on a loopback port)
+        distributed.bench_distributed(out, quick=args.quick, was_busy=was_busy)
     out(f"\nWhole run: {time.perf_counter() - started:.0f} s; load average (1/5/15 min) {load_start} at the start, "
         f"{_load()} at the end.")
     if args.markdown:
