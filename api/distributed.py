@@ -194,15 +194,18 @@ def from_local(tensor, mesh: jax.sharding.Mesh, spec) -> jax.Array:
 
 
 def _agree_on_parts(host: np.ndarray, sharding, global_shape: Sequence[int], names) -> None:
-    """The processes of a run agree on the global array they build: its shape, dtype and spec, and, where several
-    processes hold the same part (a dimension not split across processes: each holds a whole copy), that part's
-    data (JAX would keep one process's copy on its devices and the other's on theirs: a silently mixed array)."""
+    """Where several processes hold the same part of the global array they build (a dimension not split across
+    processes: each holds a whole copy), the processes agree on its shape, dtype and spec and on that part's data
+    (JAX would keep one process's copy on its devices and the other's on theirs: a silently mixed array)."""
     if jax.process_count() == 1:
         return
     blocks: Dict[int, set] = {}
     for device, index in sharding.devices_indices_map(tuple(global_shape)).items():
         blocks.setdefault(device.process_index, set()).add(
             tuple((s.start or 0, global_shape[d] if s.stop is None else s.stop) for d, s in enumerate(index)))
+    if len({frozenset(b) for b in blocks.values()}) == len(blocks):
+        return                # every process holds its own part (a batch split over processes): nothing shared;
+        # (parts of other shapes or specs make another global shape: the call's own agreement refuses it)
     mine = blocks[jax.process_index()]
     fields = {"from_local": f"{host.dtype}{list(global_shape)} split as {[list(a) for a in names]}"}
     if sum(1 for b in blocks.values() if b == mine) > 1:
