@@ -320,7 +320,7 @@ class LoadedModule:
 
 
 def _input_checks(listed, n_inputs: int, bad) -> list:
-    """metadata.json's ``input_checks`` as :class:`~fxla.lowering.index_bounds.InputIndexCheck`\ s."""
+    """metadata.json's ``input_checks`` as :class:`~fxla.lowering.index_bounds.InputIndexCheck` objects."""
     checks = []
     try:
         for c in listed:

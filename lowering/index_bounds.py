@@ -199,7 +199,7 @@ def check_input_indices(name: str, checks: Sequence[InputIndexCheck], leaves: Se
         t = tensors[check.input]
         if not isinstance(t, torch.Tensor):       # a jax.Array; one over several processes: this process's part
             shards = None if getattr(t, "is_fully_addressable", True) else t.addressable_shards
-            t = torch.from_numpy(np.asarray(t) if shards is None else
+            t = torch.from_numpy(np.array(t) if shards is None else       # (a writable copy: index tensors are small)
                                  np.concatenate([np.asarray(s.data).reshape(-1) for s in shards]))
         if check.exempt is not None:
             t = t[t != check.exempt]

@@ -122,10 +122,20 @@ class Executable:
         return loaded.hlo_modules()[0].to_string() if hasattr(loaded, "hlo_modules") else loaded.get_hlo_text()
 
 
-#: XLA options of every compile.  XLA's default lets f16/bf16 intermediates stay in f32 between fused ops
-#: ("excess precision"), so torch.exp(x_bf16).float() came back unrounded; torch rounds every op's result to
-#: its dtype, and so does XLA without it (docs/ops.md, Numerics).
-XLA_OPTIONS = {"xla_allow_excess_precision": False}
+#: XLA options of every compile.
+#:
+#: * ``xla_allow_excess_precision``: XLA's default lets f16/bf16 intermediates stay in f32 between fused ops
+#:   ("excess precision"), so torch.exp(x_bf16).float() came back unrounded; torch rounds every op's result to
+#:   its dtype, and so does XLA without it (docs/ops.md, Numerics).
+#: * ``xla_cpu_experimental_ynn_fusion_type``: XLA CPU (jaxlib 0.10.2) sends dots, reductions and every
+#:   convolution to YNNPACK by default; fxla keeps dots and reductions there and sends convolutions to XLA's
+#:   Eigen kernels, which run fxla's convolutions (weights stored HWIO by ``fxla-param-layout``) much faster on
+#:   this 2-core machine, e.g. ResNet-18 inference batch 1 36 -> 25 ms, batch 32 945 -> 698 ms, its training
+#:   step 1020 -> 838 ms, MobileNetV2 / RegNetY / ShuffleNetV2 0.40-0.61x the time; ConvNeXt-Tiny at batch 32 is
+#:   the one model measured slower (1.13x).  Same results (docs/performance.md, "Convolution library").  Other
+#:   platforms ignore it.
+XLA_OPTIONS = {"xla_allow_excess_precision": False,
+               "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 
 
 def _options(partitioning: Partitioning):
