@@ -442,8 +442,8 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
         + (f" ({idle['error']})" if idle.get("error") else ""))
     out("* torch.compile: `torch.compile` of the loss function (forward + loss; backward through AOTAutograd), eager "
         "optimizer step; JAX: `jax.jit` of `jax.value_and_grad` + the optimizer in `jnp`, state donated; fxla: "
-        "`fxla.compile_step` (forward, backward and update as one program; parameters and optimizer state are "
-        "copied in and written back each step)")
+        "`fxla.compile_step` (forward, backward and update as one program; on the CPU parameters and optimizer "
+        "state are donated to it and the torch tensors rebound to views of the results, docs/training.md)")
     out(f"* correctness gate: each contender's first-step loss equals eager's at rtol {LOSS_RTOL:g} before any step "
         f"is timed; 'later Δ': largest relative difference from eager's loss over the steps after an update")
     apart = sorted({BY_KEY[r["key"]].name for r in results if r.get("group")})

@@ -101,6 +101,7 @@ def _run(role: str, out: str, pid: int = 0, port: int = 0) -> None:
         y = fast(x)
         assert "all-reduce" in fast.executable_for(x).hlo_text()
         save("tensor_parallel", y)
+        save("tensor_parallel_eager", mlp(x))
 
     @check("int64_input")
     def _():
@@ -448,7 +449,7 @@ def test_two_processes_match_one_process_and_eager(runs, name):
                                        rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    if name in ("data_parallel", "int64_input"):
+    if name in ("data_parallel", "tensor_parallel", "int64_input"):
         np.testing.assert_allclose(want, _load(out, f"{name}_eager", "single"), rtol=1e-5, atol=1e-5)
 
 
