@@ -43,6 +43,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
+from report import load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -412,28 +414,8 @@ def _bench_batch(batch: int, quick: bool, timeout_s: float, configs: List[Config
 
 
 # -- the section ------------------------------------------------------------------------------------------------------
-def _s(seconds) -> str:
-    if seconds is None:
-        return "n/a"
-    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
-
-
 def _mib(kib) -> str:
     return "n/a" if kib is None else f"{kib / 1024:.0f}"
-
-
-def _load() -> str:
-    try:
-        return "/".join(f"{v:.1f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def _busy() -> bool:
-    try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1)
-    except OSError:
-        return False
 
 
 def bench_distributed(out, quick: bool = False, batches: Optional[List[int]] = None,

@@ -2,6 +2,7 @@
 (benchmarks/run.py, benchmarks/shapes.py and benchmarks/training.py all print through a ``Report``)."""
 from __future__ import annotations
 
+import os
 from typing import List
 
 
@@ -20,3 +21,26 @@ class Report:
         self("|" + "---|" * len(header))
         for row in rows:
             self("| " + " | ".join(row) + " |")
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages, as "1.0/1.5/2.0" ("n/a" where the system has none)."""
+    try:
+        return "/".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def machine_busy() -> bool:
+    """Whether the 1-minute load average is above the number of cores (timings then are noisy)."""
+    try:
+        return os.getloadavg()[0] > (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+def seconds_text(seconds) -> str:
+    """``1.23 s`` or ``45.6 ms`` (``n/a`` for None)."""
+    if seconds is None:
+        return "n/a"
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"

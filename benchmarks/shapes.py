@@ -73,7 +73,7 @@ import torch  # noqa: E402
 
 import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
-from report import Report  # noqa: E402
+from report import Report, load_average as _load, machine_busy as _busy  # noqa: E402
 
 RTOL = 1e-4          # outputs against eager's: |got - want| <= RTOL * |want| + RTOL * max(1, max|want|)
 SEED = 0
@@ -96,20 +96,6 @@ def _s(seconds: float) -> str:
 
 def _mark(ok: Optional[bool]) -> str:
     return "n/a" if ok is None else ("✓" if ok else "✗")
-
-
-def _load() -> str:
-    try:
-        return "/".join(f"{v:.1f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def _busy() -> bool:
-    try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1)
-    except OSError:
-        return False
 
 
 def _first_line(err: BaseException) -> str:

@@ -33,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
+from report import machine_busy as _busy, seconds_text as _s  # noqa: E402  (benchmarks/ is on sys.path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -401,21 +402,8 @@ def bench_training(out, quick: bool = False, inductor: bool = True, models: Opti
     return results
 
 
-def _s(seconds) -> str:
-    if seconds is None:
-        return "n/a"
-    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
-
-
 def _mib(kib) -> str:
     return "n/a" if kib is None else f"{kib / 1024:.0f} MiB"
-
-
-def _busy() -> bool:
-    try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1)
-    except OSError:
-        return False
 
 
 def _later_delta(r: dict, eager: Optional[dict]) -> str:
