@@ -32,8 +32,7 @@ from fxla.base import jax_private
 from fxla.base.errors import FxlaError
 from fxla.base.shown import abbreviate
 from fxla.runtime.buffers import host_data
-from fxla.runtime.multihost import ProcessMismatchError, agree, digest, gather as _gather, get_timeout, \
-    set_timeout
+from fxla.runtime.multihost import ProcessMismatchError, agree, digest, gather as _gather, set_timeout
 from fxla.runtime.multihost import from_local as _from_local, local_part as _local_part
 from fxla.runtime.sharding import Mesh, ShardingError, named_sharding, normalize_spec
 
@@ -250,8 +249,7 @@ def _to_torch(host: np.ndarray) -> torch.Tensor:
 def barrier(name: str = "fxla", *, timeout: Optional[float] = None) -> None:
     """Wait until every process reaches a barrier of this ``name`` (at most ``timeout`` seconds, default
     initialize's); a process that does not come is a :class:`ProcessMismatchError`."""
-    agree("barrier", {"barrier": str(name)}, f"barrier {name!r}") if timeout is None else \
-        _with_timeout(timeout, lambda: agree("barrier", {"barrier": str(name)}, f"barrier {name!r}"))
+    agree("barrier", {"barrier": str(name)}, f"barrier {name!r}", timeout=timeout)
 
 
 def save_checkpoint(path: str, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
@@ -305,15 +303,6 @@ def _digests(state: dict) -> Dict[str, str]:
     leaves, _ = pytree.tree_flatten_with_path(state)
     return {f"state {pytree.keystr(path)}": digest(host_data(leaf)) for path, leaf in leaves
             if isinstance(leaf, torch.Tensor)}
-
-
-def _with_timeout(seconds: float, run) -> None:
-    before = get_timeout()
-    set_timeout(seconds)
-    try:
-        run()
-    finally:
-        set_timeout(before)
 
 
 def _first_line(err: BaseException) -> str:

@@ -431,23 +431,18 @@ class TrainStep:
     def _pack(self, values: tuple, dtype: torch.dtype):
         """The device array of the scalar pack ``values`` (Python floats) as ``dtype``: placed once per distinct
         content, at most :data:`MAX_SCALARS` kept (``pack_uploads`` counts the placements)."""
-        key = (values, dtype)
-        found = self._scalars.get(key)
-        if found is None:
-            if len(self._scalars) >= MAX_SCALARS:
-                self._scalars.clear()
-            found = self._scalars[key] = self._host_scalar(values, dtype)
-            self.pack_uploads += 1
-        return found
+        return self._scalar(values, dtype, pack=True)
 
-    def _scalar(self, value, dtype: torch.dtype):
-        """The device scalar of a Python number ``value`` as ``dtype`` (the clipping norm), placed once per value."""
+    def _scalar(self, value, dtype: torch.dtype, pack: bool = False):
+        """The device scalar of a Python number ``value`` as ``dtype`` (the clipping norm), or of a tuple of them
+        (``pack``: counted in ``pack_uploads``), placed once per value."""
         key = (value, dtype)
         found = self._scalars.get(key)
         if found is None:
             if len(self._scalars) >= MAX_SCALARS:
                 self._scalars.clear()
             found = self._scalars[key] = self._host_scalar(value, dtype)
+            self.pack_uploads += pack
         return found
 
     def _host_scalar(self, value, dtype: torch.dtype):

@@ -43,7 +43,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-from report import load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
+from report import write_section, load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -542,19 +542,6 @@ def report(out, results: List[dict], quick: bool, was_busy: bool, load_start: st
 
 
 # -- standalone --------------------------------------------------------------------------------------------------------
-def write_markdown(path: str, text: str) -> None:
-    """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them), headings one
-    level down (the block sits under the page's own "Several processes" heading)."""
-    begin, end = "<!-- benchmarks/distributed.py: BEGIN -->", "<!-- benchmarks/distributed.py: END -->"
-    with open(path) as f:
-        old = f.read()
-    if begin not in old or end not in old:
-        raise SystemExit(f"{path} has no {begin} ... {end} markers: add them where the tables belong")
-    with open(path, "w") as f:
-        text = "\n".join("#" + line if line.startswith("## ") else line for line in text.strip().splitlines())
-        f.write(old[:old.index(begin)] + f"{begin}\n{text}\n{end}" + old[old.index(end) + len(end):])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -595,7 +582,7 @@ def main(argv=None) -> int:
     bench_distributed(out, quick=args.quick, batches=batches, configs=configs)
     out(f"\nSeveral-processes section: {time.perf_counter() - started:.0f} s.")
     if args.markdown:
-        write_markdown(args.markdown, "\n".join(out.lines))
+        write_section(args.markdown, "\n".join(out.lines), "benchmarks/distributed.py")
     return 0
 
 

@@ -44,3 +44,16 @@ def seconds_text(seconds) -> str:
     if seconds is None:
         return "n/a"
     return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
+
+
+def write_section(path: str, text: str, script: str) -> None:
+    """Replace the block between ``script``'s BEGIN/END markers in ``path`` (which must have them) with ``text``,
+    headings one level down (the block sits under a hand-written heading of the page)."""
+    begin, end = f"<!-- {script}: BEGIN -->", f"<!-- {script}: END -->"
+    with open(path) as f:
+        old = f.read()
+    if begin not in old or end not in old:
+        raise SystemExit(f"{path} has no {begin} ... {end} markers: add them where the tables belong")
+    with open(path, "w") as f:
+        text = "\n".join("#" + line if line.startswith("## ") else line for line in text.strip().splitlines())
+        f.write(old[:old.index(begin)] + f"{begin}\n{text}\n{end}" + old[old.index(end) + len(end):])

@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
-from report import machine_busy as _busy, seconds_text as _s  # noqa: E402  (benchmarks/ is on sys.path)
+from report import write_section, machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -492,19 +492,6 @@ def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = 
 
 
 # -- standalone --------------------------------------------------------------------------------------------------------
-def write_markdown(path: str, text: str) -> None:
-    """Replace the block between this file's BEGIN/END markers in ``path`` (which must have them), headings one
-    level down (the block sits under the page's own "Training" heading)."""
-    begin, end = "<!-- benchmarks/training.py: BEGIN -->", "<!-- benchmarks/training.py: END -->"
-    with open(path) as f:
-        old = f.read()
-    if begin not in old or end not in old:
-        raise SystemExit(f"{path} has no {begin} ... {end} markers: add them where the tables belong")
-    with open(path, "w") as f:
-        text = "\n".join("#" + line if line.startswith("## ") else line for line in text.strip().splitlines())
-        f.write(old[:old.index(begin)] + f"{begin}\n{text}\n{end}" + old[old.index(end) + len(end):])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -541,7 +528,7 @@ def main(argv=None) -> int:
     out(f"\nTraining section: {time.perf_counter() - started:.0f} s; load average "
         f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())} at the end.")
     if args.markdown:
-        write_markdown(args.markdown, "\n".join(out.lines))
+        write_section(args.markdown, "\n".join(out.lines), "benchmarks/training.py")
     return 0
 
 

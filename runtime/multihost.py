@@ -94,10 +94,12 @@ def digest(host: np.ndarray) -> str:
     return f"{data.dtype}{list(data.shape)} crc {crc:08x}"
 
 
-def agree(channel: str, fields: Dict[str, str], what: str, *, common_only: bool = False) -> None:
+def agree(channel: str, fields: Dict[str, str], what: str, *, common_only: bool = False,
+          timeout: Optional[float] = None) -> None:
     """Check that every process passes equal ``fields`` at this point of ``channel`` (e.g. ``"call"``); ``what``
     names the step in words, e.g. "the call of a partitioned program" (for the error); ``common_only``: compare
-    only the fields both processes have (each process's own part of something).  A no-op in a single-process
+    only the fields both processes have (each process's own part of something); ``timeout``: seconds to wait
+    (default :func:`get_timeout`).  A no-op in a single-process
     run.  After a process did not arrive, every later call raises: the processes are out of step."""
     client = jax_private.distributed_client()
     count = jax.process_count()
@@ -111,7 +113,7 @@ def agree(channel: str, fields: Dict[str, str], what: str, *, common_only: bool 
             f"and start it again (from a checkpoint: fxla.distributed.save_checkpoint)")
     me = jax.process_index()
     n = _CHANNELS.next(channel)
-    timeout = _CHANNELS.timeout
+    timeout = _CHANNELS.timeout if timeout is None else float(timeout)
     order = sorted(fields)
     mine = "\x1f".join(f"{k}\x1e{fields[k]}" for k in order)
     prefix = f"fxla/{channel}/{n}/"
