@@ -543,11 +543,11 @@ class CompiledModule(CompileControl):
                 if value is not None:
                     return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
-        writable = None
-        if program.mutated_inputs:   # before running: a refused input must leave the module's state as it was
-            writable = check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
+        # before running: a refused input must leave the module's state as it was
+        writable = check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         parts = handler.split(results, leaves, writable)   # (changed inputs written back)
+        entry.written_back(writable)
         if parts.state:
             self._store.store_state(program, parts.state)
         if program.written_attributes:

@@ -75,6 +75,13 @@ class Entry:
             self.inputs = InputBuffers(device)
         return self.inputs
 
+    def written_back(self, writable: Optional[List[Any]]) -> None:
+        """The call's changed inputs were just copied back into the caller's tensors (``writable``: the call's
+        tensor inputs, or None when it changes none): their kept buffers, aliasing those tensors, stay valid."""
+        if writable is not None and self.inputs is not None:
+            for index in self.program.mutated_inputs:
+                self.inputs.restamp(index, writable[index])
+
 
 def _described(entry: Entry) -> str:
     """The inputs that compiled ``entry``, for the ``fxla.cache`` log."""

@@ -19,7 +19,7 @@ see other values than eager's:
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import torch
 
@@ -73,11 +73,14 @@ def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool((_elements(a, base, end - base + 1) & _elements(b, base, end - base + 1)).any())
 
 
-def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = True) -> List[torch.Tensor]:
+def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = True) -> Optional[List[torch.Tensor]]:
     """The tensor inputs of the call (``leaves``), after checking that every input in ``mutated`` (numbers among
     the tensor inputs) can be written as eager PyTorch would (see the module docstring; ``guarded``: the call's
-    torch outputs have a gradient guard)."""
+    torch outputs have a gradient guard); None when ``mutated`` is empty (the call changes no input)."""
+    if not mutated:
+        return None
     tensors = [t for t in leaves if is_array(t)]
+    by_storage = None
     for index in mutated:
         t = tensors[index]
         if not isinstance(t, torch.Tensor):
@@ -104,9 +107,12 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
                 f"why: eager PyTorch refuses this too: unsupported operation: more than one element of the "
                 f"written-to tensor refers to a single memory location\n"
                 f"fix: pass x.clone() (or x.contiguous())")
-        storage = t.untyped_storage().data_ptr()
-        others = [i for i, o in enumerate(tensors) if i != index and isinstance(o, torch.Tensor)
-                  and o.untyped_storage().data_ptr() == storage and shares_memory(t, o)]
+        if by_storage is None:     # storage address -> the inputs in it (once per call, not per changed input)
+            by_storage = {}
+            for i, o in enumerate(tensors):
+                if isinstance(o, torch.Tensor):
+                    by_storage.setdefault(o.untyped_storage().data_ptr(), []).append(i)
+        others = [i for i in by_storage[t.untyped_storage().data_ptr()] if i != index and shares_memory(t, tensors[i])]
         if others:
             raise InputMutationError(
                 f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but input {others[0]} shares its "

@@ -107,6 +107,10 @@ def tensor_to_device(t: torch.Tensor, device: jax.Device) -> jax.Array:
     return _put(_numpy(t), device)
 
 
+#: the tensor types whose device buffers :class:`InputBuffers` keeps between calls
+_KEPT_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
 class InputBuffers:
     """The device buffers of the torch tensors passed at each input position of one compiled signature, reused
     while the same tensor comes back unchanged (a TorchDynamo graph takes every parameter as an input: without
@@ -127,8 +131,10 @@ class InputBuffers:
         return [self.put(i, v) for i, v in enumerate(values)]
 
     def put(self, position: int, value) -> jax.Array:
-        """``value`` (the call's tensor input at ``position``) on the device, from the kept buffer when valid."""
-        if type(value) is not torch.Tensor or not value.is_cpu:
+        """``value`` (the call's tensor input at ``position``) on the device, from the kept buffer when valid.
+        Plain tensors and ``nn.Parameter``\\ s (a TorchDynamo graph takes the weights as inputs) are kept; other
+        tensor subclasses are placed anew each call."""
+        if type(value) not in _KEPT_TYPES or not value.is_cpu:
             return to_device(value, self.device)
         key = (value.data_ptr(), value.shape, value.stride(), value.dtype, value._version)
         slot = self._slots.get(position)
@@ -140,6 +146,17 @@ class InputBuffers:
         else:
             self._slots.pop(position, None)
         return buffer
+
+    def restamp(self, position: int, value) -> None:
+        """``value``, the tensor at ``position``, was just written in place by fxla (a program's changed input,
+        copied back into it): its kept buffer, which aliases its memory, now holds the new values, so it stays
+        valid for the tensor's new version counter (else the next call would place it again)."""
+        slot = self._slots.get(position)
+        if slot is None or slot[0]() is not value:
+            return
+        key = (value.data_ptr(), value.shape, value.stride(), value.dtype, value._version)
+        if slot[1][:4] == key[:4]:
+            self._slots[position] = (slot[0], key, slot[2])
 
 
 def to_device(value, placement: Placement) -> jax.Array:

@@ -243,3 +243,46 @@ def test_input_buffers_are_kept_only_while_the_tensor_is_unchanged():
     other = w.clone()
     assert inputs.put(0, other) is not second and inputs.put(1, w) is not second
     assert inputs.put(0, w.t()) is not inputs.put(0, w)
+
+
+def test_input_buffers_keep_parameters_and_survive_fxla_own_write_back():
+    """A TorchDynamo graph takes the weights as inputs (``nn.Parameter``\\ s): their buffers are kept like plain
+    tensors'.  An input the program changes in place (a static KV cache) is written back by fxla; its kept buffer,
+    aliasing it, is restamped with the new version instead of being placed again, and every call still reads the
+    current values (equal to eager, call after call); a change by someone else is still seen."""
+    import numpy as np
+    from fxla.runtime.buffers import InputBuffers
+    inputs = InputBuffers(jax.devices("cpu")[0])
+    p = nn.Parameter(torch.arange(6.0).reshape(2, 3))
+    first = inputs.put(0, p)
+    assert inputs.put(0, p) is first
+    with torch.no_grad():
+        p.add_(1)
+    assert inputs.put(0, p) is not first and np.array_equal(np.asarray(inputs.put(0, p)), p.detach().numpy())
+
+    class Step(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4, 4))
+
+        def forward(self, cache, x):
+            cache.add_(x @ self.w)            # (written back into the caller's tensor after each call)
+            return cache * 2
+
+    torch.manual_seed(0)
+    model = Step()
+    fast = fxla.compile(model)
+    cache, want_cache, x = torch.zeros(3, 4), torch.zeros(3, 4), torch.randn(3, 4)
+    with torch.no_grad():
+        for _ in range(4):
+            got, want = fast(cache, x), model(want_cache, x)
+            assert torch.allclose(got, want, atol=1e-5) and torch.allclose(cache, want_cache, atol=1e-5)
+        (entry,) = fast._cache.values()
+        kept = entry.inputs._slots[0]
+        assert kept[1][-1] == cache._version           # restamped after the last write-back: no new placement
+        before = kept[2]
+        fast(cache, x)
+        assert entry.inputs._slots[0][2] is before     # the same aliasing buffer, call after call
+        cache.mul_(0)                                  # a change fxla did not make: placed again, and read
+        want_cache.mul_(0)
+        assert torch.allclose(fast(cache, x), model(want_cache, x), atol=1e-5)
