@@ -12,7 +12,8 @@ changing shapes -- a variable-length BERT serving loop, generate() with the stat
 lower once vs per shape -- against eager, inductor and jax.jit, with issue #21's targets.  The "distributed"
 section (benchmarks/distributed.py), after "training": a data-parallel training step of the MLP on 1 process
 against 2 processes on this machine (and 1 process with 2 devices), with the scaling efficiency (~2 min; --quick
-~1 min).
+~1 min).  The "first" section (benchmarks/first_result.py): a fresh process's first result of a tiny MLP, fxla
+against jax.jit, and fxla's first call on real models, with issue #19's item-4 targets (~6 min; --quick ~20 s).
 
     .venv/bin/python benchmarks/run.py                       # everything (~25 min on 2 cores; training +15 min)
     .venv/bin/python benchmarks/run.py --quick               # small models, fewer repetitions (<1 min; training +4 min)
@@ -52,6 +53,7 @@ import jax_models as jm  # noqa: E402
 import models  # noqa: E402
 import shapes  # noqa: E402
 import distributed  # noqa: E402
+import first_result  # noqa: E402
 from report import Report  # noqa: E402
 import torch_models as tm  # noqa: E402
 import training  # noqa: E402
@@ -778,8 +780,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", help="graph sizes for the lowering-scaling table (default 1000,10000,100000; "
                                         "--quick 1000,10000)")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: "
-                                                   "run,dispatch,trace,scaling,depthwise,shapes,training,"
-                                                   "distributed")
+                                                   "run,dispatch,trace,scaling,depthwise,first,shapes,"
+                                                   "training,distributed")
     parser.add_argument("--markdown", metavar="PATH", help="also write the results as markdown to PATH (between "
                                                           "BEGIN/END markers if the file has them)")
     parser.add_argument("--dump-hlo", metavar="DIR", help="write fxla's and jax.jit's optimised HLO per model")
@@ -834,6 +836,8 @@ def main(argv=None) -> int:
     if "depthwise" not in skip:
         bench_depthwise(DEPTHWISE_CASES[:1] if args.quick else DEPTHWISE_CASES, repeat, budget)
     report_targets(rows, dispatch, traces, scaling, was_busy or busy())
+    if "first" not in skip:           # (in fresh processes: a first result is a new process's)
+        first_result.bench_first_result(out, quick=args.quick)
     if "shapes" not in skip:
         shapes.bench_shapes(out, quick=args.quick, inductor=inductor, was_busy=was_busy)
     if "training" not in skip:        # (in subprocesses: each contender's peak memory is its own)
