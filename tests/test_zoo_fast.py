@@ -89,3 +89,19 @@ def test_comparison_refuses_a_wrong_answer():
     assert not compare((torch.tensor([nan]),), (torch.tensor([1.0]),))[0]
     assert not compare((torch.tensor([-inf]),), (torch.tensor([inf]),))[0]
     assert not compare((torch.tensor([1.0]),), (torch.tensor([nan]),))[0]
+
+
+def test_latency_summary_compares_routes_on_the_same_models():
+    """``make zoo --routes compile,inductor``'s latency table: each route's geometric mean of latency vs eager,
+    over only the models every timed route ran correctly (a model one route failed is left out of both)."""
+    from utils.zoo.harness import RouteResult
+    from utils.zoo.run import latency_summary
+
+    def r(model, route, compiled, status="ok"):
+        return RouteResult(model, route, status, eager_s=1.0, compiled_s=compiled)
+    results = [r("a", "compile", 0.5), r("a", "inductor", 2.0), r("b", "compile", 2.0), r("b", "inductor", 0.5),
+               r("c", "compile", 0.1), r("c", "inductor", 9.0, status="mismatch")]
+    text = "\n".join(latency_summary(results, ["compile", "inductor"]))
+    assert "over the 2 models" in text
+    assert "| compile | 1.00× | 1 of 2 |" in text and "| inductor | 1.00× | 1 of 2 |" in text
+    assert latency_summary([RouteResult("a", "compile", "ok")], ["compile"]) == []

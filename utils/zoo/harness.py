@@ -7,7 +7,9 @@ The routes, each given a freshly built copy of the model (same seeded weights) a
 * ``export``: ``fxla.export(model, args, folder, concrete_shapes=True)`` then ``fxla.load(folder)(*args)`` -- export
   takes a tuple, so
   keyword arguments are passed positionally (the forward's parameters up to the last one given, the others at
-  their defaults: :meth:`Case.positional`).
+  their defaults: :meth:`Case.positional`);
+* ``inductor`` (a reference route, only when asked for): ``torch.compile(model)``, torch's own compiler, judged and
+  timed the same way, so fxla's latency can be compared with it.
 
 :func:`run_route` returns a :class:`RouteResult`: ``status`` is ``"ok"`` only when every tensor of the output
 matches eager (same count, dtypes and shapes, values within :func:`tolerance`); a numerical or structural
@@ -33,6 +35,8 @@ import torch
 from .registry import Case, Entry
 
 ROUTES = ("compile", "dynamo", "export")
+#: routes through other compilers, run only when asked for (``--routes compile,inductor``): the latency baseline
+REFERENCE_ROUTES = ("inductor",)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -192,6 +196,10 @@ class Route:
         import fxla  # noqa: F401  (registers the backend through its entry point)
         return torch.compile(case.model, backend="fxla"), case.args, case.kwargs
 
+    def inductor(self, case: Case):
+        """torch.compile's default backend (a reference, not fxla)."""
+        return torch.compile(case.model), case.args, case.kwargs
+
     def export(self, case: Case):
         import fxla
         args = case.positional()
@@ -274,7 +282,7 @@ def run_route(entry: Entry, route: str, want, timing: bool = True) -> RouteResul
         describe_error(result, exc)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        if route == "dynamo":
+        if route in ("dynamo", "inductor"):
             torch._dynamo.reset()
     return result
 

@@ -4,6 +4,8 @@
     .venv/bin/python -m utils.zoo.run --models hf_bert,tv_resnet18     # names, or families: --models timm,core
     .venv/bin/python -m utils.zoo.run --routes compile,export --markdown -   # print the table instead
     .venv/bin/python -m utils.zoo.run --list
+    .venv/bin/python -m utils.zoo.run --routes compile,inductor --threads 2 --markdown /tmp/vs_inductor.md
+                      # fxla against torch.compile's own compiler: per-model latency and their geometric means
 
 Each model runs in its own worker process (``--worker``): it builds the model, computes eager's output, then runs
 each route on a fresh copy (:mod:`utils.zoo.harness`), printing one JSON line per event.  The parent gives the
@@ -24,6 +26,7 @@ import collections
 import concurrent.futures
 import datetime
 import json
+import math
 import os
 import platform
 import queue
@@ -35,7 +38,7 @@ import threading
 import time
 from typing import Dict, Iterable, List, Optional
 
-from .harness import ROOT, ROUTES, RouteResult, fmt_seconds
+from .harness import REFERENCE_ROUTES, ROOT, ROUTES, RouteResult, fmt_seconds
 
 MARK = "@@zoo "                       # the prefix of the worker's protocol lines on stdout
 
@@ -71,15 +74,16 @@ def fxla_label(source: Optional[str]) -> str:
     return f"commit {sha}" + (" with uncommitted changes" if dirty else "")
 
 
-def worker(name: str, routes: List[str], timing: bool) -> int:
+def worker(name: str, routes: List[str], timing: bool, threads: int = 1) -> int:
     if os.environ.get("FXLA_ZOO_SOURCE"):
         use_source(os.environ["FXLA_ZOO_SOURCE"])
     import warnings
     warnings.filterwarnings("ignore")
     import torch
-    # eager on one thread: on a loaded machine, torch's OpenMP barriers make multi-threaded eager calls of these
-    # small models erratic (a descheduled thread stalls every op), which would make the latency ratios noise
-    torch.set_num_threads(1)
+    # eager on one thread by default: on a loaded machine, torch's OpenMP barriers make multi-threaded eager calls
+    # of these small models erratic (a descheduled thread stalls every op), which would make the latency ratios
+    # noise; ``--threads`` gives torch (eager and inductor's kernels) as many threads as XLA has on a quiet one
+    torch.set_num_threads(threads)
     from fxla.runtime import set_cache_dir
     set_cache_dir(None)                # first-call times are real compiles, not disk-cache hits
     from . import BY_NAME
@@ -102,9 +106,10 @@ def worker(name: str, routes: List[str], timing: bool) -> int:
 
 # -- the parent: one worker process per model, restarted after a hang or crash ---------------------------------------
 class WorkerProcess:
-    def __init__(self, name: str, routes: List[str], timing: bool):
+    def __init__(self, name: str, routes: List[str], timing: bool, threads: int = 1):
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        cmd = [sys.executable, "-m", "utils.zoo.run", "--worker", name, "--routes", ",".join(routes)]
+        cmd = [sys.executable, "-m", "utils.zoo.run", "--worker", name, "--routes", ",".join(routes),
+               "--threads", str(threads)]
         if not timing:
             cmd.append("--no-timing")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
@@ -144,11 +149,11 @@ class WorkerProcess:
 
 
 def run_model(name: str, routes: List[str], timeout: float, build_timeout: float, timing: bool,
-              log=print) -> List[RouteResult]:
+              log=print, threads: int = 1) -> List[RouteResult]:
     results: List[RouteResult] = []
     todo = list(routes)
     while todo:
-        w = WorkerProcess(name, todo, timing)
+        w = WorkerProcess(name, todo, timing, threads)
         try:
             try:
                 event = w.next_event(build_timeout)
@@ -247,7 +252,7 @@ def group_failures(results: Iterable[RouteResult]) -> Dict[str, List[RouteResult
 
 
 def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, str], wall_s: float,
-             fxla: str = "", jobs: int = 1) -> str:
+             fxla: str = "", jobs: int = 1, threads: int = 1) -> str:
     from importlib import metadata
 
     def version(package):
@@ -267,7 +272,9 @@ def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, 
         "* **compile**: `fxla.compile(model, concrete_shapes=True)(*args, **kwargs)`;",
         "* **dynamo**: `torch.compile(model, backend=\"fxla\")(*args, **kwargs)`;",
         "* **export**: `fxla.export(model, args, folder, concrete_shapes=True)` then `fxla.load(folder)(*args)` "
-        "(keyword arguments passed positionally: export takes a tuple).",
+        "(keyword arguments passed positionally: export takes a tuple)" + (";" if "inductor" in routes else "."),
+        *(["* **inductor** (torch's own compiler, a reference): `torch.compile(model)(*args, **kwargs)`."]
+          if "inductor" in routes else []),
         "",
         "**status** is `ok` only when every output tensor matches eager PyTorch: same count, dtypes and shapes, "
         "and `|got - want| <= tol·|want| + tol·max(1, max|want|)` with tol 1e-4 for float32 (1e-2 for "
@@ -275,8 +282,11 @@ def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, 
         "`error` (the error's class and first line), `timeout` or `crash`.  **max error**: the largest "
         "|got - want| over the floating outputs.  **first call**: trace + compile + run (export: export + load "
         "+ run), the disk cache off.  **latency vs eager**: steady-state time per call over eager's (below 1 is "
-        "faster), medians of interleaved rounds, eager on one thread (`torch.set_num_threads(1)`: on a loaded "
-        "machine torch's OpenMP barriers make multi-threaded eager erratic); a rough guide, not a benchmark "
+        "faster), medians of interleaved rounds, "
+        + ("eager on one thread (`torch.set_num_threads(1)`: on a loaded machine torch's OpenMP barriers make "
+           "multi-threaded eager erratic)" if threads == 1 else
+           f"torch (eager, inductor's kernels) on {threads} threads (`--threads {threads}`)")
+        + "; a rough guide, not a benchmark "
         "(`make bench` is that).  A dynamo row says when dynamo handed fxla no graph at all (it runs "
         "`nn.LSTM`/`nn.GRU` eagerly) or split the model at graph breaks.",
         "",
@@ -303,6 +313,7 @@ def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, 
     for f in sorted(fam):
         cells = [f"{fam[f][r, True]} / {fam[f][r, True] + fam[f][r, False]}" for r in routes]
         out.append(f"| {f} | " + " | ".join(cells) + " |")
+    out += latency_summary(results, routes)
     out += ["", "## Every model and route", "",
             "| model | route | status | max error | first call | latency vs eager |", "|---|---|---|---|---|---|"]
     for r in results:
@@ -319,6 +330,24 @@ def markdown(results: List[RouteResult], routes: List[str], families: Dict[str, 
             out.append(f"| {len(rs)} | {_cell(key, 200)} | {_cell(', '.join(wheres[:3]), 120)} | "
                        f"{_cell(names, 400)} |")
     return "\n".join(out) + "\n"
+
+
+def latency_summary(results: List[RouteResult], routes: List[str]) -> List[str]:
+    """The geometric mean of each route's latency vs eager over the models every timed route ran ``ok`` (so the
+    routes are compared on the same models), as markdown lines; none when fewer than one route was timed."""
+    timed = [r for r in routes if any(x.route == r and x.latency_ratio for x in results)]
+    if not timed:
+        return []
+    ratio = {(r.model, r.route): r.latency_ratio for r in results if r.status == "ok" and r.latency_ratio}
+    common = [m for m in dict.fromkeys(r.model for r in results) if all((m, route) in ratio for route in timed)]
+    out = ["", f"Latency, geometric mean of *latency vs eager* over the {len(common)} models every timed route ran "
+               f"correctly (below 1: faster than eager):", "", "| route | geometric mean | models faster than eager |",
+           "|---|---|---|"]
+    for route in timed:
+        values = [ratio[m, route] for m in common]
+        mean = math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+        out.append(f"| {route} | {mean:.2f}× | {sum(1 for v in values if v < 1)} of {len(values)} |")
+    return out
 
 
 # -- command line ----------------------------------------------------------------------------------------------------
@@ -342,7 +371,11 @@ def select(spec: Optional[str]):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", help="comma-separated model names or families (hf, hf-encoder, timm, core, ...)")
-    p.add_argument("--routes", default=",".join(ROUTES), help=f"comma-separated subset of {','.join(ROUTES)}")
+    p.add_argument("--routes", default=",".join(ROUTES),
+                   help=f"comma-separated subset of {','.join(ROUTES + REFERENCE_ROUTES)} (default: fxla's routes; "
+                        f"inductor is torch.compile's own compiler, a latency reference)")
+    p.add_argument("--threads", type=int, default=1, help="torch's threads in the workers (eager and inductor; "
+                                                          "default 1, see the page's notes)")
     p.add_argument("--jobs", type=int, default=1, help="models run at once (default 1)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per route before it is a timeout")
     p.add_argument("--build-timeout", type=float, default=300, help="seconds for imports, build and eager")
@@ -357,11 +390,11 @@ def main(argv=None) -> int:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     routes = [r.strip() for r in args.routes.split(",") if r.strip()]
-    bad = [r for r in routes if r not in ROUTES]
+    bad = [r for r in routes if r not in ROUTES + REFERENCE_ROUTES]
     if bad:
-        p.error(f"unknown route(s) {', '.join(bad)}: one of {', '.join(ROUTES)}")
+        p.error(f"unknown route(s) {', '.join(bad)}: one of {', '.join(ROUTES + REFERENCE_ROUTES)}")
     if args.worker:
-        return worker(args.worker, routes, timing=not args.no_timing)
+        return worker(args.worker, routes, timing=not args.no_timing, threads=args.threads)
     entries = select(args.models)
     if args.list:
         for e in entries:
@@ -377,7 +410,8 @@ def main(argv=None) -> int:
             saved = json.load(f)
         results = [RouteResult(**r) for r in saved["results"]]
         families = {e.name: e.family for e in select(None)}
-        text = markdown(results, routes, families, saved["wall_s"], saved["fxla"], saved.get("jobs", 1))
+        text = markdown(results, routes, families, saved["wall_s"], saved["fxla"], saved.get("jobs", 1),
+                        saved.get("threads", 1))
         return _write(text, args.markdown)
     print(f"{len(entries)} models x {len(routes)} routes", flush=True)
     start = time.perf_counter()
@@ -389,7 +423,8 @@ def main(argv=None) -> int:
             print(line, flush=True)
 
     def one(e):
-        by_model[e.name] = run_model(e.name, routes, args.timeout, args.build_timeout, not args.no_timing, log)
+        by_model[e.name] = run_model(e.name, routes, args.timeout, args.build_timeout, not args.no_timing, log,
+                                     args.threads)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, entries))
@@ -397,9 +432,10 @@ def main(argv=None) -> int:
     wall_s, label = time.perf_counter() - start, fxla_label(args.source)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"fxla": label, "wall_s": wall_s, "jobs": args.jobs, "results": [r.as_dict() for r in results]},
-                      f, indent=1)
-    _write(markdown(results, routes, {e.name: e.family for e in entries}, wall_s, label, args.jobs), args.markdown)
+            json.dump({"fxla": label, "wall_s": wall_s, "jobs": args.jobs, "threads": args.threads,
+                       "results": [r.as_dict() for r in results]}, f, indent=1)
+    _write(markdown(results, routes, {e.name: e.family for e in entries}, wall_s, label, args.jobs, args.threads),
+           args.markdown)
     counts = collections.Counter((r.route, r.status == "ok") for r in results)
     print("  ".join(f"{r}: {counts[r, True]}/{counts[r, True] + counts[r, False]} ok" for r in routes))
     return 0
