@@ -85,7 +85,8 @@ class GradientEntry:
                         part = dataclasses.replace(self.diff.backward, param_names=[], params={})
                         stages = pipeline.lower_program(part, self.prepared)
                         target = pipeline.layout(stages, module.device.platform)
-                        self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+                        self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir,
+                                                         gradients=True)
         return self.backward
 
 
@@ -137,7 +138,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
         record.dump_fxla(diff.forward)
         stages = pipeline.lower_program(diff.forward, prepared)
         target = pipeline.layout(stages, module.device.platform)
-        forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir)
+        forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir, gradients=True)
     forward_keys = [module._store.key(diff.forward, name, target.layouts.get(name, ()))
                     for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)

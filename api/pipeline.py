@@ -43,6 +43,7 @@ from fxla.lowering.index_bounds import input_index_checks
 from fxla.lowering.precision import full_precision_pass
 from fxla.lowering.refine import refine
 from fxla.runtime import Executable, compile_stablehlo
+from fxla.runtime.executable import GRADIENT_XLA_OPTIONS
 from fxla.runtime.buffers import example_tensor, is_array
 
 __all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "StagesError", "Target", "Observer", "readable_hlo"]
@@ -267,14 +268,17 @@ class Pipeline:
         return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts)
 
     def compile(self, stages: Stages, target: Target, device, *, partitioning=None,
-                cache_dir: Optional[str] = None, donate: Sequence[int] = ()) -> Executable:
+                cache_dir: Optional[str] = None, donate: Sequence[int] = (), gradients: bool = False) -> Executable:
         """Stage ``compile``: PJRT's executable of ``target`` for ``device`` (or ``partitioning``'s mesh),
         from the on-disk cache when it holds one (keyed on the text without source locations); ``donate``: the
-        arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`).  The executable is
-        also kept as ``stages.executable`` (:attr:`Stages.hlo`)."""
+        arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`); ``gradients``: a
+        program of a backward pass (a training step, autograd's forward and backward), compiled with
+        :data:`~fxla.runtime.executable.GRADIENT_XLA_OPTIONS`.  The executable is also kept as
+        ``stages.executable`` (:attr:`Stages.hlo`)."""
         stages.executable = self._stage("compile", compile_stablehlo, target.debug_text, device,
                                         partitioning=partitioning, cache_dir=cache_dir, cache_text=target.text,
-                                        n_params=len(stages.program.param_names), donate=donate)
+                                        n_params=len(stages.program.param_names), donate=donate,
+                                        xla_options=GRADIENT_XLA_OPTIONS if gradients else None)
         return stages.executable
 
     @staticmethod

@@ -336,7 +336,8 @@ class TrainStep:
                 sharding.check_names(self.model, names)
                 part, labels = sharding.partitioning(layout, names, batch, objective.random, update,
                                                      stages.stablehlo)
-            executable = pipeline.compile(stages, target, self.device, donate=donate, partitioning=part)
+            executable = pipeline.compile(stages, target, self.device, donate=donate, partitioning=part,
+                                          gradients=True)
             self.compiles += 1
             program = _Program(executable, layout, objective, group_of, consumed, stages.program.input_checks,
                                n_inputs, optimizer)

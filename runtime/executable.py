@@ -12,7 +12,7 @@ on-disk cache (:mod:`fxla.runtime.cache`).
 from __future__ import annotations
 
 import time
-from typing import List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import jax
 import ml_dtypes
@@ -122,24 +122,27 @@ class Executable:
         return loaded.hlo_modules()[0].to_string() if hasattr(loaded, "hlo_modules") else loaded.get_hlo_text()
 
 
-#: XLA options of every compile.
+#: XLA options of a compile (:func:`compile_stablehlo`'s default: a program without a backward pass).
 #:
 #: * ``xla_allow_excess_precision``: XLA's default lets f16/bf16 intermediates stay in f32 between fused ops
 #:   ("excess precision"), so torch.exp(x_bf16).float() came back unrounded; torch rounds every op's result to
 #:   its dtype, and so does XLA without it (docs/ops.md, Numerics).
 #: * ``xla_cpu_experimental_ynn_fusion_type``: XLA CPU (jaxlib 0.10.2) sends dots, reductions and every
-#:   convolution to YNNPACK by default; fxla keeps dots and reductions there and sends convolutions to XLA's
-#:   Eigen kernels, which run fxla's convolutions (weights stored HWIO by ``fxla-param-layout``) much faster on
-#:   this 2-core machine, e.g. ResNet-18 inference batch 1 36 -> 25 ms, batch 32 945 -> 698 ms, its training
-#:   step 1020 -> 838 ms, MobileNetV2 / RegNetY / ShuffleNetV2 0.40-0.61x the time; ConvNeXt-Tiny at batch 32 is
-#:   the one model measured slower (1.13x).  Same results (docs/performance.md, "Convolution library").  Other
-#:   platforms ignore it.
-XLA_OPTIONS = {"xla_allow_excess_precision": False,
-               "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
+#:   convolution to YNNPACK by default.  For forward-only programs fxla sends none of them there: XLA's own
+#:   (Eigen) kernels ran every model measured on this 2-core machine as fast or faster, e.g. ConvNeXt-Tiny batch 32
+#:   4470 -> 2800 ms (YNNPACK fused its depthwise taps and layer norms into the dots), ResNet-18 batch 1 30 -> 25 ms,
+#:   MobileNetV2 batch 1 11.8 -> 9.0 ms, GPT-2 small 210 -> 188 ms, an MLP at batch 128 4.2 -> 3.3 ms
+#:   (docs/performance.md, "Kernel libraries").  Other platforms ignore it.
+XLA_OPTIONS = {"xla_allow_excess_precision": False, "xla_cpu_experimental_ynn_fusion_type": ""}
+#: XLA options of programs with a backward pass (training steps, autograd's forward-with-residuals and backward):
+#: their dots (weight gradients contract the batch) and reductions run faster on YNNPACK, their convolutions on
+#: Eigen, e.g. the MLP training step 13.1 -> 10.5 ms and ResNet-18's 989 -> 897 ms with YNNPACK's dots.
+GRADIENT_XLA_OPTIONS = {**XLA_OPTIONS,
+                        "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 
 
-def _options(partitioning: Partitioning):
-    return jax_private.spmd_compile_options([d.id for d in partitioning.devices], XLA_OPTIONS)
+def _options(partitioning: Partitioning, options: Dict[str, Any]):
+    return jax_private.spmd_compile_options([d.id for d in partitioning.devices], options)
 
 
 def program_label(text: str, hashed: str) -> str:
@@ -168,7 +171,7 @@ def _as_text(program: Union[str, bytes]) -> str:
         return module.operation.get_asm(enable_debug_info=True)
 
 
-def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
+def _jax_compile(text: str, device: jax.Device, signature, n_params: int, options: Dict[str, Any],
                  precompiled=None, donate: Sequence[int] = ()) -> "jax.stages.Compiled":
     """``text`` as a ``jax.stages.Compiled`` taking the parameters first; ``precompiled``: a PJRT executable of
     exactly this program (from the disk cache) to use instead of compiling; ``donate``: the positions (in the
@@ -191,7 +194,7 @@ def _jax_compile(text: str, device: jax.Device, signature, n_params: int,
         lowered = jax.jit(fxla_main, keep_unused=True, donate_argnums=donated).lower(*specs)
         # a cache hit: JAX wraps the deserialized executable instead of compiling (see jax_private.precompiled)
         with jax_private.precompiled(precompiled):
-            return lowered.compile(dict(XLA_OPTIONS))
+            return lowered.compile(dict(options))
 
 
 def _serialize(runner, partitioning) -> bytes:
@@ -203,7 +206,8 @@ def _serialize(runner, partitioning) -> bytes:
 def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = None, *,
                       partitioning: Optional[Partitioning] = None,
                       cache_dir: Optional[str] = None, cache_text: Optional[str] = None,
-                      n_params: int = 0, donate: Sequence[int] = ()) -> Executable:
+                      n_params: int = 0, donate: Sequence[int] = (),
+                      xla_options: Optional[Dict[str, Any]] = None) -> Executable:
     """Compile StableHLO ``text`` (text, MLIR bytecode or a portable artifact) for ``device``.
 
     ``partitioning``: compile for its mesh with the SPMD partitioner instead (``device`` is then ignored).
@@ -215,7 +219,10 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     takes the program's order.
     ``donate``: positions of arguments (single device) whose buffers a call consumes: XLA may write results into
     them, and the arrays passed there are deleted by the call (a training step's parameters and state).
+    ``xla_options``: XLA's compile options (default :data:`XLA_OPTIONS`; programs with a backward pass take
+    :data:`GRADIENT_XLA_OPTIONS`); they are part of the disk cache's key.
     """
+    options = dict(XLA_OPTIONS if xla_options is None else xla_options)
     key_source = cache_text if cache_text is not None else text
     text = _as_text(text)
     out_shapes, label = None, ""
@@ -255,14 +262,15 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
             cache_dir = None
     if cache_dir is not None:
         fingerprint = (f"{device.platform}/{device.device_kind}/{backend.platform_version}/n={len(devices)}/"
-                       f"device={device.id}/jax-{jax.__version__}/{sorted(XLA_OPTIONS.items())}/"
+                       f"device={device.id}/jax-{jax.__version__}/{sorted(options.items())}/"
                        f"{partitioning.fingerprint() if partitioning else f'single/params-first={n_params}'}"
                        f"{f'/donate={list(donate)}' if donate else ''}")
         key = _cache.EntryKey.of(key_source, fingerprint)
         payload = disk.load(key)
         if payload is not None:
             try:
-                runner = _deserialize(payload, backend, devices, partitioning, text, signature, n_params, donate)
+                runner = _deserialize(payload, backend, devices, partitioning, text, signature, n_params, options,
+                                      donate)
             except Exception as err:  # noqa: BLE001  (PJRT raises JaxRuntimeError on a bad blob)
                 disk.corrupt(key, f"it could not be deserialized ({_cache._first_line(err)})")
             else:
@@ -272,9 +280,9 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
     start = time.perf_counter()
     try:
         if partitioning is None:
-            runner = _jax_compile(text, device, signature, n_params, donate=donate)
+            runner = _jax_compile(text, device, signature, n_params, options, donate=donate)
         else:
-            runner = jax_private.compile_and_load(backend, text, devices, _options(partitioning))
+            runner = jax_private.compile_and_load(backend, text, devices, _options(partitioning, options))
     except FxlaError:
         raise
     except Exception as err:  # jaxlib raises XlaRuntimeError (a RuntimeError) with XLA's message
@@ -288,8 +296,8 @@ def compile_stablehlo(text: Union[str, bytes], device: Optional[jax.Device] = No
                       out_shapes=out_shapes, n_params=n_params, label=label)
 
 
-def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params, donate=()):
+def _deserialize(payload: bytes, backend, devices, partitioning, text, signature, n_params, options, donate=()):
     if partitioning is not None:
-        return jax_private.deserialize_executable(backend, payload, devices, _options(partitioning))
+        return jax_private.deserialize_executable(backend, payload, devices, _options(partitioning, options))
     loaded = jax_private.deserialize_executable(backend, payload, devices)
-    return _jax_compile(text, devices[0], signature, n_params, precompiled=loaded, donate=donate)
+    return _jax_compile(text, devices[0], signature, n_params, options, precompiled=loaded, donate=donate)

@@ -286,3 +286,21 @@ def test_input_buffers_keep_parameters_and_survive_fxla_own_write_back():
         cache.mul_(0)                                  # a change fxla did not make: placed again, and read
         want_cache.mul_(0)
         assert torch.allclose(fast(cache, x), model(want_cache, x), atol=1e-5)
+
+
+def test_kernel_libraries_by_kind_of_program():
+    """XLA CPU's kernel libraries are chosen per kind of program (fxla.runtime.executable; docs/performance.md,
+    "Kernel libraries"): forward-only programs run their dots on XLA's own kernels (no YNNPACK fusion in the
+    optimised HLO), programs with a backward pass keep YNNPACK's dots; eager's results either way."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8))
+    x, y = torch.randn(16, 64), torch.randint(0, 8, (16,))
+    with torch.no_grad():
+        fast = fxla.compile(model)
+        assert torch.allclose(fast(x), model(x), atol=1e-5)
+        assert "__ynn_fusion" not in fast.executable_for(x).hlo_text()
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1),
+                             lambda m, x, y: F.cross_entropy(m(x), y))
+    want = F.cross_entropy(model(x), y).item()
+    assert abs(step(x, y).item() - want) < 1e-5
+    assert "__ynn_fusion" in step.executable_for(x, y).hlo_text()
