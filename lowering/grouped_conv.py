@@ -124,15 +124,19 @@ def _zero(elem):
     return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], elem), ir.FloatAttr.get(elem, 0.0))).result
 
 
-def _taps(w, p: dict):
+def _taps(w, p: dict, tap_major: bool = False):
     """Per kernel tap: the start and limit of its window in the padded input's spatial dims (the convolution's
-    strides apply), and the tap's weights ``w[:, :, tap]`` (``[O, Ci, 1...]``)."""
+    strides apply), and the tap's weights ``w[:, :, tap]`` (``[O, Ci, 1...]``); with ``tap_major``, ``w`` is the
+    kernel transposed to ``[spatial..., Ci, O]`` and the tap's weights are ``w[tap]`` (``[1..., Ci, O]``)."""
     out, ci, *kernel = p["w"]
     out_size = p["y"][2:]
     for tap in itertools.product(*[range(k) for k in kernel]):
         start = [t * d for t, d in zip(tap, p["dilation"])]
         limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
-        weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, ci] + [t + 1 for t in tap], [1] * len(p["w"])).result
+        if tap_major:
+            weight = hlo.SliceOp(w, list(tap) + [0, 0], [t + 1 for t in tap] + [ci, out], [1] * len(p["w"])).result
+        else:
+            weight = hlo.SliceOp(w, [0, 0] + list(tap), [out, ci] + [t + 1 for t in tap], [1] * len(p["w"])).result
         yield start, limit, weight
 
 
@@ -189,7 +193,12 @@ def _depthwise(x, w, p: dict):
                                       [c]).result
         return hlo.MulOp(window, weight).result
 
-    total = _sum(term(*tap) for tap in _taps(w, p))
+    # the kernel tap-major ([spatial..., 1, O], HWIO), so each tap's O weights are contiguous: sliced from torch's
+    # [O, 1, spatial...] they are O values K*K apart, which the fused loop reads with a stride on every element
+    # (EfficientNet-B0 batch 1: its depthwise fusions were most of the call).  fxla-param-layout folds this
+    # transpose into a parameter's stored layout, so for a weight it costs nothing per call.
+    taps = _taps(hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result, p, tap_major=True)
+    total = _sum(term(*tap) for tap in taps)
     return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result if last else total
 
 

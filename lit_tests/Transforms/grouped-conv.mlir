@@ -4,14 +4,20 @@
 // the padded input times the tap's weights (XLA CPU's grouped convolution is 20-40x slower than this form).
 
 // Depthwise 3x3, stride 2, padding 1, on a function argument (row-major [N, C, H, W]): a pad, then per tap a
-// strided slice times that tap's per-channel weights, in the argument's own order (no transposes).
+// strided slice times that tap's per-channel weights, in the argument's own order (no transpose of the input).
+// The kernel is transposed once to tap-major [3, 3, 1, C] (fxla-param-layout stores a weight so), so each tap's
+// C weights are one contiguous slice.
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NOT:     stablehlo.transpose
+// CHECK-NOT:     stablehlo.transpose %arg0
 // CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
+// CHECK:         %[[K:.+]] = stablehlo.transpose %arg1, dims = [2, 3, 1, 0] : (tensor<4x1x3x3xf32>) -> tensor<3x3x1x4xf32>
+// CHECK:         %[[K0:.+]] = stablehlo.slice %[[K]] [0:1, 0:1, 0:1, 0:4]
 // CHECK:         %[[S:.+]] = stablehlo.slice %[[P]] [0:2, 0:4, 0:7:2, 0:7:2]
-// CHECK:         %[[W:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<4xf32>) -> tensor<2x4x4x4xf32>
+// CHECK:         %[[R:.+]] = stablehlo.reshape %[[K0]] : (tensor<1x1x1x4xf32>) -> tensor<4xf32>
+// CHECK:         %[[W:.+]] = stablehlo.broadcast_in_dim %[[R]], dims = [1] : (tensor<4xf32>) -> tensor<2x4x4x4xf32>
 // CHECK:         stablehlo.multiply %[[S]], %[[W]] : tensor<2x4x4x4xf32>
 // CHECK:         stablehlo.slice %[[P]] [0:2, 0:4, 2:9:2, 2:9:2]
+// CHECK-NOT:     stablehlo.transpose %arg0
 // CHECK-NOT:     stablehlo.convolution
 func.func @depthwise(%x: tensor<2x4x8x8xf32>, %k: tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32> {
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32>
