@@ -151,3 +151,40 @@ def test_depthwise_weights_are_stored_tap_major():
         torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
     (entry,) = fast._cache.values()
     assert ("module.weight", (2, 3, 1, 0)) in entry.param_keys       # stored [7, 7, 1, 8]
+
+
+OVERHANGING = [  # dims, cin, cout, kernel, extra Conv arguments, batch, size: the kernel larger than the input
+    (2, 16, 32, 3, dict(padding=1), 2, 2),                            # ResNet on 32x32 images: 2x2 maps
+    (2, 16, 16, 3, dict(padding=1), 3, 1),                            # 1x1 maps
+    (2, 8, 16, 3, dict(padding=1, stride=2), 2, 2),                   # stride 2 (the downsampling block)
+    (2, 8, 8, 5, dict(padding=2, bias=False), 1, 3),                  # 5x5 on 3x3
+    (2, 8, 8, 3, dict(padding=2, dilation=2), 2, 4),                  # dilated: extent 5 on 4x4
+    (2, 8, 8, (3, 5), dict(padding=(1, 2)), 2, 2),                    # non-square
+    (1, 8, 16, 3, dict(padding=1), 2, 2),                             # 1-D
+    (3, 4, 8, 3, dict(padding=1), 1, 2),                              # 3-D
+]
+
+
+@pytest.mark.parametrize("dims, cin, cout, k, extra, batch, size", OVERHANGING)
+def test_dense_convolution_overhanging_its_input_matches_eager_and_is_rewritten(dims, cin, cout, k, extra, batch,
+                                                                                 size):
+    """A dense convolution whose kernel is larger than its input (XLA CPU's is 4-70x slower there) runs as per-tap
+    dots, equal to eager; its weight is stored tap-major."""
+    model = _conv(dims, cin, cout, k, 1, **extra)
+    x = _input(dims, batch, cin, size)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+    assert "convolution(" not in _hlo(fast, x)
+    (entry,) = fast._cache.values()
+    assert ("module.weight", tuple(range(2, dims + 2)) + (1, 0)) in entry.param_keys
+
+
+def test_dense_convolution_on_a_larger_input_keeps_xla():
+    """From input maps as large as the kernel up, XLA's dense convolution is kept (it is as fast or faster)."""
+    model = _conv(2, 8, 8, 3, 1, padding=1)
+    x = _input(2, 2, 8, 3)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+    assert "convolution(" in _hlo(fast, x)

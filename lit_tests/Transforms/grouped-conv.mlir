@@ -72,3 +72,20 @@ func.func @left_alone(%x: tensor<1x4x8x8xf32>, %k: tensor<4x4x3x3xf32>, %d: tens
   %2 = stablehlo.convolution(%h, %hk) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<1x4x6x6xbf16>
   return %0, %1, %2 : tensor<1x4x6x6xf32>, tensor<1x4x17x17xf32>, tensor<1x4x6x6xbf16>
 }
+
+// -----
+
+// A dense convolution whose 3x3 kernel overhangs its 2x2 input (the end of a ResNet fed small images): per tap a
+// dot of the [N, Ci, P] window with the tap's [Ci, O] weights, the kernel transposed tap-major once; the
+// [N, P, O] sum back in [N, O, H, W] order.
+// CHECK-LABEL: func.func @dense_overhanging
+// CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
+// CHECK:         %[[K:.+]] = stablehlo.transpose %arg1, dims = [2, 3, 1, 0] : (tensor<8x4x3x3xf32>) -> tensor<3x3x4x8xf32>
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [0] : (tensor<2x4x4xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+// CHECK:         stablehlo.reshape %[[T]] : (tensor<2x8x4xf32>) -> tensor<2x8x2x2xf32>
+// CHECK-NOT:     stablehlo.convolution
+func.func @dense_overhanging(%x: tensor<2x4x2x2xf32>, %k: tensor<8x4x3x3xf32>) -> tensor<2x8x2x2xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x2x2xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x2x2xf32>
+  return %0 : tensor<2x8x2x2xf32>
+}
