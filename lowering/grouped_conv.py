@@ -13,11 +13,12 @@ where ``slice_t(x)`` takes, from the padded input, the window position ``t * rhs
 convolution's strides (``P`` = the output's spatial size).  The sum over taps is the convolution (the order of
 the additions differs from XLA's and torch's: results agree to rounding).
 
-A dense convolution (one group) is rewritten the same way when its kernel overhangs its input (larger than the
-unpadded input in every spatial dim: a 3x3 convolution on the 2x2 and 1x1 maps at the end of a ResNet fed small
-images), where XLA CPU's dense convolution is 4-70x slower than the per-tap dots (:func:`_overhangs`):
+A dense convolution (one group) is rewritten from the same taps when its kernel overhangs its input (larger
+than the unpadded input in every spatial dim: a 3x3 convolution on the 2x2 and 1x1 maps at the end of a ResNet
+fed small images), where XLA CPU's dense convolution is 4-70x slower than one dot over the concatenated taps
+(:func:`_overhangs`):
 
-    G == 1:   dot_general(slice_t(x) as [N, Ci, P], w[t] as [Ci, O])      (the kernel transposed tap-major once)
+    G == 1:   dot_general(concat_t(slice_t(x)) as [N, K*Ci, P], w as [K*Ci, O])   (im2col; w transposed tap-major)
 
 Whether a convolution is rewritten is decided by a cost model (:func:`estimate`): nanoseconds per
 multiply-add of XLA's grouped convolution and of the per-tap form, by group width ``Ci``, measured on the
@@ -142,15 +143,21 @@ def _zero(elem):
     return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], elem), ir.FloatAttr.get(elem, 0.0))).result
 
 
+def _windows(p: dict):
+    """Per kernel tap (in row-major order of the kernel's spatial dims): the start and limit of its window in the
+    padded input's spatial dims (the convolution's strides apply)."""
+    out_size = p["y"][2:]
+    for tap in itertools.product(*[range(k) for k in p["w"][2:]]):
+        start = [t * d for t, d in zip(tap, p["dilation"])]
+        yield start, [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
+
+
 def _taps(w, p: dict, tap_major: bool = False):
     """Per kernel tap: the start and limit of its window in the padded input's spatial dims (the convolution's
     strides apply), and the tap's weights ``w[:, :, tap]`` (``[O, Ci, 1...]``); with ``tap_major``, ``w`` is the
     kernel transposed to ``[spatial..., Ci, O]`` and the tap's weights are ``w[tap]`` (``[1..., Ci, O]``)."""
     out, ci, *kernel = p["w"]
-    out_size = p["y"][2:]
-    for tap in itertools.product(*[range(k) for k in kernel]):
-        start = [t * d for t, d in zip(tap, p["dilation"])]
-        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_size, p["stride"])]
+    for tap, (start, limit) in zip(itertools.product(*[range(k) for k in kernel]), _windows(p)):
         if tap_major:
             weight = hlo.SliceOp(w, list(tap) + [0, 0], [t + 1 for t in tap] + [ci, out], [1] * len(p["w"])).result
         else:
@@ -245,27 +252,25 @@ def _grouped(x, w, p: dict):
 
 
 def _dense(x, w, p: dict):
-    """One group (a kernel overhanging its input): per tap a ``dot_general`` of the tap's ``[N, Ci, P]`` window
-    with its ``[Ci, O]`` weights (the kernel transposed once to ``[spatial..., Ci, O]``, which fxla-param-layout
-    folds into a stored weight); the ``[N, P, O]`` sum is put back in ``[N, O, spatial...]`` order once."""
+    """One group (a kernel overhanging its input): im2col -- the taps' ``[N, Ci, P]`` windows concatenated along
+    the channels (tap-major: ``[N, K*Ci, P]``), one ``dot_general`` with the kernel as ``[K*Ci, O]`` (transposed
+    to ``[spatial..., Ci, O]`` once, which fxla-param-layout folds into a stored weight, so the reshape is free;
+    per-tap dots would make XLA copy each tap's weight slice), and the ``[N, P, O]`` result put back in ``[N, O,
+    spatial...]`` order."""
     elem = p["elem"]
     (batch, channels, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
-    n, positions = len(kernel), int(np.prod(out_size))
+    n, positions, taps = len(kernel), int(np.prod(out_size)), int(np.prod(kernel))
     if any(lo or hi for lo, hi in p["pad"]):
         x = hlo.PadOp(x, _zero(elem), [0, 0] + [lo for lo, _ in p["pad"]], [0, 0] + [hi for _, hi in p["pad"]],
                       [0] * (n + 2)).result
+    windows = [_reshape(hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result,
+                        [batch, ci, positions], elem) for start, limit in _windows(p)]
+    patches = windows[0] if len(windows) == 1 else hlo.ConcatenateOp(windows, 1).result
+    kernel_matrix = _reshape(hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result, [taps * ci, out], elem)
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
                                        lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
-
-    def term(start, limit, weight):
-        window = hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result
-        return hlo.DotGeneralOp(_tensor([batch, positions, out], elem),
-                                _reshape(window, [batch, ci, positions], elem), _reshape(weight, [ci, out], elem),
-                                dims).result
-
-    taps = _taps(hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result, p, tap_major=True)
-    total = hlo.TransposeOp(_sum(term(*tap) for tap in taps), [0, 2, 1]).result
-    return _reshape(total, [batch, out] + out_size, elem)
+    total = hlo.DotGeneralOp(_tensor([batch, positions, out], elem), patches, kernel_matrix, dims).result
+    return _reshape(hlo.TransposeOp(total, [0, 2, 1]).result, [batch, out] + out_size, elem)
 
 
 def grouped_conv_pass(module, *, cost_model: bool = False) -> int:

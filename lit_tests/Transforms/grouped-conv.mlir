@@ -75,14 +75,16 @@ func.func @left_alone(%x: tensor<1x4x8x8xf32>, %k: tensor<4x4x3x3xf32>, %d: tens
 
 // -----
 
-// A dense convolution whose 3x3 kernel overhangs its 2x2 input (the end of a ResNet fed small images): per tap a
-// dot of the [N, Ci, P] window with the tap's [Ci, O] weights, the kernel transposed tap-major once; the
-// [N, P, O] sum back in [N, O, H, W] order.
+// A dense convolution whose 3x3 kernel overhangs its 2x2 input (the end of a ResNet fed small images): im2col, the
+// nine [N, Ci, P] windows concatenated to [N, 9 Ci, P] and one dot with the kernel as [9 Ci, O] (transposed tap-major,
+// then reshaped); the [N, P, O] result back in [N, O, H, W] order.
 // CHECK-LABEL: func.func @dense_overhanging
 // CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
+// CHECK:         %[[C:.+]] = stablehlo.concatenate {{.+}}, dim = 1 : ({{.+}}) -> tensor<2x36x4xf32>
 // CHECK:         %[[K:.+]] = stablehlo.transpose %arg1, dims = [2, 3, 1, 0] : (tensor<8x4x3x3xf32>) -> tensor<3x3x4x8xf32>
-// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [0] : (tensor<2x4x4xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
-// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+// CHECK:         %[[M:.+]] = stablehlo.reshape %[[K]] : (tensor<3x3x4x8xf32>) -> tensor<36x8xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[C]], %[[M]], contracting_dims = [1] x [0] : (tensor<2x36x4xf32>, tensor<36x8xf32>) -> tensor<2x4x8xf32>
+// CHECK:         %[[T:.+]] = stablehlo.transpose %[[D]], dims = [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
 // CHECK:         stablehlo.reshape %[[T]] : (tensor<2x8x4xf32>) -> tensor<2x8x2x2xf32>
 // CHECK-NOT:     stablehlo.convolution
 func.func @dense_overhanging(%x: tensor<2x4x2x2xf32>, %k: tensor<8x4x3x3xf32>) -> tensor<2x8x2x2xf32> {
