@@ -165,6 +165,26 @@ def _taps(w, p: dict, tap_major: bool = False):
         yield start, limit, weight
 
 
+def _pad_channels_first(x, p: dict):
+    """``x`` (``[N, C, spatial...]``) with the convolution's zero padding of its spatial dims (itself without)."""
+    if not any(lo or hi for lo, hi in p["pad"]):
+        return x
+    return hlo.PadOp(x, _zero(p["elem"]), [0, 0] + [lo for lo, _ in p["pad"]], [0, 0] + [hi for _, hi in p["pad"]],
+                     [0] * (len(p["pad"]) + 2)).result
+
+
+def _window(x, p: dict, start, limit):
+    """The strided slice of the padded channels-first input ``x`` that one tap reads (from :func:`_windows`)."""
+    batch, channels = p["x"][:2]
+    return hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result
+
+
+def _tap_major(w, n: int):
+    """The kernel ``w`` (``[O, Ci, spatial...]``, ``n`` spatial dims) transposed to ``[spatial..., Ci, O]``: each
+    tap's weights one contiguous block (fxla-param-layout folds the transpose into a stored weight)."""
+    return hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result
+
+
 def _sum(terms):
     total = None
     for term in terms:
@@ -223,7 +243,7 @@ def _depthwise(x, w, p: dict):
     # [O, 1, spatial...] they are O values K*K apart, which the fused loop reads with a stride on every element
     # (ConvNeXt-Tiny's 7x7 taps: 2705 -> 2099 ms at batch 32).  fxla-param-layout folds this transpose into a
     # parameter's stored layout, so for a weight it costs nothing per call.
-    taps = _taps(hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result, p, tap_major=True)
+    taps = _taps(_tap_major(w, n), p, tap_major=True)
     total = _sum(term(*tap) for tap in taps)
     return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result if last else total
 
@@ -232,19 +252,15 @@ def _grouped(x, w, p: dict):
     """Several input channels per group: per tap a ``dot_general`` batched over the groups, contracting the
     group width; the ``[G, Mo, N, P]`` sum is put back in ``[N, O, spatial...]`` order once."""
     elem, g = p["elem"], p["groups"]
-    (batch, channels, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
-    n, mo = len(kernel), out // g
-    positions = int(np.prod(out_size))
-    if any(lo or hi for lo, hi in p["pad"]):
-        x = hlo.PadOp(x, _zero(elem), [0, 0] + [lo for lo, _ in p["pad"]], [0, 0] + [hi for _, hi in p["pad"]],
-                      [0] * (n + 2)).result
+    batch, (out, ci, *_), out_size = p["x"][0], p["w"], p["y"][2:]
+    mo, positions = out // g, int(np.prod(out_size))
+    x = _pad_channels_first(x, p)
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[0], rhs_batching_dimensions=[1],
                                        lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[2])
 
     def term(start, limit, weight):
-        window = hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result
         return hlo.DotGeneralOp(_tensor([g, mo, batch, positions], elem), _reshape(weight, [g, mo, ci], elem),
-                                _reshape(window, [batch, g, ci, positions], elem), dims).result
+                                _reshape(_window(x, p, start, limit), [batch, g, ci, positions], elem), dims).result
 
     total = _sum(term(*tap) for tap in _taps(w, p))
     total = hlo.TransposeOp(total, [2, 0, 1, 3]).result
@@ -258,15 +274,12 @@ def _dense(x, w, p: dict):
     per-tap dots would make XLA copy each tap's weight slice), and the ``[N, P, O]`` result put back in ``[N, O,
     spatial...]`` order."""
     elem = p["elem"]
-    (batch, channels, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
+    (batch, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
     n, positions, taps = len(kernel), int(np.prod(out_size)), int(np.prod(kernel))
-    if any(lo or hi for lo, hi in p["pad"]):
-        x = hlo.PadOp(x, _zero(elem), [0, 0] + [lo for lo, _ in p["pad"]], [0, 0] + [hi for _, hi in p["pad"]],
-                      [0] * (n + 2)).result
-    windows = [_reshape(hlo.SliceOp(x, [0, 0] + start, [batch, channels] + limit, [1, 1] + p["stride"]).result,
-                        [batch, ci, positions], elem) for start, limit in _windows(p)]
+    x = _pad_channels_first(x, p)
+    windows = [_reshape(_window(x, p, start, limit), [batch, ci, positions], elem) for start, limit in _windows(p)]
     patches = windows[0] if len(windows) == 1 else hlo.ConcatenateOp(windows, 1).result
-    kernel_matrix = _reshape(hlo.TransposeOp(w, list(range(2, n + 2)) + [1, 0]).result, [taps * ci, out], elem)
+    kernel_matrix = _reshape(_tap_major(w, n), [taps * ci, out], elem)
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
                                        lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
     total = hlo.DotGeneralOp(_tensor([batch, positions, out], elem), patches, kernel_matrix, dims).result
