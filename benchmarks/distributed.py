@@ -31,19 +31,17 @@ import datetime
 import json
 import os
 import resource
-import select
 import signal
 import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-from report import write_section, load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
+from report import WorkerProcess, write_section  # noqa: E402
+from report import load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -180,65 +178,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class _Process:
-    """One worker process, read over its stdout (protocol lines start with ``MESSAGE``); any failure (an exit,
-    a timeout) kills it and is kept in ``error``."""
-
-    def __init__(self, cmd: List[str], env: dict):
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, bufsize=0)
-        self._buffer = b""
-        self.alive = True
-        self.error: Optional[str] = None
-        self.result: dict = {}
-
-    def stderr_text(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace")
-
-    def kill(self, why: Optional[str] = None) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        if why and self.error is None:
-            tail = (self.stderr_text().strip().splitlines() or ["(nothing on stderr)"])[-1]
-            self.error = f"{why} (status {self.proc.returncode}): {tail[:300]}"
-        self.alive = False
-
-    def send(self, text: str) -> None:
-        try:
-            self.proc.stdin.write(text.encode())
-        except (BrokenPipeError, OSError):
-            self.kill("the worker exited")
-
-    def receive(self, deadline: float) -> Optional[dict]:
-        while self.alive:
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                    self.kill("no answer in time")
-                    return None
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    self.kill("the worker exited")
-                    return None
-                self._buffer += chunk
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            text = line.decode(errors="replace")
-            if text.startswith(MESSAGE):
-                message = json.loads(text[len(MESSAGE):])
-                if message.pop("tag") == "result":
-                    self.result = message
-                    try:
-                        self.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-                    except subprocess.TimeoutExpired:
-                        self.kill()
-                    self.alive = False
-                return message
-        return None
-
-
 class _Group:
     """The process(es) of one configuration at one global batch; ``row`` collects the results."""
 
@@ -252,7 +191,7 @@ class _Group:
                    "--rank", str(rank), "--port", str(port), "--untimed", str(untimed)]
             if expect is not None:
                 cmd += ["--expect", repr(expect)]
-            self.procs.append(_Process(cmd, env))
+            self.procs.append(WorkerProcess(cmd, MESSAGE, env))
         self.row: Dict[str, object] = {"key": config.key, "batch": batch, "losses": [], "checked": expect is not None,
                                        "wall": [[] for _ in self.procs], "cpu": [[] for _ in self.procs]}
         self.estimate = 1.0

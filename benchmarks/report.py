@@ -1,9 +1,18 @@
-"""The output of the benchmarks: lines printed as they come and kept, so ``--markdown`` can write them too
-(benchmarks/run.py, benchmarks/shapes.py and benchmarks/training.py all print through a ``Report``)."""
+"""What the benchmarks share: the output, lines printed as they come and kept, so ``--markdown`` can write them too
+(benchmarks/run.py, benchmarks/shapes.py and benchmarks/training.py all print through a ``Report``); the machine's
+load; and :class:`WorkerProcess`, the parent's end of a worker subprocess (benchmarks/training.py,
+benchmarks/distributed.py)."""
 from __future__ import annotations
 
+import json
 import os
-from typing import List
+import select
+import subprocess
+import tempfile
+import time
+from typing import List, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Report:
@@ -57,3 +66,68 @@ def write_section(path: str, text: str, script: str) -> None:
     with open(path, "w") as f:
         text = "\n".join("#" + line if line.startswith("## ") else line for line in text.strip().splitlines())
         f.write(old[:old.index(begin)] + f"{begin}\n{text}\n{end}" + old[old.index(end) + len(end):])
+
+
+class WorkerProcess:
+    """A worker subprocess (run in the repository root), read over its stdout: lines that start with ``prefix`` are
+    JSON messages with a ``tag`` (other output is ignored), the last one tagged ``result``.  Any failure (an exit,
+    no answer in time) kills it and is kept in ``error``; the result message is kept in ``result``."""
+
+    def __init__(self, cmd: List[str], prefix: str, env: Optional[dict] = None):
+        self.prefix = prefix
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, bufsize=0)
+        self._buffer = b""
+        self.alive = True
+        self.error: Optional[str] = None
+        self.result: dict = {}
+
+    def stderr_text(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def kill(self, why: Optional[str] = None) -> None:
+        """End the process; ``why``: the failure to keep in ``error`` (with the last line of its stderr)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        if why and self.error is None:
+            tail = (self.stderr_text().strip().splitlines() or ["(nothing on stderr)"])[-1]
+            self.error = f"{why} (status {self.proc.returncode}): {tail[:300]}"
+        self.alive = False
+
+    def send(self, text: str) -> None:
+        try:
+            self.proc.stdin.write(text.encode())
+        except (BrokenPipeError, OSError):
+            self.kill("the worker exited")
+
+    def receive(self, deadline: float, late: str = "no answer in time") -> Optional[dict]:
+        """The next message (its ``tag`` taken out) by ``deadline`` (``time.monotonic()``), or None after killing
+        the process (``late``: the error if the time ran out).  After the ``result`` message the process is
+        waited for (killed if it has not exited by the deadline) and no longer alive."""
+        while self.alive:
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                    self.kill(late)
+                    return None
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    self.kill("the worker exited")
+                    return None
+                self._buffer += chunk
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            text = line.decode(errors="replace")
+            if text.startswith(self.prefix):
+                message = json.loads(text[len(self.prefix):])
+                if message.pop("tag") == "result":
+                    self.result = message
+                    try:
+                        self.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        self.kill()
+                    self.alive = False
+                return message
+        return None

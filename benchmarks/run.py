@@ -54,7 +54,7 @@ import models  # noqa: E402
 import shapes  # noqa: E402
 import distributed  # noqa: E402
 import first_result  # noqa: E402
-from report import Report  # noqa: E402
+from report import Report, load_average as _load, machine_busy as busy  # noqa: E402
 import torch_models as tm  # noqa: E402
 import training  # noqa: E402
 from fxla.lowering import lower_to_fxla, lower_to_stablehlo  # noqa: E402
@@ -622,14 +622,6 @@ def bench_depthwise(cases, repeat: int, budget_s: float) -> List[dict]:
 
 
 # -- targets -----------------------------------------------------------------------------------------------------------
-def busy() -> bool:
-    """More runnable processes than cores (1-minute load average)?"""
-    try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1)
-    except OSError:
-        return False
-
-
 SAME_IO_BELOW_S = 0.005      # fxla calls shorter than this are also timed with device arrays in and out
 BUSY_NOTE = ("the machine was busy (load average above the core count) during this run: torch's eager and "
              "inductor timings (OpenMP thread teams) degrade far more under oversubscription than XLA's; "
@@ -741,13 +733,6 @@ def machine() -> str:
     except (OSError, StopIteration, ValueError):
         pass
     return f"{os.cpu_count()} CPU cores ({cpu}){mem}"
-
-
-def _load() -> str:
-    try:
-        return "/".join(f"{v:.1f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
 
 
 def write_markdown(path: str, text: str) -> None:

@@ -25,15 +25,12 @@ import datetime
 import json
 import os
 import resource
-import select
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
-from report import write_section, machine_busy as _busy, seconds_text as _s  # noqa: E402
+from report import WorkerProcess, write_section, machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -251,7 +248,7 @@ def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> No
     _say("result", **_memory())
 
 
-class _Worker:
+class _Worker(WorkerProcess):
     """The parent's end of a :func:`worker` subprocess; ``row`` collects its results (a crash, a timeout or an
     error is the row's ``error``)."""
 
@@ -261,43 +258,16 @@ class _Worker:
             cmd += ["--expect", repr(expect)]
         self.row: Dict[str, object] = {"key": key, "contender": contender, "losses": [], "wall": [], "cpu": [],
                                        "group": group, "checked": expect is not None or contender == "eager"}
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, bufsize=0)
-        self._buffer = b""
-        self.alive = True
+        super().__init__(cmd, MESSAGE)
         self.estimate = 1.0                       # seconds per step, from the untimed steps
 
-    def _fail(self, why: str) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        self._stderr.seek(0)
-        tail = (self._stderr.read().decode(errors="replace").strip().splitlines() or ["(nothing on stderr)"])[-1]
-        self.row.setdefault("error", f"{why} (status {self.proc.returncode}): {tail[:300]}")
-        self.alive = False
-
     def _receive(self, timeout_s: float) -> Optional[dict]:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                    self._fail(f"no answer within {timeout_s:.0f} s")
-                    return None
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    self._fail("the worker exited")
-                    return None
-                self._buffer += chunk
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            text = line.decode(errors="replace")
-            if text.startswith(MESSAGE):
-                message = json.loads(text[len(MESSAGE):])
-                if message.pop("tag") == "result":
-                    self.row.update(message)
-                    self.proc.wait()
-                    self.alive = False
-                return message
+        message = self.receive(time.monotonic() + timeout_s, late=f"no answer within {timeout_s:.0f} s")
+        if self.error is not None:
+            self.row.setdefault("error", self.error)
+        elif message is not None and message is self.result:
+            self.row.update(message)
+        return message
 
     def ready(self, timeout_s: float) -> bool:
         """Wait for the set-up and untimed steps; False where the worker failed (the row has the error)."""
@@ -310,7 +280,7 @@ class _Worker:
         return True
 
     def steps(self, n: int) -> None:
-        self.proc.stdin.write(f"step {n}\n".encode())
+        self.send(f"step {n}\n")
         message = self._receive(max(600.0, 20 * n * self.estimate))
         if self.alive and message is not None:
             for k in ("wall", "cpu", "losses"):
@@ -322,7 +292,7 @@ class _Worker:
 
     def finish(self) -> dict:
         if self.alive:
-            self.proc.stdin.write(b"done\n")
+            self.send("done\n")
             self._receive(600.0)
         wall, cpu = self.row.pop("wall"), self.row.pop("cpu")
         self.row.update(timed=len(wall), step_s=statistics.median(wall) if wall else None,
