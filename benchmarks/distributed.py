@@ -40,7 +40,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-from report import WorkerProcess, write_section  # noqa: E402
+from report import WorkerProcess, serve_steps, write_section  # noqa: E402
 from report import load_average as _load, machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -152,17 +152,7 @@ def worker(key: str, batch: int, rank: int, port: int, untimed: int, expect: Opt
                 raise AssertionError(f"first-step loss {losses[0]:.6f} differs from the baseline's {expect:.6f} "
                                      f"(rtol {LOSS_RTOL:g}): not timed")
         _say("ready", losses=losses, times=times)
-        for line in sys.stdin:
-            command = line.split()
-            if not command or command[0] == "done":
-                break
-            wall, cpu, losses = [], [], []
-            for _ in range(int(command[1])):
-                c0, t0 = time.process_time(), time.perf_counter()
-                losses.append(step())
-                wall.append(time.perf_counter() - t0)
-                cpu.append(time.process_time() - c0)
-            _say("times", wall=wall, cpu=cpu, losses=losses)
+        serve_steps(step, _say)
         if config.processes > 1:
             fxla.distributed.shutdown()           # (waits for the other process: both leave together)
     except Exception as err:                      # a configuration that fails is a row with its error

@@ -8,9 +8,10 @@ import json
 import os
 import select
 import subprocess
+import sys
 import tempfile
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,3 +132,20 @@ class WorkerProcess:
                     self.alive = False
                 return message
         return None
+
+
+def serve_steps(step: Callable[[], float], say: Callable[..., None]) -> None:
+    """A worker's side of the timing (the parent is a :class:`WorkerProcess`): for each ``step <n>`` line on stdin,
+    run ``step()`` (which returns the loss) ``n`` times and report each step's wall and CPU seconds and loss with
+    ``say("times", wall=..., cpu=..., losses=...)``; return at ``done`` or the end of stdin."""
+    for line in sys.stdin:
+        command = line.split()
+        if not command or command[0] == "done":
+            break
+        wall, cpu, losses = [], [], []
+        for _ in range(int(command[1])):
+            c0, t0 = time.process_time(), time.perf_counter()
+            losses.append(step())
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        say("times", wall=wall, cpu=cpu, losses=losses)

@@ -30,7 +30,8 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
-from report import WorkerProcess, write_section, machine_busy as _busy, seconds_text as _s  # noqa: E402
+from report import WorkerProcess, serve_steps, write_section  # noqa: E402
+from report import machine_busy as _busy, seconds_text as _s  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -231,17 +232,7 @@ def worker(key: str, contender: str, quick: bool, expect: Optional[float]) -> No
                 raise AssertionError(f"first-step loss {losses[0]:.6f} differs from eager's {expect:.6f} "
                                      f"(rtol {LOSS_RTOL:g}): not timed")
         _say("ready", describe=describe, losses=losses, times=times)
-        for line in sys.stdin:
-            command = line.split()
-            if command[0] == "done":
-                break
-            wall, cpu, losses = [], [], []
-            for _ in range(int(command[1])):
-                c0, t0 = time.process_time(), time.perf_counter()
-                losses.append(step())
-                wall.append(time.perf_counter() - t0)
-                cpu.append(time.process_time() - c0)
-            _say("times", wall=wall, cpu=cpu, losses=losses)
+        serve_steps(step, _say)
     except Exception as err:                      # a contender that fails is a row with its error, not a crash
         return _say("result", error=f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}",
                     **_memory())
