@@ -20,6 +20,7 @@ from fxla.dialects.mlir import fxla_context, ir, passmanager, register_stablehlo
 
 from .index_bounds import check_index_bounds
 from .errors import LoweringError
+from .channels_last import channels_last_pass
 from .fold import dead_code_elimination, fold_constants
 from .grouped_conv import grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
@@ -59,6 +60,9 @@ FXLA_PASSES: Dict[str, tuple] = {
                             "fxla.compile runs it for every device but the CPU)"),
     "fxla-pool-layout": (pool_layout_pass, "write the stablehlo.reduce_windows that pool a convolution's "
                          "[N, C, spatial...] result channels-last (between transposes), XLA CPU's layout"),
+    "fxla-channels-last": (channels_last_pass, "sink the stablehlo.transposes that put channels-last values back "
+                           "in [N, C, spatial...] order into the elementwise ops, pools, reductions and "
+                           "convolutions that use them (XLA CPU fuses such a transpose into a strided loop)"),
     "fxla-param-layout": (param_layout_pass, "store @main's fxla.param arguments in the layout their dots "
                           "([in, out]) or convolutions (HWIO) want; records fxla.layout on each permuted argument"),
 }
@@ -148,7 +152,7 @@ def device_layouts(module, param_names: Sequence[str], platform: str,
                    after_pass: Optional[Callable[[str], None]] = None):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
-    (where its cost model says it pays) and ``fxla-pool-layout``, on any other platform ``fxla-full-precision``;
+    (where its cost model says it pays), ``fxla-pool-layout`` and ``fxla-channels-last``, on any other platform ``fxla-full-precision``;
     then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
     each (``--print-ir-after-all``).  Returns ``(changed, layouts)``: whether the module changed, and
     ``{parameter: permutation}`` for the parameters stored permuted."""
@@ -158,6 +162,8 @@ def device_layouts(module, param_names: Sequence[str], platform: str,
         report("fxla-grouped-conv")
         pooled = pool_layout_pass(module)
         report("fxla-pool-layout")
+        pooled += channels_last_pass(module)
+        report("fxla-channels-last")
     else:
         rewritten, pooled = full_precision_pass(module), 0
         report("fxla-full-precision")

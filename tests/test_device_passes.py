@@ -1,6 +1,6 @@
 """Which device passes the pipeline's ``layout`` stage runs for which device (fxla.pipeline.Pipeline.layout).
 
-CPU: ``fxla-grouped-conv`` and ``fxla-pool-layout`` (then ``fxla-param-layout``); any other platform:
+CPU: ``fxla-grouped-conv``, ``fxla-pool-layout`` and ``fxla-channels-last`` (then ``fxla-param-layout``); any other platform:
 ``fxla-full-precision`` (float32 dots and convolutions in float32, as torch computes them; accelerators would use
 TF32 or bfloat16 passes), then ``fxla-param-layout``; a partitioned program: ``fxla-full-precision`` alone, off the
 CPU.  No accelerator is needed: the passes run on the StableHLO text.

@@ -289,7 +289,7 @@ def test_print_ir_after_all_shows_every_step_fxla_compile_runs(capfd):
     dumps = ir_dumps(capfd, f"{MODELS}:small_cnn", "--stage", "hlo")
     assert list(dumps) == ["functionalize", "lower-to-fxla", "verify-fxla", "fxla-fold-constants", "fxla-dce",
                            "convert-fxla-to-stablehlo", "canonicalize", "cse", "fxla-grouped-conv",
-                           "fxla-pool-layout", "fxla-param-layout"]
+                           "fxla-pool-layout", "fxla-channels-last", "fxla-param-layout"]
     # the IR after each device layout pass: the pools channels-last between transposes from fxla-pool-layout on
     assert "stablehlo.transpose" not in dumps["fxla-grouped-conv"]
     assert "stablehlo.transpose" in dumps["fxla-pool-layout"]

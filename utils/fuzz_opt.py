@@ -34,7 +34,7 @@ from typing import List, NamedTuple, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PASSES = ["convert-fxla-to-stablehlo", "verify-fxla", "fxla-fold-constants", "fxla-dce", "fxla-pool-layout",
+PASSES = ["convert-fxla-to-stablehlo", "verify-fxla", "fxla-fold-constants", "fxla-dce", "fxla-pool-layout", "fxla-channels-last",
           "fxla-param-layout", "canonicalize", "cse", "symbol-dce", "inline"]
 BAD_ELEMS = ["bf16", "f16", "f8E4M3FN", "f8E5M2", "i1", "i8", "f32", "f64", "index", "complex<f32>", "none"]
 HUGE = ["9223372036854775807", "9223372036854775808", "-9223372036854775809", "1" + "0" * 40, "-1", "0",

@@ -299,7 +299,8 @@ STAGE_LABELS = {"prepare": "prepare graph (shape propagation + functionalization
                 "fxla": "lowering to fxla", "refine": "refining the polymorphic program to the call's sizes",
                 "vjp": "differentiation (forward + residuals, backward)",
                 "stablehlo": "fxla -> StableHLO (pipeline + MLIR verifier)",
-                "layout": "device layout passes (fxla-grouped-conv, fxla-pool-layout, fxla-param-layout; "
+                "layout": "device layout passes (fxla-grouped-conv, fxla-pool-layout, fxla-channels-last, "
+                          "fxla-param-layout; "
                           "fxla-full-precision off the CPU)", "compile": "XLA compile"}
 
 
