@@ -1,39 +1,51 @@
-"""``fxla-channels-last``: sink channels-last-to-channels-first transposes into the ops that use them.
+"""``fxla-channels-last``: move the transposes between channels-first and channels-last to where they cost nothing.
 
-fxla's CPU layout passes compute some values channels-last (a depthwise convolution's taps, a pool) and put them
-back in torch's ``[N, C, spatial...]`` order with ``stablehlo.transpose %s, dims = [0, r-1, 1, ..., r-2]``.  XLA
-CPU fuses that transpose into the loop that computes ``%s``: the fused loop then walks the channels-first output
-and reads its channels-last inputs with a stride on every element, so the 25 taps of an EfficientNet-B0 5x5
-depthwise convolution ran 5x slower than the same loop written channels-last, and the squeeze-and-excitation block
-after it read and wrote channels-first copies (measured on one ``[1, 672, 14, 14]`` block in JAX: 2.27 ms as fxla
-wrote it, 1.03 ms channels-last throughout).  This pass moves each such transpose below the ops that use it,
-rewriting those ops to work on the channels-last value, until it reaches an op that must see channels-first data
-(where the transpose stays):
+fxla's CPU layout passes compute some values channels-last (a depthwise convolution's taps, a pool): they take
+their input through ``stablehlo.transpose %x, dims = [0, 2, ..., r-1, 1]`` and give their result back in torch's
+``[N, C, spatial...]`` order through ``dims = [0, r-1, 1, ..., r-2]``.  XLA CPU fuses such a transpose into the
+loop next to it: after the taps it made the taps' loop walk the channels-first output and read its inputs with a
+stride of C elements (EfficientNet-B0's 5x5 depthwise + SiLU fusions ran 3-5x slower than channels-last), and
+before them it gave the expansion convolution's BatchNorm + SiLU a channels-first result that the taps then read
+with that stride (measured on one ``[1, 672, 14, 14]`` block in JAX: 2.27 ms as fxla wrote it, 1.03 ms
+channels-last throughout).  This pass makes the channels-last order explicit and moves the transposes to where
+they cost nothing, rewriting the ops they pass to work on channels-last values, in three steps:
 
-    %t = stablehlo.transpose %s, dims = [0, 3, 1, 2]          (s: [N, H, W, C], t: [N, C, H, W])
-    %y = stablehlo.multiply %t, %b                             (b: broadcast_in_dim %v, dims = [1])
-  becomes
-    %y' = stablehlo.multiply %s, %b'                           (b': broadcast_in_dim %v, dims = [3])
-    %y = stablehlo.transpose %y', dims = [0, 3, 1, 2]          (for the uses that still want channels-first)
+**Up** (to channels-last, first): a transpose whose operand is used only so transposed moves into the op that
+computes it -- an elementwise op (its operands are transposed in turn, which moves on up), a ``broadcast_in_dim``
+(its dims mapped) or a ``convolution`` (the permutation goes into its output dimension numbers, so it writes
+channels-last itself).  An elementwise op is only rewritten when each of its operands can be had channels-last
+without a copy: a scalar, a broadcast, a constant, a channels-first view of channels-last data, or a value
+computed from a convolution.
 
-A use of a transposed value ``%t`` is rewritten when it is
+    %c = stablehlo.convolution(...) ->[b, f, 0, 1]         %c = stablehlo.convolution(...) ->[b, 0, 1, f]
+    %y = stablehlo.logistic %c                       ==>    %y = stablehlo.logistic %c
+    %t = stablehlo.transpose %y, dims = [0, 2, 3, 1]
+
+**Convolutions write channels-last**: every other convolution with a ``[b, f, spatial...]`` result gets a
+``[b, spatial..., f]`` one (XLA CPU's own layout for it) and a transpose back for its uses, which moves down.
+
+**Down** (to channels-first): a transpose ``%t = stablehlo.transpose %s, dims = [0, r-1, 1, ...]`` moves below
+each use that can work on ``%s`` instead:
 
 * an elementwise op (:data:`~fxla.lowering.pool_layout.ELEMENTWISE`) each of whose other operands is a scalar, a
   value transposed the same way (its source is used), a ``broadcast_in_dim`` (re-emitted with its dims mapped), a
   constant, or a value computed from a channels-first convolution (transposed to channels-last: XLA lays a
-  convolution's result out channels-last, so that transpose is a bitcast);
-* a ``reduce_window`` of ``%t`` alone (window, strides, dilations and padding permuted);
+  convolution's result out channels-last, so that transpose is a bitcast); its result gets a transpose back for
+  its own uses, which moves on down;
+* a ``reduce_window`` of ``%t`` alone (window, strides, dilations and padding permuted), likewise;
 * a ``reduce`` of ``%t`` alone whose kept dims stay in the same order (a global mean over the spatial dims: its
   result is the same tensor);
-* a ``convolution`` whose input is ``%t`` (the permutation moves into its input dimension numbers).
+* a ``convolution`` whose input is ``%t`` (the permutation moves into its input dimension numbers), a
+  ``broadcast_in_dim`` of it (into its dims), or a ``reshape`` of it when the transpose moves only size-1 dims
+  (a pooled ``[N, 1, 1, C]``: the same elements in the same order).
 
 Every other use (a reshape, a dot, the function's result, ...) keeps ``%t``.  The values are unchanged: each
-rewritten op computes the same elements, only stored in another order; reductions sum the same elements in
-the same window order per output.
+rewritten op computes the same elements, only stored in another order; reductions sum the same elements in the
+same window order per output.
 
 It is a choice for XLA CPU, so it is not part of the portable pipeline: ``fxla.compile`` runs it for a CPU device
 among the device layout passes (:func:`fxla.lowering.passes.device_layouts`), after ``fxla-grouped-conv`` and
-``fxla-pool-layout`` (whose transposes it sinks) and before ``fxla-param-layout``; ``fxla-opt
+``fxla-pool-layout`` (whose transposes it moves) and before ``fxla-param-layout``; ``fxla-opt
 --fxla-channels-last`` runs it on a file.
 """
 from __future__ import annotations
@@ -45,10 +57,27 @@ import numpy as np
 from fxla.dialects.mlir import hlo, ir
 
 from .param_layout import _permuted_type
-from .pool_layout import ELEMENTWISE, _attr, _from_convolution, _ints, _padding, _shape, _to_channels_first
+from .pool_layout import (ELEMENTWISE, _attr, _channels_first_conv, _from_convolution, _ints, _padding, _shape,
+                          _to_channels_first, _to_channels_last)
 
 #: reduce_window attributes indexed by the operand's dims
 _WINDOW_ATTRS = ("window_dimensions", "window_strides", "base_dilations", "window_dilations")
+
+
+def _map_dimension_numbers(op, *, input=None, output=None) -> None:
+    """Rewrite convolution ``op``'s dimension numbers: its input's dims ``d`` become ``input[d]``, its output's
+    ``output[d]`` (None: unchanged)."""
+    dn = hlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    i = input if input is not None else list(range(len(_shape(op.operands[0]))))
+    o = output if output is not None else list(range(len(_shape(op.results[0]))))
+    op.attributes["dimension_numbers"] = hlo.ConvDimensionNumbers.get(
+        input_batch_dimension=i[dn.input_batch_dimension], input_feature_dimension=i[dn.input_feature_dimension],
+        input_spatial_dimensions=[i[d] for d in _ints(dn.input_spatial_dimensions)],
+        kernel_input_feature_dimension=dn.kernel_input_feature_dimension,
+        kernel_output_feature_dimension=dn.kernel_output_feature_dimension,
+        kernel_spatial_dimensions=_ints(dn.kernel_spatial_dimensions),
+        output_batch_dimension=o[dn.output_batch_dimension], output_feature_dimension=o[dn.output_feature_dimension],
+        output_spatial_dimensions=[o[d] for d in _ints(dn.output_spatial_dimensions)])
 
 
 def _op(value):
@@ -108,11 +137,8 @@ def _elementwise(op, perm: List[int]) -> bool:
                     (lambda o=o: o) if not _shape(o) else None for o in op.operands]
         if any(b is None for b in builders):
             return False
-        replaced = [_op(o) for o in op.operands]
         for index, build in enumerate(builders):
             op.operands[index] = build()
-    for producer in replaced:
-        _erase_if_dead(producer)
     _retype(op, perm)
     return True
 
@@ -150,18 +176,26 @@ def _reduce(op, perm: List[int]) -> bool:
 def _convolution(op, perm: List[int]) -> bool:
     if op.operands[1] == op.operands[0]:
         return False
-    dn = hlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-    op.attributes["dimension_numbers"] = hlo.ConvDimensionNumbers.get(
-        input_batch_dimension=perm[dn.input_batch_dimension],
-        input_feature_dimension=perm[dn.input_feature_dimension],
-        input_spatial_dimensions=[perm[d] for d in _ints(dn.input_spatial_dimensions)],
-        kernel_input_feature_dimension=dn.kernel_input_feature_dimension,
-        kernel_output_feature_dimension=dn.kernel_output_feature_dimension,
-        kernel_spatial_dimensions=_ints(dn.kernel_spatial_dimensions),
-        output_batch_dimension=dn.output_batch_dimension,
-        output_feature_dimension=dn.output_feature_dimension,
-        output_spatial_dimensions=_ints(dn.output_spatial_dimensions))
+    _map_dimension_numbers(op, input=perm)
     op.operands[0] = _source(op.operands[0], perm)
+    return True
+
+
+def _broadcast(op, perm: List[int]) -> bool:
+    dims = _ints(op.attributes["broadcast_dimensions"])
+    op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get([dims[i] for i in _inverse(perm)])
+    op.operands[0] = _source(op.operands[0], perm)
+    return True
+
+
+def _reshape(op, perm: List[int]) -> bool:
+    """A reshape of a transpose that moves only size-1 dims (the ``[N, 1, 1, C]`` result of a global pool) reads
+    the same elements in the same order from the transpose's operand."""
+    source = _source(op.operands[0], perm)
+    shape = _shape(source)
+    if shape is None or [p for p in perm if shape[p] != 1] != sorted(p for p in perm if shape[p] != 1):
+        return False
+    op.operands[0] = source
     return True
 
 
@@ -177,6 +211,10 @@ def _sink_into(op, operand_number: int, perm: List[int]) -> bool:
         return _reduce(op, perm)
     if operand_number == 0 and name == hlo.ConvolutionOp.OPERATION_NAME:
         return _convolution(op, perm)
+    if name == hlo.BroadcastInDimOp.OPERATION_NAME:
+        return _broadcast(op, perm)
+    if name == hlo.ReshapeOp.OPERATION_NAME:
+        return _reshape(op, perm)
     return False
 
 
@@ -191,6 +229,98 @@ def _seed(op) -> Optional[List[int]]:
     return perm if perm == _to_channels_first(len(shape)) else None
 
 
+def _hoistable(value, perm: List[int]) -> bool:
+    """Whether every use of ``value`` is a ``stablehlo.transpose`` of it by ``perm``."""
+    uses = [u.owner for u in value.uses]
+    return bool(uses) and all(op.name == hlo.TransposeOp.OPERATION_NAME and _ints(op.attributes["permutation"]) ==
+                              perm for op in uses)
+
+
+def _free_to_transpose(value, perm: List[int]) -> bool:
+    """Whether ``value`` (an elementwise op's operand) can be had channels-last without a copy: a scalar, a
+    broadcast, a constant, a channels-first view of channels-last data, or a convolution's result."""
+    if not _shape(value):
+        return True
+    op = _op(value)
+    if op is not None and op.name in (hlo.BroadcastInDimOp.OPERATION_NAME, hlo.ConstantOp.OPERATION_NAME):
+        return True
+    return _source(value, _inverse(perm)) is not None or _from_convolution(value)
+
+
+def _hoist_into(value, perm: List[int]) -> bool:
+    """Rewrite the op defining ``value`` (whose every use is a transpose by ``perm``) to compute the transposed
+    value itself; whether it was."""
+    op = _op(value)
+    if op is None or len(op.results) != 1:
+        return False
+    inverse = _inverse(perm)
+    if op.name in ELEMENTWISE:
+        shape = _shape(value)
+        operands = list(op.operands)
+        if any(_shape(o) and (_shape(o) != shape or not _free_to_transpose(o, perm)) for o in operands):
+            return False
+        with op.location, ir.InsertionPoint(op):
+            for index, o in enumerate(operands):
+                if _shape(o):
+                    source = _source(o, inverse)
+                    op.operands[index] = source if source is not None else hlo.TransposeOp(o, perm).result
+    elif op.name == hlo.BroadcastInDimOp.OPERATION_NAME:
+        op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get(
+            [inverse[d] for d in _ints(op.attributes["broadcast_dimensions"])])
+    elif op.name == hlo.ConvolutionOp.OPERATION_NAME:
+        _map_dimension_numbers(op, output=inverse)
+    else:
+        return False
+    transposes = [u.owner for u in value.uses]
+    value.set_type(_permuted_type(value.type, perm))
+    for transpose in transposes:
+        transpose.results[0].replace_all_uses_with(value)
+        transpose.erase()
+    return True
+
+
+def _hoist(root) -> int:
+    """Move every channels-first-to-channels-last transpose up into the ops that compute its operand, as long as
+    they are elementwise ops, broadcasts or a convolution whose results are used only so transposed; returns how
+    many ops now compute channels-last."""
+    hoisted = 0
+    while True:
+        found = {}
+
+        def collect(op):
+            if op.name == hlo.TransposeOp.OPERATION_NAME:
+                shape = _shape(op.results[0])
+                if shape is not None and len(shape) >= 3 and \
+                        _ints(op.attributes["permutation"]) == _to_channels_last(len(shape)):
+                    found.setdefault(op.operands[0], _to_channels_last(len(shape)))
+            return ir.WalkResult.ADVANCE
+
+        root.walk(collect)
+        rounds = sum(1 for value, perm in found.items() if _hoistable(value, perm) and _hoist_into(value, perm))
+        if not rounds:
+            return hoisted
+        hoisted += rounds
+
+
+def _convolution_outputs(root) -> int:
+    """Give every convolution with a channels-first result ``[b, f, spatial...]`` a channels-last one and a
+    transpose back (which the down phase then moves on); returns how many."""
+    found = []
+
+    def collect(op):
+        if op.name == hlo.ConvolutionOp.OPERATION_NAME and _channels_first_conv(op) and \
+                len(_shape(op.results[0]) or ()) >= 3:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(collect)
+    for op in found:
+        perm = _to_channels_first(len(_shape(op.results[0])))
+        _map_dimension_numbers(op, output=perm)
+        _retype(op, perm)
+    return len(found)
+
+
 def channels_last_pass(module) -> int:
     """The ``fxla-channels-last`` pass (see the module docstring), in place on every function of ``module``;
     returns how many ops it rewrote to work channels-last."""
@@ -202,13 +332,12 @@ def channels_last_pass(module) -> int:
             seeds.append(op)
         return ir.WalkResult.ADVANCE
 
-    rewritten = 0
     with root.context, ir.Location.unknown():
+        rewritten = _hoist(root) + _convolution_outputs(root)
         root.walk(collect)
-        pending, transposes = list(seeds), []
+        pending = list(seeds)
         while pending:
             transpose = pending.pop(0)
-            transposes.append(transpose)
             perm = _ints(transpose.attributes["permutation"])
             for use in [(u.owner, u.operand_number) for u in transpose.results[0].uses]:
                 owner, index = use
@@ -219,16 +348,26 @@ def channels_last_pass(module) -> int:
                     after = owner.results[0].uses if len(owner.results) == 1 else []
                     pending.extend(u.owner for u in after if _seed(u.owner) == perm
                                    and u.owner.operands[0] == owner.results[0])
-        for op in reversed(transposes):
-            if not list(op.results[0].uses):
-                producer = _op(op.operands[0])
-                op.erase()
-                _erase_if_dead(producer)
+        _erase_dead(root)
     return rewritten
 
 
-def _erase_if_dead(op) -> None:
-    """Erase a broadcast or constant left without uses by a rewrite."""
-    if op is not None and op.name in (hlo.BroadcastInDimOp.OPERATION_NAME, hlo.ConstantOp.OPERATION_NAME) \
-            and not list(op.results[0].uses):
-        op.erase()
+#: ops the pass leaves without uses (the transposes it moved, the broadcasts and constants it re-emitted)
+_DEAD = frozenset(op.OPERATION_NAME for op in (hlo.TransposeOp, hlo.BroadcastInDimOp, hlo.ConstantOp))
+
+
+def _erase_dead(root) -> None:
+    """Erase the transposes, broadcasts and constants left without uses (users before their operands)."""
+    while True:
+        dead = []
+
+        def collect(op):
+            if op.name in _DEAD and not list(op.results[0].uses):
+                dead.append(op)
+            return ir.WalkResult.ADVANCE
+
+        root.walk(collect)
+        if not dead:
+            return
+        for op in reversed(dead):
+            op.erase()

@@ -40,12 +40,15 @@ from fxla.dialects.mlir import hlo, ir
 
 from .param_layout import _permuted_type
 
-#: ops whose result is computed element by element from operands of the same shape: the walk from a pool's
-#: operand back to a convolution goes through these
+#: ops whose result is computed element by element from operands of the same shape (ReLU6 is a select over an
+#: ``or`` of two compares): the walk from a pool's operand back to a convolution goes through these, and
+#: fxla-channels-last rewrites them
 ELEMENTWISE = frozenset(op.OPERATION_NAME for op in (
     hlo.AddOp, hlo.SubtractOp, hlo.MulOp, hlo.DivOp, hlo.MaxOp, hlo.MinOp, hlo.NegOp, hlo.AbsOp, hlo.ExpOp,
     hlo.LogOp, hlo.TanhOp, hlo.LogisticOp, hlo.SqrtOp, hlo.RsqrtOp, hlo.PowOp, hlo.ClampOp, hlo.SelectOp,
-    hlo.ConvertOp, hlo.CompareOp))
+    hlo.ConvertOp, hlo.CompareOp, hlo.AndOp, hlo.OrOp, hlo.NotOp, hlo.XorOp, hlo.SignOp, hlo.FloorOp, hlo.CeilOp,
+    hlo.RoundNearestEvenOp, hlo.RoundOp, hlo.RemOp, hlo.Atan2Op, hlo.CosineOp, hlo.SineOp, hlo.TanOp, hlo.Expm1Op,
+    hlo.Log1pOp, hlo.IsFiniteOp, hlo.CbrtOp))
 
 #: how many ops the walk from one pool's operand visits at most (a deep elementwise tail is not worth more)
 WALK_LIMIT = 64

@@ -102,10 +102,13 @@ def test_the_excitation_block_keeps_no_channels_first_transpose():
     model, x = _MBConv().eval(), torch.randn(2, 8, 12, 12)
     stages = fxla.compile(model).lower(x)
     text = Pipeline().layout(stages, "cpu").text
-    # the depthwise taps are computed channels-last; BatchNorm, SiLU, the pool, the excitation's multiply and the
-    # projection read them so: no transpose back to [N, C, H, W] is left
-    transposes = [line for line in text.splitlines() if "stablehlo.transpose" in line]
-    assert transposes and not any("dims = [0, 3, 1, 2]" in line for line in transposes), transposes
+    # every convolution writes channels-last ([b, 0, 1, f]); the depthwise taps, BatchNorm, SiLU, the pool, the
+    # excitation's multiply and the projection read them so.  One transpose is left: the projection's result back
+    # to [N, C, H, W] for the residual add with the block's input (a function argument, row-major channels-first)
+    main = text.split("func.func @main")[1]
+    assert "->[b, f, 0, 1]" not in main and "->[b, 0, 1, f]" in main
+    transposes = [line for line in main.splitlines() if "stablehlo.transpose" in line]
+    assert len(transposes) == 1 and "dims = [0, 3, 1, 2]" in transposes[0], transposes
 
 
 def test_not_part_of_the_portable_pipeline():
@@ -158,3 +161,14 @@ func.func @f(%s: tensor<2x6x6x4xf32>) -> tensor<2x4x6x6xf32> {
     # the clamp and the multiply channels-last; one transpose back for the result
     assert "-> tensor<2x6x6x4xf32>" in text.split("stablehlo.clamp")[1].split("\n")[0]
     assert text.count("dims = [0, 3, 1, 2]") == 1 and "return" in text.split("dims = [0, 3, 1, 2]")[1]
+
+
+def test_a_transpose_to_channels_last_stays_where_moving_it_up_would_copy():
+    # an add of two function arguments (row-major channels-first): transposing both would be two copies for one
+    text = _run("""
+func.func @f(%a: tensor<2x4x6x6xf32>, %b: tensor<2x4x6x6xf32>) -> tensor<2x6x6x4xf32> {
+  %s = stablehlo.add %a, %b : tensor<2x4x6x6xf32>
+  %t = stablehlo.transpose %s, dims = [0, 2, 3, 1] : (tensor<2x4x6x6xf32>) -> tensor<2x6x6x4xf32>
+  return %t : tensor<2x6x6x4xf32>
+}""")
+    assert text.count("stablehlo.transpose") == 1 and "stablehlo.add %arg0, %arg1 : tensor<2x4x6x6xf32>" in text
