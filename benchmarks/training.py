@@ -282,6 +282,10 @@ class _Worker(WorkerProcess):
         return not self.alive or (len(wall) >= least and (sum(wall) >= TIMED_BUDGET_S or len(wall) >= MAX_TIMED))
 
     def finish(self) -> dict:
+        """Close the worker and summarise its row; a second call (a group closed early for memory, then every row
+        at the end) returns the same row."""
+        if "timed" in self.row:
+            return self.row
         if self.alive:
             self.send("done\n")
             self._receive(600.0)
