@@ -38,12 +38,13 @@ from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.autodiff import Differentiated, differentiate
+from fxla.lowering.dot_rows import largest_dot_rows
 from fxla.lowering.passes import device_layouts, print_ir_after
 from fxla.lowering.index_bounds import input_index_checks
 from fxla.lowering.precision import full_precision_pass
 from fxla.lowering.refine import refine
 from fxla.runtime import Executable, compile_stablehlo
-from fxla.runtime.executable import GRADIENT_XLA_OPTIONS
+from fxla.runtime.executable import GRADIENT_XLA_OPTIONS, forward_xla_options
 from fxla.runtime.buffers import example_tensor, is_array
 
 __all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "StagesError", "Target", "Observer", "readable_hlo"]
@@ -151,12 +152,15 @@ def readable_hlo(text: str) -> str:
 @dataclass
 class Target:
     """The StableHLO compiled for one device: ``text`` (without source locations: the cache key and what is
-    exported), ``debug_text`` (with them: what XLA compiles) and ``layouts``, ``{parameter: permutation}`` for
-    the parameters the layout passes store permuted (the caller uploads them so)."""
+    exported), ``debug_text`` (with them: what XLA compiles), ``layouts``, ``{parameter: permutation}`` for
+    the parameters the layout passes store permuted (the caller uploads them so), and for a CPU device
+    ``dot_rows``, the rows of its largest matrix product (:func:`fxla.lowering.dot_rows.largest_dot_rows`: what
+    picks the dot kernels, :func:`fxla.runtime.executable.forward_xla_options`)."""
 
     text: str
     debug_text: str
     layouts: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
+    dot_rows: Optional[int] = None
 
 
 class Pipeline:
@@ -245,8 +249,8 @@ class Pipeline:
 
     def layout(self, stages: Stages, platform: str, *, partitioned: bool = False) -> Target:
         """Stage ``layout``: the device passes (:func:`fxla.lowering.passes.device_layouts`: ``fxla-grouped-conv``,
-        ``fxla-pool-layout`` and ``fxla-channels-last`` on a CPU device, ``fxla-full-precision`` on any other, ``fxla-param-layout``) on a
-        fresh copy of the verified StableHLO.  A ``partitioned`` program (the SPMD partitioner lays it out) gets
+        ``fxla-pool-layout`` and ``fxla-channels-last`` on a CPU device, ``fxla-full-precision`` on any other,
+        ``fxla-param-layout``) on a fresh copy of the verified StableHLO.  A ``partitioned`` program (the SPMD partitioner lays it out) gets
         ``fxla-full-precision`` alone, off the CPU."""
         return self._stage("layout", self._layout, stages, platform, partitioned)
 
@@ -263,9 +267,10 @@ class Pipeline:
                 printed("fxla-full-precision")
         else:
             changed, layouts = device_layouts(module, stages.program.param_names, platform, after_pass=printed)
+        rows = largest_dot_rows(module) if platform == "cpu" and not partitioned else None
         if not changed:
-            return Target(stages.stablehlo, stages.stablehlo_debug)
-        return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts)
+            return Target(stages.stablehlo, stages.stablehlo_debug, dot_rows=rows)
+        return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts, rows)
 
     def compile(self, stages: Stages, target: Target, device, *, partitioning=None,
                 cache_dir: Optional[str] = None, donate: Sequence[int] = (), gradients: bool = False) -> Executable:
@@ -273,12 +278,14 @@ class Pipeline:
         from the on-disk cache when it holds one (keyed on the text without source locations); ``donate``: the
         arguments whose buffers a call consumes (:func:`fxla.runtime.compile_stablehlo`); ``gradients``: a
         program of a backward pass (a training step, autograd's forward and backward), compiled with
-        :data:`~fxla.runtime.executable.GRADIENT_XLA_OPTIONS`.  The executable is also kept as
+        :data:`~fxla.runtime.executable.GRADIENT_XLA_OPTIONS`; any other with the options its matrix products
+        pick (:func:`~fxla.runtime.executable.forward_xla_options`).  The executable is also kept as
         ``stages.executable`` (:attr:`Stages.hlo`)."""
         stages.executable = self._stage("compile", compile_stablehlo, target.debug_text, device,
                                         partitioning=partitioning, cache_dir=cache_dir, cache_text=target.text,
                                         n_params=len(stages.program.param_names), donate=donate,
-                                        xla_options=GRADIENT_XLA_OPTIONS if gradients else None)
+                                        xla_options=GRADIENT_XLA_OPTIONS if gradients else forward_xla_options(
+                                            target.dot_rows))
         return stages.executable
 
     @staticmethod

@@ -128,7 +128,8 @@ class Executable:
 #:   ("excess precision"), so torch.exp(x_bf16).float() came back unrounded; torch rounds every op's result to
 #:   its dtype, and so does XLA without it (docs/ops.md, Numerics).
 #: * ``xla_cpu_experimental_ynn_fusion_type``: XLA CPU (jaxlib 0.10.2) sends dots, reductions and every
-#:   convolution to YNNPACK by default.  For forward-only programs fxla sends none of them there: XLA's own
+#:   convolution to YNNPACK by default.  For forward-only programs with large matrix products fxla sends none of
+#:   them there (small ones: :data:`SMALL_DOT_XLA_OPTIONS`): XLA's own
 #:   (Eigen) kernels ran every model measured on this 2-core machine as fast or faster, e.g. ConvNeXt-Tiny batch 32
 #:   4470 -> 2800 ms (YNNPACK fused its depthwise taps and layer norms into the dots), ResNet-18 batch 1 30 -> 25 ms,
 #:   MobileNetV2 batch 1 11.8 -> 9.0 ms, GPT-2 small 210 -> 188 ms, an MLP at batch 128 4.2 -> 3.3 ms
@@ -139,6 +140,20 @@ XLA_OPTIONS = {"xla_allow_excess_precision": False, "xla_cpu_experimental_ynn_fu
 #: Eigen, e.g. the MLP training step 13.1 -> 10.5 ms and ResNet-18's 989 -> 897 ms with YNNPACK's dots.
 GRADIENT_XLA_OPTIONS = {**XLA_OPTIONS,
                         "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
+#: XLA options of a forward-only program whose matrix products are small (:func:`forward_xla_options`): each dot
+#: on YNNPACK, alone (not fused with its neighbours), everything else on XLA's own kernels
+SMALL_DOT_XLA_OPTIONS = {**XLA_OPTIONS, "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT"}
+#: the most rows a forward program's largest matrix product may have for :data:`SMALL_DOT_XLA_OPTIONS`
+#: (:mod:`fxla.lowering.dot_rows`: YNNPACK's dots measured faster up to 12544 rows, equal at 1024, slower from
+#: 100352 on)
+SMALL_DOT_MAX_ROWS = 32768
+
+
+def forward_xla_options(dot_rows: Optional[int]) -> Optional[Dict[str, Any]]:
+    """The XLA options of a forward-only CPU program whose largest matrix product has ``dot_rows`` rows
+    (:func:`fxla.lowering.dot_rows.largest_dot_rows`; None: not measured, e.g. a partitioned program):
+    :data:`SMALL_DOT_XLA_OPTIONS` up to :data:`SMALL_DOT_MAX_ROWS`, else None (:data:`XLA_OPTIONS`)."""
+    return SMALL_DOT_XLA_OPTIONS if dot_rows is not None and dot_rows <= SMALL_DOT_MAX_ROWS else None
 
 
 def _options(partitioning: Partitioning, options: Dict[str, Any]):

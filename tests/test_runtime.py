@@ -290,15 +290,21 @@ def test_input_buffers_keep_parameters_and_survive_fxla_own_write_back():
 
 def test_kernel_libraries_by_kind_of_program():
     """XLA CPU's kernel libraries are chosen per kind of program (fxla.runtime.executable; docs/performance.md,
-    "Kernel libraries"): forward-only programs run their dots on XLA's own kernels (no YNNPACK fusion in the
-    optimised HLO), programs with a backward pass keep YNNPACK's dots; eager's results either way."""
+    "Kernel libraries"): forward-only programs run small matrix products on YNNPACK one by one and large ones
+    (more than SMALL_DOT_MAX_ROWS rows) on XLA's own kernels, programs with a backward pass keep YNNPACK's dots;
+    eager's results either way."""
+    from fxla.runtime.executable import SMALL_DOT_MAX_ROWS
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8))
     x, y = torch.randn(16, 64), torch.randint(0, 8, (16,))
+    big = torch.randn(SMALL_DOT_MAX_ROWS + 1, 64)
     with torch.no_grad():
         fast = fxla.compile(model)
         assert torch.allclose(fast(x), model(x), atol=1e-5)
-        assert "__ynn_fusion" not in fast.executable_for(x).hlo_text()
+        small_hlo = fast.executable_for(x).hlo_text()
+        assert small_hlo.count("__ynn_fusion") >= 2 and "kind=kLoop" in small_hlo     # the dots alone on YNNPACK
+        assert torch.allclose(fast(big), model(big), atol=1e-5)
+        assert "__ynn_fusion" not in fast.executable_for(big).hlo_text()
     step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1),
                              lambda m, x, y: F.cross_entropy(m(x), y))
     want = F.cross_entropy(model(x), y).item()
