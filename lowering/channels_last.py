@@ -58,10 +58,7 @@ from fxla.dialects.mlir import hlo, ir
 
 from .param_layout import _permuted_type
 from .pool_layout import (ELEMENTWISE, _attr, _channels_first_conv, _from_convolution, _ints, _padding, _shape,
-                          _to_channels_first, _to_channels_last)
-
-#: reduce_window attributes indexed by the operand's dims
-_WINDOW_ATTRS = ("window_dimensions", "window_strides", "base_dilations", "window_dilations")
+                          _to_channels_first, _to_channels_last, permute_window)
 
 
 def _map_dimension_numbers(op, *, input=None, output=None) -> None:
@@ -146,17 +143,9 @@ def _elementwise(op, perm: List[int]) -> bool:
 def _reduce_window(op, perm: List[int]) -> bool:
     if len(op.operands) != 2 or len(op.results) != 1:
         return False
-    inverse = _inverse(perm)
     pads = _padding(op)
     op.operands[0] = _source(op.operands[0], perm)
-    for name in _WINDOW_ATTRS:
-        values = _ints(_attr(op, name))
-        if values:
-            op.attributes[name] = ir.DenseI64ArrayAttr.get([values[p] for p in inverse])
-    if _attr(op, "padding") is not None:
-        op.attributes["padding"] = ir.DenseIntElementsAttr.get(
-            np.asarray([pads[p] for p in inverse], dtype=np.int64),
-            type=ir.RankedTensorType.get([len(pads), 2], ir.IntegerType.get_signless(64)))
+    permute_window(op, _inverse(perm), pads)
     _retype(op, perm)
     return True
 

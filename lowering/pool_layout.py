@@ -135,6 +135,19 @@ def _padding(op) -> List[tuple]:
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(rank)]
 
 
+def permute_window(op, perm: List[int], pads: List[tuple]) -> None:
+    """Permute reduce_window ``op``'s window, strides, dilations and padding (``pads``, as :func:`_padding` read
+    them) by ``perm``: dim ``d`` takes what dim ``perm[d]`` had."""
+    for name in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
+        values = _ints(_attr(op, name))
+        if values:
+            op.attributes[name] = ir.DenseI64ArrayAttr.get([values[p] for p in perm])
+    if _attr(op, "padding") is not None:
+        op.attributes["padding"] = ir.DenseIntElementsAttr.get(
+            np.asarray([pads[p] for p in perm], dtype=np.int64),
+            type=ir.RankedTensorType.get([len(pads), 2], ir.IntegerType.get_signless(64)))
+
+
 def _rewrite(op) -> None:
     x = op.operands[0]
     rank = ir.RankedTensorType(x.type).rank
@@ -151,14 +164,7 @@ def _rewrite(op) -> None:
         else:
             with ir.InsertionPoint(op):
                 op.operands[0] = hlo.TransposeOp(x, perm).result
-        for name in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
-            values = _ints(_attr(op, name))
-            if values:
-                op.attributes[name] = ir.DenseI64ArrayAttr.get([values[p] for p in perm])
-        if _attr(op, "padding") is not None:
-            op.attributes["padding"] = ir.DenseIntElementsAttr.get(
-                np.asarray([pads[p] for p in perm], dtype=np.int64),
-                type=ir.RankedTensorType.get([rank, 2], ir.IntegerType.get_signless(64)))
+        permute_window(op, perm, pads)
         op.results[0].set_type(_permuted_type(op.results[0].type, perm))
         with ir.InsertionPoint.after(op):
             back = hlo.TransposeOp(op.results[0], inverse).result

@@ -9,6 +9,16 @@ def marker_line(path: str, marker: str) -> int:
     return hits[0]
 
 
+def run_stablehlo_pass(text: str, pass_fn) -> str:
+    """``pass_fn`` run on the StableHLO module ``text``, verified after; the module's text."""
+    from fxla.dialects.mlir import fxla_context, ir
+    with fxla_context():
+        module = ir.Module.parse(text)
+        pass_fn(module)
+        module.operation.verify()
+        return str(module)
+
+
 def gelu_mlp():
     """The small 8 -> 16 -> 4 GELU MLP the runtime and sharding tests share."""
     import torch.nn as nn

@@ -7,10 +7,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
-from fxla.dialects.mlir import fxla_context, ir
 from fxla.lowering import DEFAULT_PIPELINE, passes
 from fxla.lowering.channels_last import channels_last_pass
 from fxla.pipeline import Pipeline
+from support import run_stablehlo_pass
 
 
 class _MBConv(nn.Module):
@@ -117,11 +117,7 @@ def test_not_part_of_the_portable_pipeline():
 
 
 def _run(text: str) -> str:
-    with fxla_context():
-        module = ir.Module.parse(text)
-        channels_last_pass(module)
-        module.operation.verify()
-        return str(module)
+    return run_stablehlo_pass(text, channels_last_pass)
 
 
 def test_a_reduction_whose_result_would_be_transposed_is_left_alone():

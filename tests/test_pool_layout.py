@@ -8,9 +8,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
-from fxla.dialects.mlir import fxla_context, ir
 from fxla.lowering import DEFAULT_PIPELINE, passes
 from fxla.lowering.pool_layout import WALK_LIMIT, pool_layout_pass
+from support import run_stablehlo_pass
 
 
 def _compiled(model, x):
@@ -76,11 +76,7 @@ def test_other_ranks_and_chains_keep_numerics(make, shape):
 
 
 def _run(text: str) -> str:
-    with fxla_context():
-        module = ir.Module.parse(text)
-        pool_layout_pass(module)
-        module.operation.verify()
-        return str(module)
+    return run_stablehlo_pass(text, pool_layout_pass)
 
 
 _CONV = ("stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = "
