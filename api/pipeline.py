@@ -250,8 +250,8 @@ class Pipeline:
     def layout(self, stages: Stages, platform: str, *, partitioned: bool = False) -> Target:
         """Stage ``layout``: the device passes (:func:`fxla.lowering.passes.device_layouts`: ``fxla-grouped-conv``,
         ``fxla-pool-layout`` and ``fxla-channels-last`` on a CPU device, ``fxla-full-precision`` on any other,
-        ``fxla-param-layout``) on a fresh copy of the verified StableHLO.  A ``partitioned`` program (the SPMD partitioner lays it out) gets
-        ``fxla-full-precision`` alone, off the CPU."""
+        ``fxla-param-layout``) on a fresh copy of the verified StableHLO.  A ``partitioned`` program (the SPMD
+        partitioner lays it out) gets ``fxla-full-precision`` alone, off the CPU."""
         return self._stage("layout", self._layout, stages, platform, partitioned)
 
     def _layout(self, stages: Stages, platform: str, partitioned: bool) -> Target:

@@ -6,7 +6,8 @@ from fxla.runtime.executable import SMALL_DOT_MAX_ROWS, SMALL_DOT_XLA_OPTIONS, f
 
 _CONV = ("stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {{stride = "
          "[{s}, {s}], pad = [[{p}, {p}], [{p}, {p}]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, "
-         "feature_group_count = 1 : i64}} : (tensor<2x8x10x10xf32>, tensor<4x8x{k}x{k}xf32>) -> tensor<2x4x{o}x{o}xf32>")
+         "feature_group_count = 1 : i64}} : (tensor<2x8x10x10xf32>, tensor<4x8x{k}x{k}xf32>) -> "
+         "tensor<2x4x{o}x{o}xf32>")
 
 
 def _rows(body: str, args: str) -> int:
