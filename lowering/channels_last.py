@@ -52,29 +52,11 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
-
 from fxla.dialects.mlir import hlo, ir
 
-from .param_layout import _permuted_type
+from .param_layout import _permuted_type, inverse, map_conv_dimensions
 from .pool_layout import (ELEMENTWISE, _attr, _channels_first_conv, _from_convolution, _ints, _padding, _shape,
                           _to_channels_first, _to_channels_last, permute_window)
-
-
-def _map_dimension_numbers(op, *, input=None, output=None) -> None:
-    """Rewrite convolution ``op``'s dimension numbers: its input's dims ``d`` become ``input[d]``, its output's
-    ``output[d]`` (None: unchanged)."""
-    dn = hlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-    i = input if input is not None else list(range(len(_shape(op.operands[0]))))
-    o = output if output is not None else list(range(len(_shape(op.results[0]))))
-    op.attributes["dimension_numbers"] = hlo.ConvDimensionNumbers.get(
-        input_batch_dimension=i[dn.input_batch_dimension], input_feature_dimension=i[dn.input_feature_dimension],
-        input_spatial_dimensions=[i[d] for d in _ints(dn.input_spatial_dimensions)],
-        kernel_input_feature_dimension=dn.kernel_input_feature_dimension,
-        kernel_output_feature_dimension=dn.kernel_output_feature_dimension,
-        kernel_spatial_dimensions=_ints(dn.kernel_spatial_dimensions),
-        output_batch_dimension=o[dn.output_batch_dimension], output_feature_dimension=o[dn.output_feature_dimension],
-        output_spatial_dimensions=[o[d] for d in _ints(dn.output_spatial_dimensions)])
 
 
 def _op(value):
@@ -90,10 +72,6 @@ def _source(value, perm: List[int]):
     return op.operands[0]
 
 
-def _inverse(perm: List[int]) -> List[int]:
-    return [int(i) for i in np.argsort(perm)]
-
-
 def _channels_last_operand(value, perm: List[int]):
     """A builder of ``value`` (an operand of an elementwise op, shaped like its result) in the channels-last order,
     or None when it cannot be had for free; called at the op's insertion point."""
@@ -103,13 +81,13 @@ def _channels_last_operand(value, perm: List[int]):
     if _shape(value) is None or not _shape(value):
         return lambda: value                           # a scalar (clamp's bounds)
     op = _op(value)
-    inverse = _inverse(perm)
+    last = inverse(perm)
     if op is not None and op.name == hlo.BroadcastInDimOp.OPERATION_NAME:
         dims = _ints(op.attributes["broadcast_dimensions"])
-        return lambda: hlo.BroadcastInDimOp(_permuted_type(value.type, inverse), op.operands[0],
+        return lambda: hlo.BroadcastInDimOp(_permuted_type(value.type, last), op.operands[0],
                                             [perm[d] for d in dims]).result
     if (op is not None and op.name == hlo.ConstantOp.OPERATION_NAME) or _from_convolution(value):
-        return lambda: hlo.TransposeOp(value, inverse).result
+        return lambda: hlo.TransposeOp(value, last).result
     return None
 
 
@@ -118,7 +96,7 @@ def _retype(op, perm: List[int]):
     its uses."""
     result = op.results[0]
     uses = [(use.owner, use.operand_number) for use in result.uses]
-    result.set_type(_permuted_type(result.type, _inverse(perm)))
+    result.set_type(_permuted_type(result.type, inverse(perm)))
     with op.location, ir.InsertionPoint.after(op):
         back = hlo.TransposeOp(result, perm).result
     for owner, index in uses:
@@ -145,7 +123,7 @@ def _reduce_window(op, perm: List[int]) -> bool:
         return False
     pads = _padding(op)
     op.operands[0] = _source(op.operands[0], perm)
-    permute_window(op, _inverse(perm), pads)
+    permute_window(op, inverse(perm), pads)
     _retype(op, perm)
     return True
 
@@ -165,14 +143,14 @@ def _reduce(op, perm: List[int]) -> bool:
 def _convolution(op, perm: List[int]) -> bool:
     if op.operands[1] == op.operands[0]:
         return False
-    _map_dimension_numbers(op, input=perm)
+    map_conv_dimensions(op, input=perm)
     op.operands[0] = _source(op.operands[0], perm)
     return True
 
 
 def _broadcast(op, perm: List[int]) -> bool:
     dims = _ints(op.attributes["broadcast_dimensions"])
-    op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get([dims[i] for i in _inverse(perm)])
+    op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get([dims[i] for i in inverse(perm)])
     op.operands[0] = _source(op.operands[0], perm)
     return True
 
@@ -233,7 +211,7 @@ def _free_to_transpose(value, perm: List[int]) -> bool:
     op = _op(value)
     if op is not None and op.name in (hlo.BroadcastInDimOp.OPERATION_NAME, hlo.ConstantOp.OPERATION_NAME):
         return True
-    return _source(value, _inverse(perm)) is not None or _from_convolution(value)
+    return _source(value, inverse(perm)) is not None or _from_convolution(value)
 
 
 def _hoist_into(value, perm: List[int]) -> bool:
@@ -242,7 +220,7 @@ def _hoist_into(value, perm: List[int]) -> bool:
     op = _op(value)
     if op is None or len(op.results) != 1:
         return False
-    inverse = _inverse(perm)
+    first = inverse(perm)
     if op.name in ELEMENTWISE:
         shape = _shape(value)
         operands = list(op.operands)
@@ -251,13 +229,13 @@ def _hoist_into(value, perm: List[int]) -> bool:
         with op.location, ir.InsertionPoint(op):
             for index, o in enumerate(operands):
                 if _shape(o):
-                    source = _source(o, inverse)
+                    source = _source(o, first)
                     op.operands[index] = source if source is not None else hlo.TransposeOp(o, perm).result
     elif op.name == hlo.BroadcastInDimOp.OPERATION_NAME:
         op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get(
-            [inverse[d] for d in _ints(op.attributes["broadcast_dimensions"])])
+            [first[d] for d in _ints(op.attributes["broadcast_dimensions"])])
     elif op.name == hlo.ConvolutionOp.OPERATION_NAME:
-        _map_dimension_numbers(op, output=inverse)
+        map_conv_dimensions(op, output=first)
     else:
         return False
     transposes = [u.owner for u in value.uses]
@@ -305,7 +283,7 @@ def _convolution_outputs(root) -> int:
     root.walk(collect)
     for op in found:
         perm = _to_channels_first(len(_shape(op.results[0])))
-        _map_dimension_numbers(op, output=perm)
+        map_conv_dimensions(op, output=perm)
         _retype(op, perm)
     return len(found)
 

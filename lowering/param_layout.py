@@ -66,16 +66,33 @@ def _conv_use(op) -> bool:
             and _ints(dn.kernel_spatial_dimensions) == list(range(2, 2 + n)))
 
 
-def _rewrite_conv(op) -> None:
+def inverse(perm: Sequence[int]) -> list:
+    """The permutation that undoes ``perm`` (``transpose(transpose(x, perm), inverse(perm)) == x``)."""
+    result = [0] * len(perm)
+    for i, p in enumerate(perm):
+        result[p] = i
+    return result
+
+
+def map_conv_dimensions(op, *, input: Optional[Sequence[int]] = None, kernel: Optional[Sequence[int]] = None,
+                        output: Optional[Sequence[int]] = None) -> None:
+    """Rewrite convolution ``op``'s dimension numbers for operands and result stored in another order: dim ``d``
+    of its input becomes ``input[d]``, of its kernel ``kernel[d]``, of its result ``output[d]`` (None: unchanged).
+    A value stored as ``transpose(x, perm)`` has its dim ``d`` at ``inverse(perm)[d]``."""
     dn = hlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-    n = len(_ints(dn.kernel_spatial_dimensions))
+    i, k, o = ((lambda d: d) if m is None else m.__getitem__ for m in (input, kernel, output))
     op.attributes["dimension_numbers"] = hlo.ConvDimensionNumbers.get(
-        input_batch_dimension=dn.input_batch_dimension, input_feature_dimension=dn.input_feature_dimension,
-        input_spatial_dimensions=_ints(dn.input_spatial_dimensions),
-        kernel_output_feature_dimension=n + 1, kernel_input_feature_dimension=n,
-        kernel_spatial_dimensions=list(range(n)),
-        output_batch_dimension=dn.output_batch_dimension, output_feature_dimension=dn.output_feature_dimension,
-        output_spatial_dimensions=_ints(dn.output_spatial_dimensions))
+        input_batch_dimension=i(dn.input_batch_dimension), input_feature_dimension=i(dn.input_feature_dimension),
+        input_spatial_dimensions=[i(d) for d in _ints(dn.input_spatial_dimensions)],
+        kernel_input_feature_dimension=k(dn.kernel_input_feature_dimension),
+        kernel_output_feature_dimension=k(dn.kernel_output_feature_dimension),
+        kernel_spatial_dimensions=[k(d) for d in _ints(dn.kernel_spatial_dimensions)],
+        output_batch_dimension=o(dn.output_batch_dimension), output_feature_dimension=o(dn.output_feature_dimension),
+        output_spatial_dimensions=[o(d) for d in _ints(dn.output_spatial_dimensions)])
+
+
+def _rewrite_conv(op) -> None:
+    map_conv_dimensions(op, kernel=inverse(_conv_perm(ir.RankedTensorType(op.operands[1].type).rank)))
 
 
 def _conv_perm(rank: int) -> Perm:
