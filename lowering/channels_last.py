@@ -11,11 +11,11 @@ channels-last throughout).  This pass makes the channels-last order explicit and
 they cost nothing, rewriting the ops they pass to work on channels-last values, in three steps:
 
 **Up** (to channels-last, first): a transpose whose operand is used only so transposed moves into the op that
-computes it -- an elementwise op (its operands are transposed in turn, which moves on up), a ``broadcast_in_dim``
-(its dims mapped) or a ``convolution`` (the permutation goes into its output dimension numbers, so it writes
-channels-last itself).  An elementwise op is only rewritten when each of its operands can be had channels-last
-without a copy: a scalar, a broadcast, a constant, a channels-first view of channels-last data, or a value
-computed from a convolution.
+computes it -- an elementwise op (its operands are had channels-last as in the down step below; transposes of
+them move on up), a ``broadcast_in_dim`` (its dims mapped) or a ``convolution`` (the permutation goes into its
+output dimension numbers, so it writes channels-last itself).  An elementwise op is only rewritten when each of
+its operands can be had channels-last without a copy: a scalar, a broadcast (re-emitted), a constant, a
+channels-first view of channels-last data, or a value computed from a convolution.
 
     %c = stablehlo.convolution(...) ->[b, f, 0, 1]         %c = stablehlo.convolution(...) ->[b, 0, 1, f]
     %y = stablehlo.logistic %c                       ==>    %y = stablehlo.logistic %c
@@ -103,10 +103,11 @@ def _retype(op, perm: List[int]):
         owner.operands[index] = back
 
 
-def _elementwise(op, perm: List[int]) -> bool:
+def _operands_channels_last(op, perm: List[int]) -> bool:
+    """Give elementwise ``op`` each of its operands in the channels-last order (``perm``: channels-last to
+    channels-first; see :func:`_channels_last_operand`); False, and ``op`` untouched, where one cannot be had so
+    without a copy."""
     shape = _shape(op.results[0])
-    if len(op.results) != 1 or shape is None:
-        return False
     with op.location, ir.InsertionPoint(op):
         builders = [_channels_last_operand(o, perm) if _shape(o) == shape else
                     (lambda o=o: o) if not _shape(o) else None for o in op.operands]
@@ -114,6 +115,12 @@ def _elementwise(op, perm: List[int]) -> bool:
             return False
         for index, build in enumerate(builders):
             op.operands[index] = build()
+    return True
+
+
+def _elementwise(op, perm: List[int]) -> bool:
+    if len(op.results) != 1 or _shape(op.results[0]) is None or not _operands_channels_last(op, perm):
+        return False
     _retype(op, perm)
     return True
 
@@ -185,15 +192,16 @@ def _sink_into(op, operand_number: int, perm: List[int]) -> bool:
     return False
 
 
-def _seed(op) -> Optional[List[int]]:
-    """The permutation of a channels-last-to-channels-first ``stablehlo.transpose`` (rank >= 3), else None."""
+def _seed(op, toward=_to_channels_first) -> Optional[List[int]]:
+    """The permutation of a ``stablehlo.transpose`` (rank >= 3) from channels-last to channels-first (``toward``
+    :func:`_to_channels_last`: the other way), else None."""
     if op.name != hlo.TransposeOp.OPERATION_NAME:
         return None
     shape = _shape(op.results[0])
     if shape is None or len(shape) < 3:
         return None
     perm = _ints(op.attributes["permutation"])
-    return perm if perm == _to_channels_first(len(shape)) else None
+    return perm if perm == toward(len(shape)) else None
 
 
 def _hoistable(value, perm: List[int]) -> bool:
@@ -201,17 +209,6 @@ def _hoistable(value, perm: List[int]) -> bool:
     uses = [u.owner for u in value.uses]
     return bool(uses) and all(op.name == hlo.TransposeOp.OPERATION_NAME and _ints(op.attributes["permutation"]) ==
                               perm for op in uses)
-
-
-def _free_to_transpose(value, perm: List[int]) -> bool:
-    """Whether ``value`` (an elementwise op's operand) can be had channels-last without a copy: a scalar, a
-    broadcast, a constant, a channels-first view of channels-last data, or a convolution's result."""
-    if not _shape(value):
-        return True
-    op = _op(value)
-    if op is not None and op.name in (hlo.BroadcastInDimOp.OPERATION_NAME, hlo.ConstantOp.OPERATION_NAME):
-        return True
-    return _source(value, inverse(perm)) is not None or _from_convolution(value)
 
 
 def _hoist_into(value, perm: List[int]) -> bool:
@@ -222,15 +219,8 @@ def _hoist_into(value, perm: List[int]) -> bool:
         return False
     first = inverse(perm)
     if op.name in ELEMENTWISE:
-        shape = _shape(value)
-        operands = list(op.operands)
-        if any(_shape(o) and (_shape(o) != shape or not _free_to_transpose(o, perm)) for o in operands):
+        if not _operands_channels_last(op, first):
             return False
-        with op.location, ir.InsertionPoint(op):
-            for index, o in enumerate(operands):
-                if _shape(o):
-                    source = _source(o, first)
-                    op.operands[index] = source if source is not None else hlo.TransposeOp(o, perm).result
     elif op.name == hlo.BroadcastInDimOp.OPERATION_NAME:
         op.attributes["broadcast_dimensions"] = ir.DenseI64ArrayAttr.get(
             [first[d] for d in _ints(op.attributes["broadcast_dimensions"])])
@@ -255,11 +245,9 @@ def _hoist(root) -> int:
         found = {}
 
         def collect(op):
-            if op.name == hlo.TransposeOp.OPERATION_NAME:
-                shape = _shape(op.results[0])
-                if shape is not None and len(shape) >= 3 and \
-                        _ints(op.attributes["permutation"]) == _to_channels_last(len(shape)):
-                    found.setdefault(op.operands[0], _to_channels_last(len(shape)))
+            perm = _seed(op, toward=_to_channels_last)
+            if perm is not None:
+                found.setdefault(op.operands[0], perm)
             return ir.WalkResult.ADVANCE
 
         root.walk(collect)
