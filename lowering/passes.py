@@ -152,24 +152,24 @@ def device_layouts(module, param_names: Sequence[str], platform: str,
                    after_pass: Optional[Callable[[str], None]] = None):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
-    (where its cost model says it pays), ``fxla-pool-layout`` and ``fxla-channels-last``, on any other platform ``fxla-full-precision``;
-    then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
+    (where its cost model says it pays), ``fxla-pool-layout`` and ``fxla-channels-last``, on any other platform
+    ``fxla-full-precision``; then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
     each (``--print-ir-after-all``).  Returns ``(changed, layouts)``: whether the module changed, and
     ``{parameter: permutation}`` for the parameters stored permuted."""
     report = after_pass or (lambda name: None)
     if platform == "cpu":
         rewritten = grouped_conv_pass(module, cost_model=True)
         report("fxla-grouped-conv")
-        pooled = pool_layout_pass(module)
+        rewritten += pool_layout_pass(module)
         report("fxla-pool-layout")
-        pooled += channels_last_pass(module)
+        rewritten += channels_last_pass(module)
         report("fxla-channels-last")
     else:
-        rewritten, pooled = full_precision_pass(module), 0
+        rewritten = full_precision_pass(module)
         report("fxla-full-precision")
     layouts = permute_trailing_params(module, param_names)
     report("fxla-param-layout")
-    return bool(rewritten or pooled or layouts), layouts
+    return bool(rewritten or layouts), layouts
 
 
 class PipelineError(LoweringError):
