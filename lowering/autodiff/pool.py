@@ -1,9 +1,12 @@
 """VJP rules of the ``pool`` family (see :mod:`fxla.lowering.autodiff.registry`).
 
 * ``max_pool`` (and the legacy ``max_pool2d``): each window's cotangent goes to the one element torch's forward
-  picks -- the position ``fxla.max_pool_with_indices`` returns (the first maximum in the window's row-major scan,
-  the last NaN; padding never wins), recomputed in the backward from the input.  torch differentiates
-  ``max_pool*d`` through its ``_with_indices`` kernel, whose indices these are.
+  picks (torch differentiates ``max_pool*d`` through its ``_with_indices`` kernel): the first maximum in the
+  window's row-major scan, the last NaN of a window holding NaN; padding never wins.  The backward finds it from
+  the input and the forward's result: one strided slice of the padded input per window element, compared with
+  the result (equal, or NaN), and a chain of selects keeping the first (last) such element's offset; the
+  cotangent is scatter-added at the window's position plus that offset.  (A variadic ``reduce_window`` of
+  (value, int64 position) pairs, as ``max_pool_with_indices`` lowers, cost XLA CPU 2-3x as much.)
 * ``max_pool_with_indices``: through the indices the forward returned.
 * ``avg_pool``: each window's cotangent, divided by torch's divisor for that window, is spread evenly over the
   window (a transposed convolution with a ones kernel); the padding is then cut away.
@@ -16,7 +19,7 @@ import math
 
 import numpy as np
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
 from ..patterns.pool import avg_divisors
@@ -44,9 +47,58 @@ def _scatter_positions(ctx, ct, indices, x, spatial: int):
 
 @vjp_rule(ops.max_pool, ops.max_pool2d)
 def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, ceil_mode):
-    _, indices = ctx.emit(ops.max_pool_with_indices, x, kernel_size=list(kernel_size), stride=list(stride),
-                          padding=list(padding), dilation=list(dilation), ceil_mode=ceil_mode)
-    return (_scatter_positions(ctx, ct, indices, x, len(kernel_size)),)
+    xs, ys = ctx.sig(x), ctx.sig(result)
+    n = len(kernel_size)
+    lead = xs.rank - n
+    if 0 in ys.shape or 0 in xs.shape:
+        return (ctx.zeros_like(x),)
+    low, high = [0] * lead, [0] * lead
+    for i in range(n):                 # the padded extent the windows cover (ceil_mode may need more at the end)
+        needed = (ys.shape[lead + i] - 1) * stride[i] + dilation[i] * (kernel_size[i] - 1) + 1
+        low.append(padding[i])
+        high.append(max(needed - xs.shape[lead + i] - padding[i], 0))
+    padded, real = x, None
+    if any(low + high):
+        padded = ctx.emit(ops.pad, x, low=low, high=high)
+        real = ctx.emit(ops.pad, ctx.full(True, xs.shape, "i1"), low=low, high=high)  # padding never wins
+    taps = []                          # per window element, row-major: its slice start in the padded input
+    for offsets in np.ndindex(*kernel_size):
+        taps.append([0] * lead + [o * d for o, d in zip(offsets, dilation)])
+    steps = [1] * lead + list(stride)
+    y_nan = ctx.emit(ops.ne, result, result)
+
+    def tap(value, start):
+        limit = [s + (m - 1) * k + 1 for s, m, k in zip(start, ys.shape, steps)]
+        return ctx.emit(ops.slice, value, start=start, limit=limit, stride=steps)
+
+    # which window element torch picked (the first maximum, or the last NaN of a window holding NaN), as its
+    # offset from the window's first element in the flattened spatial dims of x
+    sizes = xs.shape[lead:]
+    flat = [math.prod(sizes[i + 1:]) for i in range(n)]
+    offsets = [sum(st * f for st, f in zip(start[lead:], flat)) for start in taps]
+    candidates = []
+    for start in taps:
+        v = tap(padded, start)
+        hit = ctx.emit(ops.logical_or, ctx.emit(ops.eq, v, result), ctx.emit(ops.ne, v, v))
+        candidates.append(hit if real is None else ctx.emit(ops.logical_and, tap(real, start), hit))
+    wide = math.prod(sizes) >= 1 << 31                  # (positions in i32 where they fit)
+    index_elem, index_dtype = ("i64", np.int64) if wide else ("i32", np.int32)
+    number = {o: ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(o, dtype=index_dtype)))
+              for o in sorted(set(offsets))}
+    first, last = number[offsets[-1]], number[offsets[0]]      # (some element of every window is picked)
+    for t in range(1, len(taps)):
+        last = ctx.emit(ops.where, candidates[t], number[offsets[t]], last)
+    for t in reversed(range(len(taps) - 1)):
+        first = ctx.emit(ops.where, candidates[t], number[offsets[t]], first)
+    position = ctx.emit(ops.where, y_nan, last, first)
+    # plus the position of the window's first element (it may lie in the padding; the picked one never does)
+    for i in range(n):
+        m = ys.shape[lead + i]
+        along = ctx.emit(ops.arange, result_type=type_of(Sig((m,), index_elem)), start=float(-padding[i] * flat[i]),
+                         step=float(stride[i] * flat[i]), length=m)
+        along = ctx.reshape(along, tuple(m if j == lead + i else 1 for j in range(ys.rank)))
+        position = ctx.emit(ops.add, position, along)
+    return (_scatter_positions(ctx, ct, position, x, n),)
 
 
 @vjp_rule(ops.max_pool_with_indices)
