@@ -16,9 +16,11 @@ the additions differs from XLA's and torch's: results agree to rounding).
 A dense convolution (one group) is rewritten from the same taps when its kernel overhangs its input (larger
 than the unpadded input in every spatial dim: a 3x3 convolution on the 2x2 and 1x1 maps at the end of a ResNet
 fed small images), where XLA CPU's dense convolution is 4-70x slower than one dot over the concatenated taps
-(:func:`_overhangs`):
+(:func:`_overhangs`), and when it computes at most :data:`IM2COL_MAX_POSITIONS` output positions (the 7x7 maps
+at the end of a ResNet at batch 1: 1.25-1.6x faster, :func:`_few_positions`):
 
-    G == 1:   dot_general(concat_t(slice_t(x)) as [N, K*Ci, P], w as [K*Ci, O])   (im2col; w transposed tap-major)
+    G == 1:   dot_general(concat_t(slice_t(x_cl)) as [N, P, K*Ci], w as [K*Ci, O])   (im2col, channels-last: x_cl
+              is x transposed to [N, spatial..., Ci], w transposed tap-major)
 
 Whether a convolution is rewritten is decided by a cost model (:func:`estimate`): nanoseconds per
 multiply-add of XLA's grouped convolution and of the per-tap form, by group width ``Ci``, measured on the
@@ -118,7 +120,21 @@ def _eligible(op) -> Optional[dict]:
     dilation = _ints(_attr(op, "rhs_dilation")) or [1] * n
     params = dict(groups=g, pad=pad, stride=stride, dilation=dilation, x=list(xt.shape), w=list(wt.shape),
                   y=list(yt.shape), elem=xt.element_type)
-    return params if g > 1 or _overhangs(params) else None
+    return params if g > 1 or _overhangs(params) or _few_positions(params) else None
+
+
+#: a dense convolution with at most this many output positions (batch x output map) is rewritten (im2col)
+IM2COL_MAX_POSITIONS = 64
+
+
+def _few_positions(p: dict) -> bool:
+    """Whether the convolution computes at most :data:`IM2COL_MAX_POSITIONS` output positions (batch times the
+    output map: the 7x7 maps at the end of a ResNet at batch 1), where im2col and one dot beat XLA CPU's dense
+    convolution at every width.  Measured in JAX (NHWC, the dots on YNNPACK as fxla runs such programs), XLA's
+    convolution against im2col: 3x3 on ``[1, 7, 7, C]`` for C = 64, 128, 256, 512: 156/96, 207/167, 547/404,
+    1814/1449 us; ``[1, 14, 14, 256]`` stride 2 -> 512: 994/669 us; from 98 positions up XLA's is as fast or
+    faster (``[2, 7, 7, 512]``: 2995/3146 us, ``[1, 14, 14, 128]``: 373/664 us)."""
+    return p["x"][0] * int(np.prod(p["y"][2:])) <= IM2COL_MAX_POSITIONS
 
 
 def _overhangs(p: dict) -> bool:
@@ -222,7 +238,7 @@ def _depthwise(x, w, p: dict):
         return values
 
     if last:
-        x = hlo.TransposeOp(x, [0] + list(range(2, n + 2)) + [1]).result
+        x = _permute(x, [0] + list(range(2, n + 2)) + [1], elem)
     if any(lo or hi for lo, hi in p["pad"]):
         x = hlo.PadOp(x, _zero(elem), dims(0, [lo for lo, _ in p["pad"]], 0), dims(0, [hi for _, hi in p["pad"]], 0),
                       [0] * (n + 2)).result
@@ -268,22 +284,39 @@ def _grouped(x, w, p: dict):
 
 
 def _dense(x, w, p: dict):
-    """One group (a kernel overhanging its input): im2col -- the taps' ``[N, Ci, P]`` windows concatenated along
-    the channels (tap-major: ``[N, K*Ci, P]``), one ``dot_general`` with the kernel as ``[K*Ci, O]`` (transposed
+    """One group: im2col, channels-last -- the input transposed to ``[N, spatial..., Ci]`` (fxla-channels-last
+    moves that transpose into the ops computing the input), the taps' ``[N, P, Ci]`` windows concatenated along
+    the channels (tap-major: ``[N, P, K*Ci]``), one ``dot_general`` with the kernel as ``[K*Ci, O]`` (transposed
     to ``[spatial..., Ci, O]`` once, which fxla-param-layout folds into a stored weight, so the reshape is free;
-    per-tap dots would make XLA copy each tap's weight slice), and the ``[N, P, O]`` result put back in ``[N, O,
-    spatial...]`` order."""
+    per-tap dots would make XLA copy each tap's weight slice), and the ``[N, spatial..., O]`` result transposed
+    back to ``[N, O, spatial...]`` (which fxla-channels-last sinks into its users)."""
     elem = p["elem"]
     (batch, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
     n, positions, taps = len(kernel), int(np.prod(out_size)), int(np.prod(kernel))
-    x = _pad_channels_first(x, p)
-    windows = [_reshape(_window(x, p, start, limit), [batch, ci, positions], elem) for start, limit in _windows(p)]
-    patches = windows[0] if len(windows) == 1 else hlo.ConcatenateOp(windows, 1).result
+    x = _permute(x, [0] + list(range(2, n + 2)) + [1], elem)
+    if any(lo or hi for lo, hi in p["pad"]):
+        x = hlo.PadOp(x, _zero(elem), [0] + [lo for lo, _ in p["pad"]] + [0], [0] + [hi for _, hi in p["pad"]] + [0],
+                      [0] * (n + 2)).result
+    windows = []
+    for start, limit in _windows(p):
+        window = hlo.SliceOp(x, [0] + start + [0], [batch] + limit + [ci], [1] + p["stride"] + [1]).result
+        windows.append(_reshape(window, [batch, positions, ci], elem))
+    patches = windows[0] if len(windows) == 1 else hlo.ConcatenateOp(windows, 2).result
     kernel_matrix = _reshape(_tap_major(w, n), [taps * ci, out], elem)
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
-                                       lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
+                                       lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[0])
     total = hlo.DotGeneralOp(_tensor([batch, positions, out], elem), patches, kernel_matrix, dims).result
-    return _reshape(hlo.TransposeOp(total, [0, 2, 1]).result, [batch, out] + out_size, elem)
+    total = _reshape(total, [batch] + out_size + [out], elem)
+    return _permute(total, [0, n + 1] + list(range(1, n + 1)), elem)
+
+
+def _permute(v, perm, elem):
+    """``v`` transposed by ``perm``: a reshape where only size-1 dims move (a ``[N, C, 1, 1]`` squeeze-and-
+    excitation input), so that no transpose is left for fxla-channels-last to move."""
+    shape = ir.RankedTensorType(v.type).shape
+    if [d for d in perm if shape[d] != 1] == [d for d in range(len(shape)) if shape[d] != 1]:
+        return _reshape(v, [shape[d] for d in perm], elem)
+    return hlo.TransposeOp(v, perm).result
 
 
 def grouped_conv_pass(module, *, cost_model: bool = False) -> int:

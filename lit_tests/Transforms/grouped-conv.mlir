@@ -31,18 +31,18 @@ func.func @depthwise(%x: tensor<2x4x8x8xf32>, %k: tensor<4x1x3x3xf32>) -> tensor
 // c feeds outputs 2c and 2c+1 (a channel multiplier of 2; dilation 2, no padding); transposed back at the end.
 // CHECK-LABEL: func.func @after_conv
 // CHECK:         %[[C:.+]] = stablehlo.convolution
-// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [0, 2, 3, 1] : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x4xf32>
-// CHECK:         %[[S:.+]] = stablehlo.slice %[[T]] [0:1, 0:4, 0:4, 0:4]
-// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[S]], dims = [0, 1, 2, 3] : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4x2xf32>
-// CHECK:         stablehlo.reshape %[[B]] : (tensor<1x4x4x4x2xf32>) -> tensor<1x4x4x8xf32>
-// CHECK:         stablehlo.slice %[[T]] [0:1, 4:8, 4:8, 0:4]
-// CHECK:         stablehlo.transpose %{{.+}}, dims = [0, 3, 1, 2] : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
-func.func @after_conv(%x: tensor<1x4x8x8xf32>, %e: tensor<4x4x1x1xf32>, %k: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = stablehlo.convolution(%x, %e) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
-  %z = stablehlo.constant dense<0.0> : tensor<1x4x8x8xf32>
-  %r = stablehlo.maximum %0, %z : tensor<1x4x8x8xf32>
-  %1 = stablehlo.convolution(%r, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
-  return %1 : tensor<1x8x4x4xf32>
+// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [0, 2, 3, 1] : (tensor<1x4x9x9xf32>) -> tensor<1x9x9x4xf32>
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[T]] [0:1, 0:5, 0:5, 0:4]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[S]], dims = [0, 1, 2, 3] : (tensor<1x5x5x4xf32>) -> tensor<1x5x5x4x2xf32>
+// CHECK:         stablehlo.reshape %[[B]] : (tensor<1x5x5x4x2xf32>) -> tensor<1x5x5x8xf32>
+// CHECK:         stablehlo.slice %[[T]] [0:1, 4:9, 4:9, 0:4]
+// CHECK:         stablehlo.transpose %{{.+}}, dims = [0, 3, 1, 2] : (tensor<1x5x5x8xf32>) -> tensor<1x8x5x5xf32>
+func.func @after_conv(%x: tensor<1x4x9x9xf32>, %e: tensor<4x4x1x1xf32>, %k: tensor<8x1x3x3xf32>) -> tensor<1x8x5x5xf32> {
+  %0 = stablehlo.convolution(%x, %e) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x9x9xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x9x9xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<1x4x9x9xf32>
+  %r = stablehlo.maximum %0, %z : tensor<1x4x9x9xf32>
+  %1 = stablehlo.convolution(%r, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x9x9xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x5x5xf32>
+  return %1 : tensor<1x8x5x5xf32>
 }
 
 // -----
@@ -62,30 +62,33 @@ func.func @small_groups(%x: tensor<2x8x8xf32>, %k: tensor<8x2x3xf32>) -> tensor<
 
 // -----
 
-// Left alone: a dense convolution (one group), a transposed one (lhs_dilation), a bfloat16 one.
+// Left alone: a dense convolution (one group) with more than 64 output positions, a transposed one (lhs_dilation),
+// a bfloat16 one.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-COUNT-3: stablehlo.convolution
 // CHECK-NOT:     stablehlo.slice
-func.func @left_alone(%x: tensor<1x4x8x8xf32>, %k: tensor<4x4x3x3xf32>, %d: tensor<4x1x3x3xf32>, %h: tensor<1x4x8x8xbf16>, %hk: tensor<4x1x3x3xbf16>) -> (tensor<1x4x6x6xf32>, tensor<1x4x17x17xf32>, tensor<1x4x6x6xbf16>) {
-  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+func.func @left_alone(%x: tensor<1x4x8x8xf32>, %k: tensor<4x4x3x3xf32>, %xl: tensor<1x4x12x12xf32>, %d: tensor<4x1x3x3xf32>, %h: tensor<1x4x8x8xbf16>, %hk: tensor<4x1x3x3xbf16>) -> (tensor<1x4x10x10xf32>, tensor<1x4x17x17xf32>, tensor<1x4x6x6xbf16>) {
+  %0 = stablehlo.convolution(%xl, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x12x12xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x10x10xf32>
   %1 = stablehlo.convolution(%x, %d) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[2, 2], [2, 2]], lhs_dilate = [2, 2], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x17x17xf32>
   %2 = stablehlo.convolution(%h, %hk) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<1x4x6x6xbf16>
-  return %0, %1, %2 : tensor<1x4x6x6xf32>, tensor<1x4x17x17xf32>, tensor<1x4x6x6xbf16>
+  return %0, %1, %2 : tensor<1x4x10x10xf32>, tensor<1x4x17x17xf32>, tensor<1x4x6x6xbf16>
 }
 
 // -----
 
-// A dense convolution whose 3x3 kernel overhangs its 2x2 input (the end of a ResNet fed small images): im2col, the
-// nine [N, Ci, P] windows concatenated to [N, 9 Ci, P] and one dot with the kernel as [9 Ci, O] (transposed tap-major,
-// then reshaped); the [N, P, O] result back in [N, O, H, W] order.
+// A dense convolution whose 3x3 kernel overhangs its 2x2 input (the end of a ResNet fed small images): im2col,
+// channels-last -- the input transposed to [N, H, W, Ci] and padded, the nine [N, P, Ci] windows concatenated to
+// [N, P, 9 Ci] and one dot with the kernel as [9 Ci, O] (transposed tap-major, then reshaped); the [N, H, W, O]
+// result transposed back to [N, O, H, W].
 // CHECK-LABEL: func.func @dense_overhanging
-// CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
-// CHECK:         %[[C:.+]] = stablehlo.concatenate {{.+}}, dim = 1 : ({{.+}}) -> tensor<2x36x4xf32>
+// CHECK:         %[[X:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1] : (tensor<2x4x2x2xf32>) -> tensor<2x2x2x4xf32>
+// CHECK:         %[[P:.+]] = stablehlo.pad %[[X]], %{{.+}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
+// CHECK:         %[[C:.+]] = stablehlo.concatenate {{.+}}, dim = 2 : ({{.+}}) -> tensor<2x4x36xf32>
 // CHECK:         %[[K:.+]] = stablehlo.transpose %arg1, dims = [2, 3, 1, 0] : (tensor<8x4x3x3xf32>) -> tensor<3x3x4x8xf32>
 // CHECK:         %[[M:.+]] = stablehlo.reshape %[[K]] : (tensor<3x3x4x8xf32>) -> tensor<36x8xf32>
-// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[C]], %[[M]], contracting_dims = [1] x [0] : (tensor<2x36x4xf32>, tensor<36x8xf32>) -> tensor<2x4x8xf32>
-// CHECK:         %[[T:.+]] = stablehlo.transpose %[[D]], dims = [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
-// CHECK:         stablehlo.reshape %[[T]] : (tensor<2x8x4xf32>) -> tensor<2x8x2x2xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[C]], %[[M]], contracting_dims = [2] x [0] : (tensor<2x4x36xf32>, tensor<36x8xf32>) -> tensor<2x4x8xf32>
+// CHECK:         %[[R:.+]] = stablehlo.reshape %[[D]] : (tensor<2x4x8xf32>) -> tensor<2x2x2x8xf32>
+// CHECK:         stablehlo.transpose %[[R]], dims = [0, 3, 1, 2] : (tensor<2x2x2x8xf32>) -> tensor<2x8x2x2xf32>
 // CHECK-NOT:     stablehlo.convolution
 func.func @dense_overhanging(%x: tensor<2x4x2x2xf32>, %k: tensor<8x4x3x3xf32>) -> tensor<2x8x2x2xf32> {
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x2x2xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x2x2xf32>
