@@ -266,7 +266,9 @@ class Pipeline:
             if printed is not None:
                 printed("fxla-full-precision")
         else:
-            changed, layouts = device_layouts(module, stages.program.param_names, platform, after_pass=printed)
+            small_dots = forward_xla_options(largest_dot_rows(module)) is not None if platform == "cpu" else False
+            changed, layouts = device_layouts(module, stages.program.param_names, platform, after_pass=printed,
+                                              small_dots=small_dots)
         rows = largest_dot_rows(module) if platform == "cpu" and not partitioned else None
         if not changed:
             return Target(stages.stablehlo, stages.stablehlo_debug, dot_rows=rows)

@@ -83,9 +83,10 @@ def pays(ci: int) -> bool:
     return xla >= MIN_SPEEDUP * taps
 
 
-def _eligible(op) -> Optional[dict]:
+def _eligible(op, few_positions: bool = True) -> Optional[dict]:
     """The convolution's parameters when it is in the rewritable form (see the module docstring), else None: a
-    grouped one, or a dense one whose kernel overhangs its input (:func:`_overhangs`)."""
+    grouped one, or a dense one whose kernel overhangs its input (:func:`_overhangs`) or, with ``few_positions``,
+    that computes few output positions (:func:`_few_positions`)."""
     groups = _attr(op, "feature_group_count")
     if groups is None:
         return None
@@ -120,7 +121,7 @@ def _eligible(op) -> Optional[dict]:
     dilation = _ints(_attr(op, "rhs_dilation")) or [1] * n
     params = dict(groups=g, pad=pad, stride=stride, dilation=dilation, x=list(xt.shape), w=list(wt.shape),
                   y=list(yt.shape), elem=xt.element_type)
-    return params if g > 1 or _overhangs(params) or _few_positions(params) else None
+    return params if g > 1 or _overhangs(params) or (few_positions and _few_positions(params)) else None
 
 
 #: a dense convolution with at most this many output positions (batch x output map) is rewritten (im2col)
@@ -319,7 +320,7 @@ def _permute(v, perm, elem):
     return hlo.TransposeOp(v, perm).result
 
 
-def grouped_conv_pass(module, *, cost_model: bool = False) -> int:
+def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = True) -> int:
     """The ``fxla-grouped-conv`` pass (see the module docstring), in place on every function of ``module``;
     returns how many convolutions it rewrote.  ``cost_model``: rewrite only where :func:`pays` (``fxla.compile``);
     without it every eligible convolution is rewritten (``fxla-opt``, tests)."""
@@ -328,7 +329,7 @@ def grouped_conv_pass(module, *, cost_model: bool = False) -> int:
 
     def collect(op):
         if op.name == hlo.ConvolutionOp.OPERATION_NAME:
-            params = _eligible(op)
+            params = _eligible(op, few_positions=small_dots)
             if params is not None and (not cost_model or params["groups"] == 1 or pays(params["w"][1])):
                 found.append((op, params))
         return ir.WalkResult.ADVANCE

@@ -149,16 +149,18 @@ DEFAULT_PIPELINE = ("verify-fxla", "fxla-fold-constants", "fxla-dce", "convert-f
 
 
 def device_layouts(module, param_names: Sequence[str], platform: str,
-                   after_pass: Optional[Callable[[str], None]] = None):
+                   after_pass: Optional[Callable[[str], None]] = None, small_dots: bool = True):
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
     (where its cost model says it pays), ``fxla-pool-layout`` and ``fxla-channels-last``, on any other platform
     ``fxla-full-precision``; then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
-    each (``--print-ir-after-all``).  Returns ``(changed, layouts)``: whether the module changed, and
+    each (``--print-ir-after-all``).  ``small_dots``: XLA will run the program's dots on YNNPACK (its products are
+    small, :func:`fxla.runtime.executable.forward_xla_options`), where ``fxla-grouped-conv`` also turns dense
+    convolutions of few output positions into im2col.  Returns ``(changed, layouts)``: whether the module changed, and
     ``{parameter: permutation}`` for the parameters stored permuted."""
     report = after_pass or (lambda name: None)
     if platform == "cpu":
-        rewritten = grouped_conv_pass(module, cost_model=True)
+        rewritten = grouped_conv_pass(module, cost_model=True, small_dots=small_dots)
         report("fxla-grouped-conv")
         rewritten += pool_layout_pass(module)
         report("fxla-pool-layout")

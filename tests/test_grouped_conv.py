@@ -200,6 +200,29 @@ def test_dense_convolution_with_few_positions_matches_eager_and_is_rewritten(dim
     assert "convolution(" not in _hlo(fast, x)
 
 
+def test_few_positions_keep_xla_where_the_dots_run_on_eigen():
+    """With a matrix product of more than SMALL_DOT_MAX_ROWS rows in the program, XLA runs the dots on its own
+    (Eigen) kernels, where im2col is slower than XLA's convolution: the convolution is kept."""
+    from fxla.runtime.executable import SMALL_DOT_MAX_ROWS
+
+    class Both(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.linear = _conv(2, 8, 8, 3, 1, padding=1), torch.nn.Linear(8, 8)
+
+        def forward(self, x, rows):
+            return self.conv(x), self.linear(rows)
+
+    model, x = Both().eval(), _input(2, 1, 8, 7)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        for n, rewritten in ((64, True), (SMALL_DOT_MAX_ROWS + 1, False)):
+            rows = torch.randn(n, 8)
+            got, want = fast(x, rows), model(x, rows)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            assert ("convolution(" not in fast.executable_for(x, rows).hlo_text()) == rewritten, n
+
+
 def test_dense_convolution_on_a_larger_input_keeps_xla():
     """From more than 64 output positions up (and the kernel within the input), XLA's dense convolution is kept
     (it is as fast or faster)."""
