@@ -290,8 +290,12 @@ def test_print_ir_after_all_shows_every_step_fxla_compile_runs(capfd):
     assert list(dumps) == ["functionalize", "lower-to-fxla", "verify-fxla", "fxla-fold-constants", "fxla-dce",
                            "convert-fxla-to-stablehlo", "canonicalize", "cse", "fxla-grouped-conv",
                            "fxla-pool-layout", "fxla-channels-last", "fxla-param-layout"]
-    # the IR after each device layout pass: the pools channels-last between transposes from fxla-pool-layout on
-    assert "stablehlo.transpose" not in dumps["fxla-grouped-conv"]
+    # the IR after each device layout pass: conv2 (2 x 4x4 output positions) as im2col from fxla-grouped-conv on,
+    # the pool channels-last between transposes from fxla-pool-layout on
+    assert dumps["cse"].count("stablehlo.convolution") == 2
+    assert dumps["fxla-grouped-conv"].count("stablehlo.convolution") == 1
+    assert "stablehlo.concatenate" not in dumps["cse"] and "stablehlo.concatenate" in dumps["fxla-grouped-conv"]
+    assert "stablehlo.reduce_window" in dumps["fxla-pool-layout"]
     assert "stablehlo.transpose" in dumps["fxla-pool-layout"]
     dumps = ir_dumps(capfd, f"{MODELS}:mlp", "--stage", "hlo")
     main_before = dumps["fxla-pool-layout"].split("func.func @main")[1].split("{")[0]
