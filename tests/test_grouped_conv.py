@@ -168,14 +168,9 @@ OVERHANGING = [  # dims, cin, cout, kernel, extra Conv arguments, batch, size: t
 @pytest.mark.parametrize("dims, cin, cout, k, extra, batch, size", OVERHANGING)
 def test_dense_convolution_overhanging_its_input_matches_eager_and_is_rewritten(dims, cin, cout, k, extra, batch,
                                                                                  size):
-    """A dense convolution whose kernel is larger than its input (XLA CPU's is 4-70x slower there) runs as per-tap
-    dots, equal to eager; its weight is stored tap-major."""
-    model = _conv(dims, cin, cout, k, 1, **extra)
-    x = _input(dims, batch, cin, size)
-    fast = fxla.compile(model)
-    with torch.no_grad():
-        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
-    assert "convolution(" not in _hlo(fast, x)
+    """A dense convolution whose kernel is larger than its input (XLA CPU's is 4-70x slower there) runs as im2col,
+    equal to eager; its weight is stored tap-major."""
+    fast = _as_im2col(dims, cin, cout, k, extra, batch, size)
     (entry,) = fast._cache.values()
     assert ("module.weight", tuple(range(2, dims + 2)) + (1, 0)) in entry.param_keys
 
@@ -192,12 +187,18 @@ FEW_POSITIONS = [  # dims, cin, cout, kernel, extra Conv arguments, batch, size:
 def test_dense_convolution_with_few_positions_matches_eager_and_is_rewritten(dims, cin, cout, k, extra, batch, size):
     """A dense convolution with at most 64 output positions (batch x map) runs as im2col and one dot, equal to
     eager (XLA CPU's convolution is 1.25-1.6x slower there)."""
+    _as_im2col(dims, cin, cout, k, extra, batch, size)
+
+
+def _as_im2col(dims, cin, cout, k, extra, batch, size):
+    """``fxla.compile`` of a dense convolution, checked against eager and for no convolution left in its HLO."""
     model = _conv(dims, cin, cout, k, 1, **extra)
     x = _input(dims, batch, cin, size)
     fast = fxla.compile(model)
     with torch.no_grad():
         torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
     assert "convolution(" not in _hlo(fast, x)
+    return fast
 
 
 def test_few_positions_keep_xla_where_the_dots_run_on_eigen():
