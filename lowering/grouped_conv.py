@@ -182,12 +182,20 @@ def _taps(w, p: dict, tap_major: bool = False):
         yield start, limit, weight
 
 
-def _pad_channels_first(x, p: dict):
-    """``x`` (``[N, C, spatial...]``) with the convolution's zero padding of its spatial dims (itself without)."""
+def _padded(x, p: dict, last: bool = False):
+    """``x`` (``[N, C, spatial...]``, or with ``last`` ``[N, spatial..., C]``) with the convolution's zero padding
+    of its spatial dims (itself without)."""
     if not any(lo or hi for lo, hi in p["pad"]):
         return x
-    return hlo.PadOp(x, _zero(p["elem"]), [0, 0] + [lo for lo, _ in p["pad"]], [0, 0] + [hi for _, hi in p["pad"]],
-                     [0] * (len(p["pad"]) + 2)).result
+    lead, tail = ([0], [0]) if last else ([0, 0], [])
+    return hlo.PadOp(x, _zero(p["elem"]), lead + [lo for lo, _ in p["pad"]] + tail,
+                     lead + [hi for _, hi in p["pad"]] + tail, [0] * (len(p["pad"]) + 2)).result
+
+
+def _channels_last(x, p: dict):
+    """The input ``x`` transposed from ``[N, C, spatial...]`` to ``[N, spatial..., C]``."""
+    n = len(p["pad"])
+    return _permute(x, [0] + list(range(2, n + 2)) + [1], p["elem"])
 
 
 def _window(x, p: dict, start, limit):
@@ -238,11 +246,7 @@ def _depthwise(x, w, p: dict):
             values[d] = v
         return values
 
-    if last:
-        x = _permute(x, [0] + list(range(2, n + 2)) + [1], elem)
-    if any(lo or hi for lo, hi in p["pad"]):
-        x = hlo.PadOp(x, _zero(elem), dims(0, [lo for lo, _ in p["pad"]], 0), dims(0, [hi for _, hi in p["pad"]], 0),
-                      [0] * (n + 2)).result
+    x = _padded(_channels_last(x, p) if last else x, p, last)
 
     def term(start, limit, weight):
         window = hlo.SliceOp(x, dims(0, start, 0), dims(channels, limit, batch), dims(1, p["stride"], 1)).result
@@ -271,7 +275,7 @@ def _grouped(x, w, p: dict):
     elem, g = p["elem"], p["groups"]
     batch, (out, ci, *_), out_size = p["x"][0], p["w"], p["y"][2:]
     mo, positions = out // g, int(np.prod(out_size))
-    x = _pad_channels_first(x, p)
+    x = _padded(x, p)
     dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[0], rhs_batching_dimensions=[1],
                                        lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[2])
 
@@ -294,10 +298,7 @@ def _dense(x, w, p: dict):
     elem = p["elem"]
     (batch, *_), (out, ci, *kernel), out_size = p["x"], p["w"], p["y"][2:]
     n, positions, taps = len(kernel), int(np.prod(out_size)), int(np.prod(kernel))
-    x = _permute(x, [0] + list(range(2, n + 2)) + [1], elem)
-    if any(lo or hi for lo, hi in p["pad"]):
-        x = hlo.PadOp(x, _zero(elem), [0] + [lo for lo, _ in p["pad"]] + [0], [0] + [hi for _, hi in p["pad"]] + [0],
-                      [0] * (n + 2)).result
+    x = _padded(_channels_last(x, p), p, last=True)
     windows = []
     for start, limit in _windows(p):
         window = hlo.SliceOp(x, [0] + start + [0], [batch] + limit + [ci], [1] + p["stride"] + [1]).result
