@@ -15,8 +15,9 @@ def _slice(b: Builder, x, *, start, limit, stride):
 def _coordinates(b: Builder, index, dim: int) -> ir.Value:
     """[*index.shape, rank] full coordinates: ``index`` along ``dim``, the position (iota) along the others."""
     s = b.sig(index)
-    index = b.convert(index, "i64")
-    parts = [index if d == dim else hlo.IotaOp(b.type(s.shape, "i64"), d).result for d in range(s.rank)]
+    elem = "i32" if s.elem == "i32" else "i64"          # (i32 indices as they are: their iotas fit in i32 too)
+    index = b.convert(index, elem)
+    parts = [index if d == dim else hlo.IotaOp(b.type(s.shape, elem), d).result for d in range(s.rank)]
     return hlo.ConcatenateOp([b.reshape(p, s.shape + (1,)) for p in parts], s.rank).result
 
 

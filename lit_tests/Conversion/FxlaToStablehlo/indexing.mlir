@@ -72,6 +72,19 @@ func.func @scatter_add(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>, %s: tensor<2x5x
 
 // -----
 
+// i32 indices stay i32 (the max-pool backward's flat positions), and so do the iotas beside them.
+// CHECK-LABEL: func.func @scatter_i32
+// CHECK:   %[[I:.+]] = stablehlo.iota dim = 1 : tensor<2x4xi32>
+// CHECK:   stablehlo.concatenate %{{.+}}, %{{.+}}, dim = 2 : (tensor<2x4x1xi32>, tensor<2x4x1xi32>) -> tensor<2x4x2xi32>
+// CHECK:   }) : (tensor<3x4xf32>, tensor<2x4x2xi32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+// CHECK-NOT: fxla.
+func.func @scatter_i32(%x: tensor<3x4xf32>, %i: tensor<2x4xi32>, %s: tensor<2x4xf32>) -> tensor<3x4xf32> {
+  %0 = "fxla.scatter"(%x, %i, %s) {dim = 0 : i64, reduce = "add"} : (tensor<3x4xf32>, tensor<2x4xi32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
 // A 0-d scatter writes (or combines into) the input's one element: no stablehlo.scatter.
 // CHECK-LABEL: func.func @scatter_0d
 // CHECK:   %[[V0:.+]] = stablehlo.multiply %arg0, %arg2 : tensor<f32>
