@@ -35,7 +35,7 @@ from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
 from .autograd import gradient_sources, gradient_texts, run_with_grad
-from .dispatch import call_plan, fast_key
+from .dispatch import call_plan, checked_plan, fast_key
 from .gradients import guard_for
 from .interop import jax_function
 from .modes import CallWatch, ModeTraces
@@ -206,6 +206,13 @@ def _live(module_ref) -> "CompiledModule":
         raise FxlaError("this call belongs to a CompiledModule that has been deleted (its __call__ was kept)\n"
                         "fix: keep the CompiledModule itself and call it")
     return module
+
+
+def _run_planned(module_ref, entry: Entry, shared: bool, args):
+    """A checked plan's call (fxla.dispatch.checked_plan) of its compiled module: the general call's run of
+    ``entry`` on the positional arrays ``args`` (no binding: they are the program's inputs, in order; ``shared``:
+    some are torch tensors, whose memory the device buffers alias)."""
+    return _live(module_ref)._run(entry, args, {}, args, args, shared, planned=True)
 
 
 def _grad_call(module_ref, entry, args):
@@ -533,7 +540,9 @@ class CompiledModule(CompileControl):
                 return self._run(entry, args, kwargs, bound, leaves, shared)
         return self._run(entry, args, kwargs, bound, leaves, shared)
 
-    def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool):
+    def _run(self, entry: Entry, args, kwargs, bound, leaves, shared: bool, planned: bool = False):
+        """Run ``entry``'s program on the call's ``leaves`` (``planned``: a checked plan's call, whose signature has
+        its plan already)."""
         program, handler = entry.program, entry.handler
         check_input_indices(self.__name__, () if entry.input_shardings else program.input_checks, leaves)
         if entry.guard is not None:
@@ -553,18 +562,33 @@ class CompiledModule(CompileControl):
         if program.written_attributes:
             self._store.set_attributes(program.written_attributes, parts.attributes)
         value = handler.build(parts.outputs, leaves)
-        if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None \
-                and not mutates and not entry.layout_sensitive and not program.random and not program.input_checks:
+        if planned:
+            return value
+        if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:
             key = fast_key(args)
             if key is not None:
-                plan = self._plans[key] = call_plan(self.__name__, entry.executable, args, entry.params,
-                                                    self.output, program.output_spec, program.output_static,
-                                                    results, entry.guard,
-                                                    grad_call=functools.partial(_grad_call, weakref.ref(self),
-                                                                                entry))
-                if self._cpp_call is not None and plan.direct is None:
-                    self._front_plans[key] = plan
+                self._plan(key, entry, args, results)
         return value
+
+    def _plan(self, key, entry: Entry, args, results) -> None:
+        """Record the call plan of the signature ``entry`` of the positional call ``args`` (fxla.dispatch): a
+        checked plan where each call must be checked against its inputs (writes them back, views them, reads
+        indices or random bits), else the plan with its shortcuts."""
+        program = entry.program
+        if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks:
+            sensitive = [i for i, node in enumerate(self._binding.placeholders) if node.target in entry.layout_sensitive]
+            run = functools.partial(_run_planned, weakref.ref(self), entry,
+                                    any(isinstance(a, torch.Tensor) for a in args))
+            plan = checked_plan(self.__name__, run, args, sensitive,
+                                self._store.lock if entry.handler.layout.mutates else None, self._general_call)
+            plan.executable = entry.executable
+        else:
+            plan = call_plan(self.__name__, entry.executable, args, entry.params, self.output, program.output_spec,
+                             program.output_static, results, entry.guard,
+                             grad_call=functools.partial(_grad_call, weakref.ref(self), entry))
+        self._plans[key] = plan
+        if self._cpp_call is not None and plan.direct is None:
+            self._front_plans[key] = plan
 
     # -- interop -------------------------------------------------------------------------------------------------
     def as_jax_function(self, *example_inputs):

@@ -11,6 +11,11 @@ a call computes in about a microsecond.  It does only the unavoidable work:
 * results → zero-copy torch views (or left as ``jax.Array``\\ s with ``output="jax"``), then put back into
   the output structure (a single tensor and flat tuples skip pytree work).
 
+A signature whose every call must be checked against its inputs — a program that writes its inputs back (a
+static KV cache), views an input that must be contiguous, reads input values as indices, or draws random bits —
+gets a *checked plan* (:func:`checked_plan`) instead: the general call's own run, with its checks, but without
+binding the arguments, walking them as a pytree or looking up their signature.
+
 Calls with keyword arguments, non-tensor arguments, defaults or a sharded program take the general path.
 """
 from __future__ import annotations
@@ -171,4 +176,37 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
                     return value
             return forward_only(args)
     call.direct, call.host, call.executable = direct, host, executable
+    return call
+
+
+def checked_plan(name: str, run: Callable, args: Sequence[Any], sensitive: Sequence[int], lock, general: Callable
+                 ) -> Callable[[Sequence[Any]], Any]:
+    """The call path of a compiled single-device signature whose calls are checked against their inputs (see the
+    module docstring).  ``run(args)`` is the general call's run of the signature's entry
+    (:meth:`fxla.compile.CompiledModule._run`: index checks, writable inputs, gradients, the write-back; under
+    ``lock`` when the program writes the module's state or its inputs, else ``None``); ``args`` is the call that
+    compiled it; ``sensitive``: the positions of the inputs the program views (they must be contiguous, as the
+    trace saw them).  A call with a meta or sparse tensor, or a non-contiguous input at a sensitive position, is
+    handed to ``general`` (the general call: it refuses the former and checks the layout of the latter); a call
+    with torch tensors under ``torch.autocast`` raises :class:`fxla.AutocastError`."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    strided = torch.strided
+
+    def usable(args) -> bool:
+        for i in tensors:
+            t = args[i]
+            if t.is_meta or t.layout is not strided:
+                return False
+        return all(args[i].is_contiguous() for i in sensitive)
+
+    def call(args):
+        if not usable(args):
+            return general(*args)
+        if tensors:
+            check_not_autocast(name)
+        if lock is None:
+            return run(args)
+        with lock:
+            return run(args)
+    call.direct, call.host, call.executable = None, None, None
     return call

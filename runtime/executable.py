@@ -104,8 +104,8 @@ class Executable:
             cut = len(args) - self.n_params
             if jax.config.jax_disable_jit:    # JAX's AOT call refuses to run then; the program is compiled: run it
                 outs = jax_private.call_compiled_without_jit(self._runner, *args[cut:], *args[:cut])
-            else:
-                outs = self._runner(*args[cut:], *args[:cut])
+            else:             # (JAX's C++ call object once the Compiled has made it: a Python frame less)
+                outs = jax_private.compiled_call(self._runner)(*args[cut:], *args[:cut])
             return jax.block_until_ready(outs) if wait else outs
         results = self._runner.execute_sharded(list(args)).disassemble_into_single_device_arrays()
         outs = [jax.make_array_from_single_device_arrays(shape, sharding, shards)
