@@ -55,13 +55,8 @@ from typing import List, Optional
 from fxla.dialects.mlir import hlo, ir
 
 from .param_layout import _permuted_type, inverse, map_conv_dimensions
-from .pool_layout import (ELEMENTWISE, _attr, _channels_first_conv, _from_convolution, _ints, _padding, _shape,
+from .pool_layout import (ELEMENTWISE, _attr, _channels_first_conv, _from_convolution, _ints, _op, _padding, _shape,
                           _to_channels_first, _to_channels_last, permute_window)
-
-
-def _op(value):
-    """The op that defines ``value``, or None for a block argument."""
-    return None if isinstance(value.owner, ir.Block) else value.owner.operation
 
 
 def _source(value, perm: List[int]):

@@ -49,7 +49,7 @@ import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
-from .pool_layout import _attr, _from_convolution, _ints
+from .pool_layout import _attr, _from_convolution, _ints, _op
 
 #: group width Ci -> (XLA's grouped convolution, the per-tap form), ns per multiply-add of the convolution,
 #: measured with utils/measure_grouped_conv.py on the development box (2 cores; medians of two shapes)
@@ -217,21 +217,53 @@ def _sum(terms):
     return total
 
 
+def _bias_add(op):
+    """``(add, bias)`` when ``op``'s result is used once, by a ``stablehlo.add`` of a rank-1 bias broadcast along
+    dim 1 (how fxla lowers a convolution's bias), else ``(None, None)``."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != hlo.AddOp.OPERATION_NAME:
+        return None, None
+    add = uses[0].owner
+    broadcast = _op(add.operands[1 - uses[0].operand_number])
+    if broadcast is None or broadcast.name != hlo.BroadcastInDimOp.OPERATION_NAME or _ints(_attr(broadcast, "broadcast_dimensions")) != [1] \
+            or ir.RankedTensorType(broadcast.operands[0].type).rank != 1:
+        return None, None
+    return add, broadcast.operands[0]
+
+
 def _rewrite(op, p: dict):
-    """Replace ``op`` by the sum over its kernel taps (see the module docstring)."""
-    with op.location, ir.InsertionPoint(op):
-        kind = _dense if p["groups"] == 1 else _depthwise if p["w"][1] == 1 else _grouped
-        total = kind(op.operands[0], op.operands[1], p)
-    op.results[0].replace_all_uses_with(total)
+    """Replace ``op`` by the sum over its kernel taps (see the module docstring); a depthwise convolution's bias
+    add becomes the first term of the sum (:func:`_depthwise`)."""
+    depthwise = p["groups"] > 1 and p["w"][1] == 1
+    add, bias = _bias_add(op) if depthwise else (None, None)
+    with op.location, ir.InsertionPoint(op if add is None else add):
+        if depthwise:
+            total = _depthwise(op.operands[0], op.operands[1], p, bias)
+        else:
+            total = (_dense if p["groups"] == 1 else _grouped)(op.operands[0], op.operands[1], p)
+    if add is not None:
+        add.results[0].replace_all_uses_with(total)
+        broadcast = _op(add.operands[1] if add.operands[0] == op.results[0] else add.operands[0])
+        add.erase()
+        if not list(broadcast.results[0].uses):
+            broadcast.erase()
+    else:
+        op.results[0].replace_all_uses_with(total)
     op.erase()
 
 
-def _depthwise(x, w, p: dict):
+def _depthwise(x, w, p: dict, bias=None):
     """One input channel per group: elementwise.  Channels-last when the input comes from a convolution (XLA CPU
     lays convolution results out channels-last, so the transpose to ``[N, spatial..., C]`` is a bitcast): each
     tap's strided slice is multiplied by that tap's ``[O]`` weights broadcast along the channel dim, and the sum is
     transposed back to ``[N, O, spatial...]``.  Otherwise (a function argument: row-major ``[N, C, spatial...]``,
-    where the transposes would be copies) the same in ``[N, C, spatial...]`` order."""
+    where the transposes would be copies) the same in ``[N, C, spatial...]`` order.
+
+    A ``bias`` (``[O]``, the convolution's bias add) is the sum's first term, so that the sum ends with a tap: XLA
+    CPU duplicates a fused computation into each of its consumers through elementwise ops of one full-size
+    operand (a bias add), and a layer norm after the convolution (ConvNeXt) has three, each of which computed the
+    K*K taps again (docs/performance.md, finding 7); ending with the sum of two full-size operands, the taps are
+    computed once (a ConvNeXt block at batch 1, 56x56x96: 2.96 -> 1.97 ms)."""
     elem, g = p["elem"], p["groups"]
     (batch, channels, *_), (out, _, *kernel), out_size = p["x"], p["w"], p["y"][2:]
     n, mo = len(kernel), out // g
@@ -265,7 +297,10 @@ def _depthwise(x, w, p: dict):
     # (ConvNeXt-Tiny's 7x7 taps: 2705 -> 2099 ms at batch 32).  fxla-param-layout folds this transpose into a
     # parameter's stored layout, so for a weight it costs nothing per call.
     taps = _taps(_tap_major(w, n), p, tap_major=True)
-    total = _sum(term(*tap) for tap in taps)
+    terms = [term(*tap) for tap in taps]
+    if bias is not None:
+        terms.insert(0, hlo.BroadcastInDimOp(_tensor(dims(out, out_size, batch), elem), bias, [c]).result)
+    total = _sum(terms)
     return hlo.TransposeOp(total, [0, n + 1] + list(range(1, n + 1))).result if last else total
 
 

@@ -82,6 +82,11 @@ def _to_channels_first(rank: int) -> List[int]:
     return [0, rank - 1] + list(range(1, rank - 1))
 
 
+def _op(value):
+    """The op that defines ``value``, or None for a block argument."""
+    return None if isinstance(value.owner, ir.Block) else value.owner.operation
+
+
 def _from_convolution(value) -> bool:
     """Whether ``value`` is computed, through elementwise ops of its shape, from a channels-first convolution or
     from a transpose of channels-last data to channels-first (what this pass makes of a pool)."""

@@ -26,6 +26,37 @@ func.func @depthwise(%x: tensor<2x4x8x8xf32>, %k: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
+// A depthwise convolution's bias add (ConvNeXt's 7x7) becomes the first term of the sum over the taps, so the sum
+// ends with a tap (XLA CPU then computes the taps once instead of again in each consumer: a layer norm has three).
+// CHECK-LABEL: func.func @depthwise_bias
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<4xf32>) -> tensor<1x4x6x6xf32>
+// CHECK-NEXT:    %[[S1:.+]] = stablehlo.add %[[B]], %{{.+}} : tensor<1x4x6x6xf32>
+// CHECK-NEXT:    stablehlo.add %[[S1]], %{{.+}} : tensor<1x4x6x6xf32>
+// CHECK-NOT:     stablehlo.broadcast_in_dim %arg2
+// CHECK:         return
+func.func @depthwise_bias(%x: tensor<1x4x6x6xf32>, %k: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<1x4x6x6xf32>
+  %2 = stablehlo.add %1, %0 : tensor<1x4x6x6xf32>
+  return %2 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// A convolution result used besides its bias add keeps the add after the sum.
+// CHECK-LABEL: func.func @depthwise_bias_shared
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<4xf32>) -> tensor<1x4x6x6xf32>
+// CHECK-NEXT:    %[[Y:.+]] = stablehlo.add %[[SUM:.+]], %[[B]] : tensor<1x4x6x6xf32>
+// CHECK:         return %[[SUM]], %[[Y]]
+func.func @depthwise_bias_shared(%x: tensor<1x4x6x6xf32>, %k: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<1x4x6x6xf32>
+  %2 = stablehlo.add %0, %1 : tensor<1x4x6x6xf32>
+  return %0, %2 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+}
+
+// -----
+
 // After a convolution (MobileNet's expand 1x1, then ReLU), channels-last: a transpose to [N, H, W, C] (a bitcast
 // of XLA CPU's convolution layout), each tap's slice broadcast to [N, H, W, G, Mo] and reshaped so input channel
 // c feeds outputs 2c and 2c+1 (a channel multiplier of 2; dilation 2, no padding); transposed back at the end.
