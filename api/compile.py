@@ -208,6 +208,27 @@ def _live(module_ref) -> "CompiledModule":
     return module
 
 
+def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> None:
+    """Record the call plan of ``module``'s signature ``entry`` for the positional call ``args`` (fxla.dispatch): a
+    checked plan where each call must be checked against its inputs (writes them back, views them, reads indices
+    or random bits), else the plan with its shortcuts."""
+    program = entry.program
+    if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks:
+        sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
+        shared = any(isinstance(a, torch.Tensor) for a in args)
+        run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
+        plan = checked_plan(module.__name__, run, args, sensitive,
+                            module._store.lock if entry.handler.layout.mutates else None, module._general_call)
+        plan.executable = entry.executable
+    else:
+        plan = call_plan(module.__name__, entry.executable, args, entry.params, module.output, program.output_spec,
+                         program.output_static, results, entry.guard,
+                         grad_call=functools.partial(_grad_call, weakref.ref(module), entry))
+    module._plans[key] = plan
+    if module._cpp_call is not None and plan.direct is None:
+        module._front_plans[key] = plan
+
+
 def _run_planned(module_ref, entry: Entry, shared: bool, args):
     """A checked plan's call (fxla.dispatch.checked_plan) of its compiled module: the general call's run of
     ``entry`` on the positional arrays ``args`` (no binding: they are the program's inputs, in order; ``shared``:
@@ -567,28 +588,8 @@ class CompiledModule(CompileControl):
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:
             key = fast_key(args)
             if key is not None:
-                self._plan(key, entry, args, results)
+                _record_plan(self, key, entry, args, results)
         return value
-
-    def _plan(self, key, entry: Entry, args, results) -> None:
-        """Record the call plan of the signature ``entry`` of the positional call ``args`` (fxla.dispatch): a
-        checked plan where each call must be checked against its inputs (writes them back, views them, reads
-        indices or random bits), else the plan with its shortcuts."""
-        program = entry.program
-        if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks:
-            sensitive = [i for i, node in enumerate(self._binding.placeholders) if node.target in entry.layout_sensitive]
-            run = functools.partial(_run_planned, weakref.ref(self), entry,
-                                    any(isinstance(a, torch.Tensor) for a in args))
-            plan = checked_plan(self.__name__, run, args, sensitive,
-                                self._store.lock if entry.handler.layout.mutates else None, self._general_call)
-            plan.executable = entry.executable
-        else:
-            plan = call_plan(self.__name__, entry.executable, args, entry.params, self.output, program.output_spec,
-                             program.output_static, results, entry.guard,
-                             grad_call=functools.partial(_grad_call, weakref.ref(self), entry))
-        self._plans[key] = plan
-        if self._cpp_call is not None and plan.direct is None:
-            self._front_plans[key] = plan
 
     # -- interop -------------------------------------------------------------------------------------------------
     def as_jax_function(self, *example_inputs):
