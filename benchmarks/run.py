@@ -63,6 +63,10 @@ from fxla.runtime.buffers import to_device  # noqa: E402
 
 RTOL = 1e-4                 # outputs must match eager torch: |got - want| <= RTOL * |want| + RTOL * max(1, max|want|)
 MIN_SAMPLES = 5
+#: idle seconds before each function's block of calls (:func:`measure`): torch's OpenMP workers (libgomp)
+#: spin-wait for a few ms after a parallel region, taking a core from the next contender's thread pool (fxla's
+#: ConvNeXt-Tiny call right after an eager call: 76 instead of 56 ms on 2 cores; after 5 ms idle: 56 ms)
+GAP_S = 0.02
 
 
 # -- output: stdout, and the same lines for --markdown -------------------------------------------------------------
@@ -100,8 +104,9 @@ def measure(fns: Dict[str, Callable[[], object]], repeat: int, budget_s: float, 
 
     Rounds alternate between the functions, so load from other processes on the machine hits all of them
     alike; within a round each function runs a block of consecutive calls (about 0.2 s of them; for calls under
-    20 ms the block starts with one untimed call), so no sample pays for the switch from one runtime's thread
-    pool to another's.  Stops after ``repeat`` rounds, or after ``budget_s`` seconds once ``MIN_SAMPLES`` rounds
+    20 ms the block starts with one untimed call) after :data:`GAP_S` idle seconds, so no sample pays for the
+    switch from one runtime's thread pool to another's (torch's OpenMP workers spin for a few ms after each
+    parallel region).  Stops after ``repeat`` rounds, or after ``budget_s`` seconds once ``MIN_SAMPLES`` rounds
     are done.  ``inner``: calls per sample.  ``cpu``: filled with the median CPU time per call (all threads of
     this process), which other processes' load inflates much less than wall-clock time."""
     block = {}
@@ -119,6 +124,7 @@ def measure(fns: Dict[str, Callable[[], object]], repeat: int, budget_s: float, 
     for r in range(repeat):
         for name, fn in fns.items():
             n, untimed = block[name]
+            time.sleep(GAP_S)
             if untimed:
                 fn()
             for _ in range(n):
