@@ -217,9 +217,8 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
         shared = any(isinstance(a, torch.Tensor) for a in args)
         run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
-        plan = checked_plan(module.__name__, run, args, sensitive,
+        plan = checked_plan(module.__name__, entry.executable, run, args, sensitive,
                             module._store.lock if entry.handler.layout.mutates else None, module._general_call)
-        plan.executable = entry.executable
     else:
         plan = call_plan(module.__name__, entry.executable, args, entry.params, module.output, program.output_spec,
                          program.output_static, results, entry.guard,

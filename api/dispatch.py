@@ -179,10 +179,10 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
     return call
 
 
-def checked_plan(name: str, run: Callable, args: Sequence[Any], sensitive: Sequence[int], lock, general: Callable
-                 ) -> Callable[[Sequence[Any]], Any]:
+def checked_plan(name: str, executable, run: Callable, args: Sequence[Any], sensitive: Sequence[int], lock,
+                 general: Callable) -> Callable[[Sequence[Any]], Any]:
     """The call path of a compiled single-device signature whose calls are checked against their inputs (see the
-    module docstring).  ``run(args)`` is the general call's run of the signature's entry
+    module docstring), which runs ``executable``.  ``run(args)`` is the general call's run of the signature's entry
     (:meth:`fxla.compile.CompiledModule._run`: index checks, writable inputs, gradients, the write-back; under
     ``lock`` when the program writes the module's state or its inputs, else ``None``); ``args`` is the call that
     compiled it; ``sensitive``: the positions of the inputs the program views (they must be contiguous, as the
@@ -208,5 +208,5 @@ def checked_plan(name: str, run: Callable, args: Sequence[Any], sensitive: Seque
             return run(args)
         with lock:
             return run(args)
-    call.direct, call.host, call.executable = None, None, None
+    call.direct, call.host, call.executable = None, None, executable
     return call

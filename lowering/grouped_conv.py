@@ -218,32 +218,32 @@ def _sum(terms):
 
 
 def _bias_add(op):
-    """``(add, bias)`` when ``op``'s result is used once, by a ``stablehlo.add`` of a rank-1 bias broadcast along
-    dim 1 (how fxla lowers a convolution's bias), else ``(None, None)``."""
+    """``(add, broadcast)`` when ``op``'s result is used once, by a ``stablehlo.add`` of a rank-1 bias broadcast
+    along dim 1 (how fxla lowers a convolution's bias), else ``(None, None)``."""
     uses = list(op.results[0].uses)
     if len(uses) != 1 or uses[0].owner.name != hlo.AddOp.OPERATION_NAME:
         return None, None
     add = uses[0].owner
     broadcast = _op(add.operands[1 - uses[0].operand_number])
-    if broadcast is None or broadcast.name != hlo.BroadcastInDimOp.OPERATION_NAME or _ints(_attr(broadcast, "broadcast_dimensions")) != [1] \
+    if broadcast is None or broadcast.name != hlo.BroadcastInDimOp.OPERATION_NAME \
+            or _ints(_attr(broadcast, "broadcast_dimensions")) != [1] \
             or ir.RankedTensorType(broadcast.operands[0].type).rank != 1:
         return None, None
-    return add, broadcast.operands[0]
+    return add, broadcast
 
 
 def _rewrite(op, p: dict):
     """Replace ``op`` by the sum over its kernel taps (see the module docstring); a depthwise convolution's bias
     add becomes the first term of the sum (:func:`_depthwise`)."""
     depthwise = p["groups"] > 1 and p["w"][1] == 1
-    add, bias = _bias_add(op) if depthwise else (None, None)
+    add, broadcast = _bias_add(op) if depthwise else (None, None)
     with op.location, ir.InsertionPoint(op if add is None else add):
         if depthwise:
-            total = _depthwise(op.operands[0], op.operands[1], p, bias)
+            total = _depthwise(op.operands[0], op.operands[1], p, None if add is None else broadcast.operands[0])
         else:
             total = (_dense if p["groups"] == 1 else _grouped)(op.operands[0], op.operands[1], p)
     if add is not None:
         add.results[0].replace_all_uses_with(total)
-        broadcast = _op(add.operands[1] if add.operands[0] == op.results[0] else add.operands[0])
         add.erase()
         if not list(broadcast.results[0].uses):
             broadcast.erase()

@@ -34,7 +34,8 @@ def _compute(elem: str) -> str:
 
 def _scatter_positions(ctx, ct, indices, x, spatial: int):
     """The cotangent of ``x`` where each element of ``ct`` belongs to the input element at its ``indices`` entry
-    (a row-major position within the trailing ``spatial`` dims of ``x``); overlapping windows add up."""
+    (a row-major position within the trailing ``spatial`` dims of ``x``; all of them: a position in the flattened
+    ``x``, a one-dimensional scatter); overlapping windows add up."""
     xs, cs = ctx.sig(x), ctx.sig(ct)
     lead = xs.rank - spatial
     batch = tuple(xs.shape[:lead])
@@ -106,12 +107,7 @@ def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, cei
                          step=float(step), length=m)
         along = ctx.reshape(along, tuple(m if k == j else 1 for k in range(ys.rank)))
         position = ctx.emit(ops.add, position, along)
-    elem = _compute(xs.elem)
-    size = math.prod(ys.shape)
-    src = ctx.reshape(ctx.convert(ct, elem), (size,))
-    dx = ctx.emit(ops.scatter, ctx.full(0, (math.prod(xs.shape),), elem), ctx.reshape(position, (size,)), src, dim=0,
-                  reduce="add")
-    return (ctx.like(ctx.reshape(dx, xs.shape), x),)
+    return (_scatter_positions(ctx, ct, position, x, xs.rank),)
 
 
 @vjp_rule(ops.max_pool_with_indices)
