@@ -36,7 +36,7 @@ from fxla.runtime.sharding import signature_of
 
 from fxla.lowering.index_bounds import InputIndexCheck, check_input_indices
 from .artifact_guards import LoadedGuards, export_guards
-from .export_symbolic import POLYMORPHIC, PolymorphicArtifact, polymorphic_parts
+from .export_symbolic import PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
 from .write_back import check_writable
@@ -138,7 +138,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     if program.input_checks:        # (inputs used as indices: checked by every call of the loaded artifact)
         meta["input_checks"] = [c._asdict() for c in program.input_checks]
     if compiled._dynamic is not None and not per_signature:     # (the polymorphic program, besides the example's)
-        guard_files[POLYMORPHIC], meta["symbolic"] = polymorphic_parts(compiled, args, leaves)
+        polymorphic_files, meta["symbolic"] = polymorphic_parts(compiled, args, leaves)
+        guard_files.update(polymorphic_files)
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
     return meta
 

@@ -6,15 +6,21 @@ so it loads and runs them as before):
 
 * ``polymorphic.mlirbc`` -- the polymorphic fxla program (``?`` dims, size ops; docs/shapes.md) as MLIR bytecode,
   without source locations;
+* ``polymorphic.stablehlo.mlirbc`` -- where every op of it has one, the polymorphic StableHLO (``?`` dims, sizes
+  computed by ``stablehlo.get_dimension_size`` arithmetic, StableHLO's dynamic ops) as a StableHLO portable
+  artifact: any StableHLO consumer refines it to a call's sizes with StableHLO's shape refinement (as
+  ``jax.export`` does with its polymorphic modules), without fxla;
 * ``metadata.json`` ``"symbolic"`` -- the Dims (name, min, max, multiple_of, and which dims of which tensor inputs
   each marks) and every constraint the program relies on, as expression trees of plain JSON (``{"op": "eq",
   "args": [{"op": "mod", "args": [{"dim": "seq"}, 4]}, 0]}``), with the graph node that made each.
 
 :class:`PolymorphicArtifact` is what :func:`fxla.load` keeps of them: a call whose sizes differ from the example's
 checks the constraints (evaluated here on Python ints: nothing in the artifact is executed as code, and the
-expressions are bounded in depth, size and magnitude), refines the program to its sizes, converts it to StableHLO
-(verified by MLIR), checks the result against the artifact's interface and compiles it; executables are kept per
-size (at most :data:`MAX_SIZES`, least recently used dropped).
+expressions are bounded in depth, size and magnitude), refines the fxla program to its sizes (which gives the
+call's index checks and the result types), refines the polymorphic StableHLO to the same sizes with StableHLO's
+shape refinement (or, without one, converts the refined fxla program), checks that the two agree and fit the
+artifact's interface (verified by MLIR) and compiles it; executables are kept per size (at most
+:data:`MAX_SIZES`, least recently used dropped).
 """
 from __future__ import annotations
 
@@ -28,9 +34,10 @@ import torch
 from fxla.frontend.symbolic import ShapeConstraintError, SymbolicShapes
 from fxla.runtime.artifact import ArtifactError
 
-__all__ = ["POLYMORPHIC", "MAX_SIZES", "polymorphic_parts", "PolymorphicArtifact"]
+__all__ = ["POLYMORPHIC", "POLYMORPHIC_STABLEHLO", "MAX_SIZES", "polymorphic_parts", "PolymorphicArtifact"]
 
 POLYMORPHIC = "polymorphic.mlirbc"
+POLYMORPHIC_STABLEHLO = "polymorphic.stablehlo.mlirbc"
 #: executables a loaded polymorphic artifact keeps (one per distinct set of sizes)
 MAX_SIZES = 64
 _MAX_DEPTH, _MAX_NODES, _MAX_MAGNITUDE = 64, 10_000, 1 << 62
@@ -136,9 +143,11 @@ class _Eval:
 
 
 # ---- export -------------------------------------------------------------------------------------------------------
-def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[bytes, Dict[str, Any]]:
-    """``(polymorphic.mlirbc, metadata["symbolic"])`` of ``compiled`` (made with ``dynamic=``) for ``args``."""
-    from fxla.dialects.mlir import ir
+def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[Dict[str, bytes], Dict[str, Any]]:
+    """``({file name: data}, metadata["symbolic"])`` of ``compiled`` (made with ``dynamic=``) for ``args``: the
+    polymorphic fxla program, and the polymorphic StableHLO where the program has one."""
+    from fxla.dialects.mlir import ir, strict_context
+    from fxla.runtime.artifact import portable_bytecode
 
     poly = compiled._dynamic.polymorphic(compiled, compiled.graph_module, args)
     symbols: SymbolicShapes = poly.symbols
@@ -178,7 +187,12 @@ def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[bytes, Dic
         results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
         outputs = [{"shape": [None if ir.ShapedType(t).is_dynamic_dim(k) else d
                               for k, d in enumerate(ir.ShapedType(t).shape)]} for t in results]
-    return buffer.getvalue(), {"format": 1, "dims": dims, "guards": guards, "outputs": outputs}
+    files = {POLYMORPHIC: buffer.getvalue()}
+    if poly.stablehlo is not None:
+        with strict_context():
+            text = ir.Module.parse(poly.stablehlo).operation.get_asm()             # (no locations)
+        files[POLYMORPHIC_STABLEHLO], _ = portable_bytecode(text)
+    return files, {"format": 1, "dims": dims, "guards": guards, "outputs": outputs}
 
 
 # ---- load ---------------------------------------------------------------------------------------------------------
@@ -204,6 +218,17 @@ class PolymorphicArtifact:
                                                      lambda raw: ir.Module.parse(raw, context=self.context))
         except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)
             raise bad(f"{POLYMORPHIC} is not an fxla program ({str(err).strip()[:300]})") from None
+        self.stablehlo = None               # (the polymorphic StableHLO as MLIR bytecode, if the artifact has it)
+        if POLYMORPHIC_STABLEHLO in files:
+            from fxla.runtime.artifact import parse_program
+            try:
+                _, stablehlo = parse_program(files[POLYMORPHIC_STABLEHLO])
+                buffer = io.BytesIO()
+                stablehlo.operation.write_bytecode(buffer)
+                self.stablehlo = buffer.getvalue()
+            except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)
+                raise bad(f"{POLYMORPHIC_STABLEHLO} is not a StableHLO portable artifact "
+                          f"({str(err).strip()[:300]})") from None
         self.symbolic = {(t, k) for _, _, _, _, uses in self.dims for t, k in uses}
         self._executables: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -258,17 +283,33 @@ class PolymorphicArtifact:
     def _compile(self, shapes, device, cache_dir):
         from fxla.lowering import lower_to_stablehlo
         from fxla.lowering.index_bounds import IndexOutOfRangeError, input_index_checks
-        from fxla.lowering.refine import refine_module
+        from fxla.dialects.mlir import ir
+        from fxla.lowering.index_bounds import check_index_bounds
+        from fxla.lowering.refine import refine_module, refine_stablehlo
         from fxla.runtime import compile_stablehlo
         from fxla.runtime.sharding import signature_of
         try:
             module = refine_module(self.module, self.context, shapes)
             checks = input_index_checks(module, len(shapes))
-            text = lower_to_stablehlo(module).operation.get_asm()
+            if self.stablehlo is None:
+                text = lower_to_stablehlo(module).operation.get_asm()
+            else:                    # (StableHLO's own refinement of the artifact's polymorphic StableHLO)
+                check_index_bounds(module)
+                with self.context:
+                    fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+                    arg_shapes = [tuple(ir.RankedTensorType(a.type).shape) for a in fn.regions[0].blocks[0].arguments]
+                    want = [str(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results]
+                refined = refine_stablehlo(self.stablehlo, arg_shapes)
+                main = next(op for op in refined.body.operations if op.operation.name == "func.func")
+                got = [str(t) for t in ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results]
+                if got != want:
+                    raise ValueError(f"{POLYMORPHIC_STABLEHLO} and {POLYMORPHIC} refine to different result types")
+                text = refined.operation.get_asm()
         except IndexOutOfRangeError:
             raise                                        # (positions past a table at these sizes: eager's error)
         except Exception as err:  # noqa: BLE001  (a program that does not refine or convert: not fxla's output)
-            raise self._bad(f"{POLYMORPHIC} does not refine to these sizes ({str(err).strip()[:300]})") from None
+            raise self._bad(f"the polymorphic program does not refine to these sizes ({str(err).strip()[:300]})") \
+                from None
         outs = signature_of(text)[1]
         if len(outs) != len(self.outputs) or any(
                 len(shape) != len(o["shape"]) or any(w is not None and w != d for w, d in zip(o["shape"], shape))

@@ -28,6 +28,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.logs import COMPILE as logger
 from fxla.errors import FxlaError
+from fxla.lowering.errors import LoweringError
 from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.runtime.buffers import example_tensor, is_array
 
@@ -39,8 +40,10 @@ __all__ = ["SymbolicPrograms", "DynamicSpec"]
 class _Polymorphic:
     """One polymorphic program: its symbols, prepared graph and fxla program."""
 
-    def __init__(self, symbols: SymbolicShapes, prepared, program):
+    def __init__(self, symbols: SymbolicShapes, prepared, program, stablehlo=None):
         self.symbols, self.prepared, self.program = symbols, prepared, program
+        #: the polymorphic StableHLO (bytecode) each size refines, or None (each size converts its fxla program)
+        self.stablehlo = stablehlo
 
 
 class SymbolicPrograms:
@@ -78,7 +81,17 @@ class SymbolicPrograms:
             program, output_static=[poly.symbols.concrete(v, sizes) for v in program.output_static],
             written_attributes=[dataclasses.replace(w, leaves=[poly.symbols.concrete(v, sizes) for v in w.leaves])
                                 for w in program.written_attributes])
-        stablehlo = pipeline.to_stablehlo(program)
+        stablehlo = None
+        if poly.stablehlo is not None:
+            try:
+                stablehlo = pipeline.refine_stablehlo(poly.stablehlo, program)
+            except LoweringError as err:     # (sizes StableHLO's refinement cannot take: fxla's refinement can)
+                logger.info("%s: the polymorphic StableHLO does not refine to %s (%s): this program converts its "
+                            "refined fxla program per size from now on", module.__name__, shapes,
+                            str(err).splitlines()[0][:300])
+                poly.stablehlo = None
+        if stablehlo is None:
+            stablehlo = pipeline.to_stablehlo(program)
         return Stages(str(gm.graph), gm.code, program.text(), stablehlo.operation.get_asm(),
                       stablehlo.operation.get_asm(enable_debug_info=True), program, poly.prepared)
 
@@ -157,7 +170,11 @@ class SymbolicPrograms:
                     "" if not fixed else "; fixed by the program: " + ", ".join(
                         f"{n} = {s}" + (f" (by %{node.name}{_at(node)})" if node is not None else "")
                         for n, s, node in fixed))
-        return _Polymorphic(symbols, prepared, program)
+        stablehlo, why_not = module._pipeline.polymorphic_stablehlo(program)
+        if stablehlo is None:
+            logger.info("%s: no polymorphic StableHLO for program #%d (%s): each size converts its refined fxla "
+                        "program", module.__name__, self.lowerings, why_not)
+        return _Polymorphic(symbols, prepared, program, stablehlo)
 
 
 def _at(node) -> str:

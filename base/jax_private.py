@@ -54,7 +54,17 @@ NAMES = (
     ("jaxlib.xla_client", "DeviceList"),
     ("jax._src.distributed", "global_state"),           # (its .client: None until initialize)
     ("jax._src.xla_bridge", "backends_are_initialized"),
+    ("jax._src.lib", "_jax.mlir.refine_polymorphic_shapes"),
 )
+
+
+def refine_polymorphic_shapes(module_bytecode: bytes) -> bytes:
+    """StableHLO's shape refinement (``stablehlo-refine-shapes`` and its companions, as ``jax.export`` runs them
+    on a polymorphic module): the module (MLIR bytecode) whose ``main`` has static argument types, with every
+    ``?`` inferred from them and the dynamic ops made static; raises where a shape stays dynamic."""
+    from jax._src.lib import _jax
+    return _jax.mlir.refine_polymorphic_shapes(module_bytecode, enable_shape_assertions=True,
+                                               validate_static_shapes=True)
 
 
 def add_dialect_module(prefix: str, namespace: str) -> None:

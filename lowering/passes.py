@@ -26,7 +26,7 @@ from .grouped_conv import grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
 from .precision import full_precision_pass
-from .to_stablehlo import convert_fxla_to_stablehlo, legalize_and_clean, verify_stablehlo
+from .to_stablehlo import convert_fxla_to_stablehlo, convert_polymorphic, legalize_and_clean, verify_stablehlo
 
 
 def _vjp(root: ir.Operation) -> None:
@@ -39,9 +39,18 @@ def _convert(root: ir.Operation) -> None:
     legalize_and_clean(root, "func.func(chlo-legalize-to-stablehlo)")
 
 
+def _convert_polymorphic(root: ir.Operation) -> None:
+    convert_polymorphic(root)
+    # (CHLO's dynamic-shape legalisation computes shapes with the `shape` dialect: written as StableHLO too)
+    legalize_and_clean(root, "func.func(chlo-legalize-to-stablehlo),func.func(shape-legalize-to-stablehlo)")
+
+
 #: fxla's passes: pipeline name -> (function on the module, one-line description)
 FXLA_PASSES: Dict[str, tuple] = {
     "convert-fxla-to-stablehlo": (_convert, "lower every fxla op to StableHLO (CHLO legalised too)"),
+    "convert-polymorphic-fxla-to-stablehlo": (
+        _convert_polymorphic, "lower a polymorphic fxla program (? dims, size operands) to polymorphic StableHLO: "
+                              "? dims kept, sizes as get_dimension_size arithmetic, StableHLO's dynamic ops"),
     "verify-fxla": (verify_module, "check every fxla op against the op table"),
     "fxla-vjp": (_vjp, "differentiate @main (reverse mode) with respect to every floating-point argument: "
                  "@forward returns its results and the residuals, @backward maps (residuals, cotangents, "
@@ -193,6 +202,24 @@ def _write_reproducer(text: str, directory: Optional[str]) -> str:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     return path
+
+
+#: What turns a polymorphic fxla program into polymorphic StableHLO (then a strict re-parse + MLIR verification).
+POLYMORPHIC_PIPELINE = ("convert-polymorphic-fxla-to-stablehlo", "canonicalize", "cse")
+
+
+def lower_polymorphic_to_stablehlo(module: ir.Module) -> ir.Module:
+    """Polymorphic StableHLO of the polymorphic fxla ``module`` (which is left unchanged): :data:`POLYMORPHIC_PIPELINE`
+    on a copy, re-parsed and verified in a strict context.  Raises :class:`LoweringError` (or MLIR's error) where
+    an op has no polymorphic StableHLO form; the caller decides what to do without one."""
+    copy = module.operation.clone()
+    try:
+        run_pipeline(copy, POLYMORPHIC_PIPELINE)
+        buffer = io.BytesIO()
+        copy.write_bytecode(buffer)
+        return verify_stablehlo(buffer.getvalue())
+    finally:
+        copy.erase()
 
 
 def lower_to_stablehlo(module: ir.Module, *, print_ir_after_all: bool = False,

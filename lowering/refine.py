@@ -6,8 +6,8 @@ arguments the call's static types, and walks the ops in order:
 
 * ``fxla.dim_size`` of a (now static) operand becomes an ``fxla.constant``;
 * the size arithmetic on known sizes is evaluated (the op stays, its value is known);
-* an op with symbolic attributes (``fxla.sym``) is rebuilt with the evaluated sizes in its attributes and without
-  the size operands;
+* an op with size operands (``fxla.sym``: symbolic attributes, ``?`` result dims) is rebuilt with the evaluated
+  sizes in its attributes and without the size operands;
 * every other op's result types are inferred again from the op table (element types kept).
 
 Size ops nothing uses any more are removed, and the static program is checked by fxla's verifier.  The result
@@ -18,6 +18,7 @@ propagation or lowering rule runs again.
 from __future__ import annotations
 
 import dataclasses
+import io
 from typing import Dict, Sequence
 
 import numpy as np
@@ -25,13 +26,13 @@ import numpy as np
 from fxla.dialects.fxla import ANY_ELEM, Sig, ops, sig_of, type_of, verify_module, VerificationError
 from fxla.dialects.fxla.opdef import sig_of_elem, type_cache
 from fxla.dialects.fxla.ops import lookup
-from fxla.dialects.fxla.symbolic import sym_slots
-from fxla.dialects.mlir import ir
+from fxla.dialects.fxla.symbolic import is_result_slot, sym_slots
+from fxla.dialects.mlir import ir, strict_context
 
 from .errors import LoweringError
 from .program import FxlaProgram
 
-__all__ = ["refine", "refine_module"]
+__all__ = ["refine", "refine_module", "refine_stablehlo"]
 
 #: the size arithmetic (on ``tensor<i64>`` operands whose values are known), evaluated as Python does
 _ARITHMETIC = {ops.add: lambda a, b: a + b, ops.sub: lambda a, b: a - b, ops.mul: lambda a, b: a * b,
@@ -89,6 +90,8 @@ def _refine_op(op: ir.Operation, known: Dict[ir.Value, int]) -> None:
     operands, attrs = opdef.read(op)
     if slots:
         for slot, size in zip(slots, list(op.operands)[len(op.operands) - len(slots):]):
+            if is_result_slot(slot):
+                continue                       # (a result dim's size: the result types are inferred below)
             if size not in known:
                 raise _error(f"a size operand of {op.name} is not known after refinement")
             name, _, index = slot.partition(".")
@@ -130,3 +133,38 @@ def _refine_op(op: ir.Operation, known: Dict[ir.Value, int]) -> None:
     for old, value in zip(op.results, new.results):
         old.replace_all_uses_with(value)
     op.erase()
+
+
+def refine_stablehlo(polymorphic: bytes, shapes: Sequence[Sequence[int]]) -> ir.Module:
+    """Polymorphic StableHLO (MLIR bytecode, :func:`fxla.lowering.passes.lower_polymorphic_to_stablehlo`) made
+    static for tensor inputs of ``shapes`` by StableHLO's own shape refinement (jaxlib's
+    ``refine_polymorphic_shapes``, what ``jax.export`` runs): ``main``'s ``?`` argument dims are set, every other
+    ``?`` is inferred from them, the dynamic ops become static ones.  Returns the static module, verified by MLIR in
+    a strict context; raises :class:`LoweringError` where the sizes do not fit the program."""
+    from fxla.base.jax_private import refine_polymorphic_shapes
+    from .to_stablehlo import verify_stablehlo
+    with strict_context(), ir.Location.unknown():
+        module = ir.Module.parse(polymorphic)
+        fn = next(op for op in module.body.operations if op.operation.name == "func.func"
+                  and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        block = fn.regions[0].blocks[0]
+        if len(shapes) != len(block.arguments):
+            raise _error(f"{len(shapes)} input shapes for {len(block.arguments)} arguments")
+        for arg, shape in zip(block.arguments, shapes):
+            t = ir.RankedTensorType(arg.type)
+            if t.rank != len(shape) or any(not t.is_dynamic_dim(i) and t.get_dim_size(i) != int(n)
+                                           for i, n in enumerate(shape)):
+                raise LoweringError(f"input shape {tuple(shape)} does not fit the program's argument type {t}")
+            arg.set_type(ir.RankedTensorType.get([int(n) for n in shape], t.element_type))
+        returned = list(block.operations)[-1]
+        # (a result that is an argument itself now has its static type; the others stay ? until refinement)
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in block.arguments], [v.type for v in returned.operands]))
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(buffer)
+    try:
+        refined = refine_polymorphic_shapes(buffer.getvalue())
+    except Exception as err:  # noqa: BLE001  (jaxlib raises its own error types)
+        raise LoweringError(f"StableHLO shape refinement failed for input shapes {[tuple(s) for s in shapes]}: "
+                            f"{str(err).strip()[:500]}") from None
+    return verify_stablehlo(refined)

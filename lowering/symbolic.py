@@ -50,6 +50,15 @@ class SizeBuilder:
         except _NotWritable:
             return self.ctx.tensor(int(size))          # (a guard fixes the symbol: reported by the module)
 
+    def reify(self, size: Any):
+        """``size`` as a ``tensor<i64>`` value, or ``None`` where it has no fxla form (no guard is added)."""
+        if not isinstance(size, torch.SymInt):
+            return self.ctx.tensor(int(size))
+        try:
+            return self._emit(self.symbols.env.replace(size.node.expr))
+        except _NotWritable:
+            return None
+
     def _emit(self, e) -> ir.Value:
         top = ir.InsertionPoint.current.block == self.block
         if top and e in self._cache:
@@ -101,7 +110,8 @@ class SizeBuilder:
 def scope_for(symbols, ctx, arguments: Dict[int, ir.Value], block: ir.Block, metas: Dict[int, Any]) -> SymbolicScope:
     """The scope of one polymorphic lowering: ``arguments`` (tensor leaf index -> function argument) get their
     symbolic shapes from ``metas`` (leaf index -> :class:`~fxla.dialects.fxla.Sig` with ``SymInt`` sizes)."""
-    scope = SymbolicScope(SizeBuilder(symbols, ctx, arguments, block).materialize, symbols.normalize)
+    sizes = SizeBuilder(symbols, ctx, arguments, block)
+    scope = SymbolicScope(sizes.materialize, symbols.normalize, sizes.reify)
     for leaf, value in arguments.items():
         if not ir.ShapedType(value.type).has_static_shape:
             scope.sigs[value] = metas[leaf]

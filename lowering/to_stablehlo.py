@@ -13,6 +13,7 @@ from typing import List, Optional, Union
 
 from fxla.dialects.fxla import verify_module
 from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.fxla.symbolic import SYM_ATTR, UNKNOWN, NotPolymorphicError, is_result_slot, sym_slots
 from fxla.dialects.fxla.verifier import Diagnostic
 from fxla.dialects.mlir import ir, passmanager, rewrite, strict_context
 
@@ -38,16 +39,47 @@ def _empty_results(b: Builder):
     return values[0] if len(values) == 1 else values
 
 
+def _unknown_attrs(op, attrs) -> None:
+    """A polymorphic op's symbolic attribute entries (``?``, named by ``fxla.sym``) as :data:`UNKNOWN`, so a
+    pattern that computes with one raises instead of using ``DYNAMIC`` as a number."""
+    for slot in sym_slots(op):
+        if is_result_slot(slot):
+            continue
+        name, _, index = slot.partition(".")
+        if index:
+            values = list(attrs[name])
+            values[int(index)] = UNKNOWN
+            attrs[name] = tuple(values)
+        else:
+            attrs[name] = UNKNOWN
+
+
 def _rewrite(opdef, fn):
     def apply(op, rewriter):
         operands, attrs = opdef.read(op)
+        if SYM_ATTR in op.attributes:
+            _unknown_attrs(op, attrs)
         with ir.InsertionPoint(op), op.location:
             b = Builder(op)
-            value = _empty_results(b)
-            if value is None:
-                value = fn(b, *operands, **attrs)
+            try:
+                value = _empty_results(b)
+                if value is None:
+                    value = fn(b, *operands, **attrs)
+            except (NotPolymorphicError, TypeError) as err:
+                if not _has_dynamic_types(op):
+                    raise
+                raise ConversionError([Diagnostic(op.location, op.name, f"has no polymorphic StableHLO form yet "
+                                                                       f"({str(err).splitlines()[0][:200]})")],
+                                      "its pattern needs this ? size as a number; the program can be refined "
+                                      "in the fxla dialect and converted per size instead") from None
         rewriter.replace_op(op, list(value) if isinstance(value, (tuple, list)) else [value])
     return apply
+
+
+def _has_dynamic_types(op) -> bool:
+    return any(not ir.RankedTensorType(t).has_static_shape for t in [*(v.type for v in op.operands),
+                                                                   *op.results.types]
+               if isinstance(ir.Type(t).maybe_downcast(), ir.RankedTensorType))
 
 
 def _pattern_set(context: ir.Context):
@@ -80,6 +112,23 @@ def convert_fxla_to_stablehlo(module) -> None:
         verify_module(root)
         with root.context:
             rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
+    left = _leftovers(root)
+    if left:
+        raise ConversionError(left, "these fxla ops have no StableHLO pattern")
+    _strip_fxla_attrs(root)
+
+
+def convert_polymorphic(module) -> None:
+    """Rewrite every fxla op of a *polymorphic* fxla module (``?`` dims, size operands named by ``fxla.sym``:
+    :mod:`fxla.dialects.fxla.symbolic`) in place into polymorphic StableHLO: ``?`` dims stay ``?``, sizes are
+    computed by ``stablehlo.get_dimension_size`` and ``tensor<i64>`` arithmetic, and ops whose StableHLO form needs
+    static sizes take the dynamic variant (``dynamic_broadcast_in_dim``, ``dynamic_reshape``, ``dynamic_iota``,
+    ``real_dynamic_slice``...).  fxla's verifier checks static programs only, so the output is checked by MLIR's
+    (:func:`verify_stablehlo`); a pattern with no polymorphic form raises :class:`~.patterns.builder
+    .NotPolymorphicError` or leaves a static-only op with a ``?`` result, which MLIR's verifier rejects."""
+    root = _root(module)
+    with type_cache(), root.context:
+        rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
     left = _leftovers(root)
     if left:
         raise ConversionError(left, "these fxla ops have no StableHLO pattern")

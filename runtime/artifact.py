@@ -95,7 +95,7 @@ class ProgramInterface(NamedTuple):
     result_roles: List[Optional[str]]
 
 
-def _parse_program(data: bytes):
+def parse_program(data: bytes):
     """``data`` (a StableHLO portable artifact) as an MLIR module in a fresh context: ``(ctx, module)``.
 
     Only MLIR bytecode (what :func:`fxla.export` writes) is accepted, and it is read by
@@ -117,7 +117,7 @@ def program_interface(path: str, data: bytes) -> ProgramInterface:
 
     from .sharding import signature_of
     try:
-        ctx, module = _parse_program(data)
+        ctx, module = parse_program(data)
     except ArtifactError:
         raise
     except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)

@@ -24,7 +24,8 @@ def artifact(tmp_path):
 
 def test_one_artifact_runs_every_size(artifact):
     model, path, meta = artifact
-    assert sorted(os.listdir(path)) == ["metadata.json", "polymorphic.mlirbc", "program.mlirbc", "weights.bin"]
+    assert sorted(os.listdir(path)) == ["metadata.json", "polymorphic.mlirbc", "polymorphic.stablehlo.mlirbc",
+                                        "program.mlirbc", "weights.bin"]
     assert meta["symbolic"]["dims"] == [{"name": "seq", "min": 2, "max": 64, "multiple_of": 1, "uses": [[0, 1]]}]
     assert meta["symbolic"]["outputs"] == [{"shape": [2, None, 16]}]
     loaded = fxla.load(path)
@@ -32,6 +33,49 @@ def test_one_artifact_runs_every_size(artifact):
         x = torch.randn(2, n, 16)
         torch.testing.assert_close(loaded(x), model(x), rtol=1e-5, atol=1e-5)
     assert len(loaded._symbolic._executables) == 3        # (8 is the exported program itself)
+    assert loaded._symbolic.stablehlo is not None         # (the sizes refined the polymorphic StableHLO)
+
+
+def test_the_polymorphic_stablehlo_runs_without_fxla(artifact):
+    """Any StableHLO consumer can run the artifact's other sizes: deserialize the portable artifact, set main's
+    argument types, refine with StableHLO's shape refinement (jaxlib's, as jax.export does) and compile with PJRT --
+    no fxla lowering involved (fxla.base.jax_private only names the two jaxlib functions)."""
+    import jax
+    import numpy as np
+    from jax.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+    from fxla.base import jax_private
+    model, path, meta = artifact
+    with open(os.path.join(path, "polymorphic.stablehlo.mlirbc"), "rb") as f:
+        portable = f.read()
+    state = model.state_dict()
+    params = [state[p["name"]].numpy() for p in meta["params"]]      # (main's trailing arguments, in order)
+    device = jax.devices("cpu")[0]
+    for n in (3, 21):
+        x = torch.randn(2, n, 16)
+        args = [x.numpy()] + params
+        with jax_mlir.make_ir_context() as ctx, ir.Location.unknown():
+            module = stablehlo.deserialize_portable_artifact(ctx, portable)
+            main = next(op for op in module.body.operations if op.operation.name == "func.func")
+            block = main.regions[0].blocks[0]
+            for a, value in zip(block.arguments, args):
+                a.set_type(ir.RankedTensorType.get(value.shape, ir.RankedTensorType(a.type).element_type))
+            results = [v.type for v in list(block.operations)[-1].operands]
+            main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
+                                                                                    results))
+            refined = jax_private.refine_polymorphic_shapes(module.operation.get_asm(binary=True))
+            text = ir.Module.parse(refined).operation.get_asm()
+        assert "?" not in text and "dynamic" not in text and f"tensor<2x{n}x16xf32>" in text
+        executable = jax_private.compile_and_load(device.client, text, [device], _options())
+        out = executable.execute_sharded([jax.device_put(a, device) for a in args])
+        got = np.asarray(out.disassemble_into_single_device_arrays()[0][0])
+        np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _options():
+    from fxla.base.jax_private import _xla_client
+    return _xla_client().CompileOptions()
 
 
 def test_sizes_outside_the_dims_are_refused(artifact):

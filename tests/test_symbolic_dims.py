@@ -58,7 +58,8 @@ def test_the_polymorphic_program_carries_dynamic_dims_and_size_ops():
     text = program.text()
     assert "%arg0: tensor<2x?x16xf32>" in text and "-> tensor<2x?x16xf32>" in text
     assert "fxla.dim_size %arg0 {dim = 1}" in text
-    assert 'fxla.sym = ["shape.1"]' in text and 'fxla.sym = ["length"]' in text     # view(b, s, ...), arange(s)
+    # view(b, s, ...) and arange(s): the symbolic attribute, then the ? result dims' sizes
+    assert 'fxla.sym = ["shape.1", "result0.1"]' in text and 'fxla.sym = ["length", "result0.0"]' in text
     refined = refine(program, [(2, 9, 16)])
     static = refined.text()
     assert "?" not in static and "fxla.sym" not in static and "dim_size" not in static

@@ -344,6 +344,10 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
             stages = pipeline.lower(gm, placeholder_args)
     texts["functional"] = _functional_text(stages.prepared)
     texts["stablehlo"] = stages.stablehlo_debug if args.debug_locations else stages.stablehlo
+    polymorphic = _polymorphic_stablehlo(compiled, gm, placeholder_args, args.debug_locations)
+    if polymorphic is not None:             # (--dynamic: the polymorphic StableHLO, then it refined)
+        texts["stablehlo"] = (polymorphic + "\n// refined to the example inputs' sizes (StableHLO's shape "
+                              "refinement):\n" + texts["stablehlo"])
     if "hlo" in wanted:
         device = resolve_device(args.device)
         with COMPILING:          # what fxla.compile does before XLA (same HLO)
@@ -351,6 +355,18 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
             pipeline.compile(stages, target, device)
         texts["hlo"] = stages.hlo
     return compiled, gm, texts
+
+
+def _polymorphic_stablehlo(compiled, gm, args, debug_info: bool):
+    """The polymorphic StableHLO the example's sizes were refined from (``--dynamic``), as text; else ``None``."""
+    if compiled._dynamic is None:
+        return None
+    poly, _ = compiled._dynamic._select(compiled, gm, args)
+    if poly is None or poly.stablehlo is None:
+        return None
+    from fxla.dialects.mlir import ir, strict_context
+    with strict_context():
+        return ir.Module.parse(poly.stablehlo).operation.get_asm(enable_debug_info=debug_info)
 
 
 def _functional_text(prepared) -> str:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..mlir import ir
 from . import symbolic
-from .symbolic import DYNAMIC, SYM_ATTR, has_sym, is_sym
+from .symbolic import DYNAMIC, SYM_ATTR, UNKNOWN, has_sym, is_sym, result_slot
 from .types import ALL_TYPES, FLOAT_TYPES, Sig
 
 SEGMENTS = "operandSegmentSizes"
@@ -241,6 +241,13 @@ class OpDef:
             result_types = [type_of(s) for s in inferred]
         elif inferred is not None:         # (the creator's element types, the inferred symbolic shapes)
             inferred = [Sig(s.shape, sig_of_elem(t)) for s, t in zip(inferred, result_types)]
+        for r, (t, s) in enumerate(zip(result_types, inferred or ())):   # (every ? result dim's size)
+            if not ir.ShapedType(t).has_static_shape:
+                for d, size in enumerate(s.shape):
+                    value = scope.reify(size) if is_sym(size) else None
+                    if value is not None:
+                        slots.append(result_slot(r, d))
+                        sizes.append(value)
         if slots:
             mlir_attrs[SYM_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in slots])
         op = ir.Operation.create(self.name, results=list(result_types), operands=present + sizes,
@@ -361,6 +368,19 @@ def _sig_of(t: ir.Type) -> Optional[Sig]:
     return Sig(tuple(rt.shape), _elem_name(rt.element_type))
 
 
+def sig_of_shaped(t: ir.Type) -> Optional[Sig]:
+    """The :class:`Sig` of a ranked tensor type, static or not (a ``?`` dim is :data:`~.symbolic.UNKNOWN`: equal
+    to ``DYNAMIC``, but no arithmetic)."""
+    sig = sig_of(t)
+    if sig is not None:
+        return sig
+    rt = t if isinstance(t, ir.RankedTensorType) else t.maybe_downcast()
+    if not isinstance(rt, ir.RankedTensorType):
+        return None
+    return Sig(tuple(UNKNOWN if rt.is_dynamic_dim(i) else rt.get_dim_size(i) for i in range(rt.rank)),
+               _elem_name(rt.element_type))
+
+
 def sig_of(t: ir.Type) -> Optional[Sig]:
     """The :class:`Sig` of a ranked static tensor type, else ``None``."""
     caches = _CACHES.get()
@@ -389,8 +409,8 @@ def type_of(sig: Sig) -> ir.RankedTensorType:
     """The MLIR tensor type of ``sig`` (the inverse of :func:`sig_of`; a symbolic dim is ``?``); needs an active
     MLIR context."""
     shape = sig.shape
-    if has_sym(shape):
-        shape = [DYNAMIC if is_sym(d) else d for d in shape]
+    if has_sym(shape) or DYNAMIC in shape:         # (a symbolic size, or an Unknown ? size)
+        shape = [DYNAMIC if is_sym(d) or d == DYNAMIC else d for d in shape]
     return ir.RankedTensorType.get(list(shape), elem_type(sig.elem))
 
 

@@ -2,13 +2,19 @@
 pattern table."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence, Tuple
+import math
+from typing import Callable, Dict, List, Sequence, Tuple, Union
 
 import numpy as np
 
 from fxla.dialects.fxla import OpDef, Sig, sig_of, type_of
+from fxla.dialects.fxla.opdef import sig_of_shaped
+from fxla.dialects.fxla.symbolic import DYNAMIC, UNKNOWN, NotPolymorphicError, sym_slots
 from fxla.dialects.fxla.types import INT_TYPES, UNSIGNED_TYPES, is_float
 from fxla.dialects.mlir import hlo, ir
+
+#: a size: a Python int, or (a ``?`` dim of a polymorphic program) a ``tensor<i64>`` value computing it
+Size = Union[int, ir.Value]
 
 #: OpDef -> pattern
 PATTERNS: Dict[OpDef, Callable] = {}
@@ -48,20 +54,105 @@ def padding_attr(pairs: Sequence[Tuple[int, int]]) -> ir.DenseIntElementsAttr:
 
 
 class Builder:
-    """StableHLO building helpers at one fxla op's position; ``result`` is the op's result :class:`Sig`."""
+    """StableHLO building helpers at one fxla op's position; ``result`` is the op's result :class:`Sig`.
+
+    In a polymorphic program (``?`` dims) ``result.shape`` has :data:`~fxla.dialects.fxla.symbolic.DYNAMIC` at
+    each ``?`` dim, and the op's size operands (``fxla.sym``) give those sizes: :meth:`dims` (a result's shape as
+    ints and ``tensor<i64>`` values) and :meth:`sizes` (a symbolic attribute's).  The helpers below build
+    StableHLO's dynamic ops (``dynamic_broadcast_in_dim``, ``dynamic_reshape``) where a shape has ``?`` dims.
+    """
 
     def __init__(self, op: ir.Operation):
         self.op = op
         results = op.results
         self.result_type = results[0].type
-        self.result: Sig = sig_of(self.result_type)
+        self.result: Sig = sig_of_shaped(self.result_type)
         # every result (multi-result ops); a single-result op's list is just ``[self.result]``
-        self.results = [self.result] if len(results) == 1 else [sig_of(t) for t in results.types]
+        self.results = [self.result] if len(results) == 1 else [sig_of_shaped(t) for t in results.types]
+        slots = sym_slots(op)
+        operands = list(op.operands)
+        self.slots: Dict[str, ir.Value] = dict(zip(slots, operands[len(operands) - len(slots):])) if slots else {}
+
+    # -- sizes of polymorphic programs ---------------------------------------------------------------------------
+    def _slot(self, name: str) -> ir.Value:
+        value = self.slots.get(name)
+        if value is None:
+            raise NotPolymorphicError(f"{self.op.name}: no size operand '{name}' for a ? size")
+        return value
+
+    def dims(self, result: int = 0) -> List[Size]:
+        """The shape of result ``result``: an int per static dim, a ``tensor<i64>`` value per ``?`` dim."""
+        return [self._slot(f"result{result}.{d}") if n == DYNAMIC else n
+                for d, n in enumerate(self.results[result].shape)]
+
+    def sizes(self, name: str, values) -> List[Size]:
+        """The values of the ``array<i64>`` attribute ``name`` (read as ``values``), a ``?`` entry as its size
+        operand's value."""
+        return [self._slot(f"{name}.{i}") if v == DYNAMIC else v for i, v in enumerate(values)]
+
+    def size(self, name: str, value) -> Size:
+        """The ``i64`` attribute ``name`` (read as ``value``): itself, or its size operand's value if ``?``."""
+        return self._slot(name) if value == DYNAMIC else value
+
+    def dim_of(self, value: ir.Value, dim: int) -> Size:
+        """The size of dim ``dim`` of ``value``: an int, or (a ``?`` dim) a ``tensor<i64>`` computing it."""
+        n = self.sig(value).shape[dim]
+        if n != DYNAMIC:
+            return n
+        size = hlo.GetDimensionSizeOp(value, dim).result
+        return hlo.ConvertOp(self.type((), "i64"), size).result
+
+    def dims_of(self, value: ir.Value) -> List[Size]:
+        """The shape of ``value`` as :meth:`dim_of` gives each dim."""
+        return [self.dim_of(value, d) for d in range(self.sig(value).rank)]
+
+    def shape_value(self, dims: Sequence[Size]) -> ir.Value:
+        """A ``tensor<Nxi64>`` of the sizes ``dims`` (the shape operand of StableHLO's dynamic ops)."""
+        if all(not isinstance(d, ir.Value) for d in dims):
+            return hlo.ConstantOp(ir.DenseElementsAttr.get(np.asarray(list(dims), dtype=np.int64).reshape(len(dims)),
+                                                           type=self.type((len(dims),), "i64"))).result
+        one = self.type((1,), "i64")
+        parts = [hlo.ReshapeOp(one, d).result if isinstance(d, ir.Value) else
+                 hlo.ConstantOp(ir.DenseElementsAttr.get(np.asarray([d], dtype=np.int64), type=one)).result
+                 for d in dims]
+        return parts[0] if len(parts) == 1 else hlo.ConcatenateOp(parts, 0).result
+
+    def count(self, dims: Sequence[Size]) -> Size:
+        """The product of the sizes ``dims`` (an element count): an int, or a ``tensor<i64>`` where one is ``?``."""
+        static = math.prod(d for d in dims if not isinstance(d, ir.Value))
+        values = [d for d in dims if isinstance(d, ir.Value)]
+        if not values:
+            return static
+        out = self.splat(static, "i64")
+        for v in values:
+            out = hlo.MulOp(out, v).result
+        return out
+
+    def fill(self, value, elem: str, shape: Sequence[Size] = ()) -> ir.Value:
+        """:meth:`splat` of a Python number, or the broadcast of a ``tensor<i64>`` size (converted to ``elem``)."""
+        if not isinstance(value, ir.Value):
+            return self.splat(value, elem, shape)
+        return self.broadcast_dims(self.convert(value, elem), shape, [])
+
+    def _resolve(self, shape: Sequence[Size]) -> List[Size]:
+        """``shape`` with each ``?`` (:data:`~fxla.dialects.fxla.symbolic.UNKNOWN`) resolved: only a result's own
+        ``shape`` tuple (``b.result.shape``) resolves, to :meth:`dims`; a pattern builds any other shape with ``?``
+        dims from :meth:`dims_of` its values, else this raises :class:`NotPolymorphicError`."""
+        if all(isinstance(d, ir.Value) or d != DYNAMIC for d in shape):
+            return list(shape)
+        for r, sig in enumerate(self.results):
+            if shape is sig.shape:          # (the result's own shape object: a shape merely equal to it may have
+                return self.dims(r)         # other sizes at its ? dims)
+        raise NotPolymorphicError(f"{self.op.name}: a helper needs the ? sizes of shape {shape}")
+
+    @staticmethod
+    def _static(shape: Sequence[Size]) -> Tuple[int, ...]:
+        return tuple(UNKNOWN if isinstance(d, ir.Value) else d for d in shape)
 
     @staticmethod
     def sig(value: ir.Value) -> Sig:
         """The :class:`Sig` (shape, element type) of ``value``."""
-        return sig_of(value.type)
+        return sig_of_shaped(value.type)
 
     @staticmethod
     def type(shape: Sequence[int], elem: str) -> ir.RankedTensorType:
@@ -75,33 +166,54 @@ class Builder:
             return value
         return hlo.ConvertOp(self.type(sig.shape, elem), value).result
 
-    def broadcast(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+    def broadcast(self, value: ir.Value, shape: Sequence[Size]) -> ir.Value:
         """Numpy-style broadcast of ``value`` to ``shape`` (trailing dims aligned)."""
         sig = self.sig(value)
-        shape = tuple(shape)
-        if sig.shape == shape:
+        static = self._static(shape)
+        if sig.shape == static:          # (a ? dim is never 1: one broadcast to a ? dim keeps its size)
             return value
-        dims = list(range(len(shape) - sig.rank, len(shape)))
-        return hlo.BroadcastInDimOp(self.type(shape, sig.elem), value, dims).result
+        dims = list(range(len(static) - sig.rank, len(static)))
+        return self.broadcast_dims(value, shape, dims)
 
-    def broadcast_dims(self, value: ir.Value, shape: Sequence[int], dims: Sequence[int]) -> ir.Value:
-        """broadcast_in_dim with explicit operand->result dimension mapping."""
-        return hlo.BroadcastInDimOp(self.type(shape, self.sig(value).elem), value, list(dims)).result
+    def broadcast_dims(self, value: ir.Value, shape: Sequence[Size], dims: Sequence[int]) -> ir.Value:
+        """broadcast_in_dim with explicit operand->result dimension mapping (``dynamic_broadcast_in_dim`` where
+        ``shape`` has ``?`` dims)."""
+        static = self._static(shape)
+        t = self.type(static, self.sig(value).elem)
+        if DYNAMIC not in static:
+            return hlo.BroadcastInDimOp(t, value, list(dims)).result
+        return hlo.DynamicBroadcastInDimOp(t, value, self.shape_value(self._resolve(shape)), list(dims)).result
 
-    def splat(self, value, elem: str, shape: Sequence[int] = ()) -> ir.Value:
+    def splat(self, value, elem: str, shape: Sequence[Size] = ()) -> ir.Value:
         """A constant tensor of ``shape`` filled with the Python number ``value``."""
-        t = self.type(shape, elem)
+        static = self._static(shape)
+        if DYNAMIC in static:
+            return self.broadcast_dims(self.splat(value, elem), shape, [])
+        t = self.type(static, elem)
         scalar_type = t.element_type
         attr = ir.FloatAttr.get(scalar_type, float(value)) if is_float(elem) else \
             ir.IntegerAttr.get(scalar_type, int(value))
         return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, attr)).result
 
-    def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
-        """``value`` reshaped to ``shape`` (unchanged if it has it already)."""
+    def reshape(self, value: ir.Value, shape: Sequence[Size]) -> ir.Value:
+        """``value`` reshaped to ``shape`` (unchanged if it has it already; ``dynamic_reshape`` where ``shape``
+        has ``?`` dims)."""
         sig = self.sig(value)
-        if sig.shape == tuple(shape):
+        static = self._static(shape)
+        if sig.shape == static:          # (the same element count: a ? dim between the same static dims keeps its size)
             return value
-        return hlo.ReshapeOp(self.type(shape, sig.elem), value).result
+        if DYNAMIC not in static:
+            return hlo.ReshapeOp(self.type(static, sig.elem), value).result
+        return hlo.DynamicReshapeOp(self.type(static, sig.elem), value,
+                                    self.shape_value(self._resolve(shape))).result
+
+    def iota(self, shape: Sequence[Size], dim: int, elem: str) -> ir.Value:
+        """``stablehlo.iota`` of ``shape`` along ``dim`` (``dynamic_iota`` where ``shape`` has ``?`` dims)."""
+        static = self._static(shape)
+        t = self.type(static, elem)
+        if DYNAMIC not in static:
+            return hlo.IotaOp(t, dim).result
+        return hlo.DynamicIotaOp(t, self.shape_value(self._resolve(shape)), dim).result
 
     def reduce(self, value: ir.Value, dims: Sequence[int], init, body: Callable) -> ir.Value:
         """``stablehlo.reduce`` over ``dims`` (removed from the shape) with a binary ``body`` op class."""

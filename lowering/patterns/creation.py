@@ -22,10 +22,11 @@ def _constant(b: Builder, *, value):
 def _arange(b: Builder, *, start, step, length):
     elem = b.result.elem
     work = "f64" if is_float(elem) else "i64"
-    i = b.convert(hlo.IotaOp(b.type((length,), "i64"), 0).result, work)
+    shape = [b.size("length", length)]
+    i = b.convert(b.iota(shape, 0, "i64"), work)
     cast = float if work == "f64" else int
-    y = hlo.AddOp(hlo.MulOp(i, b.splat(cast(step), work, (length,))).result,
-                  b.splat(cast(start), work, (length,))).result
+    y = hlo.AddOp(hlo.MulOp(i, b.splat(cast(step), work, shape)).result,
+                  b.splat(cast(start), work, shape)).result
     return b.convert(y, elem)
 
 

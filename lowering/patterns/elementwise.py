@@ -108,7 +108,7 @@ def _cmp(b: Builder, lhs, rhs, direction: str):
 
 def _zero_like(b: Builder, v):
     s = b.sig(v)
-    return b.splat(0, s.elem, s.shape)
+    return b.splat(0, s.elem, b.dims_of(v))
 
 
 def _nonzero(b: Builder, v):
@@ -210,8 +210,10 @@ for _opdef, _op in ((ops.bitwise_and, hlo.AndOp), (ops.bitwise_or, hlo.OrOp), (o
 
 # -- integer-style division --------------------------------------------------------------------------------------
 def _signs_differ(b: Builder, a, c):
+    # (compare NE of the two i1 signs, not xor: StableHLO's shape refinement folds compare on size arithmetic,
+    # not xor, and a polymorphic program's `seq // 4` is this pattern)
     zero = _zero_like(b, a)
-    return hlo.XorOp(_cmp(b, a, zero, "LT"), _cmp(b, c, zero, "LT")).result
+    return compare(_cmp(b, a, zero, "LT"), _cmp(b, c, zero, "LT"), "NE", "i1")
 
 
 @pattern(ops.fmod)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.symbolic import DYNAMIC
 from fxla.dialects.mlir import hlo, ir
 
 from .builder import Builder, pattern
@@ -9,7 +10,10 @@ from .builder import Builder, pattern
 
 @pattern(ops.slice)
 def _slice(b: Builder, x, *, start, limit, stride):
-    return hlo.SliceOp(x, list(start), list(limit), list(stride)).result
+    if DYNAMIC not in start and DYNAMIC not in limit:
+        return hlo.SliceOp(x, list(start), list(limit), list(stride)).result
+    return hlo.RealDynamicSliceOp(b.result_type, x, b.shape_value(b.sizes("start", start)),
+                                  b.shape_value(b.sizes("limit", limit)), b.shape_value(stride)).result
 
 
 def _coordinates(b: Builder, index, dim: int) -> ir.Value:
@@ -17,8 +21,9 @@ def _coordinates(b: Builder, index, dim: int) -> ir.Value:
     s = b.sig(index)
     elem = "i32" if s.elem == "i32" else "i64"          # (i32 indices as they are: their iotas fit in i32 too)
     index = b.convert(index, elem)
-    parts = [index if d == dim else hlo.IotaOp(b.type(s.shape, elem), d).result for d in range(s.rank)]
-    return hlo.ConcatenateOp([b.reshape(p, s.shape + (1,)) for p in parts], s.rank).result
+    shape = b.dims_of(index)
+    parts = [index if d == dim else b.iota(shape, d, elem) for d in range(s.rank)]
+    return hlo.ConcatenateOp([b.reshape(p, shape + [1]) for p in parts], s.rank).result
 
 
 @pattern(ops.gather)
@@ -38,8 +43,7 @@ def _index_select(b: Builder, x, index, *, dim):
     if xs.rank == 0:
         return x
     d = dim % xs.rank
-    n = b.sig(index).shape[0]
-    starts = b.reshape(b.convert(index, "i64"), (n, 1))
+    starts = b.reshape(b.convert(index, "i64"), [b.dim_of(index, 0), 1])
     dn = hlo.GatherDimensionNumbers.get(offset_dims=[i for i in range(xs.rank) if i != d], collapsed_slice_dims=[d],
                                         operand_batching_dims=[], start_indices_batching_dims=[],
                                         start_index_map=[d], index_vector_dim=1)
@@ -86,9 +90,9 @@ def _where(b: Builder, cond, x, y):
 
 
 def _triangle(b: Builder, x, *, diagonal, keep_lower: bool):
-    shape, rank = b.result.shape, b.result.rank
-    rows = hlo.IotaOp(b.type(shape, "i64"), rank - 2).result
-    cols = hlo.IotaOp(b.type(shape, "i64"), rank - 1).result
+    shape, rank = b.dims(), b.result.rank
+    rows = b.iota(shape, rank - 2, "i64")
+    cols = b.iota(shape, rank - 1, "i64")
     offset = hlo.SubtractOp(cols, rows).result                       # j - i
     direction = "LE" if keep_lower else "GE"
     keep = hlo.CompareOp(offset, b.splat(diagonal, "i64", shape), hlo.ComparisonDirectionAttr.get(direction),

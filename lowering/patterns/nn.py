@@ -48,10 +48,11 @@ def _softmax_parts(b: Builder, x, dim):
     d = dim % xs.rank if xs.rank else 0
     x = b.convert(x, elem)
     keep_dims = [i for i in range(xs.rank) if i != d]
-    peak = b.broadcast_dims(b.reduce(x, [d], b.lowest(elem), hlo.MaxOp), xs.shape, keep_dims)
+    shape = b.dims_of(x)
+    peak = b.broadcast_dims(b.reduce(x, [d], b.lowest(elem), hlo.MaxOp), shape, keep_dims)
     shifted = hlo.SubtractOp(x, peak).result
     exps = hlo.ExpOp(shifted).result
-    total = b.broadcast_dims(b.reduce(exps, [d], 0, hlo.AddOp), xs.shape, keep_dims)
+    total = b.broadcast_dims(b.reduce(exps, [d], 0, hlo.AddOp), shape, keep_dims)
     return shifted, exps, total
 
 
@@ -84,18 +85,19 @@ def _layer_norm(b: Builder, x, weight, bias, *, normalized_rank, eps):
     dims = list(range(xs.rank - normalized_rank, xs.rank))
     lead = list(range(xs.rank - normalized_rank))
     count = math.prod(xs.shape[d] for d in dims)
+    shape = b.dims_of(x)
     x = b.convert(x, elem)
 
     def mean_over(v):
         total = b.reduce(v, dims, 0, hlo.AddOp)
-        mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
-        return b.broadcast_dims(mean, xs.shape, lead)
+        mean = hlo.DivOp(total, b.splat(count, elem, b.dims_of(total))).result
+        return b.broadcast_dims(mean, shape, lead)
 
     centered = hlo.SubtractOp(x, mean_over(x)).result
     var = mean_over(hlo.MulOp(centered, centered).result)
-    y = hlo.MulOp(centered, hlo.RsqrtOp(hlo.AddOp(var, b.splat(eps, elem, xs.shape)).result).result).result
+    y = hlo.MulOp(centered, hlo.RsqrtOp(hlo.AddOp(var, b.splat(eps, elem, shape)).result).result).result
     if weight is not None:
-        y = hlo.MulOp(y, b.broadcast(b.convert(weight, elem), xs.shape)).result
+        y = hlo.MulOp(y, b.broadcast(b.convert(weight, elem), shape)).result
     if bias is not None:
-        y = hlo.AddOp(y, b.broadcast(b.convert(bias, elem), xs.shape)).result
+        y = hlo.AddOp(y, b.broadcast(b.convert(bias, elem), shape)).result
     return b.convert(y, b.result.elem)

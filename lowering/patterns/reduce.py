@@ -31,11 +31,11 @@ def _sum(b: Builder, x, *, dims, keepdim):
 def _mean(b: Builder, x, *, dims, keepdim):
     elem = compute_type(b.result.elem)
     reduced = _keep(b, x, dims)
-    xs = b.sig(x)
+    shape = b.dims_of(x)
     x = b.convert(x, elem)
     total = b.reduce(x, reduced, 0, hlo.AddOp)
-    count = math.prod(xs.shape[d] for d in reduced)
-    mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
+    count = b.count([shape[d] for d in reduced])
+    mean = hlo.DivOp(total, b.fill(count, elem, b.dims_of(total))).result
     return b.reshape(b.convert(mean, b.result.elem), b.result.shape)
 
 
@@ -62,7 +62,7 @@ def _prod(b: Builder, x, *, dims, keepdim):
 def _truth(b: Builder, x, *, dims, keepdim, combine, init):
     s = b.sig(x)
     if s.elem != "i1":
-        x = compare(x, b.splat(0, s.elem, s.shape), "NE", s.elem)
+        x = compare(x, b.splat(0, s.elem, b.dims_of(x)), "NE", s.elem)
     y = b.reshape(b.reduce(x, _keep(b, x, dims), init, combine), b.result.shape)
     return b.convert(y, b.result.elem)
 
@@ -79,15 +79,20 @@ def _var(b: Builder, x, *, dims, keepdim, correction):
     elem = "f64" if xs.elem == "f32" else compute_type(xs.elem)
     reduced = _keep(b, x, dims)
     kept = [i for i in range(xs.rank) if i not in reduced]
-    count = math.prod(xs.shape[d] for d in reduced)
+    shape = b.dims_of(x)
+    count = b.count([shape[d] for d in reduced])
     x = b.convert(x, elem)
     total = b.reduce(x, reduced, 0, hlo.AddOp)
-    mean = hlo.DivOp(total, b.splat(count, elem, b.sig(total).shape)).result
-    centered = hlo.SubtractOp(x, b.broadcast_dims(mean, xs.shape, kept)).result
+    mean = hlo.DivOp(total, b.fill(count, elem, b.dims_of(total))).result
+    centered = hlo.SubtractOp(x, b.broadcast_dims(mean, shape, kept)).result
     squares = b.reduce(hlo.MulOp(centered, centered).result, reduced, 0, hlo.AddOp)
     # torch divides by max(0, N - correction): no more values than the correction give nan (or inf), never a
     # negative divisor's -0.0
-    var = hlo.DivOp(squares, b.splat(max(count - correction, 0), elem, b.sig(squares).shape)).result
+    if isinstance(count, ir.Value):
+        divisor = hlo.MaxOp(hlo.SubtractOp(count, b.splat(int(correction), "i64")).result, b.splat(0, "i64")).result
+    else:
+        divisor = max(count - correction, 0)
+    var = hlo.DivOp(squares, b.fill(divisor, elem, b.dims_of(squares))).result
     return b.reshape(b.convert(var, b.result.elem), b.result.shape)
 
 
@@ -99,12 +104,12 @@ def _logsumexp(b: Builder, x, *, dims, keepdim):
     kept = [i for i in range(xs.rank) if i not in reduced]
     x = b.convert(x, elem)
     peak = b.reduce(x, reduced, float("-inf"), hlo.MaxOp)
-    ps = b.sig(peak)
+    ps = b.dims_of(peak)
     # an infinite maximum (all -inf, or +inf present) is not subtracted, as in torch
-    finite = hlo.CompareOp(hlo.AbsOp(peak).result, b.splat(float("inf"), elem, ps.shape),
+    finite = hlo.CompareOp(hlo.AbsOp(peak).result, b.splat(float("inf"), elem, ps),
                            hlo.ComparisonDirectionAttr.get("NE")).result
-    shift = hlo.SelectOp(finite, peak, b.splat(0.0, elem, ps.shape)).result
-    exps = hlo.ExpOp(hlo.SubtractOp(x, b.broadcast_dims(shift, xs.shape, kept)).result).result
+    shift = hlo.SelectOp(finite, peak, b.splat(0.0, elem, ps)).result
+    exps = hlo.ExpOp(hlo.SubtractOp(x, b.broadcast_dims(shift, b.dims_of(x), kept)).result).result
     y = hlo.AddOp(hlo.LogOp(b.reduce(exps, reduced, 0, hlo.AddOp)).result, shift).result
     return b.reshape(b.convert(y, b.result.elem), b.result.shape)
 

@@ -10,7 +10,7 @@ from .builder import Builder, normalized_dims, pattern
 
 @pattern(ops.reshape)
 def _reshape(b: Builder, x, *, shape):
-    return hlo.ReshapeOp(b.result_type, x).result
+    return b.reshape(x, b.dims())
 
 
 @pattern(ops.permute)
@@ -20,7 +20,7 @@ def _permute(b: Builder, x, *, dims):
 
 @pattern(ops.expand)
 def _expand(b: Builder, x, *, shape):
-    return b.broadcast(x, shape)
+    return b.broadcast(x, b.dims())
 
 
 @pattern(ops.concat)

@@ -331,7 +331,7 @@ func.func @logical_and(%x: tensor<4xf32>, %y: tensor<4xi1>) -> tensor<4xi1> {
 // CHECK:   %[[V3:.+]] = stablehlo.constant dense<0> : tensor<4xi64>
 // CHECK:   %[[V4:.+]] = stablehlo.compare LT, %[[V0]], %[[V3]], SIGNED : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
 // CHECK:   %[[V5:.+]] = stablehlo.compare LT, %arg1, %[[V3]], SIGNED : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
-// CHECK:   %[[V6:.+]] = stablehlo.xor %[[V4]], %[[V5]] : tensor<4xi1>
+// CHECK:   %[[V6:.+]] = stablehlo.compare NE, %[[V4]], %[[V5]], UNSIGNED : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
 // CHECK:   %[[V7:.+]] = stablehlo.and %[[V2]], %[[V6]] : tensor<4xi1>
 // CHECK:   %[[V8:.+]] = stablehlo.add %[[V0]], %arg1 : tensor<4xi64>
 // CHECK:   %[[V9:.+]] = stablehlo.select %[[V7]], %[[V8]], %[[V0]] : tensor<4xi1>, tensor<4xi64>

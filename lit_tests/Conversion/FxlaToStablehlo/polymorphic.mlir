@@ -1,0 +1,36 @@
+// RUN: fxla-opt %s --split-input-file --convert-polymorphic-fxla-to-stablehlo -o %t
+// RUN: FileCheck %s --input-file %t
+// RUN: FileCheck %s --input-file %t --check-prefix=NOFXLA
+
+// A polymorphic program (? dims, sizes as fxla.dim_size arithmetic, size operands named by fxla.sym) keeps its ?
+// dims: the reshape's symbolic shape becomes dynamic_reshape's shape operand, arange a dynamic_iota, the add's
+// broadcast a dynamic_broadcast_in_dim -- each from the size operand of the ? result dim.
+// CHECK-LABEL: func.func @reshape_arange
+// CHECK:         %[[S:.+]] = stablehlo.get_dimension_size %arg0, dim = 1 : (tensor<2x?x16xf32>) -> tensor<i32>
+// CHECK:         %[[R:.+]] = stablehlo.dynamic_reshape %arg0, %{{.+}} : (tensor<2x?x16xf32>, tensor<4xi64>) -> tensor<2x?x4x4xf32>
+// CHECK:         %[[I:.+]] = stablehlo.dynamic_iota %{{.+}}, dim = 0 : (tensor<1xi64>) -> tensor<?xi64>
+// CHECK:         stablehlo.dynamic_broadcast_in_dim %{{.+}}, dims = [1, 2] : (tensor<?x1xf32>, tensor<3xi64>) -> tensor<2x?x16xf32>
+// NOFXLA-NOT:  fxla.
+func.func @reshape_arange(%x: tensor<2x?x16xf32>) -> (tensor<2x?x4x4xf32>, tensor<2x?x16xf32>) {
+  %s = fxla.dim_size %x {dim = 1} : tensor<2x?x16xf32> -> tensor<i64>
+  %r = "fxla.reshape"(%x, %s, %s) {fxla.sym = ["shape.1", "result0.1"], shape = array<i64: 2, -9223372036854775808, 4, 4>} : (tensor<2x?x16xf32>, tensor<i64>, tensor<i64>) -> tensor<2x?x4x4xf32>
+  %a = "fxla.arange"(%s, %s) {fxla.sym = ["length", "result0.0"], length = -9223372036854775808 : i64, start = 0.000000e+00 : f64, step = 1.000000e+00 : f64} : (tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %f = "fxla.convert"(%a, %s) {fxla.sym = ["result0.0"]} : (tensor<?xi64>, tensor<i64>) -> tensor<?xf32>
+  %c = "fxla.reshape"(%f, %s, %s) {fxla.sym = ["shape.0", "result0.0"], shape = array<i64: -9223372036854775808, 1>} : (tensor<?xf32>, tensor<i64>, tensor<i64>) -> tensor<?x1xf32>
+  %y = "fxla.add"(%x, %c, %s) {fxla.sym = ["result0.1"]} : (tensor<2x?x16xf32>, tensor<?x1xf32>, tensor<i64>) -> tensor<2x?x16xf32>
+  return %r, %y : tensor<2x?x4x4xf32>, tensor<2x?x16xf32>
+}
+
+// -----
+
+// A slice whose bounds are sizes: real_dynamic_slice with the bounds as operands.
+// CHECK-LABEL: func.func @last_row
+// CHECK:         %[[L:.+]] = stablehlo.real_dynamic_slice %arg0, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x?x16xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) -> tensor<2x1x16xf32>
+// CHECK:         return %[[L]]
+func.func @last_row(%x: tensor<2x?x16xf32>) -> tensor<2x1x16xf32> {
+  %s = fxla.dim_size %x {dim = 1} : tensor<2x?x16xf32> -> tensor<i64>
+  %m = fxla.constant {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  %t = fxla.add %m, %s : tensor<i64>, tensor<i64> -> tensor<i64>
+  %l = "fxla.slice"(%x, %t, %s) {fxla.sym = ["start.1", "limit.1"], limit = array<i64: 2, -9223372036854775808, 16>, start = array<i64: 0, -9223372036854775808, 0>, stride = array<i64: 1, 1, 1>} : (tensor<2x?x16xf32>, tensor<i64>, tensor<i64>) -> tensor<2x1x16xf32>
+  return %l : tensor<2x1x16xf32>
+}

@@ -1,0 +1,119 @@
+"""Polymorphic StableHLO (issue #21, item 1): a polymorphic fxla program is converted once into StableHLO that
+keeps its ``?`` dims (sizes from ``stablehlo.get_dimension_size`` arithmetic, StableHLO's dynamic ops), and each
+call's sizes only refine it with StableHLO's own shape refinement (jaxlib's ``refine_polymorphic_shapes``, as
+``jax.export`` does) before XLA compiles it (lowering/to_stablehlo.py ``convert_polymorphic``, lowering/refine.py
+``refine_stablehlo``, api/symbolic.py).  The oracle is eager PyTorch at every size."""
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+import torch
+
+import fxla
+from fxla.dialects.fxla.symbolic import UNKNOWN, NotPolymorphicError
+from fxla.frontend import symbolic_trace
+from fxla.frontend.passes.prepare import prepare_graph
+from fxla.frontend.symbolic import SymbolicShapes
+from fxla.lowering import lower_to_fxla
+from fxla.lowering.errors import LoweringError
+from fxla.lowering.passes import lower_polymorphic_to_stablehlo
+from fxla.lowering.refine import refine_stablehlo
+from test_symbolic_dims import _model, _split_heads
+
+
+def _polymorphic(fn, x, dims):
+    symbols = SymbolicShapes(dims, [x])
+    with symbols.tracing():
+        prepared = prepare_graph(symbolic_trace(fn), tuple(symbols.fake_leaves))
+    return lower_to_fxla(prepared, symbols=symbols)
+
+
+def _programs(fast):
+    return [p for variants in fast._dynamic.programs.values() for p in variants]
+
+
+def test_the_stablehlo_keeps_the_dynamic_dims_and_refines_to_every_size():
+    program = _polymorphic(_model(), torch.randn(2, 7, 16), {0: {1: fxla.Dim("seq")}})
+    module = lower_polymorphic_to_stablehlo(program.module)
+    text = module.operation.get_asm()
+    assert "tensor<2x?x16xf32>" in text and "fxla." not in text
+    for op in ("get_dimension_size", "dynamic_reshape", "dynamic_broadcast_in_dim", "dynamic_iota",
+               "real_dynamic_slice"):
+        assert f"stablehlo.{op}" in text, op
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    params = [(16,), (16, 16), (16,), (16,)]
+    for n in (2, 9, 40):
+        refined = refine_stablehlo(buffer.getvalue(), [(2, n, 16)] + params).operation.get_asm()
+        assert "?" not in refined and "dynamic" not in refined
+        assert f"-> tensor<2x{n}x16xf32>" in refined
+
+
+def test_each_size_refines_the_stablehlo_and_equals_eager():
+    m = _model()
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq", max=64)}})
+    for n in (5, 7, 12, 33):
+        x = torch.randn(2, n, 16)
+        torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
+    (poly,) = _programs(fast)
+    assert poly.stablehlo is not None               # (the sizes refined the polymorphic StableHLO)
+    assert fast._dynamic.lowerings == 1 and fast.cache_size == 4
+
+
+def test_a_mean_over_a_symbolic_dim_divides_by_its_size():
+    def mean_var(x):
+        return x.mean(1), x.var(1), torch.logsumexp(x, 1)
+    fast = fxla.compile(mean_var, dynamic={"x": {1: fxla.Dim("seq")}})
+    for n in (3, 6, 17):
+        x = torch.randn(2, n, 4)
+        torch.testing.assert_close(fast(x), mean_var(x))
+    assert _programs(fast)[0].stablehlo is not None
+
+
+def test_floor_division_of_sizes_refines():
+    """`s // 4` is a select on compare results: StableHLO's refinement folds it (it does not fold xor)."""
+    fast = fxla.compile(_split_heads, dynamic={"x": {1: fxla.Dim("seq")}})
+    for n in (8, 12, 20):
+        x = torch.randn(2, n, 3)
+        torch.testing.assert_close(fast(x), _split_heads(x))
+    assert _programs(fast)[0].stablehlo is not None
+
+
+def test_sizes_that_do_not_fit_the_program_are_an_error():
+    program = _polymorphic(_split_heads, torch.randn(2, 8, 3), {0: {1: fxla.Dim("seq")}})
+    buffer = io.BytesIO()
+    lower_polymorphic_to_stablehlo(program.module).operation.write_bytecode(buffer)
+    with pytest.raises(LoweringError, match="does not fit"):
+        refine_stablehlo(buffer.getvalue(), [(2, 8, 4)])
+
+
+def test_an_op_without_a_polymorphic_form_is_converted_per_size(caplog):
+    def running_max(x):                          # (cummax's pattern computes with the scanned dim's size)
+        return torch.cummax(x, 1).values * 2
+    fast = fxla.compile(running_max, dynamic={"x": {1: fxla.Dim("seq")}})
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for n in (3, 6):
+            x = torch.randn(2, n, 4)
+            torch.testing.assert_close(fast(x), running_max(x))
+    assert "no polymorphic StableHLO" in caplog.text and "fxla.cummax" in caplog.text
+    assert _programs(fast)[0].stablehlo is None and fast._dynamic.lowerings == 1
+
+
+def test_a_dynamic_size_cannot_be_used_as_a_number():
+    for use in (lambda d: d * 2, lambda d: d + 1, lambda d: d // 2, lambda d: d > 3, lambda d: int(d),
+                lambda d: max(d, 2), lambda d: 2 * d, lambda d: sum([d, 1])):
+        with pytest.raises(NotPolymorphicError):
+            use(UNKNOWN)
+    assert UNKNOWN == -(1 << 63) and UNKNOWN != 3 and (2, UNKNOWN) == (2, -(1 << 63))
+
+
+def test_torch_compile_symbolic_graphs_refine_the_stablehlo():
+    lin = torch.nn.Linear(8, 8)
+    def f(x):
+        return torch.softmax(lin(x), -1) + torch.arange(x.shape[1]).float()[:, None]
+    compiled = torch.compile(f, backend="fxla", dynamic=True)
+    for n in (3, 5, 11):
+        x = torch.randn(2, n, 8)
+        torch.testing.assert_close(compiled(x), f(x), rtol=1e-5, atol=1e-5)
