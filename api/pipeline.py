@@ -228,7 +228,9 @@ class Pipeline:
             module = lower_polymorphic_to_stablehlo(program.module)
         except Exception as err:  # noqa: BLE001  (a pattern without a polymorphic form: TypeError, MLIR's errors)
             cause = getattr(err, "cause", None) or err           # (a PassFailure: the pattern's diagnostic)
-            lines = [line for line in str(cause).splitlines() if line.strip()]
+            lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+            if len(lines) > 1 and lines[0].endswith(":"):       # ("Failure while executing pass pipeline:")
+                lines = [f"{lines[0]} {lines[1]}"]
             return None, (lines[0] if lines else type(err).__name__)[:300]
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)

@@ -200,8 +200,8 @@ class Builder:
         has ``?`` dims)."""
         sig = self.sig(value)
         static = self._static(shape)
-        if sig.shape == static:          # (the same element count: a ? dim between the same static dims keeps its size)
-            return value
+        if sig.shape == static and static.count(DYNAMIC) <= 1:
+            return value     # (the same element count and static dims: one ? dim keeps its size; two may swap)
         if DYNAMIC not in static:
             return hlo.ReshapeOp(self.type(static, sig.elem), value).result
         return hlo.DynamicReshapeOp(self.type(static, sig.elem), value,

@@ -169,8 +169,7 @@ def _float_unary(b: Builder, x, *, fn):
 
 
 def _reciprocal(b, x):
-    s = b.sig(x)
-    return hlo.DivOp(b.splat(1.0, s.elem, s.shape), x).result
+    return hlo.DivOp(b.splat(1.0, b.sig(x).elem, b.dims_of(x)), x).result
 
 
 for _opdef, _fn in ((ops.reciprocal, _reciprocal), (ops.sin, lambda b, x: hlo.SineOp(x).result),

@@ -47,7 +47,9 @@ def _index_select(b: Builder, x, index, *, dim):
     dn = hlo.GatherDimensionNumbers.get(offset_dims=[i for i in range(xs.rank) if i != d], collapsed_slice_dims=[d],
                                         operand_batching_dims=[], start_indices_batching_dims=[],
                                         start_index_map=[d], index_vector_dim=1)
-    sizes = [1 if i == d else s for i, s in enumerate(xs.shape)]
+    sizes = [1 if i == d else s for i, s in enumerate(b.dims_of(x))]
+    if any(isinstance(s, ir.Value) for s in sizes):          # (a ? dim of x taken whole: its size as an operand)
+        return hlo.DynamicGatherOp(x, starts, b.shape_value(sizes), dn, results=[b.result_type]).result
     return hlo.GatherOp(x, starts, dn, sizes).result
 
 
@@ -66,7 +68,10 @@ def _scatter(b: Builder, x, index, src, *, dim, reduce):
     if rank == 0:                        # a 0-d input: its one element is src's (combined with it), as in torch
         src = b.reshape(src, ())
         return src if combine is None else combine(x, src).result
-    if b.sig(src).shape != ix.shape:
+    if DYNAMIC in ix.shape or DYNAMIC in b.sig(src).shape:      # (src may be larger than index: cut to it)
+        src = hlo.RealDynamicSliceOp(b.type(ix.shape, b.sig(src).elem), src, b.shape_value([0] * rank),
+                                     b.shape_value(b.dims_of(index)), b.shape_value([1] * rank)).result
+    elif b.sig(src).shape != ix.shape:
         src = hlo.SliceOp(src, [0] * rank, list(ix.shape), [1] * rank).result
     dn = hlo.ScatterDimensionNumbers.get(update_window_dims=[], inserted_window_dims=list(range(rank)),
                                          input_batching_dims=[], scatter_indices_batching_dims=[],

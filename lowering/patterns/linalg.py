@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import broadcast_shapes
-from fxla.dialects.mlir import hlo
+from fxla.dialects.mlir import hlo, ir
 
 from .builder import Builder, pattern
 
@@ -29,16 +29,29 @@ def _linear(b: Builder, x, w, bias):
 def _matmul(b: Builder, lhs, rhs):
     ls, rs = b.sig(lhs), b.sig(rhs)
     if ls.rank == 1:
-        lhs = b.reshape(lhs, (1, ls.shape[0]))
-        ls = b.sig(lhs)
+        lhs = b.reshape(lhs, [1, b.dim_of(lhs, 0)])
     if rs.rank == 1:
-        rhs = b.reshape(rhs, (rs.shape[0], 1))
-        rs = b.sig(rhs)
-    batch = broadcast_shapes(ls.shape[:-2], rs.shape[:-2])
+        rhs = b.reshape(rhs, [b.dim_of(rhs, 0), 1])
+    ld, rd = b.dims_of(lhs), b.dims_of(rhs)
+    batch = _broadcast_dims(ld[:-2], rd[:-2])
     nb = len(batch)
-    lhs = b.broadcast(lhs, batch + ls.shape[-2:])
-    rhs = b.broadcast(rhs, batch + rs.shape[-2:])
-    out = batch + (ls.shape[-2], rs.shape[-1])
+    lhs = b.broadcast(lhs, batch + ld[-2:])
+    rhs = b.broadcast(rhs, batch + rd[-2:])
+    out = b._static(batch + [ld[-2], rd[-1]])
     y = _dot(b, lhs, rhs, out, lhs_batch=range(nb), rhs_batch=range(nb), lhs_contract=[nb + 1],
              rhs_contract=[nb])
     return b.reshape(y, b.result.shape)
+
+
+def _broadcast_dims(a, c):
+    """The numpy broadcast of two shapes of sizes (ints, or ``tensor<i64>`` values for ? dims, which are never 1:
+    a ? dim is the broadcast's size there)."""
+    n = max(len(a), len(c))
+    a, c = [1] * (n - len(a)) + list(a), [1] * (n - len(c)) + list(c)
+    out = []
+    for x, y in zip(a, c):
+        if isinstance(x, ir.Value) or isinstance(y, ir.Value):
+            out.append(x if isinstance(x, ir.Value) else y)
+        else:
+            out.append(broadcast_shapes((x,), (y,))[0])
+    return out

@@ -84,13 +84,13 @@ def _layer_norm(b: Builder, x, weight, bias, *, normalized_rank, eps):
     elem = compute_type(xs.elem)
     dims = list(range(xs.rank - normalized_rank, xs.rank))
     lead = list(range(xs.rank - normalized_rank))
-    count = math.prod(xs.shape[d] for d in dims)
     shape = b.dims_of(x)
+    count = b.count([shape[d] for d in dims])
     x = b.convert(x, elem)
 
     def mean_over(v):
         total = b.reduce(v, dims, 0, hlo.AddOp)
-        mean = hlo.DivOp(total, b.splat(count, elem, b.dims_of(total))).result
+        mean = hlo.DivOp(total, b.fill(count, elem, b.dims_of(total))).result
         return b.broadcast_dims(mean, shape, lead)
 
     centered = hlo.SubtractOp(x, mean_over(x)).result

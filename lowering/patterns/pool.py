@@ -7,16 +7,22 @@ import math
 import numpy as np
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.symbolic import DYNAMIC, NotPolymorphicError
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo, ir
 
 from .builder import Builder, compare, compute_type, padding_attr, pattern
 
 
-def _window_pads(b: Builder, xs, lead, kernel_size, stride, padding, dilation):
+def _window_pads(b: Builder, xs, lead, kernel_size, stride, padding, dilation, ceil_mode):
     pads = [(0, 0)] * lead
     for i in range(len(kernel_size)):
         size, k, s, p, d = xs.shape[lead + i], kernel_size[i], stride[i], padding[i], dilation[i]
+        if size == DYNAMIC:
+            if ceil_mode:
+                raise NotPolymorphicError("ceil_mode windows over a ? dim")
+            pads.append((p, p))         # (floor mode: the same windows as torch's, whatever the size)
+            continue
         needed = (b.result.shape[lead + i] - 1) * s + d * (k - 1) + 1    # extent the windows cover
         pads.append((p, max(needed - size - p, 0)))                       # ceil_mode may need more on the high end
     return pads
@@ -53,12 +59,18 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
     lead = xs.rank - n
     elem = compute_type(xs.elem)
     ones = [1] * n
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, ones)
+    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, ones, ceil_mode)
     total = _reduce_window(b, b.convert(x, elem), 0, hlo.AddOp, [1] * lead + list(kernel_size),
                            [1] * lead + list(stride), [1] * xs.rank, pads, b.type(b.result.shape, elem))
     out = b.result.shape[lead:]
     if divisor_override:
         div = b.splat(divisor_override, elem, b.result.shape)
+    elif DYNAMIC in xs.shape[lead:]:
+        # floor-mode windows counting the padding hold k elements each, whatever the size; other divisors vary
+        # with the window's position, which a ? size leaves unknown here
+        if ceil_mode or (any(padding) and not count_include_pad):
+            raise NotPolymorphicError("position-dependent divisors over a ? dim")
+        div = b.splat(float(math.prod(kernel_size)), elem, b.result.shape)
     else:
         counts = np.ones((), dtype=np.float64)
         for i in range(n):
@@ -74,7 +86,7 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
 def _max_pool(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
     lead = xs.rank - len(kernel_size)
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation)
+    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation, ceil_mode)
     return _reduce_window(b, x, b.lowest(xs.elem), hlo.MaxOp, [1] * lead + list(kernel_size),
                           [1] * lead + list(stride), [1] * lead + list(dilation), pads, b.result_type)
 
@@ -115,7 +127,7 @@ def max_with_position(b: Builder, av, ai, cv, ci, elem: str) -> ir.Value:
 def _max_pool_with_indices(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
     lead = xs.rank - len(kernel_size)
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation)
+    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation, ceil_mode)
     positions = _flat_positions(b, xs.shape, lead)
     out_types = [b.type(b.result.shape, xs.elem), b.type(b.result.shape, "i64")]
     op = hlo.ReduceWindowOp(out_types, [x, positions], [b.splat(b.lowest(xs.elem), xs.elem),

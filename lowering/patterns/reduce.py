@@ -3,7 +3,6 @@ of f32 in f64),
 arg-reductions, sort and top-k."""
 from __future__ import annotations
 
-import math
 from functools import partial
 
 from fxla.dialects.fxla import ops
@@ -117,12 +116,12 @@ def _logsumexp(b: Builder, x, *, dims, keepdim):
 def _arg(b: Builder, x, *, dim, keepdim, direction):
     xs = b.sig(x)
     if dim is None or xs.rank == 0:
-        x = b.reshape(x, (math.prod(xs.shape),))
+        x = b.reshape(x, [b.count(b.dims_of(x))])
         xs, d = b.sig(x), 0
     else:
         d = dim % xs.rank
     out_shape = [s for i, s in enumerate(xs.shape) if i != d]
-    iota = hlo.IotaOp(b.type(xs.shape, "i64"), d).result
+    iota = b.iota(b.dims_of(x), d, "i64")
     init = b.lowest(xs.elem) if direction == "GT" else b.highest(xs.elem)
     red = hlo.ReduceOp([b.type(out_shape, xs.elem), b.type(out_shape, "i64")], [x, iota],
                        [b.splat(init, xs.elem), b.splat(0, "i64")], [d])
@@ -150,7 +149,7 @@ pattern(ops.argmin)(partial(_arg, direction="LT"))
 def _sorted(b: Builder, x, dim: int, descending: bool):
     """(values, indices) of a stable sort along ``dim``; floats compare in total order (NaN largest)."""
     xs = b.sig(x)
-    iota = hlo.IotaOp(b.type(xs.shape, "i64"), dim).result
+    iota = b.iota(b.dims_of(x), dim, "i64")
     op = hlo.SortOp([x.type, iota.type], [x, iota], dimension=dim, is_stable=True)
     sv, si = b.type((), xs.elem), b.type((), "i64")
     block = op.regions[0].blocks.append(sv, sv, si, si)

@@ -71,7 +71,7 @@ def _cum_extreme(b: Builder, x, *, dim, direction):
     if xs.rank == 0:
         return x, b.splat(0, "i64")
     d = dim % xs.rank
-    iota = hlo.IotaOp(b.type(xs.shape, "i64"), d).result
+    iota = b.iota(b.dims_of(x), d, "i64")
     init = b.lowest(xs.elem) if direction == "GT" else b.highest(xs.elem)
 
     def body(av, ai, cv, ci):

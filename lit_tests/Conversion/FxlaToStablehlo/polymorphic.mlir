@@ -34,3 +34,28 @@ func.func @last_row(%x: tensor<2x?x16xf32>) -> tensor<2x1x16xf32> {
   %l = "fxla.slice"(%x, %t, %s) {fxla.sym = ["start.1", "limit.1"], limit = array<i64: 2, -9223372036854775808, 16>, start = array<i64: 0, -9223372036854775808, 0>, stride = array<i64: 1, 1, 1>} : (tensor<2x?x16xf32>, tensor<i64>, tensor<i64>) -> tensor<2x1x16xf32>
   return %l : tensor<2x1x16xf32>
 }
+
+// -----
+
+// A mean over the ? dim divides by its size as a value (the element count is a size, not a number).
+// CHECK-LABEL: func.func @mean_over_symbolic_dim
+// CHECK:         %[[N:.+]] = stablehlo.get_dimension_size %arg0, dim = 1
+// CHECK:         %[[SUM:.+]] = stablehlo.reduce(%arg0 init: %{{.+}}) applies stablehlo.add across dimensions = [1] : (tensor<2x?xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK:         %[[COUNT:.+]] = stablehlo.convert %{{.+}} : (tensor<i64>) -> tensor<f32>
+// CHECK:         stablehlo.divide %[[SUM]], %{{.+}} : tensor<2xf32>
+func.func @mean_over_symbolic_dim(%x: tensor<2x?xf32>) -> tensor<2xf32> {
+  %m = fxla.mean %x {dims = [1], keepdim = false} : tensor<2x?xf32> -> tensor<2xf32>
+  return %m : tensor<2xf32>
+}
+
+// -----
+
+// index_select of rows of a table whose other dim is ?: dynamic_gather, the slice sizes as an operand.
+// CHECK-LABEL: func.func @select_rows
+// CHECK:         %[[G:.+]] = "stablehlo.dynamic_gather"(%arg0, %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-SAME:      : (tensor<5x?xf32>, tensor<3x1xi64>, tensor<2xi64>) -> tensor<3x?xf32>
+func.func @select_rows(%x: tensor<5x?xf32>, %i: tensor<3xi64>) -> tensor<3x?xf32> {
+  %s = fxla.dim_size %x {dim = 1} : tensor<5x?xf32> -> tensor<i64>
+  %y = "fxla.index_select"(%x, %i, %s) {dim = 0 : i64, fxla.sym = ["result0.1"]} : (tensor<5x?xf32>, tensor<3xi64>, tensor<i64>) -> tensor<3x?xf32>
+  return %y : tensor<3x?xf32>
+}
