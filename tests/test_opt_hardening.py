@@ -118,9 +118,9 @@ _DEEP_BYTECODE = textwrap.dedent("""
 
 _READ = textwrap.dedent("""
     import sys
-    from fxla.runtime.artifact import _parse_program
+    from fxla.runtime.artifact import parse_program
     try:
-        _parse_program(open(sys.argv[1], "rb").read())
+        parse_program(open(sys.argv[1], "rb").read())
     except Exception as err:
         print(type(err).__name__, err)
     else:
@@ -140,11 +140,11 @@ def test_deeply_nested_bytecode_is_refused_not_a_crash(tmp_path):
 
 
 def test_program_text_is_refused_before_mlir_reads_it():
-    from fxla.runtime.artifact import _parse_program
+    from fxla.runtime.artifact import parse_program
     with pytest.raises(ValueError, match="not MLIR bytecode"):
-        _parse_program(deep_type(50000).encode())      # text: MLIR's parser would have crashed on it
+        parse_program(deep_type(50000).encode())      # text: MLIR's parser would have crashed on it
     with pytest.raises(ValueError, match="not MLIR bytecode"):
-        _parse_program(b"module {\n}\n")
+        parse_program(b"module {\n}\n")
 
 
 # ---------------------------------------------------------------------------------------------------------------

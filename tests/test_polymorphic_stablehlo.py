@@ -62,22 +62,27 @@ def test_each_size_refines_the_stablehlo_and_equals_eager():
     assert fast._dynamic.lowerings == 1 and fast.cache_size == 4
 
 
-def test_a_mean_over_a_symbolic_dim_divides_by_its_size():
-    def mean_var(x):
-        return x.mean(1), x.var(1), torch.logsumexp(x, 1)
-    fast = fxla.compile(mean_var, dynamic={"x": {1: fxla.Dim("seq")}})
-    for n in (3, 6, 17):
-        x = torch.randn(2, n, 4)
-        torch.testing.assert_close(fast(x), mean_var(x))
-    assert _programs(fast)[0].stablehlo is not None
+def _mean_var(x):
+    return x.mean(1), x.var(1), torch.logsumexp(x, 1)
 
 
-def test_floor_division_of_sizes_refines():
-    """`s // 4` is a select on compare results: StableHLO's refinement folds it (it does not fold xor)."""
-    fast = fxla.compile(_split_heads, dynamic={"x": {1: fxla.Dim("seq")}})
-    for n in (8, 12, 20):
-        x = torch.randn(2, n, 3)
-        torch.testing.assert_close(fast(x), _split_heads(x))
+def _pool_gather_matmul(x):
+    y = torch.nn.functional.avg_pool1d(x, 3, 2, 1) * 2
+    return y.index_select(1, torch.tensor([0, 2])), x[0] @ x[1].transpose(0, 1), torch.sort(x, 2).values
+
+
+# a mean over the ? dim divides by its size as a value; `s // 4` is a select on compare results (StableHLO's
+# refinement folds those, not xor); floor-mode pools over ? dims, a gather of a table with a ? dim, a matmul of
+# ? sizes, a sort along one
+@pytest.mark.parametrize("fn, shape, sizes", [(_mean_var, (2, 0, 4), (3, 6, 17)), (_split_heads, (2, 0, 3), (8, 12, 20)),
+                                              (_pool_gather_matmul, (2, 3, 0), (5, 8, 13))],
+                         ids=["mean_var", "floor_division", "pool_gather_matmul"])
+def test_ops_over_symbolic_dims_refine_and_equal_eager(fn, shape, sizes):
+    dim = shape.index(0)
+    fast = fxla.compile(fn, dynamic={"x": {dim: fxla.Dim("n")}})
+    for n in sizes:
+        x = torch.randn(*(n if d == 0 else d for d in shape))
+        torch.testing.assert_close(fast(x), fn(x))
     assert _programs(fast)[0].stablehlo is not None
 
 
