@@ -68,12 +68,13 @@ def _mean_var(x):
 
 def _pool_gather_matmul(x):
     y = torch.nn.functional.avg_pool1d(x, 3, 2, 1) * 2
-    return y.index_select(1, torch.tensor([0, 2])), x[0] @ x[1].transpose(0, 1), torch.sort(x, 2).values
+    return (y.index_select(1, torch.tensor([0, 2])), x[0] @ x[1].transpose(0, 1), torch.sort(x, 2).values,
+            torch.topk(x, 2, dim=2))
 
 
 # a mean over the ? dim divides by its size as a value; `s // 4` is a select on compare results (StableHLO's
 # refinement folds those, not xor); floor-mode pools over ? dims, a gather of a table with a ? dim, a matmul of
-# ? sizes, a sort along one
+# ? sizes, a sort and a top-k along one
 @pytest.mark.parametrize("fn, shape, sizes", [(_mean_var, (2, 0, 4), (3, 6, 17)), (_split_heads, (2, 0, 3), (8, 12, 20)),
                                               (_pool_gather_matmul, (2, 3, 0), (5, 8, 13))],
                          ids=["mean_var", "floor_division", "pool_gather_matmul"])

@@ -184,6 +184,11 @@ def _topk(b: Builder, x, *, k, dim, largest):
         return x, b.splat(0, "i64")
     d = dim % xs.rank
     values, indices = _sorted(b, x, d, largest)
-    limit = [k if i == d else s for i, s in enumerate(xs.shape)]
-    cut = partial(hlo.SliceOp, start_indices=[0] * xs.rank, limit_indices=limit, strides=[1] * xs.rank)
-    return cut(values).result, cut(indices).result
+    limit = [b.size("k", k) if i == d else s for i, s in enumerate(b.dims_of(x))]
+    if all(isinstance(n, int) for n in limit):
+        cut = partial(hlo.SliceOp, start_indices=[0] * xs.rank, limit_indices=limit, strides=[1] * xs.rank)
+        return cut(values).result, cut(indices).result
+    starts, limits, strides = (b.shape_value(v) for v in ([0] * xs.rank, limit, [1] * xs.rank))
+    return tuple(hlo.RealDynamicSliceOp(t, v, starts, limits, strides).result
+                 for t, v in zip((b.type(b.results[0].shape, xs.elem), b.type(b.results[1].shape, "i64")),
+                                 (values, indices)))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.symbolic import DYNAMIC
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo
 
@@ -55,4 +56,7 @@ def _flip(b: Builder, x, *, dims):
 def _pad(b: Builder, x, *, low, high, value):
     elem = b.result.elem
     fill = b.splat(value if is_float(elem) else int(value), elem)
-    return hlo.PadOp(x, fill, list(low), list(high), [0] * len(low)).result
+    if DYNAMIC not in low and DYNAMIC not in high:
+        return hlo.PadOp(x, fill, list(low), list(high), [0] * len(low)).result
+    return hlo.DynamicPadOp(b.result_type, x, fill, b.shape_value(b.sizes("low", low)),
+                            b.shape_value(b.sizes("high", high)), b.shape_value([0] * len(low))).result
