@@ -6,6 +6,7 @@ call's sizes only refine it with StableHLO's own shape refinement (jaxlib's ``re
 from __future__ import annotations
 
 import io
+import os
 import logging
 
 import pytest
@@ -69,12 +70,13 @@ def _mean_var(x):
 def _pool_gather_matmul(x):
     y = torch.nn.functional.avg_pool1d(x, 3, 2, 1) * 2
     return (y.index_select(1, torch.tensor([0, 2])), x[0] @ x[1].transpose(0, 1), torch.sort(x, 2).values,
-            torch.topk(x, 2, dim=2))
+            torch.topk(x, 2, dim=2), torch.nn.functional.pad(x, (1, 2)), torch.nn.ZeroPad1d((2, 0))(x))
 
 
 # a mean over the ? dim divides by its size as a value; `s // 4` is a select on compare results (StableHLO's
 # refinement folds those, not xor); floor-mode pools over ? dims, a gather of a table with a ? dim, a matmul of
-# ? sizes, a sort and a top-k along one
+# ? sizes, a sort and a top-k along one, constant padding of one (F.pad's shape by arithmetic: torch's kernel
+# reads the sizes as ints)
 @pytest.mark.parametrize("fn, shape, sizes", [(_mean_var, (2, 0, 4), (3, 6, 17)), (_split_heads, (2, 0, 3), (8, 12, 20)),
                                               (_pool_gather_matmul, (2, 3, 0), (5, 8, 13))],
                          ids=["mean_var", "floor_division", "pool_gather_matmul"])
@@ -84,7 +86,8 @@ def test_ops_over_symbolic_dims_refine_and_equal_eager(fn, shape, sizes):
     for n in sizes:
         x = torch.randn(*(n if d == 0 else d for d in shape))
         torch.testing.assert_close(fast(x), fn(x))
-    assert _programs(fast)[0].stablehlo is not None
+    (poly,) = _programs(fast)                       # (one polymorphic program for every size: no dim fixed)
+    assert poly.stablehlo is not None
 
 
 def test_sizes_that_do_not_fit_the_program_are_an_error():
@@ -123,3 +126,32 @@ def test_torch_compile_symbolic_graphs_refine_the_stablehlo():
     for n in (3, 5, 11):
         x = torch.randn(2, n, 8)
         torch.testing.assert_close(compiled(x), f(x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_size_the_stablehlo_does_not_refine_to_falls_back_to_fxla(monkeypatch, caplog):
+    import fxla.pipeline as pipeline
+
+    def refuse(polymorphic, shapes):
+        raise LoweringError("refused for the test")
+    m = _model()
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq")}})
+    fast(torch.randn(2, 5, 16))
+    monkeypatch.setattr(pipeline, "refine_stablehlo", refuse)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for n in (7, 9):
+            x = torch.randn(2, n, 16)
+            torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
+    assert "does not refine to" in caplog.text and "refused for the test" in caplog.text
+    assert _programs(fast)[0].stablehlo is None          # (the fxla route from then on)
+
+
+def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp_path):
+    def running_max(x):
+        return torch.cummax(x, 1).values * 2
+    path = str(tmp_path / "cummax")
+    fxla.export(running_max, (torch.randn(2, 6, 4),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    assert "polymorphic.stablehlo.mlirbc" not in os.listdir(path)
+    loaded = fxla.load(path)
+    for n in (3, 9):
+        x = torch.randn(2, n, 4)
+        torch.testing.assert_close(loaded(x), running_max(x))

@@ -13,6 +13,8 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
+from fxla.frontend.shape_prop import register_meta_function, register_meta_module
+
 from ..registry import register, register_module
 
 
@@ -69,8 +71,22 @@ def _pad(ctx, input, pad, mode="constant", value=None):
     return y
 
 
+def _pad_meta(input, pad, mode="constant", value=None):
+    """F.pad's result on meta/fake tensors, by shape arithmetic alone: torch's kernel for constant padding reads
+    the sizes as plain ints, so a symbolic size would be fixed to its traced value (the padded sizes are
+    ``size + low + high`` in every mode; the modes' limits are checked by the lowering rule above)."""
+    shape = list(input.shape)
+    pad = [int(p) for p in pad]
+    for i in range(min(len(pad) // 2, len(shape))):
+        shape[len(shape) - 1 - i] = shape[len(shape) - 1 - i] + pad[2 * i] + pad[2 * i + 1]
+    return input.new_empty(shape)
+
+
+register_meta_function(F.pad, _pad_meta)
+
 for _n in (1, 2, 3):
     for _name, _mode in (("ConstantPad", "constant"), ("ZeroPad", "constant"), ("ReflectionPad", "reflect"),
                          ("ReplicationPad", "replicate"), ("CircularPad", "circular")):
         register_module(getattr(torch.nn, f"{_name}{_n}d"), F.pad, pad="padding", mode=lambda mod, mode=_mode: mode,
                         value=lambda mod: getattr(mod, "value", None))
+        register_meta_module(getattr(torch.nn, f"{_name}{_n}d"), lambda mod, input: _pad_meta(input, mod.padding))
