@@ -70,13 +70,14 @@ def _mean_var(x):
 def _pool_gather_matmul(x):
     y = torch.nn.functional.avg_pool1d(x, 3, 2, 1) * 2
     return (y.index_select(1, torch.tensor([0, 2])), x[0] @ x[1].transpose(0, 1), torch.sort(x, 2).values,
+            torch.cumsum(x, 2), torch.cummax(x, 2), torch.logcumsumexp(x, 2),
             torch.topk(x, 2, dim=2), torch.nn.functional.pad(x, (1, 2)), torch.nn.ZeroPad1d((2, 0))(x))
 
 
 # a mean over the ? dim divides by its size as a value; `s // 4` is a select on compare results (StableHLO's
 # refinement folds those, not xor); floor-mode pools over ? dims, a gather of a table with a ? dim, a matmul of
 # ? sizes, a sort and a top-k along one, constant padding of one (F.pad's shape by arithmetic: torch's kernel
-# reads the sizes as ints)
+# reads the sizes as ints), cumulative scans along one (StableHLO's dynamic_reduce_window)
 @pytest.mark.parametrize("fn, shape, sizes", [(_mean_var, (2, 0, 4), (3, 6, 17)), (_split_heads, (2, 0, 3), (8, 12, 20)),
                                               (_pool_gather_matmul, (2, 3, 0), (5, 8, 13))],
                          ids=["mean_var", "floor_division", "pool_gather_matmul"])
@@ -99,14 +100,12 @@ def test_sizes_that_do_not_fit_the_program_are_an_error():
 
 
 def test_an_op_without_a_polymorphic_form_is_converted_per_size(caplog):
-    def running_max(x):                          # (cummax's pattern computes with the scanned dim's size)
-        return torch.cummax(x, 1).values * 2
-    fast = fxla.compile(running_max, dynamic={"x": {1: fxla.Dim("seq")}})
+    fast = fxla.compile(_ceil_pool, dynamic={"x": {2: fxla.Dim("h")}})
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for n in (3, 6):
-            x = torch.randn(2, n, 4)
-            torch.testing.assert_close(fast(x), running_max(x))
-    assert "no polymorphic StableHLO" in caplog.text and "fxla.cummax" in caplog.text
+        for n in (5, 8):
+            x = torch.randn(2, 3, n, 8)
+            torch.testing.assert_close(fast(x), _ceil_pool(x))
+    assert "no polymorphic StableHLO" in caplog.text and "ceil_mode windows over a ? dim" in caplog.text
     assert _programs(fast)[0].stablehlo is None and fast._dynamic.lowerings == 1
 
 
@@ -146,12 +145,14 @@ def test_a_size_the_stablehlo_does_not_refine_to_falls_back_to_fxla(monkeypatch,
 
 
 def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp_path):
-    def running_max(x):
-        return torch.cummax(x, 1).values * 2
-    path = str(tmp_path / "cummax")
-    fxla.export(running_max, (torch.randn(2, 6, 4),), path, dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    path = str(tmp_path / "ceil_pool")
+    fxla.export(_ceil_pool, (torch.randn(2, 3, 6, 8),), path, dynamic_shapes={"x": {2: fxla.Dim("h")}})
     assert "polymorphic.stablehlo.mlirbc" not in os.listdir(path)
     loaded = fxla.load(path)
     for n in (3, 9):
-        x = torch.randn(2, n, 4)
-        torch.testing.assert_close(loaded(x), running_max(x))
+        x = torch.randn(2, 3, n, 8)
+        torch.testing.assert_close(loaded(x), _ceil_pool(x))
+
+
+def _ceil_pool(x):               # (a ceil-mode window's extra padding depends on the size: no polymorphic form yet)
+    return torch.nn.functional.max_pool2d(x, 2, ceil_mode=True) * 2

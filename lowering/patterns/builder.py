@@ -11,7 +11,7 @@ from fxla.dialects.fxla import OpDef, Sig, sig_of, type_of
 from fxla.dialects.fxla.opdef import sig_of_shaped
 from fxla.dialects.fxla.symbolic import DYNAMIC, UNKNOWN, NotPolymorphicError, sym_slots
 from fxla.dialects.fxla.types import INT_TYPES, UNSIGNED_TYPES, is_float
-from fxla.dialects.mlir import hlo, ir
+from fxla.dialects.mlir import func, hlo, ir
 
 #: a size: a Python int, or (a ``?`` dim of a polymorphic program) a ``tensor<i64>`` value computing it
 Size = Union[int, ir.Value]
@@ -214,6 +214,43 @@ class Builder:
         if DYNAMIC not in static:
             return hlo.IotaOp(t, dim).result
         return hlo.DynamicIotaOp(t, self.shape_value(self._resolve(shape)), dim).result
+
+    def window_reduce(self, operands: Sequence[ir.Value], inits: Sequence[ir.Value], window: Sequence[Size],
+                      pads: Sequence[Tuple[Size, Size]], result_types: Sequence[ir.Type],
+                      body: Callable[..., Sequence[ir.Value]]) -> List[ir.Value]:
+        """``stablehlo.reduce_window`` (unit strides and dilations) of ``operands`` from ``inits``; ``body(*acc,
+        *new)`` combines two scalars of each operand.  Where a window or padding size is a ``?`` size (a value), it
+        is StableHLO's ``stablehlo.dynamic_reduce_window`` custom call (the sizes as operands, ``body`` a private
+        function of the module), which StableHLO's shape refinement turns into a reduce_window once they are known,
+        as ``jax.export`` writes one."""
+        rank = len(window)
+        elems = [self.sig(v).elem for v in operands]
+        scalars = [self.type((), e) for e in elems]
+        sizes = list(window) + [p for pair in pads for p in pair]
+        if not any(isinstance(n, ir.Value) for n in sizes):
+            op = hlo.ReduceWindowOp(list(result_types), list(operands), list(inits), list(window),
+                                    window_strides=[1] * rank, padding=padding_attr(pads))
+            block = op.regions[0].blocks.append(*(scalars + scalars))
+            with ir.InsertionPoint(block):
+                hlo.ReturnOp(list(body(*block.arguments)))
+            return list(op.results)
+        module = self.op.operation
+        while module.name != "builtin.module":
+            module = module.parent
+        body_block = module.regions[0].blocks[0]
+        name = f"fxla_window_body_{len(list(body_block.operations))}"      # (unique in the module, deterministic)
+        with ir.InsertionPoint(body_block):
+            fn = func.FuncOp(name, ir.FunctionType.get(scalars + scalars, scalars), visibility="private")
+            block = fn.add_entry_block()
+            with ir.InsertionPoint(block):
+                func.ReturnOp(list(body(*block.arguments)))
+        ones = self.shape_value([1] * rank)
+        padding = hlo.ReshapeOp(self.type((rank, 2), "i64"),
+                                self.shape_value([p for pair in pads for p in pair])).result
+        op = hlo.CustomCallOp(list(result_types), [*operands, *inits, self.shape_value(window), ones, ones, ones,
+                                                   padding], "stablehlo.dynamic_reduce_window",
+                              called_computations=ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(name)]))
+        return list(op.results)
 
     def reduce(self, value: ir.Value, dims: Sequence[int], init, body: Callable) -> ir.Value:
         """``stablehlo.reduce`` over ``dims`` (removed from the shape) with a binary ``body`` op class."""

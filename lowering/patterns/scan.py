@@ -10,25 +10,20 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo, ir
 
-from .builder import Builder, compare, compute_type, padding_attr, pattern
+from .builder import Builder, compare, compute_type, pattern
 
 
 def _prefix_window(b: Builder, operands, inits, dim: int, body):
     """reduce_window over ``operands`` (same shape) computing inclusive prefixes along ``dim``; ``body(*acc, *new)``
     returns the combined values."""
     shape = b.sig(operands[0]).shape
-    rank, n = len(shape), shape[dim]
+    rank, n = len(shape), b.dim_of(operands[0], dim)
+    before = hlo.SubtractOp(n, b.splat(1, "i64")).result if isinstance(n, ir.Value) else n - 1
     window = [n if i == dim else 1 for i in range(rank)]
-    pads = [(n - 1, 0) if i == dim else (0, 0) for i in range(rank)]
+    pads = [(before, 0) if i == dim else (0, 0) for i in range(rank)]
     elems = [b.sig(v).elem for v in operands]
-    op = hlo.ReduceWindowOp([b.type(shape, e) for e in elems], list(operands),
-                            [b.splat(v, e) for v, e in zip(inits, elems)], window, window_strides=[1] * rank,
-                            padding=padding_attr(pads))
-    scalars = [b.type((), e) for e in elems]
-    block = op.regions[0].blocks.append(*(scalars + scalars))
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp(list(body(*block.arguments)))
-    return list(op.results)
+    return b.window_reduce(list(operands), [b.splat(v, e) for v, e in zip(inits, elems)], window, pads,
+                           [b.type(shape, e) for e in elems], body)
 
 
 @pattern(ops.cumsum)

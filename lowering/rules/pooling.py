@@ -103,6 +103,10 @@ def _adaptive_avg_pool(ctx, input, output_size, *, n):
     s = ctx.sig(input)
     sizes = s.shape[s.rank - n:]
     out = ctx.result_sig.shape[s.rank - n:]
+    if all(o == 1 for o in out) and any(not isinstance(size, int) for size in sizes):
+        # a global average over symbolic sizes: the mean over the pooled dims (its divisor is the size as a value;
+        # a pool's window would be a symbolic kernel size, which StableHLO's reduce_window cannot take)
+        return ctx.emit(ops.mean, input, dims=list(range(s.rank - n, s.rank)), keepdim=True)
     if all(size % o == 0 for size, o in zip(sizes, out)):         # even windows: a plain average pool
         kernel = tuple(size // o for size, o in zip(sizes, out))
         return ctx.emit(ops.avg_pool, input, kernel_size=kernel, stride=kernel, padding=(0,) * n)

@@ -59,3 +59,19 @@ func.func @select_rows(%x: tensor<5x?xf32>, %i: tensor<3xi64>) -> tensor<3x?xf32
   %y = "fxla.index_select"(%x, %i, %s) {dim = 0 : i64, fxla.sym = ["result0.1"]} : (tensor<5x?xf32>, tensor<3xi64>, tensor<i64>) -> tensor<3x?xf32>
   return %y : tensor<3x?xf32>
 }
+
+// -----
+
+// A cumulative sum along the ? dim: its window and front padding are the size, so it is StableHLO's
+// stablehlo.dynamic_reduce_window custom call (the sizes as operands, the body a private function), which
+// StableHLO's shape refinement turns into a reduce_window.
+// CHECK-LABEL: func.func @cumsum_over_symbolic_dim
+// CHECK:         %[[C:.+]] = stablehlo.custom_call @stablehlo.dynamic_reduce_window(%arg0, %{{.+}}) {called_computations = [@[[BODY:.+]]]}
+// CHECK-SAME:      -> tensor<2x?xf32>
+// CHECK:       func.func private @[[BODY]](%{{.+}}: tensor<f32>, %{{.+}}: tensor<f32>) -> tensor<f32>
+// CHECK:         stablehlo.add
+func.func @cumsum_over_symbolic_dim(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  %s = fxla.dim_size %x {dim = 1} : tensor<2x?xf32> -> tensor<i64>
+  %c = "fxla.cumsum"(%x, %s) {dim = 1 : i64, fxla.sym = ["result0.1"]} : (tensor<2x?xf32>, tensor<i64>) -> tensor<2x?xf32>
+  return %c : tensor<2x?xf32>
+}
