@@ -37,7 +37,7 @@ __all__ = ["refine", "refine_module", "refine_stablehlo"]
 #: the size arithmetic (on ``tensor<i64>`` operands whose values are known), evaluated as Python does
 _ARITHMETIC = {ops.add: lambda a, b: a + b, ops.sub: lambda a, b: a - b, ops.mul: lambda a, b: a * b,
                ops.floor_divide: lambda a, b: a // b, ops.remainder: lambda a, b: a % b,
-               ops.maximum: max, ops.minimum: min}
+               ops.maximum: max, ops.minimum: min, ops.neg: lambda a: -a}
 #: ops removed when nothing uses them after refinement (sizes and their arithmetic)
 _SIZE_OPS = frozenset(op.name for op in (*_ARITHMETIC, ops.constant, ops.dim_size))
 

@@ -87,7 +87,7 @@ class SizeBuilder:
             a, b, c = e.args
             return self.ctx.emit(ops.remainder, self._fold(ops.floor_divide, (a, b)), self._emit(c))
         if isinstance(e, CeilDiv):
-            return self.ctx.emit(ops.neg, self._fold(ops.floor_divide, (-e.args[0], e.args[1])))
+            return self._negated(self._fold(ops.floor_divide, (-e.args[0], e.args[1])))
         binary = {FloorDiv: ops.floor_divide, CleanDiv: ops.floor_divide, PythonMod: ops.remainder,
                   sympy.Mod: ops.remainder, Mod: ops.remainder, Max: ops.maximum, Min: ops.minimum}.get(type(e))
         if binary is not None:
@@ -96,8 +96,12 @@ class SizeBuilder:
             a, b = e.args[0].args               # ceil(a / b) = -((-a) // b); floor(a / b) = a // b
             if isinstance(e, FloorToInt):
                 return self._fold(ops.floor_divide, (a, b))
-            return self.ctx.emit(ops.neg, self._fold(ops.floor_divide, (-a, b)))
+            return self._negated(self._fold(ops.floor_divide, (-a, b)))
         raise _NotWritable
+
+    def _negated(self, value: ir.Value) -> ir.Value:
+        """``0 - value`` (not fxla.neg: StableHLO's shape refinement folds subtract, not negate)."""
+        return self.ctx.emit(ops.sub, self.ctx.tensor(0), value)
 
     def _fold(self, opdef, args: Sequence[Any]) -> ir.Value:
         values = [self._emit(a) for a in args]

@@ -156,3 +156,19 @@ def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp
 
 def _ceil_pool(x):               # (a ceil-mode window's extra padding depends on the size: no polymorphic form yet)
     return torch.nn.functional.max_pool2d(x, 2, ceil_mode=True) * 2
+
+
+def test_a_ceil_division_of_sizes_refines_in_both_dialects(caplog):
+    """math.ceil(s / 4) in a dynamo graph is -((-s) // 4): written with subtract (StableHLO's refinement folds it,
+    not negate), and fxla's refinement evaluates it (it once stopped at the negation: an internal error)."""
+    import math
+
+    def first_quarter(x):
+        return x[:, :math.ceil(x.shape[1] / 4)] * 2
+    compiled = torch.compile(first_quarter, backend="fxla", dynamic=True)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for n in (5, 8, 13):
+            x = torch.randn(2, n)
+            torch.testing.assert_close(compiled(x), first_quarter(x))
+    assert "polymorphic program #1" in caplog.text
+    assert "no polymorphic StableHLO" not in caplog.text and "does not refine" not in caplog.text
