@@ -38,14 +38,12 @@ from fxla.errors import FxlaError
 from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
-from fxla.lowering.errors import LoweringError
 from fxla.lowering.autodiff import Differentiated, differentiate
 from fxla.lowering.dot_rows import largest_dot_rows
 from fxla.lowering.passes import device_layouts, lower_polymorphic_to_stablehlo, print_ir_after
-from fxla.lowering.index_bounds import check_index_bounds, input_index_checks
+from fxla.lowering.index_bounds import input_index_checks
 from fxla.lowering.precision import full_precision_pass
-from fxla.lowering.refine import refine, refine_stablehlo
-from fxla.dialects.mlir import ir
+from fxla.lowering.refine import refine, refine_stablehlo_like
 from fxla.runtime import Executable, compile_stablehlo
 from fxla.runtime.executable import GRADIENT_XLA_OPTIONS, forward_xla_options
 from fxla.runtime.buffers import example_tensor, is_array
@@ -240,19 +238,10 @@ class Pipeline:
     def refine_stablehlo(self, polymorphic: bytes, program: FxlaProgram):
         """Stage ``stablehlo`` of a size of a polymorphic program: its polymorphic StableHLO (``polymorphic``)
         refined by StableHLO's shape refinement to the argument types of ``program`` (the polymorphic fxla program
-        refined to the same sizes, which gives the calls' index checks and fxla's index-bound check)."""
-        n_inputs = sum(v is None for v in program.input_static)
-        program.input_checks = input_index_checks(program.module, n_inputs)
-        check_index_bounds(program.module)
-        fn = next(op for op in program.module.body.operations if op.operation.name == "func.func")
-        shapes = [tuple(ir.RankedTensorType(a.type).shape) for a in fn.regions[0].blocks[0].arguments]
-        module = self._stage("stablehlo", refine_stablehlo, polymorphic, shapes)
-        want = [str(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results]
-        main = next(op for op in module.body.operations if op.operation.name == "func.func")
-        got = [str(t) for t in ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results]
-        if got != want:       # (the two refinements must agree on every result type)
-            raise LoweringError(f"the refined StableHLO returns {got}, the refined fxla program {want}")
-        return module
+        refined to the same sizes, which gives the calls' index checks and fxla's index-bound check;
+        :func:`fxla.lowering.refine.refine_stablehlo_like`)."""
+        program.input_checks = input_index_checks(program.module, sum(v is None for v in program.input_static))
+        return self._stage("stablehlo", refine_stablehlo_like, polymorphic, program.module)
 
     def to_stablehlo(self, program: FxlaProgram):
         """Stage ``stablehlo``: the fxla program converted and verified by MLIR (a new module; source locations

@@ -26,13 +26,13 @@ import numpy as np
 from fxla.dialects.fxla import ANY_ELEM, Sig, ops, sig_of, type_of, verify_module, VerificationError
 from fxla.dialects.fxla.opdef import sig_of_elem, type_cache
 from fxla.dialects.fxla.ops import lookup
-from fxla.dialects.fxla.symbolic import is_result_slot, sym_slots
+from fxla.dialects.fxla.symbolic import is_result_slot, set_slot, sym_slots
 from fxla.dialects.mlir import ir, strict_context
 
 from .errors import LoweringError
 from .program import FxlaProgram
 
-__all__ = ["refine", "refine_module", "refine_stablehlo"]
+__all__ = ["refine", "refine_module", "refine_stablehlo", "refine_stablehlo_like"]
 
 #: the size arithmetic (on ``tensor<i64>`` operands whose values are known), evaluated as Python does
 _ARITHMETIC = {ops.add: lambda a, b: a + b, ops.sub: lambda a, b: a - b, ops.mul: lambda a, b: a * b,
@@ -94,13 +94,7 @@ def _refine_op(op: ir.Operation, known: Dict[ir.Value, int]) -> None:
                 continue                       # (a result dim's size: the result types are inferred below)
             if size not in known:
                 raise _error(f"a size operand of {op.name} is not known after refinement")
-            name, _, index = slot.partition(".")
-            if index:
-                values = list(attrs[name])
-                values[int(index)] = known[size]
-                attrs[name] = tuple(values)
-            else:
-                attrs[name] = known[size]
+            set_slot(attrs, slot, known[size])
     if opdef is ops.dim_size:
         shape = sig_of(operands[0].type).shape
         with ir.InsertionPoint(op), op.location:
@@ -145,8 +139,7 @@ def refine_stablehlo(polymorphic: bytes, shapes: Sequence[Sequence[int]]) -> ir.
     from .to_stablehlo import verify_stablehlo
     with strict_context(), ir.Location.unknown():
         module = ir.Module.parse(polymorphic)
-        fn = next(op for op in module.body.operations if op.operation.name == "func.func"
-                  and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        fn = _main(module)
         block = fn.regions[0].blocks[0]
         if len(shapes) != len(block.arguments):
             raise _error(f"{len(shapes)} input shapes for {len(block.arguments)} arguments")
@@ -168,3 +161,27 @@ def refine_stablehlo(polymorphic: bytes, shapes: Sequence[Sequence[int]]) -> ir.
         raise LoweringError(f"StableHLO shape refinement failed for input shapes {[tuple(s) for s in shapes]}: "
                             f"{str(err).strip()[:500]}") from None
     return verify_stablehlo(refined)
+
+
+def refine_stablehlo_like(polymorphic: bytes, refined: ir.Module) -> ir.Module:
+    """:func:`refine_stablehlo` to the argument types of ``refined`` -- the polymorphic fxla program refined to the
+    same sizes (:func:`refine_module`) -- whose index bounds are checked, as :func:`fxla.lowering.lower_to_stablehlo`
+    checks them; the two refinements must agree on every result type (else :class:`LoweringError`)."""
+    from .index_bounds import check_index_bounds
+    check_index_bounds(refined)
+    fn = _main(refined)
+    module = refine_stablehlo(polymorphic, [tuple(ir.RankedTensorType(a.type).shape)
+                                            for a in fn.regions[0].blocks[0].arguments])
+    want, got = _result_types(fn), _result_types(_main(module))
+    if got != want:
+        raise LoweringError(f"the refined StableHLO returns {got}, the refined fxla program {want}")
+    return module
+
+
+def _main(module: ir.Module):
+    return next(op for op in module.body.operations if op.operation.name == "func.func"
+                and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+
+
+def _result_types(fn) -> list:
+    return [str(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results]

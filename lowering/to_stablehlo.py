@@ -13,7 +13,7 @@ from typing import List, Optional, Union
 
 from fxla.dialects.fxla import verify_module
 from fxla.dialects.fxla.opdef import type_cache
-from fxla.dialects.fxla.symbolic import SYM_ATTR, UNKNOWN, NotPolymorphicError, is_result_slot, sym_slots
+from fxla.dialects.fxla.symbolic import SYM_ATTR, UNKNOWN, NotPolymorphicError, is_result_slot, set_slot, sym_slots
 from fxla.dialects.fxla.verifier import Diagnostic
 from fxla.dialects.mlir import ir, passmanager, rewrite, strict_context
 
@@ -43,15 +43,8 @@ def _unknown_attrs(op, attrs) -> None:
     """A polymorphic op's symbolic attribute entries (``?``, named by ``fxla.sym``) as :data:`UNKNOWN`, so a
     pattern that computes with one raises instead of using ``DYNAMIC`` as a number."""
     for slot in sym_slots(op):
-        if is_result_slot(slot):
-            continue
-        name, _, index = slot.partition(".")
-        if index:
-            values = list(attrs[name])
-            values[int(index)] = UNKNOWN
-            attrs[name] = tuple(values)
-        else:
-            attrs[name] = UNKNOWN
+        if not is_result_slot(slot):
+            set_slot(attrs, slot, UNKNOWN)
 
 
 def _rewrite(opdef, fn):
@@ -108,10 +101,15 @@ def _leftovers(root: ir.Operation) -> List[Diagnostic]:
 def convert_fxla_to_stablehlo(module) -> None:
     """Rewrite every fxla op of ``module`` (an ``ir.Module`` or its operation) in place, verifying it first."""
     root = _root(module)
-    with type_cache():
+    with type_cache():                  # (one cache for the verifier and the patterns)
         verify_module(root)
-        with root.context:
-            rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
+        _apply_patterns(root)
+
+
+def _apply_patterns(root: ir.Operation) -> None:
+    """Every pattern applied to ``root``; no fxla op may remain, and the fxla argument annotations go."""
+    with type_cache(), root.context:
+        rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
     left = _leftovers(root)
     if left:
         raise ConversionError(left, "these fxla ops have no StableHLO pattern")
@@ -124,15 +122,10 @@ def convert_polymorphic(module) -> None:
     computed by ``stablehlo.get_dimension_size`` and ``tensor<i64>`` arithmetic, and ops whose StableHLO form needs
     static sizes take the dynamic variant (``dynamic_broadcast_in_dim``, ``dynamic_reshape``, ``dynamic_iota``,
     ``real_dynamic_slice``...).  fxla's verifier checks static programs only, so the output is checked by MLIR's
-    (:func:`verify_stablehlo`); a pattern with no polymorphic form raises :class:`~.patterns.builder
-    .NotPolymorphicError` or leaves a static-only op with a ``?`` result, which MLIR's verifier rejects."""
-    root = _root(module)
-    with type_cache(), root.context:
-        rewrite.walk_and_apply_patterns(root, _pattern_set(root.context))
-    left = _leftovers(root)
-    if left:
-        raise ConversionError(left, "these fxla ops have no StableHLO pattern")
-    _strip_fxla_attrs(root)
+    (:func:`verify_stablehlo`); a pattern with no polymorphic form raises
+    :class:`~fxla.dialects.fxla.symbolic.NotPolymorphicError` (a :class:`ConversionError` naming the op here) or
+    leaves a static-only op with a ``?`` result, which MLIR's verifier rejects."""
+    _apply_patterns(_root(module))
 
 
 def _strip_fxla_attrs(root: ir.Operation) -> None:

@@ -130,12 +130,12 @@ def test_torch_compile_symbolic_graphs_refine_the_stablehlo():
 def test_a_size_the_stablehlo_does_not_refine_to_falls_back_to_fxla(monkeypatch, caplog):
     import fxla.pipeline as pipeline
 
-    def refuse(polymorphic, shapes):
+    def refuse(polymorphic, refined):
         raise LoweringError("refused for the test")
     m = _model()
     fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("seq")}})
     fast(torch.randn(2, 5, 16))
-    monkeypatch.setattr(pipeline, "refine_stablehlo", refuse)
+    monkeypatch.setattr(pipeline, "refine_stablehlo_like", refuse)
     with caplog.at_level(logging.INFO, logger="fxla"):
         for n in (7, 9):
             x = torch.randn(2, n, 16)

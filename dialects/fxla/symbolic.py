@@ -131,6 +131,18 @@ def is_result_slot(slot: str) -> bool:
     return slot.startswith("result")
 
 
+def set_slot(attrs: Dict[str, Any], slot: str, value: Any) -> None:
+    """Put ``value`` at the attribute position ``slot`` names (``"shape.1"``: entry 1 of the array ``shape``;
+    ``"dim"``: the integer ``dim``) in ``attrs`` (Python attribute values, as ``OpDef.read`` gives them)."""
+    name, _, index = slot.partition(".")
+    if index:
+        values = list(attrs[name])
+        values[int(index)] = value
+        attrs[name] = tuple(values)
+    else:
+        attrs[name] = value
+
+
 def sym_slots(op: ir.Operation) -> list:
     """The ``fxla.sym`` positions of ``op`` (``[]`` for an op without symbolic attributes)."""
     attrs = op.attributes

@@ -34,6 +34,11 @@ def _sources(size: int, low: int, high: int, mode: str) -> np.ndarray:
     return j + start
 
 
+def _pairs(rank: int, pad) -> list:
+    """``(dim, low, high)`` of each padding pair: torch lists them from the last dim backwards."""
+    return [(rank - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
 def _check(ctx, size, low, high, mode, dim):
     n = size - max(-low, 0) - max(-high, 0)
     if n < 1:
@@ -52,7 +57,7 @@ def _pad(ctx, input, pad, mode="constant", value=None):
     if len(pad) % 2 or len(pad) // 2 > rank:
         raise ctx.error(f"F.pad: {len(pad)} padding sizes for a rank-{rank} input", "torch needs pairs, at most "
                         "one per dim", "pass (low, high) pairs from the last dim backwards")
-    pairs = [(rank - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    pairs = _pairs(rank, pad)
     if mode == "constant":
         low, high = [0] * rank, [0] * rank
         for d, lo, hi in pairs:                    # pairs from the last dim backwards, as torch orders them
@@ -76,9 +81,9 @@ def _pad_meta(input, pad, mode="constant", value=None):
     the sizes as plain ints, so a symbolic size would be fixed to its traced value (the padded sizes are
     ``size + low + high`` in every mode; the modes' limits are checked by the lowering rule above)."""
     shape = list(input.shape)
-    pad = [int(p) for p in pad]
-    for i in range(min(len(pad) // 2, len(shape))):
-        shape[len(shape) - 1 - i] = shape[len(shape) - 1 - i] + pad[2 * i] + pad[2 * i + 1]
+    for d, low, high in _pairs(len(shape), [int(p) for p in pad]):
+        if d >= 0:                      # (more pairs than dims: the lowering rule refuses the call)
+            shape[d] = shape[d] + low + high
     return input.new_empty(shape)
 
 
