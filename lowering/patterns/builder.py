@@ -3,7 +3,8 @@ pattern table."""
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Sequence, Tuple, Union
+import operator
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -51,6 +52,11 @@ def normalized_dims(dims: Sequence[int], rank: int) -> List[int]:
 def padding_attr(pairs: Sequence[Tuple[int, int]]) -> ir.DenseIntElementsAttr:
     """The ``[n, 2]`` (low, high) padding attribute of convolutions and windows."""
     return ir.DenseIntElementsAttr.get(np.asarray(pairs, dtype=np.int64).reshape(len(pairs), 2))
+
+
+#: the Python arithmetic of :meth:`Builder.arith` on static sizes
+_SIZE_ARITH = {hlo.AddOp: operator.add, hlo.SubtractOp: operator.sub, hlo.MulOp: operator.mul, hlo.MaxOp: max,
+               hlo.MinOp: min}
 
 
 class Builder:
@@ -127,6 +133,14 @@ class Builder:
         for v in values:
             out = hlo.MulOp(out, v).result
         return out
+
+    def arith(self, op, a: Size, c: Size) -> Size:
+        """``op`` (``hlo.AddOp``, ``SubtractOp``, ``MulOp``, ``MaxOp`` or ``MinOp``) of the sizes ``a`` and ``c``:
+        an int where both are, else a ``tensor<i64>``."""
+        if not isinstance(a, ir.Value) and not isinstance(c, ir.Value):
+            return _SIZE_ARITH[op](a, c)
+        a, c = (v if isinstance(v, ir.Value) else self.splat(v, "i64") for v in (a, c))
+        return op(a, c).result
 
     def fill(self, value, elem: str, shape: Sequence[Size] = ()) -> ir.Value:
         """:meth:`splat` of a Python number, or the broadcast of a ``tensor<i64>`` size (converted to ``elem``)."""
@@ -217,19 +231,22 @@ class Builder:
 
     def window_reduce(self, operands: Sequence[ir.Value], inits: Sequence[ir.Value], window: Sequence[Size],
                       pads: Sequence[Tuple[Size, Size]], result_types: Sequence[ir.Type],
-                      body: Callable[..., Sequence[ir.Value]]) -> List[ir.Value]:
-        """``stablehlo.reduce_window`` (unit strides and dilations) of ``operands`` from ``inits``; ``body(*acc,
-        *new)`` combines two scalars of each operand.  Where a window or padding size is a ``?`` size (a value), it
-        is StableHLO's ``stablehlo.dynamic_reduce_window`` custom call (the sizes as operands, ``body`` a private
-        function of the module), which StableHLO's shape refinement turns into a reduce_window once they are known,
-        as ``jax.export`` writes one."""
+                      body: Callable[..., Sequence[ir.Value]], strides: Optional[Sequence[int]] = None,
+                      dilations: Optional[Sequence[int]] = None) -> List[ir.Value]:
+        """``stablehlo.reduce_window`` of ``operands`` from ``inits`` (window ``strides`` and ``dilations``: unit
+        where not given); ``body(*acc, *new)`` combines two scalars of each operand.  Where a window or padding
+        size is a ``?`` size (a value), it is StableHLO's ``stablehlo.dynamic_reduce_window`` custom call (the sizes
+        as operands, ``body`` a private function of the module), which StableHLO's shape refinement turns into a
+        reduce_window once they are known, as ``jax.export`` writes one."""
         rank = len(window)
+        strides = list(strides) if strides is not None else [1] * rank
         elems = [self.sig(v).elem for v in operands]
         scalars = [self.type((), e) for e in elems]
         sizes = list(window) + [p for pair in pads for p in pair]
         if not any(isinstance(n, ir.Value) for n in sizes):
             op = hlo.ReduceWindowOp(list(result_types), list(operands), list(inits), list(window),
-                                    window_strides=[1] * rank, padding=padding_attr(pads))
+                                    window_strides=strides, padding=padding_attr(pads),
+                                    window_dilations=None if dilations is None else list(dilations))
             block = op.regions[0].blocks.append(*(scalars + scalars))
             with ir.InsertionPoint(block):
                 hlo.ReturnOp(list(body(*block.arguments)))
@@ -247,7 +264,9 @@ class Builder:
         ones = self.shape_value([1] * rank)
         padding = hlo.ReshapeOp(self.type((rank, 2), "i64"),
                                 self.shape_value([p for pair in pads for p in pair])).result
-        op = hlo.CustomCallOp(list(result_types), [*operands, *inits, self.shape_value(window), ones, ones, ones,
+        op = hlo.CustomCallOp(list(result_types), [*operands, *inits, self.shape_value(window),
+                                                   self.shape_value(strides), ones,
+                                                   ones if dilations is None else self.shape_value(dilations),
                                                    padding], "stablehlo.dynamic_reduce_window",
                               called_computations=ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(name)]))
         return list(op.results)

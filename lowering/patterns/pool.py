@@ -7,36 +7,36 @@ import math
 import numpy as np
 
 from fxla.dialects.fxla import ops
-from fxla.dialects.fxla.symbolic import DYNAMIC, NotPolymorphicError
+from fxla.dialects.fxla.symbolic import DYNAMIC
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import hlo, ir
 
-from .builder import Builder, compare, compute_type, padding_attr, pattern
+from .builder import Builder, compare, compute_type, pattern
 
 
-def _window_pads(b: Builder, xs, lead, kernel_size, stride, padding, dilation, ceil_mode):
+def _window_pads(b: Builder, x, lead, kernel_size, stride, padding, dilation, ceil_mode):
+    """The (low, high) padding of each dim of ``x``'s pooling windows: ``padding`` on both ends, and in ceil mode
+    the high end padded to where the last window ends (a ``tensor<i64>`` where that depends on a ``?`` size)."""
+    xs = b.sig(x)
     pads = [(0, 0)] * lead
     for i in range(len(kernel_size)):
         size, k, s, p, d = xs.shape[lead + i], kernel_size[i], stride[i], padding[i], dilation[i]
-        if size == DYNAMIC:
-            if ceil_mode:
-                raise NotPolymorphicError("ceil_mode windows over a ? dim")
-            pads.append((p, p))         # (floor mode: the same windows as torch's, whatever the size)
+        out = b.result.shape[lead + i]
+        if not ceil_mode and DYNAMIC in (size, out):
+            pads.append((p, p))             # (floor mode: the same windows as torch's, whatever the size)
             continue
-        needed = (b.result.shape[lead + i] - 1) * s + d * (k - 1) + 1    # extent the windows cover
-        pads.append((p, max(needed - size - p, 0)))                       # ceil_mode may need more on the high end
+        # the windows cover (out - 1) * s + d * (k - 1) + 1 elements; in ceil mode they may overhang the padding
+        out = b.dims()[lead + i] if out == DYNAMIC else out
+        size = b.dim_of(x, lead + i) if size == DYNAMIC else size
+        needed = b.arith(hlo.AddOp, b.arith(hlo.MulOp, out, s), d * (k - 1) + 1 - s)
+        pads.append((p, b.arith(hlo.MaxOp, b.arith(hlo.SubtractOp, needed, b.arith(hlo.AddOp, size, p)), 0)))
     return pads
 
 
 def _reduce_window(b: Builder, x, init, body, window, strides, dilations, pads, result_type):
     elem = b.sig(x).elem
-    op = hlo.ReduceWindowOp([result_type], [x], [b.splat(init, elem)], list(window), window_strides=list(strides),
-                            window_dilations=list(dilations), padding=padding_attr(pads))
-    scalar = b.type((), elem)
-    block = op.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        hlo.ReturnOp([body(block.arguments[0], block.arguments[1]).result])
-    return op.result
+    return b.window_reduce([x], [b.splat(init, elem)], window, pads, [result_type],
+                           lambda acc, new: [body(acc, new).result], strides=strides, dilations=dilations)[0]
 
 
 def avg_divisors(size, out, k, s, p, include_pad):
@@ -52,6 +52,27 @@ def avg_divisors(size, out, k, s, p, include_pad):
     return np.asarray(counts, dtype=np.float64)
 
 
+def _divisors(b: Builder, x, lead, kernel_size, stride, padding, include_pad, elem) -> ir.Value:
+    """torch's per-window divisors of an average pool over ``?`` sizes, as :func:`avg_divisors` computes them,
+    in ops: along each pooled dim the window ``[o * s - p, o * s - p + k)`` clipped to the padded input
+    (``include_pad``) or to the input, the dims' counts multiplied, broadcast to the result's shape."""
+    dims = b.dims()
+    total = None
+    for i in range(len(kernel_size)):
+        k, s, p = kernel_size[i], stride[i], padding[i]
+        out, size = dims[lead + i], b.dim_of(x, lead + i)
+        o = b.iota([out], 0, "i64")
+        start = hlo.SubtractOp(hlo.MulOp(o, b.splat(s, "i64", [out])).result, b.splat(p, "i64", [out])).result
+        end = hlo.MinOp(hlo.AddOp(start, b.splat(k, "i64", [out])).result,
+                        b.fill(b.arith(hlo.AddOp, size, p), "i64", [out])).result
+        if not include_pad:
+            start = hlo.MaxOp(start, b.splat(0, "i64", [out])).result
+            end = hlo.MinOp(end, b.fill(size, "i64", [out])).result
+        count = b.broadcast_dims(hlo.SubtractOp(end, start).result, dims, [lead + i])
+        total = count if total is None else hlo.MulOp(total, count).result
+    return b.convert(total, elem)
+
+
 @pattern(ops.avg_pool)
 def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     xs = b.sig(x)
@@ -59,18 +80,17 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
     lead = xs.rank - n
     elem = compute_type(xs.elem)
     ones = [1] * n
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, ones, ceil_mode)
+    pads = _window_pads(b, x, lead, kernel_size, stride, padding, ones, ceil_mode)
     total = _reduce_window(b, b.convert(x, elem), 0, hlo.AddOp, [1] * lead + list(kernel_size),
                            [1] * lead + list(stride), [1] * xs.rank, pads, b.type(b.result.shape, elem))
     out = b.result.shape[lead:]
     if divisor_override:
         div = b.splat(divisor_override, elem, b.result.shape)
     elif DYNAMIC in xs.shape[lead:]:
-        # floor-mode windows counting the padding hold k elements each, whatever the size; other divisors vary
-        # with the window's position, which a ? size leaves unknown here
-        if ceil_mode or (any(padding) and not count_include_pad):
-            raise NotPolymorphicError("position-dependent divisors over a ? dim")
-        div = b.splat(float(math.prod(kernel_size)), elem, b.result.shape)
+        if ceil_mode or (any(padding) and not count_include_pad):      # (divisors vary with the window's position)
+            div = _divisors(b, x, lead, kernel_size, stride, padding, count_include_pad, elem)
+        else:   # floor-mode windows counting the padding hold k elements each, whatever the size
+            div = b.splat(float(math.prod(kernel_size)), elem, b.result.shape)
     else:
         counts = np.ones((), dtype=np.float64)
         for i in range(n):
@@ -86,7 +106,7 @@ def _avg_pool(b: Builder, x, *, kernel_size, stride, padding, ceil_mode, count_i
 def _max_pool(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
     lead = xs.rank - len(kernel_size)
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation, ceil_mode)
+    pads = _window_pads(b, x, lead, kernel_size, stride, padding, dilation, ceil_mode)
     return _reduce_window(b, x, b.lowest(xs.elem), hlo.MaxOp, [1] * lead + list(kernel_size),
                           [1] * lead + list(stride), [1] * lead + list(dilation), pads, b.result_type)
 
@@ -94,14 +114,15 @@ def _max_pool(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mod
 _NO_POSITION = (1 << 63) - 1      # the position of padding: loses every tie against a real element
 
 
-def _flat_positions(b: Builder, shape, lead: int) -> ir.Value:
-    """i64 tensor of ``shape``: each element's row-major position within the trailing (spatial) dims."""
-    spatial = shape[lead:]
+def _flat_positions(b: Builder, x: ir.Value, lead: int) -> ir.Value:
+    """i64 tensor of ``x``'s shape: each element's row-major position within the trailing (spatial) dims."""
+    dims = b.dims_of(x)
+    spatial = dims[lead:]
     total = None
     for i in range(len(spatial)):
-        iota = hlo.IotaOp(b.type(shape, "i64"), lead + i).result
-        stride = math.prod(spatial[i + 1:])
-        term = iota if stride == 1 else hlo.MulOp(iota, b.splat(stride, "i64", shape)).result
+        iota = b.iota(dims, lead + i, "i64")
+        stride = b.count(spatial[i + 1:])
+        term = iota if stride == 1 else hlo.MulOp(iota, b.fill(stride, "i64", dims)).result
         total = term if total is None else hlo.AddOp(total, term).result
     return total
 
@@ -127,17 +148,13 @@ def max_with_position(b: Builder, av, ai, cv, ci, elem: str) -> ir.Value:
 def _max_pool_with_indices(b: Builder, x, *, kernel_size, stride, padding, dilation, ceil_mode):
     xs = b.sig(x)
     lead = xs.rank - len(kernel_size)
-    pads = _window_pads(b, xs, lead, kernel_size, stride, padding, dilation, ceil_mode)
-    positions = _flat_positions(b, xs.shape, lead)
+    pads = _window_pads(b, x, lead, kernel_size, stride, padding, dilation, ceil_mode)
     out_types = [b.type(b.result.shape, xs.elem), b.type(b.result.shape, "i64")]
-    op = hlo.ReduceWindowOp(out_types, [x, positions], [b.splat(b.lowest(xs.elem), xs.elem),
-                                                        b.splat(_NO_POSITION, "i64")],
-                            [1] * lead + list(kernel_size), window_strides=[1] * lead + list(stride),
-                            window_dilations=[1] * lead + list(dilation), padding=padding_attr(pads))
-    sv, si = b.type((), xs.elem), b.type((), "i64")
-    block = op.regions[0].blocks.append(sv, si, sv, si)
-    with ir.InsertionPoint(block):
-        av, ai, cv, ci = block.arguments
+
+    def body(av, ai, cv, ci):
         pick = max_with_position(b, av, ai, cv, ci, xs.elem)
-        hlo.ReturnOp([hlo.SelectOp(pick, cv, av).result, hlo.SelectOp(pick, ci, ai).result])
-    return op.results[0], op.results[1]
+        return [hlo.SelectOp(pick, cv, av).result, hlo.SelectOp(pick, ci, ai).result]
+    return tuple(b.window_reduce([x, _flat_positions(b, x, lead)],
+                                 [b.splat(b.lowest(xs.elem), xs.elem), b.splat(_NO_POSITION, "i64")],
+                                 [1] * lead + list(kernel_size), pads, out_types, body,
+                                 strides=[1] * lead + list(stride), dilations=[1] * lead + list(dilation)))

@@ -75,3 +75,18 @@ func.func @cumsum_over_symbolic_dim(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
   %c = "fxla.cumsum"(%x, %s) {dim = 1 : i64, fxla.sym = ["result0.1"]} : (tensor<2x?xf32>, tensor<i64>) -> tensor<2x?xf32>
   return %c : tensor<2x?xf32>
 }
+
+// -----
+
+// A ceil-mode max pool over a ? dim: the last window may overhang the input, so the high padding is
+// max(out * s + d * (k - 1) + 1 - s - (size + p), 0) of the sizes, a dynamic_reduce_window operand.
+// CHECK-LABEL: func.func @max_pool_ceil_over_symbolic_dim
+// CHECK:         %[[HIGH:.+]] = stablehlo.maximum
+// CHECK:         stablehlo.custom_call @stablehlo.dynamic_reduce_window(%arg0, %{{.+}}) {called_computations = [@[[BODY:.+]]]}
+// CHECK-SAME:      -> tensor<2x3x?x4xf32>
+// CHECK:       func.func private @[[BODY]](%{{.+}}: tensor<f32>, %{{.+}}: tensor<f32>) -> tensor<f32>
+// CHECK:         stablehlo.maximum
+func.func @max_pool_ceil_over_symbolic_dim(%x: tensor<2x3x?x8xf32>, %out: tensor<i64>) -> tensor<2x3x?x4xf32> {
+  %y = "fxla.max_pool2d"(%x, %out) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = true, fxla.sym = ["result0.2"]} : (tensor<2x3x?x8xf32>, tensor<i64>) -> tensor<2x3x?x4xf32>
+  return %y : tensor<2x3x?x4xf32>
+}
