@@ -26,8 +26,10 @@ Whether a convolution is rewritten is decided by a cost model (:func:`estimate`)
 multiply-add of XLA's grouped convolution and of the per-tap form, by group width ``Ci``, measured on the
 development box with ``utils/measure_grouped_conv.py`` (:data:`COSTS`); the rewrite is taken when it is
 estimated at least :data:`MIN_SPEEDUP` times faster.  Narrow groups (depthwise, 2 or 4 channels per group:
-MobileNet, EfficientNet, ConvNeXt, ShuffleNet; the 8-channel groups of RegNetY and wider ones are a toss-up
-and stay with XLA).
+MobileNet, EfficientNet, ConvNeXt, ShuffleNet) take it; for wider groups (the 8-channel groups of RegNetY) the
+per-tap form is a toss-up, and a few of them (up to 11 groups of 8: :func:`pays_block_diagonal`) become one dense
+convolution with a block-diagonal kernel instead, behind a test that the input is finite
+(:mod:`fxla.lowering.block_diagonal`); more groups stay with XLA.
 
 A convolution is rewritten only in the form fxla emits: dims ``[b, f, spatial...] x [o, i, spatial...] -> [b, f,
 spatial...]``, ``batch_group_count = 1``, no ``lhs_dilation`` (transposed convolutions keep XLA's), no window
@@ -49,6 +51,7 @@ import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
+from .block_diagonal import rewrite_block_diagonal
 from .pool_layout import _attr, _from_convolution, _ints, _op
 
 #: group width Ci -> (XLA's grouped convolution, the per-tap form), ns per multiply-add of the convolution,
@@ -81,6 +84,20 @@ def pays(ci: int) -> bool:
     """Whether the cost model takes the per-tap form for group width ``ci``."""
     xla, taps = estimate(ci)
     return xla >= MIN_SPEEDUP * taps
+
+
+#: ns per multiply-add of XLA CPU's dense (Eigen) convolution, for the block-diagonal form's estimate
+#: (:mod:`fxla.lowering.block_diagonal`); measured in JAX, NHWC: ``[32, 48, 112, 112]`` 3x3 stride 2 as one
+#: 48-channel convolution 27.6 ms for 2.08 G multiply-adds (0.013 ns), ``[32, 104, 28, 28]`` 3x3 as one
+#: 104-channel convolution 27.2 ms for 2.44 G (0.011 ns)
+DENSE_COST = 0.0125
+
+
+def pays_block_diagonal(ci: int, groups: int) -> bool:
+    """Whether the cost model takes the block-diagonal form for ``groups`` groups of width ``ci`` where the
+    per-tap form does not pay: XLA's grouped convolution against a dense one doing ``groups`` times the
+    multiply-adds (RegNetY's 6 groups of 8 channels: 0.22 against 6 * 0.0125 ns per grouped multiply-add)."""
+    return ci > 1 and not pays(ci) and estimate(ci)[0] >= MIN_SPEEDUP * DENSE_COST * groups
 
 
 def _eligible(op, few_positions: bool = True) -> Optional[dict]:
@@ -366,12 +383,39 @@ def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = Tr
     def collect(op):
         if op.name == hlo.ConvolutionOp.OPERATION_NAME:
             params = _eligible(op, few_positions=small_dots)
-            if params is not None and (not cost_model or params["groups"] == 1 or pays(params["w"][1])):
+            if params is None:
+                return ir.WalkResult.ADVANCE
+            ci, groups = params["w"][1], params["groups"]
+            if not cost_model or groups == 1 or pays(ci):
+                found.append((op, params, _rewrite))
+            elif pays_block_diagonal(ci, groups):
+                found.append((op, params, rewrite_block_diagonal))
+        return ir.WalkResult.ADVANCE
+
+    with root.context:
+        root.walk(collect)
+        for op, params, rewrite in found:
+            rewrite(op, params)
+    return len(found)
+
+
+def block_diagonal_conv_pass(module) -> int:
+    """The ``fxla-block-diagonal-conv`` pass: every eligible grouped convolution with several input channels per
+    group as a guarded dense convolution with a block-diagonal kernel (:mod:`fxla.lowering.block_diagonal`),
+    unconditionally (``fxla-opt`` and tests; ``fxla.compile`` takes the form through ``fxla-grouped-conv``'s cost
+    model).  Returns how many it rewrote."""
+    root = module.operation if isinstance(module, ir.Module) else module
+    found = []
+
+    def collect(op):
+        if op.name == hlo.ConvolutionOp.OPERATION_NAME:
+            params = _eligible(op, few_positions=False)
+            if params is not None and params["groups"] > 1 and params["w"][1] > 1:
                 found.append((op, params))
         return ir.WalkResult.ADVANCE
 
     with root.context:
         root.walk(collect)
         for op, params in found:
-            _rewrite(op, params)
+            rewrite_block_diagonal(op, params)
     return len(found)

@@ -22,7 +22,7 @@ from .index_bounds import check_index_bounds
 from .errors import LoweringError
 from .channels_last import channels_last_pass
 from .fold import dead_code_elimination, fold_constants
-from .grouped_conv import grouped_conv_pass
+from .grouped_conv import block_diagonal_conv_pass, grouped_conv_pass
 from .param_layout import param_layout_pass, permute_trailing_params
 from .pool_layout import pool_layout_pass
 from .precision import full_precision_pass
@@ -64,6 +64,10 @@ FXLA_PASSES: Dict[str, tuple] = {
     "fxla-grouped-conv": (grouped_conv_pass, "write grouped and depthwise stablehlo.convolutions as a sum over "
                           "their kernel taps of strided slices times weights (XLA CPU's grouped convolution is "
                           "slow; fxla.compile applies it where its cost model says it pays)"),
+    "fxla-block-diagonal-conv": (block_diagonal_conv_pass, "write grouped stablehlo.convolutions with several "
+                                 "channels per group as one dense convolution of a block-diagonal kernel, behind a "
+                                 "test that the input is finite (fxla.compile applies it through fxla-grouped-conv's "
+                                 "cost model)"),
     "fxla-full-precision": (full_precision_pass, "set precision_config = [HIGHEST, HIGHEST] on float32/float64 "
                             "dots and convolutions (accelerators compute them in TF32 or bfloat16 otherwise; "
                             "fxla.compile runs it for every device but the CPU)"),

@@ -91,12 +91,13 @@ def test_cost_model_takes_narrow_groups_only():
 
 
 def test_wide_groups_keep_xla_convolution():
-    model = _conv(2, 32, 32, 3, 4, padding=1)          # groups of 8 channels (RegNetY): not worth it
-    x = _input(2, 1, 32, 8)
+    model = _conv(2, 128, 128, 3, 16, padding=1)       # 16 groups of 8 channels (RegNetY's later stages)
+    x = _input(2, 1, 128, 8)
     fast = fxla.compile(model)
     with torch.no_grad():
         torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
-    assert "convolution(" in _hlo(fast, x)
+    hlo = _hlo(fast, x)     # (neither the per-tap form nor the block-diagonal one: tests/test_block_diagonal_conv.py)
+    assert "convolution(" in hlo and "feature_group_count=16" in hlo and "conditional(" not in hlo
 
 
 @pytest.mark.parametrize("groups", [4, 2])

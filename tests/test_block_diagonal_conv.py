@@ -1,0 +1,127 @@
+"""The block-diagonal form of grouped convolutions (lowering/block_diagonal.py): a few groups of several channels
+(RegNetY's first stage: 6 groups of 8) as one dense convolution with a block-diagonal kernel on XLA CPU, behind a
+test that the input is finite (``inf * 0`` is NaN: a non-finite input element must not reach other groups).
+
+Numerics against eager PyTorch through ``fxla.compile`` (where the cost model takes the form, the compiled HLO has
+the conditional), non-finite inputs equal to eager's NaN pattern, the cost model's choices, and the unconditional
+pass (``fxla-opt --fxla-block-diagonal-conv``) on wider groups.  FileCheck tests of the rewritten IR are in
+lit_tests/Transforms/block-diagonal-conv.mlir.
+"""
+import pytest
+import torch
+
+import fxla
+from fxla.lowering import verify_stablehlo
+from fxla.lowering.grouped_conv import block_diagonal_conv_pass, pays, pays_block_diagonal
+from fxla.runtime import compile_stablehlo, from_device, to_device
+
+CONV = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}
+
+CASES = [  # dims, cin, cout, kernel, groups, extra Conv arguments, batch, size
+    (2, 48, 48, 3, 6, dict(padding=1, stride=2), 2, 14),             # RegNetY-400MF's first stage
+    (2, 16, 16, 3, 2, dict(padding=1), 2, 9),                        # 2 groups of 8
+    (2, 24, 48, 3, 3, dict(padding=2, dilation=2), 1, 11),           # 16 outputs per group, dilation
+    (2, 32, 32, (1, 5), 2, dict(padding=(0, 2), bias=False), 2, 9),  # groups of 16, non-square kernel, no bias
+    (2, 16, 16, 3, 2, dict(padding=1, padding_mode="reflect"), 1, 8),  # a pad before the convolution
+    (2, 16, 16, 3, 2, dict(padding="same"), 1, 10),
+    (1, 24, 24, 5, 3, dict(padding=2, stride=2), 2, 21),             # 1-D
+    (3, 16, 16, 3, 2, dict(padding=1), 1, 6),                        # 3-D
+]
+
+
+def _model(dims, cin, cout, k, groups, **kw):
+    torch.manual_seed(0)
+    return CONV[dims](cin, cout, k, groups=groups, **kw).eval()
+
+
+def _input(dims, n, c, size, dtype=torch.float32):
+    torch.manual_seed(1)
+    return torch.randn((n, c) + (size,) * dims, dtype=dtype)
+
+
+@pytest.mark.parametrize("dims, cin, cout, k, groups, extra, batch, size", CASES)
+def test_block_diagonal_form_matches_eager(dims, cin, cout, k, groups, extra, batch, size):
+    model = _model(dims, cin, cout, k, groups, **extra)
+    x = _input(dims, batch, cin, size)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+    hlo = fast.executable_for(x).hlo_text()
+    assert "conditional(" in hlo                       # the cost model took the block-diagonal form
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_input_stays_in_its_group(value):
+    """An inf or NaN in one input channel makes only its own group's outputs non-finite, as in eager: the dense
+    form's zero weights would spread it (inf * 0 is NaN), so the finite test sends the call to the grouped one."""
+    model = _model(2, 48, 48, 3, 6, padding=1)
+    x = _input(2, 2, 48, 8)
+    x[1, 5, 3, 4] = value                              # channel 5: group 0
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        want, got = model(x), fast(x)
+    assert want[:, 8:].isfinite().all() and not want[1, :8].isfinite().all()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    torch.testing.assert_close(fast(_input(2, 2, 48, 8)), model(_input(2, 2, 48, 8)), rtol=1e-5, atol=1e-5)
+
+
+def test_non_finite_weights_stay_in_their_group():
+    """The block-diagonal kernel selects the weights (a product with zero would turn an inf weight into NaNs in
+    the other groups' entries)."""
+    model = _model(2, 16, 16, 3, 2, padding=1)
+    with torch.no_grad():
+        model.weight[3, 2, 1, 1] = float("inf")        # output 3: group 0
+    x = _input(2, 1, 16, 6)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        want = model(x)
+    assert want[:, 8:].isfinite().all()
+    torch.testing.assert_close(fast(x), want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_float64_matches_eager():
+    model = _model(2, 16, 16, 3, 2, padding=1).double()
+    x = _input(2, 2, 16, 7, torch.float64)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-12, atol=1e-12)
+    assert "conditional(" in fast.executable_for(x).hlo_text()
+
+
+def test_cost_model_takes_few_groups_of_several_channels():
+    assert pays_block_diagonal(8, 6) and pays_block_diagonal(8, 2) and pays_block_diagonal(16, 4)
+    assert not pays_block_diagonal(8, 13) and not pays_block_diagonal(8, 55) and not pays_block_diagonal(32, 16)
+    assert not any(pays_block_diagonal(ci, 2) for ci in (1, 2, 4))       # (the per-tap form: pays)
+    assert all(pays(ci) for ci in (1, 2, 4))
+
+
+@pytest.mark.parametrize("groups", [16, 32])
+def test_forced_rewrite_of_many_groups_matches_eager(groups):
+    """``fxla-opt --fxla-block-diagonal-conv`` rewrites every eligible grouped convolution: the guarded dense
+    form computes the same for groups the cost model leaves with XLA."""
+    model = _model(2, 64, 64, 3, groups, padding=1, stride=2)
+    x = _input(2, 2, 64, 9)
+    stages = fxla.compile(model).lower(x)
+    module = verify_stablehlo(stages.stablehlo_debug)
+    assert block_diagonal_conv_pass(module) == 1
+    text = module.operation.get_asm()
+    assert "stablehlo.if" in text and "stablehlo.is_finite" in text and "feature_group_count = 1" in text
+    device = fxla.runtime.resolve_device("cpu")
+    params = [stages.program.params[n] for n in stages.program.param_names]
+    executable = compile_stablehlo(text, device, n_params=len(params))
+    (got,) = executable([to_device(x, device)] + [to_device(p, device) for p in params])
+    with torch.no_grad():
+        torch.testing.assert_close(from_device(got), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_through_the_block_diagonal_form_match_eager():
+    model = _model(2, 16, 16, 3, 2, padding=1, stride=2)
+    x = _input(2, 2, 16, 8).requires_grad_()
+    fast = fxla.compile(model)
+    fast(x).square().sum().backward()
+    got = (x.grad.clone(), model.weight.grad.clone())
+    x.grad = None
+    model.zero_grad()
+    model(x).square().sum().backward()
+    torch.testing.assert_close(got[0], x.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(got[1], model.weight.grad, rtol=1e-4, atol=1e-4)
