@@ -93,11 +93,29 @@ def pays(ci: int) -> bool:
 DENSE_COST = 0.0125
 
 
-def pays_block_diagonal(ci: int, groups: int) -> bool:
-    """Whether the cost model takes the block-diagonal form for ``groups`` groups of width ``ci`` where the
-    per-tap form does not pay: XLA's grouped convolution against a dense one doing ``groups`` times the
-    multiply-adds (RegNetY's 6 groups of 8 channels: 0.22 against 6 * 0.0125 ns per grouped multiply-add)."""
-    return ci > 1 and not pays(ci) and estimate(ci)[0] >= MIN_SPEEDUP * DENSE_COST * groups
+#: the widest groups the block-diagonal form is taken for: from 32 channels per group on XLA's grouped
+#: convolution was measured faster than the dense one (ResNeSt's 2 groups of 32 at ``[1, 64, 56, 56]``: 1.5 ms
+#: grouped, 1.9 ms dense; of 64 at ``[4, 128, 28, 28]``: 3.8 against 5.1 ms), below the estimate of :data:`COSTS`
+BLOCK_DIAGONAL_MAX_WIDTH = 8
+#: the fewest multiply-adds of a grouped convolution the block-diagonal form is taken for: below, the finite
+#: test and the conditional cost what the dense kernel saves (``[2, 24, 16, 16]`` stride 2, 3 groups of 8,
+#: 0.2 M: 146 us grouped, 151 us guarded dense; ``[2, 24, 32, 32]``, 3.5 M: 548 against 255 us)
+BLOCK_DIAGONAL_MIN_MACS = 2_000_000
+
+
+def pays_block_diagonal(ci: int, groups: int, macs: int = BLOCK_DIAGONAL_MIN_MACS) -> bool:
+    """Whether the cost model takes the block-diagonal form for ``groups`` groups of width ``ci`` (``macs``
+    multiply-adds in all) where the per-tap form does not pay: XLA's grouped convolution against a dense one
+    doing ``groups`` times the multiply-adds (RegNetY's 6 groups of 8 channels: 0.22 against 6 * 0.0125 ns per
+    grouped multiply-add), for groups of at most :data:`BLOCK_DIAGONAL_MAX_WIDTH` channels and at least
+    :data:`BLOCK_DIAGONAL_MIN_MACS` multiply-adds."""
+    return 1 < ci <= BLOCK_DIAGONAL_MAX_WIDTH and macs >= BLOCK_DIAGONAL_MIN_MACS and not pays(ci) \
+        and estimate(ci)[0] >= MIN_SPEEDUP * DENSE_COST * groups
+
+
+def _macs(p: dict) -> int:
+    """The multiply-adds of the convolution ``p``: batch x output positions x outputs x the kernel's inputs."""
+    return p["x"][0] * int(np.prod(p["y"][2:])) * int(np.prod(p["w"]))
 
 
 def _eligible(op, few_positions: bool = True) -> Optional[dict]:
@@ -388,7 +406,10 @@ def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = Tr
             ci, groups = params["w"][1], params["groups"]
             if not cost_model or groups == 1 or pays(ci):
                 found.append((op, params, _rewrite))
-            elif pays_block_diagonal(ci, groups):
+            elif pays_block_diagonal(ci, groups, _macs(params)) and not _overhangs(params) \
+                    and not _few_positions(params):
+                # (XLA's dense convolution is itself slow where its kernel overhangs the input or it computes few
+                # positions: the im2col cases above, which a convolution inside the guard's branch would miss)
                 found.append((op, params, rewrite_block_diagonal))
         return ir.WalkResult.ADVANCE
 
