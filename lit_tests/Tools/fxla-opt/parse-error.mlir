@@ -9,7 +9,7 @@
 // An unknown pass is reported once, with the fix, before any input is read.
 // PASS-NOT:  Traceback
 // PASS:      fxla-opt: error: unknown pass 'no-such-pass': {{.*}}'no-such-pass' does not refer to a registered pass or pass pipeline
-// PASS:      fix: use one of convert-fxla-to-stablehlo, convert-polymorphic-fxla-to-stablehlo, verify-fxla, fxla-vjp, fxla-fold-constants, fxla-dce, fxla-check-index-bounds, fxla-grouped-conv, fxla-full-precision, fxla-pool-layout, fxla-channels-last, fxla-param-layout or an MLIR pass such as canonicalize, cse
+// PASS:      fix: use one of convert-fxla-to-stablehlo, convert-polymorphic-fxla-to-stablehlo, verify-fxla, fxla-vjp, fxla-fold-constants, fxla-dce, fxla-check-index-bounds, fxla-grouped-conv, fxla-block-diagonal-conv, fxla-full-precision, fxla-pool-layout, fxla-channels-last, fxla-param-layout or an MLIR pass such as canonicalize, cse
 // PASS-NOT:  unknown pass
 // PASS-NOT:  error: expected
 // PASS-NOT:  module {
