@@ -11,9 +11,8 @@ import pytest
 import torch
 
 import fxla
-from fxla.lowering import verify_stablehlo
 from fxla.lowering.grouped_conv import BLOCK_DIAGONAL_MIN_MACS, block_diagonal_conv_pass, pays, pays_block_diagonal
-from fxla.runtime import compile_stablehlo, from_device, to_device
+from test_grouped_conv import run_forced
 
 CONV = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}
 
@@ -113,19 +112,9 @@ def test_small_or_wide_grouped_convolutions_keep_xla():
 def test_forced_rewrite_of_many_groups_matches_eager(groups):
     """``fxla-opt --fxla-block-diagonal-conv`` rewrites every eligible grouped convolution: the guarded dense
     form computes the same for groups the cost model leaves with XLA."""
-    model = _model(2, 64, 64, 3, groups, padding=1, stride=2)
-    x = _input(2, 2, 64, 9)
-    stages = fxla.compile(model).lower(x)
-    module = verify_stablehlo(stages.stablehlo_debug)
-    assert block_diagonal_conv_pass(module) == 1
-    text = module.operation.get_asm()
+    text = run_forced(_model(2, 64, 64, 3, groups, padding=1, stride=2), _input(2, 2, 64, 9),
+                      block_diagonal_conv_pass)
     assert "stablehlo.if" in text and "stablehlo.is_finite" in text and "feature_group_count = 1" in text
-    device = fxla.runtime.resolve_device("cpu")
-    params = [stages.program.params[n] for n in stages.program.param_names]
-    executable = compile_stablehlo(text, device, n_params=len(params))
-    (got,) = executable([to_device(x, device)] + [to_device(p, device) for p in params])
-    with torch.no_grad():
-        torch.testing.assert_close(from_device(got), model(x), rtol=1e-5, atol=1e-5)
 
 
 def test_gradients_through_the_block_diagonal_form_match_eager():

@@ -100,22 +100,27 @@ def test_wide_groups_keep_xla_convolution():
     assert "convolution(" in hlo and "feature_group_count=16" in hlo and "conditional(" not in hlo
 
 
-@pytest.mark.parametrize("groups", [4, 2])
-def test_forced_rewrite_of_wide_groups_matches_eager(groups):
-    """``fxla-opt --fxla-grouped-conv`` rewrites every eligible convolution: wide groups compute the same."""
-    model = _conv(2, 32, 16, 3, groups, padding=1, stride=2)
-    x = _input(2, 2, 32, 9)
+def run_forced(model, x, rewrite) -> str:
+    """Apply the pass ``rewrite`` (without the cost model) to ``model``'s StableHLO for ``x``, check that it
+    rewrote one convolution and that the program computes eager's result; return the rewritten text."""
     stages = fxla.compile(model).lower(x)
     module = verify_stablehlo(stages.stablehlo_debug)
-    assert grouped_conv_pass(module) == 1
+    assert rewrite(module) == 1
     text = module.operation.get_asm()
-    assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
     device = fxla.runtime.resolve_device("cpu")
     params = [stages.program.params[n] for n in stages.program.param_names]
     executable = compile_stablehlo(text, device, n_params=len(params))
     (got,) = executable([to_device(x, device)] + [to_device(p, device) for p in params])
     with torch.no_grad():
         torch.testing.assert_close(from_device(got), model(x), rtol=1e-5, atol=1e-5)
+    return text
+
+
+@pytest.mark.parametrize("groups", [4, 2])
+def test_forced_rewrite_of_wide_groups_matches_eager(groups):
+    """``fxla-opt --fxla-grouped-conv`` rewrites every eligible convolution: wide groups compute the same."""
+    text = run_forced(_conv(2, 32, 16, 3, groups, padding=1, stride=2), _input(2, 2, 32, 9), grouped_conv_pass)
+    assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
 
 
 def test_portable_stablehlo_keeps_the_convolution():
