@@ -12,9 +12,7 @@ import torch
 
 import fxla
 from fxla.lowering.grouped_conv import BLOCK_DIAGONAL_MIN_MACS, block_diagonal_conv_pass, pays, pays_block_diagonal
-from test_grouped_conv import run_forced
-
-CONV = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}
+from test_grouped_conv import _conv as _model, _input, run_forced
 
 CASES = [  # dims, cin, cout, kernel, groups, extra Conv arguments, batch, size (>= 2 M multiply-adds: taken)
     (2, 48, 48, 3, 6, dict(padding=1, stride=2), 2, 40),             # RegNetY-400MF's first stage
@@ -26,16 +24,6 @@ CASES = [  # dims, cin, cout, kernel, groups, extra Conv arguments, batch, size 
     (1, 24, 24, 5, 3, dict(padding=2, stride=2), 2, 2200),           # 1-D
     (3, 16, 16, 3, 2, dict(padding=1), 1, 9),                        # 3-D
 ]
-
-
-def _model(dims, cin, cout, k, groups, **kw):
-    torch.manual_seed(0)
-    return CONV[dims](cin, cout, k, groups=groups, **kw).eval()
-
-
-def _input(dims, n, c, size, dtype=torch.float32):
-    torch.manual_seed(1)
-    return torch.randn((n, c) + (size,) * dims, dtype=dtype)
 
 
 @pytest.mark.parametrize("dims, cin, cout, k, groups, extra, batch, size", CASES)
