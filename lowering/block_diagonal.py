@@ -65,13 +65,13 @@ def _zero(elem):
     return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], elem), ir.FloatAttr.get(elem, 0.0))).result
 
 
-def _all_finite(x, p: dict):
+def _all_finite(x):
     """``tensor<i1>``: whether every element of ``x`` is finite."""
     i1 = ir.IntegerType.get_signless(1)
-    finite = hlo.IsFiniteOp(x).result
-    true = hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], i1), ir.BoolAttr.get(True))).result
-    reduce = hlo.ReduceOp([_tensor([], i1)], [finite], [true], list(range(len(p["x"]))))
     scalar = _tensor([], i1)
+    finite = hlo.IsFiniteOp(x).result
+    true = hlo.ConstantOp(ir.DenseElementsAttr.get_splat(scalar, ir.BoolAttr.get(True))).result
+    reduce = hlo.ReduceOp([scalar], [finite], [true], list(range(ir.RankedTensorType(x.type).rank)))
     block = reduce.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(block):
         hlo.ReturnOp([hlo.AndOp(block.arguments[0], block.arguments[1]).result])
@@ -83,7 +83,7 @@ def rewrite_block_diagonal(op, p: dict) -> None:
     eligibility test) by the guarded dense convolution of the module docstring."""
     x, w = op.operands[0], op.operands[1]
     with op.location, ir.InsertionPoint(op):
-        guard = hlo.IfOp([op.results[0].type], _all_finite(x, p))
+        guard = hlo.IfOp([op.results[0].type], _all_finite(x))
         dense_block = guard.true_branch.blocks.append()
         with ir.InsertionPoint(dense_block):
             kernel = _kernel(w, p)
@@ -98,4 +98,3 @@ def rewrite_block_diagonal(op, p: dict) -> None:
             hlo.ReturnOp([grouped.results[0]])
     op.results[0].replace_all_uses_with(guard.results[0])
     op.erase()
-

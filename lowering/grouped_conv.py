@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
 from fxla.dialects.mlir import hlo, ir
 
-from .block_diagonal import rewrite_block_diagonal
+from .block_diagonal import _tensor, _zero, rewrite_block_diagonal
 from .pool_layout import _attr, _from_convolution, _ints, _op
 
 #: group width Ci -> (XLA's grouped convolution, the per-tap form), ns per multiply-add of the convolution,
@@ -183,16 +183,8 @@ def _overhangs(p: dict) -> bool:
     return all(size < k for size, k in zip(p["x"][2:], kernel))
 
 
-def _tensor(shape: Sequence[int], elem) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), elem)
-
-
 def _reshape(v, shape, elem):
     return hlo.ReshapeOp(_tensor(shape, elem), v).result
-
-
-def _zero(elem):
-    return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(_tensor([], elem), ir.FloatAttr.get(elem, 0.0))).result
 
 
 def _windows(p: dict):
@@ -391,26 +383,18 @@ def _permute(v, perm, elem):
     return hlo.TransposeOp(v, perm).result
 
 
-def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = True) -> int:
-    """The ``fxla-grouped-conv`` pass (see the module docstring), in place on every function of ``module``;
-    returns how many convolutions it rewrote.  ``cost_model``: rewrite only where :func:`pays` (``fxla.compile``);
-    without it every eligible convolution is rewritten (``fxla-opt``, tests)."""
+def _rewrite_chosen(module, choose, few_positions: bool) -> int:
+    """Rewrite (in place, on every function of ``module``) each eligible convolution for which ``choose(params)``
+    gives a rewrite (``rewrite(op, params)``); returns how many it rewrote."""
     root = module.operation if isinstance(module, ir.Module) else module
     found = []
 
     def collect(op):
         if op.name == hlo.ConvolutionOp.OPERATION_NAME:
-            params = _eligible(op, few_positions=small_dots)
-            if params is None:
-                return ir.WalkResult.ADVANCE
-            ci, groups = params["w"][1], params["groups"]
-            if not cost_model or groups == 1 or pays(ci):
-                found.append((op, params, _rewrite))
-            elif pays_block_diagonal(ci, groups, _macs(params)) and not _overhangs(params) \
-                    and not _few_positions(params):
-                # (XLA's dense convolution is itself slow where its kernel overhangs the input or it computes few
-                # positions: the im2col cases above, which a convolution inside the guard's branch would miss)
-                found.append((op, params, rewrite_block_diagonal))
+            params = _eligible(op, few_positions=few_positions)
+            rewrite = None if params is None else choose(params)
+            if rewrite is not None:
+                found.append((op, params, rewrite))
         return ir.WalkResult.ADVANCE
 
     with root.context:
@@ -420,23 +404,27 @@ def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = Tr
     return len(found)
 
 
+def grouped_conv_pass(module, *, cost_model: bool = False, small_dots: bool = True) -> int:
+    """The ``fxla-grouped-conv`` pass (see the module docstring), in place on every function of ``module``;
+    returns how many convolutions it rewrote.  ``cost_model``: rewrite only where :func:`pays` (``fxla.compile``);
+    without it every eligible convolution is rewritten (``fxla-opt``, tests)."""
+    def choose(params):
+        ci, groups = params["w"][1], params["groups"]
+        if not cost_model or groups == 1 or pays(ci):
+            return _rewrite
+        if pays_block_diagonal(ci, groups, _macs(params)) and not _overhangs(params) \
+                and not _few_positions(params):
+            # (XLA's dense convolution is itself slow where its kernel overhangs the input or it computes few
+            # positions: the im2col cases above, which a convolution inside the guard's branch would miss)
+            return rewrite_block_diagonal
+        return None
+    return _rewrite_chosen(module, choose, few_positions=small_dots)
+
+
 def block_diagonal_conv_pass(module) -> int:
     """The ``fxla-block-diagonal-conv`` pass: every eligible grouped convolution with several input channels per
     group as a guarded dense convolution with a block-diagonal kernel (:mod:`fxla.lowering.block_diagonal`),
     unconditionally (``fxla-opt`` and tests; ``fxla.compile`` takes the form through ``fxla-grouped-conv``'s cost
     model).  Returns how many it rewrote."""
-    root = module.operation if isinstance(module, ir.Module) else module
-    found = []
-
-    def collect(op):
-        if op.name == hlo.ConvolutionOp.OPERATION_NAME:
-            params = _eligible(op, few_positions=False)
-            if params is not None and params["groups"] > 1 and params["w"][1] > 1:
-                found.append((op, params))
-        return ir.WalkResult.ADVANCE
-
-    with root.context:
-        root.walk(collect)
-        for op, params in found:
-            rewrite_block_diagonal(op, params)
-    return len(found)
+    return _rewrite_chosen(module, lambda p: rewrite_block_diagonal if p["groups"] > 1 and p["w"][1] > 1 else None,
+                           few_positions=False)
