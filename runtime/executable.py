@@ -137,9 +137,13 @@ class Executable:
 XLA_OPTIONS = {"xla_allow_excess_precision": False, "xla_cpu_experimental_ynn_fusion_type": ""}
 #: XLA options of programs with a backward pass (training steps, autograd's forward-with-residuals and backward):
 #: their dots (weight gradients contract the batch) and reductions run faster on YNNPACK, their convolutions on
-#: Eigen, e.g. the MLP training step 13.1 -> 10.5 ms and ResNet-18's 989 -> 897 ms with YNNPACK's dots.
-GRADIENT_XLA_OPTIONS = {**XLA_OPTIONS,
-                        "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
+#: Eigen, e.g. the MLP training step 13.1 -> 10.5 ms and ResNet-18's 989 -> 897 ms with YNNPACK's dots.  Each dot
+#: alone (``INDIVIDUAL_DOT``): with ``LIBRARY_FUSION_TYPE_DOT`` YNNPACK also took the bias add and ReLU after each
+#: forward dot into its subgraph, and the MLP's step ran 0.6-0.8 ms slower (9.1 -> 8.4 ms; hand-written JAX's
+#: step, same options, 8.7 -> 8.1 ms); ResNet-18 and GPT-2 small measured the same either way
+#: (docs/performance.md, "Kernel libraries").
+GRADIENT_XLA_OPTIONS = {**XLA_OPTIONS, "xla_cpu_experimental_ynn_fusion_type":
+                        "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 #: XLA options of a forward-only program whose matrix products are small (:func:`forward_xla_options`): each dot
 #: on YNNPACK, alone (not fused with its neighbours), everything else on XLA's own kernels
 SMALL_DOT_XLA_OPTIONS = {**XLA_OPTIONS, "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT"}
