@@ -198,3 +198,57 @@ def test_a_ceil_division_of_sizes_refines_in_both_dialects(caplog):
             torch.testing.assert_close(compiled(x), first_quarter(x))
     assert "polymorphic program #1" in caplog.text
     assert "no polymorphic StableHLO" not in caplog.text and "does not refine" not in caplog.text
+
+
+class _Pads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.reflect, self.circular = torch.nn.ReflectionPad2d(1), torch.nn.CircularPad2d((0, 1, 1, 0))
+
+    def forward(self, x):
+        F = torch.nn.functional
+        return (F.pad(x, (2, 1, 1, 3), mode="reflect"), F.pad(x, (3, 2, 2, 1), mode="replicate"),
+                F.pad(x, (1, 2, 2, 0), mode="circular"), F.pad(x, (-1, 2, 1, -2), mode="reflect"),
+                F.pad(x, (2, -1, -1, 1), mode="circular"), F.pad(x, (0, 0, 2, 2), mode="replicate"),
+                self.reflect(x), self.circular(x))
+
+
+def test_reflect_replicate_and_circular_padding_over_symbolic_dims():
+    """Each padded position's source (reflected about the edges, clamped, wrapped) is computed from an iota of
+    the padded ? size, so one program serves every size (before: the sizes were fixed by the constant index
+    lists); a size too small for reflect padding is refused as eager refuses it (a named Dim: the constraint
+    the program relies on, at the op's line)."""
+    pads = _Pads()
+    fast = fxla.compile(pads, dynamic={"x": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
+    for h, w in ((6, 8), (7, 5), (4, 13), (11, 4)):
+        x = torch.randn(2, 3, h, w)
+        torch.testing.assert_close(fast(x), pads(x), rtol=0, atol=0)
+    (poly,) = _programs(fast)
+    assert poly.stablehlo is not None and fast._dynamic.lowerings == 1
+    x = torch.randn(2, 3, 3, 6)          # reflect padding 3 needs h >= 4 (torch: "must be less than the dim")
+    with pytest.raises(RuntimeError):
+        pads(x)
+    with pytest.raises(fxla.FxlaError, match=r"break the constraint h - 1 >= 3 .*\n.*test_polymorphic_stablehlo"):
+        fast(x)
+    with pytest.raises(fxla.FxlaError, match="must be at most 2 for a size-3 dim"):     # (traced at that size)
+        fxla.compile(pads, dynamic=True)(x)
+
+
+def _aranges(x):
+    n = x.size(1)
+    return (x.index_select(1, torch.arange(n - 1, -1, -1)), x + torch.arange(n - 1, -1, -1),
+            x[:, torch.arange(1, n, 2)], x * torch.arange(n * 2, n * 5, 3).float(),
+            torch.arange(n, 0, -1, dtype=torch.int32).sum() + x.size(0))
+
+
+def test_arange_from_symbolic_sizes_keeps_them_symbolic():
+    """``arange`` whose start is a size expression (a reversed index list, a stride over the sizes) is the iota
+    plus the start as a value; before, reading the start as a number fixed the size."""
+    fast = fxla.compile(_aranges, dynamic={"x": {1: fxla.Dim("n")}})
+    for n in (5, 8, 13):
+        x = torch.randn(3, n)
+        got, want = fast(x), _aranges(x)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+        assert got[-1].dtype == want[-1].dtype
+    (poly,) = _programs(fast)
+    assert poly.stablehlo is not None

@@ -60,7 +60,14 @@ register(torch.full_like)(_full_like)
 def _arange(ctx, start, end=None, step=1, **kwargs):
     if end is None:
         start, end = 0, start
-    return ctx.emit(ops.arange, start=float(start), step=float(step), length=ctx.result_sig.shape[0],
+    result = ctx.result_sig
+    if isinstance(start, torch.SymInt) and not is_float(result.elem):
+        # a start computed from symbolic sizes (``arange(x.size(1) - 1, -1, -1)``): the iota plus the start as a
+        # value, so the size stays symbolic (float() of it would fix it); integers, exact as torch's
+        iota = ctx.emit(ops.arange, start=0.0, step=float(step), length=result.shape[0],
+                        result_type=type_of(Sig(result.shape, "i64")))
+        return ctx.convert(ctx.emit(ops.add, iota, ctx.tensor(start, like=iota)), result.elem)
+    return ctx.emit(ops.arange, start=float(start), step=float(step), length=result.shape[0],
                     result_type=ctx.result_type)
 
 

@@ -3,7 +3,9 @@
 ``constant`` is one fxla.pad.  ``reflect``, ``replicate`` and ``circular`` gather each padded dim with a
 constant index list (fxla.index_select): output position o reads input position src(o - low), reflected about
 the edges without repeating them, clamped, or wrapped around.  Negative padding crops first, then the
-remaining padding is applied to the cropped tensor (torch's order, visible in circular mode).
+remaining padding is applied to the cropped tensor (torch's order, visible in circular mode).  A symbolic dim
+(docs/shapes.md) gets the same positions computed in ops from an iota of the padded size, so the program stays
+polymorphic in it.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
@@ -32,6 +34,26 @@ def _sources(size: int, low: int, high: int, mode: str) -> np.ndarray:
         j = np.abs(np.mod(j, period)) if period else np.zeros_like(j)
         j = np.where(j > n - 1, period - j, j)
     return j + start
+
+
+def _symbolic_sources(ctx, size, low: int, high: int, mode: str):
+    """:func:`_sources` as i64 ops, for a symbolic ``size`` (a ``SymInt``): the same formulas on an iota."""
+    start = max(-low, 0)
+    n = size - start - max(-high, 0)
+    length = n + max(low, 0) + max(high, 0)                  # = size + low + high, the padded size
+    j = ctx.emit(ops.arange, start=0.0, step=1.0, length=length, result_type=type_of(Sig((length,), "i64")))
+    j = ctx.emit(ops.sub, j, ctx.tensor(max(low, 0), like=j))
+    if max(low, high) > 0:                                   # (cropping alone reads j as it is)
+        last = ctx.tensor(n - 1, like=j)
+        if mode == "replicate":
+            j = ctx.emit(ops.maximum, ctx.emit(ops.minimum, j, last), ctx.tensor(0, like=j))
+        elif mode == "circular":
+            j = ctx.emit(ops.remainder, j, ctx.tensor(n, like=j))
+        else:                                                # reflect (n >= 2: _check guards max(low, high) <= n - 1)
+            period = ctx.tensor(2 * (n - 1), like=j)
+            j = ctx.emit(ops.abs, ctx.emit(ops.remainder, j, period))
+            j = ctx.emit(ops.where, ctx.emit(ops.gt, j, last), ctx.emit(ops.sub, period, j), j)
+    return ctx.emit(ops.add, j, ctx.tensor(start, like=j)) if start else j
 
 
 def _pairs(rank: int, pad) -> list:
@@ -70,6 +92,11 @@ def _pad(ctx, input, pad, mode="constant", value=None):
     for d, lo, hi in pairs:
         size = ctx.sig(y).shape[d]
         _check(ctx, size, lo, hi, mode, d)
+        if lo == hi == 0:
+            continue
+        if not isinstance(size, int):                        # a symbolic size: the positions in ops
+            y = ctx.emit(ops.index_select, y, _symbolic_sources(ctx, size, lo, hi, mode), dim=d)
+            continue
         src = _sources(size, lo, hi, mode)
         if not np.array_equal(src, np.arange(size)):
             y = ctx.emit(ops.index_select, y, ctx.int_constant(src), dim=d)
