@@ -252,3 +252,63 @@ def test_arange_from_symbolic_sizes_keeps_them_symbolic():
         assert got[-1].dtype == want[-1].dtype
     (poly,) = _programs(fast)
     assert poly.stablehlo is not None
+
+
+class _Resize(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Upsample(scale_factor=2, mode="bilinear")
+        self.near = torch.nn.UpsamplingNearest2d(scale_factor=2)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        return (F.interpolate(x, scale_factor=2), F.interpolate(x, scale_factor=0.5, mode="nearest-exact"),
+                F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+                F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=(2, 0.5), mode="bicubic"),
+                F.interpolate(x, size=(9, 4), mode="bilinear"), F.interpolate(x, size=(5, 7), mode="bicubic",
+                                                                              align_corners=True),
+                F.interpolate(x, scale_factor=3, mode="bilinear", recompute_scale_factor=True),
+                F.interpolate(x.flatten(2), scale_factor=2, mode="linear"),
+                F.interpolate(x[:, :, :3], size=x.shape[2:], mode="bilinear"),       # to another tensor's ? size
+                self.up(x), self.near(x))
+
+
+def test_interpolation_over_symbolic_dims():
+    """Nearest, linear, bilinear and bicubic resizing of ? dims (scale factors, sizes, align_corners, the nn
+    modules): source coordinates from an iota of the output size and scales from the sizes as values, as torch's
+    float32 kernels compute them; one polymorphic StableHLO program for every size (before: every dim fixed, the
+    channels too, by torch's upsample kernels reading the sizes as doubles)."""
+    resize = _Resize()
+    fast = fxla.compile(resize, dynamic={"x": {1: fxla.Dim("c"), 2: fxla.Dim("h"), 3: fxla.Dim("w")}})
+    for c, h, w in ((2, 6, 8), (3, 7, 5), (2, 12, 9)):
+        x = torch.randn(2, c, h, w)
+        for got, want in zip(fast(x), resize(x)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=2e-6)
+    (poly,) = _programs(fast)
+    assert poly.stablehlo is not None
+    # float64: coordinates and weights in double, as torch's opmath (before: float32 ones, 6e-7 off), both paths
+    x = torch.randn(1, 2, 6, 5, dtype=torch.float64)
+    for mode in ("bilinear", "bicubic"):
+        resample = lambda x: torch.nn.functional.interpolate(x, scale_factor=1.7, mode=mode)    # noqa: E731
+        for dynamic in (False, True):
+            torch.testing.assert_close(fxla.compile(resample, dynamic=dynamic)(x), resample(x))
+
+
+def _adaptive(x):
+    F = torch.nn.functional
+    return (F.adaptive_avg_pool2d(x, (3, 4)), F.adaptive_avg_pool2d(x, (None, 2)), F.adaptive_avg_pool1d(x.flatten(2), 5),
+            F.adaptive_avg_pool2d(x, 1), F.interpolate(x, size=(4, 3), mode="area"),
+            F.interpolate(x, scale_factor=0.5, mode="area"))
+
+
+def test_adaptive_average_pools_over_symbolic_dims():
+    """Adaptive average pooling of a ? dim to a fixed size: torch's windows [floor(o * n / out), ceil((o + 1) * n /
+    out)) as a [out, n] averaging matrix built from iotas (before: the size fixed by a constant matrix); with
+    ``interpolate(mode="area")``, which is defined as it."""
+    fast = fxla.compile(_adaptive, dynamic={"x": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
+    for h, w in ((6, 8), (7, 9), (12, 5), (13, 17)):
+        x = torch.randn(2, 3, h, w)
+        torch.testing.assert_close(fast(x), _adaptive(x), rtol=1e-5, atol=1e-6)
+    (poly,) = _programs(fast)
+    assert poly.stablehlo is not None

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fxla.dialects.fxla import ops
+from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
@@ -99,6 +99,28 @@ def _adaptive_matrix(size: int, out: int) -> np.ndarray:
     return m
 
 
+def _symbolic_adaptive_dim(ctx, x, dim: int, size, out):
+    """Average dim ``dim`` of ``x`` (symbolic ``size``) over :func:`_adaptive_matrix`'s windows, the matrix built
+    in ops from iotas: ``m[o, i] = [start_o <= i < end_o] / (end_o - start_o)``, contracted with ``x``."""
+    elem = ctx.sig(x).elem
+    i, o = (ctx.emit(ops.arange, start=0.0, step=1.0, length=v, result_type=type_of(Sig((v,), "i64")))
+            for v in (size, out))
+    i, o = ctx.reshape(i, (1, size)), ctx.reshape(o, (out, 1))
+    n, k = ctx.tensor(size, like=o), ctx.tensor(out, like=o)
+    start = ctx.emit(ops.floor_divide, ctx.emit(ops.mul, o, n), k)
+    stop = ctx.emit(ops.add, ctx.emit(ops.mul, o, n), n)            # ceil((o + 1) * size / out), as -((-a) // k)
+    stop = ctx.emit(ops.sub, ctx.tensor(0, like=o), ctx.emit(ops.floor_divide, ctx.emit(ops.sub, ctx.tensor(0, like=o),
+                                                                                        stop), k))
+    inside = ctx.emit(ops.logical_and, ctx.emit(ops.le, start, i), ctx.emit(ops.lt, i, stop))
+    share = ctx.emit(ops.div, ctx.tensor(1.0, like=ctx.convert(o, elem)), ctx.convert(ctx.emit(ops.sub, stop, start),
+                                                                                     elem))
+    m = ctx.emit(ops.where, inside, share, ctx.tensor(0.0, like=share))               # [out, size]
+    rank = ctx.sig(x).rank
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    y = ctx.emit(ops.matmul, ctx.emit(ops.permute, x, dims=perm), ctx.emit(ops.permute, m, dims=[1, 0]))
+    return ctx.emit(ops.permute, y, dims=[perm.index(d) for d in range(rank)])
+
+
 def _adaptive_avg_pool(ctx, input, output_size, *, n):
     s = ctx.sig(input)
     sizes = s.shape[s.rank - n:]
@@ -107,13 +129,17 @@ def _adaptive_avg_pool(ctx, input, output_size, *, n):
         # a global average over symbolic sizes: the mean over the pooled dims (its divisor is the size as a value;
         # a pool's window would be a symbolic kernel size, which StableHLO's reduce_window cannot take)
         return ctx.emit(ops.mean, input, dims=list(range(s.rank - n, s.rank)), keepdim=True)
-    if all(size % o == 0 for size, o in zip(sizes, out)):         # even windows: a plain average pool
+    static = all(isinstance(size, int) and isinstance(o, int) for size, o in zip(sizes, out))
+    if static and all(size % o == 0 for size, o in zip(sizes, out)):   # even windows: a plain average pool
         kernel = tuple(size // o for size, o in zip(sizes, out))
         return ctx.emit(ops.avg_pool, input, kernel_size=kernel, stride=kernel, padding=(0,) * n)
     x = ctx.convert(input, compute_elem(s.elem))
     for i, (size, o) in enumerate(zip(sizes, out)):
-        if size != o:
-            x = resample_dim(ctx, x, s.rank - n + i, _adaptive_matrix(size, o))
+        if isinstance(size, int) and isinstance(o, int):
+            if size != o:
+                x = resample_dim(ctx, x, s.rank - n + i, _adaptive_matrix(size, o))
+        elif size is not o:                     # a symbolic size (the same symbol as the output's: nothing to do)
+            x = _symbolic_adaptive_dim(ctx, x, s.rank - n + i, size, o)
     return ctx.convert(x, s.elem)
 
 
