@@ -10,8 +10,6 @@ another rule file (``tests/test_lowering.py`` checks it):
   and is rounded once, like torch's CPU kernels);
 * :func:`refuse_bool` -- the error torch's CPU kernels give for a bool input they do not implement;
 * :func:`reduce_loss` -- a loss's ``reduction`` ('none', 'sum', 'mean');
-* :func:`resample_dim` -- a dim contracted with a constant [out, in] weight matrix (adaptive pooling with
-  uneven windows, linear/bicubic interpolation);
 * :func:`spread` -- interior padding (zeros between neighbours), from reshape and pad;
 * :func:`expand_key`, :func:`tensor_index`, :func:`merge_tensor_indices` -- reading an index key
   ``x[key]`` (shared by reading and writing: ``x[key]`` and ``x[key] = v``);
@@ -22,7 +20,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from fxla.dialects.fxla import ops
@@ -53,21 +50,6 @@ def reduce_loss(ctx, loss, reduction: str):
     if reduction == "none":
         return loss
     return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
-
-
-def resample_dim(ctx, x, dim: int, m: np.ndarray):
-    """Contract dim ``dim`` of ``x`` with the constant ``m`` ([out, size]): out[..., o, ...] = sum_i m[o, i] x[.., i, ..]
-    (``m`` in f64 for an f64 ``x``, else f32)."""
-    rank = ctx.sig(x).rank
-    perm = [d for d in range(rank) if d != dim] + [dim]
-    moved = x if dim == rank - 1 else ctx.emit(ops.permute, x, dims=perm)
-    dtype = np.float64 if ctx.sig(x).elem == "f64" else np.float32
-    matrix = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(m.T.astype(dtype))))
-    y = ctx.emit(ops.matmul, moved, matrix)
-    if dim == rank - 1:
-        return y
-    inverse = [perm.index(d) for d in range(rank)]
-    return ctx.emit(ops.permute, y, dims=inverse)
 
 
 def spread(ctx, v, steps):

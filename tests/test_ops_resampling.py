@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from test_ops import BF16, F32, FLOATS, add_case, params_of, run_case, t
@@ -59,3 +60,25 @@ case(nn.UpsamplingBilinear2d, "nn.UpsamplingBilinear2d", lambda: nn.UpsamplingBi
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
+
+
+def _resizes(x):
+    return (F.interpolate(x, size=(10, 12), mode="bilinear"), F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+            F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+            F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True), F.interpolate(x, size=(3, 4), mode="area"),
+            F.adaptive_avg_pool2d(x, (5, 2)), F.interpolate(x.flatten(2), scale_factor=1.3, mode="linear"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_non_finite_inputs_reach_only_the_outputs_that_read_them(dtype):
+    """A NaN or inf input element reaches only the outputs whose taps (or adaptive windows) read it, as in eager:
+    each resized dim is a gather of its taps (before: a product with an [out, in] weight matrix, whose zero weights
+    sent it into every output of the row: 12 NaN outputs of eager's 1 in a 7x9 -> 3x4 adaptive average). Float64
+    is computed in double (before: float32 coordinates, 6e-7 off eager)."""
+    import fxla
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 9, dtype=dtype)
+    x[0, 0, 1, 1], x[1, 2, 3, 3], x[1, 0, 6, 8] = float("nan"), float("inf"), float("-inf")
+    for got, want in zip(fxla.compile(_resizes)(x), _resizes(x)):
+        assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())
+        torch.testing.assert_close(got, want, equal_nan=True)

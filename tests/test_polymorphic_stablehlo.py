@@ -299,16 +299,19 @@ def _adaptive(x):
     F = torch.nn.functional
     return (F.adaptive_avg_pool2d(x, (3, 4)), F.adaptive_avg_pool2d(x, (None, 2)), F.adaptive_avg_pool1d(x.flatten(2), 5),
             F.adaptive_avg_pool2d(x, 1), F.interpolate(x, size=(4, 3), mode="area"),
-            F.interpolate(x, scale_factor=0.5, mode="area"))
+            F.interpolate(x, scale_factor=0.5, mode="area"), F.adaptive_max_pool2d(x, (3, 4), return_indices=True),
+            F.adaptive_max_pool1d(x.flatten(2), 5, return_indices=True), F.adaptive_max_pool2d(x, 2))
 
 
-def test_adaptive_average_pools_over_symbolic_dims():
-    """Adaptive average pooling of a ? dim to a fixed size: torch's windows [floor(o * n / out), ceil((o + 1) * n /
-    out)) as a [out, n] averaging matrix built from iotas (before: the size fixed by a constant matrix); with
-    ``interpolate(mode="area")``, which is defined as it."""
+def test_adaptive_pools_over_symbolic_dims():
+    """Adaptive pooling of a ? dim to a fixed size, torch's windows [floor(o * n / out), ceil((o + 1) * n / out)):
+    averages as a [out, n] matrix built from iotas (also ``interpolate(mode="area")``, defined as it), maxima over
+    windows gathered through an [out, n // out + 2] position table built from iotas, with torch's pick (the first
+    maximum, the last NaN) and its indices (before: the sizes fixed by constant matrices and tables)."""
     fast = fxla.compile(_adaptive, dynamic={"x": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
     for h, w in ((6, 8), (7, 9), (12, 5), (13, 17)):
         x = torch.randn(2, 3, h, w)
-        torch.testing.assert_close(fast(x), _adaptive(x), rtol=1e-5, atol=1e-6)
+        x[0, 1, 2, 1] = x[1, 0, 0, 0] = float("nan")
+        torch.testing.assert_close(fast(x), _adaptive(x), rtol=1e-5, atol=1e-6, equal_nan=True)
     (poly,) = _programs(fast)
     assert poly.stablehlo is not None

@@ -24,7 +24,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
-from ..emit import compute_elem, ntuple, resample_dim
+from ..emit import compute_elem, ntuple
 from ..registry import register, register_module
 
 
@@ -90,35 +90,24 @@ for _n, _fn, _module in ((1, F.lp_pool1d, torch.nn.LPPool1d), (2, F.lp_pool2d, t
 
 
 # -- adaptive average pooling ----------------------------------------------------------------------------------
-def _adaptive_matrix(size: int, out: int) -> np.ndarray:
-    """torch's adaptive windows: [floor(o * size / out), ceil((o + 1) * size / out)), each averaged."""
-    m = np.zeros((out, size))
-    for o in range(out):
-        start, end = (o * size) // out, -((-(o + 1) * size) // out)
-        m[o, start:end] = 1.0 / (end - start)
-    return m
-
-
-def _symbolic_adaptive_dim(ctx, x, dim: int, size, out):
-    """Average dim ``dim`` of ``x`` (symbolic ``size``) over :func:`_adaptive_matrix`'s windows, the matrix built
-    in ops from iotas: ``m[o, i] = [start_o <= i < end_o] / (end_o - start_o)``, contracted with ``x``."""
-    elem = ctx.sig(x).elem
-    i, o = (ctx.emit(ops.arange, start=0.0, step=1.0, length=v, result_type=type_of(Sig((v,), "i64")))
-            for v in (size, out))
-    i, o = ctx.reshape(i, (1, size)), ctx.reshape(o, (out, 1))
-    n, k = ctx.tensor(size, like=o), ctx.tensor(out, like=o)
-    start = ctx.emit(ops.floor_divide, ctx.emit(ops.mul, o, n), k)
-    stop = ctx.emit(ops.add, ctx.emit(ops.mul, o, n), n)            # ceil((o + 1) * size / out), as -((-a) // k)
-    stop = ctx.emit(ops.sub, ctx.tensor(0, like=o), ctx.emit(ops.floor_divide, ctx.emit(ops.sub, ctx.tensor(0, like=o),
-                                                                                        stop), k))
-    inside = ctx.emit(ops.logical_and, ctx.emit(ops.le, start, i), ctx.emit(ops.lt, i, stop))
-    share = ctx.emit(ops.div, ctx.tensor(1.0, like=ctx.convert(o, elem)), ctx.convert(ctx.emit(ops.sub, stop, start),
-                                                                                     elem))
-    m = ctx.emit(ops.where, inside, share, ctx.tensor(0.0, like=share))               # [out, size]
-    rank = ctx.sig(x).rank
-    perm = [d for d in range(rank) if d != dim] + [dim]
-    y = ctx.emit(ops.matmul, ctx.emit(ops.permute, x, dims=perm), ctx.emit(ops.permute, m, dims=[1, 0]))
-    return ctx.emit(ops.permute, y, dims=[perm.index(d) for d in range(rank)])
+def _adaptive_avg_dim(ctx, x, dim: int, size, out):
+    """Average dim ``dim`` of ``x`` over torch's adaptive windows ``[floor(o * size / out), ceil((o + 1) * size /
+    out))``: each window's positions gathered (:func:`_window_parts`), the padding ones zeroed by a select, summed
+    and divided by the window's length.  (A product with an [out, size] averaging matrix would send a non-finite
+    element through its zeros into every output; eager's reaches only the windows that hold it.)"""
+    table, count = _window_parts(ctx, size, out)
+    k = ctx.sig(table).shape[1]
+    g = ctx.emit(ops.index_select, x, ctx.reshape(table, (out * k,)), dim=dim)
+    shape = ctx.sig(g).shape
+    g = ctx.reshape(g, shape[:dim] + (out, k) + shape[dim + 1:])
+    j = ctx.reshape(ctx.emit(ops.arange, start=0.0, step=1.0, length=k, result_type=type_of(Sig((k,), "i64"))),
+                    (1, k))
+    rank = ctx.sig(g).rank
+    valid = ctx.reshape(ctx.emit(ops.lt, j, count), (1,) * dim + (out, k) + (1,) * (rank - dim - 2))
+    g = ctx.emit(ops.where, valid, g, ctx.tensor(0.0, like=g))
+    total = ctx.emit(ops.sum, g, dims=(dim + 1,), keepdim=False)
+    length = ctx.reshape(ctx.convert(count, ctx.sig(x).elem), (1,) * dim + (out,) + (1,) * (rank - dim - 2))
+    return ctx.emit(ops.div, total, length)
 
 
 def _adaptive_avg_pool(ctx, input, output_size, *, n):
@@ -135,11 +124,8 @@ def _adaptive_avg_pool(ctx, input, output_size, *, n):
         return ctx.emit(ops.avg_pool, input, kernel_size=kernel, stride=kernel, padding=(0,) * n)
     x = ctx.convert(input, compute_elem(s.elem))
     for i, (size, o) in enumerate(zip(sizes, out)):
-        if isinstance(size, int) and isinstance(o, int):
-            if size != o:
-                x = resample_dim(ctx, x, s.rank - n + i, _adaptive_matrix(size, o))
-        elif size is not o:                     # a symbolic size (the same symbol as the output's: nothing to do)
-            x = _symbolic_adaptive_dim(ctx, x, s.rank - n + i, size, o)
+        if size is not o and not (isinstance(size, int) and size == o):   # (a ? output the input's own size: as is)
+            x = _adaptive_avg_dim(ctx, x, s.rank - n + i, size, o)
     return ctx.convert(x, s.elem)
 
 
@@ -166,14 +152,68 @@ def _out_sizes(ctx, sizes, output_size, n):
     return out
 
 
+def _window_table(ctx, size, out):
+    """:func:`_windows` as an ``[out, K]`` i64 value, for a symbolic ``size``: see :func:`_window_parts`."""
+    return _window_parts(ctx, size, out)[0]
+
+
+def _window_parts(ctx, size, out):
+    """``(positions, lengths)`` of the adaptive windows of one dim as i64 values: ``[out, K]`` input positions
+    (each window's tail repeating its last position: a repeat changes neither a maximum nor torch's pick) and
+    ``[out, 1]`` window lengths.  Static sizes: constants (``K`` the longest window); a symbolic ``size``: computed
+    from iotas, ``K = size // out + 2`` (no window is longer: ``ceil((o + 1) * size / out) - floor(o * size / out)
+    <= size / out + 2``)."""
+    if isinstance(size, int) and isinstance(out, int):
+        bounds = np.asarray([((o * size) // out, -((-(o + 1) * size) // out)) for o in range(out)], np.int64)
+        return _table_value(ctx, _windows(size, out)), _table_value(ctx, (bounds[:, 1] - bounds[:, 0])[:, None])
+    k = size // out + 2
+    o, j = (ctx.emit(ops.arange, start=0.0, step=1.0, length=v, result_type=type_of(Sig((v,), "i64")))
+            for v in (out, k))
+    o, j = ctx.reshape(o, (out, 1)), ctx.reshape(j, (1, k))
+    n, m = ctx.tensor(size, like=o), ctx.tensor(out, like=o)
+    zero = ctx.tensor(0, like=o)
+    start = ctx.emit(ops.floor_divide, ctx.emit(ops.mul, o, n), m)
+    after = ctx.emit(ops.add, ctx.emit(ops.mul, o, n), n)                    # ceil(after / m) = -((-after) // m)
+    stop = ctx.emit(ops.sub, zero, ctx.emit(ops.floor_divide, ctx.emit(ops.sub, zero, after), m))
+    table = ctx.emit(ops.minimum, ctx.emit(ops.add, start, j), ctx.emit(ops.sub, stop, ctx.tensor(1, like=o)))
+    return table, ctx.emit(ops.sub, stop, start)
+
+
+def _table_value(ctx, table):
+    """A window table as an i64 value (a numpy table becomes a constant)."""
+    return table if isinstance(table, ir.Value) else \
+        ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(table)))
+
+
+def _box_position_values(ctx, sizes, tables):
+    """:func:`_box_positions` in ops (tables that are values: symbolic sizes)."""
+    n = len(tables)
+    pos = None
+    for i, table in enumerate(tables):
+        t = _table_value(ctx, table)
+        axes = [1] * (2 * n)
+        axes[2 * i], axes[2 * i + 1] = ctx.sig(t).shape
+        t = ctx.emit(ops.mul, ctx.reshape(t, tuple(axes)), ctx.tensor(math.prod(sizes[i + 1:]), like=t))
+        pos = t if pos is None else ctx.emit(ops.add, pos, t)
+    pos = ctx.emit(ops.permute, pos, dims=[2 * i for i in range(n)] + [2 * i + 1 for i in range(n)])
+    shape = ctx.sig(pos).shape
+    return ctx.reshape(pos, shape[:n] + (math.prod(shape[n:]),))
+
+
 def _boxes(ctx, input, lead, tables):
-    """[*lead, O1, .., On, K1 * .. * Kn]: every output's window, gathered dim by dim."""
+    """[*lead, O1, .., On, K1 * .. * Kn]: every output's window, gathered dim by dim (a table: a numpy array, or
+    an i64 value for a symbolic size)."""
     x = input
     for i, table in enumerate(tables):
         d = lead + 2 * i
-        x = ctx.emit(ops.index_select, x, ctx.int_constant(table.reshape(-1)), dim=d)
+        if isinstance(table, ir.Value):
+            shape_t = ctx.sig(table).shape
+            flat = ctx.reshape(table, (math.prod(shape_t),))
+        else:
+            shape_t, flat = table.shape, ctx.int_constant(table.reshape(-1))
+        x = ctx.emit(ops.index_select, x, flat, dim=d)
         shape = ctx.sig(x).shape
-        x = ctx.reshape(x, shape[:d] + table.shape + shape[d + 1:])
+        x = ctx.reshape(x, shape[:d] + tuple(shape_t) + shape[d + 1:])
     n = len(tables)
     perm = list(range(lead)) + [lead + 2 * i for i in range(n)] + [lead + 2 * i + 1 for i in range(n)]
     x = ctx.emit(ops.permute, x, dims=perm)
@@ -214,11 +254,13 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
                         "torch rejects it too", f"pass [N, C, *spatial] or [C, *spatial] with {n} spatial dims")
     sizes = s.shape[lead:]
     out = _out_sizes(ctx, sizes, output_size, n)
-    if all(size % o == 0 for size, o in zip(sizes, out)):        # even windows: a plain strided max pool
+    symbolic = not all(isinstance(size, int) and isinstance(o, int) for size, o in zip(sizes, out))
+    if not symbolic and all(size % o == 0 for size, o in zip(sizes, out)):   # even windows: a strided max pool
         kernel = tuple(size // o for size, o in zip(sizes, out))
         result = _max_pool(ctx, input, kernel, kernel, 0, 1, False, want_indices, n=n)
         return tuple(result) if want_indices else result
-    tables = [_windows(size, o) for size, o in zip(sizes, out)]
+    tables = [_windows(size, o) if isinstance(size, int) and isinstance(o, int) else _window_table(ctx, size, o)
+              for size, o in zip(sizes, out)]
     box = _boxes(ctx, input, lead, tables)
     pick = _first_max_position(ctx, box)
     if is_float(s.elem):       # the values at torch's pick (the same numbers as amax): its gradient goes there alone
@@ -227,8 +269,8 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
         values = ctx.emit(ops.amax, box, dims=(-1,))
     if not want_indices:
         return values
-    table = _box_positions(sizes, tables)
-    positions = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.ascontiguousarray(table)))
+    positions = _box_position_values(ctx, sizes, tables) if symbolic else \
+        _table_value(ctx, _box_positions(sizes, tables))
     positions = ctx.emit(ops.expand, positions, shape=ctx.sig(box).shape)
     picked = ctx.emit(ops.gather, positions, pick, dim=-1)
     return values, ctx.reshape(picked, ctx.sig(values).shape)

@@ -1,14 +1,15 @@
 """F.interpolate and the nn upsampling modules: nearest, nearest-exact, linear/bilinear/trilinear, bicubic and area
 (area is adaptive average pooling to the output size).
 
-Nearest modes gather with a constant index list per resized dim.  Linear modes and bicubic are a product with a
-constant [out, in] weight matrix per resized dim, built here with torch's float32 index arithmetic; half-precision
-inputs are computed in f32 and rounded once, like torch's CPU kernels.
-
-A resized dim with a symbolic input or output size (docs/shapes.md) gets the same arithmetic in ops instead of
-constants: the source coordinates from an iota of the output size and the scale from the sizes as values, then
-gathers of the taps weighted by their interpolation weights (:func:`_symbolic_dim`), so the program stays
-polymorphic in it.
+Each resized dim is a gather of its taps along that dim, weighted and summed, with torch's CPU arithmetic: nearest
+modes one tap (no weight), linear modes two, bicubic four (torch's cubic convolution, taps clamped into the input),
+the last dim first as torch's kernels nest them.  Source coordinates and weights are computed in torch's opmath
+type (float32; float64 for double inputs); half-precision inputs are computed in f32 and rounded once, like
+torch's CPU kernels.  For static sizes the tap positions and weights are constants computed here; for a symbolic
+input or output size (docs/shapes.md) the same arithmetic is ops: the coordinates from an iota of the output size,
+the scale from the sizes as values, so the program stays polymorphic in it.  A non-finite input element reaches
+only the outputs whose taps read it, as in eager (a product with an [out, in] weight matrix would spread it through
+its zero weights to every output of the row).
 """
 from __future__ import annotations
 
@@ -23,46 +24,21 @@ from fxla.dialects.mlir import ir
 
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
-from ..emit import compute_elem, ntuple, resample_dim
+from ..emit import compute_elem, ntuple
 from ..registry import register, register_module
 
-
-def _scales(in_sizes, out_sizes, scale_factor, recompute_scale_factor, dt=np.float32):
-    """torch's source/destination scale per dim in its CPU kernels' opmath type ``dt`` (float32; float64 for
-    double inputs)."""
-    n = len(in_sizes)
-    if scale_factor is not None and not recompute_scale_factor:
-        factors = ntuple(scale_factor, n)
-        return [dt(1.0 / float(f)) for f in factors]
-    return [dt(dt(i) / dt(o)) for i, o in zip(in_sizes, out_sizes)]
-
-
-def _source_index(o, size, out, scale, align_corners, clamp, dt=np.float32):
-    """torch's source coordinate of output index ``o`` in ``dt`` (``clamp``: negative ones become 0, as linear
-    modes)."""
-    if align_corners:
-        return dt(o) * (dt(size - 1) / dt(out - 1)) if out > 1 else dt(0)
-    src = dt(scale) * (dt(o) + dt(0.5)) - dt(0.5)
-    return max(src, dt(0)) if clamp else src
-
-
-def _linear_matrix(size, out, scale, align_corners, dt=np.float32):
-    m = np.zeros((out, size))
-    for o in range(out):
-        src = _source_index(o, size, out, scale, align_corners, clamp=True, dt=dt)
-        i0 = min(int(np.floor(src)), size - 1)
-        i1 = min(i0 + 1, size - 1)
-        lam = float(src) - i0
-        m[o, i0] += 1.0 - lam
-        m[o, i1] += lam
-    return m
-
-
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_ADAPTIVE_AVG_POOL = {1: F.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d, 3: F.adaptive_avg_pool3d}
+
+
+def _opmath(elem: str):
+    """The numpy type of torch's interpolation arithmetic for inputs of ``elem`` (its CPU kernels' opmath)."""
+    return np.float64 if elem == "f64" else np.float32
 
 
 def _cubic_weights(t, dt=np.float32):
-    """torch's cubic convolution coefficients of the 4 taps at offsets -1, 0, 1, 2 (in ``dt``, A = -0.75)."""
+    """torch's cubic convolution coefficients of the 4 taps at offsets -1, 0, 1, 2 (in ``dt``, A = -0.75); ``t``:
+    numbers or arrays of ``dt``, or values with ``dt`` arithmetic (:class:`_Ops`)."""
     a, one, two = dt(-0.75), dt(1), dt(2)
 
     def near(x):                  # |x| <= 1
@@ -74,42 +50,73 @@ def _cubic_weights(t, dt=np.float32):
     return far(t + one), near(t), near(one - t), far(two - t)
 
 
-def _opmath(elem: str):
-    """The numpy type of torch's interpolation arithmetic for inputs of ``elem`` (its CPU kernels' opmath)."""
-    return np.float64 if elem == "f64" else np.float32
+# -- one resized dim's taps: constants (static sizes) ----------------------------------------------------------------
+def _static_source(size: int, out: int, factor, align_corners: bool, dt, clamp: bool) -> np.ndarray:
+    """torch's source coordinate of every output position, in ``dt`` (``clamp``: negative ones become 0, as the
+    linear modes)."""
+    o = np.arange(out, dtype=dt)
+    if align_corners:
+        return o * (dt(size - 1) / dt(out - 1)) if out > 1 else np.zeros(out, dt)
+    scale = dt(1.0 / float(factor)) if factor is not None else dt(dt(size) / dt(out))
+    src = scale * (o + dt(0.5)) - dt(0.5)
+    return np.maximum(src, dt(0)) if clamp else src
 
 
-def _cubic_matrix(size, out, scale, align_corners, dt=np.float32):
-    """[out, size] bicubic weights: 4 taps around torch's unclamped source index, taps clamped into the input."""
-    m = np.zeros((out, size))
-    for o in range(out):
-        src = _source_index(o, size, out, scale, align_corners, clamp=False, dt=dt)
-        i0 = int(np.floor(src))
-        t = dt(src - dt(i0))
-        for k, w in enumerate(_cubic_weights(t, dt)):
-            m[o, min(max(i0 - 1 + k, 0), size - 1)] += float(w)
-    return m
+def _static_taps(size: int, out: int, factor, mode: str, align_corners: bool, dt):
+    """``[(positions, weights or None)]`` of one dim as numpy arrays; ``None`` where the dim is unchanged."""
+    if mode.startswith("nearest"):
+        scale = np.float32(1.0 / float(factor)) if factor is not None else np.float32(np.float32(size) / np.float32(out))
+        if size == out and scale == 1:
+            return None
+        dst = np.arange(out, dtype=np.float32)
+        src = np.floor((dst + np.float32(0.5)) * scale) if mode == "nearest-exact" else np.floor(dst * scale)
+        return [(np.minimum(src.astype(np.int64), size - 1), None)]
+    if mode in _LINEAR_MODES:
+        src = _static_source(size, out, factor, align_corners, dt, clamp=True)
+        i0 = np.minimum(np.floor(src).astype(np.int64), size - 1)
+        i1 = np.minimum(i0 + 1, size - 1)
+        lam = (src - i0.astype(dt)).astype(dt)
+        if size == out and np.array_equal(i0, np.arange(out)) and not lam.any():
+            return None
+        return [(i0, (dt(1) - lam).astype(dt)), (i1, lam)]
+    src = _static_source(size, out, factor, align_corners, dt, clamp=False)         # bicubic
+    floor = np.floor(src)
+    i0 = floor.astype(np.int64)
+    weights = _cubic_weights((src - floor).astype(dt), dt)
+    return [(np.clip(i0 - 1 + k, 0, size - 1), np.asarray(w, dt)) for k, w in enumerate(weights)]
 
 
-# -- symbolic sizes: the same arithmetic as ops --------------------------------------------------------------------
-def _value(ctx, v, elem: str):
+# -- one resized dim's taps: ops (symbolic sizes) --------------------------------------------------------------------
+class _Ops:
+    """An ``elem`` value with Python arithmetic as fxla ops (numbers become ``elem`` constants), so
+    :func:`_cubic_weights` builds the same formula as ops."""
+
+    def __init__(self, ctx, value: ir.Value, elem: str):
+        self.ctx, self.value, self.elem = ctx, value, elem
+
+    def _of(self, other) -> ir.Value:
+        return other.value if isinstance(other, _Ops) else _value(self.ctx, _opmath(self.elem)(other), self.elem)
+
+    def _op(self, opdef, a, b) -> "_Ops":
+        return _Ops(self.ctx, self.ctx.emit(opdef, self._of(a), self._of(b)), self.elem)
+
+    def __add__(self, o): return self._op(ops.add, self, o)          # noqa: E704
+    def __radd__(self, o): return self._op(ops.add, o, self)         # noqa: E704
+    def __sub__(self, o): return self._op(ops.sub, self, o)          # noqa: E704
+    def __rsub__(self, o): return self._op(ops.sub, o, self)         # noqa: E704
+    def __mul__(self, o): return self._op(ops.mul, self, o)          # noqa: E704
+    def __rmul__(self, o): return self._op(ops.mul, o, self)         # noqa: E704
+
+
+def _value(ctx, v, elem: str) -> ir.Value:
     """A size (int or ``SymInt``) or a float as a 0-d ``elem`` value (a float made in ``elem`` itself)."""
     if not isinstance(v, (float, np.floating)):
         return ctx.convert(ctx.tensor(v), elem)
-    return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(v, np.float64 if elem == "f64" else
-                                                                             np.float32)))
+    return ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(v, _opmath(elem))))
 
 
-def _scale(ctx, size, out, factor, elem: str):
-    """torch's source/destination scale of one dim (``1 / scale_factor`` when given, else size / out), in its
-    opmath type ``elem`` (double for f64 inputs)."""
-    if factor is not None:
-        return _value(ctx, np.float32(1.0 / float(factor)) if elem == "f32" else 1.0 / float(factor), elem)
-    return ctx.emit(ops.div, _value(ctx, size, elem), _value(ctx, out, elem))
-
-
-def _source(ctx, size, out, factor, align_corners: bool, elem: str, clamp: bool):
-    """:func:`_source_index` of every output position (an ``[out]`` ``elem`` value)."""
+def _source(ctx, size, out, factor, align_corners: bool, elem: str, clamp: bool) -> ir.Value:
+    """:func:`_static_source` as ops (an ``[out]`` ``elem`` value)."""
     dst = ctx.emit(ops.arange, start=0.0, step=1.0, length=out, result_type=type_of(Sig((out,), elem)))
     if align_corners:                                   # (a symbolic out is >= 2: sizes 0 and 1 are never symbolic)
         ratio = ctx.emit(ops.div, _value(ctx, size - 1, elem), _value(ctx, out - 1, elem))
@@ -120,65 +127,57 @@ def _source(ctx, size, out, factor, align_corners: bool, elem: str, clamp: bool)
     return ctx.emit(ops.maximum, src, _value(ctx, 0.0, elem)) if clamp else src
 
 
-def _clip(ctx, index, size):
-    """``index`` (i64) clamped into [0, size)."""
-    return ctx.emit(ops.minimum, ctx.emit(ops.maximum, index, ctx.tensor(0, like=index)), ctx.tensor(size - 1, like=index))
+def _scale(ctx, size, out, factor, elem: str) -> ir.Value:
+    """torch's source/destination scale of one dim (``1 / scale_factor`` when given, else size / out)."""
+    if factor is not None:
+        return _value(ctx, _opmath(elem)(1.0 / float(factor)), elem)
+    return ctx.emit(ops.div, _value(ctx, size, elem), _value(ctx, out, elem))
 
 
-def _weighted(ctx, x, dim: int, taps):
-    """sum over ``(index, weight)`` taps of ``x`` gathered at ``index`` along ``dim`` times ``weight`` ([out],
-    broadcast along ``dim``)."""
-    total = None
-    for index, weight in taps:
-        g = ctx.emit(ops.index_select, x, index, dim=dim)
-        shape = [1] * ctx.sig(g).rank
-        shape[dim] = ctx.sig(g).shape[dim]
-        term = ctx.emit(ops.mul, g, ctx.reshape(ctx.convert(weight, ctx.sig(x).elem), tuple(shape)))
-        total = term if total is None else ctx.emit(ops.add, total, term)
-    return total
-
-
-def _cubic_value_weights(ctx, t, elem: str):
-    """:func:`_cubic_weights` of every position's fraction ``t`` (``elem`` values)."""
-    a = lambda v: _value(ctx, _opmath(elem)(v), elem)                               # noqa: E731
-    mul, add, sub = (lambda p, q: ctx.emit(ops.mul, p, q)), (lambda p, q: ctx.emit(ops.add, p, q)), \
-        (lambda p, q: ctx.emit(ops.sub, p, q))
-    A = np.float32(-0.75)
-
-    def near(x):
-        return add(mul(mul(sub(mul(a(A + 2), x), a(A + 3)), x), x), a(1))
-
-    def far(x):
-        return sub(mul(add(mul(sub(mul(a(A), x), a(5 * A)), x), a(8 * A)), x), a(4 * A))
-    return far(add(t, a(1))), near(t), near(sub(a(1), t)), far(sub(a(2), t))
-
-
-def _symbolic_dim(ctx, x, dim: int, size, out, factor, mode: str, align_corners: bool):
-    """Resize dim ``dim`` of ``x`` from ``size`` to ``out`` (either symbolic) as torch's CPU kernels do."""
-    if mode in ("nearest", "nearest-exact"):
+def _symbolic_taps(ctx, size, out, factor, mode: str, align_corners: bool, elem: str):
+    """:func:`_static_taps` as ops: ``[(positions i64 value, weights value or None)]``."""
+    last = ctx.tensor(size - 1, like=ctx.tensor(0))
+    if mode.startswith("nearest"):
         dst = ctx.emit(ops.arange, start=0.0, step=1.0, length=out, result_type=type_of(Sig((out,), "f32")))
         if mode == "nearest-exact":
             dst = ctx.emit(ops.add, dst, _value(ctx, 0.5, "f32"))
         src = ctx.emit(ops.floor, ctx.emit(ops.mul, dst, _scale(ctx, size, out, factor, "f32")))
-        index = ctx.emit(ops.minimum, ctx.convert(src, "i64"), ctx.tensor(size - 1, like=ctx.tensor(0)))
-        return ctx.emit(ops.index_select, x, index, dim=dim)
-    elem = "f64" if ctx.sig(x).elem == "f64" else "f32"     # (coordinates in torch's opmath type)
+        return [(ctx.emit(ops.minimum, ctx.convert(src, "i64"), last), None)]
     if mode in _LINEAR_MODES:
         src = _source(ctx, size, out, factor, align_corners, elem, clamp=True)
-        i0 = ctx.emit(ops.minimum, ctx.convert(ctx.emit(ops.floor, src), "i64"), ctx.tensor(size - 1, like=ctx.tensor(0)))
-        i1 = ctx.emit(ops.minimum, ctx.emit(ops.add, i0, ctx.tensor(1, like=i0)), ctx.tensor(size - 1, like=i0))
+        i0 = ctx.emit(ops.minimum, ctx.convert(ctx.emit(ops.floor, src), "i64"), last)
+        i1 = ctx.emit(ops.minimum, ctx.emit(ops.add, i0, ctx.tensor(1, like=i0)), last)
         lam = ctx.emit(ops.sub, src, ctx.convert(i0, elem))
-        return _weighted(ctx, x, dim, [(i0, ctx.emit(ops.sub, _value(ctx, 1.0, elem), lam)), (i1, lam)])
+        return [(i0, ctx.emit(ops.sub, _value(ctx, 1.0, elem), lam)), (i1, lam)]
     src = _source(ctx, size, out, factor, align_corners, elem, clamp=False)          # bicubic
     floor = ctx.emit(ops.floor, src)
     i0 = ctx.convert(floor, "i64")
-    weights = _cubic_value_weights(ctx, ctx.emit(ops.sub, src, floor), elem)
-    return _weighted(ctx, x, dim, [(_clip(ctx, ctx.emit(ops.add, i0, ctx.tensor(k - 1, like=i0)), size), w)
-                                   for k, w in enumerate(weights)])
+    weights = _cubic_weights(_Ops(ctx, ctx.emit(ops.sub, src, floor), elem), _opmath(elem))
+    zero = ctx.tensor(0, like=i0)
+    return [(ctx.emit(ops.minimum, ctx.emit(ops.maximum, ctx.emit(ops.add, i0, ctx.tensor(k - 1, like=i0)), zero),
+                      last), w.value) for k, w in enumerate(weights)]
 
 
-def _symbolic(size, out) -> bool:
-    return not (isinstance(size, int) and isinstance(out, int))
+def _resize_dim(ctx, x, dim: int, size, out, factor, mode: str, align_corners: bool):
+    """Dim ``dim`` of ``x`` resized from ``size`` to ``out``: its taps gathered, weighted and summed in order."""
+    elem = ctx.sig(x).elem
+    if isinstance(size, int) and isinstance(out, int):
+        taps = _static_taps(size, out, factor, mode, align_corners, _opmath(elem))
+        if taps is None:
+            return x
+        taps = [(ctx.int_constant(i), None if w is None else ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(w)))
+                for i, w in taps]
+    else:
+        taps = _symbolic_taps(ctx, size, out, factor, mode, align_corners, "f64" if elem == "f64" else "f32")
+    total = None
+    for index, weight in taps:
+        g = ctx.emit(ops.index_select, x, index, dim=dim)
+        if weight is not None:
+            shape = [1] * ctx.sig(g).rank
+            shape[dim] = ctx.sig(g).shape[dim]
+            g = ctx.emit(ops.mul, g, ctx.reshape(ctx.convert(weight, elem), tuple(shape)))
+        total = g if total is None else ctx.emit(ops.add, total, g)
+    return total
 
 
 @register(F.interpolate)
@@ -189,77 +188,24 @@ def _interpolate(ctx, input, size=None, scale_factor=None, mode="nearest", align
     out = ctx.result_sig.shape[2:]
     if antialias:
         raise ctx.error("interpolate(antialias=True) is not supported", "no lowering yet", "use antialias=False")
-    if mode in ("nearest", "nearest-exact", "bicubic") or mode in _LINEAR_MODES:
-        factors = ntuple(scale_factor, n) if scale_factor is not None and not recompute_scale_factor else (None,) * n
-        if any(_symbolic(a, b) for a, b in zip(s.shape[2:], out)):
-            return _symbolic_interpolate(ctx, input, out, factors, mode, bool(align_corners))
     if mode == "area":               # torch's definition: adaptive average pooling to the output size
         return ctx.lower(_ADAPTIVE_AVG_POOL[n], input, out)
-    scales = _scales(s.shape[2:], out, scale_factor, recompute_scale_factor)
-    if mode in ("nearest", "nearest-exact"):
-        x = input
-        for i in range(n):
-            size_i, o = s.shape[2 + i], out[i]
-            if size_i == o and scales[i] == 1:
-                continue
-            dst = np.arange(o, dtype=np.float32)
-            src = np.floor((dst + np.float32(0.5)) * scales[i]) if mode == "nearest-exact" else np.floor(dst * scales[i])
-            idx = np.minimum(src.astype(np.int64), size_i - 1)
-            x = ctx.emit(ops.index_select, x, ctx.int_constant(idx), dim=2 + i)
-        return x
-    dt = _opmath(s.elem)
-    if mode in _LINEAR_MODES:
-        if _LINEAR_MODES[mode] != n:
-            raise ctx.error(f"interpolate(mode={mode!r}) expects a rank-{_LINEAR_MODES[mode] + 2} input, got rank "
-                            f"{s.rank}", "torch rejects it too", "use the mode matching the input's rank")
-        x = ctx.convert(input, compute_elem(s.elem))
-        scales = _scales(s.shape[2:], out, scale_factor, recompute_scale_factor, dt)
-        for i in range(n):
-            m = _linear_matrix(s.shape[2 + i], out[i], scales[i], bool(align_corners), dt)
-            if not (m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0]))):
-                x = resample_dim(ctx, x, 2 + i, m)
-        return ctx.convert(x, s.elem)
-    if mode == "bicubic":
-        if n != 2:
-            raise ctx.error(f"interpolate(mode='bicubic') expects a rank-4 input, got rank {s.rank}",
-                            "torch rejects it too", "pass an [N, C, H, W] input")
-        x = ctx.convert(input, compute_elem(s.elem))
-        scales = _scales(s.shape[2:], out, scale_factor, recompute_scale_factor, dt)
-        for i in range(n):
-            m = _cubic_matrix(s.shape[2 + i], out[i], scales[i], bool(align_corners), dt)
-            if not (m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0]))):
-                x = resample_dim(ctx, x, 2 + i, m)
-        return ctx.convert(x, s.elem)
-    raise ctx.error(f"interpolate(mode={mode!r}) is not supported yet", "fxla lowers nearest, nearest-exact, linear, "
-                    "bilinear, trilinear, bicubic and area", "use one of those modes")
-
-
-def _symbolic_interpolate(ctx, input, out, factors, mode: str, align_corners: bool):
-    """F.interpolate where a resized dim is symbolic: the static dims as above, the symbolic ones in ops."""
-    s = ctx.sig(input)
-    n = s.rank - 2
-    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != n or mode == "bicubic" and n != 2:
-        raise ctx.error(f"interpolate(mode={mode!r}) does not take a rank-{s.rank} input", "torch rejects it too",
-                        "use the mode matching the input's rank")
-    x = input if mode.startswith("nearest") else ctx.convert(input, compute_elem(s.elem))
+    if not (mode in ("nearest", "nearest-exact", "bicubic") or mode in _LINEAR_MODES):
+        raise ctx.error(f"interpolate(mode={mode!r}) is not supported yet", "fxla lowers nearest, nearest-exact, "
+                        "linear, bilinear, trilinear, bicubic and area", "use one of those modes")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != n:
+        raise ctx.error(f"interpolate(mode={mode!r}) expects a rank-{_LINEAR_MODES[mode] + 2} input, got rank "
+                        f"{s.rank}", "torch rejects it too", "use the mode matching the input's rank")
+    if mode == "bicubic" and n != 2:
+        raise ctx.error(f"interpolate(mode='bicubic') expects a rank-4 input, got rank {s.rank}",
+                        "torch rejects it too", "pass an [N, C, H, W] input")
+    factors = ntuple(scale_factor, n) if scale_factor is not None and not recompute_scale_factor else (None,) * n
+    nearest = mode.startswith("nearest")
+    x = input if nearest else ctx.convert(input, compute_elem(s.elem))
     for i in reversed(range(n)):                         # the last dim first, as torch's kernels nest the taps
-        size_i, o = s.shape[2 + i], out[i]
-        if _symbolic(size_i, o):
-            x = _symbolic_dim(ctx, x, 2 + i, size_i, o, factors[i], mode, align_corners)
-            continue
-        if mode.startswith("nearest"):
-            x = _symbolic_dim(ctx, x, 2 + i, size_i, o, factors[i], mode, align_corners)
-            continue
-        dt = _opmath(s.elem)
-        scale = dt(1.0 / float(factors[i])) if factors[i] is not None else dt(dt(size_i) / dt(o))
-        build = _cubic_matrix if mode == "bicubic" else _linear_matrix
-        m = build(size_i, o, scale, align_corners, dt)
-        if not (m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0]))):
-            x = resample_dim(ctx, x, 2 + i, m)
-    return ctx.convert(x, s.elem)
+        x = _resize_dim(ctx, x, 2 + i, s.shape[2 + i], out[i], factors[i], mode, bool(align_corners))
+    return x if nearest else ctx.convert(x, s.elem)
 
-
-_ADAPTIVE_AVG_POOL = {1: F.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d, 3: F.adaptive_avg_pool3d}
 
 def _scaled_size(size, factor: float):
     """torch's ``floor(size * factor)`` (in double) for a symbolic ``size``, as size arithmetic where it is exact:
