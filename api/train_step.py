@@ -39,6 +39,7 @@ from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
 from fxla.runtime import to_device as _to_device
 from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
+from fxla.runtime.host_memory import retain_after_compile
 from fxla.runtime.multihost import place_sharded, spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
@@ -339,6 +340,8 @@ class TrainStep:
             executable = pipeline.compile(stages, target, self.device, donate=donate, partitioning=part,
                                           gradients=True)
             self.compiles += 1
+            if self.device.platform == "cpu":       # (fxla.runtime.keep_host_memory: from now on, keep it)
+                retain_after_compile()
             program = _Program(executable, layout, objective, group_of, consumed, stages.program.input_checks,
                                n_inputs, optimizer)
             program.labels = labels

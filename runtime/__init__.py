@@ -12,6 +12,7 @@ from .executable import CompileError, Executable, compile_stablehlo
 from .sharding import Mesh, Partitioning, ShardingError
 from .artifact import ArtifactError
 from .jax_interop import InteropError
+from .host_memory import HostMemoryError, keep_host_memory, release_host_memory
 
 
 def compile_stats() -> dict:
@@ -23,4 +24,5 @@ def compile_stats() -> dict:
 
 __all__ = ["DeviceError", "resolve_device", "to_device", "from_device", "InputError", "CompileError",
            "Executable", "compile_stablehlo", "CacheError", "CacheWarning", "set_cache_dir", "get_cache_dir",
-           "compile_stats", "Mesh", "Partitioning", "ShardingError", "ArtifactError", "InteropError"]
+           "compile_stats", "Mesh", "Partitioning", "ShardingError", "ArtifactError", "InteropError",
+           "HostMemoryError", "keep_host_memory", "release_host_memory"]
