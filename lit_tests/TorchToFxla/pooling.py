@@ -171,8 +171,13 @@ def avg_pool3d_module():
 
 # CHECK-LABEL: case torch.adaptive_avg_pool1d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x10xf32>)
-# CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[X]], %{{.+}} : tensor<2x3x10xf32>, tensor<10x4xf32> -> tensor<2x3x4xf32>
-# CHECK:         return %[[MATMUL]] : tensor<2x3x4xf32>
+# CHECK:         %[[POS:.+]] = fxla.constant {value = dense<{{\[}}[0, 1, 2], [2, 3, 4], [5, 6, 7], [7, 8, 9]]> : tensor<4x3xi64>}
+# CHECK:         %[[LEN:.+]] = fxla.constant {value = dense<3> : tensor<4x1xi64>}
+# CHECK:         %[[WIN:.+]] = fxla.index_select %[[X]], %{{.+}} {dim = 2} : tensor<2x3x10xf32>, tensor<12xi64> -> tensor<2x3x12xf32>
+# CHECK:         %[[KEPT:.+]] = fxla.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<1x1x4x3xi1>, tensor<2x3x4x3xf32>, tensor<f32> -> tensor<2x3x4x3xf32>
+# CHECK:         %[[SUM:.+]] = fxla.sum %[[KEPT]] {dims = [3], keepdim = false} : tensor<2x3x4x3xf32> -> tensor<2x3x4xf32>
+# CHECK:         %[[MEAN:.+]] = fxla.div %[[SUM]], %{{.+}} : tensor<2x3x4xf32>, tensor<1x1x4xf32> -> tensor<2x3x4xf32>
+# CHECK:         return %[[MEAN]] : tensor<2x3x4xf32>
 @case(torch.adaptive_avg_pool1d, t(2, 3, 10))
 def adaptive_avg_pool1d(x):
     return torch.adaptive_avg_pool1d(x, 4)
@@ -188,10 +193,10 @@ def adaptive_avg_pool1d_module():
 
 # CHECK-LABEL: case torch.nn.functional.adaptive_avg_pool2d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x7x5xf32>)
-# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 1, 3, 2]} : tensor<2x3x7x5xf32> -> tensor<2x3x5x7xf32>
-# CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[PERMUTE]], %{{.+}} : tensor<2x3x5x7xf32>, tensor<7x3xf32> -> tensor<2x3x5x3xf32>
-# CHECK:         %[[PERMUTE_2:.+]] = fxla.permute %[[MATMUL]] {dims = [0, 1, 3, 2]} : tensor<2x3x5x3xf32> -> tensor<2x3x3x5xf32>
-# CHECK:         return %[[PERMUTE_2]] : tensor<2x3x3x5xf32>
+# CHECK:         %[[WIN:.+]] = fxla.index_select %[[X]], %{{.+}} {dim = 2} : tensor<2x3x7x5xf32>, tensor<9xi64> -> tensor<2x3x9x5xf32>
+# CHECK:         %[[SUM:.+]] = fxla.sum %{{.+}} {dims = [3], keepdim = false} : tensor<2x3x3x3x5xf32> -> tensor<2x3x3x5xf32>
+# CHECK:         %[[MEAN:.+]] = fxla.div %[[SUM]], %{{.+}} : tensor<2x3x3x5xf32>, tensor<1x1x3x1xf32> -> tensor<2x3x3x5xf32>
+# CHECK:         return %[[MEAN]] : tensor<2x3x3x5xf32>
 @case(F.adaptive_avg_pool2d, t(2, 3, 7, 5))
 def adaptive_avg_pool2d(x):
     return F.adaptive_avg_pool2d(x, (3, None))
@@ -207,10 +212,11 @@ def adaptive_avg_pool2d_module_global():
 
 # CHECK-LABEL: case torch.nn.functional.adaptive_avg_pool3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4x5xf32>)
-# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 1, 3, 4, 2]} : tensor<1x2x3x4x5xf32> -> tensor<1x2x4x5x3xf32>
-# CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[PERMUTE]], %{{.+}} : tensor<1x2x4x5x3xf32>, tensor<3x2xf32> -> tensor<1x2x4x5x2xf32>
-# CHECK:         %[[MATMUL_2:.+]] = fxla.matmul %{{.+}}, %{{.+}} : tensor<1x2x2x3x5xf32>, tensor<5x2xf32> -> tensor<1x2x2x3x2xf32>
-# CHECK:         return %[[MATMUL_2]] : tensor<1x2x2x3x2xf32>
+# CHECK:         %[[D:.+]] = fxla.index_select %[[X]], %{{.+}} {dim = 2} : tensor<1x2x3x4x5xf32>, tensor<4xi64> -> tensor<1x2x4x4x5xf32>
+# CHECK:         %[[H:.+]] = fxla.index_select %{{.+}}, %{{.+}} {dim = 3} : tensor<1x2x2x4x5xf32>, tensor<6xi64> -> tensor<1x2x2x6x5xf32>
+# CHECK:         %[[SUM:.+]] = fxla.sum %{{.+}} {dims = [5], keepdim = false} : tensor<1x2x2x3x2x3xf32> -> tensor<1x2x2x3x2xf32>
+# CHECK:         %[[MEAN:.+]] = fxla.div %[[SUM]], %{{.+}} : tensor<1x2x2x3x2xf32>, tensor<1x1x1x1x2xf32> -> tensor<1x2x2x3x2xf32>
+# CHECK:         return %[[MEAN]] : tensor<1x2x2x3x2xf32>
 @case(F.adaptive_avg_pool3d, t(1, 2, 3, 4, 5))
 def adaptive_avg_pool3d(x):
     return F.adaptive_avg_pool3d(x, (2, 3, 2))
@@ -218,10 +224,10 @@ def adaptive_avg_pool3d(x):
 
 # CHECK-LABEL: case torch.nn.AdaptiveAvgPool3d:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<1x2x3x4x5xf32>)
-# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 1, 3, 4, 2]} : tensor<1x2x3x4x5xf32> -> tensor<1x2x4x5x3xf32>
-# CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[PERMUTE]], %{{.+}} : tensor<1x2x4x5x3xf32>, tensor<3x1xf32> -> tensor<1x2x4x5x1xf32>
-# CHECK:         %[[MATMUL_2:.+]] = fxla.matmul %{{.+}}, %{{.+}} : tensor<1x2x1x2x5xf32>, tensor<5x3xf32> -> tensor<1x2x1x2x3xf32>
-# CHECK:         return %[[MATMUL_2]] : tensor<1x2x1x2x3xf32>
+# CHECK:         %[[D:.+]] = fxla.index_select %[[X]], %{{.+}} {dim = 2} : tensor<1x2x3x4x5xf32>, tensor<3xi64> -> tensor<1x2x3x4x5xf32>
+# CHECK:         %[[SUM:.+]] = fxla.sum %{{.+}} {dims = [3], keepdim = false} : tensor<1x2x1x3x4x5xf32> -> tensor<1x2x1x4x5xf32>
+# CHECK:         %[[MEAN:.+]] = fxla.div %{{.+}}, %{{.+}} : tensor<1x2x1x2x3xf32>, tensor<1x1x1x1x3xf32> -> tensor<1x2x1x2x3xf32>
+# CHECK:         return %[[MEAN]] : tensor<1x2x1x2x3xf32>
 @case(nn.AdaptiveAvgPool3d, t(1, 2, 3, 4, 5))
 def adaptive_avg_pool3d_module():
     return nn.AdaptiveAvgPool3d((1, 2, 3))

@@ -82,8 +82,10 @@ def _static_taps(size: int, out: int, factor, mode: str, align_corners: bool, dt
     src = _static_source(size, out, factor, align_corners, dt, clamp=False)         # bicubic
     floor = np.floor(src)
     i0 = floor.astype(np.int64)
-    weights = _cubic_weights((src - floor).astype(dt), dt)
-    return [(np.clip(i0 - 1 + k, 0, size - 1), np.asarray(w, dt)) for k, w in enumerate(weights)]
+    weights = [np.asarray(w, dt) for w in _cubic_weights((src - floor).astype(dt), dt)]
+    if size == out and np.array_equal(i0, np.arange(out)) and not (src - floor).any():
+        return None                                      # (every position reads itself with weight 1)
+    return [(np.clip(i0 - 1 + k, 0, size - 1), w) for k, w in enumerate(weights)]
 
 
 # -- one resized dim's taps: ops (symbolic sizes) --------------------------------------------------------------------
