@@ -137,9 +137,14 @@ for _n, _fn in ((1, F.adaptive_avg_pool1d), (2, F.adaptive_avg_pool2d), (3, F.ad
 
 
 # -- adaptive max pooling ----------------------------------------------------------------------------------------
+def _bounds(size: int, out: int) -> list:
+    """torch's adaptive windows ``[floor(o * size / out), ceil((o + 1) * size / out))`` as ``(start, end)`` pairs."""
+    return [((o * size) // out, -((-(o + 1) * size) // out)) for o in range(out)]
+
+
 def _windows(size: int, out: int) -> np.ndarray:
     """[out, K] input positions of each adaptive window, the shorter ones padded with their last position."""
-    bounds = [((o * size) // out, -((-(o + 1) * size) // out)) for o in range(out)]
+    bounds = _bounds(size, out)
     k = max(end - start for start, end in bounds)
     return np.asarray([[min(start + j, end - 1) for j in range(k)] for start, end in bounds], dtype=np.int64)
 
@@ -152,11 +157,6 @@ def _out_sizes(ctx, sizes, output_size, n):
     return out
 
 
-def _window_table(ctx, size, out):
-    """:func:`_windows` as an ``[out, K]`` i64 value, for a symbolic ``size``: see :func:`_window_parts`."""
-    return _window_parts(ctx, size, out)[0]
-
-
 def _window_parts(ctx, size, out):
     """``(positions, lengths)`` of the adaptive windows of one dim as i64 values: ``[out, K]`` input positions
     (each window's tail repeating its last position: a repeat changes neither a maximum nor torch's pick) and
@@ -164,7 +164,7 @@ def _window_parts(ctx, size, out):
     from iotas, ``K = size // out + 2`` (no window is longer: ``ceil((o + 1) * size / out) - floor(o * size / out)
     <= size / out + 2``)."""
     if isinstance(size, int) and isinstance(out, int):
-        bounds = np.asarray([((o * size) // out, -((-(o + 1) * size) // out)) for o in range(out)], np.int64)
+        bounds = np.asarray(_bounds(size, out), np.int64)
         return _table_value(ctx, _windows(size, out)), _table_value(ctx, (bounds[:, 1] - bounds[:, 0])[:, None])
     k = size // out + 2
     o, j = (ctx.emit(ops.arange, start=0.0, step=1.0, length=v, result_type=type_of(Sig((v,), "i64")))
@@ -259,7 +259,7 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
         kernel = tuple(size // o for size, o in zip(sizes, out))
         result = _max_pool(ctx, input, kernel, kernel, 0, 1, False, want_indices, n=n)
         return tuple(result) if want_indices else result
-    tables = [_windows(size, o) if isinstance(size, int) and isinstance(o, int) else _window_table(ctx, size, o)
+    tables = [_windows(size, o) if isinstance(size, int) and isinstance(o, int) else _window_parts(ctx, size, o)[0]
               for size, o in zip(sizes, out)]
     box = _boxes(ctx, input, lead, tables)
     pick = _first_max_position(ctx, box)
