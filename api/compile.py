@@ -22,7 +22,7 @@ from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend import meta as M
-from fxla.frontend.remedies import COMPILE, Remedies, current, spelled_as
+from fxla.frontend.remedies import COMPILE, COMPILE_DYNAMIC, Remedies, current, spelled_as
 from fxla.frontend.passes.aliasing import layout_sensitive_inputs
 from fxla.lowering import UnsupportedOpError
 from fxla.lowering.index_bounds import check_input_indices
@@ -356,7 +356,7 @@ class CompiledModule(CompileControl):
         self._configure(**self._options)
         self._store = ParameterStore(fn, self.mesh)
         self._per_shape: Optional[PerShapeTraces] = None
-        self._tracing = (tracer, concrete_args, current(COMPILE))     # (fxla.export: its own remedies)
+        self._tracing = (tracer, concrete_args, current(COMPILE_DYNAMIC if dynamic else COMPILE))  # (fxla.export: its own)
         self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)

@@ -5,8 +5,8 @@ A :class:`~fxla.frontend.TraceError` for a value a trace cannot know (``if x.sum
 
 * **The entry point.**  ``fxla.symbolic_trace`` takes shapes as ``example_inputs=(...)``, ``fxla.compile`` as
   ``concrete_shapes=True``; ``fxla.export`` and ``fxla.compile_step`` have their own signatures.  A
-  :class:`Remedies` holds one entry point's spellings (:data:`SYMBOLIC_TRACE`, :data:`COMPILE`, :data:`EXPORT`,
-  :data:`COMPILE_STEP`); the entry point traces inside :func:`spelled_as` and the errors read :func:`current`
+  :class:`Remedies` holds one entry point's spellings (:data:`SYMBOLIC_TRACE`, :data:`COMPILE`,
+  :data:`COMPILE_DYNAMIC`, :data:`EXPORT`, :data:`COMPILE_STEP`); the entry point traces inside :func:`spelled_as` and the errors read :func:`current`
   (``fxla.symbolic_trace``'s when no entry point set one).
 * **The value.**  One computed from tensor sizes alone (``x.size(0)``, ``x.shape[-1] // 2``, ``x.dim()``, and
   ``len()`` or iteration of a tensor) is known when tracing with concrete shapes, so that remedy comes first
@@ -25,7 +25,7 @@ import torch
 
 from .node import Node
 
-__all__ = ["Remedies", "SYMBOLIC_TRACE", "COMPILE", "EXPORT", "COMPILE_STEP", "spelled_as", "current",
+__all__ = ["Remedies", "SYMBOLIC_TRACE", "COMPILE", "COMPILE_DYNAMIC", "EXPORT", "COMPILE_STEP", "spelled_as", "current",
            "sizes_only", "unknown_value_fix", "argument_fix"]
 
 
@@ -58,6 +58,15 @@ COMPILE = Remedies(
          "(`@fxla.lowering.register(fn)`)",
     leaf="mark the module that contains it as a leaf with a lowering rule (`fxla.compile(model, "
          "tracer=MyTracer())`, `MyTracer` overriding `fxla.Tracer.is_leaf_module`)")
+
+#: ``fxla.compile(model, dynamic=...)``: dynamic= needs fxla's shape-agnostic trace, so a model that needs concrete
+#: shapes gets its symbolic graphs from dynamo instead
+COMPILE_DYNAMIC = Remedies(
+    concrete_shapes="get symbolic graphs through dynamo instead: `torch.compile(model, backend=\"fxla\", "
+                    "dynamic=True)` (dynamo traces what fxla's shape-agnostic trace cannot; dynamic= needs that "
+                    "trace and cannot be combined with `concrete_shapes=True`), or drop dynamic= and compile with "
+                    "concrete shapes: `fxla.compile(model, concrete_shapes=True)` (one trace per input signature)",
+    concrete_args=COMPILE.concrete_args, wrap=COMPILE.wrap, leaf=COMPILE.leaf)
 
 EXPORT = Remedies(
     concrete_shapes="export with concrete shapes: `fxla.export(model, example_inputs, path, "

@@ -27,7 +27,7 @@ from .object_outputs import objects_as_fields
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
 from .custom_functions import traced_custom_functions
 from .random_calls import recorded_random_calls
-from .remedies import argument_fix
+from .remedies import argument_fix, current
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
 from .state_capture import AttributeWrite, StateCapture, final_attribute_writes
@@ -162,13 +162,13 @@ def _check_names(given, params, what: str, kind: str, listed: str, def_loc) -> N
 
 
 def _variadic_error(p: inspect.Parameter, fn: Callable, def_loc) -> TraceError:
+    empty = '()' if p.kind == p.VAR_POSITIONAL else '{}'
     return TraceError(
         f"cannot trace the variadic parameter '{p}' of {getattr(fn, '__qualname__', fn)}", where=def_loc,
         why="a traced graph has a fixed number of inputs",
-        fix=f"pass concrete_args={{'{p.name}': {'()' if p.kind == p.VAR_POSITIONAL else '{}'}}} (or its "
-            f"values), or give forward() explicit parameters; a Hugging Face model: "
-            f"fxla.compile(model, concrete_shapes=True, concrete_args={{'use_cache': False}}), which "
-            f"traces per input signature with such parameters fixed at their defaults")
+        fix=f"give forward() explicit parameters, or fix the parameter at a value (concrete_args={{'{p.name}': "
+            f"{empty}}}); a Hugging Face model (its forward also reads optional arguments the trace cannot leave "
+            f"open): {current().concrete_shapes}")
 
 
 def _output_error(e: TraceError, def_loc) -> TraceError:

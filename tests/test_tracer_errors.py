@@ -2,6 +2,7 @@
 import pytest
 import torch
 import torch.nn as nn
+import fxla
 
 from fxla.errors import FxlaError
 from fxla.frontend import TraceError, symbolic_trace
@@ -156,10 +157,17 @@ def test_bad_concrete_args_and_variadic():
         symbolic_trace(Branchy(), concrete_args={"y": 1})
     with pytest.raises(TraceError, match="variadic") as info:
         symbolic_trace(VarArgs())
-    assert "fix: pass concrete_args={'rest': ()} (or its values)" in str(info.value)
-    assert "concrete_shapes=True" in str(info.value)                 # what Hugging Face models need
+    assert "fix the parameter at a value (concrete_args={'rest': ()})" in str(info.value)
+    assert "fxla.symbolic_trace(model, example_inputs=(...))" in str(info.value)   # what Hugging Face models need
     gm = symbolic_trace(VarArgs(), concrete_args={"rest": ()})
     assert torch.equal(gm(torch.ones(2)), torch.ones(2))
+    with pytest.raises(TraceError, match="variadic") as info:      # fxla.compile: its own spelling
+        fxla.compile(VarArgs())
+    assert "fxla.compile(model, concrete_shapes=True)" in str(info.value)
+    with pytest.raises(TraceError, match="variadic") as info:      # dynamic= cannot take concrete shapes: dynamo can
+        fxla.compile(VarArgs(), dynamic=True)
+    assert 'torch.compile(model, backend="fxla", dynamic=True)' in str(info.value)
+    assert "drop dynamic= and compile with concrete shapes" in str(info.value)
 
 
 # ---- concrete_shapes mode: shapes are concrete, tensor values still are not --------------------
