@@ -16,7 +16,9 @@ each, as benchmarks/run.py alternates its contenders), so that load from other p
 them alike.  Every step runs on the same batch and ends when its loss is on the host (for JAX, when the whole new
 state is ready).  Eager is set up first: its losses are the oracle.  A contender's first-step loss (the initial
 weights' loss) must equal eager's within ``LOSS_RTOL`` before any step is timed, or its row is an error; the
-largest relative difference of its later losses (after updates) is reported beside it.
+largest relative difference of its later losses (after updates) is reported beside it.  With ResNet-18, the
+section ends with what bounds its step: its convolutions alone, as XLA and as eager PyTorch run them
+(benchmarks/conv_bound.py, in its own process after the steps).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -366,8 +369,23 @@ def bench_training(out, quick: bool = False, inductor: bool = True, models: Opti
     results = []
     for key in models or list(BY_KEY):
         results += _bench_model(key, names, quick, timeout_s)
-    report(out, results, idle.row, quick, was_busy or _busy())
+    bound = _conv_bound(quick, timeout_s) if "resnet18" in (models or list(BY_KEY)) else None
+    report(out, results, idle.row, quick, was_busy or _busy(), bound)
     return results
+
+
+def _conv_bound(quick: bool, timeout_s: float) -> dict:
+    """benchmarks/conv_bound.py in its own process, after the models' workers: ResNet-18's convolutions alone, as
+    XLA and as eager PyTorch run them (its result, or ``{"error": ...}``)."""
+    command = [sys.executable, os.path.join(HERE, "conv_bound.py"), "--json"] + (["--quick"] if quick else [])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout_s:g} s"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]}
+    return json.loads(lines[-1])
 
 
 def _mib(kib) -> str:
@@ -382,7 +400,7 @@ def _later_delta(r: dict, eager: Optional[dict]) -> str:
     return f"{max(abs(a - b) / abs(b) for a, b in pairs):.1e}" if pairs else "n/a"
 
 
-def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) -> None:
+def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool, bound: Optional[dict] = None) -> None:
     out("\n## Training steps (issue #22): steps per second and peak memory\n")
     described = {r["key"]: r["describe"] for r in results if r.get("describe")}
     for key, text in described.items():
@@ -430,10 +448,43 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool) ->
                      + (f" (group {r['group']})" if r.get("group") else "")])
     out.table(["model", "contender", "first step", "step (median of n)", "steps/s", "CPU time per step",
                "time / fxla's", "loss, step 1", "later Δ", "peak RSS", "RSS at end", "status"], rows)
-    report_targets_22(out, by, was_busy, quick)
+    if bound is not None:
+        report_conv_bound(out, bound)
+    report_targets_22(out, by, was_busy, quick, bound)
 
 
-def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = False) -> None:
+PARTS = (("forward", "forward"), ("input_grad", "input gradient"), ("weight_grad", "weight gradient"))
+
+
+def report_conv_bound(out, bound: dict) -> None:
+    """The table of benchmarks/conv_bound.py's measurement: each convolution form of ResNet-18, XLA against
+    eager PyTorch, and the sums over the model."""
+    out("\n## What bounds ResNet-18's training step: XLA CPU's convolutions alone\n")
+    if bound.get("error"):
+        out(f"benchmarks/conv_bound.py failed: {bound['error']}")
+        return
+    out("* benchmarks/conv_bound.py (its own process, after the steps above): each of ResNet-18's convolution forms "
+        "at the step's shapes timed alone (median of 5): XLA as it compiles them for fxla's step (`jax.jit` of "
+        "`lax.conv_general_dilated`, NCHW/OIHW, the gradients by `jax.vjp`, fxla's XLA options for programs "
+        "with a backward pass) and eager PyTorch (`F.conv2d`, `torch.nn.grad.conv2d_input` / `conv2d_weight`, "
+        f"oneDNN, {bound.get('threads')} threads); in brackets, not counted: the stem's input gradient (the step "
+        "computes none) and convolutions whose kernel overhangs the input (fxla computes them as im2col and a "
+        "dot)\n")
+    ms = lambda s: f"{s * 1e3:.1f} ms"    # noqa: E731
+    rows = [[f"{list(r['input'])} * {list(r['weight'])}, stride {r['stride']}", str(r["count"])]
+            + [f"{ms(r['xla'][k])} / {ms(r['torch'][k])}" if not (k == "input_grad" and r["first"] or
+                                                                  r["overhangs"]) else
+               f"({ms(r['xla'][k])} / {ms(r['torch'][k])})" for k, _ in PARTS] for r in bound["rows"]]
+    totals = bound["totals"]
+    rows.append(["**the model (× count)**", str(sum(r["count"] for r in bound["rows"]))]
+                + [f"**{ms(totals['xla'][k])} / {ms(totals['torch'][k])}**" for k, _ in PARTS])
+    out.table(["input * kernel", "count"] + [f"{label}: XLA / eager" for _, label in PARTS], rows)
+    out(f"\nXLA's convolutions alone: {ms(sum(totals['xla'].values()))} per step; eager's: "
+        f"{ms(sum(totals['torch'].values()))}.")
+
+
+def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = False,
+                      bound: Optional[dict] = None) -> None:
     """Issue #22's training targets: fxla's step time ≤ 1.05× hand-written JAX's on every model; faster than
     eager on GPT-2 small and ResNet-18."""
     def ratio(key, other, what="step_s", route="fxla"):
@@ -454,8 +505,13 @@ def report_targets_22(out, by: Dict[tuple, dict], was_busy: bool, quick: bool = 
         for key in ("gpt2", "resnet18"):
             if (key, "eager") in by and (key, route) in by:
                 q = ratio(key, "eager", route=route)
+                why = ""
+                if key == "resnet18" and bound and not bound.get("error") and by[(key, "eager")].get("step_s"):
+                    convs = sum(bound["totals"]["xla"].values())
+                    why = (f"; XLA's convolutions alone take {_s(convs)} per step, "
+                           f"{convs / by[(key, 'eager')]['step_s']:.2f}× eager's whole step (table above)")
                 lines.append([f"{who} faster than eager, {BY_KEY[key].name}",
-                              (f"{1 / q:.2f}× eager's speed" if q else "n/a (error)") + caveat,
+                              (f"{1 / q:.2f}× eager's speed" if q else "n/a (error)") + why + caveat,
                               ("✓" if q and q < 1 else "✗") + ("?" if was_busy else "")])
     if lines:
         out("\n## Issue #22 training targets (measured in this run)\n")
