@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 import torch
 
 from . import autocast, meta as M
+from fxla.base.errors import FxlaError
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
 from .graph import Graph
@@ -169,6 +170,24 @@ def _variadic_error(p: inspect.Parameter, fn: Callable, def_loc) -> TraceError:
         fix=f"give forward() explicit parameters, or fix the parameter at a value (concrete_args={{'{p.name}': "
             f"{empty}}}); a Hugging Face model (its forward also reads optional arguments the trace cannot leave "
             f"open): {current().concrete_shapes}")
+
+
+def _note_open_defaults(err: Exception, traced: "_Traced", inputs: "_Inputs") -> None:
+    """The traced code raised ``err``, an error of its own (a ``ValueError`` of the model): when parameters whose
+    default is ``None`` were traced as graph inputs -- each a symbolic tensor, so ``if x is None`` takes the other
+    branch -- a note on ``err`` names them and how to fix them (Hugging Face models check which of their optional
+    inputs are given: "You must specify exactly one of input_ids or inputs_embeds")."""
+    params = list(inspect.signature(traced.fn).parameters.values())[len(traced.bound):]
+    traced_as_inputs = {name for name, value in inputs.kw_args.items() if isinstance(value, Proxy)}
+    open_defaults = [p.name for p in params if p.default is None and p.name in traced_as_inputs]
+    if not open_defaults or not hasattr(err, "add_note"):
+        return
+    fixed = ", ".join(f"'{name}': None" for name in open_defaults[:8]) + (", ..." if len(open_defaults) > 8 else "")
+    err.add_note(
+        f"fxla: raised while tracing {getattr(traced.fn, '__qualname__', traced.fn)}, which was given symbolic "
+        f"tensors for the parameter(s) {open_defaults} although their default is None (a trace has no call to "
+        f"read them from), so code that checks `is None` sees a tensor\nfix: fix the ones your calls leave out: "
+        f"concrete_args={{{fixed}}}, or {current().concrete_shapes}")
 
 
 def _output_error(e: TraceError, def_loc) -> TraceError:
@@ -518,6 +537,10 @@ class Tracer(TracerBase):
             if e.call is None or e.call in promoted:
                 raise
             promoted[e.call] = e.factory
+        except Exception as e:
+            if not isinstance(e, FxlaError):       # the traced code's own error: say what the trace gave it
+                _note_open_defaults(e, traced, inputs)
+            raise
         for name in set(vars(self.root)) - before:
             if name.startswith("_tensor_constant"):
                 del self.root.__dict__[name]

@@ -293,3 +293,27 @@ def test_unrecordable_argument_fix_names_the_entry_point():
     with pytest.raises(TraceError) as info:
         symbolic_trace(AddsThing())
     assert "`fxla.symbolic_trace(model, concrete_args={...})`" in str(info.value)
+
+
+def test_an_error_of_the_traced_code_names_the_none_defaults_traced_as_inputs():
+    class ExactlyOne(nn.Module):          # Hugging Face's check of input_ids / inputs_embeds
+        def forward(self, ids=None, embeds=None, scale=2):
+            if (ids is None) == (embeds is None):
+                raise ValueError("You must specify exactly one of ids or embeds")
+            return (ids if ids is not None else embeds) * scale
+
+    with pytest.raises(ValueError, match="exactly one") as info:
+        symbolic_trace(ExactlyOne())
+    note = "\n".join(info.value.__notes__)
+    assert "symbolic tensors for the parameter(s) ['ids', 'embeds'] although their default is None" in note
+    assert "concrete_args={'ids': None, 'embeds': None}" in note
+    gm = symbolic_trace(ExactlyOne(), concrete_args={"embeds": None})      # the fix works
+    assert torch.equal(gm(torch.ones(2)), torch.full((2,), 2.0))
+
+    class Plain(nn.Module):               # nothing traced from a None default: no note
+        def forward(self, x):
+            raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad") as info:
+        symbolic_trace(Plain())
+    assert not getattr(info.value, "__notes__", [])
