@@ -29,6 +29,7 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import COMPILE as logger
 from fxla.errors import FxlaError
 from fxla.lowering.errors import LoweringError
+from fxla.lowering.registry import describe, op_key
 from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.runtime.buffers import example_tensor, is_array
 
@@ -156,7 +157,7 @@ class SymbolicPrograms:
         if fixed and self.spec.strict:
             name, size, node = fixed[0]
             where = node.meta.get("source") if node is not None else None
-            op = f"%{node.name} ({node.target})" if node is not None else "an op"
+            op = _op_text(node, gm) if node is not None else "an op"
             raise ShapeConstraintError(
                 f"Dim {name!r} cannot stay symbolic: {op} needs it to be {size}", where=where,
                 why="that op's shape rule (torch's, or fxla's lowering of it) reads the size as a fixed number, so "
@@ -175,6 +176,16 @@ class SymbolicPrograms:
             logger.info("%s: no polymorphic StableHLO for program #%d (%s): each size converts its refined fxla "
                         "program", module.__name__, self.lowerings, why_not)
         return _Polymorphic(symbols, prepared, program, stablehlo)
+
+
+def _op_text(node, root) -> str:
+    """``%name (function torch.nn.functional.adaptive_max_pool2d)``: a node and the op it calls, by its public name
+    (not the repr of a wrapper such as torch's ``boolean_dispatch`` functions)."""
+    try:
+        key = op_key(node, root)
+    except AttributeError:              # (a module path the root does not hold)
+        key = None
+    return f"%{node.name} ({describe(key, node)})" if key is not None else f"%{node.name} ({node.target})"
 
 
 def _at(node) -> str:

@@ -300,14 +300,16 @@ def _adaptive(x):
     return (F.adaptive_avg_pool2d(x, (3, 4)), F.adaptive_avg_pool2d(x, (None, 2)), F.adaptive_avg_pool1d(x.flatten(2), 5),
             F.adaptive_avg_pool2d(x, 1), F.interpolate(x, size=(4, 3), mode="area"),
             F.interpolate(x, scale_factor=0.5, mode="area"), F.adaptive_max_pool2d(x, (3, 4), return_indices=True),
-            F.adaptive_max_pool1d(x.flatten(2), 5, return_indices=True), F.adaptive_max_pool2d(x, 2))
+            F.adaptive_max_pool1d(x.flatten(2), 5, return_indices=True), F.adaptive_max_pool2d(x, 2),
+            F.adaptive_max_pool2d(x, (None, 2)), F.adaptive_max_pool2d(x, (3, None), return_indices=True))
 
 
 def test_adaptive_pools_over_symbolic_dims():
     """Adaptive pooling of a ? dim to a fixed size, torch's windows [floor(o * n / out), ceil((o + 1) * n / out)):
     averages as a [out, n] matrix built from iotas (also ``interpolate(mode="area")``, defined as it), maxima over
     windows gathered through an [out, n // out + 2] position table built from iotas, with torch's pick (the first
-    maximum, the last NaN) and its indices (before: the sizes fixed by constant matrices and tables)."""
+    maximum, the last NaN) and its indices (before: the sizes fixed by constant matrices and tables); a ``None``
+    output size of a max pool keeps the input's ? size."""
     fast = fxla.compile(_adaptive, dynamic={"x": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
     for h, w in ((6, 8), (7, 9), (12, 5), (13, 17)):
         x = torch.randn(2, 3, h, w)
@@ -315,3 +317,10 @@ def test_adaptive_pools_over_symbolic_dims():
         torch.testing.assert_close(fast(x), _adaptive(x), rtol=1e-5, atol=1e-6, equal_nan=True)
     (poly,) = _programs(fast)
     assert poly.stablehlo is not None
+    # a None output size keeps the input's ? size (before: torch's meta kernel read it, fixing the Dim: an error)
+    pool = torch.nn.AdaptiveMaxPool2d((None, 3), return_indices=True)
+    fast = fxla.compile(pool, dynamic={"input": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
+    for h, w in ((6, 8), (9, 7)):
+        x = torch.randn(2, 3, h, w)
+        torch.testing.assert_close(fast(x), pool(x))
+    assert len(_programs(fast)) == 1

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
+from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
 from ..emit import compute_elem, ntuple
 from ..registry import register, register_module
@@ -276,11 +277,29 @@ def _adaptive_max_pool(ctx, input, output_size, return_indices=False, *, n, indi
     return values, ctx.reshape(picked, ctx.sig(values).shape)
 
 
+def _adaptive_max_pool_meta(input, output_size, return_indices=False, *, n, indices=None, eager):
+    """The adaptive max pools' result on meta/fake tensors: torch's own (``eager``) where the input's sizes are
+    numbers; over symbolic sizes a ``None`` in ``output_size`` keeps the input's size as it is (torch's meta kernel
+    reads it as a number, which fixed the dim), the others are the given sizes.  The rule checks the arguments."""
+    if all(isinstance(d, int) for d in input.shape):
+        return eager(input, output_size, return_indices) if indices is None else eager(input, output_size)
+    out = tuple(size if o is None else o for size, o in zip(input.shape[-n:], ntuple(output_size, n)))
+    values = input.new_empty(tuple(input.shape[:-n]) + out)
+    if not (indices if indices is not None else return_indices):
+        return values
+    return values, values.new_empty(values.shape, dtype=torch.int64)
+
+
 for _n in (1, 2, 3):
-    register(getattr(F, f"adaptive_max_pool{_n}d"))(partial(_adaptive_max_pool, n=_n))
-    register(getattr(F, f"adaptive_max_pool{_n}d_with_indices"))(partial(_adaptive_max_pool, n=_n, indices=True))
-    register_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), getattr(F, f"adaptive_max_pool{_n}d"),
-                    attrs=("output_size", "return_indices"))
+    _pool, _with_indices = getattr(F, f"adaptive_max_pool{_n}d"), getattr(F, f"adaptive_max_pool{_n}d_with_indices")
+    register(_pool)(partial(_adaptive_max_pool, n=_n))
+    register(_with_indices)(partial(_adaptive_max_pool, n=_n, indices=True))
+    register_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), _pool, attrs=("output_size", "return_indices"))
+    register_meta_function(_pool, partial(_adaptive_max_pool_meta, n=_n, eager=_pool))
+    register_meta_function(_with_indices, partial(_adaptive_max_pool_meta, n=_n, indices=True, eager=_with_indices))
+    register_meta_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), partial(
+        lambda mod, input, n, eager: _adaptive_max_pool_meta(input, mod.output_size, mod.return_indices, n=n,
+                                                             eager=eager), n=_n, eager=_pool))
 register(torch.adaptive_max_pool1d)(partial(_adaptive_max_pool, n=1, indices=True))
 
 
