@@ -18,24 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from typing import Callable, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from report import median_seconds  # noqa: E402
+
 REPEATS = 5
 
 
-def _median_s(call: Callable[[], object], repeats: int = REPEATS) -> float:
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _median(call: Callable[[], object]) -> float:
+    return median_seconds(call, REPEATS)
 
 
 def resnet18_convolutions(quick: bool) -> List[dict]:
@@ -92,13 +88,13 @@ def measure(quick: bool = False) -> dict:
             ("input_grad", lambda a, b, c: jax.vjp(xla_conv, a, b)[1](c)[0], (xa, wa, ga)),
             ("weight_grad", lambda a, b, c: jax.vjp(xla_conv, a, b)[1](c)[1], (xa, wa, ga)))}
         row = dict(conv, xla={}, torch={})
-        row["xla"]["forward"] = _median_s(lambda: compiled["forward"](xa, wa).block_until_ready())
-        row["xla"]["input_grad"] = _median_s(lambda: compiled["input_grad"](xa, wa, ga).block_until_ready())
-        row["xla"]["weight_grad"] = _median_s(lambda: compiled["weight_grad"](xa, wa, ga).block_until_ready())
-        row["torch"]["forward"] = _median_s(lambda: F.conv2d(x, w, stride=s, padding=p))
-        row["torch"]["input_grad"] = _median_s(lambda: torch.nn.grad.conv2d_input(x.shape, w, g, stride=s,
+        row["xla"]["forward"] = _median(lambda: compiled["forward"](xa, wa).block_until_ready())
+        row["xla"]["input_grad"] = _median(lambda: compiled["input_grad"](xa, wa, ga).block_until_ready())
+        row["xla"]["weight_grad"] = _median(lambda: compiled["weight_grad"](xa, wa, ga).block_until_ready())
+        row["torch"]["forward"] = _median(lambda: F.conv2d(x, w, stride=s, padding=p))
+        row["torch"]["input_grad"] = _median(lambda: torch.nn.grad.conv2d_input(x.shape, w, g, stride=s,
                                                                                    padding=p))
-        row["torch"]["weight_grad"] = _median_s(lambda: torch.nn.grad.conv2d_weight(x, w.shape, g, stride=s,
+        row["torch"]["weight_grad"] = _median(lambda: torch.nn.grad.conv2d_weight(x, w.shape, g, stride=s,
                                                                                      padding=p))
         rows.append(row)
     totals = {who: {part: sum(r[who][part] * r["count"] for r in rows

@@ -49,6 +49,19 @@ def machine_busy() -> bool:
         return False
 
 
+def median_seconds(call: Callable[[], object], runs: int, warmup: int = 1) -> float:
+    """The median wall time of ``runs`` calls of ``call`` after ``warmup`` untimed ones (one process, a loop)."""
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2] if runs % 2 else (times[runs // 2 - 1] + times[runs // 2]) / 2
+
+
 def seconds_text(seconds) -> str:
     """``1.23 s`` or ``45.6 ms`` (``n/a`` for None)."""
     if seconds is None:

@@ -76,7 +76,7 @@ import torch  # noqa: E402
 
 import fxla  # noqa: E402
 import jax_models as jm  # noqa: E402
-from report import Report, load_average as _load, machine_busy as _busy  # noqa: E402
+from report import Report, load_average as _load, machine_busy as _busy, median_seconds  # noqa: E402
 
 RTOL = 1e-4          # outputs against eager's: |got - want| <= RTOL * |want| + RTOL * max(1, max|want|)
 SEED = 0
@@ -705,16 +705,8 @@ class _DecodeCall:
             device_args = [jax.device_put(a) if not isinstance(a, jax.Array) else a
                            for a in compiled._device_args(entry, [a for a in args])]
 
-            def median(call) -> float:
-                for _ in range(20):
-                    call()
-                times = []
-                for _ in range(calls):
-                    start = time.perf_counter()
-                    call()
-                    times.append(time.perf_counter() - start)
-                return statistics.median(times)
-            return (median(lambda: compiled(*args)), median(lambda: entry.executable(device_args, wait=True)))
+            return (median_seconds(lambda: compiled(*args), calls, warmup=20),
+                    median_seconds(lambda: entry.executable(device_args, wait=True), calls, warmup=20))
 
 
 # -- (c) trace + lower once vs per shape -------------------------------------------------------------------------------

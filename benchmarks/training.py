@@ -453,7 +453,7 @@ def report(out, results: List[dict], idle: dict, quick: bool, was_busy: bool, bo
     report_targets_22(out, by, was_busy, quick, bound)
 
 
-PARTS = (("forward", "forward"), ("input_grad", "input gradient"), ("weight_grad", "weight gradient"))
+CONV_PARTS = (("forward", "forward"), ("input_grad", "input gradient"), ("weight_grad", "weight gradient"))
 
 
 def report_conv_bound(out, bound: dict) -> None:
@@ -474,11 +474,11 @@ def report_conv_bound(out, bound: dict) -> None:
     rows = [[f"{list(r['input'])} * {list(r['weight'])}, stride {r['stride']}", str(r["count"])]
             + [f"{ms(r['xla'][k])} / {ms(r['torch'][k])}" if not (k == "input_grad" and r["first"] or
                                                                   r["overhangs"]) else
-               f"({ms(r['xla'][k])} / {ms(r['torch'][k])})" for k, _ in PARTS] for r in bound["rows"]]
+               f"({ms(r['xla'][k])} / {ms(r['torch'][k])})" for k, _ in CONV_PARTS] for r in bound["rows"]]
     totals = bound["totals"]
     rows.append(["**the model (× count)**", str(sum(r["count"] for r in bound["rows"]))]
-                + [f"**{ms(totals['xla'][k])} / {ms(totals['torch'][k])}**" for k, _ in PARTS])
-    out.table(["input * kernel", "count"] + [f"{label}: XLA / eager" for _, label in PARTS], rows)
+                + [f"**{ms(totals['xla'][k])} / {ms(totals['torch'][k])}**" for k, _ in CONV_PARTS])
+    out.table(["input * kernel", "count"] + [f"{label}: XLA / eager" for _, label in CONV_PARTS], rows)
     out(f"\nXLA's convolutions alone: {ms(sum(totals['xla'].values()))} per step; eager's: "
         f"{ms(sum(totals['torch'].values()))}.")
 
