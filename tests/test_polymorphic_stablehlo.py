@@ -271,6 +271,7 @@ class _Resize(torch.nn.Module):
                 F.interpolate(x, scale_factor=3, mode="bilinear", recompute_scale_factor=True),
                 F.interpolate(x.flatten(2), scale_factor=2, mode="linear"),
                 F.interpolate(x[:, :, :3], size=x.shape[2:], mode="bilinear"),       # to another tensor's ? size
+                F.interpolate(x, scale_factor=(1 / 3, 2 / 3), mode="bilinear"),     # non-dyadic, proven exact
                 self.up(x), self.near(x))
 
 
@@ -293,6 +294,24 @@ def test_interpolation_over_symbolic_dims():
         resample = lambda x: torch.nn.functional.interpolate(x, scale_factor=1.7, mode=mode)    # noqa: E731
         for dynamic in (False, True):
             torch.testing.assert_close(fxla.compile(resample, dynamic=dynamic)(x), resample(x))
+
+
+def test_non_dyadic_scale_factors_are_size_arithmetic_only_where_torch_agrees():
+    """A scale factor like 1/3 gives the output size ``(n * p) // q`` only where that equals torch's
+    ``floor(n * factor)`` in double at every size below ``SCALE_CHECKED`` (1/3 and 0.1 do; 0.7 does not:
+    ``floor(90 * 0.7)`` is 62): checked here against torch's own shape rule, and a 0.7 dim stays fixed."""
+    from fxla.lowering.rules.resampling import _exact_ratio
+    for factor in (1 / 3, 0.1, 2 / 3, 0.7, 1 / 7, 0.3):
+        ratio = _exact_ratio(factor)
+        if ratio is None:
+            continue
+        for n in range(int(1 / factor) + 1, 3000):      # (torch refuses an empty output)
+            want = torch.nn.functional.interpolate(torch.empty(1, 1, n, device="meta"), scale_factor=factor)
+            assert want.shape[-1] == n * ratio[0] // ratio[1], (factor, n)
+    assert _exact_ratio(1 / 3) == (1, 3) and _exact_ratio(0.1) == (1, 10) and _exact_ratio(0.7) is None
+    resize = lambda x: torch.nn.functional.interpolate(x, scale_factor=0.7)    # noqa: E731
+    with pytest.raises(fxla.ShapeConstraintError, match="Dim 'n' cannot stay symbolic: %interpolate"):
+        fxla.compile(resize, dynamic={"x": {2: fxla.Dim("n")}})(torch.randn(1, 2, 30))
 
 
 def _adaptive(x):

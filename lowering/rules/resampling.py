@@ -13,7 +13,9 @@ its zero weights to every output of the row).
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
+from typing import Optional, Tuple
 
 import numpy as np
 import torch
@@ -209,14 +211,37 @@ def _interpolate(ctx, input, size=None, scale_factor=None, mode="nearest", align
     return x if nearest else ctx.convert(x, s.elem)
 
 
+#: sizes up to which :func:`_exact_ratio` checks a scale factor's ``(n * p) // q`` against torch's double floor
+SCALE_CHECKED = 1 << 22
+
+
+@functools.lru_cache(maxsize=256)
+def _exact_ratio(factor: float) -> Optional[Tuple[int, int]]:
+    """``(p, q)`` (``q`` at most 4096) such that torch's ``floor(n * factor)``, computed in double, equals
+    ``(n * p) // q`` for every size ``n`` below :data:`SCALE_CHECKED` (checked at every one of them), else None.
+    1/3 and 0.1 pass (their doubles sit close enough below 1/3 and 1/10 that every multiple still rounds up to the
+    integer); 0.7 does not (``floor(10 * 0.7)`` is 7, ``floor(90 * 0.7)`` is 62)."""
+    ratio = Fraction(factor).limit_denominator(1 << 12)
+    n = np.arange(SCALE_CHECKED, dtype=np.int64)
+    torch_sizes = np.floor(n.astype(np.float64) * factor).astype(np.int64)
+    return (ratio.numerator, ratio.denominator) if np.array_equal(torch_sizes, n * ratio.numerator //
+                                                                   ratio.denominator) else None
+
+
 def _scaled_size(size, factor: float):
     """torch's ``floor(size * factor)`` (in double) for a symbolic ``size``, as size arithmetic where it is exact:
     a factor of at most 16 significant bits over a power-of-two denominator (2, 0.5, 1.5, 0.25, ...) times a size
-    below 2**31 is exact in double, so the floor is ``(size * p) // q``.  Other factors (1/3) read the size as a
-    number, which fixes it to the traced one (torch's own formula, with a guard)."""
+    below 2**31 is exact in double, so the floor is ``(size * p) // q``; another factor whose floor equals
+    ``(size * p) // q`` for every size below :data:`SCALE_CHECKED` (:func:`_exact_ratio`: 1/3, 0.1) is that too,
+    with the condition ``size < SCALE_CHECKED`` (checked per call, as every condition the program relies on).
+    Other factors (0.7) read the size as a number, which fixes it to the traced one (torch's own formula, with a
+    guard)."""
     ratio = Fraction(float(factor))
     if ratio.numerator < 2 ** 16 and ratio.denominator <= 2 ** 16:
         return size * ratio.numerator // ratio.denominator if ratio.denominator != 1 else size * ratio.numerator
+    exact = _exact_ratio(float(factor))
+    if exact is not None and size < SCALE_CHECKED:
+        return size * exact[0] // exact[1]
     return int(np.floor(float(size) * float(factor)))
 
 
