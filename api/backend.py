@@ -53,6 +53,7 @@ from fxla.dumps import GraphDump, open_dumps
 from fxla.errors import FxlaError
 from fxla.frontend import Graph, GraphModule, SourceLocation, wrap
 from fxla.frontend import meta as M
+from fxla.frontend.remedies import COMPILE, spelled_as
 from fxla.frontend.source import is_internal_file
 from fxla.frontend.symbolic import Dim, DynamicSpec
 
@@ -405,9 +406,10 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
     _check_materialized(gm, example_inputs)
     converted, numbers = _convert(gm)
     try:
-        compiled = CompiledModule(converted, device=options.get("device"), dump_dir=options.get("dump_dir"),
-                                  max_signatures=options.get("max_signatures", MAX_SIGNATURES),
-                                  dynamic=_dynamic_dims(gm, converted))
+        with spelled_as(COMPILE):     # (not the remedies of dynamic=, which name this very route)
+            compiled = CompiledModule(converted, device=options.get("device"), dump_dir=options.get("dump_dir"),
+                                      max_signatures=options.get("max_signatures", MAX_SIGNATURES),
+                                      dynamic=_dynamic_dims(gm, converted))
         compiled._graph_label, compiled._graph_dump = f"dynamo graph #{number}", folder
     except FxlaError as err:
         _point_at_user_code(err, _UserLines(converted))

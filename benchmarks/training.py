@@ -385,7 +385,10 @@ def _conv_bound(quick: bool, timeout_s: float) -> dict:
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         return {"error": (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]}
-    return json.loads(lines[-1])
+    try:
+        return json.loads(lines[-1])
+    except ValueError:
+        return {"error": f"its last line is not its JSON result: {lines[-1][:200]}"}
 
 
 def _mib(kib) -> str:

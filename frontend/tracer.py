@@ -178,16 +178,21 @@ def _note_open_defaults(err: Exception, traced: "_Traced", inputs: "_Inputs") ->
     branch -- a note on ``err`` names them and how to fix them (Hugging Face models check which of their optional
     inputs are given: "You must specify exactly one of input_ids or inputs_embeds")."""
     params = list(inspect.signature(traced.fn).parameters.values())[len(traced.bound):]
-    traced_as_inputs = {name for name, value in inputs.kw_args.items() if isinstance(value, Proxy)}
+    # (an example input is a value the caller gave: concrete-shapes mode fixes the others at their defaults)
+    traced_as_inputs = {name for name, value in inputs.kw_args.items()
+                        if isinstance(value, Proxy) and name not in inputs.examples}
     open_defaults = [p.name for p in params if p.default is None and p.name in traced_as_inputs]
-    if not open_defaults or not hasattr(err, "add_note"):
+    if not open_defaults:
         return
     fixed = ", ".join(f"'{name}': None" for name in open_defaults[:8]) + (", ..." if len(open_defaults) > 8 else "")
-    err.add_note(
-        f"fxla: raised while tracing {getattr(traced.fn, '__qualname__', traced.fn)}, which was given symbolic "
-        f"tensors for the parameter(s) {open_defaults} although their default is None (a trace has no call to "
-        f"read them from), so code that checks `is None` sees a tensor\nfix: fix the ones your calls leave out: "
-        f"concrete_args={{{fixed}}}, or {current().concrete_shapes}")
+    try:
+        err.add_note(
+            f"fxla: raised while tracing {getattr(traced.fn, '__qualname__', traced.fn)}, which was given symbolic "
+            f"tensors for the parameter(s) {open_defaults} although their default is None (a trace has no call "
+            f"to read them from), so code that checks `is None` sees a tensor\nfix: fix the ones your calls leave "
+            f"out: concrete_args={{{fixed}}}, or {current().concrete_shapes}")
+    except (AttributeError, TypeError):        # (an exception class whose __notes__ is not a list: left as it is)
+        pass
 
 
 def _output_error(e: TraceError, def_loc) -> TraceError:

@@ -317,3 +317,13 @@ def test_an_error_of_the_traced_code_names_the_none_defaults_traced_as_inputs():
     with pytest.raises(ValueError, match="bad") as info:
         symbolic_trace(Plain())
     assert not getattr(info.value, "__notes__", [])
+
+    class TooLong(nn.Module):             # concrete shapes: the given arguments are the caller's, not defaults
+        def forward(self, x=None, mask=None):
+            if x.shape[0] > 100:
+                raise ValueError("too long")
+            return x * mask
+
+    with pytest.raises(ValueError, match="too long") as info:
+        fxla.compile(TooLong(), concrete_shapes=True)(x=torch.ones(200), mask=torch.ones(200))
+    assert not getattr(info.value, "__notes__", [])

@@ -219,8 +219,8 @@ SCALE_CHECKED = 1 << 22
 def _exact_ratio(factor: float) -> Optional[Tuple[int, int]]:
     """``(p, q)`` (``q`` at most 4096) such that torch's ``floor(n * factor)``, computed in double, equals
     ``(n * p) // q`` for every size ``n`` below :data:`SCALE_CHECKED` (checked at every one of them), else None.
-    1/3 and 0.1 pass (their doubles sit close enough below 1/3 and 1/10 that every multiple still rounds up to the
-    integer); 0.7 does not (``floor(10 * 0.7)`` is 7, ``floor(90 * 0.7)`` is 62)."""
+    1/3 and 0.1 pass (1/3's double is just below 1/3, yet every ``n * factor`` at a multiple of 3 still rounds to
+    the integer; 0.1's is just above 1/10); 0.7 does not (``floor(10 * 0.7)`` is 7, ``floor(90 * 0.7)`` is 62)."""
     ratio = Fraction(factor).limit_denominator(1 << 12)
     n = np.arange(SCALE_CHECKED, dtype=np.int64)
     torch_sizes = np.floor(n.astype(np.float64) * factor).astype(np.int64)
