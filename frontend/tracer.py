@@ -176,7 +176,9 @@ def _note_open_defaults(err: Exception, traced: "_Traced", inputs: "_Inputs") ->
     """The traced code raised ``err``, an error of its own (a ``ValueError`` of the model): when parameters whose
     default is ``None`` were traced as graph inputs -- each a symbolic tensor, so ``if x is None`` takes the other
     branch -- a note on ``err`` names them and how to fix them (Hugging Face models check which of their optional
-    inputs are given: "You must specify exactly one of input_ids or inputs_embeds")."""
+    inputs are given: "You must specify exactly one of input_ids or inputs_embeds"); fxla's own errors are left."""
+    if isinstance(err, FxlaError):
+        return
     params = list(inspect.signature(traced.fn).parameters.values())[len(traced.bound):]
     # (an example input is a value the caller gave: concrete-shapes mode fixes the others at their defaults)
     traced_as_inputs = {name for name, value in inputs.kw_args.items()
@@ -368,8 +370,7 @@ class Tracer(TracerBase):
 
     * :meth:`is_leaf_module` -- which submodules become opaque ``call_module`` nodes;
     * :meth:`call_module` -- what happens when a submodule is called;
-    * :meth:`create_proxy` / :meth:`create_node` / :meth:`create_arg` -- how calls and
-      their arguments are recorded.
+    * :meth:`create_proxy` / :meth:`create_node` / :meth:`create_arg` -- how calls and their arguments are recorded.
 
     While :meth:`trace` runs, ``torch.nn.Module.__call__`` is routed through
     :meth:`call_module` and ``torch.nn.Module.__getattr__`` turns the root's parameters and
@@ -382,10 +383,10 @@ class Tracer(TracerBase):
     ``builtins.isinstance`` answers for a Proxy as for its eager value (:func:`proxy.tracing_isinstance`); all
     are restored afterwards, even on error.
 
-    After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its
-    ``get_attr``/``call_module`` targets refer to (for a plain function: a fresh
-    ``nn.Module`` holding any tensor constants; for a root that is itself a leaf, e.g. ``nn.LSTM``: a fresh
-    ``nn.Module`` holding it as ``module``, and the graph is that one ``call_module``).
+    After :meth:`trace`: ``self.graph`` is the graph and ``self.root`` the module its ``get_attr``/``call_module``
+    targets refer to (for a plain function: a fresh ``nn.Module`` holding any tensor constants; for a root that is
+    itself a leaf, e.g. ``nn.LSTM``: a fresh ``nn.Module`` holding it as ``module``, and the graph is that one
+    ``call_module``).
 
     This tracer is shape-agnostic and torch.fx-compatible: a Proxy has no shape or dtype
     (:attr:`concrete_shapes` is False, :meth:`meta_value` knows none).  ``Tracer(concrete_shapes=True)`` makes
@@ -538,14 +539,11 @@ class Tracer(TracerBase):
         inputs = self._bind_inputs(traced, concrete_args, example_inputs, def_loc)
         try:
             return inputs, self._run(traced, inputs, def_loc), def_loc
-        except UntracedMutation as e:
-            if e.call is None or e.call in promoted:
+        except Exception as e:
+            if not isinstance(e, UntracedMutation) or e.call is None or e.call in promoted:
+                _note_open_defaults(e, traced, inputs)     # (the traced code's own error: what the trace gave it)
                 raise
             promoted[e.call] = e.factory
-        except Exception as e:
-            if not isinstance(e, FxlaError):       # the traced code's own error: say what the trace gave it
-                _note_open_defaults(e, traced, inputs)
-            raise
         for name in set(vars(self.root)) - before:
             if name.startswith("_tensor_constant"):
                 del self.root.__dict__[name]
