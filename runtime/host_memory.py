@@ -14,7 +14,9 @@ GPU preallocates most of the device's memory for the same reason), in two stages
 2. once the first compiled training step on the CPU is built (:func:`retain_after_compile`, called by
    ``fxla.compile_step``; after the compile, whose transient memory is given back first with ``malloc_trim``):
    no ``mmap``'d blocks and no trimming (``M_MMAP_MAX = 0``, ``M_TRIM_THRESHOLD`` = the largest int), so freed
-   blocks stay in the heap for the next step.
+   blocks stay in the heap for the next step.  glibc reuses them when the next step's blocks fit the freed space;
+   it does not promise to: a small block landing there makes the heap grow again (seen under load,
+   tests/test_host_memory.py).
 
 The settings are the whole process's (glibc has no per-library allocator), which is why this is a call the user
 makes, not a default: the process's resident memory stays at its peak (GPT-2 small: 3.96 GB after a step against
