@@ -17,6 +17,7 @@ from torch.utils import _pytree as pytree
 from fxla.lowering import ResultLayout
 from fxla.lowering.program import Results
 from fxla.runtime import from_device
+from fxla.runtime.buffers import viewer
 
 from .write_back import write_back
 
@@ -42,6 +43,7 @@ class ResultHandler:
         self.mutated_inputs = list(mutated_inputs)
         self.convert = from_device if output == "torch" else _same
         self.guard = guard
+        self._views: Optional[List[Any]] = None     # per changed input's result: its converter to torch
 
     def split(self, results: Sequence[Any], leaves, writable: Optional[List[Any]] = None) -> Results:
         """The results of a call whose inputs were ``leaves``, split (:meth:`ResultLayout.split`), after writing
@@ -51,7 +53,9 @@ class ResultHandler:
             return Results(results, (), (), ())
         parts = self.layout.split(results)
         if self.mutated_inputs:
-            write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard)
+            if self._views is None:                 # (this signature's result types: resolved once)
+                self._views = [viewer(value) for value in parts.inputs]
+            write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard, self._views)
         return parts
 
     def build(self, outputs: Sequence[Any], leaves) -> Any:

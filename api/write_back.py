@@ -123,17 +123,23 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
     return tensors
 
 
-def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, values, guard=None) -> None:
+def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, values, guard=None,
+               views: Optional[Sequence] = None) -> None:
     """Copy ``values``, the new values of the tensor inputs a program changes in place (``mutated``: their numbers
     among the tensor inputs ``tensors``, which :func:`check_writable` returned before the program ran), into the
     caller's tensors.  ``guard``: the call's :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a
     non-leaf, under grad mode) is written from the guarded value, so its history records the change and a
-    backward through it raises."""
-    for index, value in zip(mutated, values):
-        value, target = from_device(value), tensors[index]
-        if target.requires_grad and torch.is_grad_enabled():
-            (value,) = guard(leaves, [value])
-            target.copy_(value)
-        else:
-            with torch.no_grad():
+    backward through it raises.  ``views``: per value, its converter to torch (:func:`fxla.runtime.buffers.viewer`,
+    resolved once per compiled signature), else :func:`~fxla.runtime.from_device`."""
+    recorded = torch.is_grad_enabled()
+    tracked = []
+    with torch.no_grad():                     # (one context for the call: a decode step writes 4-6 cache tensors)
+        for k, (index, value) in enumerate(zip(mutated, values)):
+            value, target = (from_device if views is None else views[k])(value), tensors[index]
+            if target.requires_grad and recorded:
+                tracked.append((target, value))
+            else:
                 target.copy_(value)
+    for target, value in tracked:             # (distinct memory: check_writable refused overlapping inputs)
+        (value,) = guard(leaves, [value])
+        target.copy_(value)
