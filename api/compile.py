@@ -356,7 +356,8 @@ class CompiledModule(CompileControl):
         self._configure(**self._options)
         self._store = ParameterStore(fn, self.mesh)
         self._per_shape: Optional[PerShapeTraces] = None
-        self._tracing = (tracer, concrete_args, current(COMPILE_DYNAMIC if dynamic else COMPILE))  # (fxla.export: its own)
+        # (the remedies trace errors name: fxla.export sets its own around this)
+        self._tracing = (tracer, concrete_args, current(COMPILE_DYNAMIC if dynamic else COMPILE))
         self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)

@@ -83,7 +83,8 @@ def measure(quick: bool = False) -> dict:
             return lax.conv_general_dilated(a, b, (s, s), [(p, p), (p, p)],
                                             dimension_numbers=("NCHW", "OIHW", "NCHW"))
         xa, wa, ga = jax.numpy.asarray(x_np), jax.numpy.asarray(w_np), jax.numpy.asarray(g.numpy())
-        compiled = {name: jax.jit(fn).lower(*args).compile(compiler_options=GRADIENT_XLA_OPTIONS) for name, fn, args in (
+        compiled = {name: jax.jit(fn).lower(*args).compile(compiler_options=GRADIENT_XLA_OPTIONS)
+                    for name, fn, args in (
             ("forward", xla_conv, (xa, wa)),
             ("input_grad", lambda a, b, c: jax.vjp(xla_conv, a, b)[1](c)[0], (xa, wa, ga)),
             ("weight_grad", lambda a, b, c: jax.vjp(xla_conv, a, b)[1](c)[1], (xa, wa, ga)))}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,7 @@ def median_seconds(call: Callable[[], object], runs: int, warmup: int = 1) -> fl
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2] if runs % 2 else (times[runs // 2 - 1] + times[runs // 2]) / 2
+    return statistics.median(times)
 
 
 def seconds_text(seconds) -> str:

@@ -522,7 +522,7 @@ def _generate_row(name: str, pristine, ids, new_tokens: int, wrap: Optional[Call
             row.error = _first_line(err)
             row.load += f" → {_load()}"
             return row, None
-        if counter in ("fxla", "fxla-timed"):
+        if counter == "fxla":
             row.xla_compiles = _delta(before, "compiles")
             row.compiles = (f"{row.xla_compiles} XLA compiles, {_dynamo_graphs() - graphs} dynamo graphs, "
                             f"{log.lowerings} fxla lowerings ({log.polymorphic} polymorphic); disk hits "
@@ -658,7 +658,7 @@ def bench_generate_tiny(out, quick: bool = False, inductor: bool = True) -> Dict
         fx = next(r for r in rows if ": fxla" in r.name)
         if not fx.error:      # fxla's decode call alone: the same recipe once more, its decode graph captured
             _generate_row(model_name, pristine, ids, 2, lambda f: torch.compile(f, backend=decode.backend), True,
-                          "fxla-timed", None)
+                          "fxla", None)
             fx.decode_call = decode.timed()
         result[model_name] = rows
         table.extend(rows)
@@ -703,7 +703,7 @@ class _DecodeCall:
         with torch.no_grad():
             entry = compiled._entry(args)
             device_args = [jax.device_put(a) if not isinstance(a, jax.Array) else a
-                           for a in compiled._device_args(entry, [a for a in args])]
+                           for a in compiled._device_args(entry, list(args))]
 
             return (median_seconds(lambda: compiled(*args), calls, warmup=20),
                     median_seconds(lambda: entry.executable(device_args, wait=True), calls, warmup=20))

@@ -6,8 +6,8 @@ A :class:`~fxla.frontend.TraceError` for a value a trace cannot know (``if x.sum
 * **The entry point.**  ``fxla.symbolic_trace`` takes shapes as ``example_inputs=(...)``, ``fxla.compile`` as
   ``concrete_shapes=True``; ``fxla.export`` and ``fxla.compile_step`` have their own signatures.  A
   :class:`Remedies` holds one entry point's spellings (:data:`SYMBOLIC_TRACE`, :data:`COMPILE`,
-  :data:`COMPILE_DYNAMIC`, :data:`EXPORT`, :data:`COMPILE_STEP`); the entry point traces inside :func:`spelled_as` and the errors read :func:`current`
-  (``fxla.symbolic_trace``'s when no entry point set one).
+  :data:`COMPILE_DYNAMIC`, :data:`EXPORT`, :data:`COMPILE_STEP`); the entry point traces inside
+  :func:`spelled_as` and the errors read :func:`current` (``fxla.symbolic_trace``'s when no entry point set one).
 * **The value.**  One computed from tensor sizes alone (``x.size(0)``, ``x.shape[-1] // 2``, ``x.dim()``, and
   ``len()`` or iteration of a tensor) is known when tracing with concrete shapes, so that remedy comes first
   (:func:`sizes_only`; ``torch.where`` is left out: there is no data to select by).  For one computed from tensor data concrete shapes would not help: the remedies for data
@@ -25,8 +25,8 @@ import torch
 
 from .node import Node
 
-__all__ = ["Remedies", "SYMBOLIC_TRACE", "COMPILE", "COMPILE_DYNAMIC", "EXPORT", "COMPILE_STEP", "spelled_as", "current",
-           "sizes_only", "unknown_value_fix", "argument_fix"]
+__all__ = ["Remedies", "SYMBOLIC_TRACE", "COMPILE", "COMPILE_DYNAMIC", "EXPORT", "COMPILE_STEP", "spelled_as",
+           "current", "sizes_only", "unknown_value_fix", "argument_fix"]
 
 
 @dataclass(frozen=True)

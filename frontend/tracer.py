@@ -17,8 +17,9 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 import torch
 
-from . import autocast, meta as M
 from fxla.base.errors import FxlaError
+
+from . import autocast, meta as M
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
 from .graph import Graph

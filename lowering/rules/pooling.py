@@ -290,6 +290,10 @@ def _adaptive_max_pool_meta(input, output_size, return_indices=False, *, n, indi
     return values, values.new_empty(values.shape, dtype=torch.int64)
 
 
+def _adaptive_max_pool_module_meta(mod, input, *, n, eager):
+    return _adaptive_max_pool_meta(input, mod.output_size, mod.return_indices, n=n, eager=eager)
+
+
 for _n in (1, 2, 3):
     _pool, _with_indices = getattr(F, f"adaptive_max_pool{_n}d"), getattr(F, f"adaptive_max_pool{_n}d_with_indices")
     register(_pool)(partial(_adaptive_max_pool, n=_n))
@@ -297,9 +301,8 @@ for _n in (1, 2, 3):
     register_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), _pool, attrs=("output_size", "return_indices"))
     register_meta_function(_pool, partial(_adaptive_max_pool_meta, n=_n, eager=_pool))
     register_meta_function(_with_indices, partial(_adaptive_max_pool_meta, n=_n, indices=True, eager=_with_indices))
-    register_meta_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"), partial(
-        lambda mod, input, n, eager: _adaptive_max_pool_meta(input, mod.output_size, mod.return_indices, n=n,
-                                                             eager=eager), n=_n, eager=_pool))
+    register_meta_module(getattr(torch.nn, f"AdaptiveMaxPool{_n}d"),
+                         partial(_adaptive_max_pool_module_meta, n=_n, eager=_pool))
 register(torch.adaptive_max_pool1d)(partial(_adaptive_max_pool, n=1, indices=True))
 
 
