@@ -296,6 +296,24 @@ def test_interpolation_over_symbolic_dims():
             torch.testing.assert_close(fxla.compile(resample, dynamic=dynamic)(x), resample(x))
 
 
+def _to_one(x):
+    F = torch.nn.functional
+    return tuple(F.interpolate(x, size=size, mode=mode, align_corners=True) for mode in ("bilinear", "bicubic")
+                 for size in ((1, 1), (1, 3), (3, 1)))
+
+
+def test_an_align_corners_output_of_size_1_over_a_symbolic_dim():
+    """torch reads source 0 for an output dim of size 1 (its (size - 1) / (out - 1) would divide by 0): an
+    output size 1 over a ? dim was all NaN before (found by the op sweep of 2026-12-06)."""
+    fast = fxla.compile(_to_one, dynamic={"x": {2: fxla.Dim("h"), 3: fxla.Dim("w")}})
+    for h, w in ((4, 6), (5, 9)):
+        x = torch.randn(2, 3, h, w)
+        torch.testing.assert_close(fast(x), _to_one(x))
+    x = torch.randn(2, 3, 6)
+    line = lambda x: torch.nn.functional.interpolate(x, size=(1,), mode="linear", align_corners=True)  # noqa: E731
+    torch.testing.assert_close(fxla.compile(line, dynamic=True)(x), line(x))
+
+
 def test_non_dyadic_scale_factors_are_size_arithmetic_only_where_torch_agrees():
     """A scale factor like 1/3 gives the output size ``(n * p) // q`` only where that equals torch's
     ``floor(n * factor)`` in double at every size below ``SCALE_CHECKED`` (1/3 and 0.1 do; 0.7 does not:

@@ -122,7 +122,9 @@ def _value(ctx, v, elem: str) -> ir.Value:
 def _source(ctx, size, out, factor, align_corners: bool, elem: str, clamp: bool) -> ir.Value:
     """:func:`_static_source` as ops (an ``[out]`` ``elem`` value)."""
     dst = ctx.emit(ops.arange, start=0.0, step=1.0, length=out, result_type=type_of(Sig((out,), elem)))
-    if align_corners:                                   # (a symbolic out is >= 2: sizes 0 and 1 are never symbolic)
+    if align_corners:
+        if not isinstance(out, torch.SymInt) and out <= 1:      # (torch: source 0; a symbolic out is >= 2, as sizes
+            return ctx.emit(ops.mul, dst, _value(ctx, 0.0, elem))     # 0 and 1 are never symbolic)
         ratio = ctx.emit(ops.div, _value(ctx, size - 1, elem), _value(ctx, out - 1, elem))
         return ctx.emit(ops.mul, dst, ratio)
     half = _value(ctx, 0.5, elem)
