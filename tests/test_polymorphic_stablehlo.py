@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import fxla
+from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.symbolic import UNKNOWN, NotPolymorphicError
 from fxla.frontend import symbolic_trace
 from fxla.frontend.passes.prepare import prepare_graph
@@ -20,6 +21,7 @@ from fxla.frontend.symbolic import SymbolicShapes
 from fxla.lowering import lower_to_fxla
 from fxla.lowering.errors import LoweringError
 from fxla.lowering.passes import lower_polymorphic_to_stablehlo
+from fxla.lowering.patterns.builder import PATTERNS
 from fxla.lowering.refine import refine_stablehlo
 from test_symbolic_dims import _model, _split_heads
 
@@ -121,7 +123,24 @@ def test_sizes_that_do_not_fit_the_program_are_an_error():
         refine_stablehlo(buffer.getvalue(), [(2, 8, 4)])
 
 
-def test_an_op_without_a_polymorphic_form_is_converted_per_size(caplog):
+def _refuse_polymorphic(monkeypatch, opdef):
+    """``opdef``'s pattern refusing ? dims in its result, as a pattern that needs a ? size as a number does (every
+    fxla op the op suite reaches has a polymorphic form now)."""
+    pattern = PATTERNS[opdef]
+
+    def refuse(b, *operands, **attrs):
+        if UNKNOWN in b.result.shape:
+            raise NotPolymorphicError(f"{opdef.name}: refused for the test")
+        return pattern(b, *operands, **attrs)
+    monkeypatch.setitem(PATTERNS, opdef, refuse)
+
+
+@pytest.fixture
+def rng_without_polymorphic_form(monkeypatch):
+    _refuse_polymorphic(monkeypatch, ops.rng)
+
+
+def test_an_op_without_a_polymorphic_form_is_converted_per_size(caplog, rng_without_polymorphic_form):
     fast = fxla.compile(_random_draw, dynamic={"x": {2: fxla.Dim("h")}})
     with caplog.at_level(logging.INFO, logger="fxla"):
         for n in (5, 8):
@@ -129,6 +148,40 @@ def test_an_op_without_a_polymorphic_form_is_converted_per_size(caplog):
             torch.testing.assert_close(fast(x), _random_draw(x))
     assert "no polymorphic StableHLO" in caplog.text and "'fxla.rng' op has no polymorphic" in caplog.text
     assert _programs(fast)[0].stablehlo is None and fast._dynamic.lowerings == 1
+
+
+def _draws(x):
+    F = torch.nn.functional
+    return (torch.rand_like(x), torch.randn(x.shape[0], 3, x.shape[2], dtype=torch.float64),
+            torch.randint(0, 7, x.shape[1:]), F.dropout(x, 0.5, training=True), torch.bernoulli(torch.sigmoid(x)))
+
+
+def test_random_ops_of_symbolic_shapes_draw_what_the_static_program_draws():
+    """The ? shape is StableHLO's dynamic_rng_bit_generator, which the refinement turns into the static
+    program's rng_bit_generator: under the same torch.manual_seed, the same numbers at every size."""
+    poly, static = fxla.compile(_draws, dynamic={"x": {2: fxla.Dim("h")}}), fxla.compile(_draws)
+    for n in (3, 5, 17):
+        x = torch.randn(2, 3, n)
+        torch.manual_seed(n)
+        drawn = poly(x)
+        torch.manual_seed(n)
+        for a, b in zip(drawn, static(x)):
+            assert a.shape[-1] == n and a.dtype == b.dtype and torch.equal(a, b)
+    (program,) = _programs(poly)
+    assert program.stablehlo is not None and poly._dynamic.lowerings == 1
+
+
+def _diagonals(x):
+    return torch.einsum("bii->bi", x), torch.einsum("bii,bj->bij", x, x[:, 0]), torch.einsum("bii->b", x)
+
+
+def test_einsum_diagonals_over_symbolic_dims():
+    fast = fxla.compile(_diagonals, dynamic={"x": {1: fxla.Dim("n"), 2: fxla.Dim("n")}})
+    for n in (2, 5, 11):
+        x = torch.randn(3, n, n)
+        torch.testing.assert_close(fast(x), _diagonals(x))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
 
 
 def test_a_dynamic_size_cannot_be_used_as_a_number():
@@ -166,7 +219,8 @@ def test_a_size_the_stablehlo_does_not_refine_to_falls_back_to_fxla(monkeypatch,
     assert _programs(fast)[0].stablehlo is None          # (the fxla route from then on)
 
 
-def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp_path):
+def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp_path, monkeypatch):
+    _refuse_polymorphic(monkeypatch, ops.slice)
     path = str(tmp_path / "square_slice")
     fxla.export(_square_slice, (torch.randn(2, 3, 6, 8),), path, dynamic_shapes={"x": {2: fxla.Dim("h", max=8)}})
     assert "polymorphic.stablehlo.mlirbc" not in os.listdir(path)
@@ -176,11 +230,11 @@ def test_an_artifact_without_polymorphic_stablehlo_loads_and_runs_every_size(tmp
         torch.testing.assert_close(loaded(x), _square_slice(x))
 
 
-def _square_slice(x):       # (the diagonal of a square with ? sides: no polymorphic form yet)
+def _square_slice(x):
     return torch.einsum("bcii->bci", x[:, :, :, :x.shape[2]]) * 2
 
 
-def _random_draw(x):        # (StableHLO's rng_bit_generator makes static shapes: no polymorphic form yet)
+def _random_draw(x):
     return x * 2 + torch.rand_like(x) * 0
 
 
@@ -361,3 +415,25 @@ def test_adaptive_pools_over_symbolic_dims():
         x = torch.randn(2, 3, h, w)
         torch.testing.assert_close(fast(x), pool(x))
     assert len(_programs(fast)) == 1
+
+
+def _sizes_as_values(x, y, w):
+    F = torch.nn.functional
+    return (torch.einsum("bhqd,bhkd,bhke->bhqe", x, y, w), torch.roll(x, (3, -2), (2, 3)), torch.roll(x, 2),
+            F.kl_div(x.log_softmax(-1), (x * 2).softmax(-1), reduction="batchmean"), torch.zeros_like(x) + 1,
+            x.new_ones(x.shape[2], 3), torch.full(y.shape, 2.5), torch.empty(x.shape).shape[0])
+
+
+def test_rules_that_read_sizes_keep_them_symbolic():
+    """Found by the op sweep of 2026-12-06, each fixed a dim before: an einsum of three operands (torch plans its
+    contraction order from the sizes as ints; fxla's meta function turns opt_einsum off), a roll along a ? dim
+    (``if shift % n`` was a guard), KL divergence's batchmean (``float(batch)``), and creation ops of a
+    traced shape (a splat constant needs a static type: now a 0-d constant broadcast)."""
+    fast = fxla.compile(_sizes_as_values, dynamic={"x": {0: fxla.Dim("b"), 2: fxla.Dim("q"), 3: fxla.Dim("d")},
+                                                   "y": {0: fxla.Dim("b"), 2: fxla.Dim("k"), 3: fxla.Dim("d")},
+                                                   "w": {0: fxla.Dim("b"), 2: fxla.Dim("k")}})
+    for b, q, k, d in ((2, 4, 6, 5), (3, 3, 2, 4), (5, 6, 9, 3)):        # (q = 3 divides the roll of 3)
+        x, y, w = torch.randn(b, 3, q, d), torch.randn(b, 3, k, d), torch.randn(b, 3, k, 2)
+        torch.testing.assert_close(fast(x, y, w), _sizes_as_values(x, y, w))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None and fast._dynamic.lowerings == 1

@@ -46,12 +46,25 @@ def _state(b: Builder, seed: ir.Value, stream: int) -> ir.Value:
     return hlo.BitcastConvertOp(b.type((2,), "ui64"), mixed).result
 
 
+def _bits(b: Builder, state: ir.Value, shape, word: str) -> ir.Value:
+    """Random ``word`` bits of ``shape`` from the THREE_FRY ``state``.  Where ``shape`` has ``?`` sizes (values) it
+    is StableHLO's ``stablehlo.dynamic_rng_bit_generator`` custom call (the shape as an operand), which StableHLO's
+    shape refinement turns into the same ``rng_bit_generator`` once the sizes are known, as ``jax.export`` writes
+    one: the same seed gives the same numbers at every size, polymorphic or not."""
+    algorithm = hlo.RngAlgorithmAttr.get("THREE_FRY")
+    if not any(isinstance(n, ir.Value) for n in shape):
+        return hlo.RngBitGeneratorOp(state.type, b.type(shape, word), algorithm, state).output
+    op = hlo.CustomCallOp([state.type, b.type(b._static(shape), word)], [state, b.shape_value(shape)],
+                          "stablehlo.dynamic_rng_bit_generator")
+    op.attributes["rng_algorithm"] = algorithm
+    return op.results[1]
+
+
 def _uniform(b: Builder, state: ir.Value, shape, elem: str) -> ir.Value:
     """Uniform values k / 2^d of element type ``elem`` (a float type; d: its significand bits) in [0, 1)."""
     digits = _DIGITS[elem]
     word, width = ("ui64", 64) if digits > 32 else ("ui32", 32)
-    generated = hlo.RngBitGeneratorOp(state.type, b.type(shape, word), hlo.RngAlgorithmAttr.get("THREE_FRY"), state)
-    bits = hlo.ShiftRightLogicalOp(generated.output, b.splat(width - digits, word, shape)).result
+    bits = hlo.ShiftRightLogicalOp(_bits(b, state, shape, word), b.splat(width - digits, word, shape)).result
     return hlo.MulOp(b.convert(bits, elem), b.splat(2.0 ** -digits, elem, shape)).result
 
 
@@ -60,13 +73,22 @@ def _normal(b: Builder, state: ir.Value, shape, elem: str) -> ir.Value:
     work = "f64" if elem == "f64" else "f32"
     shape = tuple(shape)
     pair = _uniform(b, state, (2,) + shape, work)
-    rank = len(shape)
-    u1, u2 = (b.reshape(hlo.SliceOp(pair, [i] + [0] * rank, [i + 1] + list(shape), [1] * (rank + 1)).result, shape)
-              for i in (0, 1))
+    u1, u2 = (b.reshape(_row(b, pair, i, shape), shape) for i in (0, 1))
     one_minus = hlo.SubtractOp(b.splat(1.0, work, shape), u1).result               # in (0, 1]: a finite log
     radius = hlo.SqrtOp(hlo.MulOp(b.splat(-2.0, work, shape), hlo.LogOp(one_minus).result).result).result
     angle = hlo.MulOp(b.splat(2.0 * math.pi, work, shape), u2).result
     return b.convert(hlo.MulOp(radius, hlo.CosineOp(angle).result).result, elem)
+
+
+def _row(b: Builder, pair: ir.Value, i: int, shape) -> ir.Value:
+    """Row ``i`` of ``pair`` (shape ``(2,) + shape``), its leading dim kept (``real_dynamic_slice`` where ``shape``
+    has ``?`` sizes)."""
+    rank = len(shape)
+    if not any(isinstance(n, ir.Value) for n in shape):
+        return hlo.SliceOp(pair, [i] + [0] * rank, [i + 1] + list(shape), [1] * (rank + 1)).result
+    static = (1,) + b._static(shape)
+    return hlo.RealDynamicSliceOp(b.type(static, b.sig(pair).elem), pair, b.shape_value([i] + [0] * rank),
+                                  b.shape_value([i + 1] + list(shape)), b.shape_value([1] * (rank + 1))).result
 
 
 @pattern(ops.rng)
@@ -75,4 +97,4 @@ def _rng(b: Builder, seed, *, shape, distribution, stream):
     if elem not in _DIGITS:
         raise ValueError(f"fxla.rng makes floating-point values, not {elem}")
     draw = _uniform if distribution == "uniform" else _normal
-    return draw(b, _state(b, seed, stream), tuple(shape), elem)
+    return draw(b, _state(b, seed, stream), tuple(b.dims()), elem)       # (= shape, a ? entry as its size)

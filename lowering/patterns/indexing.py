@@ -10,10 +10,11 @@ from .builder import Builder, pattern
 
 @pattern(ops.slice)
 def _slice(b: Builder, x, *, start, limit, stride):
-    if DYNAMIC not in start and DYNAMIC not in limit:
+    if DYNAMIC not in start and DYNAMIC not in limit and DYNAMIC not in stride:
         return hlo.SliceOp(x, list(start), list(limit), list(stride)).result
-    return hlo.RealDynamicSliceOp(b.result_type, x, b.shape_value(b.sizes("start", start)),
-                                  b.shape_value(b.sizes("limit", limit)), b.shape_value(stride)).result
+    # (a ? stride: an einsum diagonal's n + 1 over the merged n * n elements)
+    return hlo.RealDynamicSliceOp(b.result_type, x, *(b.shape_value(b.sizes(name, values)) for name, values in
+                                                      (("start", start), ("limit", limit), ("stride", stride)))).result
 
 
 def _coordinates(b: Builder, index, dim: int) -> ir.Value:

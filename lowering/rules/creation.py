@@ -17,9 +17,15 @@ from ..registry import register
 
 
 def splat(ctx, value) -> ir.Value:
-    """A constant of the node's result type with every element ``value`` (converted as torch converts it)."""
-    t = ctx.result_type
-    elem = ctx.result_sig.elem
+    """A constant of the node's result type with every element ``value`` (converted as torch converts it); a
+    0-d constant broadcast to the shape where it has symbolic sizes (``zeros_like`` of a ? dim)."""
+    sig = ctx.result_sig
+    if not all(type(n) is int for n in sig.shape):
+        return ctx.expand(_splat_of(ctx, value, type_of(Sig((), sig.elem)), sig.elem), sig.shape)
+    return _splat_of(ctx, value, ctx.result_type, sig.elem)
+
+
+def _splat_of(ctx, value, t: ir.Type, elem: str) -> ir.Value:
     if is_float(elem):
         scalar = ir.FloatAttr.get(t.element_type, float(value))
     elif elem == "i1":

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.frontend.shape_prop import register_meta_function
 
 from ..emit import compute_elem
 from ..registry import register, register_module
@@ -180,6 +181,17 @@ def _einsum_pair(ctx, a, ta, b, tb, keep):
     y = ctx.emit(ops.matmul, lhs, rhs)
     order = batch + free_a + free_b
     return ctx.reshape(y, tuple(size[c] for c in order)), "".join(order)
+
+
+def _einsum_meta(equation, *operands):
+    """torch.einsum's result on meta tensors without opt_einsum: with three or more operands torch plans the
+    contraction order from the sizes as ints, which would fix every symbolic size; the result's shape and dtype do
+    not depend on the order (and fxla's rule contracts left to right)."""
+    with torch.backends.opt_einsum.flags(enabled=False):
+        return torch.einsum(equation, *operands)
+
+
+register_meta_function(torch.einsum, _einsum_meta)
 
 
 @register(torch.einsum)

@@ -234,7 +234,8 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
         return reduce_loss(ctx, loss, reduction)
     total = reduce_loss(ctx, loss, "sum")
     batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
-    return ctx.emit(ops.div, total, ctx.tensor(float(batch), like=total))
+    # (a symbolic batch as a value: float() would fix it; torch divides by the int, converted to the loss's type)
+    return ctx.emit(ops.div, total, ctx.tensor(batch if isinstance(batch, torch.SymInt) else float(batch), like=total))
 
 
 # -- margin, embedding and Poisson losses -------------------------------------------------------------------------

@@ -251,7 +251,7 @@ def _roll(ctx, input, shifts, dims=None):
         d = dim % ctx.sig(y).rank
         n = ctx.sig(y).shape[d]
         s = shift % n if n else 0
-        if s:
+        if isinstance(s, torch.SymInt) or s:     # (a ? dim: both parts, one empty where n divides the shift)
             y = ctx.emit(ops.concat, [ctx.slice_dim(y, d, n - s, n), ctx.slice_dim(y, d, 0, n - s)], dim=d)
     return y
 

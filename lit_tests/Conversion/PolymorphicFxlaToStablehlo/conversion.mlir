@@ -90,3 +90,35 @@ func.func @max_pool_ceil_over_symbolic_dim(%x: tensor<2x3x?x8xf32>, %out: tensor
   %y = "fxla.max_pool2d"(%x, %out) {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = true, fxla.sym = ["result0.2"]} : (tensor<2x3x?x8xf32>, tensor<i64>) -> tensor<2x3x?x4xf32>
   return %y : tensor<2x3x?x4xf32>
 }
+
+// -----
+
+// Random numbers of a ? shape: StableHLO's dynamic_rng_bit_generator custom call with the shape as an operand
+// (the refinement makes it the static path's rng_bit_generator: the same numbers at every size). A normal draw
+// takes two rows of uniforms, each a real_dynamic_slice.
+// CHECK-LABEL: func.func @normal_of_symbolic_shape
+// CHECK:         %[[SHAPE:.+]] = stablehlo.concatenate
+// CHECK:         %{{.+}}:2 = stablehlo.custom_call @stablehlo.dynamic_rng_bit_generator(%{{.+}}, %[[SHAPE]]) {rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>} : (tensor<2xui64>, tensor<3xi64>) -> (tensor<2xui64>, tensor<2x2x?xui32>)
+// CHECK-COUNT-2: stablehlo.real_dynamic_slice %{{.+}} : (tensor<2x2x?xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) -> tensor<1x2x?xf32>
+func.func @normal_of_symbolic_shape(%x: tensor<2x?xf32>, %seed: tensor<2xi64>) -> tensor<2x?xf32> {
+  %s = fxla.dim_size %x {dim = 1} : tensor<2x?xf32> -> tensor<i64>
+  %r = "fxla.rng"(%seed, %s, %s) {distribution = "normal", fxla.sym = ["shape.1", "result0.1"], shape = array<i64: 2, -9223372036854775808>, stream = 0 : i64} : (tensor<2xi64>, tensor<i64>, tensor<i64>) -> tensor<2x?xf32>
+  return %r : tensor<2x?xf32>
+}
+
+// -----
+
+// A ? stride (an einsum diagonal: n + 1 over the merged n * n elements) is real_dynamic_slice's strides operand.
+// CHECK-LABEL: func.func @diagonal_stride
+// CHECK:         %[[STEP:.+]] = stablehlo.add %{{.+}}, %arg1 : tensor<i64>
+// CHECK:         %[[S:.+]] = stablehlo.reshape %[[STEP]] : (tensor<i64>) -> tensor<1xi64>
+// CHECK:         %[[STRIDES:.+]] = stablehlo.concatenate %{{.+}}, %[[S]], dim = 0 : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+// CHECK:         %[[D:.+]] = stablehlo.real_dynamic_slice %{{.+}}, %{{.+}}, %{{.+}}, %[[STRIDES]] : (tensor<2x?xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x?xf32>
+// CHECK:         return %[[D]]
+func.func @diagonal_stride(%x: tensor<2x?xf32>, %n: tensor<i64>) -> tensor<2x?xf32> {
+  %m = fxla.dim_size %x {dim = 1} : tensor<2x?xf32> -> tensor<i64>
+  %one = fxla.constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %step = fxla.add %one, %n : tensor<i64>, tensor<i64> -> tensor<i64>
+  %d = "fxla.slice"(%x, %m, %step, %n) {fxla.sym = ["limit.1", "stride.1", "result0.1"], limit = array<i64: 2, -9223372036854775808>, start = array<i64: 0, 0>, stride = array<i64: 1, -9223372036854775808>} : (tensor<2x?xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x?xf32>
+  return %d : tensor<2x?xf32>
+}
