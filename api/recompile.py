@@ -184,6 +184,14 @@ class CompileControl:
                                                f"{record.described}\nwhy compiled: {reason}", record.folder)
         return time.perf_counter()
 
+    def _phases_abandoned(self, what: str) -> None:
+        """The phases so far of the compile under way made nothing it uses (``what``: a polymorphic lowering that
+        failed, before this call's shapes are lowered on their own): they count as one phase named ``what``, and
+        the lowering that follows is this compile's own."""
+        record = self._compiling
+        if record is not None and record.phases:
+            record.phases[:] = [(what, sum(t for _, t, _ in record.phases), "")]
+
     def _phase_done(self, stage: str, result, seconds: float) -> None:
         """The pipeline's observer: note the phase of the compile under way, and dump what it made."""
         record = self._compiling

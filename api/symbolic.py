@@ -28,7 +28,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.logs import COMPILE as logger
 from fxla.errors import FxlaError
-from fxla.lowering.errors import LoweringError
+from fxla.lowering.errors import LoweringError, UnsupportedOpError
 from fxla.lowering.registry import describe, op_key
 from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.runtime.buffers import example_tensor, is_array
@@ -143,6 +143,8 @@ class SymbolicPrograms:
             # an op whose lowering (or torch's shape rule) cannot take symbolic sizes yet: the shapes of this call
             # are lowered on their own (a static lowering raises what is wrong with the program itself, if anything)
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if self.spec.strict and isinstance(err, UnsupportedOpError):
+                raise           # (an op fxla cannot lower at any shape: that error, naming it, not a Dim's)
             if self.spec.strict:
                 raise ShapeConstraintError(
                     f"the program cannot be lowered once for every size of its Dims: {first}",
@@ -152,6 +154,7 @@ class SymbolicPrograms:
                         "dynamic=True, which lowers such programs per size") from err
             logger.info("%s: no polymorphic program for symbolic dims %s (%s): compiled for these shapes alone",
                         module.__name__, ", ".join(symbols.symbols), first)
+            module._phases_abandoned("polymorphic attempt")
             return None
         fixed = symbols.specialized()
         if fixed and self.spec.strict:

@@ -132,6 +132,35 @@ def test_a_named_dim_an_op_must_fix_is_an_error_naming_the_op():
         fast(torch.randn(2, 7))
 
 
+def test_an_op_fxla_cannot_lower_is_that_error_under_a_named_dim():
+    fast = fxla.compile(lambda x: torch.diagonal(x, dim1=-2, dim2=-1), dynamic={"x": {2: fxla.Dim("h")}})
+    with pytest.raises(fxla.UnsupportedOpError, match="function torch.diagonal"):
+        fast(torch.randn(2, 3, 5, 5))
+
+
+def test_a_rule_that_cannot_take_symbolic_sizes_is_a_dim_error_naming_it(monkeypatch, caplog):
+    from fxla.lowering import RULES          # (complete: the rules are imported)
+    relu = RULES[torch.relu]
+
+    def static_only(ctx, x, *args, **kwargs):
+        if not all(type(n) is int for n in ctx.sig(x).shape):      # (a symbolic size)
+            raise ValueError("relu: a ? size for the test")
+        return relu(ctx, x, *args, **kwargs)
+    monkeypatch.setitem(RULES, torch.relu, static_only)
+    fast = fxla.compile(lambda x: torch.relu(x) * 2, dynamic={"x": {1: fxla.Dim("n")}})
+    with pytest.raises(fxla.ShapeConstraintError, match="cannot be lowered once for every size of its Dims: "
+                                                        "relu: a . size for the test"):
+        fast(torch.randn(2, 5))
+    loose = fxla.compile(lambda x: torch.relu(x) * 2, dynamic=True)      # (dynamic=True: lowered per size)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for n in (5, 6):
+            x = torch.randn(2, n)
+            torch.testing.assert_close(loose(x), torch.relu(x) * 2)
+    # the failed polymorphic lowering is one phase of the first signature's compile (its record was dropped)
+    assert "no polymorphic program for symbolic dims" in caplog.text
+    assert "why: the first call; phases: polymorphic attempt " in caplog.text
+
+
 def test_dynamic_true_keeps_the_dims_an_op_fixes_fixed():
     m = Features().eval().requires_grad_(False)
     fast = fxla.compile(m, dynamic=True)
