@@ -14,14 +14,15 @@ placeholders (``s0: torch.SymInt``), size reads (``x.size(0)``, ``torch.ops.aten
 on them (``s0 * 2``, ``s0 // 4``, ``math.ceil(s0 / 3)``, ``torch.sym_max``), ``torch.Size`` of symbols, views
 and factories sized by them, and Python numbers dynamo did not specialise (a float argument that changed, a
 module's ``eps`` or ``momentum`` under ``dynamic=True``), passed as 0-d tensors and read with ``.item()``.
-fxla has no symbolic sizes yet, so the backend *specialises per size*: it converts and traces each graph
-once; a SymInt placeholder is an int input of the :class:`~fxla.CompiledModule`, an unspecialised number a
-Python-number input (the backend takes ``.item()`` of the argument before the call), and the arithmetic on
-them is evaluated for each input signature.  Each new size (or number) is a new input signature, lowered and
-compiled once and cached (at most ``max_signatures``, least recently used dropped first); a float argument
-that takes a new value on every call therefore compiles on every call (pass it as a 0-d tensor instead).  Not
-done yet: one lowering per graph for every size (symbolic dims carried through the fxla dialect and StableHLO
-and refined per size) — today each new size costs a lowering and an XLA compile.
+The backend lowers each such graph once for all sizes: every symbol that is a tensor input's dim becomes a
+:class:`~fxla.Dim` of that name (``dynamic=``, one Dim per symbol, not strict), a ``SymInt`` placeholder that is
+such a symbol is that Dim's size, and the graph becomes one polymorphic program (``?`` dims in the fxla dialect
+and StableHLO, docs/shapes.md); each new size only refines it and compiles it in XLA, cached (at most
+``max_signatures``, least recently used dropped first).  A dim that an op's lowering must fix stays fixed, and
+sizes that break a condition the program relies on get a program of their own (logged to ``fxla.compile``).
+An unspecialised number is a Python-number input (the backend takes ``.item()`` of the argument before the
+call) and is specialised per value: a float argument that takes a new value on every call compiles on every
+call (pass it as a 0-d tensor instead).
 
 Options (``torch.compile(..., options={...})``): ``device``, ``max_signatures`` and ``dump_dir``, as for
 :func:`fxla.compile` (``dump_dir``: each graph's folder also holds ``dynamo.txt``, the graph as dynamo handed it
