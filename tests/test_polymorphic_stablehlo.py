@@ -437,3 +437,68 @@ def test_rules_that_read_sizes_keep_them_symbolic():
         torch.testing.assert_close(fast(x, y, w), _sizes_as_values(x, y, w))
     (program,) = _programs(fast)
     assert program.stablehlo is not None and fast._dynamic.lowerings == 1
+
+
+def _pools_1d(x):
+    F = torch.nn.functional
+    return (F.max_pool1d(x, 2), F.max_pool1d(x, 3, 2, 1, ceil_mode=True), F.max_pool1d(x, 3, 1, 1, dilation=2),
+            F.max_pool1d(x, 3, 2, return_indices=True), torch.max_pool1d(x, 2),
+            torch.nn.MaxPool1d(3, 2, 1, return_indices=True)(x))
+
+
+def test_max_pool1d_keeps_the_length_symbolic():
+    """torch's max_pool1d reads the length as an int (a named Dim was an error, ``dynamic=True`` a program per
+    length); its meta result is now the 2-d pool's over a height of 1."""
+    fast = fxla.compile(_pools_1d, dynamic={"x": {2: fxla.Dim("n")}})
+    for n in (8, 9, 13, 20):
+        x = torch.randn(2, 3, n)
+        torch.testing.assert_close(fast(x), _pools_1d(x), rtol=0, atol=0)
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
+
+
+def _im2col(x, y):
+    F = torch.nn.functional
+    return (F.unfold(x, (2, 3), padding=1, stride=(1, 2)), torch.nn.Unfold(2)(x), F.unfold(x[0], 3, dilation=2),
+            F.fold(y, (6, 8), 2, stride=2), torch.nn.Fold((5, 7), 2, padding=1, stride=2)(y))
+
+
+def test_unfold_and_fold_keep_the_sizes_symbolic():
+    """torch's im2col / col2im read the sizes as ints; their meta results are now size arithmetic."""
+    fast = fxla.compile(_im2col, dynamic={"x": {0: fxla.Dim("b"), 2: fxla.Dim("h"), 3: fxla.Dim("w")},
+                                          "y": {0: fxla.Dim("b")}})
+    for b, h, w in ((2, 6, 7), (3, 9, 5), (2, 11, 12)):
+        x, y = torch.randn(b, 3, h, w), torch.randn(b, 12, 12)
+        torch.testing.assert_close(fast(x, y), _im2col(x, y), rtol=0, atol=0)
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
+
+
+class _Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(4, 5, bidirectional=True)
+        self.gru = torch.nn.GRU(4, 3, batch_first=True)
+        self.rnn = torch.nn.RNN(4, 3, nonlinearity="relu")
+        self.cell, self.gru_cell = torch.nn.LSTMCell(4, 6), torch.nn.GRUCell(4, 2)
+
+    def forward(self, x):
+        return (self.lstm(x), self.gru(x.transpose(0, 1)), self.rnn(x), self.cell(x[0]), self.gru_cell(x[1]),
+                self.lstm(x[:, 0]))
+
+
+def test_recurrent_layers_keep_the_batch_symbolic():
+    """torch's RNN modules check their inputs with the sizes as ints (a named batch Dim was an error); their meta
+    results are now size arithmetic.  The sequence length stays fixed: the lowering unrolls the steps, so under
+    dynamic=True each length gets a program of its own, and still equals eager."""
+    m = _Recurrent().eval().requires_grad_(False)
+    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("b")}})
+    for b in (2, 3, 7):
+        x = torch.randn(3, b, 4)
+        torch.testing.assert_close(fast(x), m(x))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
+    loose = fxla.compile(m, dynamic=True)
+    for steps, b in ((2, 2), (3, 5)):
+        x = torch.randn(steps, b, 4)
+        torch.testing.assert_close(loose(x), m(x))

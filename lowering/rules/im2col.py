@@ -12,6 +12,8 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
+from fxla.frontend.shape_prop import register_meta_function, register_meta_module
+
 from ..emit import ntuple, spread
 from ..registry import register, register_module
 
@@ -66,5 +68,27 @@ def _fold(ctx, input, output_size, kernel_size, dilation=1, padding=0, stride=1)
     return ctx.reshape(out, ctx.result_sig.shape)
 
 
+def _unfold_meta(input, kernel_size, dilation=1, padding=0, stride=1):
+    """``F.unfold``'s meta result by size arithmetic: torch's im2col reads the sizes as ints, which would fix
+    symbolic ones."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    *lead, c, h, w = input.shape
+    blocks = _out_size(h, kh, dh, ph, sh) * _out_size(w, kw, dw, pw, sw)
+    return input.new_empty((*lead, c * kh * kw, blocks))
+
+
+def _fold_meta(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """``F.fold``'s meta result by size arithmetic (as :func:`_unfold_meta`)."""
+    (h, w), (kh, kw) = ntuple(output_size, 2), ntuple(kernel_size, 2)
+    *lead, cols, _ = input.shape
+    return input.new_empty((*lead, cols // (kh * kw), h, w))
+
+
+register_meta_function(F.unfold, _unfold_meta)
+register_meta_function(F.fold, _fold_meta)
+register_meta_module(torch.nn.Unfold, lambda mod, input: _unfold_meta(input, mod.kernel_size, mod.dilation,
+                                                                      mod.padding, mod.stride))
+register_meta_module(torch.nn.Fold, lambda mod, input: _fold_meta(input, mod.output_size, mod.kernel_size,
+                                                                  mod.dilation, mod.padding, mod.stride))
 register_module(torch.nn.Unfold, F.unfold, attrs=("kernel_size", "dilation", "padding", "stride"))
 register_module(torch.nn.Fold, F.fold, attrs=("output_size", "kernel_size", "dilation", "padding", "stride"))

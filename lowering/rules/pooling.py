@@ -49,6 +49,21 @@ for _n, _keys in ((1, (F.max_pool1d, torch.max_pool1d)), (2, (F.max_pool2d, torc
 register(torch.max_pool1d_with_indices)(partial(_max_pool, n=1, indices=True))
 
 
+def _max_pool1d_meta(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling's meta result as the 2-d pool's over a height of 1: torch's max_pool1d reads the length as
+    an int, which would fix a symbolic one (the 2-d meta kernel keeps it)."""
+    k, s, p, d = (ntuple(v, 1)[0] for v in (kernel_size, kernel_size if stride in (None, [], ()) else stride,
+                                            padding, dilation))
+    out = F.max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
+
+
+register_meta_function(torch.max_pool1d, _max_pool1d_meta)
+register_meta_function(F.max_pool1d, _max_pool1d_meta)
+register_meta_function(F.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
+register_meta_function(torch.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
+
+
 # -- average pooling ---------------------------------------------------------------------------------------------
 def _avg_pool(ctx, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None, *, n):

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.frontend.shape_prop import call_module_on_meta, register_meta_module
 
 from ..registry import register
 
@@ -158,3 +159,31 @@ register(torch.nn.GRUCell)(partial(_one_step, cell=_gru_cell, has_cell_state=Fal
 def _rnn_cell_module(ctx, input, hx=None, *, mod):
     activation = _NONLINEARITY[mod.nonlinearity]
     return _one_step(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation), has_cell_state=False)
+
+
+# -- meta results by size arithmetic: torch's modules check their inputs with the sizes as ints (check_input), which
+# would fix a symbolic batch; the sequence length is fixed by the lowering itself (it unrolls the steps)
+def _recurrent_meta(mod, input, hx=None):
+    if not isinstance(input, torch.Tensor):           # (a packed sequence: the rule refuses it, naming why)
+        return call_module_on_meta(mod, (input, hx), {})
+    dirs, hidden = 2 if mod.bidirectional else 1, mod.hidden_size
+    if input.dim() == 2:
+        output, state = (input.shape[0], dirs * hidden), (mod.num_layers * dirs, hidden)
+    else:
+        steps, batch = (input.shape[1], input.shape[0]) if mod.batch_first else input.shape[:2]
+        output = (batch, steps, dirs * hidden) if mod.batch_first else (steps, batch, dirs * hidden)
+        state = (mod.num_layers * dirs, batch, hidden)
+    out, h = input.new_empty(output), input.new_empty(state)
+    return (out, (h, input.new_empty(state))) if isinstance(mod, torch.nn.LSTM) else (out, h)
+
+
+def _cell_meta(mod, input, hx=None):
+    shape = (mod.hidden_size,) if input.dim() == 1 else (input.shape[0], mod.hidden_size)
+    h = input.new_empty(shape)
+    return (h, input.new_empty(shape)) if isinstance(mod, torch.nn.LSTMCell) else h
+
+
+for _module in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
+    register_meta_module(_module, _recurrent_meta)
+for _module in (torch.nn.LSTMCell, torch.nn.GRUCell, torch.nn.RNNCell):
+    register_meta_module(_module, _cell_meta)
