@@ -131,7 +131,12 @@ def wrap_negative(ctx, index, size: int) -> ir.Value:
 def tensor_index(ctx, k, size):
     """An integer index tensor (or list) of a dim of ``size``, negative indices wrapped."""
     if isinstance(k, list):
-        return ctx.int_constant([i + size if i < 0 else i for i in k])
+        if isinstance(size, int) or min(k, default=0) >= 0:
+            return ctx.int_constant([i + size if i < 0 else i for i in k])
+        if not size + min(k) >= 0:       # (a guard on the symbolic size: calls that break it are refused or
+            raise ctx.error(f"index {min(k)} is out of range for a dim of size {size}", "torch raises IndexError",
+                            "index within the dim")            # lowered on their own, as eager raises there)
+        return wrap_negative(ctx, ctx.int_constant(k), size)      # (wrapped by the size as a value)
     if is_float(ctx.sig(k).elem) or ctx.sig(k).elem == "i1":
         raise ctx.error("indexing with a bool or float tensor is not supported",
                         "a boolean mask gives a data-dependent shape; float indices are invalid in torch",

@@ -502,3 +502,40 @@ def test_recurrent_layers_keep_the_batch_symbolic():
     for steps, b in ((2, 2), (3, 5)):
         x = torch.randn(steps, b, 4)
         torch.testing.assert_close(loose(x), m(x))
+
+
+def test_negative_list_indices_over_a_symbolic_dim():
+    """x[[0, -1]] wraps -1 by the size as a value (before: the dim was fixed), and relies on the size being large
+    enough for every negative entry: a named Dim refuses a smaller size, dynamic=True lowers it on its own, which
+    raises as eager does -- never a clamped read."""
+    fast = fxla.compile(lambda x: (x[[0, -1]], x[[-3, 1]]), dynamic={"x": {0: fxla.Dim("n")}})
+    for n in (6, 3, 4):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(fast(x), (x[[0, -1]], x[[-3, 1]]), rtol=0, atol=0)
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
+    with pytest.raises(fxla.ShapeConstraintError, match=r"break the constraint n - 3 >= 0"):
+        fast(torch.randn(2, 2))
+    loose = fxla.compile(lambda x: x[[-3, 1]], dynamic=True)
+    loose(torch.randn(5, 2))
+    with pytest.raises(IndexError):
+        loose(torch.randn(2, 2))
+
+
+def _class_losses(x, i, y):
+    F = torch.nn.functional
+    return (F.cross_entropy(x, i, label_smoothing=0.1), F.cross_entropy(x, i, label_smoothing=0.3, reduction="sum"),
+            F.multilabel_soft_margin_loss(x, y), F.multi_margin_loss(x, i),
+            F.multilabel_margin_loss(x, torch.where(y > 0.5, i[:, None], -1)))
+
+
+def test_losses_over_a_symbolic_class_count():
+    """The class count as a value (label smoothing's eps / C computed in f64 as torch's double, the margin losses'
+    1 / C): before, each fixed the class dim."""
+    fast = fxla.compile(_class_losses, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("c")},
+                                                "i": {0: fxla.Dim("b")}, "y": {0: fxla.Dim("b"), 1: fxla.Dim("c")}})
+    for b, c in ((4, 5), (3, 7), (6, 3)):
+        x, i, y = torch.randn(b, c), torch.randint(0, c, (b,)), torch.rand(b, c)
+        torch.testing.assert_close(fast(x, i, y), _class_losses(x, i, y))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None

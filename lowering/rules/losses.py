@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
 from ..emit import reduce_loss
@@ -164,7 +165,22 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
     smooth = ctx.emit(ops.where, counted, smooth, ctx.tensor(0.0, like=smooth))
     smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else reduce_loss(ctx, smooth, reduction)
     return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
-                    ctx.emit(ops.mul, ctx.tensor(label_smoothing / classes, like=smooth), smooth))
+                    ctx.emit(ops.mul, _ratio(ctx, label_smoothing, classes, smooth), smooth))
+
+
+def _count(n):
+    """A size a loss divides by: a symbolic one stays a value (float() would fix it); torch divides by the int,
+    converted to the loss's type, as the float is."""
+    return n if isinstance(n, torch.SymInt) else float(n)
+
+
+def _ratio(ctx, numerator: float, count, like: ir.Value) -> ir.Value:
+    """``numerator / count`` as torch computes it (in double, then ``like``'s type); a symbolic ``count`` divides
+    as ops in f64 (a Python float of it would fix the size)."""
+    if not isinstance(count, torch.SymInt):
+        return ctx.tensor(numerator / count, like=like)
+    size = ctx.convert(ctx.tensor(count), "f64")
+    return ctx.convert(ctx.emit(ops.div, ctx.tensor(float(numerator), like=size), size), ctx.sig(like).elem)
 
 
 def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothing: float, classes: int):
@@ -173,7 +189,7 @@ def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothi
     dim = _class_dim(ctx, logp)
     if label_smoothing > 0.0:
         target = ctx.emit(ops.add, ctx.emit(ops.mul, target, ctx.tensor(1.0 - label_smoothing, like=target)),
-                          ctx.tensor(label_smoothing / classes, like=target))
+                          _ratio(ctx, label_smoothing, classes, target))
     terms = ctx.emit(ops.mul, logp, target)
     if weight is not None:
         terms = ctx.emit(ops.mul, terms, _per_class(ctx, weight, logp))
@@ -234,8 +250,7 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
         return reduce_loss(ctx, loss, reduction)
     total = reduce_loss(ctx, loss, "sum")
     batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
-    # (a symbolic batch as a value: float() would fix it; torch divides by the int, converted to the loss's type)
-    return ctx.emit(ops.div, total, ctx.tensor(batch if isinstance(batch, torch.SymInt) else float(batch), like=total))
+    return ctx.emit(ops.div, total, ctx.tensor(_count(batch), like=total))
 
 
 # -- margin, embedding and Poisson losses -------------------------------------------------------------------------
@@ -291,7 +306,7 @@ def _multilabel_soft_margin_loss(ctx, input, target, weight=None, size_average=N
     class_dim = ctx.sig(input).rank - 1
     classes = ctx.sig(input).shape[class_dim]
     loss = ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(class_dim,), keepdim=False),
-                    ctx.tensor(float(classes), like=loss))
+                    ctx.tensor(_count(classes), like=loss))
     return reduce_loss(ctx, loss, reduction)
 
 
@@ -371,7 +386,7 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
                             result_type=type_of(Sig((classes,), ctx.sig(index).elem)))
     is_target = ctx.emit(ops.eq, classes_iota, index)
     z = ctx.emit(ops.where, is_target, ctx.tensor(0.0, like=z), z)             # j == y does not count
-    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(float(classes), like=z))
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(_count(classes), like=z))
     return reduce_loss(ctx, loss, reduction)
 
 
@@ -398,7 +413,7 @@ def _multilabel_margin_loss(ctx, input, target, size_average=None, reduce=None, 
     counted = ctx.emit(ops.logical_and, ctx.reshape(valid, [n, classes, 1]),
                        ctx.emit(ops.logical_not, ctx.reshape(is_target, [n, 1, classes])))
     z = ctx.emit(ops.where, counted, z, ctx.tensor(0.0, like=z))
-    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(float(classes), like=z))
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(_count(classes), like=z))
     if unbatched:
         loss = ctx.reshape(loss, [])
     return reduce_loss(ctx, loss, reduction)
