@@ -539,3 +539,24 @@ def test_losses_over_a_symbolic_class_count():
         torch.testing.assert_close(fast(x, i, y), _class_losses(x, i, y))
     (program,) = _programs(fast)
     assert program.stablehlo is not None
+
+
+def _attention(q, k, v):
+    F = torch.nn.functional
+    return (F.scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            F.scaled_dot_product_attention(q, k, v, scale=0.3))
+
+
+def test_attention_over_a_symbolic_head_dim():
+    """The default scale 1 / sqrt(d) of a ? head dim is computed in f64 as ops (before: float() fixed d), bit for
+    bit the static program's."""
+    dims = {"q": {2: fxla.Dim("s"), 3: fxla.Dim("d")}, "k": {2: fxla.Dim("s"), 3: fxla.Dim("d")},
+            "v": {2: fxla.Dim("s")}}
+    fast, static = fxla.compile(_attention, dynamic=dims), fxla.compile(_attention)
+    for s, d in ((4, 8), (5, 7), (9, 16)):
+        q, k, v = torch.randn(2, 3, s, d), torch.randn(2, 3, s, d), torch.randn(2, 3, s, 6)
+        got = fast(q, k, v)
+        torch.testing.assert_close(got, static(q, k, v), rtol=0, atol=0)
+        torch.testing.assert_close(got, _attention(q, k, v))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None

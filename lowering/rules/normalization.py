@@ -263,6 +263,17 @@ def _normalize(ctx, input, p=2.0, dim=1, eps=1e-12, out=None):
     return ctx.convert(ctx.emit(ops.div, x, denom), s.elem)
 
 
+def _attention_scale(ctx, head_dim, scale, like):
+    """``scale``, or torch's default ``1 / sqrt(head_dim)`` (in double, then ``like``'s type); a symbolic head
+    dim computes it as ops in f64, the same correctly rounded sqrt and division (a Python float would fix it)."""
+    if scale is not None:
+        return ctx.tensor(float(scale), like=like)
+    if not isinstance(head_dim, torch.SymInt):
+        return ctx.tensor(1.0 / math.sqrt(head_dim), like=like)
+    size = ctx.convert(ctx.tensor(head_dim), "f64")
+    return ctx.convert(ctx.emit(ops.div, ctx.tensor(1.0, like=size), ctx.emit(ops.sqrt, size)), ctx.sig(like).elem)
+
+
 @register(F.scaled_dot_product_attention)
 def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     """torch's math form: softmax(q k^T * scale + mask) -- 0 for a query whose every key is masked (torch's
@@ -276,8 +287,7 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     q, k, v = (ctx.convert(t, elem) for t in (query, key, value))
     perm = list(range(ks.rank - 2)) + [ks.rank - 1, ks.rank - 2]
     scores = ctx.emit(ops.matmul, q, ctx.emit(ops.permute, k, dims=perm))
-    factor = 1.0 / math.sqrt(qs.shape[-1]) if scale is None else float(scale)
-    scores = ctx.emit(ops.mul, scores, ctx.tensor(factor, like=scores))
+    scores = ctx.emit(ops.mul, scores, _attention_scale(ctx, qs.shape[-1], scale, scores))
     given = attn_mask is not None           # (a causal mask leaves no query without keys: a plain softmax)
     if is_causal:
         rows, cols = qs.shape[-2], ks.shape[-2]
