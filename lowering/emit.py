@@ -52,6 +52,17 @@ def reduce_loss(ctx, loss, reduction: str):
     return ctx.emit(ops.sum if reduction == "sum" else ops.mean, loss, dims=(), keepdim=False)
 
 
+def double_ratio(ctx, numerator, denominator, like: ir.Value) -> ir.Value:
+    """``numerator / denominator`` (numbers or sizes) computed in double, as Python and torch's kernels compute
+    such factors, then converted to ``like``'s element type.  Where either is a symbolic size it is divided as
+    f64 ops (the same correctly rounded division): a Python float of a size would fix it."""
+    if not isinstance(numerator, torch.SymInt) and not isinstance(denominator, torch.SymInt):
+        return ctx.tensor(numerator / denominator, like=like)
+    a, b = (ctx.convert(ctx.tensor(v) if isinstance(v, torch.SymInt) else ctx.tensor(float(v)), "f64")
+            for v in (numerator, denominator))
+    return ctx.convert(ctx.emit(ops.div, a, b), ctx.sig(like).elem)
+
+
 def spread(ctx, v, steps):
     """``v`` with ``step - 1`` zeros between neighbours along each dim (StableHLO's interior padding, built from
     reshape and pad): [n] -> [n, 1] -> pad to [n, step] -> [n * step] -> crop to [(n - 1) * step + 1]."""

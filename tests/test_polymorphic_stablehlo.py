@@ -560,3 +560,28 @@ def test_attention_over_a_symbolic_head_dim():
         torch.testing.assert_close(got, _attention(q, k, v))
     (program,) = _programs(fast)
     assert program.stablehlo is not None
+
+
+class _TrainNorms(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(3)
+        self.inorm = torch.nn.InstanceNorm1d(3, track_running_stats=True)
+        self.pool = torch.nn.MaxPool1d(3, 2, 1, return_indices=True)
+
+    def forward(self, x):
+        return self.bn(x), self.inorm(x), self.pool(x)
+
+
+def test_running_statistics_and_module_pools_over_symbolic_dims():
+    """Training-mode BatchNorm / InstanceNorm update the running variance with the unbiased factor n / (n - 1),
+    now computed in f64 as ops where n is a symbolic size (a Python float of it fixed the batch); nn.MaxPool1d
+    as a leaf module keeps the length (its meta result is the 2-d pool's)."""
+    fast_model, eager_model = _TrainNorms().train(), _TrainNorms().train()
+    fast = fxla.compile(fast_model, dynamic={"x": {0: fxla.Dim("b"), 2: fxla.Dim("n")}})
+    for b, n in ((2, 8), (5, 9), (3, 14)):
+        x = torch.randn(b, 3, n)
+        torch.testing.assert_close(fast(x), eager_model(x))
+        torch.testing.assert_close(fast_model.state_dict(), eager_model.state_dict())
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None

@@ -21,10 +21,9 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxla.dialects.fxla import Sig, ops, type_of
-from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
-from ..emit import reduce_loss
+from ..emit import double_ratio, reduce_loss
 from ..registry import register, register_module
 
 
@@ -165,7 +164,7 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
     smooth = ctx.emit(ops.where, counted, smooth, ctx.tensor(0.0, like=smooth))
     smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else reduce_loss(ctx, smooth, reduction)
     return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
-                    ctx.emit(ops.mul, _ratio(ctx, label_smoothing, classes, smooth), smooth))
+                    ctx.emit(ops.mul, double_ratio(ctx, label_smoothing, classes, smooth), smooth))
 
 
 def _count(n):
@@ -174,22 +173,13 @@ def _count(n):
     return n if isinstance(n, torch.SymInt) else float(n)
 
 
-def _ratio(ctx, numerator: float, count, like: ir.Value) -> ir.Value:
-    """``numerator / count`` as torch computes it (in double, then ``like``'s type); a symbolic ``count`` divides
-    as ops in f64 (a Python float of it would fix the size)."""
-    if not isinstance(count, torch.SymInt):
-        return ctx.tensor(numerator / count, like=like)
-    size = ctx.convert(ctx.tensor(count), "f64")
-    return ctx.convert(ctx.emit(ops.div, ctx.tensor(float(numerator), like=size), size), ctx.sig(like).elem)
-
-
 def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothing: float, classes: int):
     """Class probabilities: -sum_c(w_c * target_c * logp_c), the target smoothed towards uniform first; 'mean'
     averages over the input's elements without the class dim."""
     dim = _class_dim(ctx, logp)
     if label_smoothing > 0.0:
         target = ctx.emit(ops.add, ctx.emit(ops.mul, target, ctx.tensor(1.0 - label_smoothing, like=target)),
-                          _ratio(ctx, label_smoothing, classes, target))
+                          double_ratio(ctx, label_smoothing, classes, target))
     terms = ctx.emit(ops.mul, logp, target)
     if weight is not None:
         terms = ctx.emit(ops.mul, terms, _per_class(ctx, weight, logp))

@@ -13,7 +13,7 @@ from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_module
 
-from ..emit import compute_elem, safe_softmax
+from ..emit import compute_elem, double_ratio, safe_softmax
 from ..registry import register, register_module
 
 
@@ -62,7 +62,7 @@ def _batch_statistics(ctx, x, running_mean, running_var, momentum):
     mean = ctx.emit(ops.mean, x, dims=dims, keepdim=False)
     var = ctx.emit(ops.var, x, dims=dims, keepdim=False, correction=0)
     updates = ((running_mean, mean, "running_mean"),
-               (running_var, ctx.emit(ops.mul, var, ctx.tensor(count / (count - 1), like=var)), "running_var"))
+               (running_var, ctx.emit(ops.mul, var, double_ratio(ctx, count, count - 1, var)), "running_var"))
     _update_running(ctx, updates, momentum)
     return mean, var
 
@@ -107,7 +107,7 @@ def _instance_norm(ctx, input, running_mean=None, running_var=None, weight=None,
 
         def over_batch(v):                  # [N, C, 1...] -> [C]: the mean over the batch
             return ctx.emit(ops.mean, ctx.reshape(v, s.shape[:2]), dims=(0,), keepdim=False)
-        unbiased = ctx.emit(ops.mul, var, ctx.tensor(count / (count - 1), like=var))
+        unbiased = ctx.emit(ops.mul, var, double_ratio(ctx, count, count - 1, var))
         _update_running(ctx, ((running_mean, ctx.reshape(over_batch(mean), per_channel), "running_mean"),
                               (running_var, ctx.reshape(over_batch(unbiased), per_channel), "running_var")), momentum)
     y = ctx.emit(ops.mul, ctx.emit(ops.sub, x, mean),

@@ -62,6 +62,8 @@ register_meta_function(torch.max_pool1d, _max_pool1d_meta)
 register_meta_function(F.max_pool1d, _max_pool1d_meta)
 register_meta_function(F.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
 register_meta_function(torch.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
+register_meta_module(torch.nn.MaxPool1d, lambda mod, input: _max_pool1d_meta(
+    input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode, mod.return_indices))
 
 
 # -- average pooling ---------------------------------------------------------------------------------------------
