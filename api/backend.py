@@ -209,8 +209,10 @@ def _convert(fx_gm: torch.fx.GraphModule) -> Tuple[GraphModule, List[int]]:
         # torch.fx keeps args in immutable containers; rebuild plain ones with fxla nodes in place of fx nodes
         if isinstance(a, torch.fx.Node):
             return env[a]
-        if isinstance(a, (tuple, list)):
-            return type(a)(arg(x) for x in a) if type(a) in (tuple, list) else tuple(arg(x) for x in a)
+        if isinstance(a, list):         # (torch.fx's immutable_list: a list, never a tuple -- x[[-1, 1]] picks
+            return [arg(x) for x in a]  # two rows, x[(-1, 1)] one element)
+        if isinstance(a, tuple):
+            return tuple(arg(x) for x in a)
         if isinstance(a, dict):
             return {k: arg(v) for k, v in a.items()}
         if isinstance(a, slice):
