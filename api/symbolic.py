@@ -28,7 +28,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.logs import COMPILE as logger
 from fxla.errors import FxlaError
-from fxla.lowering.errors import LoweringError, UnsupportedOpError
+from fxla.lowering.errors import LoweringError
 from fxla.lowering.registry import describe, op_key
 from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.runtime.buffers import example_tensor, is_array
@@ -143,9 +143,8 @@ class SymbolicPrograms:
             # an op whose lowering (or torch's shape rule) cannot take symbolic sizes yet: the shapes of this call
             # are lowered on their own (a static lowering raises what is wrong with the program itself, if anything)
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            if self.spec.strict and isinstance(err, UnsupportedOpError):
-                raise           # (an op fxla cannot lower at any shape: that error, naming it, not a Dim's)
             if self.spec.strict:
+                _raise_static_error(module, gm, args)      # (what is wrong at these very shapes, if anything)
                 raise ShapeConstraintError(
                     f"the program cannot be lowered once for every size of its Dims: {first}",
                     where=getattr(err, "where", None),
@@ -217,3 +216,15 @@ def _symbolic_key(leaves: Sequence[Any], dims: Dict[int, Dict[int, Any]], ints: 
         else:
             out.append(("static", type(v), v))
     return tuple(out)
+
+
+def _raise_static_error(module, gm, args) -> None:
+    """Raise the error a lowering of the call's shapes alone raises, if it does: an op fxla cannot lower at any
+    shape, or arguments eager refuses too (a recurrent state of the wrong shape), is that error, not a Dim's.
+    (Only on the way to an error: a named Dim's program that cannot be polymorphic is refused either way.)"""
+    try:
+        module._pipeline.to_fxla(module._pipeline.prepare(gm, args))
+    except FxlaError:
+        raise
+    except Exception:  # noqa: BLE001  (not an error of fxla's: the Dim's error says what it can)
+        return

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import meta as M
@@ -385,6 +386,31 @@ def call_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
     if meta is not None:
         bound = inspect.signature(mod.forward).bind(*args, **kwargs)
         return meta(mod, *bound.args, **bound.kwargs)
+    return run_module_on_meta(mod, args, kwargs)
+
+
+def at_traced_sizes(value: Any) -> Any:
+    """``value`` (a structure) with each tensor that has symbolic sizes replaced by a meta tensor of the traced
+    sizes (their hints; no guard is added): what a meta function passes to torch's own implementation to check
+    the arguments as eager would, before it computes the symbolic result by size arithmetic."""
+    from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+    def concrete(t):
+        if not isinstance(t, torch.Tensor) or all(type(n) is int for n in t.shape):
+            return t
+        return torch.empty([optimization_hint(n) for n in t.shape], dtype=t.dtype, device="meta")
+    return pytree.tree_map(concrete, value)
+
+
+def has_symbolic_sizes(value: Any) -> bool:
+    """Whether a tensor in ``value`` (a structure) has a symbolic size."""
+    return any(isinstance(t, torch.Tensor) and not all(type(n) is int for n in t.shape)
+               for t in pytree.tree_leaves(value))
+
+
+def run_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
+    """The leaf module ``mod``'s own forward on meta ``args``/``kwargs`` (no registered meta result; see
+    :func:`call_module_on_meta`)."""
     enabled = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:

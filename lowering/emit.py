@@ -55,11 +55,15 @@ def reduce_loss(ctx, loss, reduction: str):
 def double_ratio(ctx, numerator, denominator, like: ir.Value) -> ir.Value:
     """``numerator / denominator`` (numbers or sizes) computed in double, as Python and torch's kernels compute
     such factors, then converted to ``like``'s element type.  Where either is a symbolic size it is divided as
-    f64 ops (the same correctly rounded division): a Python float of a size would fix it."""
+    f64 ops (the same correctly rounded division; a number is an f64 constant, the double itself): a Python float
+    of a size would fix it.  (XLA converts f64 to a half type through f32, which can differ from the static
+    constant's single rounding by an ulp of the half type.)"""
     if not isinstance(numerator, torch.SymInt) and not isinstance(denominator, torch.SymInt):
         return ctx.tensor(numerator / denominator, like=like)
-    a, b = (ctx.convert(ctx.tensor(v) if isinstance(v, torch.SymInt) else ctx.tensor(float(v)), "f64")
-            for v in (numerator, denominator))
+    sizes = [ctx.convert(ctx.tensor(v), "f64") if isinstance(v, torch.SymInt) else None
+             for v in (numerator, denominator)]
+    f64 = next(v for v in sizes if v is not None)
+    a, b = (v if v is not None else ctx.tensor(float(n), like=f64) for v, n in zip(sizes, (numerator, denominator)))
     return ctx.convert(ctx.emit(ops.div, a, b), ctx.sig(like).elem)
 
 
@@ -144,9 +148,11 @@ def tensor_index(ctx, k, size):
     if isinstance(k, list):
         if isinstance(size, int) or min(k, default=0) >= 0:
             return ctx.int_constant([i + size if i < 0 else i for i in k])
-        if not size + min(k) >= 0:       # (a guard on the symbolic size: calls that break it are refused or
-            raise ctx.error(f"index {min(k)} is out of range for a dim of size {size}", "torch raises IndexError",
-                            "index within the dim")            # lowered on their own, as eager raises there)
+        # guards on the symbolic size (calls that break them are refused, or lowered on their own and raise as
+        # eager does): every entry in [-size, size) -- the wrapped values are no constant for the per-call check
+        if not (size + min(k) >= 0 and max(k) < size):
+            raise ctx.error(f"index {min(k) if size + min(k) < 0 else max(k)} is out of range for a dim of size "
+                            f"{size}", "torch raises IndexError", "index within the dim")
         return wrap_negative(ctx, ctx.int_constant(k), size)      # (wrapped by the size as a value)
     if is_float(ctx.sig(k).elem) or ctx.sig(k).elem == "i1":
         raise ctx.error("indexing with a bool or float tensor is not supported",

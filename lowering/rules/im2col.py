@@ -12,7 +12,8 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
-from fxla.frontend.shape_prop import register_meta_function, register_meta_module
+from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
+                                      register_meta_module)
 
 from ..emit import ntuple, spread
 from ..registry import register, register_module
@@ -69,18 +70,34 @@ def _fold(ctx, input, output_size, kernel_size, dilation=1, padding=0, stride=1)
 
 
 def _unfold_meta(input, kernel_size, dilation=1, padding=0, stride=1):
-    """``F.unfold``'s meta result by size arithmetic: torch's im2col reads the sizes as ints, which would fix
-    symbolic ones."""
+    """``F.unfold``'s meta result by size arithmetic where the input has symbolic sizes (torch's im2col reads the
+    sizes as ints, which would fix them); torch's own checks run at the traced sizes, and its "blocks must be at
+    least one" is a guard."""
+    if not has_symbolic_sizes(input):
+        return F.unfold(input, kernel_size, dilation, padding, stride)
+    F.unfold(at_traced_sizes(input), kernel_size, dilation, padding, stride)
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     *lead, c, h, w = input.shape
-    blocks = _out_size(h, kh, dh, ph, sh) * _out_size(w, kw, dw, pw, sw)
-    return input.new_empty((*lead, c * kh * kw, blocks))
+    rows, cols = _out_size(h, kh, dh, ph, sh), _out_size(w, kw, dw, pw, sw)
+    if not (rows >= 1 and cols >= 1):
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, "
+                           f"{dw}), padding=({ph}, {pw}), calculated shape of the array of sliding blocks as "
+                           f"({rows}, {cols}), but its components must be at least one.")
+    return input.new_empty((*lead, c * kh * kw, rows * cols))
 
 
 def _fold_meta(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """``F.fold``'s meta result by size arithmetic (as :func:`_unfold_meta`)."""
-    (h, w), (kh, kw) = ntuple(output_size, 2), ntuple(kernel_size, 2)
-    *lead, cols, _ = input.shape
+    if not has_symbolic_sizes(input):
+        return F.fold(input, output_size, kernel_size, dilation, padding, stride)
+    F.fold(at_traced_sizes(input), output_size, kernel_size, dilation, padding, stride)
+    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ntuple(v, 2) for v in (output_size, kernel_size, dilation,
+                                                                            padding, stride))
+    *lead, cols, blocks = input.shape
+    expected = _out_size(h, kh, dh, ph, sh) * _out_size(w, kw, dw, pw, sw)
+    if not (cols % (kh * kw) == 0 and blocks == expected):
+        raise RuntimeError(f"Expected an input of size (N, C * {kh * kw}, {expected}) for these fold arguments, "
+                           f"got {list(input.shape)}")
     return input.new_empty((*lead, cols // (kh * kw), h, w))
 
 

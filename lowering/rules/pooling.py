@@ -60,8 +60,14 @@ def _max_pool1d_meta(input, kernel_size, stride=None, padding=0, dilation=1, cei
 
 register_meta_function(torch.max_pool1d, _max_pool1d_meta)
 register_meta_function(F.max_pool1d, _max_pool1d_meta)
-register_meta_function(F.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
-register_meta_function(torch.max_pool1d_with_indices, partial(_max_pool1d_meta, return_indices=True))
+def _max_pool1d_with_indices_meta(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                                  return_indices=True):
+    """The ``_with_indices`` forms: values and indices whatever ``return_indices`` says (as torch's)."""
+    return _max_pool1d_meta(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+register_meta_function(F.max_pool1d_with_indices, _max_pool1d_with_indices_meta)
+register_meta_function(torch.max_pool1d_with_indices, _max_pool1d_with_indices_meta)
 register_meta_module(torch.nn.MaxPool1d, lambda mod, input: _max_pool1d_meta(
     input, mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode, mod.return_indices))
 

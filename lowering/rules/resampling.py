@@ -123,8 +123,8 @@ def _source(ctx, size, out, factor, align_corners: bool, elem: str, clamp: bool)
     """:func:`_static_source` as ops (an ``[out]`` ``elem`` value)."""
     dst = ctx.emit(ops.arange, start=0.0, step=1.0, length=out, result_type=type_of(Sig((out,), elem)))
     if align_corners:
-        if not isinstance(out, torch.SymInt) and out <= 1:      # (torch: source 0; a symbolic out is >= 2, as sizes
-            return ctx.emit(ops.mul, dst, _value(ctx, 0.0, elem))     # 0 and 1 are never symbolic)
+        if out <= 1:       # torch: source 0 (a derived symbolic out, h // 4, may be 1: then a guard records it)
+            return ctx.emit(ops.mul, dst, _value(ctx, 0.0, elem))
         ratio = ctx.emit(ops.div, _value(ctx, size - 1, elem), _value(ctx, out - 1, elem))
         return ctx.emit(ops.mul, dst, ratio)
     half = _value(ctx, 0.5, elem)

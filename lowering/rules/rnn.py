@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-from fxla.frontend.shape_prop import call_module_on_meta, register_meta_module
+from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_module,
+                                      run_module_on_meta)
 
 from ..registry import register
 
@@ -162,10 +163,12 @@ def _rnn_cell_module(ctx, input, hx=None, *, mod):
 
 
 # -- meta results by size arithmetic: torch's modules check their inputs with the sizes as ints (check_input), which
-# would fix a symbolic batch; the sequence length is fixed by the lowering itself (it unrolls the steps)
+# would fix a symbolic batch; the sequence length is fixed by the lowering itself (it unrolls the steps).  torch's
+# own forward still checks the arguments, at the traced sizes, and the equalities it checks are guards.
 def _recurrent_meta(mod, input, hx=None):
-    if not isinstance(input, torch.Tensor):           # (a packed sequence: the rule refuses it, naming why)
-        return call_module_on_meta(mod, (input, hx), {})
+    if not isinstance(input, torch.Tensor) or mod.proj_size or not has_symbolic_sizes((input, hx)):
+        return run_module_on_meta(mod, (input, hx), {})    # (a packed sequence, projections: the rule refuses)
+    run_module_on_meta(mod, at_traced_sizes((input, hx)), {})
     dirs, hidden = 2 if mod.bidirectional else 1, mod.hidden_size
     if input.dim() == 2:
         output, state = (input.shape[0], dirs * hidden), (mod.num_layers * dirs, hidden)
@@ -173,14 +176,26 @@ def _recurrent_meta(mod, input, hx=None):
         steps, batch = (input.shape[1], input.shape[0]) if mod.batch_first else input.shape[:2]
         output = (batch, steps, dirs * hidden) if mod.batch_first else (steps, batch, dirs * hidden)
         state = (mod.num_layers * dirs, batch, hidden)
+    _expect_states(hx, state)
     out, h = input.new_empty(output), input.new_empty(state)
     return (out, (h, input.new_empty(state))) if isinstance(mod, torch.nn.LSTM) else (out, h)
 
 
 def _cell_meta(mod, input, hx=None):
+    if not has_symbolic_sizes((input, hx)):
+        return run_module_on_meta(mod, (input, hx), {})
+    run_module_on_meta(mod, at_traced_sizes((input, hx)), {})
     shape = (mod.hidden_size,) if input.dim() == 1 else (input.shape[0], mod.hidden_size)
+    _expect_states(hx, shape)
     h = input.new_empty(shape)
     return (h, input.new_empty(shape)) if isinstance(mod, torch.nn.LSTMCell) else h
+
+
+def _expect_states(hx, shape) -> None:
+    """torch's check of the given initial states' shapes: with symbolic sizes each equality is a guard."""
+    for state in (() if hx is None else hx if isinstance(hx, tuple) else (hx,)):
+        if tuple(state.shape) != tuple(shape):
+            raise RuntimeError(f"Expected hidden size {tuple(shape)}, got {list(state.shape)}")
 
 
 for _module in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
