@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-
 from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
                                       register_meta_module)
 

@@ -167,12 +167,6 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
                     ctx.emit(ops.mul, double_ratio(ctx, label_smoothing, classes, smooth), smooth))
 
 
-def _count(n):
-    """A size a loss divides by: a symbolic one stays a value (float() would fix it); torch divides by the int,
-    converted to the loss's type, as the float is."""
-    return n if isinstance(n, torch.SymInt) else float(n)
-
-
 def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothing: float, classes: int):
     """Class probabilities: -sum_c(w_c * target_c * logp_c), the target smoothed towards uniform first; 'mean'
     averages over the input's elements without the class dim."""
@@ -240,7 +234,7 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
         return reduce_loss(ctx, loss, reduction)
     total = reduce_loss(ctx, loss, "sum")
     batch = ctx.sig(input).shape[0] if ctx.sig(input).rank else 1
-    return ctx.emit(ops.div, total, ctx.tensor(_count(batch), like=total))
+    return ctx.emit(ops.div, total, ctx.tensor(batch, like=total))
 
 
 # -- margin, embedding and Poisson losses -------------------------------------------------------------------------
@@ -296,7 +290,7 @@ def _multilabel_soft_margin_loss(ctx, input, target, weight=None, size_average=N
     class_dim = ctx.sig(input).rank - 1
     classes = ctx.sig(input).shape[class_dim]
     loss = ctx.emit(ops.div, ctx.emit(ops.sum, loss, dims=(class_dim,), keepdim=False),
-                    ctx.tensor(_count(classes), like=loss))
+                    ctx.tensor(classes, like=loss))
     return reduce_loss(ctx, loss, reduction)
 
 
@@ -376,7 +370,7 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
                             result_type=type_of(Sig((classes,), ctx.sig(index).elem)))
     is_target = ctx.emit(ops.eq, classes_iota, index)
     z = ctx.emit(ops.where, is_target, ctx.tensor(0.0, like=z), z)             # j == y does not count
-    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(_count(classes), like=z))
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(dim,), keepdim=False), ctx.tensor(classes, like=z))
     return reduce_loss(ctx, loss, reduction)
 
 
@@ -403,7 +397,7 @@ def _multilabel_margin_loss(ctx, input, target, size_average=None, reduce=None, 
     counted = ctx.emit(ops.logical_and, ctx.reshape(valid, [n, classes, 1]),
                        ctx.emit(ops.logical_not, ctx.reshape(is_target, [n, 1, classes])))
     z = ctx.emit(ops.where, counted, z, ctx.tensor(0.0, like=z))
-    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(_count(classes), like=z))
+    loss = ctx.emit(ops.div, ctx.emit(ops.sum, z, dims=(1, 2), keepdim=False), ctx.tensor(classes, like=z))
     if unbatched:
         loss = ctx.reshape(loss, [])
     return reduce_loss(ctx, loss, reduction)

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
-from fxla.frontend.shape_prop import register_meta_function, register_meta_module
+from fxla.frontend.shape_prop import has_symbolic_sizes, register_meta_function, register_meta_module
 
 from ..emit import compute_elem, ntuple
 from ..registry import register, register_module
@@ -58,14 +58,14 @@ def _max_pool1d_meta(input, kernel_size, stride=None, padding=0, dilation=1, cei
     return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
 
 
-register_meta_function(torch.max_pool1d, _max_pool1d_meta)
-register_meta_function(F.max_pool1d, _max_pool1d_meta)
 def _max_pool1d_with_indices_meta(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                                   return_indices=True):
     """The ``_with_indices`` forms: values and indices whatever ``return_indices`` says (as torch's)."""
     return _max_pool1d_meta(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
+register_meta_function(torch.max_pool1d, _max_pool1d_meta)
+register_meta_function(F.max_pool1d, _max_pool1d_meta)
 register_meta_function(F.max_pool1d_with_indices, _max_pool1d_with_indices_meta)
 register_meta_function(torch.max_pool1d_with_indices, _max_pool1d_with_indices_meta)
 register_meta_module(torch.nn.MaxPool1d, lambda mod, input: _max_pool1d_meta(
@@ -304,7 +304,7 @@ def _adaptive_max_pool_meta(input, output_size, return_indices=False, *, n, indi
     """The adaptive max pools' result on meta/fake tensors: torch's own (``eager``) where the input's sizes are
     numbers; over symbolic sizes a ``None`` in ``output_size`` keeps the input's size as it is (torch's meta kernel
     reads it as a number, which fixed the dim), the others are the given sizes.  The rule checks the arguments."""
-    if all(isinstance(d, int) for d in input.shape):
+    if not has_symbolic_sizes(input):
         return eager(input, output_size, return_indices) if indices is None else eager(input, output_size)
     out = tuple(size if o is None else o for size, o in zip(input.shape[-n:], ntuple(output_size, n)))
     values = input.new_empty(tuple(input.shape[:-n]) + out)

@@ -23,8 +23,7 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
-
-from fxla.frontend.shape_prop import register_meta_function, register_meta_module
+from fxla.frontend.shape_prop import has_symbolic_sizes, register_meta_function, register_meta_module
 
 from ..emit import compute_elem, ntuple
 from ..registry import register, register_module
@@ -253,7 +252,7 @@ def _interpolate_meta(input, size=None, scale_factor=None, mode="nearest", align
     ones its output sizes by arithmetic (torch's upsample kernels read the sizes as doubles, which would fix every
     dim, the channels too), ``size`` as given or ``floor(in * scale_factor)`` (:func:`_scaled_size`).  The
     lowering rule checks the arguments; torch's own checks ran on the traced call."""
-    if all(isinstance(d, int) for d in input.shape) or size is None and scale_factor is None:
+    if not has_symbolic_sizes(input) or size is None and scale_factor is None:
         return F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
     n = input.dim() - 2
     if size is not None:
