@@ -297,3 +297,32 @@ def test_avg_pool(name):
 def test_avg_pool_precision(dtype):
     _check(lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
            _randn(1, 2, 7, 8, dtype=dtype, seed=13), tol=HALF_TOL if dtype != F64 else 1.0)
+
+
+# -- the hinge of margin losses at exactly 0: aten's clamp_min passes the whole gradient, its kernels none -------
+_HINGE_AT_ZERO = {
+    # clamp_min(-y (a - b) + margin, 0) with a == b and margin 0: every term sits on the hinge
+    "margin_ranking": (lambda a, b: F.margin_ranking_loss(a, b, torch.tensor([[1., -1., 1.], [-1., 1., 1.]])),
+                       (_t := torch.tensor([[0.5, 1.0, 2.0], [1.0, 1.0, 0.0]]), _t.clone())),
+    # clamp_min(margin - x, 0) where y == -1, x == margin in the first entry
+    "hinge_embedding": (lambda x: F.hinge_embedding_loss(x, -torch.ones(1, 3), margin=1.0),
+                        (torch.tensor([[1.0, 0.5, 2.0]]),)),
+    # the multi-margin kernels count z > 0 only: margin - x[y] + x[j] == 0 gives nothing
+    "multi_margin": (lambda x: F.multi_margin_loss(x, torch.tensor([0, 1])),
+                     (torch.tensor([[1.0, 0.0, 0.5], [2.0, 1.0, 0.0]]),)),
+    "multilabel_margin": (lambda x: F.multilabel_margin_loss(x, torch.tensor([[0, -1, 0], [1, -1, 0]])),
+                          (torch.tensor([[1.0, 0.0, 0.5], [2.0, 1.0, 0.0]]),)),
+}
+
+
+@pytest.mark.parametrize("name", list(_HINGE_AT_ZERO))
+def test_margin_losses_on_their_hinge(name):
+    """A maximum(x, 0) there gave half the gradient at x == 0 (its tie convention): a wrong gradient."""
+    fn, inputs = _HINGE_AT_ZERO[name]
+    got, want = [], []
+    for m, out in ((fxla.compile(fn), got), (fn, want)):
+        leaves = [x.clone().requires_grad_() for x in inputs]
+        m(*leaves).backward()
+        out.extend(x.grad for x in leaves)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)

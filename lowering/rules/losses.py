@@ -238,9 +238,15 @@ def _kl_div(ctx, input, target, size_average=None, reduce=None, reduction="mean"
 
 
 # -- margin, embedding and Poisson losses -------------------------------------------------------------------------
-def _relu_of(ctx, x):
-    """max(x, 0)."""
-    return ctx.emit(ops.maximum, x, ctx.tensor(0.0, like=x))
+def _clamp_min0(ctx, x):
+    """max(x, 0) as aten's ``clamp_min(x, 0)`` (margin ranking, hinge, cosine embedding and triplet losses): its
+    gradient passes where x >= 0, the whole of it at x == 0 (``maximum`` would give half there)."""
+    return ctx.emit(ops.clamp, x, ctx.tensor(0.0, like=x), None)
+
+
+def _positive_part(ctx, x):
+    """max(x, 0) as aten's multi-margin kernels compute it (``if (z > 0)``): no gradient at x == 0."""
+    return ctx.emit(ops.relu, x)
 
 
 def _where_target(ctx, target, value: int, x):
@@ -255,7 +261,7 @@ def _margin_ranking_loss(ctx, input1, input2, target, margin=0.0, size_average=N
     """max(0, -y (x1 - x2) + margin)."""
     reduction = _reduction_of(size_average, reduce, reduction)
     d = ctx.emit(ops.mul, ctx.emit(ops.neg, target), ctx.emit(ops.sub, input1, input2))
-    return reduce_loss(ctx, _relu_of(ctx, ctx.emit(ops.add, d, ctx.tensor(float(margin), like=d))), reduction)
+    return reduce_loss(ctx, _clamp_min0(ctx, ctx.emit(ops.add, d, ctx.tensor(float(margin), like=d))), reduction)
 
 
 @register(F.hinge_embedding_loss)
@@ -263,7 +269,7 @@ def _hinge_embedding_loss(ctx, input, target, margin=1.0, size_average=None, red
     """x where y != -1, plus max(0, margin - x) where y != 1 (aten's formula; y is expected to be ±1)."""
     reduction = _reduction_of(size_average, reduce, reduction)
     zero = ctx.tensor(0.0, like=input)
-    clamp = _relu_of(ctx, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), input))
+    clamp = _clamp_min0(ctx, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), input))
     not_pos = ctx.emit(ops.ne, target, ctx.tensor(1, like=target))
     not_neg = ctx.emit(ops.ne, target, ctx.tensor(-1, like=target))
     loss = ctx.emit(ops.add, ctx.emit(ops.where, not_pos, clamp, zero), ctx.emit(ops.where, not_neg, input, zero))
@@ -308,7 +314,7 @@ def _cosine_embedding_loss(ctx, input1, input2, target, margin=0.0, size_average
     mag2 = ctx.emit(ops.add, total(input2, input2), ctx.tensor(eps, like=input2))
     cos = ctx.emit(ops.div, total(input1, input2), ctx.emit(ops.sqrt, ctx.emit(ops.mul, mag1, mag2)))
     positive = ctx.emit(ops.sub, ctx.tensor(1.0, like=cos), cos)
-    negative = _relu_of(ctx, ctx.emit(ops.sub, cos, ctx.tensor(float(margin), like=cos)))
+    negative = _clamp_min0(ctx, ctx.emit(ops.sub, cos, ctx.tensor(float(margin), like=cos)))
     loss = ctx.emit(ops.add, _where_target(ctx, target, 1, positive), _where_target(ctx, target, -1, negative))
     return reduce_loss(ctx, loss, reduction)
 
@@ -324,7 +330,7 @@ def _triplet_margin_loss(ctx, anchor, positive, negative, margin=1.0, p=2, eps=1
     if swap:
         d_neg = ctx.emit(ops.minimum, d_neg, ctx.lower(F.pairwise_distance, positive, negative, p, eps))
     gap = ctx.emit(ops.sub, ctx.emit(ops.add, d_pos, ctx.tensor(float(margin), like=d_pos)), d_neg)
-    return reduce_loss(ctx, _relu_of(ctx, gap), reduction)
+    return reduce_loss(ctx, _clamp_min0(ctx, gap), reduction)
 
 
 @register(F.poisson_nll_loss)
@@ -360,7 +366,7 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
     classes = ctx.sig(input).shape[dim]
     index = ctx.reshape(target, [*ctx.sig(target).shape, 1]) if rank > 1 else ctx.reshape(target, [1])
     picked = ctx.emit(ops.gather, input, index, dim=dim)                       # x[y], keeping the class dim
-    z = _relu_of(ctx, ctx.emit(ops.add, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), picked), input))
+    z = _positive_part(ctx, ctx.emit(ops.add, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), picked), input))
     if p == 2:
         z = ctx.emit(ops.mul, z, z)
     if weight is not None:                                                     # weight[y] per sample
@@ -392,7 +398,7 @@ def _multilabel_margin_loss(ctx, input, target, size_average=None, reduce=None, 
                     ctx.reshape(valid, [n, classes, 1]))                        # [n, j, class]
     is_target = ctx.emit(ops.any, hits, dims=(1,), keepdim=False)              # [n, class]
     x_j = ctx.reshape(ctx.emit(ops.gather, input, safe, dim=1), [n, classes, 1])
-    z = _relu_of(ctx, ctx.emit(ops.sub, ctx.tensor(1.0, like=input),
+    z = _positive_part(ctx, ctx.emit(ops.sub, ctx.tensor(1.0, like=input),
                                ctx.emit(ops.sub, x_j, ctx.reshape(input, [n, 1, classes]))))   # [n, j, i]
     counted = ctx.emit(ops.logical_and, ctx.reshape(valid, [n, classes, 1]),
                        ctx.emit(ops.logical_not, ctx.reshape(is_target, [n, 1, classes])))
