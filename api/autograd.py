@@ -6,10 +6,12 @@ path (``output="torch"``; ``jax.Array`` outputs have no autograd).  Per compiled
 tensors that require grad, fxla lowers the program again to the fxla dialect, differentiates it
 (:func:`fxla.lowering.autodiff.differentiate`: gradients of the float inputs and parameters that require grad,
 through the float outputs), and compiles both halves through the same pipeline as every program (their
-StableHLO verified, device layout passes applied).  The forward saves what the backward reads (``remat=True``:
-nothing but the inputs, the backward recomputes); the backward is one executable fed with the saved device
-buffers, the cotangents autograd passes in and the parameters as they were at the forward — no Python-level
-recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A program that
+StableHLO verified, device layout passes applied).  A module with ``dynamic=`` differentiates once per symbolic
+signature and refines both halves per size (:mod:`fxla.symbolic_gradients`).  Float outputs that do not depend
+on what requires grad get ``requires_grad=False``, as eager's.  The forward saves what the backward reads
+(``remat=True``: nothing but the inputs, the backward recomputes); the backward is one executable fed with the
+saved device buffers, the cotangents autograd passes in and the parameters as they were at the forward — no
+Python-level recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A program that
 draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the forward's
 masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the forward's
 own randomness.
@@ -48,6 +50,7 @@ from fxla.runtime.buffers import is_array
 from .gradients import GradientError
 from .outputs import ResultHandler
 from .pipeline import COMPILING
+from .symbolic_gradients import gradient_for
 from .write_back import check_writable
 
 __all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError", "SavedValuesError"]
@@ -124,17 +127,26 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     pipeline = module._pipeline
     sources = _sources_text(module, entry, mask)
     number = entry.compiled.number if entry.compiled is not None else "?"
-    with module._gradient_compile(entry.compiled, "forward with residuals", sources,
-                                  f"the first call of input signature #{number} that records gradients of these "
-                                  f"tensors") as record:
-        prepared = pipeline.prepare(module.graph_module, args)
-        program = pipeline.to_fxla(prepared)
+    def differentiate(program):
         # mask: per tensor input, then per parameter; the seed argument of a random program sits between them
         n_tensors = len(mask) - len(program.param_names)
         wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
-        outputs = program.output_static
         float_outputs = [i for i in differentiable_results(program) if i < program.layout.outputs]
-        diff = pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
+        return pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
+
+    with module._gradient_compile(entry.compiled, "forward with residuals", sources,
+                                  f"the first call of input signature #{number} that records gradients of these "
+                                  f"tensors") as record:
+        # dynamic=: both halves refined from the polymorphic ones of the call's symbolic signature, where they can be
+        found = None if module._dynamic is None else \
+            gradient_for(module._dynamic, module, module.graph_module, args, (mask, module._remat), differentiate)
+        if found is not None:
+            diff, prepared = found
+        else:
+            prepared = pipeline.prepare(module.graph_module, args)
+            diff = differentiate(pipeline.to_fxla(prepared))
+        program, float_outputs = diff.forward, diff.cotangents
+        outputs = program.output_static
         record.dump_fxla(diff.forward)
         stages = pipeline.lower_program(diff.forward, prepared)
         target = pipeline.layout(stages, module.device.platform)
@@ -270,7 +282,8 @@ class _Call:
     def __init__(self, module, entry, grad: GradientEntry, leaves, writable, mask):
         self.module, self.entry, self.grad = module, entry, grad
         self.leaves, self.writable, self.mask = leaves, writable, mask
-        self.differentiable = set(grad.float_outputs)
+        # (an output that does not depend on what requires grad has none, as in eager: requires_grad=False)
+        self.differentiable = set(grad.float_outputs) & set(grad.diff.active_results)
 
     def forward(self) -> List[torch.Tensor]:
         module, grad = self.module, self.grad

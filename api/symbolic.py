@@ -35,7 +35,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import Stages
 
-__all__ = ["SymbolicPrograms", "DynamicSpec"]
+__all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program"]
 
 
 class _Polymorphic:
@@ -47,6 +47,20 @@ class _Polymorphic:
         self.stablehlo = stablehlo
 
 
+@dataclasses.dataclass
+class CallSignature:
+    """A call as :class:`SymbolicPrograms` sees it: its flat ``leaves`` and their ``tree``, the marked ``dims``
+    (tensor leaf -> {dim: Dim}) and ``ints`` (int leaf -> Dim) that can be symbols, the symbolic signature ``key``
+    (``None`` where the call is compiled for its shapes alone) and the leaves' names for messages."""
+
+    leaves: List[Any]
+    tree: Any
+    dims: Dict[int, Dict[int, Any]]
+    ints: Dict[int, Any]
+    key: Any
+    leaf_names: List[str]
+
+
 class SymbolicPrograms:
     """The polymorphic programs of one compiled module (see the module docstring)."""
 
@@ -56,6 +70,10 @@ class SymbolicPrograms:
         self.programs: Dict[Any, List[_Polymorphic]] = {}
         self.static: set = set()                # symbolic signatures that cannot be polymorphic (not strict)
         self.lowerings = 0                      # polymorphic programs lowered so far (for tests and the log)
+        #: (symbolic signature, what requires grad, remat) -> the polymorphic gradient programs of those calls
+        #: (:mod:`fxla.symbolic_gradients`); the keys whose gradients cannot be polymorphic
+        self.gradients: Dict[Any, List[Any]] = {}
+        self.static_gradients: set = set()
 
     def polymorphic(self, module, gm, args: Sequence[Any]) -> _Polymorphic:
         """The polymorphic program ``args`` run (lowered now if new), for :func:`fxla.export`; raises
@@ -76,12 +94,7 @@ class SymbolicPrograms:
         if poly is None:
             return pipeline.lower(gm, args)
         shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
-        program = pipeline.refine(poly.program, shapes)
-        sizes = poly.symbols.values(leaves)          # (numbers among the outputs: the call's sizes)
-        program = dataclasses.replace(
-            program, output_static=[poly.symbols.concrete(v, sizes) for v in program.output_static],
-            written_attributes=[dataclasses.replace(w, leaves=[poly.symbols.concrete(v, sizes) for v in w.leaves])
-                                for w in program.written_attributes])
+        program = concrete_program(poly.symbols, pipeline.refine(poly.program, shapes), leaves)
         stablehlo = None
         if poly.stablehlo is not None:
             try:
@@ -96,10 +109,8 @@ class SymbolicPrograms:
         return Stages(str(gm.graph), gm.code, program.text(), stablehlo.operation.get_asm(),
                       stablehlo.operation.get_asm(enable_debug_info=True), program, poly.prepared)
 
-    def _select(self, module, gm, args: Sequence[Any]):
-        """``(the polymorphic program args run -- lowered now if new -- or None, the call's leaves)``: ``None``
-        where these shapes are compiled alone (no marked dim can be a symbol, or the program cannot be
-        polymorphic and the spec is not strict)."""
+    def signature(self, module, gm, args: Sequence[Any], log: bool = True) -> CallSignature:
+        """The :class:`CallSignature` of a call with ``args``."""
         names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
         self.spec.check_names(names, "use the names of the model's forward arguments")
         leaves, tree = pytree.tree_flatten(tuple(args))
@@ -109,15 +120,24 @@ class SymbolicPrograms:
             dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
                                                   for leaf, marked in dims.items()) if kept}
         small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
-        if small or not dims:
-            if small:
-                logger.info("%s: %s not symbolic (sizes 0 and 1 never are): compiled for these shapes alone",
-                            module.__name__, ", ".join(f"{_leaf_names(names, args)[leaf]}.size({d}) = "
-                                                       f"{leaves[leaf].shape[d]}" for leaf, d in small))
-            return None, leaves
         leaf_names = _leaf_names(names, args)
+        if small or not dims:
+            if small and log:
+                logger.info("%s: %s not symbolic (sizes 0 and 1 never are): compiled for these shapes alone",
+                            module.__name__, ", ".join(f"{leaf_names[leaf]}.size({d}) = "
+                                                       f"{leaves[leaf].shape[d]}" for leaf, d in small))
+            return CallSignature(leaves, tree, dims, ints, None, leaf_names)
         key = (module._modes.mode, id(gm), str(tree), _symbolic_key(leaves, dims, ints))
-        if key in self.static:
+        return CallSignature(leaves, tree, dims, ints, None if key in self.static else key, leaf_names)
+
+    def _select(self, module, gm, args: Sequence[Any]):
+        """``(the polymorphic program args run -- lowered now if new -- or None, the call's leaves)``: ``None``
+        where these shapes are compiled alone (no marked dim can be a symbol, or the program cannot be
+        polymorphic and the spec is not strict)."""
+        call = self.signature(module, gm, args)
+        leaves, tree, dims, ints, key, leaf_names = (call.leaves, call.tree, call.dims, call.ints, call.key,
+                                                     call.leaf_names)
+        if key is None:
             return None, leaves
         variants = self.programs.setdefault(key, [])
         for candidate in variants:
@@ -178,6 +198,16 @@ class SymbolicPrograms:
             logger.info("%s: no polymorphic StableHLO for program #%d (%s): each size converts its refined fxla "
                         "program", module.__name__, self.lowerings, why_not)
         return _Polymorphic(symbols, prepared, program, stablehlo)
+
+
+def concrete_program(symbols: SymbolicShapes, program, leaves: Sequence[Any]):
+    """``program`` (refined from a polymorphic one of ``symbols``) with the numbers among its outputs and written
+    attributes (``x.size(1)`` returned) evaluated at the sizes of the call's ``leaves``."""
+    sizes = symbols.values(leaves)
+    return dataclasses.replace(
+        program, output_static=[symbols.concrete(v, sizes) for v in program.output_static],
+        written_attributes=[dataclasses.replace(w, leaves=[symbols.concrete(v, sizes) for v in w.leaves])
+                            for w in program.written_attributes])
 
 
 def _op_text(node, root) -> str:

@@ -11,7 +11,7 @@ from fxla.frontend import meta as M
 from fxla.dialects.fxla import Sig, ops, sig_of, type_of
 from fxla.dialects.fxla import symbolic
 from fxla.dialects.fxla.opdef import elem_type, value_sig
-from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
+from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float, same_shape
 from fxla.frontend import TensorMeta
 from fxla.dialects.mlir import ir
 
@@ -83,12 +83,12 @@ class Emitter:
     def reshape(self, value: ir.Value, shape) -> ir.Value:
         """``value`` reshaped to ``shape`` (``value`` itself when it has that shape)."""
         shape = tuple(shape)
-        return value if self.sig(value).shape == shape else self.emit(ops.reshape, value, shape=shape)
+        return value if same_shape(self.sig(value).shape, shape) else self.emit(ops.reshape, value, shape=shape)
 
     def expand(self, value: ir.Value, shape) -> ir.Value:
         """``value`` broadcast to ``shape`` (``value`` itself when it has that shape)."""
         shape = tuple(shape)
-        return value if self.sig(value).shape == shape else self.emit(ops.expand, value, shape=shape)
+        return value if same_shape(self.sig(value).shape, shape) else self.emit(ops.expand, value, shape=shape)
 
     def slice_dim(self, value: ir.Value, dim: int, start: int, limit: int, stride: int = 1) -> ir.Value:
         """``value`` sliced along one (non-negative) dim."""

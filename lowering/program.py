@@ -98,6 +98,10 @@ class FxlaProgram:
     #: tensor inputs whose values index a dim (:func:`fxla.lowering.index_bounds.input_index_checks`): each call
     #: checks them before running (set when the program is converted to StableHLO)
     input_checks: List[Any] = field(default_factory=list)
+    #: a polymorphic program's symbolic state (:class:`fxla.lowering.symbolic.SymbolicLowering`: its symbols, and
+    #: the symbolic shape of each value with ``?`` dims), which :func:`fxla.lowering.autodiff.differentiate` needs
+    #: to differentiate it symbolically; ``None`` for static programs and for programs derived from one
+    symbolic: Any = field(default=None, repr=False, compare=False)
 
     @property
     def random(self) -> bool:

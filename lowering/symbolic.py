@@ -10,7 +10,8 @@ guard), and the compiled module reports it (the program is not polymorphic in th
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Sequence
 
 import sympy
 import torch
@@ -23,7 +24,7 @@ from fxla.dialects.fxla.opdef import value_sig
 from fxla.dialects.fxla.symbolic import SymbolicScope
 from fxla.dialects.mlir import ir
 
-__all__ = ["SizeBuilder", "scope_for", "same_symbolic_shape"]
+__all__ = ["SizeBuilder", "SymbolicLowering", "scope_for", "same_symbolic_shape"]
 
 
 class _NotWritable(Exception):
@@ -109,6 +110,36 @@ class SizeBuilder:
         for v in values[1:]:
             out = self.ctx.emit(opdef, out, v)
         return out
+
+
+@dataclass
+class SymbolicLowering:
+    """What a polymorphic program keeps of its lowering (:attr:`fxla.lowering.FxlaProgram.symbolic`): its
+    ``symbols`` (:class:`fxla.frontend.symbolic.SymbolicShapes`), the ``scope`` it was built in (every ``?``-shaped
+    value's symbolic shape, every symbolic attribute) and ``arguments`` (tensor leaf index -> the function argument
+    whose dims give the symbols)."""
+
+    symbols: Any
+    scope: SymbolicScope
+    arguments: Dict[int, ir.Value]
+
+    def derived(self, ctx, argument: Callable[[ir.Value], ir.Value], block: ir.Block) -> SymbolicScope:
+        """A scope for building another function over the same symbols (the program's backward), whose sizes
+        are read off ``argument(forward argument)`` -- the forward argument as a value of that function -- and
+        emitted through ``ctx`` into ``block``."""
+        imported = _Imported(self.arguments, argument)
+        sizes = SizeBuilder(self.symbols, ctx, imported, block)
+        return self.scope.derived(sizes.materialize, sizes.reify)
+
+
+class _Imported:
+    """``arguments[leaf]`` mapped into another function, as it is first needed."""
+
+    def __init__(self, arguments: Dict[int, ir.Value], argument: Callable[[ir.Value], ir.Value]):
+        self.arguments, self.argument = arguments, argument
+
+    def __getitem__(self, leaf: int) -> ir.Value:
+        return self.argument(self.arguments[leaf])
 
 
 def scope_for(symbols, ctx, arguments: Dict[int, ir.Value], block: ir.Block, metas: Dict[int, Any]) -> SymbolicScope:

@@ -31,7 +31,7 @@ from .dtypes import mlir_type, sig_of_meta
 from .errors import LoweringError, UnsupportedOpError
 from .program import FxlaProgram, WrittenAttribute
 from .registry import RULES, describe, op_key
-from .symbolic import same_symbolic_shape, scope_for
+from .symbolic import SymbolicLowering, same_symbolic_shape, scope_for
 
 
 def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> List[WrittenAttribute]:
@@ -155,11 +155,13 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
         results = []
         assigned = 0
         scope = contextlib.nullcontext()
+        kept = None
         if symbols is not None:
             arguments = {i: v for i, v in enumerate(leaf_values) if isinstance(v, ir.Value)}
             metas = {i: sig_of_meta(TensorMeta(tuple(v.shape), v.dtype)) for i, v in enumerate(leaves)
                      if isinstance(v, torch.Tensor)}
-            scope = symbolic_scope(scope_for(symbols, ctx, arguments, block, metas))
+            kept = SymbolicLowering(symbols, scope_for(symbols, ctx, arguments, block, metas), arguments)
+            scope = symbolic_scope(kept.scope)
         with ir.InsertionPoint(block), scope:
             for node in gm.graph.nodes:
                 observe_node(node)
@@ -209,7 +211,7 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     output_spec = building_spec(output_spec)      # objects among the outputs are built back (a KV cache)
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
-                       list(state), written, rng_seed=seed)
+                       list(state), written, rng_seed=seed, symbolic=kept)
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

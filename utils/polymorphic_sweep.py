@@ -432,8 +432,15 @@ def _timeout(*_):
     raise TimeoutError(f"an attempt took more than {CASE_TIMEOUT} s")
 
 
-def worker(stem, start, out):
-    """Run the cases of ``tests/<stem>.py`` from index ``start`` on, appending each record to its results file."""
+def _grad_case(case, capture):
+    from polymorphic_grad_cases import run_grad_case
+    from test_ops import _build, make
+    return run_grad_case(case, case.dtypes[0], capture, _growths, make, _build)
+
+
+def worker(stem, start, out, grad=False):
+    """Run the cases of ``tests/<stem>.py`` from index ``start`` on, appending each record to its results file
+    (``grad``: their gradients, utils/polymorphic_grad_cases.py)."""
     capture = _setup()
     _patch_pipeline()
     import importlib
@@ -447,7 +454,7 @@ def worker(stem, start, out):
             t0 = time.time()
             signal.alarm(CASE_TIMEOUT)
             try:
-                rec = run_case(case, case.dtypes[0], capture)
+                rec = run_case(case, case.dtypes[0], capture) if not grad else _grad_case(case, capture)
             except Exception as err:  # noqa: BLE001  (building the case, or eager at the case's own sizes)
                 rec = {"name": case.name, "dtype": str(case.dtypes[0]).replace("torch.", ""), "class": "f",
                        "flags": ["f"], "reasons": [f"[setup/eager] {type(err).__name__}: {str(err)[:300]}"],
@@ -473,14 +480,15 @@ def _next_index(path):
     return max(r["index"] for r in done) + 1 if done else 0
 
 
-def run_file(stem, out, python):
+def run_file(stem, out, python, grad=False):
     sys.path.insert(0, str(TESTS))
     import importlib
     count = len(importlib.import_module(stem).CASES)
     path, errors = out / f"{stem}.jsonl", out / f"{stem}.stderr"
     while (start := _next_index(path)) < count:
         with open(errors, "a") as errlog:
-            proc = subprocess.Popen([python, __file__, "worker", stem, str(start), "--out", str(out)],
+            proc = subprocess.Popen([python, __file__, "worker", stem, str(start), "--out", str(out)] +
+                                    (["--grad"] if grad else []),
                                     stdout=errlog, stderr=errlog, start_new_session=True)
             last_change, written = time.time(), len(_records(path))
             while proc.poll() is None:
@@ -513,7 +521,7 @@ def run(args):
             sys.exit(f"no such op test file: {', '.join(unknown)} (known: {', '.join(stems)})")
         stems = [s for s in stems if s in wanted]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for stem, _ in zip(stems, pool.map(lambda s: run_file(s, args.out, args.python), stems)):
+        for stem, _ in zip(stems, pool.map(lambda s: run_file(s, args.out, args.python, args.grad), stems)):
             print("done", stem, flush=True)
 
 
@@ -538,7 +546,7 @@ def report(args):
     no_growth = [r for r in recs if "n" in r.get("flags", [])]
     print(f"  of which without a grown call (eager or a static compile refused every growth): {len(no_growth)}")
     print("  growth used:", dict(Counter(r.get("growth", "-") for r in recs)))
-    for cls in ("e", "f", "d", "d0", "c", "b", "a1"):
+    for cls in ("e", "f", "d", "d0", "r", "c", "b", "a1"):
         chosen = [r for r in recs if r["class"] == cls]
         if chosen:
             print(f"\n== class {cls} ({len(chosen)})")
@@ -568,13 +576,16 @@ def one_case(args):
     _patch_pipeline()
     import importlib
     case = importlib.import_module(pathlib.Path(args.file).stem).CASES[args.index]
-    print(json.dumps(run_case(case, case.dtypes[0], capture), indent=1, default=str))
+    rec = run_case(case, case.dtypes[0], capture) if not args.grad else _grad_case(case, capture)
+    print(json.dumps(rec, indent=1, default=str))
 
 
 def main(argv=None):
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", type=pathlib.Path, default=pathlib.Path(DEFAULT_OUT),
                         help=f"results folder (default {DEFAULT_OUT})")
+    common.add_argument("--grad", action="store_true",
+                        help="sweep the cases' gradients instead (utils/polymorphic_grad_cases.py; use its own --out)")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", parents=[common], help="run the cases not yet in the results folder")
@@ -582,7 +593,7 @@ def main(argv=None):
     p.add_argument("--only", help="comma-separated test files, e.g. test_ops_shape,test_ops_nn")
     p.add_argument("--python", default=sys.executable, help="the interpreter of the workers (default: this one)")
     sub.add_parser("report", parents=[common], help="summary of the results folder")
-    p = sub.add_parser("case", help="run one case in this process and print its record")
+    p = sub.add_parser("case", parents=[common], help="run one case in this process and print its record")
     p.add_argument("file", help="test file, e.g. test_ops_shape")
     p.add_argument("index", type=int, help="index into its CASES")
     p = sub.add_parser("worker", parents=[common], help="(internal) run the cases of one file")
@@ -596,7 +607,7 @@ def main(argv=None):
     elif args.command == "case":
         one_case(args)
     else:
-        worker(args.stem, args.start, args.out)
+        worker(args.stem, args.start, args.out, args.grad)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..mlir import ir
 from . import symbolic
-from .symbolic import DYNAMIC, SYM_ATTR, UNKNOWN, has_sym, is_sym, result_slot
+from .symbolic import DYNAMIC, SYM_ATTR, UNKNOWN, has_sym, is_result_slot, is_sym, result_slot
 from .types import ALL_TYPES, FLOAT_TYPES, Sig
 
 SEGMENTS = "operandSegmentSizes"
@@ -252,6 +252,8 @@ class OpDef:
             mlir_attrs[SYM_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in slots])
         op = ir.Operation.create(self.name, results=list(result_types), operands=present + sizes,
                                  attributes=mlir_attrs, loc=loc)
+        if op.results and any(not is_result_slot(slot) for slot in slots):
+            scope.attrs[op.results[0]] = python
         for i, t in enumerate(result_types):
             if not ir.ShapedType(t).has_static_shape:
                 if inferred is None:

@@ -92,15 +92,27 @@ class SymbolicScope:
     ``materialize(size)``: a ``tensor<i64>`` value computing the symbolic ``size`` at the current insertion point;
     ``normalize(size)``: the size as a Python int when it is a known constant, else itself;
     ``reify(size)``: like ``materialize`` but ``None`` where the size has no op form (``materialize`` then reads
-    it as a number, which fixes its symbols); the result dims' sizes are given this way.
+    it as a number, which fixes its symbols); the result dims' sizes are given this way;
+    ``attrs``: the first result of each op built with symbolic attributes -> its attributes as Python values,
+    symbolic sizes included (the IR holds ``?`` there; differentiating the program reads them back).
+    ``sigs`` and ``attrs`` may be shared with another scope (:meth:`derived`).
     """
 
     def __init__(self, materialize: Callable[[Any], ir.Value], normalize: Callable[[Any], Any],
                  reify: Optional[Callable[[Any], Optional[ir.Value]]] = None):
         self.sigs: Dict[ir.Value, Any] = {}
+        self.attrs: Dict[ir.Value, Dict[str, Any]] = {}
         self.materialize = materialize
         self.normalize = normalize
         self.reify = reify or (lambda size: None)
+
+    def derived(self, materialize: Callable[[Any], ir.Value],
+                reify: Optional[Callable[[Any], Optional[ir.Value]]] = None) -> "SymbolicScope":
+        """A scope that knows this one's values (``sigs`` and ``attrs``, shared) but materialises sizes
+        elsewhere (another function of the same symbols: a program's backward)."""
+        scope = SymbolicScope(materialize, self.normalize, reify)
+        scope.sigs, scope.attrs = self.sigs, self.attrs
+        return scope
 
 
 _SCOPE: contextvars.ContextVar = contextvars.ContextVar("fxla_symbolic_scope", default=None)

@@ -6,6 +6,8 @@ can be tested without building IR.
 """
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
@@ -98,6 +100,19 @@ def result_elem(sigs: Sequence[Sig]) -> str:
     return result
 
 
+def same_size(a, b) -> bool:
+    """Whether two sizes are the same: equal integers, or one symbolic size expression (spelled alike).  Two
+    symbolic sizes spelled differently may still be equal; callers then compare them (a guard of the program)."""
+    if isinstance(a, numbers.Integral) or isinstance(b, numbers.Integral):
+        return isinstance(a, numbers.Integral) and isinstance(b, numbers.Integral) and a == b
+    return a is b or str(a) == str(b)
+
+
+def same_shape(a: Sequence, b: Sequence) -> bool:
+    """:func:`same_size` for every dim of two shapes of one rank."""
+    return len(a) == len(b) and all(same_size(x, y) for x, y in zip(a, b))
+
+
 def broadcast_shapes(*shapes: Sequence[int]) -> Optional[Tuple[int, ...]]:
     """NumPy/torch broadcasting of static shapes; ``None`` when they do not broadcast."""
     rank = max((len(s) for s in shapes), default=0)
@@ -109,6 +124,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Optional[Tuple[int, ...]]:
             if j < 0:
                 continue
             d = shape[j]
+            if same_size(d, dim):       # (a symbolic size and itself: no comparison, which would add a guard)
+                continue
             if d == 1:
                 continue
             if dim not in (1, d):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from fxla.dialects.fxla import Sig, ops, sig_of, type_of
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla.types import is_float, same_shape
 from fxla.dialects.mlir import ir
 
 from ..context import Emitter
@@ -42,13 +42,13 @@ class VJPContext(Emitter):
         return self.full(0, sig.shape, sig.elem)
 
     def zeros_like(self, value: ir.Value) -> ir.Value:
-        return self.zeros(sig_of(value.type))
+        return self.zeros(self.sig(value))
 
     def sum_to(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
         """``x`` (broadcast from ``shape`` as torch broadcasts) summed back to ``shape``."""
         shape = tuple(shape)
         have = self.sig(x).shape
-        if have == shape:
+        if same_shape(have, shape):
             return x
         lead = len(have) - len(shape)
         dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and have[lead + i] != 1]

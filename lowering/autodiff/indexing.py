@@ -16,6 +16,8 @@
 """
 from __future__ import annotations
 
+import torch
+
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 
@@ -55,15 +57,18 @@ def _dilate(ctx, g, dim: int, stride: int):
 @vjp_rule(ops.slice)
 def _slice(ctx, ct, x, *, result, start, limit, stride):
     shape = ctx.sig(x).shape
-    if 0 in ctx.sig(ct).shape:                      # an empty slice: nothing flows back
+    if any(type(n) is int and n == 0 for n in ctx.sig(ct).shape):        # an empty slice: nothing flows back
         return (ctx.zeros_like(x),)
+    # (symbolic sizes take the general path, which is also right for an empty or one-element slice, rather than
+    # a comparison that would make a guard of the program)
     g = ct
     for d, step in enumerate(stride):
-        if step > 1 and ctx.sig(ct).shape[d] > 1:
+        n = ctx.sig(ct).shape[d]
+        if step > 1 and (isinstance(n, torch.SymInt) or n > 1):
             g = _dilate(ctx, g, d, step)            # dim d: n * step elements, element k at k * step
     # into place: start zeros before, the rest after (negative: the zeros _dilate put after the last element)
     high = [size - lo - n for size, lo, n in zip(shape, start, ctx.sig(g).shape)]
-    if any(start) or any(high):
+    if any(isinstance(v, torch.SymInt) or v for v in list(start) + high):
         g = ctx.emit(ops.pad, g, low=list(start), high=high)
     return (g,)
 

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from fxla.dialects.fxla import ops
 
 from .registry import vjp_rule
@@ -15,13 +13,20 @@ def _swap_last(ctx, x):
     return ctx.emit(ops.permute, x, dims=list(range(rank - 2)) + [rank - 1, rank - 2])
 
 
+def _broadcast(a, b) -> tuple:
+    """The broadcast of the batch shapes ``a`` and ``b`` (the forward's operands, which broadcast): a dim of 1
+    takes the other's size.  Sizes may be symbolic; a symbolic size is never 1 here (a 1 would be a static dim)."""
+    a, b = (1,) * (len(b) - len(a)) + tuple(a), (1,) * (len(a) - len(b)) + tuple(b)
+    return tuple(y if isinstance(x, int) and x == 1 else x for x, y in zip(a, b))
+
+
 @vjp_rule(ops.matmul)
 def _matmul(ctx, ct, lhs, rhs, *, result):
     a_shape, b_shape = ctx.sig(lhs).shape, ctx.sig(rhs).shape
     a = ctx.reshape(lhs, (1,) + a_shape) if len(a_shape) == 1 else lhs         # [k] -> [1, k]
     b = ctx.reshape(rhs, b_shape + (1,)) if len(b_shape) == 1 else rhs         # [k] -> [k, 1]
     sa, sb = ctx.sig(a).shape, ctx.sig(b).shape
-    full = tuple(np.broadcast_shapes(sa[:-2], sb[:-2])) + (sa[-2], sb[-1])
+    full = _broadcast(sa[:-2], sb[:-2]) + (sa[-2], sb[-1])
     g = ctx.reshape(ct, full)
     d_a = ctx.emit(ops.matmul, g, _swap_last(ctx, b))                        # [..., m, k]
     d_b = ctx.emit(ops.matmul, _swap_last(ctx, a), g)                        # [..., k, n]

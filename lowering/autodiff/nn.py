@@ -16,7 +16,10 @@ from __future__ import annotations
 import itertools
 import math
 
+import torch
+
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import same_shape
 
 from .registry import vjp_rule
 
@@ -35,7 +38,7 @@ def _up(ctx, value):
 def _crop_spatial(ctx, value, sizes):
     """``value`` ([A, B, *spatial]) cut to its first ``sizes`` elements along each spatial dim."""
     shape = ctx.sig(value).shape
-    if tuple(shape[2:]) == tuple(sizes):
+    if same_shape(shape[2:], sizes):
         return value
     rank = len(shape)
     return ctx.emit(ops.slice, value, start=[0] * rank, limit=list(shape[:2]) + list(sizes), stride=[1] * rank)
@@ -116,7 +119,8 @@ def _conv(ctx, ct, x, w, bias, *, result, stride, padding, dilation, groups, tra
         extra = [i + 2 * p - d * (k - 1) - 1 - (o - 1) * s
                  for i, o, k, s, p, d in zip(in_sizes, out_sizes, kernel, stride, padding, dilation)]
         dx = ctx.emit(ops.conv, ct, w, None, stride=list(stride), padding=list(padding), dilation=list(dilation),
-                      groups=groups, transposed=True, output_padding=extra if any(extra) else [])
+                      groups=groups, transposed=True,
+                      output_padding=extra if any(isinstance(e, torch.SymInt) or e for e in extra) else [])
         dw = _weight_grad(ctx, x, ct, kernel, stride, padding, dilation, groups)
     else:
         # a transposed convolution is the input gradient of the plain one with the same weight, mapping the

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
@@ -59,9 +60,9 @@ def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, cei
     for i in range(n):                 # the padded extent the windows cover (ceil_mode may need more at the end)
         needed = (ys.shape[lead + i] - 1) * stride[i] + dilation[i] * (kernel_size[i] - 1) + 1
         low.append(padding[i])
-        high.append(max(needed - xs.shape[lead + i] - padding[i], 0))
+        high.append(torch.sym_max(needed - xs.shape[lead + i] - padding[i], 0))    # (symbolic: no guard)
     padded, real = x, None
-    if any(low + high):
+    if any(low) or any(isinstance(h, torch.SymInt) or h for h in high):
         padded = ctx.emit(ops.pad, x, low=low, high=high)
         real = ctx.emit(ops.pad, ctx.full(True, xs.shape, "i1"), low=low, high=high)  # padding never wins
     taps = []                          # per window element, row-major: its slice start in the padded input
@@ -86,13 +87,20 @@ def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, cei
         candidates.append(hit if real is None else ctx.emit(ops.logical_and, tap(real, start), hit))
     wide = math.prod(xs.shape) >= 1 << 31               # (positions in i32 where they fit)
     index_elem, index_dtype = ("i64", np.int64) if wide else ("i32", np.int32)
-    number = {o: ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(o, dtype=index_dtype)))
-              for o in sorted(set(offsets))}
-    first, last = number[offsets[-1]], number[offsets[0]]      # (some element of every window is picked)
+    numbers = {}
+
+    def number(o):
+        """The offset ``o`` as an ``index_elem`` scalar: a constant, or computed from the sizes it is made of."""
+        key = str(o.node.expr) if isinstance(o, torch.SymInt) else o
+        if key not in numbers:
+            numbers[key] = ctx.convert(ctx.tensor(o), index_elem) if isinstance(o, torch.SymInt) else \
+                ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.asarray(o, dtype=index_dtype)))
+        return numbers[key]
+    first, last = number(offsets[-1]), number(offsets[0])      # (some element of every window is picked)
     for t in range(1, len(taps)):
-        last = ctx.emit(ops.where, candidates[t], number[offsets[t]], last)
+        last = ctx.emit(ops.where, candidates[t], number(offsets[t]), last)
     for t in reversed(range(len(taps) - 1)):
-        first = ctx.emit(ops.where, candidates[t], number[offsets[t]], first)
+        first = ctx.emit(ops.where, candidates[t], number(offsets[t]), first)
     position = ctx.emit(ops.where, y_nan, last, first)
     # plus the position of the window's first element (it may lie in the padding; the picked one never does) and
     # of its plane: a position in the flattened x, so that the scatter is one-dimensional (XLA CPU builds a scatter's
@@ -103,8 +111,12 @@ def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, cei
         m = ys.shape[j]
         if m == 1 and start == 0:
             continue
-        along = ctx.emit(ops.arange, result_type=type_of(Sig((m,), index_elem)), start=float(start),
-                         step=float(step), length=m)
+        if isinstance(start, torch.SymInt) or isinstance(step, torch.SymInt):    # (sizes: computed, not fixed)
+            along = ctx.emit(ops.arange, result_type=type_of(Sig((m,), index_elem)), start=0.0, step=1.0, length=m)
+            along = ctx.emit(ops.add, ctx.emit(ops.mul, along, number(step)), number(start))
+        else:
+            along = ctx.emit(ops.arange, result_type=type_of(Sig((m,), index_elem)), start=float(start),
+                             step=float(step), length=m)
         along = ctx.reshape(along, tuple(m if k == j else 1 for k in range(ys.rank)))
         position = ctx.emit(ops.add, position, along)
     return (_scatter_positions(ctx, ct, position, x, xs.rank),)
@@ -118,6 +130,27 @@ def _max_pool_with_indices(ctx, ct, x, *, result, kernel_size, stride, padding, 
     return (_scatter_positions(ctx, ct_values, result[1], x, len(kernel_size)),)
 
 
+def _symbolic_divisors(ctx, in_sizes, out_sizes, kernel_size, stride, padding, include_pad, elem):
+    """:func:`avg_divisors` of every window where sizes are symbolic, as ops: along each pooled dim the window
+    ``[o * s - p, o * s - p + k)`` clipped to the padded input (``include_pad``) or to the input, the dims' counts
+    multiplied (in i64: exact, then converted once, as the static divisors' f64 products are), shaped to
+    broadcast over the pooled dims of the cotangent."""
+    n = len(kernel_size)
+    total = None
+    for i in range(n):
+        k, s, p = kernel_size[i], stride[i], padding[i]
+        o = ctx.emit(ops.arange, result_type=type_of(Sig((out_sizes[i],), "i64")), start=0.0, step=1.0,
+                     length=out_sizes[i])
+        start = ctx.emit(ops.sub, ctx.emit(ops.mul, o, ctx.tensor(s)), ctx.tensor(p))
+        end = ctx.emit(ops.minimum, ctx.emit(ops.add, start, ctx.tensor(k)), ctx.tensor(in_sizes[i] + p))
+        if not include_pad:
+            start = ctx.emit(ops.maximum, start, ctx.tensor(0))
+            end = ctx.emit(ops.minimum, end, ctx.tensor(in_sizes[i]))
+        count = ctx.reshape(ctx.emit(ops.sub, end, start), tuple(out_sizes[i] if j == i else 1 for j in range(n)))
+        total = count if total is None else ctx.emit(ops.mul, total, count)
+    return ctx.convert(total, elem)
+
+
 @vjp_rule(ops.avg_pool)
 def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
@@ -129,6 +162,9 @@ def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, co
     g = ctx.convert(ct, elem)
     if divisor_override:
         g = ctx.emit(ops.div, g, ctx.tensor(float(divisor_override), like=g))
+    elif any(isinstance(d, torch.SymInt) for d in tuple(in_sizes) + tuple(out_sizes)):
+        g = ctx.emit(ops.div, g, _symbolic_divisors(ctx, in_sizes, out_sizes, kernel_size, stride, padding,
+                                                    count_include_pad, elem))
     else:
         counts = np.ones((), dtype=np.float64)
         for i in range(n):
@@ -146,5 +182,6 @@ def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, co
                       transposed=True)
     low = [-p for p in padding]
     high = [size + p - c for size, p, c in zip(in_sizes, padding, ctx.sig(spread).shape[2:])]
-    dx = ctx.emit(ops.pad, spread, low=[0, 0] + low, high=[0, 0] + high) if any(low + high) else spread
+    nonzero = any(low) or any(isinstance(h, torch.SymInt) or h for h in high)     # (symbolic: padded, no guard)
+    dx = ctx.emit(ops.pad, spread, low=[0, 0] + low, high=[0, 0] + high) if nonzero else spread
     return (ctx.like(ctx.reshape(dx, xs.shape), x),)

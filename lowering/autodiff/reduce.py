@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from fxla.dialects.fxla import ops
 
+from ..emit import double_ratio
 from .registry import vjp_rule
 
 _HALF = ("f16", "bf16")
@@ -43,6 +46,8 @@ def _scalar_op(ctx, opdef, v, scalar):
     """``v <op> scalar`` for a Python float, as torch computes a tensor op with a Python scalar: at float32 for
     half-precision ``v`` (the scalar not rounded to half first), one rounding back."""
     w = ctx.convert(v, "f32") if ctx.sig(v).elem in _HALF else v
+    if isinstance(scalar, torch.SymInt):     # (a symbolic size: computed by the program, a float would fix it)
+        return ctx.like(ctx.emit(opdef, w, ctx.tensor(scalar, like=w)), v)
     return ctx.like(ctx.emit(opdef, w, ctx.tensor(float(scalar), like=w)), v)
 
 
@@ -137,8 +142,12 @@ def _var(ctx, ct, x, *, result, dims, keepdim, correction):
         nan_inf = ctx.emit(ops.where, ctx.emit(ops.eq, x, mean), ctx.tensor(math.nan, like=x),
                            ctx.tensor(math.inf, like=x))
         return (ctx.like(ctx.emit(ops.mul, grad, nan_inf), x),)
-    scale = 2.0 / dof if dof else math.inf
-    out = ctx.emit(ops.mul, _scalar_op(ctx, ops.mul, grad, scale), ctx.emit(ops.sub, x, mean))
+    if isinstance(dof, torch.SymInt):        # (2 / dof in double, as ops: a float of the size would fix it)
+        w = ctx.convert(grad, "f32") if ctx.sig(grad).elem in _HALF else grad
+        scaled = ctx.like(ctx.emit(ops.mul, w, double_ratio(ctx, 2.0, dof, like=w)), grad)
+    else:
+        scaled = _scalar_op(ctx, ops.mul, grad, 2.0 / dof if dof else math.inf)
+    out = ctx.emit(ops.mul, scaled, ctx.emit(ops.sub, x, mean))
     return (ctx.like(ctx.expand(out, sig.shape), x),)
 
 

@@ -23,6 +23,7 @@ not depend on gets zeros.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -30,11 +31,14 @@ from typing import Dict, List, Optional, Sequence
 from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import ops, sig_of
-from fxla.dialects.fxla.opdef import type_cache
+from fxla.dialects.fxla import symbolic
+from fxla.dialects.fxla.opdef import sig_of_elem, type_cache, value_sig
+from fxla.dialects.fxla.symbolic import NotPolymorphicError, is_result_slot, sym_slots
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import func, ir
 
 from ..fold import dead_code_elimination
+from ..symbolic import same_symbolic_shape
 from ..program import FxlaProgram
 from .context import VJPContext
 from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
@@ -42,6 +46,7 @@ from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferent
 __all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results"]
 
 _PLACEHOLDER = "builtin.unrealized_conversion_cast"
+_DETACH = ops.detach.name
 
 
 @dataclass
@@ -60,11 +65,13 @@ class Differentiated:
     wrt: List[int]
     inputs: List[int]
     params: List[str]
+    #: the results of the original program that depend on an argument in ``wrt`` (the others have no gradient:
+    #: torch gives such outputs ``requires_grad=False``)
+    active_results: List[int] = dataclasses.field(default_factory=list)
 
 
 def _is_float_value(value: ir.Value) -> bool:
-    s = sig_of(value.type)
-    return s is not None and is_float(s.elem)
+    return isinstance(value.type.maybe_downcast(), ir.RankedTensorType) and is_float(sig_of_elem(value.type))
 
 
 def differentiable_args(program: FxlaProgram) -> List[int]:
@@ -105,6 +112,7 @@ class _Backward:
     def _placeholder(self, value: ir.Value) -> ir.Value:
         op = ir.Operation.create(_PLACEHOLDER, results=[value.type], operands=[])
         self.placeholders[value] = op
+        _same_symbolic(value, op.result)
         return op.result
 
     def value(self, value: Optional[ir.Value]) -> Optional[ir.Value]:
@@ -126,6 +134,10 @@ class _Backward:
                                        loc=owner.location)
             for r, c in zip(owner.results, copy.results):
                 self.imported[r] = c
+                _same_symbolic(r, c)
+            scope = symbolic.current()
+            if scope is not None and owner.results and owner.results[0] in scope.attrs:
+                scope.attrs[copy.results[0]] = scope.attrs[owner.results[0]]
             return self.imported[value]
         else:
             made = self._placeholder(value)
@@ -138,9 +150,31 @@ class _Backward:
         self.ct[value] = ct if old is None else ctx.emit(ops.add, old, ct)
 
 
+def _same_symbolic(value: ir.Value, other: ir.Value) -> None:
+    """``other`` (a value of the backward standing for the forward's ``value``) has ``value``'s symbolic shape."""
+    scope = symbolic.current()
+    if scope is not None and value in scope.sigs:
+        scope.sigs[other] = scope.sigs[value]
+
+
+def _symbolic_attrs(op: ir.Operation, attrs: Dict) -> Dict:
+    """The attributes of ``op`` with its symbolic sizes (the IR holds ``?`` there: ``fxla.sym``) as the symbols
+    they are, while a polymorphic program is differentiated."""
+    slots = [slot for slot in sym_slots(op) if not is_result_slot(slot)]
+    if not slots:
+        return attrs
+    scope = symbolic.current()
+    found = scope.attrs.get(op.results[0]) if scope is not None and len(op.results) else None
+    if found is None:
+        raise NotPolymorphicError(f"{op.name} has symbolic attributes {slots} and no record of their sizes")
+    return dict(found)
+
+
 def _active(block: ir.Block, body: Sequence[ir.Operation], wrt: Sequence[int]) -> set:
     active = {block.arguments[k] for k in wrt}
     for op in body:
+        if op.name == _DETACH:          # (no history after it, as torch's detach: the result requires no grad)
+            continue
         if any(v in active for v in op.operands):
             active.update(r for r in op.results if _is_float_value(r))
     return active
@@ -149,6 +183,13 @@ def _active(block: ir.Block, body: Sequence[ir.Operation], wrt: Sequence[int]) -
 def _check(op, rule_out, operands) -> None:
     for value, ct in zip(operands, rule_out):
         if ct is not None and value is not None and ct.type != value.type:
+            if symbolic.current() is not None:
+                # a polymorphic program: a ? dim of one may be a static dim of the other where the symbol is fixed
+                # (a guard of the program, checked at every call); anything else is not the operand's shape
+                if same_symbolic_shape(ct, value_sig(value)):
+                    continue
+                raise NotPolymorphicError(f"the VJP rule of {op.name} gave a {ct.type} cotangent for a {value.type} "
+                                          f"operand at {_where(op)}")
             raise NotDifferentiableError(
                 f"internal error: the VJP rule of {op.name} gave a {ct.type} cotangent for a {value.type} operand\n"
                 f"  at {_where(op)}\nfix: report this as an fxla bug")
@@ -170,6 +211,7 @@ def _apply_rule(op: ir.Operation, bwd: _Backward, ctx: VJPContext, active: set) 
             f"fix: compute this part under torch.no_grad() or on detached tensors (x.detach()), or run the "
             f"backward with eager PyTorch")
     operands, attrs = opdef.read(op)
+    attrs = _symbolic_attrs(op, attrs)
     flat = operands[0] if opdef.is_variadic else operands
     with ctx.loc:
         mapped = [bwd.value(v) for v in flat]
@@ -216,10 +258,15 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
         bwd = _Backward(bblock, n_inputs, remat)
         ctx = VJPContext()
         ct_values = []
-        with ir.InsertionPoint(bblock):
+        # a polymorphic program: the backward is built over the same symbols, its sizes read off the forward's
+        # arguments it takes as inputs
+        scope = contextlib.nullcontext() if program.symbolic is None else \
+            symbolic.symbolic_scope(program.symbolic.derived(ctx, bwd.value, bblock))
+        with ir.InsertionPoint(bblock), scope:
             for i in cotangents:
                 value = results[i]
                 placeholder = ir.Operation.create(_PLACEHOLDER, results=[value.type], operands=[]).result
+                _same_symbolic(value, placeholder)
                 ct_values.append(placeholder)
                 if value in active:
                     bwd.accumulate(value, placeholder, ctx)
@@ -229,8 +276,8 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
             ctx.loc = ir.Location.unknown()
             with ctx.loc:
                 grads = [bwd.ct.get(block.arguments[k]) or ctx.zeros_like(block.arguments[k]) for k in wrt]
-                grads = [g if g.type == block.arguments[k].type else ctx.convert(g, sig_of(block.arguments[k].type).elem)
-                         for g, k in zip(grads, wrt)]
+                grads = [g if g.type == block.arguments[k].type else
+                         ctx.convert(g, sig_of_elem(block.arguments[k].type)) for g, k in zip(grads, wrt)]
             func.ReturnOp(grads)
         dead_code_elimination(module)
         used = {v: op for v, op in bwd.placeholders.items() if next(iter(op.result.uses), None) is not None}
@@ -259,8 +306,8 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
     backward = FxlaProgram(module, program.context, pytree.tree_flatten([0] * n_args)[1], [None] * n_args,
                            pytree.tree_flatten([0] * len(wrt))[1], [None] * len(wrt), param_names,
                            {n: program.params[n] for n in param_names})
-    return Differentiated(dataclasses.replace(program, module=forward), backward, len(residuals), cotangents, wrt,
-                          inputs, param_names)
+    return Differentiated(dataclasses.replace(program, module=forward, symbolic=None), backward, len(residuals),
+                          cotangents, wrt, inputs, param_names, [i for i, v in enumerate(results) if v in active])
 
 
 def _forward_module(program: FxlaProgram, main: ir.Operation, body, residuals: List[ir.Value]) -> ir.Module:

@@ -86,9 +86,12 @@ def _rsub(ctx, input, other, *, alpha=1):
 def _div(ctx, input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _opmath_scalar(ctx, input, other, opdef=ops.div)
-    if rounding_mode == "floor":       # (a zero gradient, as torch's div(rounding_mode='floor'))
+    if rounding_mode == "floor":
         quotient = _binary(ctx, input, other, opdef=ops.floor_divide)
-        return ctx.emit(ops.detach, quotient) if is_float(ctx.sig(quotient).elem) else quotient
+        # torch's div(rounding_mode='floor') has a zero gradient and keeps its history (the result requires grad):
+        # floor of the (integral) quotient is the quotient, and floor's gradient is zero (a detach would drop the
+        # history: requires_grad False, unlike eager)
+        return ctx.emit(ops.floor, quotient) if is_float(ctx.sig(quotient).elem) else quotient
     if rounding_mode != "trunc":
         raise ctx.error(f"div with rounding_mode={rounding_mode!r} is unknown", "torch accepts None, 'trunc' and "
                         "'floor'", "use one of those")

@@ -1,0 +1,203 @@
+"""Gradients of ``fxla.compile(model, dynamic=...)`` modules (issue #21 with #22): one trace, lowering and
+differentiation for every size of the marked dims, each size refining both halves; gradients equal eager's at
+every size tried, and a VJP rule that needs a size as a number makes those gradients per size, never wrong."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fxla
+from fxla.lowering.autodiff import reduce as reduce_rules
+
+SIZES = [(3, 5), (4, 7), (2, 9)]
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 16)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, x):
+        y = self.norm(self.proj(x)).softmax(-1)
+        return (y * x).mean(1), x.var(1)
+
+
+def _grads(fn, model, x):
+    """(outputs, gradient of x, gradients of the parameters) through seeded random cotangents."""
+    model.zero_grad()
+    x = x.detach().clone().requires_grad_(True)
+    outputs = fn(x)
+    gen = torch.Generator().manual_seed(1)
+    cts = [torch.randn(o.shape, generator=gen) for o in outputs]
+    torch.autograd.backward(list(outputs), cts)
+    return [o.detach() for o in outputs], x.grad, [p.grad.clone() for p in model.parameters()]
+
+
+def _assert_same(got, want):
+    for a, b in zip(got[0] + [got[1]] + got[2], want[0] + [want[1]] + want[2]):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_gradients_at_every_size_come_from_one_differentiation(caplog):
+    torch.manual_seed(0)
+    model = Block()
+    fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for b, s in SIZES:
+            x = torch.randn(b, s, 16)
+            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
+    assert len(made) == 1 and "symbolic dims b, s" in made[0]
+    assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
+    (variants,) = fast._dynamic.gradients.values()
+    assert len(variants) == 1
+    # later sizes only refine: no trace, lowering or differentiation in their gradient compiles
+    later = [r.getMessage() for r in caplog.records
+             if "forward with residuals for input signature #3" in r.getMessage()]
+    assert later and "phases: refine" in later[0] and "vjp" not in later[0] and "prepare" not in later[0]
+
+
+def test_the_halves_are_polymorphic_and_the_backward_reads_its_sizes_off_an_input():
+    model = Block()
+    fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
+    _grads(fast, model, torch.randn(3, 5, 16))
+    (variants,) = fast._dynamic.gradients.values()
+    diff = variants[0].diff
+    forward, backward = diff.forward.text(), diff.backward.text()
+    assert "tensor<?x?x16xf32>" in forward and "tensor<?x?x16xf32>" in backward
+    assert "fxla.dim_size" in backward
+    # the mean's 1 / s and the variance's 2 / (s - 1) are computed from the size, not a constant of the traced one
+    assert "0.2" not in backward and "5.000000e-01" not in backward
+
+
+class Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+        self.out = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        y, _ = self.attn(x, x, x, need_weights=False)
+        return (self.out(F.gelu(y)).sum(1),)
+
+
+def test_attention_gradients_at_every_sequence_length():
+    torch.manual_seed(0)
+    model = Attention()
+    fast = fxla.compile(model, dynamic={"x": {1: fxla.Dim("s")}})
+    for s in (4, 7, 2, 12):
+        x = torch.randn(2, s, 16)
+        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    assert sum(len(v) for v in fast._dynamic.gradients.values()) == 1
+
+
+def test_a_training_loop_over_changing_lengths_equals_eager():
+    torch.manual_seed(0)
+    model, twin = Attention(), Attention()
+    twin.load_state_dict(model.state_dict())
+    fast = fxla.compile(model, dynamic=True)
+    opt, twin_opt = (torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (model, twin))
+    gen = torch.Generator().manual_seed(3)
+    for s in (5, 9, 3, 9, 6):
+        x = torch.randn(2, s, 16, generator=gen)
+        for m, o, step in ((fast, opt, model), (twin, twin_opt, twin)):
+            o.zero_grad()
+            m(x)[0].pow(2).mean().backward()
+            o.step()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert sum(len(v) for v in fast._dynamic.gradients.values()) == 1
+
+
+def test_a_vjp_rule_that_reads_a_size_as_a_number_fixes_it(monkeypatch, caplog):
+    """The mean's VJP as it was before it kept the count symbolic (a float of the size): the size it read becomes a
+    guard of the gradient programs, so each size gets programs of its own -- and eager's gradients."""
+    original = reduce_rules._scalar_op
+
+    def as_a_number(ctx, opdef, v, scalar):
+        return original(ctx, opdef, v, float(scalar))
+    monkeypatch.setattr(reduce_rules, "_scalar_op", as_a_number)
+    torch.manual_seed(0)
+    model = Block()
+    fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for b, s in SIZES + [(5, 9)]:
+            x = torch.randn(b, s, 16)
+            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
+    assert len(made) == 3 and all("fixed by the program: s = " in m for m in made)      # (5, 9) reuses (2, 9)'s
+    (variants,) = fast._dynamic.gradients.values()
+    assert len(variants) == 3
+
+
+def test_a_vjp_rule_without_a_symbolic_form_makes_those_gradients_per_size(monkeypatch, caplog):
+    from fxla.dialects.fxla import ops
+    from fxla.dialects.fxla.symbolic import NotPolymorphicError
+    from fxla.lowering.autodiff.registry import VJP_RULES
+    original = VJP_RULES[ops.softmax]
+
+    def static_only(ctx, ct, x, **kwargs):
+        if any(isinstance(d, torch.SymInt) for d in ctx.sig(x).shape):
+            raise NotPolymorphicError("softmax: this rule needs static sizes")
+        return original(ctx, ct, x, **kwargs)
+    monkeypatch.setitem(VJP_RULES, ops.softmax, static_only)
+    torch.manual_seed(0)
+    model = Block()
+    fast = fxla.compile(model, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for b, s in SIZES:
+            x = torch.randn(b, s, 16)
+            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    fallbacks = [r.getMessage() for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
+    assert len(fallbacks) == 1 and "softmax: this rule needs static sizes" in fallbacks[0]
+    assert not fast._dynamic.gradients[next(iter(fast._dynamic.gradients))]       # (none made; no retry per size)
+
+
+def test_torch_compile_training_differentiates_each_symbolic_graph_once(caplog):
+    torch.manual_seed(0)
+    model, twin = Attention(), Attention()
+    twin.load_state_dict(model.state_dict())
+    fast = torch.compile(model, backend="fxla")
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for s in (5, 9, 3, 7):
+            x = torch.randn(2, s, 16)
+            fast(x)[0].pow(2).sum().backward()
+            twin(x)[0].pow(2).sum().backward()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
+    # dynamo's first graph is static (5), its second symbolic in the length (9, 3, 7): one differentiation
+    made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
+    assert len(made) == 1
+    assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
+
+
+def test_hugging_face_gpt2_trains_over_changing_lengths_with_one_differentiation_per_graph(caplog):
+    """A tiny GPT-2 with labels through the torch.compile backend: dynamo's symbolic graphs (the model's, the
+    loss's) are each differentiated once; losses and every parameter's gradient equal eager's at every length."""
+    import copy
+    from support import tiny_gpt2
+    model, _ = tiny_gpt2(head=True, layers=1)
+    model.train()
+    for m in model.modules():               # (dropout off: the two sides must see the same forward)
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    twin = copy.deepcopy(model)
+    fast = torch.compile(model, backend="fxla")
+    gen = torch.Generator().manual_seed(0)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for s in (6, 9, 13):
+            ids = torch.randint(0, 64, (2, s), generator=gen)
+            loss = fast(input_ids=ids, labels=ids).loss
+            want = twin(input_ids=ids, labels=ids).loss
+            torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-6)
+            loss.backward()
+            want.backward()
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-6, msg=name)
+    made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
+    assert len(made) == 2
+    assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
