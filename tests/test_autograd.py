@@ -334,3 +334,36 @@ def test_double_backward_is_refused_with_a_reason():
     assert "fix:" in str(info.value)
     (gx,) = torch.autograd.grad(fxla.compile(model)(x).sum(), x)     # a plain gradient still works
     torch.testing.assert_close(gx, torch.autograd.grad(model(x).sum(), x)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_outputs_that_do_not_depend_on_what_requires_grad_have_no_grad_as_in_eager():
+    """A float output computed from sizes or through an integer op has no history in eager (requires_grad False,
+    a backward through it alone raises); fxla's autograd node gave it one."""
+    def f(x):
+        return torch.arange(x.shape[0], dtype=torch.float32), x * 2, x.argmax().float(), \
+            torch.div(x, 0.3, rounding_mode="floor")
+    x = torch.randn(4, requires_grad=True)
+    fast = fxla.compile(f)
+    # (a floor division has history and a zero gradient)
+    assert [t.requires_grad for t in fast(x)] == [t.requires_grad for t in f(x)] == [False, True, False, True]
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        fast(x)[0].sum().backward()
+    out = fast(x)
+    (out[1].sum() + out[3].sum()).backward()
+    torch.testing.assert_close(x.grad, torch.full((4,), 2.0))
+
+
+def test_linspace_and_logspace_of_tensor_endpoints_have_no_gradient_as_in_eager():
+    """torch's linspace/logspace have no derivative: a tensor endpoint (x.min()) gets no gradient through them, and
+    their result requires none; fxla differentiated through the endpoints (a gradient eager never has)."""
+    def f(x):
+        return (torch.linspace(x.min(), x.max(), 7) * 3).sum() + (x * x).sum(), \
+            torch.logspace(0, x.max().clamp(max=3), 4)
+    x = torch.randn(5, 7)
+    got, want = (x.clone().requires_grad_() for _ in range(2))
+    fast = fxla.compile(f)
+    out, ref = fast(got), f(want)
+    assert [t.requires_grad for t in out] == [t.requires_grad for t in ref] == [True, False]
+    out[0].backward()
+    ref[0].backward()
+    torch.testing.assert_close(got.grad, want.grad)

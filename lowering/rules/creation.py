@@ -112,6 +112,9 @@ def _endpoint(ctx, value, elem: str) -> ir.Value:
             raise ctx.error("linspace/logspace endpoints must be numbers or 0-d tensors",
                             f"got a tensor of shape {list(ctx.sig(value).shape)}", "pass x.item()-free 0-d tensors "
                             "(e.g. x.min()) or Python numbers")
+        # detached: torch's linspace/logspace have no derivative (their result never requires grad), so no
+        # gradient may flow into a tensor endpoint
+        value = ctx.emit(ops.detach, value) if is_float(ctx.sig(value).elem) else value
         return value if ctx.sig(value).elem == elem else \
             ctx.emit(ops.convert, value, result_type=type_of(Sig((), elem)))
     return ctx.emit(ops.convert, ctx.tensor(float(value)), result_type=type_of(Sig((), elem))) \
