@@ -73,6 +73,7 @@ class GradientEntry:
     prepared: Any = None              # the graph the halves come from (for the backward's compile)
     compiled: Any = None              # the signature's number and dump folder (fxla.recompile.CompiledSignature)
     sources: str = ""                 # what it differentiates with respect to (the compile log)
+    backward_stablehlo: Optional[bytes] = None    # the polymorphic StableHLO the backward refines (dynamic=)
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -86,7 +87,7 @@ class GradientEntry:
                         pipeline = module._pipeline
                         record.dump_fxla(self.diff.backward)
                         part = dataclasses.replace(self.diff.backward, param_names=[], params={})
-                        stages = pipeline.lower_program(part, self.prepared)
+                        stages = pipeline.lower_program(part, self.prepared, self.backward_stablehlo)
                         target = pipeline.layout(stages, module.device.platform)
                         self.backward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir,
                                                          gradients=True)
@@ -140,15 +141,17 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
         # dynamic=: both halves refined from the polymorphic ones of the call's symbolic signature, where they can be
         found = None if module._dynamic is None else \
             gradient_for(module._dynamic, module, module.graph_module, args, (mask, module._remat), differentiate)
+        polymorphic = (None, None)
         if found is not None:
-            diff, prepared = found
+            diff, prepared = found.diff, found.prepared
+            polymorphic = (found.forward_stablehlo, found.backward_stablehlo)
         else:
             prepared = pipeline.prepare(module.graph_module, args)
             diff = differentiate(pipeline.to_fxla(prepared))
         program, float_outputs = diff.forward, diff.cotangents
         outputs = program.output_static
         record.dump_fxla(diff.forward)
-        stages = pipeline.lower_program(diff.forward, prepared)
+        stages = pipeline.lower_program(diff.forward, prepared, polymorphic[0])
         target = pipeline.layout(stages, module.device.platform)
         forward = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir, gradients=True)
     forward_keys = [module._store.key(diff.forward, name, target.layouts.get(name, ()))
@@ -157,7 +160,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     return GradientEntry(diff, forward, None, forward_keys, backward_keys,
-                         handler, float_outputs, prepared, entry.compiled, sources)
+                         handler, float_outputs, prepared, entry.compiled, sources, polymorphic[1])
 
 
 @dataclass

@@ -38,6 +38,7 @@ from fxla.errors import FxlaError
 from fxla.frontend import GraphModule
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
+from fxla.lowering.errors import LoweringError
 from fxla.lowering.autodiff import Differentiated, differentiate
 from fxla.lowering.dot_rows import largest_dot_rows
 from fxla.lowering.passes import device_layouts, lower_polymorphic_to_stablehlo, print_ir_after
@@ -256,11 +257,22 @@ class Pipeline:
         also returns residuals and a backward (:func:`fxla.lowering.autodiff.differentiate`)."""
         return self._stage("vjp", differentiate, program, wrt, cotangents, remat=remat)
 
-    def lower_program(self, program: FxlaProgram, prepared: PreparedGraph) -> Stages:
+    def lower_program(self, program: FxlaProgram, prepared: PreparedGraph,
+                      polymorphic: Optional[bytes] = None) -> Stages:
         """Stage ``stablehlo`` for a program derived from ``prepared``'s (a half of a differentiated program):
-        its :class:`Stages`."""
+        its :class:`Stages`.  ``polymorphic``: the polymorphic StableHLO ``program`` was refined from (its fxla
+        form refined to the same sizes), refined by StableHLO's shape refinement instead of converting ``program``
+        -- which it still does where that refinement cannot take these sizes (the same program either way)."""
         fxla_text = program.text()
-        stablehlo = self.to_stablehlo(program)
+        stablehlo = None
+        if polymorphic is not None:
+            try:
+                stablehlo = self.refine_stablehlo(polymorphic, program)
+            except LoweringError as err:
+                PHASES.debug("%s: the polymorphic StableHLO does not refine (%s): converting the refined program",
+                             self.name or "program", str(err).splitlines()[0][:200])
+        if stablehlo is None:
+            stablehlo = self.to_stablehlo(program)
         gm = prepared.graph_module
         return Stages(str(gm.graph), gm.code, fxla_text, stablehlo.operation.get_asm(),
                       stablehlo.operation.get_asm(enable_debug_info=True), program, prepared)

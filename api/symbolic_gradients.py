@@ -32,42 +32,98 @@ from fxla.lowering.autodiff.transform import main_function
 
 from .symbolic import SymbolicPrograms, concrete_program
 
-__all__ = ["gradient_for"]
+__all__ = ["gradient_for", "step_for", "RefinedGradient", "RefinedStep"]
 
 
 @dataclasses.dataclass
-class _PolymorphicGradient:
-    """The differentiated polymorphic program of one symbolic signature: its symbols, prepared graph and halves."""
+class _Polymorphic:
+    """A program derived from the polymorphic program of one symbolic signature (both halves of its gradient, or
+    a training step): its symbols, prepared graph, what was derived (``made``) and the polymorphic StableHLO of
+    each program in it (``None`` where one has none: it converts per size)."""
 
     symbols: SymbolicShapes
     prepared: Any
+    made: Any
+    stablehlo: Tuple[Optional[bytes], ...] = ()
+
+
+@dataclasses.dataclass
+class RefinedGradient:
+    """What :func:`gradient_for` gives a call: both halves refined to its sizes (``diff``), the prepared graph
+    they come from, and the polymorphic StableHLO of each half (for the ``stablehlo`` stage's refinement)."""
+
     diff: Differentiated
+    prepared: Any
+    forward_stablehlo: Optional[bytes]
+    backward_stablehlo: Optional[bytes]
 
 
-def gradient_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], key: Any,
-                 differentiate: Callable[[Any], Differentiated]) -> Optional[Tuple[Differentiated, Any]]:
-    """``(the differentiated halves for the call with args, refined to its sizes; the prepared graph)``, from the
-    polymorphic gradient program of its symbolic signature (made now if new; ``key``: what else tells gradient
-    programs apart -- what requires grad, remat), or ``None`` where this call's gradients are lowered for its
-    shapes alone.  ``differentiate(program)`` differentiates a (polymorphic) fxla program as the caller wants."""
+@dataclasses.dataclass
+class RefinedStep:
+    """What :func:`step_for` gives a call: its objective and step program refined to its sizes, what the step's
+    builder returned besides the program (``extra``), the prepared graph and the step's polymorphic StableHLO."""
+
+    objective: Any
+    program: Any
+    extra: Any
+    prepared: Any
+    stablehlo: Optional[bytes]
+
+
+def _variant(programs: SymbolicPrograms, module, gm, args, key, derive, what: str):
+    """``(the polymorphic variant the call with args uses -- made now if new -- or None, the call's leaves)``."""
     call = programs.signature(module, gm, args, log=False)
     if call.key is None:
-        return None
+        return None, call.leaves
     key = (call.key, key)
     if key in programs.static_gradients:
-        return None
+        return None, call.leaves
     variants = programs.gradients.setdefault(key, [])
     found = next((v for v in variants if v.symbols.violation(call.leaves, call.leaf_names) is None), None)
     if found is None:
-        found = _lower(module, gm, call, differentiate)
+        found = _lower(module, gm, call, derive, what)
         if found is None:
             programs.static_gradients.add(key)
-            return None
+            return None, call.leaves
         variants.append(found)
-    return _refined(module._pipeline, found, call.leaves), found.prepared
+    return found, call.leaves
 
 
-def _lower(module, gm, call, differentiate) -> Optional[_PolymorphicGradient]:
+def gradient_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], key: Any,
+                 differentiate: Callable[[Any], Differentiated]) -> Optional[RefinedGradient]:
+    """The differentiated halves for the call with ``args``, refined to its sizes from the polymorphic gradient
+    program of its symbolic signature (made now if new; ``key``: what else tells gradient programs apart -- what
+    requires grad, remat), or ``None`` where this call's gradients are lowered for its shapes alone.
+    ``differentiate(program)`` differentiates a (polymorphic) fxla program as the caller wants."""
+    def derive(program):
+        diff = differentiate(program)
+        return diff, (("forward", diff.forward), ("backward", diff.backward))
+    found, leaves = _variant(programs, module, gm, args, ("gradient", key), derive, "gradient programs")
+    if found is None:
+        return None
+    return RefinedGradient(_refined(module._pipeline, found, leaves), found.prepared, *found.stablehlo)
+
+
+def step_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], key: Any,
+             build: Callable[[Any], Tuple[Any, Any]]) -> Optional[RefinedStep]:
+    """A training step (:mod:`fxla.train_step`) for the call with ``args``: ``build(objective)`` makes
+    ``(step program, extra)`` from the objective's (polymorphic) fxla program once per symbolic signature and
+    ``key``; each call refines the step program to its batch's sizes.  ``None`` where the step is built for the
+    call's shapes alone."""
+    def derive(objective):
+        program, extra = build(objective)
+        return (objective, program, extra), (("step", program),)
+    found, leaves = _variant(programs, module, gm, args, ("step", key), derive, "the training step")
+    if found is None:
+        return None
+    objective, program, extra = found.made
+    pipeline = module._pipeline
+    shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
+    return RefinedStep(concrete_program(found.symbols, objective, leaves), pipeline.refine(program, shapes), extra,
+                       found.prepared, found.stablehlo[0])
+
+
+def _lower(module, gm, call, derive, what: str) -> Optional[_Polymorphic]:
     symbols = SymbolicShapes(call.dims, call.leaves, call.ints)
     fakes = pytree.tree_unflatten(symbols.fake_leaves, call.tree)
     pipeline = module._pipeline
@@ -75,31 +131,39 @@ def _lower(module, gm, call, differentiate) -> Optional[_PolymorphicGradient]:
         prepared = pipeline.prepare(gm, fakes, symbols=symbols)
         program = pipeline.to_fxla(prepared, symbols=symbols)
         with symbols.observing():
-            diff = differentiate(program)
+            made, parts = derive(program)
     except (FxlaError, NotPolymorphicError, ValueError, TypeError, RuntimeError, AttributeError) as err:
         # an op (its lowering, its shape rule or its VJP rule) that cannot take symbolic sizes yet: this call's
         # gradients are lowered for its shapes alone (which raises what is wrong with them at any shape, if anything)
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        logger.info("%s: no polymorphic gradient for symbolic dims %s (%s): its gradients are lowered for these "
-                    "shapes alone", module.__name__, ", ".join(symbols.symbols), first[:300])
-        module._phases_abandoned("polymorphic gradient attempt")
+        logger.info("%s: no polymorphic %s for symbolic dims %s (%s): lowered for these shapes alone",
+                    module.__name__, "gradient" if what == "gradient programs" else "training step",
+                    ", ".join(symbols.symbols), first[:300])
+        module._phases_abandoned(f"polymorphic {'gradient' if what == 'gradient programs' else 'step'} attempt")
         return None
     fixed = symbols.specialized()
-    logger.info("%s: gradient programs traced, lowered and differentiated once for symbolic dims %s%s",
-                module.__name__, ", ".join(symbols.symbols),
+    logger.info("%s: %s traced, lowered and differentiated once for symbolic dims %s%s",
+                module.__name__, what, ", ".join(symbols.symbols),
                 "" if not fixed else "; fixed by the program: " + ", ".join(f"{n} = {s}" for n, s, _ in fixed))
-    return _PolymorphicGradient(symbols, prepared, diff)
+    stablehlo = []
+    for name, part in parts:
+        made_shlo, why_not = pipeline.polymorphic_stablehlo(part)
+        if made_shlo is None:
+            logger.info("%s: no polymorphic StableHLO for the %s of %s (%s): each size converts its refined fxla "
+                        "program", module.__name__, name, what, why_not)
+        stablehlo.append(made_shlo)
+    return _Polymorphic(symbols, prepared, made, tuple(stablehlo))
 
 
 def _types(types) -> list:
     return [tuple(ir.RankedTensorType(t).shape) for t in types]
 
 
-def _refined(pipeline, poly: _PolymorphicGradient, leaves: Sequence[Any]) -> Differentiated:
+def _refined(pipeline, poly: _Polymorphic, leaves: Sequence[Any]) -> Differentiated:
     """Both halves of ``poly`` refined to the sizes of the call's ``leaves``: the forward to its inputs' shapes,
     the backward to the shapes the refined forward gives its residuals and differentiated results, and to the
     inputs' it reads."""
-    diff = poly.diff
+    diff = poly.made
     shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
     forward = concrete_program(poly.symbols, pipeline.refine(diff.forward, shapes), leaves)
     ftype = ir.FunctionType(ir.TypeAttr(main_function(forward.module).attributes["function_type"]).value)

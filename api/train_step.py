@@ -45,6 +45,7 @@ from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .pipeline import COMPILING
 from .residency import Residency, resident_platform
+from .symbolic_gradients import step_for
 from .train_mesh import MeshResidency, StepSharding
 from .signature import signature_key
 
@@ -224,7 +225,7 @@ class TrainStep:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,
                  max_grad_norm: Optional[float] = None, accumulation_steps: int = 1, device=None,
-                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None):
+                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None, dynamic=None):
         from .compile import CompiledModule
         if not isinstance(model, torch.nn.Module):
             raise StepError(f"fxla.compile_step expects the nn.Module to train, got {type(model).__name__}\n"
@@ -240,7 +241,12 @@ class TrainStep:
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.max_grad_norm = max_grad_norm
         self.accumulation_steps = accumulation_steps
+        if dynamic and mesh is not None:
+            raise StepError("fxla.compile_step(dynamic=..., mesh=...): a partitioned step takes static shapes\n"
+                            "fix: drop dynamic= (each batch shape is then a step program of its own), or mesh=")
         self._options = dict(device=device, concrete_shapes=concrete_shapes)
+        if dynamic:
+            self._options["dynamic"] = dynamic
         self._compiled_by_arity: Dict[int, Any] = {}      # number of batch arguments -> traced objective
         #: the step's partitioning over ``mesh`` (fxla.train_mesh), or None: one device
         self._sharding = _step_sharding(model, mesh, shard, device, concrete_shapes)
@@ -299,6 +305,25 @@ class TrainStep:
                             "torch.optim.AdamW(model.parameters())")
         return names, group_of, tied
 
+    def _build(self, objective, update: bool):
+        """``(the step program of objective, (its StepLayout, the optimizer group of each trained parameter))``."""
+        trainable, group_of, tied = self._trainable(objective)
+        rules = {n: _rule(self.optimizer, group_of[n])[0] for n in trainable} if update else None
+        program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
+                                     clip=update and self.max_grad_norm is not None, tied=tied)
+        return program, (layout, group_of)
+
+    def _polymorphic_step(self, compiled, batch, update: bool):
+        """The step program for ``batch`` refined from the polymorphic step of its symbolic signature
+        (:func:`fxla.symbolic_gradients.step_for`; made once per signature and per what the step depends on
+        besides the batch's sizes), or ``None`` where it is built for the batch's shapes alone."""
+        optimizer = self.optimizer
+        trained = tuple((id(p), p.requires_grad, i) for i, g in enumerate(optimizer.param_groups) for p in g["params"])
+        key = (update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups), self.max_grad_norm is not None,
+               self.accumulation_steps > 1, trained)
+        return step_for(compiled._dynamic, compiled, compiled.graph_module, batch, key,
+                        lambda objective: self._build(objective, update))
+
     def _program(self, batch, update: bool) -> _Program:
         """The step program of this call: per what it depends on besides the weights' values: the batch's
         signature, update or micro-step, each group's rule (its flags), clipping, the model's mode (its modules'
@@ -320,12 +345,15 @@ class TrainStep:
             if program.applies(optimizer):
                 return program
         with COMPILING:
-            pipeline, prepared, objective = self._objective_program(batch)
-            trainable, group_of, tied = self._trainable(objective)
-            rules = {n: _rule(optimizer, group_of[n])[0] for n in trainable} if update else None
-            program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
-                                         clip=update and self.max_grad_norm is not None, tied=tied)
-            stages = pipeline.lower_program(program, prepared)
+            # dynamic=: the step program refined from the polymorphic one of the batch's symbolic signature
+            found = self._polymorphic_step(compiled, batch, update) if compiled._dynamic is not None else None
+            if found is not None:
+                pipeline, prepared, objective = compiled._pipeline, found.prepared, found.objective
+                program, (layout, group_of) = found.program, found.extra
+            else:
+                pipeline, prepared, objective = self._objective_program(batch)
+                program, (layout, group_of) = self._build(objective, update)
+            stages = pipeline.lower_program(program, prepared, found.stablehlo if found is not None else None)
             sharding = self._sharding
             target = pipeline.layout(stages, self.device.platform, partitioned=sharding is not None)
             consumed = _consumed(layout, update)
@@ -593,7 +621,8 @@ def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], 
 
 def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,
                  max_grad_norm: Optional[float] = None, accumulation_steps: int = 1, device=None,
-                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None) -> TrainStep:
+                 concrete_shapes: bool = False, mesh=None, shard: Optional[Dict[str, Any]] = None,
+                 dynamic=None) -> TrainStep:
     """A training step of ``model`` with ``optimizer`` as one compiled program: ``step = fxla.compile_step(model,
     optimizer, loss_fn)``, then ``loss = step(*batch)`` per batch (see docs/training.md).
 
@@ -608,6 +637,9 @@ def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_
     (``"input:<i>"`` or the loss function's argument name) and parameters (by name: the parameter, its optimizer
     state and its new value) a spec per dimension, e.g. ``{"x": ("data", None)}`` for data parallelism or
     :func:`fxla.distributed.fsdp` for fully sharded parameters (:mod:`fxla.train_mesh`, docs/distributed.md).
+    ``dynamic``: as :func:`fxla.compile`'s, naming the loss function's batch arguments (``{"ids": {1:
+    fxla.Dim("seq")}}``, or ``True``): the step is traced, lowered and differentiated once for every size of the
+    marked dims and refined per batch shape (docs/training.md, "Changing shapes"); not with ``mesh``.
     """
     return TrainStep(model, optimizer, loss_fn, max_grad_norm=max_grad_norm, accumulation_steps=accumulation_steps,
-                     device=device, concrete_shapes=concrete_shapes, mesh=mesh, shard=shard)
+                     device=device, concrete_shapes=concrete_shapes, mesh=mesh, shard=shard, dynamic=dynamic)

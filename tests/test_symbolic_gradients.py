@@ -61,12 +61,20 @@ def test_gradients_at_every_size_come_from_one_differentiation(caplog):
     assert later and "phases: refine" in later[0] and "vjp" not in later[0] and "prepare" not in later[0]
 
 
-def test_the_halves_are_polymorphic_and_the_backward_reads_its_sizes_off_an_input():
+def test_the_halves_are_polymorphic_and_the_backward_reads_its_sizes_off_an_input(monkeypatch):
     model = Block()
     fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
     _grads(fast, model, torch.randn(3, 5, 16))
     (variants,) = fast._dynamic.gradients.values()
-    diff = variants[0].diff
+    assert all(half is not None for half in variants[0].stablehlo)
+    # later sizes refine the halves' polymorphic StableHLO: no fxla -> StableHLO conversion
+    converted = []
+    monkeypatch.setattr(fast._pipeline, "to_stablehlo", lambda program: converted.append(program))
+    for b, s in SIZES[1:]:
+        x = torch.randn(b, s, 16)
+        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    assert converted == []
+    diff = variants[0].made
     forward, backward = diff.forward.text(), diff.backward.text()
     assert "tensor<?x?x16xf32>" in forward and "tensor<?x?x16xf32>" in backward
     assert "fxla.dim_size" in backward
@@ -201,3 +209,36 @@ def test_hugging_face_gpt2_trains_over_changing_lengths_with_one_differentiation
     made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
     assert len(made) == 2
     assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
+
+
+def test_compile_step_with_dynamic_lowers_the_step_once_for_every_length(caplog):
+    """fxla.compile_step(..., dynamic=): forward, backward, clipping and the SGD update traced, lowered and
+    differentiated once; each new length refines the step program and compiles it; the parameters after the steps
+    equal eager's."""
+    torch.manual_seed(0)
+    model, twin = Attention(), Attention()
+    twin.load_state_dict(model.state_dict())
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
+
+    def loss_fn(m, x, y):
+        return F.mse_loss(m(x)[0], y)
+    step = fxla.compile_step(model, opt, loss_fn, max_grad_norm=1.0, dynamic={"x": {1: fxla.Dim("s")}})
+    gen = torch.Generator().manual_seed(1)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for s in (5, 9, 3, 9, 6):
+            x, y = torch.randn(2, s, 16, generator=gen), torch.randn(2, 3, generator=gen)
+            loss = step(x, y)
+            twin_opt.zero_grad()
+            want = loss_fn(twin, x, y)
+            want.backward()
+            torch.nn.utils.clip_grad_norm_(twin.parameters(), 1.0)
+            twin_opt.step()
+            torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    made = [r.getMessage() for r in caplog.records if "the training step traced" in r.getMessage()]
+    assert len(made) == 1 and "symbolic dims s" in made[0]
+    assert step.compiles == 4                       # one XLA executable per length, one lowering in all
+    with pytest.raises(fxla.errors.FxlaError, match="a partitioned step takes static shapes"):
+        fxla.compile_step(model, opt, loss_fn, dynamic=True, mesh=object())

@@ -9,6 +9,7 @@ tolerance.  Classes (from the ``fxla.compile`` log):
 
   a   both sizes' gradients came from one polymorphic gradient program (refined per size)
   a1  like a, but no grown call (eager refused every growth tried)
+  b   like a, but a half has no polymorphic StableHLO: its refined fxla program converts per size (reason)
   c   a second polymorphic gradient program was made for the grown sizes (a guard of the first broke)
   d   gradients lowered per size: "no polymorphic gradient" (reason)
   d0  no gradient program was polymorphic to begin with (no symbolic dim, or the forward itself is per size)
@@ -23,6 +24,7 @@ import traceback
 #: the log lines the classes are read from (fxla.symbolic_gradients)
 POLY = "gradient programs traced, lowered and differentiated once"
 NO_POLY = "no polymorphic gradient"
+NO_SHLO = "no polymorphic StableHLO for the"
 
 
 def _differentiate(fn, inputs, params):
@@ -135,6 +137,7 @@ def run_grad_case(case, dtype, capture, growths, make, build):
     rec["log"] = [line[:1500] for line in capture.lines[:40]]
     poly = [line for line in rec["log"] if POLY in line]
     no_poly = [line for line in rec["log"] if NO_POLY in line]
+    no_shlo = [line for line in rec["log"] if NO_SHLO in line]
     if "e" in rec["flags"]:
         cls = "e"
     elif "f" in rec["flags"]:
@@ -147,6 +150,8 @@ def run_grad_case(case, dtype, capture, growths, make, build):
         cls = "d0"
     elif len(poly) >= 2:
         cls = "c"
+    elif no_shlo:
+        cls = "b"
     else:
         cls = "a" if grown is not None else "a1"
     reasons = [f"WRONG at {sizes}: {rec[k]}" for k, sizes in (("wrong1", rec["shapes"]),
@@ -155,5 +160,6 @@ def run_grad_case(case, dtype, capture, growths, make, build):
         reasons.append(f"[{rec.get('stage', '')}] {rec['error'].splitlines()[0][:400]}")
     reasons += ["no-poly: " + line.split(" (", 1)[-1].rsplit("): its gradients", 1)[0][:400] for line in no_poly[:1]]
     reasons += ["fixed: " + line.split("fixed by the program: ", 1)[-1] for line in poly if "fixed by" in line][:1]
+    reasons += ["no-poly-stablehlo: " + line.split(NO_SHLO, 1)[-1][:300] for line in no_shlo[:2]]
     rec["class"], rec["reasons"] = cls, reasons
     return rec
