@@ -253,4 +253,8 @@ def _bernoulli(ctx, input, p=None, *, generator=None, **kwargs):
         # (the select keeps `out` everywhere: u == u always holds, and nothing folds it away)
         refused = ctx.emit(ops.no_gradient, ctx.convert(input, elem), op="aten::bernoulli")
         out = ctx.emit(ops.where, ctx.emit(ops.eq, u, u), out, refused)
+    elif p is None and is_float(s.elem):
+        # bernoulli(input) has a zero derivative in torch: its result keeps input's history (requires grad) and
+        # passes it nothing -- the same select, with input itself on the branch never taken
+        out = ctx.emit(ops.where, ctx.emit(ops.eq, u, u), out, ctx.convert(input, elem))
     return out
