@@ -242,3 +242,16 @@ def test_compile_step_with_dynamic_lowers_the_step_once_for_every_length(caplog)
     assert step.compiles == 4                       # one XLA executable per length, one lowering in all
     with pytest.raises(fxla.errors.FxlaError, match="a partitioned step takes static shapes"):
         fxla.compile_step(model, opt, loss_fn, dynamic=True, mesh=object())
+
+
+def test_remat_recomputes_the_polymorphic_forward_inside_the_backward():
+    """remat=True: the backward copies the forward's ops (their size operands too: dim_size of the inputs it takes)
+    instead of saving residuals; still one differentiation, still eager's gradients."""
+    torch.manual_seed(0)
+    model = Block()
+    fast = fxla.compile(model, dynamic=True, remat=True)
+    for b, s in SIZES:
+        x = torch.randn(b, s, 16)
+        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    (variants,) = fast._dynamic.gradients.values()
+    assert len(variants) == 1 and variants[0].made.residuals == 0

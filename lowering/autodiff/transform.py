@@ -186,7 +186,8 @@ def _check(op, rule_out, operands) -> None:
             if symbolic.current() is not None:
                 # a polymorphic program: a ? dim of one may be a static dim of the other where the symbol is fixed
                 # (a guard of the program, checked at every call); anything else is not the operand's shape
-                if same_symbolic_shape(ct, value_sig(value)):
+                want = value_sig(value)
+                if want is not None and same_symbolic_shape(ct, want):
                     continue
                 raise NotPolymorphicError(f"the VJP rule of {op.name} gave a {ct.type} cotangent for a {value.type} "
                                           f"operand at {_where(op)}")
