@@ -305,25 +305,6 @@ class TrainStep:
                             "torch.optim.AdamW(model.parameters())")
         return names, group_of, tied
 
-    def _build(self, objective, update: bool):
-        """``(the step program of objective, (its StepLayout, the optimizer group of each trained parameter))``."""
-        trainable, group_of, tied = self._trainable(objective)
-        rules = {n: _rule(self.optimizer, group_of[n])[0] for n in trainable} if update else None
-        program, layout = build_step(objective, trainable, rules, accumulators=self.accumulation_steps > 1,
-                                     clip=update and self.max_grad_norm is not None, tied=tied)
-        return program, (layout, group_of)
-
-    def _polymorphic_step(self, compiled, batch, update: bool):
-        """The step program for ``batch`` refined from the polymorphic step of its symbolic signature
-        (:func:`fxla.symbolic_gradients.step_for`; made once per signature and per what the step depends on
-        besides the batch's sizes), or ``None`` where it is built for the batch's shapes alone."""
-        optimizer = self.optimizer
-        trained = tuple((id(p), p.requires_grad, i) for i, g in enumerate(optimizer.param_groups) for p in g["params"])
-        key = (update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups), self.max_grad_norm is not None,
-               self.accumulation_steps > 1, trained)
-        return step_for(compiled._dynamic, compiled, compiled.graph_module, batch, key,
-                        lambda objective: self._build(objective, update))
-
     def _program(self, batch, update: bool) -> _Program:
         """The step program of this call: per what it depends on besides the weights' values: the batch's
         signature, update or micro-step, each group's rule (its flags), clipping, the model's mode (its modules'
@@ -346,13 +327,13 @@ class TrainStep:
                 return program
         with COMPILING:
             # dynamic=: the step program refined from the polymorphic one of the batch's symbolic signature
-            found = self._polymorphic_step(compiled, batch, update) if compiled._dynamic is not None else None
+            found = _polymorphic_step(self, compiled, batch, update) if compiled._dynamic is not None else None
             if found is not None:
                 pipeline, prepared, objective = compiled._pipeline, found.prepared, found.objective
                 program, (layout, group_of) = found.program, found.extra
             else:
                 pipeline, prepared, objective = self._objective_program(batch)
-                program, (layout, group_of) = self._build(objective, update)
+                program, (layout, group_of) = _build(self, objective, update)
             stages = pipeline.lower_program(program, prepared, found.stablehlo if found is not None else None)
             sharding = self._sharding
             target = pipeline.layout(stages, self.device.platform, partitioned=sharding is not None)
@@ -617,6 +598,28 @@ def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], 
         tensor = torch.empty_like(like)
     tensor.copy_(convert(result))
     return tensor
+
+
+def _build(step: TrainStep, objective, update: bool):
+    """``(the step program of objective, (its StepLayout, the optimizer group of each trained parameter))``."""
+    trainable, group_of, tied = step._trainable(objective)
+    rules = {n: _rule(step.optimizer, group_of[n])[0] for n in trainable} if update else None
+    program, layout = build_step(objective, trainable, rules, accumulators=step.accumulation_steps > 1,
+                                 clip=update and step.max_grad_norm is not None, tied=tied)
+    return program, (layout, group_of)
+
+
+def _polymorphic_step(step: TrainStep, compiled, batch, update: bool):
+    """The step program for ``batch`` refined from the polymorphic step of its symbolic signature
+    (:func:`fxla.symbolic_gradients.step_for`; made once per signature and per what the step depends on besides
+    the batch's sizes: update or micro-step, the groups' rules, clipping, accumulation, which parameters are
+    trained), or ``None`` where it is built for the batch's shapes alone."""
+    optimizer = step.optimizer
+    trained = tuple((id(p), p.requires_grad, i) for i, g in enumerate(optimizer.param_groups) for p in g["params"])
+    key = (update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups), step.max_grad_norm is not None,
+           step.accumulation_steps > 1, trained)
+    return step_for(compiled._dynamic, compiled, compiled.graph_module, batch, key,
+                    lambda objective: _build(step, objective, update))
 
 
 def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Callable, *,
