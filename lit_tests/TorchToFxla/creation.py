@@ -129,10 +129,13 @@ def eye(x):
 
 
 # torch.linspace with 0-d tensor endpoints: torch's two-sided formula (start + i * step for the first half,
-# end - (steps - 1 - i) * step for the rest) selected by i < steps // 2.
+# end - (steps - 1 - i) * step for the rest) selected by i < steps // 2; the endpoints detached (torch has no
+# derivative for linspace).
 # CHECK-LABEL: case torch.linspace:
-# CHECK:         %[[START:.+]] = fxla.amin
-# CHECK:         %[[END:.+]] = fxla.amax
+# CHECK:         %[[MIN:.+]] = fxla.amin
+# CHECK:         %[[MAX:.+]] = fxla.amax
+# CHECK:         %[[START:.+]] = fxla.detach %[[MIN]]
+# CHECK:         %[[END:.+]] = fxla.detach %[[MAX]]
 # CHECK:         %[[IDX:.+]] = fxla.arange {start = 0.000000e+00, step = 1.000000e+00, length = 5} : () -> tensor<5xf32>
 # CHECK:         %[[LOW:.+]] = fxla.add %[[START]], %{{.+}} : tensor<f32>, tensor<5xf32> -> tensor<5xf32>
 # CHECK:         %[[HIGH:.+]] = fxla.sub %[[END]], %{{.+}} : tensor<f32>, tensor<5xf32> -> tensor<5xf32>
@@ -249,13 +252,16 @@ def randint_like(x):
     return torch.randint_like(x, 10)
 
 
+# bernoulli(p) keeps p's history with a zero gradient, as torch's: a select that always takes the draw
 # CHECK-LABEL: case torch.bernoulli:
 # CHECK:         func.func @main(%[[P:.+]]: tensor<2x3xbf16>, %[[A1:.+]]: tensor<2xi64>)
 # CHECK:         %[[RNG:.+]] = fxla.rng %[[A1]] {shape = [2, 3], distribution = "uniform", stream = 0} : tensor<2xi64> -> tensor<2x3xf32>
 # CHECK:         %[[CONVERT:.+]] = fxla.convert %[[P]] : tensor<2x3xbf16> -> tensor<2x3xf32>
 # CHECK:         %[[LT:.+]] = fxla.lt %[[RNG]], %[[CONVERT]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xi1>
 # CHECK:         %[[CONVERT_2:.+]] = fxla.convert %[[LT]] : tensor<2x3xi1> -> tensor<2x3xbf16>
-# CHECK:         return %[[CONVERT_2]] : tensor<2x3xbf16>
+# CHECK:         %[[ALWAYS:.+]] = fxla.eq %[[RNG]], %[[RNG]]
+# CHECK:         %[[OUT:.+]] = fxla.where %[[ALWAYS]], %[[CONVERT_2]], %[[P]]
+# CHECK:         return %[[OUT]] : tensor<2x3xbf16>
 @case(torch.bernoulli, t(2, 3, dtype=BF16))
 def bernoulli_probabilities(p):
     return torch.bernoulli(p)
