@@ -1,4 +1,4 @@
-"""Gradients of ``fxla.compile(model, dynamic=...)`` modules: one differentiation for every size of the marked dims.
+"""Gradients and training steps of ``dynamic=`` modules: one differentiation for every size of the marked dims.
 
 A call that records gradients (:mod:`fxla.autograd`) needs a forward that also returns residuals and a backward.
 For a module with ``dynamic=``, :func:`gradient_for` lowers the traced graph once per *symbolic signature* and
@@ -6,13 +6,14 @@ set of tensors that require grad -- on FakeTensors whose marked sizes are symbol
 for the forward -- and differentiates that polymorphic fxla program while its symbolic state is known
 (:func:`fxla.lowering.autodiff.differentiate`: the VJP rules see the symbolic shapes, and the backward reads its
 sizes off the forward's tensor inputs it takes).  Each new size then only refines both halves (pipeline stage
-``refine``: no trace, lowering or differentiation runs again) and compiles them.
+``refine``, and StableHLO's shape refinement of each half's polymorphic StableHLO: no trace, lowering or
+differentiation runs again) and compiles them.  :func:`step_for` does the same for a whole training step
+(``fxla.compile_step(..., dynamic=)``: :func:`fxla.lowering.train_step.build_step` on the polymorphic objective).
 
-The halves are polymorphic only where every VJP rule on the way keeps the sizes symbolic.  Where one reads a
-symbolic size as a number, or a guard the differentiation adds fails for a later call, that call's gradients are
-lowered for its shapes alone, as for a module without ``dynamic=`` (logged: "no polymorphic gradient ...").  A
-size the differentiation relied on becomes a condition of the gradient programs, checked at every call that
-uses them, never assumed.
+A VJP rule that reads a symbolic size as a number fixes it: the size becomes a guard of those programs, checked at
+every call (:meth:`~fxla.frontend.symbolic.SymbolicShapes.violation`), and sizes that break it get programs of
+their own.  Where a rule (or an op's lowering) has no symbolic form at all, that call's gradients or step are
+lowered for its shapes alone, as for a module without ``dynamic=`` (logged: "no polymorphic gradient ...").
 """
 from __future__ import annotations
 
