@@ -11,10 +11,10 @@ signature and refines both halves per size (:mod:`fxla.symbolic_gradients`).  Fl
 on what requires grad get ``requires_grad=False``, as eager's.  The forward saves what the backward reads
 (``remat=True``: nothing but the inputs, the backward recomputes); the backward is one executable fed with the
 saved device buffers, the cotangents autograd passes in and the parameters as they were at the forward — no
-Python-level recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A program that
-draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the forward's
-masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the forward's
-own randomness.
+Python-level recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A
+program that draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the
+forward's masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the
+forward's own randomness.
 
 The saved values live as long as torch keeps the graph, as eager's saved tensors do: the autograd node saves one
 empty tensor (``ctx.save_for_backward``) that owns the call's state (its residuals, and the parameters and inputs

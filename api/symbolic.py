@@ -70,8 +70,9 @@ class SymbolicPrograms:
         self.programs: Dict[Any, List[_Polymorphic]] = {}
         self.static: set = set()                # symbolic signatures that cannot be polymorphic (not strict)
         self.lowerings = 0                      # polymorphic programs lowered so far (for tests and the log)
-        #: (symbolic signature, what requires grad, remat) -> the polymorphic gradient programs of those calls
-        #: (:mod:`fxla.symbolic_gradients`); the keys whose gradients cannot be polymorphic
+        #: (symbolic signature, "gradient" or "step", what else tells them apart) -> the polymorphic gradient
+        #: programs or training steps of those calls (:mod:`fxla.symbolic_gradients`); the keys that cannot be
+        #: polymorphic
         self.gradients: Dict[Any, List[Any]] = {}
         self.static_gradients: set = set()
 

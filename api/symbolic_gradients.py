@@ -71,18 +71,23 @@ class RefinedStep:
     stablehlo: Optional[bytes]
 
 
-def _variant(programs: SymbolicPrograms, module, gm, args, key, derive, what: str):
-    """``(the polymorphic variant the call with args uses -- made now if new -- or None, the call's leaves)``."""
+#: what is derived (the ``kind`` of :func:`_variant`) -> (its name in the log, the thing it is made of)
+_KINDS = {"gradient": ("gradient programs", "gradient"), "step": ("the training step", "training step")}
+
+
+def _variant(programs: SymbolicPrograms, module, gm, args, kind: str, key, derive):
+    """``(the polymorphic variant the call with args uses -- made now if new -- or None, the call's leaves)``;
+    ``kind``: a key of :data:`_KINDS`."""
     call = programs.signature(module, gm, args, log=False)
     if call.key is None:
         return None, call.leaves
-    key = (call.key, key)
+    key = (call.key, kind, key)
     if key in programs.static_gradients:
         return None, call.leaves
     variants = programs.gradients.setdefault(key, [])
     found = next((v for v in variants if v.symbols.violation(call.leaves, call.leaf_names) is None), None)
     if found is None:
-        found = _lower(module, gm, call, derive, what)
+        found = _lower(module, gm, call, derive, kind)
         if found is None:
             programs.static_gradients.add(key)
             return None, call.leaves
@@ -99,7 +104,7 @@ def gradient_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], ke
     def derive(program):
         diff = differentiate(program)
         return diff, (("forward", diff.forward), ("backward", diff.backward))
-    found, leaves = _variant(programs, module, gm, args, ("gradient", key), derive, "gradient programs")
+    found, leaves = _variant(programs, module, gm, args, "gradient", key, derive)
     if found is None:
         return None
     return RefinedGradient(_refined(module._pipeline, found, leaves), found.prepared, *found.stablehlo)
@@ -114,7 +119,7 @@ def step_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], key: A
     def derive(objective):
         program, extra = build(objective)
         return (objective, program, extra), (("step", program),)
-    found, leaves = _variant(programs, module, gm, args, ("step", key), derive, "the training step")
+    found, leaves = _variant(programs, module, gm, args, "step", key, derive)
     if found is None:
         return None
     objective, program, extra = found.made
@@ -124,7 +129,8 @@ def step_for(programs: SymbolicPrograms, module, gm, args: Sequence[Any], key: A
                        found.prepared, found.stablehlo[0])
 
 
-def _lower(module, gm, call, derive, what: str) -> Optional[_Polymorphic]:
+def _lower(module, gm, call, derive, kind: str) -> Optional[_Polymorphic]:
+    what, thing = _KINDS[kind]
     symbols = SymbolicShapes(call.dims, call.leaves, call.ints)
     fakes = pytree.tree_unflatten(symbols.fake_leaves, call.tree)
     pipeline = module._pipeline
@@ -138,9 +144,8 @@ def _lower(module, gm, call, derive, what: str) -> Optional[_Polymorphic]:
         # gradients are lowered for its shapes alone (which raises what is wrong with them at any shape, if anything)
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         logger.info("%s: no polymorphic %s for symbolic dims %s (%s): lowered for these shapes alone",
-                    module.__name__, "gradient" if what == "gradient programs" else "training step",
-                    ", ".join(symbols.symbols), first[:300])
-        module._phases_abandoned(f"polymorphic {'gradient' if what == 'gradient programs' else 'step'} attempt")
+                    module.__name__, thing, ", ".join(symbols.symbols), first[:300])
+        module._phases_abandoned(f"polymorphic {thing} attempt")
         return None
     fixed = symbols.specialized()
     logger.info("%s: %s traced, lowered and differentiated once for symbolic dims %s%s",

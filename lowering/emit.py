@@ -67,6 +67,13 @@ def double_ratio(ctx, numerator, denominator, like: ir.Value) -> ir.Value:
     return ctx.convert(ctx.emit(ops.div, a, b), ctx.sig(like).elem)
 
 
+def may_be_nonzero(values) -> bool:
+    """Whether any of ``values`` (paddings, output paddings: ints or symbolic sizes) is nonzero -- a symbolic one
+    counts as nonzero without a comparison, which would make a guard of the program: the op it feeds is emitted,
+    and is right at zero too."""
+    return any(isinstance(v, torch.SymInt) or v for v in values)
+
+
 def spread(ctx, v, steps):
     """``v`` with ``step - 1`` zeros between neighbours along each dim (StableHLO's interior padding, built from
     reshape and pad): [n] -> [n, 1] -> pad to [n, step] -> [n * step] -> crop to [(n - 1) * step + 1]."""

@@ -42,14 +42,19 @@ def _assert_same(got, want):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
+def _check_sizes(fast, model, shapes):
+    """Outputs and gradients of ``fast`` (compiled from ``model``) equal eager's for a random x of each shape."""
+    for shape in shapes:
+        x = torch.randn(*shape)
+        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+
+
 def test_gradients_at_every_size_come_from_one_differentiation(caplog):
     torch.manual_seed(0)
     model = Block()
     fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for b, s in SIZES:
-            x = torch.randn(b, s, 16)
-            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+        _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES])
     made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
     assert len(made) == 1 and "symbolic dims b, s" in made[0]
     assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
@@ -70,9 +75,7 @@ def test_the_halves_are_polymorphic_and_the_backward_reads_its_sizes_off_an_inpu
     # later sizes refine the halves' polymorphic StableHLO: no fxla -> StableHLO conversion
     converted = []
     monkeypatch.setattr(fast._pipeline, "to_stablehlo", lambda program: converted.append(program))
-    for b, s in SIZES[1:]:
-        x = torch.randn(b, s, 16)
-        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES[1:]])
     assert converted == []
     diff = variants[0].made
     forward, backward = diff.forward.text(), diff.backward.text()
@@ -97,9 +100,7 @@ def test_attention_gradients_at_every_sequence_length():
     torch.manual_seed(0)
     model = Attention()
     fast = fxla.compile(model, dynamic={"x": {1: fxla.Dim("s")}})
-    for s in (4, 7, 2, 12):
-        x = torch.randn(2, s, 16)
-        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    _check_sizes(fast, model, [(2, s, 16) for s in (4, 7, 2, 12)])
     assert sum(len(v) for v in fast._dynamic.gradients.values()) == 1
 
 
@@ -133,9 +134,7 @@ def test_a_vjp_rule_that_reads_a_size_as_a_number_fixes_it(monkeypatch, caplog):
     model = Block()
     fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for b, s in SIZES + [(5, 9)]:
-            x = torch.randn(b, s, 16)
-            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+        _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES + [(5, 9)]])
     made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
     assert len(made) == 3 and all("fixed by the program: s = " in m for m in made)      # (5, 9) reuses (2, 9)'s
     (variants,) = fast._dynamic.gradients.values()
@@ -157,9 +156,7 @@ def test_a_vjp_rule_without_a_symbolic_form_makes_those_gradients_per_size(monke
     model = Block()
     fast = fxla.compile(model, dynamic=True)
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for b, s in SIZES:
-            x = torch.randn(b, s, 16)
-            _assert_same(_grads(fast, model, x), _grads(model, model, x))
+        _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES])
     fallbacks = [r.getMessage() for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
     assert len(fallbacks) == 1 and "softmax: this rule needs static sizes" in fallbacks[0]
     assert not fast._dynamic.gradients[next(iter(fast._dynamic.gradients))]       # (none made; no retry per size)
@@ -250,8 +247,6 @@ def test_remat_recomputes_the_polymorphic_forward_inside_the_backward():
     torch.manual_seed(0)
     model = Block()
     fast = fxla.compile(model, dynamic=True, remat=True)
-    for b, s in SIZES:
-        x = torch.randn(b, s, 16)
-        _assert_same(_grads(fast, model, x), _grads(model, model, x))
+    _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES])
     (variants,) = fast._dynamic.gradients.values()
     assert len(variants) == 1 and variants[0].made.residuals == 0

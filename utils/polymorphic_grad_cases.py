@@ -77,8 +77,9 @@ def _compare(got, want, tol):
     return None
 
 
-def run_grad_case(case, dtype, capture, growths, make, build):
-    """The record of one case (see the module docstring); ``growths``, ``make`` and ``build`` are the sweep's."""
+def run_grad_case(case, capture, growths, grown_inputs, make, build):
+    """The record of one case (see the module docstring); ``growths``, ``grown_inputs``, ``make`` and ``build``
+    are the sweep's."""
     import torch
     import fxla
     from fxla.gradients import GradientError
@@ -97,10 +98,7 @@ def run_grad_case(case, dtype, capture, growths, make, build):
     want = _differentiate(fn, inputs, params)
     grown, tried = None, []
     for label, shapes in growths(case, F32):
-        gen = torch.Generator().manual_seed(1)
-        args = tuple(make(spec, F32, torch.Generator().manual_seed(0)) if shape is None else
-                     make(type(spec)(shape, spec.dtype, spec.kind, spec.high), F32, gen)
-                     for spec, shape in zip(case.inputs, shapes))
+        args = grown_inputs(case, F32, shapes)
         try:
             torch.manual_seed(0)
             grown = (label, args, _differentiate(fn, args, params))

@@ -160,6 +160,17 @@ def _growths(case, dtype):
     return out
 
 
+def grown_inputs(case, dtype, shapes):
+    """The case's inputs at ``shapes`` (one of :func:`_growths`): an input that keeps its shape is the case's own
+    (seed 0, as the op tests make it), the grown ones new values (one generator, seed 1)."""
+    import torch
+    from test_ops import make
+    gen = torch.Generator().manual_seed(1)
+    return tuple(make(spec, dtype, torch.Generator().manual_seed(0)) if shape is None else
+                 make(type(spec)(shape, spec.dtype, spec.kind, spec.high), dtype, gen)
+                 for spec, shape in zip(case.inputs, shapes))
+
+
 def _max_err(got, want):
     """Per output leaf, how it differs from eager (empty when it does not)."""
     import torch
@@ -321,10 +332,7 @@ def run_case(case, dtype, capture):
 
     candidates, passed_over = [], []        # the growths eager accepts; why the others were passed over
     for label, shapes in _growths(case, dtype):
-        gen = torch.Generator().manual_seed(1)
-        args = tuple(make(spec, dtype, torch.Generator().manual_seed(0)) if shape is None else
-                     make(type(spec)(shape, spec.dtype, spec.kind, spec.high), dtype, gen)
-                     for spec, shape in zip(case.inputs, shapes))
+        args = grown_inputs(case, dtype, shapes)
         try:
             torch.manual_seed(0)
             with torch.no_grad():
@@ -435,7 +443,7 @@ def _timeout(*_):
 def _grad_case(case, capture):
     from polymorphic_grad_cases import run_grad_case
     from test_ops import _build, make
-    return run_grad_case(case, case.dtypes[0], capture, _growths, make, _build)
+    return run_grad_case(case, capture, _growths, grown_inputs, make, _build)
 
 
 def worker(stem, start, out, grad=False):

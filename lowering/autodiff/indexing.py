@@ -21,7 +21,7 @@ import torch
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 
-from ..emit import compute_elem
+from ..emit import compute_elem, may_be_nonzero
 from .registry import NotDifferentiableError, vjp_rule
 
 
@@ -68,7 +68,7 @@ def _slice(ctx, ct, x, *, result, start, limit, stride):
             g = _dilate(ctx, g, d, step)            # dim d: n * step elements, element k at k * step
     # into place: start zeros before, the rest after (negative: the zeros _dilate put after the last element)
     high = [size - lo - n for size, lo, n in zip(shape, start, ctx.sig(g).shape)]
-    if any(isinstance(v, torch.SymInt) or v for v in list(start) + high):
+    if may_be_nonzero(list(start) + high):
         g = ctx.emit(ops.pad, g, low=list(start), high=high)
     return (g,)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import itertools
 import math
 
-import torch
-
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import same_shape
+
+from ..emit import may_be_nonzero
 
 from .registry import vjp_rule
 
@@ -119,8 +119,7 @@ def _conv(ctx, ct, x, w, bias, *, result, stride, padding, dilation, groups, tra
         extra = [i + 2 * p - d * (k - 1) - 1 - (o - 1) * s
                  for i, o, k, s, p, d in zip(in_sizes, out_sizes, kernel, stride, padding, dilation)]
         dx = ctx.emit(ops.conv, ct, w, None, stride=list(stride), padding=list(padding), dilation=list(dilation),
-                      groups=groups, transposed=True,
-                      output_padding=extra if any(isinstance(e, torch.SymInt) or e for e in extra) else [])
+                      groups=groups, transposed=True, output_padding=extra if may_be_nonzero(extra) else [])
         dw = _weight_grad(ctx, x, ct, kernel, stride, padding, dilation, groups)
     else:
         # a transposed convolution is the input gradient of the plain one with the same weight, mapping the

@@ -25,6 +25,7 @@ import torch
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
+from ..emit import may_be_nonzero
 from ..patterns.pool import avg_divisors
 from .registry import vjp_rule
 
@@ -62,7 +63,7 @@ def _max_pool(ctx, ct, x, *, result, kernel_size, stride, padding, dilation, cei
         low.append(padding[i])
         high.append(torch.sym_max(needed - xs.shape[lead + i] - padding[i], 0))    # (symbolic: no guard)
     padded, real = x, None
-    if any(low) or any(isinstance(h, torch.SymInt) or h for h in high):
+    if may_be_nonzero(low + high):
         padded = ctx.emit(ops.pad, x, low=low, high=high)
         real = ctx.emit(ops.pad, ctx.full(True, xs.shape, "i1"), low=low, high=high)  # padding never wins
     taps = []                          # per window element, row-major: its slice start in the padded input
@@ -182,6 +183,5 @@ def _avg_pool(ctx, ct, x, *, result, kernel_size, stride, padding, ceil_mode, co
                       transposed=True)
     low = [-p for p in padding]
     high = [size + p - c for size, p, c in zip(in_sizes, padding, ctx.sig(spread).shape[2:])]
-    nonzero = any(low) or any(isinstance(h, torch.SymInt) or h for h in high)     # (symbolic: padded, no guard)
-    dx = ctx.emit(ops.pad, spread, low=[0, 0] + low, high=[0, 0] + high) if nonzero else spread
+    dx = ctx.emit(ops.pad, spread, low=[0, 0] + low, high=[0, 0] + high) if may_be_nonzero(low + high) else spread
     return (ctx.like(ctx.reshape(dx, xs.shape), x),)
