@@ -15,7 +15,7 @@ CASES = []
 case = partial(add_case, CASES)
 
 
-# -- recurrent layers (eval mode), unrolled over the sequence -------------------------------------------------
+# -- recurrent layers (eval mode), each layer and direction one loop over the sequence ----------------------------
 case(nn.LSTM, "nn.LSTM", lambda: nn.LSTM(3, 4), t(5, 2, 3), module=True, dtypes=(F32, F16), tol=4)
 case(nn.LSTM, "nn.LSTM_2layer_bidirectional_batch_first",
      lambda: nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True), t(2, 5, 3), module=True)
@@ -28,6 +28,10 @@ case(nn.RNNCell, "nn.RNNCell", lambda: nn.RNNCell(3, 4, nonlinearity="relu"), t(
 case(nn.RNN, "nn.RNN", lambda: nn.RNN(3, 4, num_layers=2), t(5, 2, 3), module=True)
 case(nn.RNN, "nn.RNN_relu_unbatched", lambda: nn.RNN(3, 4, nonlinearity="relu", bidirectional=True), t(5, 3),
      module=True)
+case(nn.RNN, "nn.RNN_bidirectional_no_bias", lambda: nn.RNN(3, 4, bias=False, bidirectional=True), t(4, 2, 3),
+     module=True)
+case(nn.LSTM, "nn.LSTM_one_step_bidirectional", lambda: nn.LSTM(3, 4, bidirectional=True), t(1, 2, 3), module=True)
+case(nn.GRU, "nn.GRU_long_sequence", lambda: nn.GRU(3, 4, batch_first=True), t(2, 40, 3), module=True)
 
 
 class _WithState(nn.Module):
@@ -67,3 +71,54 @@ def test_lstm_projection_is_a_clear_error():
         fxla.compile(Projected().eval())(torch.randn(5, 2, 3))
     assert "nn.LSTM with proj_size is not supported" in str(info.value)
     assert "return self.lstm(x)[0]" in str(info.value) and "fix: use proj_size=0" in str(info.value)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.LSTM(3, 4, num_layers=2, bidirectional=True),
+                                  lambda: nn.GRU(3, 4, bidirectional=True), lambda: nn.RNN(3, 4)],
+                         ids=["lstm", "gru", "rnn"])
+def test_a_long_sequence_is_one_loop_per_layer_and_direction(make):
+    """A layer is one stablehlo.while over its steps, not the steps unrolled: the program is the same size for 3
+    steps and for 300 (XLA compiled 300 unrolled LSTM steps in about a minute), and equals eager with its
+    gradients at both lengths."""
+    torch.manual_seed(0)
+    layer = make()
+    loops = layer.num_layers * (2 if layer.bidirectional else 1)
+    fast = fxla.compile(layer)
+    sizes = []
+    for steps in (3, 300):
+        x = torch.randn(steps, 2, 3)
+        with torch.no_grad():
+            got, want = fast(x), layer(x)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        text = fast.lower(x).stablehlo
+        assert text.count("stablehlo.while") == loops
+        sizes.append(text.count("\n"))
+        xs = [x.clone().requires_grad_(True) for _ in range(2)]
+        grads = []
+        for fn, xi in ((layer, xs[0]), (fast, xs[1])):
+            layer.zero_grad()
+            out, state = fn(xi)
+            states = state if isinstance(state, tuple) else (state,)
+            (out.square().sum() + sum(s.sum() for s in states)).backward()
+            grads.append([xi.grad] + [p.grad.clone() for p in layer.parameters()])
+        for a, b in zip(*grads):
+            torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-4)
+    assert sizes[0] == sizes[1]
+
+
+def test_half_precision_layers_train_like_eager():
+    """bf16 layers compute each step in f32 and round the states they store: outputs and gradients within bf16's
+    tolerance of eager's bf16 layers."""
+    torch.manual_seed(0)
+    layer = nn.LSTM(3, 8, bidirectional=True).to(torch.bfloat16)
+    fast = fxla.compile(layer)
+    x = torch.randn(6, 2, 3, dtype=torch.bfloat16)
+    grads = []
+    for fn in (layer, fast):
+        layer.zero_grad()
+        xi = x.clone().requires_grad_(True)
+        out, (h, c) = fn(xi)
+        (out.float().square().sum() + c.float().sum()).backward()
+        grads.append([out, xi.grad] + [p.grad.clone() for p in layer.parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(b.float(), a.float(), rtol=4e-2, atol=4e-2)

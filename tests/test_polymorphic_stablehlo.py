@@ -487,21 +487,23 @@ class _Recurrent(torch.nn.Module):
                 self.lstm(x[:, 0]))
 
 
-def test_recurrent_layers_keep_the_batch_symbolic():
+def test_recurrent_layers_keep_the_batch_and_the_length_symbolic():
     """torch's RNN modules check their inputs with the sizes as ints (a named batch Dim was an error); their meta
-    results are now size arithmetic.  The sequence length stays fixed: the lowering unrolls the steps, so under
-    dynamic=True each length gets a program of its own, and still equals eager."""
+    results are now size arithmetic.  Each layer is a loop over its steps (fxla.rnn / fxla.lstm), so the sequence
+    length stays symbolic too: one polymorphic program for every (length, batch), equal to eager."""
     m = _Recurrent().eval().requires_grad_(False)
-    fast = fxla.compile(m, dynamic={"x": {1: fxla.Dim("b")}})
-    for b in (2, 3, 7):
-        x = torch.randn(3, b, 4)
+    fast = fxla.compile(m, dynamic={"x": {0: fxla.Dim("t"), 1: fxla.Dim("b")}})
+    for steps, b in ((3, 2), (3, 7), (5, 3), (2, 2)):
+        x = torch.randn(steps, b, 4)
         torch.testing.assert_close(fast(x), m(x))
     (program,) = _programs(fast)
     assert program.stablehlo is not None
     loose = fxla.compile(m, dynamic=True)
-    for steps, b in ((2, 2), (3, 5)):
+    for steps, b in ((2, 2), (3, 5), (6, 3)):
         x = torch.randn(steps, b, 4)
         torch.testing.assert_close(loose(x), m(x))
+    (program,) = _programs(loose)
+    assert program.stablehlo is not None
 
 
 def test_negative_list_indices_over_a_symbolic_dim():

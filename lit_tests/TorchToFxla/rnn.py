@@ -1,8 +1,8 @@
 # RUN: %python %s | FileCheck %s --enable-var-scope
-# Torch -> fxla, family `rnn` (lowering/rules/rnn.py): recurrent layers (nn.LSTM, nn.GRU, nn.RNN), unrolled over
-# the sequence, and their cells -- one case per op object of fxla.lowering.RULES; the checks show the input
-# projection of the whole sequence as one fxla.linear, the per-step recurrent fxla.linear on the hidden state,
-# the gates and the steps concatenated.
+# Torch -> fxla, family `rnn` (lowering/rules/rnn.py): recurrent layers (nn.LSTM, nn.GRU, nn.RNN), each layer and
+# direction one fxla.lstm / fxla.rnn loop over the sequence, and their cells -- one case per op object of
+# fxla.lowering.RULES; the checks show the input projection of the whole sequence as one fxla.linear, the layer
+# op on it with the initial states, and the last step's states sliced off its results (the cells: the gates).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
 import torch.nn as nn
 
@@ -11,11 +11,11 @@ from fxla.testing import case, t
 
 # CHECK-LABEL: case torch.nn.LSTM:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x1x3xf32>, %[[W_IH:.+]]: tensor<16x3xf32> {fxla.param = "mod.weight_ih_l0"}, %[[B_IH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_ih_l0"}, %[[W_HH:.+]]: tensor<16x4xf32> {fxla.param = "mod.weight_hh_l0"}, %[[B_HH:.+]]: tensor<16xf32> {fxla.param = "mod.bias_hh_l0"})
-# CHECK:         fxla.linear %[[X]], %[[W_IH]], bias %[[B_IH]] {{.+}} -> tensor<2x1x16xf32>
-# CHECK:         fxla.linear %{{.+}}, %[[W_HH]], bias %[[B_HH]] : tensor<1x4xf32>, tensor<16x4xf32>, tensor<16xf32> -> tensor<1x16xf32>
-# CHECK:         fxla.sigmoid
-# CHECK:         %[[OUT:.+]] = fxla.concat %{{.+}}, %{{.+}} {dim = 0} : tensor<1x1x4xf32>, tensor<1x1x4xf32> -> tensor<2x1x4xf32>
-# CHECK:         return %[[OUT]], %{{.+}}, %{{.+}} : tensor<2x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+# CHECK:         %[[PRE:.+]] = fxla.linear %[[X]], %[[W_IH]], bias %[[B_IH]] {{.+}} -> tensor<2x1x16xf32>
+# CHECK:         %[[L:.+]]:2 = fxla.lstm %[[PRE]], %{{.+}}, %{{.+}}, %[[W_HH]], bias %[[B_HH]] {reverse = false} : {{.+}} -> (tensor<2x1x4xf32>, tensor<2x1x4xf32>)
+# CHECK:         %[[H:.+]] = fxla.slice %[[L]]#0 {start = [1, 0, 0], limit = [2, 1, 4], stride = [1, 1, 1]}
+# CHECK:         %[[C:.+]] = fxla.slice %[[L]]#1 {start = [1, 0, 0], limit = [2, 1, 4], stride = [1, 1, 1]}
+# CHECK:         return %[[L]]#0, %[[H]], %[[C]] : tensor<2x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
 @case(nn.LSTM, t(2, 1, 3))
 def lstm():
     return nn.LSTM(3, 4)
@@ -25,6 +25,7 @@ def lstm():
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[WEIGHT_IH_L0:.+]]: tensor<12x3xf32> {fxla.param = "mod.weight_ih_l0"}, %[[WEIGHT_HH_L0:.+]]: tensor<12x4xf32> {fxla.param = "mod.weight_hh_l0"})
 # CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<2x3xf32> -> tensor<2x1x3xf32>
 # CHECK:         %[[LINEAR:.+]] = fxla.linear %[[RESHAPE]], %[[WEIGHT_IH_L0]] : tensor<2x1x3xf32>, tensor<12x3xf32> -> tensor<2x1x12xf32>
+# CHECK:         %[[GRU:.+]] = fxla.rnn %[[LINEAR]], %{{.+}}, %[[WEIGHT_HH_L0]] {cell = "gru", reverse = false} : tensor<2x1x12xf32>, tensor<1x4xf32>, tensor<12x4xf32> -> tensor<2x1x4xf32>
 # CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %{{.+}} {shape = [1, 4]} : tensor<1x1x4xf32> -> tensor<1x4xf32>
 # CHECK:         return %{{.+}}, %[[RESHAPE_2]] : tensor<2x4xf32>, tensor<1x4xf32>
 @case(nn.GRU, t(2, 3))
@@ -34,13 +35,25 @@ def gru_unbatched():
 
 # CHECK-LABEL: case torch.nn.RNN:
 # CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X:.+]] {dims = [1, 0, 2]} : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
-# CHECK:         fxla.linear %[[PERMUTE]], {{.+}} -> tensor<2x1x4xf32>
-# CHECK:         fxla.relu
-# CHECK:         %[[OUT:.+]] = fxla.permute %{{.+}} {dims = [1, 0, 2]} : tensor<2x1x4xf32> -> tensor<1x2x4xf32>
+# CHECK:         %[[PRE:.+]] = fxla.linear %[[PERMUTE]], {{.+}} -> tensor<2x1x4xf32>
+# CHECK:         %[[Y:.+]] = fxla.rnn %[[PRE]], {{.+}} {cell = "relu", reverse = false}
+# CHECK:         %[[OUT:.+]] = fxla.permute %[[Y]] {dims = [1, 0, 2]} : tensor<2x1x4xf32> -> tensor<1x2x4xf32>
 # CHECK:         return %[[OUT]], %{{.+}} : tensor<1x2x4xf32>, tensor<1x1x4xf32>
 @case(nn.RNN, t(1, 2, 3))
 def rnn_batch_first_relu():
     return nn.RNN(3, 4, nonlinearity="relu", batch_first=True)
+
+
+# A bidirectional layer: the reversed direction's op has reverse = true, and its last step is output[0].
+# CHECK-LABEL: case torch.nn.GRU (bidirectional):
+# CHECK:         %[[FWD:.+]] = fxla.rnn %{{.+}} {cell = "gru", reverse = false} : {{.+}} -> tensor<3x2x4xf32>
+# CHECK:         %[[H_FWD:.+]] = fxla.slice %[[FWD]] {start = [2, 0, 0], limit = [3, 2, 4], stride = [1, 1, 1]}
+# CHECK:         %[[BWD:.+]] = fxla.rnn %{{.+}} {cell = "gru", reverse = true} : {{.+}} -> tensor<3x2x4xf32>
+# CHECK:         %[[H_BWD:.+]] = fxla.slice %[[BWD]] {start = [0, 0, 0], limit = [1, 2, 4], stride = [1, 1, 1]}
+# CHECK:         fxla.concat %[[FWD]], %[[BWD]] {dim = 2}
+@case(nn.GRU, t(3, 2, 3), variant="bidirectional")
+def gru_bidirectional():
+    return nn.GRU(3, 4, bidirectional=True)
 
 
 # CHECK-LABEL: case torch.nn.LSTMCell:

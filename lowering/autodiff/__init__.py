@@ -9,7 +9,7 @@ route uses it: ``fxla.compile`` with autograd, the ``torch.compile`` backend, ``
 """
 from __future__ import annotations
 
-from . import elementwise, indexing, linalg, nn, pool, reduce, scan, shape  # noqa: F401  (fill the rule table)
+from . import elementwise, indexing, linalg, nn, pool, recurrent, reduce, scan, shape  # noqa: F401  (the rule table)
 from .context import VJPContext
 from .registry import (NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, non_differentiable,
                        vjp_rule, zero_gradient)

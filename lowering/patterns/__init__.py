@@ -9,6 +9,7 @@ one) and attrs its attributes as Python values.  :mod:`fxla.lowering.to_stablehl
 rewrite pattern.
 """
 from .builder import PATTERNS, Builder, pattern  # noqa: F401
-from . import creation, elementwise, indexing, linalg, nn, pool, reduce, scan, shape  # noqa: F401,E402  (the table)
+from . import (creation, elementwise, indexing, linalg, nn, pool, recurrent, reduce, scan,  # noqa: F401,E402
+               shape)  # (the table)
 
 __all__ = ["PATTERNS", "Builder", "pattern"]

@@ -1,9 +1,10 @@
-"""Recurrent layers: ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU`` modules, unrolled over the (static) sequence length,
-and their one-step cells ``nn.RNNCell``, ``nn.LSTMCell``, ``nn.GRUCell``.
+"""Recurrent layers: ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU`` modules, each layer and direction one loop over the
+sequence (``fxla.rnn`` / ``fxla.lstm``, whatever its length, a symbolic one included), and their one-step cells
+``nn.RNNCell``, ``nn.LSTMCell``, ``nn.GRUCell``.
 
 Each layer and direction computes its input projection for every time step at once (one ``fxla.linear`` of the
-whole sequence), then runs the cell step by step: ``h @ W_hh^T + b_hh`` plus the gate arithmetic of torch's
-formulas (``torch.nn.LSTM`` docs).  Layers are stacked and the directions of a bidirectional layer
+whole sequence), then runs the cell over the steps in one op: ``h @ W_hh^T + b_hh`` plus the gate arithmetic of
+torch's formulas (``torch.nn.LSTM`` docs; the cell modules emit that arithmetic as ops).  Layers are stacked and the directions of a bidirectional layer
 concatenated on the feature dim, as torch does; ``batch_first``, unbatched 2-D inputs and given initial states
 are supported (in training mode with dropout between layers: a random mask per call).  Not lowered:
 ``proj_size`` (LSTM projections), packed
@@ -74,7 +75,7 @@ def _state(ctx, given, index: int, batch: int, hidden: int, like):
     return ctx.reshape(ctx.slice_dim(given, 0, index, index + 1), (batch, hidden))
 
 
-def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
+def _recurrent(ctx, input, hx=None, *, mod, cell: str):
     if getattr(mod, "proj_size", 0):
         raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
                         "use proj_size=0, or a Linear after the LSTM")
@@ -82,13 +83,13 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
         raise ctx.error(f"{type(mod).__name__} on a {type(input).__name__} is not supported",
                         "fxla lowers padded tensors, not packed sequences",
                         "pass the padded batch (and mask the outputs past each length)")
-    target, hidden, dirs = ctx.node.target, mod.hidden_size, 2 if mod.bidirectional else 1
+    target, hidden, dirs, lstm = ctx.node.target, mod.hidden_size, 2 if mod.bidirectional else 1, cell == "lstm"
     unbatched = ctx.sig(input).rank == 2
     x = ctx.reshape(input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
     if mod.batch_first and not unbatched:
         x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
     steps, batch, _ = ctx.sig(x).shape
-    h0, c0 = _split_state(hx, has_cell_state)
+    h0, c0 = _split_state(hx, lstm)
     if unbatched:
         h0, c0 = (None if s is None else ctx.reshape(s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
     layer_input, h_n, c_n = x, [], []
@@ -102,38 +103,35 @@ def _recurrent(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
             w_hh, b_hh = param("weight_hh"), param("bias_hh") if bias else None
             index = layer * dirs + d
             h = _state(ctx, h0, index, batch, hidden, input)
-            c = _state(ctx, c0, index, batch, hidden, input) if has_cell_state else None
-            ys = [None] * steps
-            for t in (reversed(range(steps)) if d else range(steps)):
-                xt = ctx.reshape(ctx.slice_dim(pre, 0, t, t + 1), ctx.sig(pre).shape[1:])
-                h, c = cell(ctx, xt, h, c, w_hh, b_hh)
-                ys[t] = ctx.reshape(h, (1, batch, hidden))
-            outputs.append(ctx.emit(ops.concat, ys, dim=0) if steps > 1 else ys[0])
-            h_n.append(ys[0] if d else ys[-1])                 # the last step's h, already [1, N, H]
-            c_n.append(ctx.reshape(c, (1, batch, hidden)) if has_cell_state else None)
+            if lstm:     # (one loop over the steps: fxla.lstm / fxla.rnn, dialects/fxla/ops_recurrent.py)
+                out, cells = ctx.emit(ops.lstm, pre, h, _state(ctx, c0, index, batch, hidden, input), w_hh, b_hh,
+                                      reverse=bool(d))
+            else:
+                out = ctx.emit(ops.rnn, pre, h, w_hh, b_hh, cell=cell, reverse=bool(d))
+            last = (0, 1) if d else (steps - 1, steps)     # a reversed layer's last step is output[0]
+            outputs.append(out)
+            h_n.append(ctx.slice_dim(out, 0, *last))
+            c_n.append(ctx.slice_dim(cells, 0, *last) if lstm else None)
         layer_input = ctx.emit(ops.concat, outputs, dim=2) if dirs > 1 else outputs[0]
         if mod.training and mod.dropout and layer < mod.num_layers - 1:   # between layers, as torch drops out
             layer_input = ctx.lower(F.dropout, layer_input, float(mod.dropout), True)
     output = layer_input
     if mod.batch_first and not unbatched:
         output = ctx.emit(ops.permute, output, dims=(1, 0, 2))
-    states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if has_cell_state
-                                                                                else (h_n,))]
+    states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if lstm else (h_n,))]
     if unbatched:
         output = ctx.reshape(output, (steps, dirs * hidden))
         states = [ctx.reshape(s, (ctx.sig(s).shape[0], hidden)) for s in states]
-    return (output, tuple(states)) if has_cell_state else (output, states[0])
+    return (output, tuple(states)) if lstm else (output, states[0])
 
 
-register(torch.nn.LSTM)(partial(_recurrent, cell=_lstm_cell, has_cell_state=True))
-register(torch.nn.GRU)(partial(_recurrent, cell=_gru_cell, has_cell_state=False))
+register(torch.nn.LSTM)(partial(_recurrent, cell="lstm"))
+register(torch.nn.GRU)(partial(_recurrent, cell="gru"))
 
 
 @register(torch.nn.RNN)
 def _rnn(ctx, input, hx=None, *, mod):
-    activation = _NONLINEARITY[mod.nonlinearity]
-    return _recurrent(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation),
-                      has_cell_state=False)
+    return _recurrent(ctx, input, hx, mod=mod, cell=mod.nonlinearity)
 
 
 def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
@@ -163,7 +161,7 @@ def _rnn_cell_module(ctx, input, hx=None, *, mod):
 
 
 # -- meta results by size arithmetic: torch's modules check their inputs with the sizes as ints (check_input), which
-# would fix a symbolic batch; the sequence length is fixed by the lowering itself (it unrolls the steps).  torch's
+# would fix a symbolic batch or sequence length (the layers' loops take both symbolic).  torch's
 # own forward still checks the arguments, at the traced sizes, and the equalities it checks are guards.
 def _recurrent_meta(mod, input, hx=None):
     if not isinstance(input, torch.Tensor) or mod.proj_size or not has_symbolic_sizes((input, hx)):

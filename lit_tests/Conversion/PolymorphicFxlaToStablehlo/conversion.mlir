@@ -122,3 +122,22 @@ func.func @diagonal_stride(%x: tensor<2x?xf32>, %n: tensor<i64>) -> tensor<2x?xf
   %d = "fxla.slice"(%x, %m, %step, %n) {fxla.sym = ["limit.1", "stride.1", "result0.1"], limit = array<i64: 2, -9223372036854775808>, start = array<i64: 0, 0>, stride = array<i64: 1, -9223372036854775808>} : (tensor<2x?xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x?xf32>
   return %d : tensor<2x?xf32>
 }
+
+// -----
+
+// A recurrent layer over ? steps and a ? batch: the loop's trip count is the steps' size, its carried values keep
+// their ? dims, and each step's row is a real_dynamic_slice of start + sizes (refined to a dynamic_slice).
+// CHECK-LABEL: func.func @lstm_over_symbolic_steps_and_batch
+// CHECK:         %[[ZEROS:.+]] = stablehlo.dynamic_broadcast_in_dim %{{.+}}, %{{.+}}, dims = [] : (tensor<f32>, tensor<3xi64>) -> tensor<?x?x4xf32>
+// CHECK:         %[[T:.+]] = stablehlo.convert %{{.+}} : (tensor<i32>) -> tensor<i64>
+// CHECK:         stablehlo.while(%{{.+}} = %{{.+}}, %{{.+}} = %[[T]], {{.+}}) : tensor<i64>, tensor<i64>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x16xf32>, tensor<16x4xf32>
+// CHECK:         %[[START:.+]] = stablehlo.concatenate
+// CHECK:         %[[LIMIT:.+]] = stablehlo.add %[[START]], %{{.+}} : tensor<3xi64>
+// CHECK:         stablehlo.real_dynamic_slice %{{.+}}, %[[START]], %[[LIMIT]], %{{.+}} : (tensor<?x?x16xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) -> tensor<1x?x16xf32>
+// NOFXLA-NOT:  fxla.
+func.func @lstm_over_symbolic_steps_and_batch(%x: tensor<?x?x16xf32>, %h: tensor<?x4xf32>, %c: tensor<?x4xf32>, %w: tensor<16x4xf32>) -> tensor<?x?x4xf32> {
+  %t = fxla.dim_size %x {dim = 0} : tensor<?x?x16xf32> -> tensor<i64>
+  %n = fxla.dim_size %x {dim = 1} : tensor<?x?x16xf32> -> tensor<i64>
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %t, %n, %t, %n) {fxla.sym = ["result0.0", "result0.1", "result1.0", "result1.1"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<?x?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>)
+  return %0#0 : tensor<?x?x4xf32>
+}

@@ -26,3 +26,15 @@ func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "fxla.floor_divide"(%a, %c) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// A recurrent layer's backward is not differentiated again (no second-order gradients through it).
+// CHECK: errors.mlir: error: cannot differentiate fxla.rnn_backward: fxla has no gradient for it
+// CHECK-NEXT: at loc({{.*}}:{{[0-9]+}}:10)
+// CHECK-NEXT: why: a gradient was asked through this op, and it is the backward of a recurrent layer, which fxla differentiates once (no second-order gradients through recurrent layers)
+func.func @main(%x: tensor<3x2x12xf32>, %h: tensor<2x4xf32>, %w: tensor<12x4xf32>) -> tensor<2x4xf32> {
+  %0 = "fxla.rnn"(%x, %h, %w) {cell = "gru", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<3x2x12xf32>, tensor<2x4xf32>, tensor<12x4xf32>) -> tensor<3x2x4xf32>
+  %1:3 = "fxla.rnn_backward"(%x, %h, %w, %0, %0) {cell = "gru", operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1>} : (tensor<3x2x12xf32>, tensor<2x4xf32>, tensor<12x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> (tensor<3x2x12xf32>, tensor<3x2x12xf32>, tensor<2x4xf32>)
+  return %1#2 : tensor<2x4xf32>
+}

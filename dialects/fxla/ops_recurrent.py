@@ -1,0 +1,116 @@
+"""The ``recurrent`` family: a recurrent layer run over its sequence as one loop (one layer, one direction;
+lowered to one ``stablehlo.while``, whatever the sequence length), and the backward of that loop.  ``input`` is
+the layer's input projection ``x_t W_ih^T + b_ih`` of every step, ``[T, N, G*H]`` (``G`` gates of ``H``
+features); the cell runs over the leading (time) dim from step 0, or from step ``T - 1`` with ``reverse``,
+starting from ``h0`` ``[N, H]`` (and the LSTM's ``c0``), with ``weight`` ``[G*H, H]`` and ``bias`` ``[G*H]``
+(``W_hh``, ``b_hh``); each step's hidden projection is ``hh_t = h_{t-1} W_hh^T + b_hh`` and the cells are
+torch's (``torch.nn.RNN`` / ``LSTM`` / ``GRU`` docs): ``tanh`` and ``relu`` (G = 1) are
+``h_t = act(input_t + hh_t)``; ``gru`` (G = 3, gates r, z, n) is ``r = sigmoid(i_r + hh_r)``,
+``z = sigmoid(i_z + hh_z)``, ``n = tanh(i_n + r * hh_n)``, ``h_t = (1 - z) * n + z * h_{t-1}``; ``lstm`` (G = 4,
+gates i, f, g, o) is ``c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)``, ``h_t = sigmoid(o) * tanh(c_t)``.
+
+``output[t]`` is ``h_t`` in sequence order for both directions (a reversed layer's ``output[0]`` is its last
+step) and ``cells[t]`` the LSTM's ``c_t``.  The backward ops take the forward's operands, its results and the
+results' cotangents and recompute each step's gates from the saved states, from the last step back; they give
+the cotangents of ``input``, of each step's hidden projection ``hh_t`` (the recurrent weight's and bias's
+cotangents are sums of it, made outside the loop by the VJP rule) and of the initial states.  They are not
+differentiated again.
+"""
+from __future__ import annotations
+
+from .opdef import BOOL, STR, Attr, FloatOperand, InferError, OpDef
+from .types import Sig
+
+#: cell -> its gate count
+GATES = {"tanh": 1, "relu": 1, "gru": 3, "lstm": 4}
+_REVERSE = Attr("reverse", BOOL, "run from the last step to the first", default=False)
+
+
+def _layer(input, h0, weight, bias, gates: int):
+    """``(steps, batch, hidden)`` of a layer's operands, checked against each other."""
+    present = [s for s in (input, h0, weight, bias) if s is not None]
+    if len({s.elem for s in present}) != 1:
+        raise InferError("operand element types differ (" + ", ".join(s.elem for s in present) + ")")
+    if input.rank != 3 or h0.rank != 2 or weight.rank != 2:
+        raise InferError(f"expects input [T, N, G*H], h0 [N, H] and weight [G*H, H], got ranks {input.rank}, "
+                         f"{h0.rank} and {weight.rank}")
+    steps, batch, width = input.shape
+    hidden = h0.shape[1]
+    if weight.shape[0] != gates * hidden or weight.shape[1] != hidden:
+        raise InferError(f"weight {list(weight.shape)} is not [{gates} * {hidden}, {hidden}] for a hidden size of "
+                         f"{hidden} and {gates} gate(s)")
+    if width != gates * hidden or h0.shape[0] != batch:
+        raise InferError(f"input {list(input.shape)} and h0 {list(h0.shape)} are not [T, N, {gates * hidden}] and "
+                         f"[N, {hidden}]")
+    if bias is not None and bias.shape != (gates * hidden,):
+        raise InferError(f"bias {list(bias.shape)} is not [{gates * hidden}]")
+    return steps, batch, hidden
+
+
+def _same(what: str, sig, want: Sig) -> None:
+    if sig is not None and (sig.shape != want.shape or sig.elem != want.elem):
+        raise InferError(f"{what} is {sig}, expected {want}")
+
+
+def _rnn(ops, attrs) -> list:
+    input, h0, weight, bias = ops
+    steps, batch, hidden = _layer(input, h0, weight, bias, GATES[attrs["cell"]])
+    return [Sig((steps, batch, hidden), input.elem)]
+
+
+def _lstm(ops, attrs) -> list:
+    input, h0, c0, weight, bias = ops
+    _layer(input, h0, weight, bias, 4)
+    _same("c0", c0, h0)
+    states = Sig(input.shape[:2] + h0.shape[1:], input.elem)
+    return [states, states]
+
+
+def _rnn_backward(ops, attrs) -> list:
+    input, h0, weight, bias, output, grad_output = ops
+    _rnn([input, h0, weight, bias], attrs)
+    states = Sig(input.shape[:2] + h0.shape[1:], input.elem)
+    _same("output", output, states)
+    _same("grad_output", grad_output, states)
+    return [input, input, h0]
+
+
+def _lstm_backward(ops, attrs) -> list:
+    input, h0, c0, weight, bias, output, cells, grad_output, grad_cells = ops
+    states, _ = _lstm([input, h0, c0, weight, bias], attrs)
+    for what, sig in (("output", output), ("cells", cells), ("grad_output", grad_output),
+                      ("grad_cells", grad_cells)):
+        _same(what, sig, states)
+    return [input, h0, h0]
+
+
+_LAYER = (FloatOperand("input", "[T, N, G*H]: every step's input projection"),
+          FloatOperand("h0", "[N, H]: the initial hidden state"))
+_WEIGHTS = (FloatOperand("weight", "[G*H, H]: W_hh"), FloatOperand("bias", "[G*H]: b_hh", optional=True))
+
+rnn = OpDef("rnn", "An Elman RNN (`tanh`, `relu`) or GRU layer over the leading dim of `input`: every step's "
+            "hidden state (the family's cells).", _LAYER + _WEIGHTS,
+            (Attr("cell", STR, "the cell: tanh, relu or gru", choices=("tanh", "relu", "gru")), _REVERSE),
+            results=("output",), infer=_rnn, torch="torch.nn.RNN, torch.nn.GRU (one layer, one direction)")
+lstm = OpDef("lstm", "An LSTM layer over the leading dim of `input`: every step's hidden and cell state "
+             "(the family's cells).", _LAYER + (FloatOperand("c0", "[N, H]: the initial cell state"),) + _WEIGHTS,
+             (_REVERSE,), results=("output", "cells"), infer=_lstm,
+             torch="torch.nn.LSTM (one layer, one direction)")
+rnn_backward = OpDef(
+    "rnn_backward", "The backward of `fxla.rnn`: the cotangents of `input`, of each step's hidden projection "
+    "`hh_t` and of `h0`, from the forward's operands, its `output` and that output's cotangent.",
+    _LAYER + _WEIGHTS + (FloatOperand("output", "[T, N, H]: the forward's result"),
+                         FloatOperand("grad_output", "[T, N, H]: its cotangent")),
+    (Attr("cell", STR, "the cell: tanh, relu or gru", choices=("tanh", "relu", "gru")), _REVERSE),
+    results=("grad_input", "grad_hidden", "grad_h0"), infer=_rnn_backward)
+lstm_backward = OpDef(
+    "lstm_backward", "The backward of `fxla.lstm`: the cotangents of `input` (which are also those of each step's "
+    "hidden projection), `h0` and `c0`, from the forward's operands, its results and their cotangents.",
+    _LAYER + (FloatOperand("c0"),) + _WEIGHTS + (
+        FloatOperand("output", "[T, N, H]: the forward's hidden states"),
+        FloatOperand("cells", "[T, N, H]: the forward's cell states"),
+        FloatOperand("grad_output", "[T, N, H]: the hidden states' cotangent"),
+        FloatOperand("grad_cells", "[T, N, H]: the cell states' cotangent (absent: zero)", optional=True)),
+    (_REVERSE,), results=("grad_input", "grad_h0", "grad_c0"), infer=_lstm_backward)
+
+RECURRENT_OPS = (rnn, lstm, rnn_backward, lstm_backward)

@@ -1,0 +1,56 @@
+"""VJP rules of the ``recurrent`` family.
+
+``fxla.rnn`` / ``fxla.lstm``: their backward op (``fxla.rnn_backward`` / ``fxla.lstm_backward``: one loop from the
+last step back, dialects/fxla/ops_recurrent.py) gives the cotangents of the input projection, of each step's hidden
+projection ``hh_t = h_{t-1} W_hh^T + b_hh`` and of the initial states; the recurrent weight's cotangent is then one
+product over every step, ``sum_t d(hh_t)^T h_{t-1}``, and the bias's the sum of ``d(hh_t)``, as ``fxla.linear``'s
+VJP makes them, with ``h_{t-1}`` the saved states shifted by one step (the initial state first).  A result with no
+cotangent counts as zero.  The backward ops are not differentiated again.
+"""
+from __future__ import annotations
+
+from fxla.dialects.fxla import ops
+
+from .registry import non_differentiable, vjp_rule
+
+
+def _previous_states(ctx, output, h0, reverse: bool):
+    """``[T, N, H]``: the state each step started from (``h0`` at the first step, a reversed layer's last)."""
+    steps, batch, hidden = ctx.sig(output).shape
+    first = ctx.reshape(h0, (1, batch, hidden))
+    if reverse:
+        return ctx.emit(ops.concat, [ctx.slice_dim(output, 0, 1, steps), first], dim=0)
+    return ctx.emit(ops.concat, [first, ctx.slice_dim(output, 0, 0, steps - 1)], dim=0)
+
+
+def _recurrent_weights(ctx, grad_hidden, previous, bias):
+    """The cotangents of ``W_hh`` and ``b_hh`` from those of every step's hidden projection."""
+    steps, batch, width = ctx.sig(grad_hidden).shape
+    hidden = ctx.sig(previous).shape[2]
+    flat = ctx.reshape(grad_hidden, (steps * batch, width))
+    d_weight = ctx.emit(ops.matmul, ctx.emit(ops.permute, flat, dims=(1, 0)),
+                        ctx.reshape(previous, (steps * batch, hidden)))
+    d_bias = None if bias is None else ctx.emit(ops.sum, flat, dims=(0,), keepdim=False)
+    return d_weight, d_bias
+
+
+@vjp_rule(ops.rnn)
+def _rnn(ctx, ct, input, h0, weight, bias, *, result, cell, reverse):
+    grad_input, grad_hidden, grad_h0 = ctx.emit(ops.rnn_backward, input, h0, weight, bias, result, ct, cell=cell,
+                                                reverse=reverse)
+    d_weight, d_bias = _recurrent_weights(ctx, grad_hidden, _previous_states(ctx, result, h0, reverse), bias)
+    return grad_input, grad_h0, d_weight, d_bias
+
+
+@vjp_rule(ops.lstm)
+def _lstm(ctx, ct, input, h0, c0, weight, bias, *, result, reverse):
+    output, cells = result
+    grad_output = ct[0] if ct[0] is not None else ctx.zeros_like(output)
+    grad_input, grad_h0, grad_c0 = ctx.emit(ops.lstm_backward, input, h0, c0, weight, bias, output, cells,
+                                            grad_output, ct[1], reverse=reverse)
+    d_weight, d_bias = _recurrent_weights(ctx, grad_input, _previous_states(ctx, output, h0, reverse), bias)
+    return grad_input, grad_h0, grad_c0, d_weight, d_bias
+
+
+non_differentiable("it is the backward of a recurrent layer, which fxla differentiates once (no second-order "
+                   "gradients through recurrent layers)", ops.rnn_backward, ops.lstm_backward)

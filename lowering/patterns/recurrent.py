@@ -1,0 +1,279 @@
+"""Patterns for the ``recurrent`` family: a recurrent layer (``fxla.rnn``, ``fxla.lstm``) and its backward as one
+``stablehlo.while`` loop over the steps, whatever the sequence length: the program, and XLA's compile time, do
+not grow with it, and a ``?`` sequence length is the loop's trip count read off the input.
+
+Each iteration slices its step's input projection (``dynamic_slice`` at the step index; ``real_dynamic_slice`` of
+``start + sizes`` where the batch is a ``?`` dim, which StableHLO's shape refinement turns into a
+``dynamic_slice``), runs the cell on the carried state and writes the new state into the ``[T, N, H]`` result
+(``dynamic_update_slice``).  Every value an iteration reads is carried, so the loop's regions capture nothing.
+f16/bf16 layers compute each step in f32 and round the states they store, as torch's cells round each result.
+
+The backward loops run the steps the other way.  Each iteration takes the step's previous states from the saved
+results (the initial states at the first step), recomputes the gates it needs (the LSTM's and the GRU's; an
+Elman cell's derivative reads its saved output only), and carries the cotangent of the previous state.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence
+
+from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.symbolic import DYNAMIC
+from fxla.dialects.mlir import hlo, ir
+
+from .builder import Builder, compare, compute_type, pattern
+
+
+# -- loop structure ----------------------------------------------------------------------------------------------
+def _loop(b: Builder, steps, carried: Sequence[ir.Value], body: Callable, *, backwards: bool) -> List[ir.Value]:
+    """``stablehlo.while`` over the steps ``0 .. steps - 1`` (``backwards``: from the last); ``body(t, *carried)``
+    (``t`` the step, a ``tensor<i64>``) returns the new carried values.  The final carried values."""
+    count = steps if isinstance(steps, ir.Value) else b.splat(steps, "i64")
+    values = [b.splat(0, "i64"), count, *carried]
+    types = [v.type for v in values]
+    loop = hlo.WhileOp(types, values)
+    cond = loop.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(cond):
+        hlo.ReturnOp([compare(cond.arguments[0], cond.arguments[1], "LT", "i64")])
+    block = loop.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(block):
+        i, n = block.arguments[0], block.arguments[1]
+        one = b.splat(1, "i64")
+        t = hlo.SubtractOp(hlo.SubtractOp(n, i).result, one).result if backwards else i
+        hlo.ReturnOp([hlo.AddOp(i, one).result, n, *body(t, *block.arguments[2:])])
+    return list(loop.results)[2:]
+
+
+def _row(b: Builder, x, t) -> ir.Value:
+    """Step ``t`` of ``x`` ``[T, N, K]``: ``[N, K]``."""
+    s = b.sig(x)
+    _, n, k = s.shape
+    zero = b.splat(0, "i64")
+    if n != DYNAMIC:
+        return b.reshape(hlo.DynamicSliceOp(x, [t, zero, zero], [1, n, k]).result, [n, k])
+    start = b.shape_value([t, 0, 0])
+    limit = hlo.AddOp(start, b.shape_value([1, b.dim_of(x, 1), k])).result
+    row = hlo.RealDynamicSliceOp(b.type((1, DYNAMIC, k), s.elem), x, start, limit, b.shape_value([1, 1, 1])).result
+    return b.reshape(row, [b.dim_of(x, 1), k])
+
+
+def _write(b: Builder, buffer, t, value) -> ir.Value:
+    """``buffer`` ``[T, N, K]`` with step ``t`` set to ``value`` ``[N, K]`` (converted to the buffer's type)."""
+    value = b.convert(value, b.sig(buffer).elem)
+    zero = b.splat(0, "i64")
+    return hlo.DynamicUpdateSliceOp(buffer, b.reshape(value, [1, *b.dims_of(value)]), [t, zero, zero]).result
+
+
+def _cols(b: Builder, x, lo: int, hi: int) -> ir.Value:
+    """Columns ``lo .. hi - 1`` of ``x`` ``[N, K]`` (one gate)."""
+    n = b.sig(x).shape[0]
+    if n != DYNAMIC:
+        return hlo.SliceOp(x, [0, lo], [n, hi], [1, 1]).result
+    return hlo.RealDynamicSliceOp(b.type((DYNAMIC, hi - lo), b.sig(x).elem), x, b.shape_value([0, lo]),
+                                  b.shape_value([b.dim_of(x, 0), hi]), b.shape_value([1, 1])).result
+
+
+def _gates(b: Builder, x, count: int) -> List[ir.Value]:
+    """``x`` ``[N, count * H]`` split into its ``count`` gates (torch's order)."""
+    width = b.sig(x).shape[1] // count
+    return [_cols(b, x, g * width, (g + 1) * width) for g in range(count)]
+
+
+def _hidden(b: Builder, h, weight, bias: Optional[ir.Value]) -> ir.Value:
+    """``h W_hh^T + b_hh``: ``[N, G*H]``."""
+    n, width = b.sig(h).shape[0], b.sig(weight).shape[0]
+    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
+                                     lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[1])
+    y = hlo.DotGeneralOp(b.type((n, width), b.sig(h).elem), h, weight, dn).result
+    return y if bias is None else hlo.AddOp(y, b.broadcast(bias, [b.dim_of(h, 0), width])).result
+
+
+def _back_through(b: Builder, grad, weight) -> ir.Value:
+    """``grad W_hh``: the cotangent ``[N, G*H]`` of a hidden projection, as that of its state ``[N, H]``."""
+    n, hidden = b.sig(grad).shape[0], b.sig(weight).shape[1]
+    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
+                                     lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
+    return hlo.DotGeneralOp(b.type((n, hidden), b.sig(grad).elem), grad, weight, dn).result
+
+
+class _Math:
+    """Elementwise StableHLO in one compute type (f32 for f16/bf16 layers)."""
+
+    def __init__(self, b: Builder, elem: str):
+        self.b, self.elem = b, compute_type(elem)
+
+    def __call__(self, v):
+        return self.b.convert(v, self.elem)
+
+    def one(self, like):
+        return self.b.splat(1, self.elem, self.b.dims_of(like))
+
+    def add(self, *vs):
+        out = vs[0]
+        for v in vs[1:]:
+            out = hlo.AddOp(out, v).result
+        return out
+
+    def mul(self, *vs):
+        out = vs[0]
+        for v in vs[1:]:
+            out = hlo.MulOp(out, v).result
+        return out
+
+    def sub(self, a, c):
+        return hlo.SubtractOp(a, c).result
+
+    def sigmoid(self, v):
+        return hlo.LogisticOp(v).result
+
+    def tanh(self, v):
+        return hlo.TanhOp(v).result
+
+    def d_sigmoid(self, y):
+        """The derivative of a sigmoid at its result ``y``: ``y (1 - y)``."""
+        return self.mul(y, self.sub(self.one(y), y))
+
+    def d_tanh(self, y):
+        """The derivative of tanh at its result ``y``: ``1 - y^2``."""
+        return self.sub(self.one(y), self.mul(y, y))
+
+
+def _prepared(m: _Math, weight, bias):
+    """The recurrent weight and bias in the compute type (converted once, outside the loop)."""
+    return m(weight), None if bias is None else m(bias)
+
+
+def _previous(b: Builder, states, first, t, *, reverse: bool) -> ir.Value:
+    """The state before step ``t`` of a layer whose states ``[T, N, H]`` are ``states``: ``first`` at the layer's
+    first step, else the neighbouring step's."""
+    steps = b.dim_of(states, 0)
+    if reverse:
+        last = hlo.SubtractOp(steps if isinstance(steps, ir.Value) else b.splat(steps, "i64"),
+                              b.splat(1, "i64")).result
+        at_first = compare(t, last, "EQ", "i64")
+        index = hlo.MinOp(hlo.AddOp(t, b.splat(1, "i64")).result, last).result
+    else:
+        at_first = compare(t, b.splat(0, "i64"), "EQ", "i64")
+        index = hlo.MaxOp(hlo.SubtractOp(t, b.splat(1, "i64")).result, b.splat(0, "i64")).result
+    return hlo.SelectOp(at_first, first, _row(b, states, index)).result
+
+
+# -- the cells, one step forward -----------------------------------------------------------------------------------
+def _elman_step(m: _Math, x, hh, h, *, cell: str):
+    a = m.add(x, hh)
+    return m.tanh(a) if cell == "tanh" else hlo.MaxOp(a, m.b.splat(0, m.elem, m.b.dims_of(a))).result
+
+
+def _gru_step(m: _Math, x, hh, h):
+    x_r, x_z, x_n = _gates(m.b, x, 3)
+    h_r, h_z, h_n = _gates(m.b, hh, 3)
+    r, z = m.sigmoid(m.add(x_r, h_r)), m.sigmoid(m.add(x_z, h_z))
+    n = m.tanh(m.add(x_n, m.mul(r, h_n)))
+    return m.add(n, m.mul(z, m.sub(h, n)))                 # (1 - z) n + z h
+
+
+@pattern(ops.rnn)
+def _rnn(b: Builder, input, h0, weight, bias, *, cell, reverse):
+    elem = b.sig(input).elem
+    m = _Math(b, elem)
+    step = _gru_step if cell == "gru" else (lambda m, x, hh, h: _elman_step(m, x, hh, h, cell=cell))
+
+    def body(t, h, out, input, weight, bias=None):
+        hh = _hidden(b, m(h), weight, bias)
+        h = b.convert(step(m, m(_row(b, input, t)), hh, m(h)), elem)
+        return [h, _write(b, out, t, h), input, weight] + ([] if bias is None else [bias])
+
+    weight, bias = _prepared(m, weight, bias)
+    out = b.splat(0, elem, b.dims(0))
+    carried = [h0, out, input, weight] + ([] if bias is None else [bias])
+    return _loop(b, b.dim_of(input, 0), carried, body, backwards=reverse)[1]
+
+
+@pattern(ops.lstm)
+def _lstm(b: Builder, input, h0, c0, weight, bias, *, reverse):
+    elem = b.sig(input).elem
+    m = _Math(b, elem)
+
+    def body(t, h, c, out, cells, input, weight, bias=None):
+        gates = m.add(m(_row(b, input, t)), _hidden(b, m(h), weight, bias))
+        i, f, g, o = _gates(b, gates, 4)
+        c_new = m.add(m.mul(m.sigmoid(f), m(c)), m.mul(m.sigmoid(i), m.tanh(g)))
+        c = b.convert(c_new, elem)
+        h = b.convert(m.mul(m.sigmoid(o), m.tanh(m(c))), elem)
+        return [h, c, _write(b, out, t, h), _write(b, cells, t, c), input, weight] + ([] if bias is None else [bias])
+
+    weight, bias = _prepared(m, weight, bias)
+    zeros = b.splat(0, elem, b.dims(0))
+    carried = [h0, c0, zeros, zeros, input, weight] + ([] if bias is None else [bias])
+    results = _loop(b, b.dim_of(input, 0), carried, body, backwards=reverse)
+    return results[2], results[3]
+
+
+# -- the backward loops ----------------------------------------------------------------------------------------------
+@pattern(ops.rnn_backward)
+def _rnn_backward(b: Builder, input, h0, weight, bias, output, grad_output, *, cell, reverse):
+    elem = b.sig(input).elem
+    m = _Math(b, elem)
+
+    def body(t, dh, grad_in, grad_hid, input, h0, weight, output, grad_output, bias=None):
+        dh_t = m.add(m(_row(b, grad_output, t)), dh)
+        h_t = m(_row(b, output, t))
+        if cell == "gru":
+            h = m(_previous(b, output, h0, t, reverse=reverse))
+            hh = _hidden(b, h, weight, bias)
+            x_r, x_z, x_n = _gates(b, m(_row(b, input, t)), 3)
+            h_r, h_z, h_n = _gates(b, hh, 3)
+            r, z = m.sigmoid(m.add(x_r, h_r)), m.sigmoid(m.add(x_z, h_z))
+            n = m.tanh(m.add(x_n, m.mul(r, h_n)))
+            dan = m.mul(dh_t, m.sub(m.one(z), z), m.d_tanh(n))
+            dar = m.mul(dan, h_n, m.d_sigmoid(r))
+            daz = m.mul(dh_t, m.sub(h, n), m.d_sigmoid(z))
+            d_in = hlo.ConcatenateOp([dar, daz, dan], 1).result
+            d_hid = hlo.ConcatenateOp([dar, daz, m.mul(dan, r)], 1).result
+            dh = m.add(m.mul(dh_t, z), _back_through(b, d_hid, weight))
+        else:
+            if cell == "tanh":
+                d_in = m.mul(dh_t, m.d_tanh(h_t))
+            else:                        # relu: torch's threshold_backward passes where the result is > 0
+                positive = compare(h_t, b.splat(0, m.elem, b.dims_of(h_t)), "GT", m.elem)
+                d_in = hlo.SelectOp(positive, dh_t, b.splat(0, m.elem, b.dims_of(h_t))).result
+            d_hid = d_in
+            dh = _back_through(b, d_in, weight)
+        grad_in = _write(b, grad_in, t, d_in)
+        grad_hid = _write(b, grad_hid, t, d_hid) if cell == "gru" else grad_hid
+        return [dh, grad_in, grad_hid, input, h0, weight, output, grad_output] + ([] if bias is None else [bias])
+
+    weight, bias = _prepared(m, weight, bias)
+    grads = b.splat(0, elem, b.dims_of(input))
+    carried = [m(b.splat(0, elem, b.dims_of(h0))), grads, grads, input, h0, weight, output, grad_output] + \
+        ([] if bias is None else [bias])
+    dh, grad_in, grad_hid = _loop(b, b.dim_of(input, 0), carried, body, backwards=not reverse)[:3]
+    return grad_in, grad_hid if cell == "gru" else grad_in, b.convert(dh, elem)
+
+
+@pattern(ops.lstm_backward)
+def _lstm_backward(b: Builder, input, h0, c0, weight, bias, output, cells, grad_output, grad_cells, *, reverse):
+    elem = b.sig(input).elem
+    m = _Math(b, elem)
+    grad_cells = grad_cells if grad_cells is not None else b.splat(0, elem, b.dims_of(cells))
+
+    def body(t, dh, dc, grad_in, input, h0, c0, weight, output, cells, grad_output, grad_cells, bias=None):
+        h = m(_previous(b, output, h0, t, reverse=reverse))
+        c = m(_previous(b, cells, c0, t, reverse=reverse))
+        gates = m.add(m(_row(b, input, t)), _hidden(b, h, weight, bias))
+        i, f, g, o = _gates(b, gates, 4)
+        i, f, g, o = m.sigmoid(i), m.sigmoid(f), m.tanh(g), m.sigmoid(o)
+        tc = m.tanh(m(_row(b, cells, t)))
+        dh_t = m.add(m(_row(b, grad_output, t)), dh)
+        dc_t = m.add(dc, m(_row(b, grad_cells, t)), m.mul(dh_t, o, m.d_tanh(tc)))
+        d_gates = [m.mul(dc_t, g, m.d_sigmoid(i)), m.mul(dc_t, c, m.d_sigmoid(f)),
+                   m.mul(dc_t, i, m.d_tanh(g)), m.mul(dh_t, tc, m.d_sigmoid(o))]
+        d_in = hlo.ConcatenateOp(d_gates, 1).result
+        return [_back_through(b, d_in, weight), m.mul(dc_t, f), _write(b, grad_in, t, d_in), input, h0, c0, weight,
+                output, cells, grad_output, grad_cells] + ([] if bias is None else [bias])
+
+    weight, bias = _prepared(m, weight, bias)
+    zero = m(b.splat(0, elem, b.dims_of(h0)))
+    carried = [zero, zero, b.splat(0, elem, b.dims_of(input)), input, h0, c0, weight, output, cells, grad_output,
+               grad_cells] + ([] if bias is None else [bias])
+    dh, dc, grad_in = _loop(b, b.dim_of(input, 0), carried, body, backwards=not reverse)[:3]
+    return grad_in, b.convert(dh, elem), b.convert(dc, elem)
