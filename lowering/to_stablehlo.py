@@ -15,7 +15,7 @@ from fxla.dialects.fxla import verify_module
 from fxla.dialects.fxla.opdef import type_cache
 from fxla.dialects.fxla.symbolic import SYM_ATTR, UNKNOWN, NotPolymorphicError, is_result_slot, set_slot, sym_slots
 from fxla.dialects.fxla.verifier import Diagnostic
-from fxla.dialects.mlir import ir, passmanager, rewrite, strict_context
+from fxla.dialects.mlir import hlo, ir, passmanager, rewrite, strict_context
 
 from .errors import LoweringError
 from .patterns import PATTERNS, Builder
@@ -58,6 +58,7 @@ def _rewrite(opdef, fn):
                 value = _empty_results(b)
                 if value is None:
                     value = fn(b, *operands, **attrs)
+                value = _as_result_types(b, op, value)
             except (NotPolymorphicError, TypeError) as err:
                 if not _has_dynamic_types(op):
                     raise
@@ -67,6 +68,20 @@ def _rewrite(opdef, fn):
                                       "in the fxla dialect and converted per size instead") from None
         rewriter.replace_op(op, list(value) if isinstance(value, (tuple, list)) else [value])
     return apply
+
+
+def _as_result_types(b: Builder, op, value):
+    """``value`` (a pattern's results) with the fxla op's result types.  In a polymorphic program a pattern's ops
+    may infer a ``?`` where the fxla op's type has a size the program fixed (``tensor<?x?x4xf32>`` after a
+    transpose of a ``tensor<?x?x?xf32>`` argument whose last dim the program requires to be 4); the value is then
+    ``dynamic_reshape``d to the op's type, so that every use, ``func.return`` of a forward's residuals included,
+    keeps the type the fxla program stated (shape refinement folds the reshape away)."""
+    values = list(value) if isinstance(value, (tuple, list)) else [value]
+    for r, (v, want) in enumerate(zip(values, op.results.types)):
+        if v.type != want and isinstance(ir.Type(v.type).maybe_downcast(), ir.RankedTensorType) and \
+                not ir.RankedTensorType(v.type).has_static_shape:
+            values[r] = hlo.DynamicReshapeOp(want, v, b.shape_value(b.dims(r))).result
+    return values if isinstance(value, (tuple, list)) else values[0]
 
 
 def _has_dynamic_types(op) -> bool:

@@ -162,6 +162,43 @@ def test_a_vjp_rule_without_a_symbolic_form_makes_those_gradients_per_size(monke
     assert not fast._dynamic.gradients[next(iter(fast._dynamic.gradients))]       # (none made; no retry per size)
 
 
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(4, 5, num_layers=2, bidirectional=True)
+        self.gru = torch.nn.GRU(4, 3, batch_first=True)
+        self.rnn = torch.nn.RNN(4, 3, nonlinearity="relu")
+
+    def forward(self, x):
+        a, (h, c) = self.lstm(x)
+        b, hb = self.gru(x.transpose(0, 1))
+        r, hr = self.rnn(x)
+        return a.sum(2), h, c, b.mean(1), hb, r, hr
+
+
+@pytest.mark.parametrize("dynamic", [{"x": {0: fxla.Dim("t"), 1: fxla.Dim("b")}}, True], ids=["named", "all"])
+def test_recurrent_layers_over_any_length_from_one_differentiation(dynamic, monkeypatch, caplog):
+    """LSTM / GRU / RNN layers are loops whose trip count is the sequence length: the sequence length and the batch
+    stay symbolic, forward and backward are one polymorphic StableHLO program each, and later sizes only refine
+    them.  Under dynamic=True the input's feature dim is fixed to 4 by the program; a residual that keeps it
+    (x.transpose(0, 1)) used to make the forward half per size (its StableHLO type had a ? there)."""
+    torch.manual_seed(0)
+    model = Recurrent()
+    fast = fxla.compile(model, dynamic=dynamic)
+    converted = []
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        _check_sizes(fast, model, [(3, 2, 4)])
+        monkeypatch.setattr(fast._pipeline, "to_stablehlo", lambda program: converted.append(program))
+        _check_sizes(fast, model, [(7, 3, 4), (12, 4, 4)])
+    assert converted == []
+    made = [r.getMessage() for r in caplog.records if "differentiated once" in r.getMessage()]
+    assert len(made) == 1
+    assert not [r for r in caplog.records if "no polymorphic" in r.getMessage()]
+    (variants,) = fast._dynamic.gradients.values()
+    assert len(variants) == 1 and all(half is not None for half in variants[0].stablehlo)
+    assert "tensor<?x?x20xf32>" in variants[0].made.forward.text()        # (the LSTM input projection [T, N, 4 * 5])
+
+
 def test_torch_compile_training_differentiates_each_symbolic_graph_once(caplog):
     torch.manual_seed(0)
     model, twin = Attention(), Attention()
