@@ -26,7 +26,8 @@ KNOWN_UNSUPPORTED = (
      "with a padding mask; transformer stacks whose final norm is not an `nn.LayerNorm`",
      "not lowered yet (plain nn.MultiheadAttention, the transformer layers and stacks are)"),
     ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`)",
-     "not lowered yet (RNN/LSTM/GRU and their cells are, unrolled over the static sequence length)"),
+     "not lowered yet (RNN/LSTM/GRU and their cells are: each layer one loop over its steps, of any "
+     "length, symbolic included)"),
     ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
      "pairwise distances",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "
