@@ -30,8 +30,8 @@ KNOWN_UNSUPPORTED = (
      "length, symbolic included)"),
     ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
      "pairwise distances",
-     "not lowered yet (the other torch.nn losses are, functions and modules; CTC unrolled over the static "
-     "number of time steps)"),
+     "not lowered yet (the other torch.nn losses are, functions and modules; CTC's recursion one loop over "
+     "the time steps, with torch's analytic gradient)"),
     ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1], CTC "
      "lengths above the padded sizes, a negative `gaussian_nll_loss` variance; `x[mask] = v` with one value per "
      "position and `masked_scatter` given another number of values than the mask selects",

@@ -13,8 +13,7 @@ from test_ops import _build, all_cases, make
 F32 = torch.float32
 
 #: cases whose gradient fxla refuses (NotDifferentiableError naming the op) rather than compute differently
-REFUSED = {"F.ctc_loss": "ctc_loss", "F.ctc_loss_repeats_blank_last": "ctc_loss", "nn.CTCLoss": "ctc_loss",
-           "custom_autograd_function": "custom torch.autograd.Function"}
+REFUSED = {"custom_autograd_function": "custom torch.autograd.Function"}
 
 #: cases where eager's gradient is not the derivative of eager's own forward, or the two sides differentiate
 #: different forwards: fxla's gradient is the derivative of the forward it computes (strict: a change shows)

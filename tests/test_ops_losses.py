@@ -351,3 +351,35 @@ def test_ctc_lengths_of_the_wrong_shape_are_an_error_at_the_users_line():
     text = str(err.value)
     assert "ctc_loss: input_lengths of shape [2] for a batch of 3" in text and "test_ops_losses.py:" in text, text
     assert "fix: pass input_lengths of shape [3]" in text
+
+
+def test_ctc_loss_is_one_loop_with_torchs_gradient():
+    """F.ctc_loss's alpha recursion is one loop (the program does not grow with the time steps; it was unrolled,
+    and Wav2Vec2 with labels took 15 s to compile), and its gradient is torch's ctc_loss backward: for raw
+    (not log_softmax-normalised) log_probs too, where torch's formula keeps its exp(log_probs) term, for a sample
+    with no alignment (NaN, as torch) and under zero_infinity (0)."""
+    def loss(x, targets, input_lengths, target_lengths):
+        return (F.ctc_loss(x.log_softmax(2), targets, input_lengths, target_lengths),
+                F.ctc_loss(x, targets, input_lengths, target_lengths, reduction="sum", zero_infinity=True),
+                F.ctc_loss(x, targets, input_lengths, target_lengths, reduction="none"))
+
+    torch.manual_seed(0)
+    fast = fxla.compile(loss)
+    sizes = []
+    for steps in (8, 300):
+        targets = torch.randint(1, 6, (3, 5))
+        targets[0, :3] = 2                                  # repeats: a blank must separate them
+        lengths = (torch.tensor([steps, steps - 2, 3]), torch.tensor([5, 3, 4]))   # the third: no alignment
+        x = torch.randn(steps, 3, 6)
+        xs = [x.clone().requires_grad_(True) for _ in range(2)]
+        results = [fn(xi, targets, *lengths) for fn, xi in ((loss, xs[0]), (fast, xs[1]))]
+        for (a, b, c), xi in zip(results, xs):
+            (a + b + c[:2].sum() + c[2]).backward()
+        for got, want in zip(results[1], results[0]):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        assert xs[0].grad[:3, 2].isnan().all()              # (eager: NaN over the impossible sample's steps)
+        torch.testing.assert_close(xs[1].grad, xs[0].grad, rtol=1e-4, atol=1e-4, equal_nan=True)
+        text = fast.lower(x, targets, *lengths).stablehlo
+        assert text.count("stablehlo.while") == 2          # (one alpha loop per input: the raw x's two are one)
+        sizes.append(text.count("\n"))
+    assert sizes[0] == sizes[1]

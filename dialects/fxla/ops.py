@@ -40,7 +40,7 @@ from .ops_scan import SCAN_OPS, cummax, cummin, cumprod, cumsum, logcumsumexp  #
 from .ops_linalg import LINALG_OPS, linear, matmul  # noqa: F401
 from .ops_nn import NN_OPS, conv, layer_norm, log_softmax, softmax  # noqa: F401
 from .ops_pool import POOL_OPS, LEGACY_OPS, avg_pool, max_pool, max_pool2d, max_pool_with_indices  # noqa: F401
-from .ops_recurrent import RECURRENT_OPS, lstm, lstm_backward, rnn, rnn_backward  # noqa: F401
+from .ops_recurrent import RECURRENT_OPS, ctc_beta, ctc_loss, lstm, lstm_backward, rnn, rnn_backward  # noqa: F401
 
 
 #: Op family -> its ops, in documentation order.  A family is defined in ``ops_<family>.py`` (as

@@ -1,5 +1,6 @@
-"""The ``recurrent`` family: a recurrent layer run over its sequence as one loop (one layer, one direction;
-lowered to one ``stablehlo.while``, whatever the sequence length), and the backward of that loop.  ``input`` is
+"""The ``recurrent`` family: recurrences over time, each one ``stablehlo.while`` loop whatever the number of steps:
+a recurrent layer (one layer, one direction) and its backward, and the CTC loss's forward (alpha) and backward
+(beta) recursions.  ``input`` is
 the layer's input projection ``x_t W_ih^T + b_ih`` of every step, ``[T, N, G*H]`` (``G`` gates of ``H``
 features); the cell runs over the leading (time) dim from step 0, or from step ``T - 1`` with ``reverse``,
 starting from ``h0`` ``[N, H]`` (and the LSTM's ``c0``), with ``weight`` ``[G*H, H]`` and ``bias`` ``[G*H]``
@@ -15,10 +16,17 @@ results' cotangents and recompute each step's gates from the saved states, from 
 the cotangents of ``input``, of each step's hidden projection ``hh_t`` (the recurrent weight's and bias's
 cotangents are sums of it, made outside the loop by the VJP rule) and of the initial states.  They are not
 differentiated again.
+
+``fxla.ctc_loss`` takes ``log_probs`` ``[T, N, C]``, the extended targets ``targets`` ``[N, W]`` (``W = 2S + 1``:
+blank, l1, blank, l2, ..., blank; the blank is whatever class the targets put there) and the lengths ``[N]``; it
+runs the alpha recursion of Graves et al. (2006) as torch's ``ctc_loss`` documents it and gives each sample's
+negative log-likelihood (``inf`` where no alignment exists) and every step's alpha (a sample's stops changing
+once its input length is reached).  ``fxla.ctc_beta`` runs the backward (beta) recursion from each sample's last
+step; its gradient (lowering/autodiff/recurrent.py) is torch's ``ctc_loss_backward``.
 """
 from __future__ import annotations
 
-from .opdef import BOOL, STR, Attr, FloatOperand, InferError, OpDef
+from .opdef import BOOL, STR, Attr, FloatOperand, InferError, OpDef, Operand
 from .types import Sig
 
 #: cell -> its gate count
@@ -113,4 +121,31 @@ lstm_backward = OpDef(
         FloatOperand("grad_cells", "[T, N, H]: the cell states' cotangent (absent: zero)", optional=True)),
     (_REVERSE,), results=("grad_input", "grad_h0", "grad_c0"), infer=_lstm_backward)
 
-RECURRENT_OPS = (rnn, lstm, rnn_backward, lstm_backward)
+
+
+def _ctc(ops, attrs) -> list:
+    log_probs, targets, input_lengths, target_lengths = ops
+    if log_probs.rank != 3 or targets.rank != 2:
+        raise InferError(f"expects log_probs [T, N, C] and targets [N, 2S + 1], got ranks {log_probs.rank} and "
+                         f"{targets.rank}")
+    steps, batch, _ = log_probs.shape
+    if targets.shape[0] != batch or input_lengths.shape != (batch,) or target_lengths.shape != (batch,):
+        raise InferError(f"targets {list(targets.shape)} and lengths {list(input_lengths.shape)}, "
+                         f"{list(target_lengths.shape)} do not hold one row per sample of a batch of {batch}")
+    return [Sig((batch,), log_probs.elem), Sig((steps, batch, targets.shape[1]), log_probs.elem)]
+
+
+_CTC = (FloatOperand("log_probs", "[T, N, C]"),
+        Operand("targets", "[N, 2S + 1]: the extended targets", elems=("i64",)),
+        Operand("input_lengths", "[N]", elems=("i64",)), Operand("target_lengths", "[N]", elems=("i64",)))
+
+ctc_loss = OpDef("ctc_loss", "The CTC loss's alpha recursion: each sample's negative log-likelihood and every "
+                 "step's alpha.", _CTC,
+                 (Attr("zero_infinity", BOOL, "its gradient is 0 for a sample whose loss is inf (the loss itself "
+                       "stays inf: the caller replaces it)", default=False),),
+                 results=("loss", "alphas"), infer=_ctc, torch="torch.nn.functional.ctc_loss (per sample)")
+ctc_beta = OpDef("ctc_beta", "The CTC loss's beta recursion (from each sample's last step back; -inf past its "
+                 "input length): the backward of `fxla.ctc_loss`.", _CTC, results=("betas",),
+                 infer=lambda ops, attrs: _ctc(ops, attrs)[1:])
+
+RECURRENT_OPS = (rnn, lstm, rnn_backward, lstm_backward, ctc_loss, ctc_beta)

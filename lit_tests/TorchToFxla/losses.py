@@ -433,28 +433,25 @@ def triplet_with_distance_module():
     return nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1.0))
 
 
-# The log-probs at the extended targets (blank, l1, blank, l2, blank: width 5) for all 4 steps, then one
-# logsumexp over (alpha[s], alpha[s-1], alpha[s-2]) per step after the first, then the final one over the two ends.
+# The extended targets (blank, l1, blank, l2, blank: width 5), then one fxla.ctc_loss (the alpha recursion as one
+# loop; its gradient is torch's ctc_loss backward): the per-sample losses are its first result.
 # CHECK-LABEL: case torch.nn.functional.ctc_loss:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x3xf32>, %{{.+}}: tensor<2x2xi64>, %{{.+}}: tensor<2xi64>, %{{.+}}: tensor<2xi64>) -> tensor<2xf32>
-# CHECK:         fxla.gather %[[X]], %{{.+}} {dim = 2} : tensor<4x2x3xf32>, tensor<4x2x5xi64> -> tensor<4x2x5xf32>
-# CHECK-COUNT-3: fxla.logsumexp %{{.+}} {dims = [2], keepdim = false} : tensor<2x5x3xf32> -> tensor<2x5xf32>
-# CHECK:         %[[L:.+]] = fxla.logsumexp %{{.+}} {dims = [1], keepdim = false} : tensor<2x2xf32> -> tensor<2xf32>
-# CHECK-NEXT:    %[[N:.+]] = fxla.neg %[[L]]
-# CHECK-NEXT:    %[[R:.+]] = fxla.no_gradient %[[N]] {op = "ctc_loss", reason = "fxla computes ctc_loss by its forward recursion{{.*}}"}
-# CHECK-NEXT:    return %[[R]] : tensor<2xf32>
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x3xf32>, %{{.+}}: tensor<2x2xi64>, %[[IL:.+]]: tensor<2xi64>, %[[TL:.+]]: tensor<2xi64>) -> tensor<2xf32>
+# CHECK:         %[[EXT:.+]] = fxla.concat %{{.+}}, %{{.+}} {dim = 1} : tensor<2x4xi64>, tensor<2x1xi64> -> tensor<2x5xi64>
+# CHECK-NEXT:    %[[L:.+]]:2 = fxla.ctc_loss %[[X]], %[[EXT]], %[[IL]], %[[TL]] {zero_infinity = false} : {{.+}} -> (tensor<2xf32>, tensor<4x2x5xf32>)
+# CHECK-NEXT:    return %[[L]]#0 : tensor<2xf32>
 @case(F.ctc_loss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
 def ctc(x, y, il, tl):
     return F.ctc_loss(x, y + 1, il, tl, reduction="none")
 
 
-# zero_infinity replaces inf by 0; 'mean' divides each loss by its target length (at least 1) first
+# zero_infinity replaces inf by 0 (and makes those samples' gradient 0, as torch's); 'mean' divides each loss by
+# its target length (at least 1) first
 # CHECK-LABEL: case torch.nn.CTCLoss:
-# CHECK:         fxla.constant {value = dense<0x7F800000> : tensor<f32>}
-# CHECK:         %[[INF:.+]] = fxla.eq
-# CHECK:         %[[Z:.+]] = fxla.where %[[INF]], %{{.+}}, %{{.+}}
-# CHECK:         %[[L:.+]] = fxla.no_gradient %[[Z]]
-# CHECK:         fxla.div %[[L]], %{{.+}} : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+# CHECK:         %[[L:.+]]:2 = fxla.ctc_loss {{.+}} {zero_infinity = true}
+# CHECK:         %[[INF:.+]] = fxla.eq %[[L]]#0, %{{.+}}
+# CHECK:         %[[Z:.+]] = fxla.where %[[INF]], %{{.+}}, %[[L]]#0
+# CHECK:         fxla.div %[[Z]], %{{.+}} : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
 # CHECK:         fxla.mean
 @case(nn.CTCLoss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
 def ctc_module():

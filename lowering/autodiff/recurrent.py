@@ -6,11 +6,22 @@ projection ``hh_t = h_{t-1} W_hh^T + b_hh`` and of the initial states; the recur
 product over every step, ``sum_t d(hh_t)^T h_{t-1}``, and the bias's the sum of ``d(hh_t)``, as ``fxla.linear``'s
 VJP makes them, with ``h_{t-1}`` the saved states shifted by one step (the initial state first).  A result with no
 cotangent counts as zero.  The backward ops are not differentiated again.
+
+``fxla.ctc_loss``: torch's ``ctc_loss_backward`` (LossCTC.cpp), with the betas of ``fxla.ctc_beta``.  The
+cotangent of ``log_probs[t, n, c]`` is ``(exp(log_probs) - sum over s with l'[s] = c of
+exp(alpha + beta + nll - log_probs)) * grad[n]`` for ``t`` below the sample's input length, 0 after it, and 0
+for the whole sample where ``zero_infinity`` and its loss is inf (without it, such a sample's gradient is NaN, as
+torch's).  torch's formula includes ``exp(log_probs)`` whatever produced ``log_probs``: it is the gradient with
+respect to the logits of a ``log_softmax`` (whose backward then adds nothing), so for other inputs it differs
+from the loss's derivative; fxla follows torch.  The integer operands get no gradient.
 """
 from __future__ import annotations
 
-from fxla.dialects.fxla import ops
+import math
 
+from fxla.dialects.fxla import Sig, ops, type_of
+
+from .reduce import scatter_back
 from .registry import non_differentiable, vjp_rule
 
 
@@ -52,5 +63,30 @@ def _lstm(ctx, ct, input, h0, c0, weight, bias, *, result, reverse):
     return grad_input, grad_h0, grad_c0, d_weight, d_bias
 
 
+@vjp_rule(ops.ctc_loss)
+def _ctc_loss(ctx, ct, log_probs, targets, input_lengths, target_lengths, *, result, zero_infinity):
+    grad = ct[0]
+    if grad is None:
+        return None, None, None, None
+    nll, alphas = result
+    steps, batch, width = ctx.sig(alphas).shape
+    betas = ctx.emit(ops.ctc_beta, log_probs, targets, input_lengths, target_lengths)
+    index = ctx.emit(ops.expand, ctx.reshape(targets, (1, batch, width)), shape=(steps, batch, width))
+    at_targets = ctx.emit(ops.gather, log_probs, index, dim=2)
+    per_sample = ctx.reshape(nll, (1, batch, 1))
+    occupied = ctx.emit(ops.exp, ctx.emit(ops.sub, ctx.emit(ops.add, ctx.emit(ops.add, alphas, betas), per_sample),
+                                          at_targets))
+    d = ctx.emit(ops.sub, ctx.emit(ops.exp, log_probs), scatter_back(ctx, occupied, index, log_probs, 2, "add"))
+    d = ctx.emit(ops.mul, d, ctx.reshape(grad, (1, batch, 1)))
+    t = ctx.emit(ops.arange, start=0.0, step=1.0, length=steps, result_type=type_of(Sig((steps,), "i64")))
+    inside = ctx.emit(ops.lt, ctx.reshape(t, (steps, 1, 1)), ctx.reshape(input_lengths, (1, batch, 1)))
+    zero = ctx.tensor(0.0, like=d)
+    if zero_infinity:
+        inside = ctx.emit(ops.logical_and, inside, ctx.emit(ops.ne, per_sample, ctx.tensor(math.inf, like=nll)))
+    return ctx.emit(ops.where, inside, d, zero), None, None, None
+
+
 non_differentiable("it is the backward of a recurrent layer, which fxla differentiates once (no second-order "
                    "gradients through recurrent layers)", ops.rnn_backward, ops.lstm_backward)
+non_differentiable("it is the CTC loss's backward recursion (no second-order gradients through ctc_loss)",
+                   ops.ctc_beta)

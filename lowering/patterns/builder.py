@@ -229,6 +229,24 @@ class Builder:
             return hlo.IotaOp(t, dim).result
         return hlo.DynamicIotaOp(t, self.shape_value(self._resolve(shape)), dim).result
 
+    def coordinates(self, index: ir.Value, dim: int) -> ir.Value:
+        """``[*index.shape, rank]`` full coordinates: ``index`` along ``dim``, the position (iota) along the other
+        dims (the start indices of ``torch.gather`` / ``scatter`` as StableHLO's gather and scatter take them)."""
+        s = self.sig(index)
+        elem = "i32" if s.elem == "i32" else "i64"          # (i32 indices as they are: their iotas fit in i32 too)
+        index = self.convert(index, elem)
+        shape = self.dims_of(index)
+        parts = [index if d == dim else self.iota(shape, d, elem) for d in range(s.rank)]
+        return hlo.ConcatenateOp([self.reshape(p, shape + [1]) for p in parts], s.rank).result
+
+    def take_along(self, x: ir.Value, index: ir.Value, dim: int) -> ir.Value:
+        """``torch.gather(x, dim, index)`` (``index`` of ``x``'s rank, in range) as one ``stablehlo.gather``."""
+        rank = self.sig(x).rank
+        dn = hlo.GatherDimensionNumbers.get(offset_dims=[], collapsed_slice_dims=list(range(rank)),
+                                            operand_batching_dims=[], start_indices_batching_dims=[],
+                                            start_index_map=list(range(rank)), index_vector_dim=rank)
+        return hlo.GatherOp(x, self.coordinates(index, dim), dn, [1] * rank).result
+
     def window_reduce(self, operands: Sequence[ir.Value], inits: Sequence[ir.Value], window: Sequence[Size],
                       pads: Sequence[Tuple[Size, Size]], result_types: Sequence[ir.Type],
                       body: Callable[..., Sequence[ir.Value]], strides: Optional[Sequence[int]] = None,

@@ -17,25 +17,12 @@ def _slice(b: Builder, x, *, start, limit, stride):
                                                       (("start", start), ("limit", limit), ("stride", stride)))).result
 
 
-def _coordinates(b: Builder, index, dim: int) -> ir.Value:
-    """[*index.shape, rank] full coordinates: ``index`` along ``dim``, the position (iota) along the others."""
-    s = b.sig(index)
-    elem = "i32" if s.elem == "i32" else "i64"          # (i32 indices as they are: their iotas fit in i32 too)
-    index = b.convert(index, elem)
-    shape = b.dims_of(index)
-    parts = [index if d == dim else b.iota(shape, d, elem) for d in range(s.rank)]
-    return hlo.ConcatenateOp([b.reshape(p, shape + [1]) for p in parts], s.rank).result
-
-
 @pattern(ops.gather)
 def _gather(b: Builder, x, index, *, dim):
     rank = b.sig(x).rank
     if rank == 0:                        # a 0-d input: its one element (an index other than 0 is out of range)
         return b.broadcast(x, b.result.shape)
-    dn = hlo.GatherDimensionNumbers.get(offset_dims=[], collapsed_slice_dims=list(range(rank)),
-                                        operand_batching_dims=[], start_indices_batching_dims=[],
-                                        start_index_map=list(range(rank)), index_vector_dim=rank)
-    return hlo.GatherOp(x, _coordinates(b, index, dim % rank), dn, [1] * rank).result
+    return b.take_along(x, index, dim % rank)
 
 
 @pattern(ops.index_select)
@@ -77,7 +64,7 @@ def _scatter(b: Builder, x, index, src, *, dim, reduce):
     dn = hlo.ScatterDimensionNumbers.get(update_window_dims=[], inserted_window_dims=list(range(rank)),
                                          input_batching_dims=[], scatter_indices_batching_dims=[],
                                          scattered_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
-    op = hlo.ScatterOp([b.result_type], [x], _coordinates(b, index, dim % rank), [src], dn)
+    op = hlo.ScatterOp([b.result_type], [x], b.coordinates(index, dim % rank), [src], dn)
     _binary_region(op, xs.elem, (lambda old, new: new) if combine is None else
                    (lambda old, new: combine(old, new).result))
     return op.results[0]

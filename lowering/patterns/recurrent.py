@@ -277,3 +277,119 @@ def _lstm_backward(b: Builder, input, h0, c0, weight, bias, output, cells, grad_
                grad_cells] + ([] if bias is None else [bias])
     dh, dc, grad_in = _loop(b, b.dim_of(input, 0), carried, body, backwards=not reverse)[:3]
     return grad_in, b.convert(dh, elem), b.convert(dc, elem)
+
+
+# -- the CTC loss's recursions ------------------------------------------------------------------------------------
+_NEG_INF = float("-inf")
+
+
+def _extended_log_probs(b: Builder, m: _Math, log_probs, targets) -> ir.Value:
+    """``log_probs`` at each sample's extended targets, every step: ``[T, N, W]`` in the compute type."""
+    shape = [b.dim_of(log_probs, 0), *b.dims_of(targets)]
+    return m(b.take_along(log_probs, b.broadcast_dims(targets, shape, [1, 2]), 2))
+
+
+def _shift(b: Builder, v, by: int, fill) -> ir.Value:
+    """``v[:, s - by]`` of ``v`` ``[N, W]`` (``by`` < 0: ``v[:, s + |by|]``), ``fill`` where that is outside."""
+    return hlo.PadOp(v, b.splat(fill, b.sig(v).elem), [0, by], [0, -by], [0, 0]).result
+
+
+def _positions(b: Builder, like) -> ir.Value:
+    """The extended-target position ``s`` of each element of ``like`` ``[N, W]`` (i64)."""
+    return b.iota(b.dims_of(like), 1, "i64")
+
+
+def _per_sample(b: Builder, lengths, like) -> ir.Value:
+    """``lengths`` ``[N]`` broadcast along the positions of ``like`` ``[N, W]``."""
+    return b.broadcast_dims(lengths, b.dims_of(like), [0])
+
+
+def _skips(b: Builder, targets) -> ir.Value:
+    """Where alpha may come from ``s - 2``: a label (odd ``s`` >= 2) other than the label before it."""
+    s = _positions(b, targets)
+    odd = compare(hlo.RemOp(s, b.splat(2, "i64", b.dims_of(s))).result, b.splat(1, "i64", b.dims_of(s)), "EQ", "i64")
+    later = compare(s, b.splat(2, "i64", b.dims_of(s)), "GE", "i64")
+    other = compare(targets, _shift(b, targets, 2, -1), "NE", "i64")
+    return hlo.AndOp(hlo.AndOp(odd, later).result, other).result
+
+
+def _logsumexp(m: _Math, *vs) -> ir.Value:
+    """torch's CTC log-sum-exp: the largest term taken out (0 where it is -inf, so the result is -inf then)."""
+    b = m.b
+    top = vs[0]
+    for v in vs[1:]:
+        top = hlo.MaxOp(top, v).result
+    shape = b.dims_of(top)
+    top = hlo.SelectOp(compare(top, b.splat(_NEG_INF, m.elem, shape), "EQ", m.elem), b.splat(0, m.elem, shape),
+                       top).result
+    return m.add(hlo.LogOp(m.add(*(hlo.ExpOp(m.sub(v, top)).result for v in vs))).result, top)
+
+
+def _at_step(b: Builder, t, like) -> ir.Value:
+    """The step ``t`` (a ``tensor<i64>``) broadcast to ``like``'s shape."""
+    return b.broadcast_dims(t, b.dims_of(like), [])
+
+
+@pattern(ops.ctc_loss)
+def _ctc_loss(b: Builder, log_probs, targets, input_lengths, target_lengths, *, zero_infinity):
+    elem = b.sig(log_probs).elem
+    m = _Math(b, elem)
+    lp = _extended_log_probs(b, m, log_probs, targets)
+    neg_inf = b.splat(_NEG_INF, m.elem, b.dims_of(targets))
+    s = _positions(b, targets)
+    nonempty = compare(_per_sample(b, target_lengths, targets), b.splat(0, "i64", b.dims_of(s)), "GT", "i64")
+    start = hlo.OrOp(compare(s, b.splat(0, "i64", b.dims_of(s)), "EQ", "i64"),
+                     hlo.AndOp(compare(s, b.splat(1, "i64", b.dims_of(s)), "EQ", "i64"), nonempty).result).result
+    alpha = hlo.SelectOp(start, _row(b, lp, b.splat(0, "i64")), neg_inf).result
+    alphas = _write(b, b.splat(_NEG_INF, m.elem, b.dims_of(lp)), b.splat(0, "i64"), alpha)
+
+    def body(i, alpha, alphas, lp, skips, lengths):
+        t = hlo.AddOp(i, b.splat(1, "i64")).result                 # (steps 1 .. T - 1)
+        neg_inf = b.splat(_NEG_INF, m.elem, b.dims_of(alpha))
+        two_back = hlo.SelectOp(skips, _shift(b, alpha, 2, _NEG_INF), neg_inf).result
+        new = m.add(_logsumexp(m, alpha, _shift(b, alpha, 1, _NEG_INF), two_back), _row(b, lp, t))
+        alpha = hlo.SelectOp(compare(_at_step(b, t, lengths), lengths, "LT", "i64"), new, alpha).result
+        return [alpha, _write(b, alphas, t, alpha), lp, skips, lengths]
+
+    steps = b.arith(hlo.SubtractOp, b.dim_of(log_probs, 0), 1)
+    alpha, alphas = _loop(b, steps, [alpha, alphas, lp, _skips(b, targets), _per_sample(b, input_lengths, targets)],
+                          body, backwards=False)[:2]
+    # -logsumexp(alpha[2 S], alpha[2 S - 1]) at each sample's last step (the second only for S > 0)
+    last = hlo.MulOp(target_lengths, b.splat(2, "i64", b.dims_of(target_lengths))).result
+    column = lambda index: b.reshape(b.take_along(alpha, b.reshape(index, [b.dim_of(index, 0), 1]), 1),  # noqa: E731
+                                     [b.dim_of(index, 0)])
+    zeros = b.splat(0, "i64", b.dims_of(last))
+    before = column(hlo.MaxOp(hlo.SubtractOp(last, b.splat(1, "i64", b.dims_of(last))).result, zeros).result)
+    before = hlo.SelectOp(compare(target_lengths, zeros, "GT", "i64"), before,
+                          b.splat(_NEG_INF, m.elem, b.dims_of(last))).result
+    loss = hlo.NegOp(_logsumexp(m, column(last), before)).result
+    return b.convert(loss, elem), b.convert(alphas, elem)
+
+
+@pattern(ops.ctc_beta)
+def _ctc_beta(b: Builder, log_probs, targets, input_lengths, target_lengths):
+    elem = b.sig(log_probs).elem
+    m = _Math(b, elem)
+    lp = _extended_log_probs(b, m, log_probs, targets)
+    s = _positions(b, targets)
+    last = hlo.MulOp(_per_sample(b, target_lengths, targets), b.splat(2, "i64", b.dims_of(s))).result
+    one = b.splat(1, "i64", b.dims_of(s))
+    end = hlo.OrOp(compare(s, last, "EQ", "i64"),
+                   hlo.AndOp(compare(s, hlo.SubtractOp(last, one).result, "EQ", "i64"),
+                             compare(last, b.splat(0, "i64", b.dims_of(s)), "GT", "i64")).result).result
+    neg_inf = b.splat(_NEG_INF, m.elem, b.dims_of(targets))
+    final = hlo.SubtractOp(_per_sample(b, input_lengths, targets), one).result     # each sample's last step
+
+    def body(t, beta, betas, lp, skips, end, final):
+        neg_inf = b.splat(_NEG_INF, m.elem, b.dims_of(beta))
+        row = _row(b, lp, t)
+        two_ahead = hlo.SelectOp(skips, _shift(b, beta, -2, _NEG_INF), neg_inf).result
+        recur = m.add(_logsumexp(m, beta, _shift(b, beta, -1, _NEG_INF), two_ahead), row)
+        step = _at_step(b, t, final)
+        beta = hlo.SelectOp(compare(step, final, "EQ", "i64"), hlo.SelectOp(end, row, neg_inf).result,
+                            hlo.SelectOp(compare(step, final, "LT", "i64"), recur, neg_inf).result).result
+        return [beta, _write(b, betas, t, beta), lp, skips, end, final]
+
+    skips = _shift(b, _skips(b, targets), -2, 0)            # (beta reaches s + 2 where alpha may skip to it)
+    carried = [neg_inf, b.splat(_NEG_INF, m.elem, b.dims_of(lp)), lp, skips, end, final]
+    return b.convert(_loop(b, b.dim_of(log_probs, 0), carried, body, backwards=True)[1], elem)

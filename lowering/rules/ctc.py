@@ -1,5 +1,6 @@
-"""Connectionist temporal classification loss: ``F.ctc_loss`` and ``nn.CTCLoss``, the forward (alpha) recursion
-unrolled over the static number of time steps.
+"""Connectionist temporal classification loss: ``F.ctc_loss`` and ``nn.CTCLoss``: the extended targets built here,
+the forward (alpha) recursion one loop over the steps (``fxla.ctc_loss``, dialects/fxla/ops_recurrent.py), whose
+gradient is torch's analytic ``ctc_loss`` backward (the beta recursion, ``fxla.ctc_beta``).
 
 For a sample with target ``l`` of length S, the extended target ``l'`` of length 2S + 1 puts the blank before,
 between and after the labels.  alpha[0] holds ``log_probs[0, blank]`` and ``log_probs[0, l'[1]]`` (if S > 0);
@@ -77,72 +78,27 @@ def _padded_targets(ctx, targets, target_lengths, n: int, unbatched: bool):
     return padded
 
 
-def _shift(ctx, alpha, by: int, neg_inf):
-    """alpha[:, s - by] (-inf for s < by) along the extended-target dim."""
-    n, width = ctx.sig(alpha).shape
-    if by >= width:
-        return ctx.emit(ops.expand, neg_inf, shape=(n, width))
-    front = ctx.emit(ops.expand, neg_inf, shape=(n, by))
-    return ctx.emit(ops.concat, [front, ctx.slice_dim(alpha, 1, 0, width - by)], dim=1)
-
-
 @register(F.ctc_loss)
 def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
               zero_infinity=False):
     unbatched = ctx.sig(log_probs).rank == 2
     if unbatched:
         log_probs = ctx.reshape(log_probs, [ctx.sig(log_probs).shape[0], 1, ctx.sig(log_probs).shape[1]])
-    steps, n, classes = ctx.sig(log_probs).shape
+    n = ctx.sig(log_probs).shape[1]
     labels = _padded_targets(ctx, targets, target_lengths, n, unbatched)      # [n, S]
     width = 2 * ctx.sig(labels).shape[1] + 1
     t_len, s_len = _lengths(ctx, input_lengths, n, "input_lengths"), _lengths(ctx, target_lengths, n, "target_lengths")
     f = ctx.sig(log_probs).elem
-    neg_inf = ctx.tensor(-math.inf, like=log_probs)
     # the extended targets l' [n, 2S + 1]: blank, l1, blank, l2, ..., blank
     size = ctx.sig(labels).shape[1]
     blanks = ctx.emit(ops.expand, ctx.tensor(int(blank), like=labels), shape=(n, size, 1))
     pairs = ctx.reshape(ctx.emit(ops.concat, [blanks, ctx.reshape(labels, [n, size, 1])], dim=2), [n, width - 1])
     ext = ctx.emit(ops.concat, [pairs, ctx.emit(ops.expand, ctx.tensor(int(blank), like=labels), shape=(n, 1))], dim=1)
-    # log_probs at the extended targets, every step: [T, n, 2S + 1]
-    lp = ctx.emit(ops.gather, log_probs, ctx.emit(ops.expand, ctx.reshape(ext, [1, n, width]),
-                                                   shape=(steps, n, width)), dim=2)
-    # where alpha[s - 2] may skip to s: a label (odd s) that differs from the previous label
-    previous = _shift(ctx, ext, 2, ctx.tensor(int(blank), like=ext))
-    odd = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(
-        np.array([s % 2 == 1 and s >= 2 for s in range(width)], dtype=np.bool_).reshape(1, width),
-        type=ir.IntegerType.get_signless(1)))
-    skip = ctx.emit(ops.logical_and, odd, ctx.emit(ops.ne, ext, previous))
-    # alpha[0]: the blank, and the first label where the target is not empty
-    positions = ctx.emit(ops.arange, start=0.0, step=1.0, length=width, result_type=type_of(Sig((width,), "i64")))
-    first = ctx.emit(ops.lt, positions, ctx.tensor(2, like=positions))
-    nonempty = ctx.emit(ops.gt, ctx.reshape(s_len, [n, 1]), ctx.tensor(0, like=s_len))
-    start = ctx.emit(ops.logical_and, first, ctx.emit(ops.logical_or, ctx.emit(ops.eq, positions, ctx.tensor(
-        0, like=positions)), nonempty))
-    alpha = ctx.emit(ops.where, start, ctx.reshape(ctx.slice_dim(lp, 0, 0, 1), [n, width]), neg_inf)
-    running = ctx.reshape(t_len, [n, 1])
-    for t in range(1, steps):
-        stacked = ctx.emit(ops.concat, [ctx.reshape(a, [n, width, 1]) for a in (
-            alpha, _shift(ctx, alpha, 1, neg_inf),
-            ctx.emit(ops.where, skip, _shift(ctx, alpha, 2, neg_inf), neg_inf))], dim=2)
-        new = ctx.emit(ops.add, ctx.emit(ops.logsumexp, stacked, dims=(2,), keepdim=False),
-                       ctx.reshape(ctx.slice_dim(lp, 0, t, t + 1), [n, width]))
-        alpha = ctx.emit(ops.where, ctx.emit(ops.gt, running, ctx.tensor(t, like=running)), new, alpha)
-    # -logsumexp(alpha[2 S], alpha[2 S - 1]) (the second only for S > 0)
-    last = ctx.reshape(ctx.emit(ops.mul, s_len, ctx.tensor(2, like=s_len)), [n, 1])
-    end = ctx.emit(ops.gather, alpha, last, dim=1)
-    before = ctx.emit(ops.gather, alpha, ctx.emit(ops.maximum, ctx.emit(ops.sub, last, ctx.tensor(1, like=last)),
-                                                  ctx.tensor(0, like=last)), dim=1)
-    before = ctx.emit(ops.where, nonempty, before, neg_inf)
-    loss = ctx.emit(ops.neg, ctx.emit(ops.logsumexp, ctx.emit(ops.concat, [end, before], dim=1), dims=(1,),
-                                      keepdim=False))                                          # [n]
+    # the alpha recursion, one loop over the steps (fxla.ctc_loss; its gradient is torch's ctc_loss backward)
+    loss, _ = ctx.emit(ops.ctc_loss, log_probs, ext, t_len, s_len, zero_infinity=bool(zero_infinity))
     if zero_infinity:
         loss = ctx.emit(ops.where, ctx.emit(ops.eq, loss, ctx.tensor(math.inf, like=loss)),
                         ctx.tensor(0.0, like=loss), loss)
-    # the forward recursion's own gradient is NaN where an alignment is impossible (a logsumexp of -inf
-    # rows), where torch's analytic ctc_loss backward is finite: refused rather than different
-    loss = ctx.emit(ops.no_gradient, loss, op="ctc_loss", reason=(
-        "fxla computes ctc_loss by its forward recursion, whose derivative differs from torch's analytic "
-        "ctc_loss backward (NaN for impossible alignments)"))
     if reduction == "mean":                # each loss over its target length (at least 1), then the mean
         loss = ctx.emit(ops.div, loss, ctx.emit(ops.convert, ctx.emit(ops.maximum, s_len, ctx.tensor(
             1, like=s_len)), result_type=type_of(Sig((n,), f))))

@@ -76,3 +76,39 @@ func.func @lstm_backward(%x: tensor<3x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor
   %0:3 = "fxla.lstm_backward"(%x, %h, %c, %w, %y, %cs, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1, 0>} : (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %0#0, %0#1, %0#2 : tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// The CTC loss: the log-probs at the extended targets gathered once for every step, alpha[0] where s is the blank
+// (or the first label of a non-empty target), then one loop over steps 1 .. T-1: torch's three-term log-sum-exp of
+// alpha[s], alpha[s-1] (a pad by 1) and alpha[s-2] (a pad by 2, where the skip is allowed), frozen past each
+// sample's input length; the loss is -logsumexp(alpha[2S], alpha[2S-1]) gathered at each sample's end.
+// CHECK-LABEL: func.func @ctc_loss
+// CHECK:         %[[LP:.+]] = "stablehlo.gather"(%arg0, %{{.+}}) {{.+}} -> tensor<4x2x5xf32>
+// CHECK:         %[[SKIP_SRC:.+]] = stablehlo.pad %arg1, %{{.+}}, low = [0, 2], high = [0, -2], interior = [0, 0]
+// CHECK:         %[[LOOP:.+]]:7 = stablehlo.while({{.+}}) : tensor<i64>, tensor<i64>, tensor<2x5xf32>, tensor<4x2x5xf32>, tensor<4x2x5xf32>, tensor<2x5xi1>, tensor<2x5xi64>
+// CHECK:         %[[BACK1:.+]] = stablehlo.pad %{{.+}}, %{{.+}}, low = [0, 1], high = [0, -1], interior = [0, 0]
+// CHECK:         %[[FROZEN:.+]] = stablehlo.compare LT, %{{.+}}, %{{.+}}, SIGNED : (tensor<2x5xi64>, tensor<2x5xi64>) -> tensor<2x5xi1>
+// CHECK:         "stablehlo.gather"(%[[LOOP]]#2, %{{.+}})
+// CHECK:         %[[NLL:.+]] = stablehlo.negate %{{.+}} : tensor<2xf32>
+// CHECK:         return %[[NLL]], %[[LOOP]]#3 : tensor<2xf32>, tensor<4x2x5xf32>
+// CHECK-NOT: fxla.
+func.func @ctc_loss(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<2xi64>, %tl: tensor<2xi64>) -> (tensor<2xf32>, tensor<4x2x5xf32>) {
+  %0:2 = "fxla.ctc_loss"(%x, %t, %il, %tl) {zero_infinity = false} : (tensor<4x2x3xf32>, tensor<2x5xi64>, tensor<2xi64>, tensor<2xi64>) -> (tensor<2xf32>, tensor<4x2x5xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<4x2x5xf32>
+}
+
+// -----
+
+// The beta recursion runs from the last step back: each sample starts at its last step from the end positions
+// 2S and 2S-1, reaches s+1 and s+2 (pads by -1 and -2), and is -inf past its input length.
+// CHECK-LABEL: func.func @ctc_beta
+// CHECK:         %[[LOOP:.+]]:8 = stablehlo.while
+// CHECK:         %[[FWD:.+]] = stablehlo.pad %{{.+}}, %{{.+}}, low = [0, -1], high = [0, 1], interior = [0, 0]
+// CHECK:         %[[LAST:.+]] = stablehlo.compare EQ, %{{.+}}, %{{.+}}, SIGNED : (tensor<2x5xi64>, tensor<2x5xi64>) -> tensor<2x5xi1>
+// CHECK:         return %[[LOOP]]#3 : tensor<4x2x5xf32>
+// CHECK-NOT: fxla.
+func.func @ctc_beta(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<2xi64>, %tl: tensor<2xi64>) -> tensor<4x2x5xf32> {
+  %0 = "fxla.ctc_beta"(%x, %t, %il, %tl) : (tensor<4x2x3xf32>, tensor<2x5xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x2x5xf32>
+  return %0 : tensor<4x2x5xf32>
+}

@@ -38,3 +38,23 @@ func.func @main(%x: tensor<3x2x12xf32>, %h: tensor<2x4xf32>, %w: tensor<12x4xf32
   %0 = "fxla.rnn"(%x, %h, %w) {cell = "gru", reverse = true, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<3x2x12xf32>, tensor<2x4xf32>, tensor<12x4xf32>) -> tensor<3x2x4xf32>
   return %0 : tensor<3x2x4xf32>
 }
+
+// -----
+
+// ctc_loss: torch's ctc_loss backward. The betas come from fxla.ctc_beta; each (step, sample, class) gets
+// exp(log_probs) minus the occupation exp(alpha + beta + nll - log_probs) scattered from the extended targets to
+// their classes, times the sample's cotangent, 0 past its input length; zero_infinity also zeroes the samples
+// whose loss is inf.
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME:    (%[[NLL:[a-z0-9]+]]: tensor<2xf32>, %[[ALPHAS:[a-z0-9]+]]: tensor<4x2x5xf32>, %[[CT:[a-z0-9]+]]: tensor<2xf32>, %[[X:[a-z0-9]+]]: tensor<4x2x3xf32>
+// CHECK:         %[[BETAS:.+]] = fxla.ctc_beta %[[X]]
+// CHECK:         %[[AB:.+]] = fxla.add %[[ALPHAS]], %[[BETAS]]
+// CHECK:         %[[OCC:.+]] = fxla.scatter %{{.+}}, %{{.+}}, %{{.+}} {dim = 2, reduce = "add"} : tensor<4x2x3xf32>, tensor<4x2x5xi64>, tensor<4x2x5xf32> -> tensor<4x2x3xf32>
+// CHECK:         %[[D:.+]] = fxla.sub %{{.+}}, %[[OCC]] : tensor<4x2x3xf32>, tensor<4x2x3xf32> -> tensor<4x2x3xf32>
+// CHECK:         %[[FINITE:.+]] = fxla.ne %{{.+}}, %{{.+}} : tensor<1x2x1xf32>, tensor<f32> -> tensor<1x2x1xi1>
+// CHECK:         %[[G:.+]] = fxla.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x2x1xi1>, tensor<4x2x3xf32>, tensor<f32> -> tensor<4x2x3xf32>
+// CHECK-NEXT:    return %[[G]] : tensor<4x2x3xf32>
+func.func @main(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<2xi64>, %tl: tensor<2xi64>) -> tensor<2xf32> {
+  %0:2 = "fxla.ctc_loss"(%x, %t, %il, %tl) {zero_infinity = true} : (tensor<4x2x3xf32>, tensor<2x5xi64>, tensor<2xi64>, tensor<2xi64>) -> (tensor<2xf32>, tensor<4x2x5xf32>)
+  return %0#0 : tensor<2xf32>
+}
