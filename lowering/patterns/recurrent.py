@@ -14,6 +14,7 @@ Elman cell's derivative reads its saved output only), and carries the cotangent 
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, List, Optional, Sequence
 
 from fxla.dialects.fxla import ops
@@ -157,10 +158,10 @@ def _previous(b: Builder, states, first, t, *, reverse: bool) -> ir.Value:
     return hlo.SelectOp(at_first, first, _row(b, states, index)).result
 
 
-# -- the cells, one step forward -----------------------------------------------------------------------------------
-def _elman_step(m: _Math, x, hh, h, *, cell: str):
+# -- the cells, one step forward: (m, input_t, hh_t, h_{t-1}) -> h_t ------------------------------------------------
+def _elman_step(m: _Math, x, hh, h, *, relu: bool):
     a = m.add(x, hh)
-    return m.tanh(a) if cell == "tanh" else hlo.MaxOp(a, m.b.splat(0, m.elem, m.b.dims_of(a))).result
+    return hlo.MaxOp(a, m.b.splat(0, m.elem, m.b.dims_of(a))).result if relu else m.tanh(a)
 
 
 def _gru_step(m: _Math, x, hh, h):
@@ -171,11 +172,15 @@ def _gru_step(m: _Math, x, hh, h):
     return m.add(n, m.mul(z, m.sub(h, n)))                 # (1 - z) n + z h
 
 
+#: fxla.rnn's cell -> its step
+_STEPS = {"tanh": partial(_elman_step, relu=False), "relu": partial(_elman_step, relu=True), "gru": _gru_step}
+
+
 @pattern(ops.rnn)
 def _rnn(b: Builder, input, h0, weight, bias, *, cell, reverse):
     elem = b.sig(input).elem
     m = _Math(b, elem)
-    step = _gru_step if cell == "gru" else (lambda m, x, hh, h: _elman_step(m, x, hh, h, cell=cell))
+    step = _STEPS[cell]
 
     def body(t, h, out, input, weight, bias=None):
         hh = _hidden(b, m(h), weight, bias)
@@ -209,45 +214,66 @@ def _lstm(b: Builder, input, h0, c0, weight, bias, *, reverse):
 
 
 # -- the backward loops ----------------------------------------------------------------------------------------------
+# a cell's step backward: (m, dh_t, h_t, t, the loop's values) -> (d input_t, d hh_t, d h_{t-1}), all [N, *]
+def _elman_back(m: _Math, dh, h_t, t, rows, *, relu: bool):
+    b = m.b
+    if relu:                         # torch's threshold_backward: passes where the result is > 0
+        zero = b.splat(0, m.elem, b.dims_of(h_t))
+        d = hlo.SelectOp(compare(h_t, zero, "GT", m.elem), dh, zero).result
+    else:
+        d = m.mul(dh, m.d_tanh(h_t))
+    return d, d, _back_through(b, d, rows.weight)
+
+
+def _gru_back(m: _Math, dh, h_t, t, rows):
+    b = m.b
+    h = m(rows.previous(t))
+    x_r, x_z, x_n = _gates(b, m(_row(b, rows.input, t)), 3)
+    h_r, h_z, h_n = _gates(b, _hidden(b, h, rows.weight, rows.bias), 3)
+    r, z = m.sigmoid(m.add(x_r, h_r)), m.sigmoid(m.add(x_z, h_z))
+    n = m.tanh(m.add(x_n, m.mul(r, h_n)))
+    dan = m.mul(dh, m.sub(m.one(z), z), m.d_tanh(n))
+    dar = m.mul(dan, h_n, m.d_sigmoid(r))
+    daz = m.mul(dh, m.sub(h, n), m.d_sigmoid(z))
+    d_hid = hlo.ConcatenateOp([dar, daz, m.mul(dan, r)], 1).result
+    return hlo.ConcatenateOp([dar, daz, dan], 1).result, d_hid, m.add(m.mul(dh, z), _back_through(b, d_hid,
+                                                                                                   rows.weight))
+
+
+#: fxla.rnn_backward's cell -> its step backward
+_BACK_STEPS = {"tanh": partial(_elman_back, relu=False), "relu": partial(_elman_back, relu=True), "gru": _gru_back}
+
+
+class _Rows:
+    """What a backward iteration reads: its loop's carried operands, and the state each step started from."""
+
+    def __init__(self, b: Builder, input, h0, weight, output, bias, reverse: bool):
+        self.b, self.input, self.h0, self.weight, self.output, self.bias = b, input, h0, weight, output, bias
+        self.reverse = reverse
+
+    def previous(self, t):
+        return _previous(self.b, self.output, self.h0, t, reverse=self.reverse)
+
+
 @pattern(ops.rnn_backward)
 def _rnn_backward(b: Builder, input, h0, weight, bias, output, grad_output, *, cell, reverse):
     elem = b.sig(input).elem
     m = _Math(b, elem)
+    back, separate = _BACK_STEPS[cell], cell == "gru"      # (only a GRU's hh_t cotangent differs from input_t's)
 
     def body(t, dh, grad_in, grad_hid, input, h0, weight, output, grad_output, bias=None):
-        dh_t = m.add(m(_row(b, grad_output, t)), dh)
-        h_t = m(_row(b, output, t))
-        if cell == "gru":
-            h = m(_previous(b, output, h0, t, reverse=reverse))
-            hh = _hidden(b, h, weight, bias)
-            x_r, x_z, x_n = _gates(b, m(_row(b, input, t)), 3)
-            h_r, h_z, h_n = _gates(b, hh, 3)
-            r, z = m.sigmoid(m.add(x_r, h_r)), m.sigmoid(m.add(x_z, h_z))
-            n = m.tanh(m.add(x_n, m.mul(r, h_n)))
-            dan = m.mul(dh_t, m.sub(m.one(z), z), m.d_tanh(n))
-            dar = m.mul(dan, h_n, m.d_sigmoid(r))
-            daz = m.mul(dh_t, m.sub(h, n), m.d_sigmoid(z))
-            d_in = hlo.ConcatenateOp([dar, daz, dan], 1).result
-            d_hid = hlo.ConcatenateOp([dar, daz, m.mul(dan, r)], 1).result
-            dh = m.add(m.mul(dh_t, z), _back_through(b, d_hid, weight))
-        else:
-            if cell == "tanh":
-                d_in = m.mul(dh_t, m.d_tanh(h_t))
-            else:                        # relu: torch's threshold_backward passes where the result is > 0
-                positive = compare(h_t, b.splat(0, m.elem, b.dims_of(h_t)), "GT", m.elem)
-                d_in = hlo.SelectOp(positive, dh_t, b.splat(0, m.elem, b.dims_of(h_t))).result
-            d_hid = d_in
-            dh = _back_through(b, d_in, weight)
-        grad_in = _write(b, grad_in, t, d_in)
-        grad_hid = _write(b, grad_hid, t, d_hid) if cell == "gru" else grad_hid
-        return [dh, grad_in, grad_hid, input, h0, weight, output, grad_output] + ([] if bias is None else [bias])
+        rows = _Rows(b, input, h0, weight, output, bias, reverse)
+        d_in, d_hid, dh = back(m, m.add(m(_row(b, grad_output, t)), dh), m(_row(b, output, t)), t, rows)
+        grad_hid = _write(b, grad_hid, t, d_hid) if separate else grad_hid
+        return [dh, _write(b, grad_in, t, d_in), grad_hid, input, h0, weight, output, grad_output] + \
+            ([] if bias is None else [bias])
 
     weight, bias = _prepared(m, weight, bias)
     grads = b.splat(0, elem, b.dims_of(input))
     carried = [m(b.splat(0, elem, b.dims_of(h0))), grads, grads, input, h0, weight, output, grad_output] + \
         ([] if bias is None else [bias])
     dh, grad_in, grad_hid = _loop(b, b.dim_of(input, 0), carried, body, backwards=not reverse)[:3]
-    return grad_in, grad_hid if cell == "gru" else grad_in, b.convert(dh, elem)
+    return grad_in, grad_hid if separate else grad_in, b.convert(dh, elem)
 
 
 @pattern(ops.lstm_backward)
