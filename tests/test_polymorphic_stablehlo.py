@@ -587,3 +587,24 @@ def test_running_statistics_and_module_pools_over_symbolic_dims():
         torch.testing.assert_close(fast_model.state_dict(), eager_model.state_dict())
     (program,) = _programs(fast)
     assert program.stablehlo is not None
+
+
+def _sized_by_torch(x, y):
+    F = torch.nn.functional
+    n = x.shape[2]
+    return (torch.kron(x[0, 0], y), torch.kron(y, x[0]), F.local_response_norm(x, 3), torch.nn.LocalResponseNorm(2)(x),
+            F.local_response_norm(x[:, 0], 2), torch.linspace(-1, 2, n), torch.logspace(0, 1, n, base=2.0),
+            torch.linspace(x.min(), x.max(), n))
+
+
+def test_kron_local_response_norm_and_linspace_keep_the_sizes_symbolic():
+    """torch's kron, local_response_norm and linspace/logspace (steps read from a traced size) read the sizes as
+    ints, which fixed them; their meta results are now size arithmetic, and linspace's step is computed from the
+    count as a value.  One program for every size, equal to eager."""
+    fast = fxla.compile(_sized_by_torch, dynamic={"x": {0: fxla.Dim("b"), 2: fxla.Dim("n")},
+                                                  "y": {0: fxla.Dim("r"), 1: fxla.Dim("c")}})
+    for b, n, r, c in ((2, 5, 3, 4), (3, 8, 2, 6), (2, 11, 5, 3)):
+        x, y = torch.randn(b, 3, n, 4), torch.randn(r, c)
+        torch.testing.assert_close(fast(x, y), _sized_by_torch(x, y), rtol=1e-6, atol=1e-6)
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None

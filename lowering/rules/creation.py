@@ -12,6 +12,7 @@ import torch
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.fxla.types import UNSIGNED_TYPES, bit_width, is_float
 from fxla.dialects.mlir import ir
+from fxla.frontend.shape_prop import at_traced_sizes, register_meta_function
 
 from ..registry import register
 
@@ -128,7 +129,7 @@ def _linspace_values(ctx, start, end, steps: int, elem: str) -> ir.Value:
     idx = _iota(ctx, steps, elem)
     if steps == 1:
         return ctx.emit(ops.expand, a, shape=(1,))
-    scalar = partial(_scalar, ctx, elem)
+    scalar = partial(_size_scalar, ctx, elem)
     step = ctx.emit(ops.div, ctx.emit(ops.sub, b, a), scalar(steps - 1))
     low = ctx.emit(ops.add, a, ctx.emit(ops.mul, idx, step))
     high = ctx.emit(ops.sub, b, ctx.emit(ops.mul, ctx.emit(ops.sub, scalar(steps - 1), idx), step))
@@ -138,6 +139,13 @@ def _linspace_values(ctx, start, end, steps: int, elem: str) -> ir.Value:
 
 def _scalar(ctx, elem: str, value) -> ir.Value:
     return _endpoint(ctx, float(value), elem)
+
+
+def _size_scalar(ctx, elem: str, size) -> ir.Value:
+    """A size (an int, or a symbolic one: computed by the program) as a 0-d ``elem`` value."""
+    if isinstance(size, int):
+        return _scalar(ctx, elem, size)
+    return ctx.emit(ops.convert, ctx.tensor(size), result_type=type_of(Sig((), elem)))
 
 
 def _cast_result(ctx, v: ir.Value) -> ir.Value:
@@ -155,6 +163,20 @@ def _logspace(ctx, start, end, steps, base=10.0, **kwargs):
     elem = _compute_elem(ctx.result_sig.elem)
     exponents = _linspace_values(ctx, start, end, ctx.result_sig.shape[0], elem)
     return _cast_result(ctx, ctx.emit(ops.pow, _scalar(ctx, elem, base), exponents))
+
+
+def _spaced_meta(function, start, end, steps, *args, **kwargs):
+    """torch.linspace / logspace's meta result for a symbolic ``steps`` (a size read from a traced tensor; torch's
+    own fixes it): ``steps`` elements of the dtype torch gives at the traced count."""
+    if isinstance(steps, int):
+        return function(start, end, steps, *args, **kwargs)
+    from torch.fx.experimental.symbolic_shapes import optimization_hint
+    example = function(*at_traced_sizes((start, end)), optimization_hint(steps), *args, **{**kwargs, "device": "meta"})
+    return example.new_empty((steps,))
+
+
+register_meta_function(torch.linspace, partial(_spaced_meta, torch.linspace))
+register_meta_function(torch.logspace, partial(_spaced_meta, torch.logspace))
 
 
 # -- random tensors (fxla.rng on the program's seed, a new one per call) -----------------------------------------

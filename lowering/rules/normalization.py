@@ -11,7 +11,8 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
-from fxla.frontend.shape_prop import register_meta_module
+from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
+                                      register_meta_module)
 
 from ..emit import compute_elem, double_ratio, safe_softmax
 from ..registry import register, register_module
@@ -236,6 +237,20 @@ def _local_response_norm(ctx, input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 register_module(torch.nn.LocalResponseNorm, F.local_response_norm, attrs=("size", "alpha", "beta", "k"))
+
+
+def _local_response_norm_meta(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """F.local_response_norm's meta result (its input's shape; torch's Python implementation views the input by
+    its sizes as ints, which fixed every symbolic dim)."""
+    if not has_symbolic_sizes(input):
+        return F.local_response_norm(input, size, alpha, beta, k)
+    F.local_response_norm(at_traced_sizes(input), size, alpha, beta, k)       # (its checks, at the traced sizes)
+    return input.new_empty(input.shape)
+
+
+register_meta_function(F.local_response_norm, _local_response_norm_meta)
+register_meta_module(torch.nn.LocalResponseNorm, lambda mod, input: _local_response_norm_meta(
+    input, mod.size, mod.alpha, mod.beta, mod.k))
 
 
 # -- F.normalize -------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import torch
 from fxla.dialects.fxla import ops, type_of
 from fxla.dialects.mlir import ir
 from fxla.frontend.custom_functions import custom_function_output
+from fxla.frontend.shape_prop import at_traced_sizes, has_symbolic_sizes, register_meta_function
 
 from ..dtypes import sig_of_meta
 from ..registry import register, register_module
@@ -282,3 +283,18 @@ def _kron(ctx, input, other):
     a = ctx.reshape(input, tuple(x for d in sa for x in (d, 1)))
     b = ctx.reshape(other, tuple(x for d in sb for x in (1, d)))
     return ctx.reshape(ctx.emit(ops.mul, a, b), tuple(x * y for x, y in zip(sa, sb)))
+
+
+def _kron_meta(input, other):
+    """torch.kron's meta result by size arithmetic (torch's own reads the sizes as ints, which fixed every
+    symbolic dim): the product of each aligned pair of dims, in the promoted dtype."""
+    if not has_symbolic_sizes((input, other)):
+        return torch.kron(input, other)
+    torch.kron(*at_traced_sizes((input, other)))            # (torch's argument checks, at the traced sizes)
+    rank = max(input.dim(), other.dim())
+    sa = (1,) * (rank - input.dim()) + tuple(input.shape)
+    sb = (1,) * (rank - other.dim()) + tuple(other.shape)
+    return input.new_empty([x * y for x, y in zip(sa, sb)], dtype=torch.promote_types(input.dtype, other.dtype))
+
+
+register_meta_function(torch.kron, _kron_meta)
