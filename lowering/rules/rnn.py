@@ -4,11 +4,10 @@ sequence (``fxla.rnn`` / ``fxla.lstm``, whatever its length, a symbolic one incl
 
 Each layer and direction computes its input projection for every time step at once (one ``fxla.linear`` of the
 whole sequence), then runs the cell over the steps in one op: ``h @ W_hh^T + b_hh`` plus the gate arithmetic of
-torch's formulas (``torch.nn.LSTM`` docs; the cell modules emit that arithmetic as ops).  Layers are stacked and the directions of a bidirectional layer
-concatenated on the feature dim, as torch does; ``batch_first``, unbatched 2-D inputs and given initial states
-are supported (in training mode with dropout between layers: a random mask per call).  Not lowered:
-``proj_size`` (LSTM projections), packed
-sequences.
+torch's formulas (``torch.nn.LSTM`` docs; the cell modules emit that arithmetic as ops).  Layers are stacked and
+the directions of a bidirectional layer concatenated on the feature dim, as torch does; ``batch_first``,
+unbatched 2-D inputs and given initial states are supported (in training mode with dropout between layers: a
+random mask per call).  Not lowered: ``proj_size`` (LSTM projections), packed sequences.
 """
 from __future__ import annotations
 
