@@ -54,6 +54,21 @@ case(nn.GRU, "nn.GRU_initial_state", _WithState(nn.GRU(3, 4, num_layers=2, batch
      t(2, 2, 4))
 
 
+# -- the functional forms (torch._VF's, what the modules call; dynamo's graphs hold them with allow_rnn) ----------
+torch.manual_seed(0)
+_LSTM2 = nn.LSTM(3, 4, num_layers=2, bidirectional=True).eval()
+_GRU = nn.GRU(3, 4, batch_first=True, bias=False).eval()
+_TANH, _RELU = nn.RNN(3, 4).eval(), nn.RNN(3, 4, nonlinearity="relu", num_layers=2).eval()
+case(torch.lstm, "torch.lstm", lambda x, h, c: torch.lstm(x, (h, c), list(_LSTM2._flat_weights), True, 2, 0.0, False,
+                                                          True, False), t(5, 2, 3), t(4, 2, 4), t(4, 2, 4))
+case(torch.gru, "torch.gru", lambda x, h: torch.gru(x, h, list(_GRU._flat_weights), False, 1, 0.0, False, False, True),
+     t(2, 5, 3), t(1, 2, 4))
+case(torch.rnn_tanh, "torch.rnn_tanh", lambda x, h: torch.rnn_tanh(x, h, list(_TANH._flat_weights), True, 1, 0.0,
+                                                                   False, False, False), t(5, 2, 3), t(1, 2, 4))
+case(torch.rnn_relu, "torch.rnn_relu", lambda x, h: torch.rnn_relu(x, h, list(_RELU._flat_weights), True, 2, 0.0,
+                                                                   False, False, False), t(5, 2, 3), t(2, 2, 4))
+
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
@@ -122,3 +137,38 @@ def test_half_precision_layers_train_like_eager():
         grads.append([out, xi.grad] + [p.grad.clone() for p in layer.parameters()])
     for a, b in zip(*grads):
         torch.testing.assert_close(b.float(), a.float(), rtol=4e-2, atol=4e-2)
+
+
+def test_torch_compile_with_allow_rnn_trains_recurrent_layers_in_fxla(monkeypatch):
+    """With torch._dynamo.config.allow_rnn, dynamo's graph holds torch.lstm / torch.gru (by default it breaks the
+    graph and runs them eagerly): fxla lowers them as the modules, outputs and gradients equal eager's."""
+    import copy
+    import torch._dynamo
+    monkeypatch.setattr(torch._dynamo.config, "allow_rnn", True)
+    torch._dynamo.reset()
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)
+            self.gru = nn.GRU(12, 5)
+            self.out = nn.Linear(5, 3)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            z, h = self.gru(y.transpose(0, 1))
+            return self.out(z).sum(0), h
+
+    torch.manual_seed(0)
+    model = Tagger()
+    twin = copy.deepcopy(model)
+    fast = torch.compile(model, backend="fxla")
+    for steps in (5, 7):
+        x = torch.randn(2, steps, 4)
+        got, want = fast(x), twin(x)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        (got[0].square().sum() + got[1].sum()).backward()
+        (want[0].square().sum() + want[1].sum()).backward()
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5, msg=name)
+    torch._dynamo.reset()

@@ -4,6 +4,7 @@
 # fxla.lowering.RULES; the checks show the input projection of the whole sequence as one fxla.linear, the layer
 # op on it with the initial states, and the last step's states sliced off its results (the cells: the gates).
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
+import torch
 import torch.nn as nn
 
 from fxla.testing import case, t
@@ -87,3 +88,44 @@ def gru_cell_unbatched():
 @case(nn.RNNCell, t(2, 3))
 def rnn_cell():
     return nn.RNNCell(3, 4)
+
+
+# The functional forms (torch._VF's, what the modules call; dynamo's graphs hold them with allow_rnn): the same
+# layers over the flat weights, with the given initial states.
+torch.manual_seed(0)
+_LSTM = nn.LSTM(3, 4)
+_GRU = nn.GRU(3, 4, bias=False, batch_first=True)
+_RNN = nn.RNN(3, 4)
+
+
+# CHECK-LABEL: case torch.lstm:
+# CHECK:         func.func @main(%[[X:[a-z0-9]+]]: tensor<2x1x3xf32>, %{{.+}}: tensor<1x1x4xf32>, %{{.+}}: tensor<1x1x4xf32>, %[[W_IH:[a-z0-9]+]]: tensor<16x3xf32> {fxla.param = "_tensor_constant0"}
+# CHECK:         %[[PRE:.+]] = fxla.linear %[[X]], %[[W_IH]], {{.+}} -> tensor<2x1x16xf32>
+# CHECK:         %[[H0:.+]] = fxla.reshape %{{.+}} {shape = [1, 4]}
+# CHECK:         %[[L:.+]]:2 = fxla.lstm %[[PRE]], %[[H0]], %{{.+}} {reverse = false}
+# CHECK:         return %[[L]]#0, %{{.+}}, %{{.+}} : tensor<2x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+@case(torch.lstm, t(2, 1, 3), t(1, 1, 4), t(1, 1, 4))
+def lstm_functional(x, h, c):
+    return torch.lstm(x, (h, c), list(_LSTM._flat_weights), True, 1, 0.0, False, False, False)
+
+
+# CHECK-LABEL: case torch.gru:
+# CHECK:         %[[X:.+]] = fxla.permute %{{.+}} {dims = [1, 0, 2]} : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
+# CHECK:         fxla.rnn %{{.+}} {cell = "gru", reverse = false}
+@case(torch.gru, t(1, 2, 3), t(1, 1, 4))
+def gru_functional(x, h):
+    return torch.gru(x, h, list(_GRU._flat_weights), False, 1, 0.0, False, False, True)
+
+
+# CHECK-LABEL: case torch.rnn_tanh:
+# CHECK:         fxla.rnn %{{.+}} {cell = "tanh", reverse = false}
+@case(torch.rnn_tanh, t(2, 1, 3), t(1, 1, 4))
+def rnn_tanh_functional(x, h):
+    return torch.rnn_tanh(x, h, list(_RNN._flat_weights), True, 1, 0.0, False, False, False)
+
+
+# CHECK-LABEL: case torch.rnn_relu:
+# CHECK:         fxla.rnn %{{.+}} {cell = "relu", reverse = false}
+@case(torch.rnn_relu, t(2, 1, 3), t(1, 1, 4))
+def rnn_relu_functional(x, h):
+    return torch.rnn_relu(x, h, list(_RNN._flat_weights), True, 1, 0.0, False, False, False)

@@ -74,32 +74,28 @@ def _state(ctx, given, index: int, batch: int, hidden: int, like):
     return ctx.reshape(ctx.slice_dim(given, 0, index, index + 1), (batch, hidden))
 
 
-def _recurrent(ctx, input, hx=None, *, mod, cell: str):
-    if getattr(mod, "proj_size", 0):
-        raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
-                        "use proj_size=0, or a Linear after the LSTM")
-    if not hasattr(input, "type"):
-        raise ctx.error(f"{type(mod).__name__} on a {type(input).__name__} is not supported",
-                        "fxla lowers padded tensors, not packed sequences",
-                        "pass the padded batch (and mask the outputs past each length)")
-    target, hidden, dirs, lstm = ctx.node.target, mod.hidden_size, 2 if mod.bidirectional else 1, cell == "lstm"
+def _layers(ctx, input, h0, c0, weights, *, cell: str, hidden: int, layers: int, dirs: int, batch_first: bool,
+            dropout: float):
+    """A recurrent module's layers and directions over ``input`` (``[T, N, F]``, ``[N, T, F]`` with
+    ``batch_first``, or unbatched ``[T, F]``) from the initial states ``h0``/``c0`` (``[layers * dirs, N, H]``, or
+    None for zeros): each layer and direction one ``fxla.lstm`` / ``fxla.rnn`` on its input projection, the
+    directions concatenated, ``dropout`` (the probability; 0: none) between layers.  ``weights(layer, d)`` gives
+    ``(W_ih, W_hh, b_ih, b_hh)`` (biases None where absent).  torch's result: ``(output, (h_n, c_n))`` for an
+    LSTM, else ``(output, h_n)``."""
+    lstm = cell == "lstm"
     unbatched = ctx.sig(input).rank == 2
     x = ctx.reshape(input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
-    if mod.batch_first and not unbatched:
+    if batch_first and not unbatched:
         x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
     steps, batch, _ = ctx.sig(x).shape
-    h0, c0 = _split_state(hx, lstm)
     if unbatched:
         h0, c0 = (None if s is None else ctx.reshape(s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
     layer_input, h_n, c_n = x, [], []
-    for layer in range(mod.num_layers):
+    for layer in range(layers):
         outputs = []
         for d in range(dirs):
-            suffix = f"_l{layer}" + ("_reverse" if d else "")
-            param = lambda name: ctx.param(f"{target}.{name}{suffix}")            # noqa: E731
-            bias = mod.bias
-            pre = ctx.emit(ops.linear, layer_input, param("weight_ih"), param("bias_ih") if bias else None)
-            w_hh, b_hh = param("weight_hh"), param("bias_hh") if bias else None
+            w_ih, w_hh, b_ih, b_hh = weights(layer, d)
+            pre = ctx.emit(ops.linear, layer_input, w_ih, b_ih)
             index = layer * dirs + d
             h = _state(ctx, h0, index, batch, hidden, input)
             if lstm:     # (one loop over the steps: fxla.lstm / fxla.rnn, dialects/fxla/ops_recurrent.py)
@@ -112,16 +108,42 @@ def _recurrent(ctx, input, hx=None, *, mod, cell: str):
             h_n.append(ctx.slice_dim(out, 0, *last))
             c_n.append(ctx.slice_dim(cells, 0, *last) if lstm else None)
         layer_input = ctx.emit(ops.concat, outputs, dim=2) if dirs > 1 else outputs[0]
-        if mod.training and mod.dropout and layer < mod.num_layers - 1:   # between layers, as torch drops out
-            layer_input = ctx.lower(F.dropout, layer_input, float(mod.dropout), True)
+        if dropout and layer < layers - 1:                 # between layers, as torch drops out
+            layer_input = ctx.lower(F.dropout, layer_input, float(dropout), True)
     output = layer_input
-    if mod.batch_first and not unbatched:
+    if batch_first and not unbatched:
         output = ctx.emit(ops.permute, output, dims=(1, 0, 2))
     states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if lstm else (h_n,))]
     if unbatched:
         output = ctx.reshape(output, (steps, dirs * hidden))
         states = [ctx.reshape(s, (ctx.sig(s).shape[0], hidden)) for s in states]
     return (output, tuple(states)) if lstm else (output, states[0])
+
+
+def _not_packed(ctx, input, what: str) -> None:
+    if not hasattr(input, "type"):
+        raise ctx.error(f"{what} on a {type(input).__name__} is not supported",
+                        "fxla lowers padded tensors, not packed sequences",
+                        "pass the padded batch (and mask the outputs past each length)")
+
+
+def _recurrent(ctx, input, hx=None, *, mod, cell: str):
+    if getattr(mod, "proj_size", 0):
+        raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
+                        "use proj_size=0, or a Linear after the LSTM")
+    _not_packed(ctx, input, type(mod).__name__)
+    target = ctx.node.target
+
+    def weights(layer, d):
+        suffix = f"_l{layer}" + ("_reverse" if d else "")
+        w_ih, b_ih, w_hh, b_hh = (ctx.param(f"{target}.{name}{suffix}") if mod.bias or name.startswith("weight")
+                                  else None for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"))
+        return w_ih, w_hh, b_ih, b_hh         # (read in that order: the program's parameter order as before)
+
+    h0, c0 = _split_state(hx, cell == "lstm")
+    return _layers(ctx, input, h0, c0, weights, cell=cell, hidden=mod.hidden_size, layers=mod.num_layers,
+                   dirs=2 if mod.bidirectional else 1, batch_first=mod.batch_first,
+                   dropout=mod.dropout if mod.training else 0.0)
 
 
 register(torch.nn.LSTM)(partial(_recurrent, cell="lstm"))
@@ -131,6 +153,40 @@ register(torch.nn.GRU)(partial(_recurrent, cell="gru"))
 @register(torch.nn.RNN)
 def _rnn(ctx, input, hx=None, *, mod):
     return _recurrent(ctx, input, hx, mod=mod, cell=mod.nonlinearity)
+
+
+def _functional(ctx, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first=None, *,
+                cell: str):
+    """``torch.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` (``_VF``'s, what the modules call and what dynamo's
+    graphs hold with ``torch._dynamo.config.allow_rnn``): the module's layers over the flat ``params`` (per layer
+    and direction ``W_ih, W_hh[, b_ih, b_hh]``)."""
+    name = f"torch.{ctx.node.target.__name__}"
+    if not isinstance(params, (list, tuple)):      # (the packed overload: data, batch_sizes, hx, params, ...)
+        raise ctx.error(f"{name}'s packed-sequence form (data, batch_sizes, ...) is not supported",
+                        "fxla lowers padded tensors, not packed sequences",
+                        "pass the padded batch (and mask the outputs past each length)")
+    lstm, dirs = cell == "lstm", 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    if len(params) != num_layers * dirs * per:
+        raise ctx.error(f"{name} with {len(params)} weights for {num_layers} layer(s) of {dirs} direction(s)",
+                        "fxla lowers layers of W_ih, W_hh and optionally both biases (no LSTM projections)",
+                        "use proj_size=0, or a Linear after the layer")
+
+    def weights(layer, d):
+        group = list(params[(layer * dirs + d) * per:(layer * dirs + d + 1) * per])
+        return tuple(group) if has_biases else (*group, None, None)
+
+    h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+    output, states = _layers(ctx, input, h0, c0, weights, cell=cell, hidden=ctx.sig(params[1]).shape[1],
+                             layers=num_layers, dirs=dirs, batch_first=bool(batch_first),
+                             dropout=dropout if train else 0.0)
+    return (output, *states) if lstm else (output, states)
+
+
+register(torch.lstm)(partial(_functional, cell="lstm"))
+register(torch.gru)(partial(_functional, cell="gru"))
+register(torch.rnn_tanh)(partial(_functional, cell="tanh"))
+register(torch.rnn_relu)(partial(_functional, cell="relu"))
 
 
 def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
