@@ -69,6 +69,16 @@ case(torch.rnn_relu, "torch.rnn_relu", lambda x, h: torch.rnn_relu(x, h, list(_R
                                                                    False, False, False), t(5, 2, 3), t(2, 2, 4))
 
 
+_LSTM_CELL, _GRU_CELL, _RNN_CELL = nn.LSTMCell(3, 4).eval(), nn.GRUCell(3, 4, bias=False).eval(), nn.RNNCell(3, 4)
+case(torch.lstm_cell, "torch.lstm_cell", lambda x, h, c: torch.lstm_cell(x, (h, c), *_LSTM_CELL.parameters()),
+     t(2, 3), t(2, 4), t(2, 4))
+case(torch.gru_cell, "torch.gru_cell", lambda x, h: torch.gru_cell(x, h, *_GRU_CELL.parameters()), t(2, 3), t(2, 4))
+case(torch.rnn_tanh_cell, "torch.rnn_tanh_cell", lambda x, h: torch.rnn_tanh_cell(x, h, *_RNN_CELL.parameters()),
+     t(2, 3), t(2, 4))
+case(torch.rnn_relu_cell, "torch.rnn_relu_cell", lambda x, h: torch.rnn_relu_cell(x, h, *_RNN_CELL.parameters()),
+     t(2, 3), t(2, 4))
+
+
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
@@ -140,8 +150,9 @@ def test_half_precision_layers_train_like_eager():
 
 
 def test_torch_compile_with_allow_rnn_trains_recurrent_layers_in_fxla(monkeypatch):
-    """With torch._dynamo.config.allow_rnn, dynamo's graph holds torch.lstm / torch.gru (by default it breaks the
-    graph and runs them eagerly): fxla lowers them as the modules, outputs and gradients equal eager's."""
+    """With torch._dynamo.config.allow_rnn, dynamo's graph holds torch.lstm / torch.gru / torch.gru_cell (by
+    default it breaks the graph and runs them eagerly): fxla lowers them as the modules, outputs and gradients
+    equal eager's."""
     import copy
     import torch._dynamo
     monkeypatch.setattr(torch._dynamo.config, "allow_rnn", True)
@@ -152,12 +163,13 @@ def test_torch_compile_with_allow_rnn_trains_recurrent_layers_in_fxla(monkeypatc
             super().__init__()
             self.lstm = nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)
             self.gru = nn.GRU(12, 5)
+            self.cell = nn.GRUCell(5, 5)
             self.out = nn.Linear(5, 3)
 
         def forward(self, x):
             y, _ = self.lstm(x)
             z, h = self.gru(y.transpose(0, 1))
-            return self.out(z).sum(0), h
+            return self.out(z).sum(0), self.cell(z[-1], h[0])
 
     torch.manual_seed(0)
     model = Tagger()

@@ -129,3 +129,41 @@ def rnn_tanh_functional(x, h):
 @case(torch.rnn_relu, t(2, 1, 3), t(1, 1, 4))
 def rnn_relu_functional(x, h):
     return torch.rnn_relu(x, h, list(_RNN._flat_weights), True, 1, 0.0, False, False, False)
+
+
+# The cells' functional forms: the input projection, the hidden projection and the gates, as the cell modules.
+_LSTM_CELL, _GRU_CELL, _RNN_CELL = nn.LSTMCell(3, 4), nn.GRUCell(3, 4), nn.RNNCell(3, 4)
+
+
+# CHECK-LABEL: case torch.lstm_cell:
+# CHECK:         %[[XT:.+]] = fxla.linear %{{.+}} -> tensor<2x16xf32>
+# CHECK:         %[[HT:.+]] = fxla.linear %{{.+}} -> tensor<2x16xf32>
+# CHECK:         fxla.add %[[XT]], %[[HT]]
+# CHECK:         return %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<2x4xf32>
+@case(torch.lstm_cell, t(2, 3), t(2, 4), t(2, 4))
+def lstm_cell_functional(x, h, c):
+    return torch.lstm_cell(x, (h, c), *_LSTM_CELL.parameters())
+
+
+# CHECK-LABEL: case torch.gru_cell:
+# CHECK:         fxla.linear %{{.+}} -> tensor<2x12xf32>
+# CHECK:         return %{{.+}} : tensor<2x4xf32>
+@case(torch.gru_cell, t(2, 3), t(2, 4))
+def gru_cell_functional(x, h):
+    return torch.gru_cell(x, h, *_GRU_CELL.parameters())
+
+
+# CHECK-LABEL: case torch.rnn_tanh_cell:
+# CHECK:         %[[Y:.+]] = fxla.tanh %{{.+}} : tensor<2x4xf32> -> tensor<2x4xf32>
+# CHECK:         return %[[Y]]
+@case(torch.rnn_tanh_cell, t(2, 3), t(2, 4))
+def rnn_tanh_cell_functional(x, h):
+    return torch.rnn_tanh_cell(x, h, *_RNN_CELL.parameters())
+
+
+# CHECK-LABEL: case torch.rnn_relu_cell:
+# CHECK:         %[[Y:.+]] = fxla.relu %{{.+}} : tensor<2x4xf32> -> tensor<2x4xf32>
+# CHECK:         return %[[Y]]
+@case(torch.rnn_relu_cell, t(2, 3), t(2, 4))
+def rnn_relu_cell_functional(x, h):
+    return torch.rnn_relu_cell(x, h, *_RNN_CELL.parameters())

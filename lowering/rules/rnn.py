@@ -189,20 +189,27 @@ register(torch.rnn_tanh)(partial(_functional, cell="tanh"))
 register(torch.rnn_relu)(partial(_functional, cell="relu"))
 
 
-def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
-    """A cell module: one step of :func:`_recurrent`'s cell on ``input`` ([N, in] or unbatched [in])."""
-    target, hidden = ctx.node.target, mod.hidden_size
+def _step(ctx, input, h0, c0, w_ih, w_hh, b_ih, b_hh, *, cell, hidden: int, has_cell_state: bool):
+    """One step of a cell on ``input`` ([N, in] or unbatched [in]) from ``h0``/``c0`` (None: zeros)."""
     unbatched = ctx.sig(input).rank == 1
     x = ctx.reshape(input, (1, ctx.sig(input).shape[0])) if unbatched else input
     batch = ctx.sig(x).shape[0]
-    param = lambda name: ctx.param(f"{target}.{name}")            # noqa: E731
-    xt = ctx.emit(ops.linear, x, param("weight_ih"), param("bias_ih") if mod.bias else None)
-    h0, c0 = _split_state(hx, has_cell_state)
+    xt = ctx.emit(ops.linear, x, w_ih, b_ih)
     h, c = (_zeros(ctx, batch, hidden, input) if s is None else ctx.reshape(s, (batch, hidden)) for s in (h0, c0))
-    h, c = cell(ctx, xt, h, c if has_cell_state else None, param("weight_hh"), param("bias_hh") if mod.bias else None)
+    h, c = cell(ctx, xt, h, c if has_cell_state else None, w_hh, b_hh)
     if unbatched:
         h, c = (None if s is None else ctx.reshape(s, (hidden,)) for s in (h, c))
     return (h, c) if has_cell_state else h
+
+
+def _one_step(ctx, input, hx=None, *, mod, cell, has_cell_state: bool):
+    """A cell module: :func:`_step` with its parameters."""
+    target = ctx.node.target
+    param = lambda name: ctx.param(f"{target}.{name}") if mod.bias or name.startswith("weight") else None  # noqa
+    w_ih, b_ih = param("weight_ih"), param("bias_ih")
+    h0, c0 = _split_state(hx, has_cell_state)
+    return _step(ctx, input, h0, c0, w_ih, param("weight_hh"), b_ih, param("bias_hh"), cell=cell,
+                 hidden=mod.hidden_size, has_cell_state=has_cell_state)
 
 
 register(torch.nn.LSTMCell)(partial(_one_step, cell=_lstm_cell, has_cell_state=True))
@@ -213,6 +220,22 @@ register(torch.nn.GRUCell)(partial(_one_step, cell=_gru_cell, has_cell_state=Fal
 def _rnn_cell_module(ctx, input, hx=None, *, mod):
     activation = _NONLINEARITY[mod.nonlinearity]
     return _one_step(ctx, input, hx, mod=mod, cell=partial(_rnn_cell, activation=activation), has_cell_state=False)
+
+
+def _functional_step(ctx, input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, cell, has_cell_state: bool):
+    """``torch.lstm_cell`` / ``gru_cell`` / ``rnn_tanh_cell`` / ``rnn_relu_cell`` (what the cell modules call;
+    dynamo's graphs hold them with allow_rnn): :func:`_step` with the given weights and state."""
+    h0, c0 = (hx[0], hx[1]) if has_cell_state else (hx, None)
+    return _step(ctx, input, h0, c0, w_ih, w_hh, b_ih, b_hh, cell=cell, hidden=ctx.sig(w_hh).shape[1],
+                 has_cell_state=has_cell_state)
+
+
+register(torch.lstm_cell)(partial(_functional_step, cell=_lstm_cell, has_cell_state=True))
+register(torch.gru_cell)(partial(_functional_step, cell=_gru_cell, has_cell_state=False))
+register(torch.rnn_tanh_cell)(partial(_functional_step, cell=partial(_rnn_cell, activation=ops.tanh),
+                                      has_cell_state=False))
+register(torch.rnn_relu_cell)(partial(_functional_step, cell=partial(_rnn_cell, activation=ops.relu),
+                                      has_cell_state=False))
 
 
 # -- meta results by size arithmetic: torch's modules check their inputs with the sizes as ints (check_input), which
