@@ -608,3 +608,27 @@ def test_kron_local_response_norm_and_linspace_keep_the_sizes_symbolic():
         torch.testing.assert_close(fast(x, y), _sized_by_torch(x, y), rtol=1e-6, atol=1e-6)
     (program,) = _programs(fast)
     assert program.stablehlo is not None
+
+
+def _ctc_and_functional_rnn(x, y, w):
+    F = torch.nn.functional
+    steps, batch = x.shape[:2]
+    loss = F.ctc_loss(x.log_softmax(2), y, torch.full((batch,), steps), torch.full((batch,), y.shape[1]),
+                      reduction="none")
+    h = torch.zeros(1, batch, 4)
+    out, h_n = torch.gru(x[..., :3], h, [w[:12, :3], w[12:24, :4], w[24], w[25]], True, 1, 0.0, False, False, False)
+    return loss, out, h_n
+
+
+def test_ctc_loss_and_functional_rnns_keep_the_steps_symbolic():
+    """The CTC loss's loops take the time steps, the batch and the target length symbolic, and so do the
+    functional recurrent forms (their meta results are size arithmetic): one program for every size."""
+    torch.manual_seed(0)
+    fast = fxla.compile(_ctc_and_functional_rnn, dynamic={"x": {0: fxla.Dim("t"), 1: fxla.Dim("b")},
+                                                          "y": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
+    for steps, b, s in ((10, 2, 3), (14, 3, 5), (9, 4, 2)):
+        x, y = torch.randn(steps, b, 6), torch.randint(1, 6, (b, s))
+        w = torch.randn(26, 12)                 # (the GRU's W_ih, W_hh and biases, sliced)
+        torch.testing.assert_close(fast(x, y, w), _ctc_and_functional_rnn(x, y, w), rtol=1e-5, atol=1e-5)
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None

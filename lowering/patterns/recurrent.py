@@ -49,12 +49,13 @@ def _row(b: Builder, x, t) -> ir.Value:
     s = b.sig(x)
     _, n, k = s.shape
     zero = b.splat(0, "i64")
-    if n != DYNAMIC:
+    if n != DYNAMIC and k != DYNAMIC:
         return b.reshape(hlo.DynamicSliceOp(x, [t, zero, zero], [1, n, k]).result, [n, k])
+    sizes = b.dims_of(x)[1:]
     start = b.shape_value([t, 0, 0])
-    limit = hlo.AddOp(start, b.shape_value([1, b.dim_of(x, 1), k])).result
-    row = hlo.RealDynamicSliceOp(b.type((1, DYNAMIC, k), s.elem), x, start, limit, b.shape_value([1, 1, 1])).result
-    return b.reshape(row, [b.dim_of(x, 1), k])
+    limit = hlo.AddOp(start, b.shape_value([1, *sizes])).result
+    row = hlo.RealDynamicSliceOp(b.type((1, n, k), s.elem), x, start, limit, b.shape_value([1, 1, 1])).result
+    return b.reshape(row, sizes)
 
 
 def _write(b: Builder, buffer, t, value) -> ir.Value:

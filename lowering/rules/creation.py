@@ -21,6 +21,8 @@ def splat(ctx, value) -> ir.Value:
     """A constant of the node's result type with every element ``value`` (converted as torch converts it); a
     0-d constant broadcast to the shape where it has symbolic sizes (``zeros_like`` of a ? dim)."""
     sig = ctx.result_sig
+    if isinstance(value, (torch.SymInt, torch.SymFloat)):     # (a size as the value: computed by the program)
+        return ctx.expand(ctx.convert(ctx.tensor(value), sig.elem), sig.shape)
     if not all(type(n) is int for n in sig.shape):
         return ctx.expand(_splat_of(ctx, value, type_of(Sig((), sig.elem)), sig.elem), sig.shape)
     return _splat_of(ctx, value, ctx.result_type, sig.elem)

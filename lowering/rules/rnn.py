@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_module,
-                                      run_module_on_meta)
+from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
+                                      register_meta_module, run_module_on_meta)
 
 from ..registry import register
 
@@ -274,6 +274,39 @@ def _expect_states(hx, shape) -> None:
             raise RuntimeError(f"Expected hidden size {tuple(shape)}, got {list(state.shape)}")
 
 
+def _functional_meta(function, *args):
+    """The functional forms' meta results by size arithmetic where a size is symbolic (as the modules')."""
+    input, hx, params = args[:3]
+    if not isinstance(params, (list, tuple)) or not has_symbolic_sizes((input, hx)):
+        return function(*args)                              # (the packed overload: the rule refuses it)
+    function(*at_traced_sizes(args))
+    _, _, _, has_biases, layers, _, _, bidirectional, batch_first = args
+    dirs, hidden = 2 if bidirectional else 1, params[1].shape[1]
+    if input.dim() == 2:
+        output, state = (input.shape[0], dirs * hidden), (layers * dirs, hidden)
+    else:
+        steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
+        output = (batch, steps, dirs * hidden) if batch_first else (steps, batch, dirs * hidden)
+        state = (layers * dirs, batch, hidden)
+    _expect_states(hx, state)
+    states = (input.new_empty(state), input.new_empty(state)) if function is torch.lstm else (input.new_empty(state),)
+    return (input.new_empty(output), *states)
+
+
+def _cell_functional_meta(function, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    if not has_symbolic_sizes((input, hx)):
+        return function(input, hx, w_ih, w_hh, b_ih, b_hh)
+    function(*at_traced_sizes((input, hx, w_ih, w_hh, b_ih, b_hh)))
+    shape = (w_hh.shape[1],) if input.dim() == 1 else (input.shape[0], w_hh.shape[1])
+    _expect_states(hx, shape)
+    h = input.new_empty(shape)
+    return (h, input.new_empty(shape)) if function is torch.lstm_cell else h
+
+
+for _function in (torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu):
+    register_meta_function(_function, partial(_functional_meta, _function))
+for _function in (torch.lstm_cell, torch.gru_cell, torch.rnn_tanh_cell, torch.rnn_relu_cell):
+    register_meta_function(_function, partial(_cell_functional_meta, _function))
 for _module in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
     register_meta_module(_module, _recurrent_meta)
 for _module in (torch.nn.LSTMCell, torch.nn.GRUCell, torch.nn.RNNCell):
