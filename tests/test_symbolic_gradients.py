@@ -287,3 +287,43 @@ def test_remat_recomputes_the_polymorphic_forward_inside_the_backward():
     _check_sizes(fast, model, [(b, s, 16) for b, s in SIZES])
     (variants,) = fast._dynamic.gradients.values()
     assert len(variants) == 1 and variants[0].made.residuals == 0
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(50, 8)
+        self.lstm = torch.nn.LSTM(8, 12, num_layers=2, bidirectional=True, batch_first=True)
+        self.out = torch.nn.Linear(24, 5)
+
+    def forward(self, ids):
+        return self.out(self.lstm(self.emb(ids))[0])
+
+
+def test_a_recurrent_tagger_trains_over_changing_lengths_from_one_step_program(caplog):
+    """A whole Adam training step of an embedding + 2-layer bidirectional LSTM tagger with a symbolic sequence
+    length: lowered and differentiated once, one XLA executable per length, losses and parameters equal eager's
+    step for step."""
+    torch.manual_seed(0)
+    model, twin = Tagger(), Tagger()
+    twin.load_state_dict(model.state_dict())
+    opt, twin_opt = (torch.optim.Adam(m.parameters(), lr=1e-2) for m in (model, twin))
+
+    def loss_fn(m, ids, tags):
+        return F.cross_entropy(m(ids).flatten(0, 1), tags.flatten())
+    step = fxla.compile_step(model, opt, loss_fn, dynamic={"ids": {1: fxla.Dim("seq")}, "tags": {1: fxla.Dim("seq")}})
+    gen = torch.Generator().manual_seed(1)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for length in (12, 20, 7, 12):
+            ids, tags = torch.randint(0, 50, (3, length), generator=gen), torch.randint(0, 5, (3, length), generator=gen)
+            loss = step(ids, tags)
+            twin_opt.zero_grad()
+            want = loss_fn(twin, ids, tags)
+            want.backward()
+            twin_opt.step()
+            torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    made = [r.getMessage() for r in caplog.records if "the training step traced" in r.getMessage()]
+    assert len(made) == 1 and "symbolic dims seq" in made[0]
+    assert step.compiles == 3
