@@ -311,11 +311,13 @@ def test_a_recurrent_tagger_trains_over_changing_lengths_from_one_step_program(c
 
     def loss_fn(m, ids, tags):
         return F.cross_entropy(m(ids).flatten(0, 1), tags.flatten())
-    step = fxla.compile_step(model, opt, loss_fn, dynamic={"ids": {1: fxla.Dim("seq")}, "tags": {1: fxla.Dim("seq")}})
+    seq = fxla.Dim("seq")
+    step = fxla.compile_step(model, opt, loss_fn, dynamic={"ids": {1: seq}, "tags": {1: seq}})
     gen = torch.Generator().manual_seed(1)
     with caplog.at_level(logging.INFO, logger="fxla"):
         for length in (12, 20, 7, 12):
-            ids, tags = torch.randint(0, 50, (3, length), generator=gen), torch.randint(0, 5, (3, length), generator=gen)
+            ids = torch.randint(0, 50, (3, length), generator=gen)
+            tags = torch.randint(0, 5, (3, length), generator=gen)
             loss = step(ids, tags)
             twin_opt.zero_grad()
             want = loss_fn(twin, ids, tags)
