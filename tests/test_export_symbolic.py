@@ -188,3 +188,28 @@ def test_dynamic_true_exports_with_a_batch_of_one(tmp_path):
     for n in (5, 12):
         x = torch.randn(1, n, 16)
         torch.testing.assert_close(loaded(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+class _Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)
+        self.out = torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        return self.out(self.lstm(x)[0])
+
+
+def test_a_recurrent_model_exports_one_artifact_for_every_length(tmp_path):
+    """An LSTM's layers are loops over a symbolic length: one artifact with a symbolic batch and length runs every
+    size from its polymorphic StableHLO (each size refined and compiled, never lowered again)."""
+    torch.manual_seed(0)
+    model = _Tagger().eval()
+    path = str(tmp_path / "tagger")
+    fxla.export(model, (torch.randn(2, 5, 4),), path, dynamic_shapes={"x": {0: fxla.Dim("b"), 1: fxla.Dim("t")}})
+    loaded = fxla.load(path)
+    for b, t in ((2, 5), (3, 17), (2, 40)):
+        x = torch.randn(b, t, 4)
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(x), model(x), rtol=1e-5, atol=1e-5)
+    assert loaded._symbolic.stablehlo is not None
