@@ -488,10 +488,14 @@ def _next_index(path):
     return max(r["index"] for r in done) + 1 if done else 0
 
 
-def run_file(stem, out, python, grad=False):
+def _case_count(stem) -> int:
     sys.path.insert(0, str(TESTS))
     import importlib
-    count = len(importlib.import_module(stem).CASES)
+    return len(importlib.import_module(stem).CASES)
+
+
+def run_file(stem, out, python, grad=False, count=None):
+    count = _case_count(stem) if count is None else count
     path, errors = out / f"{stem}.jsonl", out / f"{stem}.stderr"
     while (start := _next_index(path)) < count:
         with open(errors, "a") as errlog:
@@ -528,8 +532,10 @@ def run(args):
         if unknown:
             sys.exit(f"no such op test file: {', '.join(unknown)} (known: {', '.join(stems)})")
         stems = [s for s in stems if s in wanted]
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for stem, _ in zip(stems, pool.map(lambda s: run_file(s, args.out, args.python, args.grad), stems)):
+    counts = {stem: _case_count(stem) for stem in stems}   # (imported here: two threads importing the test
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:       # modules at once raced on fxla's)
+        for stem, _ in zip(stems, pool.map(lambda s: run_file(s, args.out, args.python, args.grad, counts[s]),
+                                           stems)):
             print("done", stem, flush=True)
 
 
