@@ -141,3 +141,19 @@ func.func @lstm_over_symbolic_steps_and_batch(%x: tensor<?x?x16xf32>, %h: tensor
   %0:2 = "fxla.lstm"(%x, %h, %c, %w, %t, %n, %t, %n) {fxla.sym = ["result0.0", "result0.1", "result1.0", "result1.1"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<?x?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>)
   return %0#0 : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A size the program fixed (the last dim: 4) on a value whose StableHLO op infers ? there (a transpose of a
+// tensor<?x?x?xf32> argument): the value is dynamic_reshape'd to the fxla op's type, so every use -- func.return
+// of a forward's residuals included -- keeps the type the fxla program states.
+// CHECK-LABEL: func.func @fixed_dim_kept
+// CHECK:         %[[T:.+]] = stablehlo.transpose %arg0, dims = [1, 0, 2] : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+// CHECK:         %[[R:.+]] = stablehlo.dynamic_reshape %[[T]], %{{.+}} : (tensor<?x?x?xf32>, tensor<3xi64>) -> tensor<?x?x4xf32>
+// CHECK:         return %[[R]] : tensor<?x?x4xf32>
+func.func @fixed_dim_kept(%x: tensor<?x?x?xf32>) -> tensor<?x?x4xf32> {
+  %a = fxla.dim_size %x {dim = 0} : tensor<?x?x?xf32> -> tensor<i64>
+  %b = fxla.dim_size %x {dim = 1} : tensor<?x?x?xf32> -> tensor<i64>
+  %0 = "fxla.permute"(%x, %b, %a) {dims = array<i64: 1, 0, 2>, fxla.sym = ["result0.0", "result0.1"]} : (tensor<?x?x?xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x4xf32>
+  return %0 : tensor<?x?x4xf32>
+}
