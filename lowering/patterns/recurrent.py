@@ -1,9 +1,10 @@
-"""Patterns for the ``recurrent`` family: a recurrent layer (``fxla.rnn``, ``fxla.lstm``) and its backward as one
-``stablehlo.while`` loop over the steps, whatever the sequence length: the program, and XLA's compile time, do
-not grow with it, and a ``?`` sequence length is the loop's trip count read off the input.
+"""Patterns for the ``recurrent`` family: a recurrent layer (``fxla.rnn``, ``fxla.lstm``) and its backward, and the
+CTC loss's alpha and beta recursions (``fxla.ctc_loss``, ``fxla.ctc_beta``), each one ``stablehlo.while`` loop
+over the steps, whatever their number: the program, and XLA's compile time, do not grow with it, and a ``?``
+number of steps is the loop's trip count read off the input.
 
 Each iteration slices its step's input projection (``dynamic_slice`` at the step index; ``real_dynamic_slice`` of
-``start + sizes`` where the batch is a ``?`` dim, which StableHLO's shape refinement turns into a
+``start + sizes`` where another dim is ``?``, which StableHLO's shape refinement turns into a
 ``dynamic_slice``), runs the cell on the carried state and writes the new state into the ``[T, N, H]`` result
 (``dynamic_update_slice``).  Every value an iteration reads is carried, so the loop's regions capture nothing.
 f16/bf16 layers compute each step in f32 and round the states they store, as torch's cells round each result.
