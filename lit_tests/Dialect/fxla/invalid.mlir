@@ -231,5 +231,21 @@ func.func @where_int_condition(%c: tensor<4xi64>, %a: tensor<4xf32>) -> tensor<4
   return %0 : tensor<4xf32>
 }
 
+// -----
+
+func.func @recurrent_weight_of_another_hidden_size(%x: tensor<5x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor<2x4xf32>, %w: tensor<16x3xf32>) -> tensor<5x2x4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.lstm' op weight [16, 3] is not [4 * 4, 4] for a hidden size of 4 and 4 gate(s)
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<5x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x3xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>)
+  return %0#0 : tensor<5x2x4xf32>
+}
+
+// -----
+
+func.func @ctc_lengths_of_another_batch(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<3xi64>, %tl: tensor<2xi64>) -> tensor<2xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.ctc_loss' op targets [2, 5] and lengths [3], [2] do not hold one row per sample of a batch of 2
+  %0:2 = "fxla.ctc_loss"(%x, %t, %il, %tl) : (tensor<4x2x3xf32>, tensor<2x5xi64>, tensor<3xi64>, tensor<2xi64>) -> (tensor<2xf32>, tensor<4x2x5xf32>)
+  return %0#0 : tensor<2xf32>
+}
+
 // CHECK-NOT: error:
 // CHECK-NOT: Traceback
