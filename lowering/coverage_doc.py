@@ -25,9 +25,9 @@ KNOWN_UNSUPPORTED = (
     ("`nn.MultiheadAttention` with `add_bias_kv` / `add_zero_attn`; `nn.TransformerEncoder(mask_check=False)` "
      "with a padding mask; transformer stacks whose final norm is not an `nn.LayerNorm`",
      "not lowered yet (plain nn.MultiheadAttention, the transformer layers and stacks are)"),
-    ("`nn.LSTM(proj_size > 0)`, packed sequences (`pack_padded_sequence`)",
-     "not lowered yet (RNN/LSTM/GRU and their cells are: each layer one loop over its steps, of any "
-     "length, symbolic included)"),
+    ("packed sequences (`pack_padded_sequence`) into RNN/LSTM/GRU layers",
+     "not lowered yet (the layers on padded batches are, projections included: each layer one loop over its "
+     "steps, of any length, symbolic included)"),
     ("`nn.AdaptiveLogSoftmaxWithLoss`; `triplet_margin_with_distance_loss` with a distance function other than "
      "pairwise distances",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC's recursion one loop over "

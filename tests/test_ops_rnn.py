@@ -32,6 +32,11 @@ case(nn.RNN, "nn.RNN_bidirectional_no_bias", lambda: nn.RNN(3, 4, bias=False, bi
      module=True)
 case(nn.LSTM, "nn.LSTM_one_step_bidirectional", lambda: nn.LSTM(3, 4, bidirectional=True), t(1, 2, 3), module=True)
 case(nn.GRU, "nn.GRU_long_sequence", lambda: nn.GRU(3, 4, batch_first=True), t(2, 40, 3), module=True)
+case(nn.LSTM, "nn.LSTM_projection", lambda: nn.LSTM(3, 5, proj_size=2), t(5, 2, 3), module=True)
+case(nn.LSTM, "nn.LSTM_projection_2layer_bidirectional_batch_first",
+     lambda: nn.LSTM(3, 5, num_layers=2, bidirectional=True, batch_first=True, proj_size=3), t(2, 4, 3), module=True)
+case(nn.LSTM, "nn.LSTM_projection_unbatched_no_bias", lambda: nn.LSTM(3, 4, bias=False, proj_size=2), t(6, 3),
+     module=True)
 
 
 class _WithState(nn.Module):
@@ -84,18 +89,18 @@ def test_op(c, dtype):
     run_case(c, dtype)
 
 
-def test_lstm_projection_is_a_clear_error():
-    class Projected(nn.Module):
+def test_lstm_packed_sequences_are_a_clear_error():
+    class Packed(nn.Module):
         def __init__(self):
             super().__init__()
-            self.lstm = nn.LSTM(3, 4, proj_size=2)
+            self.lstm = nn.LSTM(3, 4)
 
         def forward(self, x):
-            return self.lstm(x)[0]
-    with pytest.raises(fxla.LoweringError) as info:
-        fxla.compile(Projected().eval())(torch.randn(5, 2, 3))
-    assert "nn.LSTM with proj_size is not supported" in str(info.value)
-    assert "return self.lstm(x)[0]" in str(info.value) and "fix: use proj_size=0" in str(info.value)
+            packed = nn.utils.rnn.pack_padded_sequence(x, [5, 3], enforce_sorted=True)
+            return self.lstm(packed)[1][0]
+    with pytest.raises(fxla.FxlaError) as info:
+        fxla.compile(Packed().eval())(torch.randn(5, 2, 3))
+    assert "packed" in str(info.value).lower() and "fix:" in str(info.value)
 
 
 @pytest.mark.parametrize("make", [lambda: nn.LSTM(3, 4, num_layers=2, bidirectional=True),

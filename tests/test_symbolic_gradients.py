@@ -165,7 +165,7 @@ def test_a_vjp_rule_without_a_symbolic_form_makes_those_gradients_per_size(monke
 class Recurrent(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.lstm = torch.nn.LSTM(4, 5, num_layers=2, bidirectional=True)
+        self.lstm = torch.nn.LSTM(4, 5, num_layers=2, bidirectional=True, proj_size=3)
         self.gru = torch.nn.GRU(4, 3, batch_first=True)
         self.rnn = torch.nn.RNN(4, 3, nonlinearity="relu")
 
@@ -178,10 +178,10 @@ class Recurrent(torch.nn.Module):
 
 @pytest.mark.parametrize("dynamic", [{"x": {0: fxla.Dim("t"), 1: fxla.Dim("b")}}, True], ids=["named", "all"])
 def test_recurrent_layers_over_any_length_from_one_differentiation(dynamic, monkeypatch, caplog):
-    """LSTM / GRU / RNN layers are loops whose trip count is the sequence length: the sequence length and the batch
-    stay symbolic, forward and backward are one polymorphic StableHLO program each, and later sizes only refine
-    them.  Under dynamic=True the input's feature dim is fixed to 4 by the program; a residual that keeps it
-    (x.transpose(0, 1)) used to make the forward half per size (its StableHLO type had a ? there)."""
+    """LSTM (with a projection) / GRU / RNN layers are loops whose trip count is the sequence length: the sequence
+    length and the batch stay symbolic, forward and backward are one polymorphic StableHLO program each, and later
+    sizes only refine them.  Under dynamic=True the input's feature dim is fixed to 4 by the program; a residual
+    that keeps it (x.transpose(0, 1)) used to make the forward half per size (its StableHLO type had a ? there)."""
     torch.manual_seed(0)
     model = Recurrent()
     fast = fxla.compile(model, dynamic=dynamic)

@@ -8,7 +8,8 @@ starting from ``h0`` ``[N, H]`` (and the LSTM's ``c0``), with ``weight`` ``[G*H,
 torch's (``torch.nn.RNN`` / ``LSTM`` / ``GRU`` docs): ``tanh`` and ``relu`` (G = 1) are
 ``h_t = act(input_t + hh_t)``; ``gru`` (G = 3, gates r, z, n) is ``r = sigmoid(i_r + hh_r)``,
 ``z = sigmoid(i_z + hh_z)``, ``n = tanh(i_n + r * hh_n)``, ``h_t = (1 - z) * n + z * h_{t-1}``; ``lstm`` (G = 4,
-gates i, f, g, o) is ``c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)``, ``h_t = sigmoid(o) * tanh(c_t)``.
+gates i, f, g, o) is ``c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)``, ``h_t = sigmoid(o) * tanh(c_t)``
+(times ``W_hr``'s transpose with a ``projection``: ``proj_size``).
 
 ``output[t]`` is ``h_t`` in sequence order for both directions (a reversed layer's ``output[0]`` is its last
 step) and ``cells[t]`` the LSTM's ``c_t``.  The backward ops take the forward's operands, its results and the
@@ -34,8 +35,9 @@ GATES = {"tanh": 1, "relu": 1, "gru": 3, "lstm": 4}
 _REVERSE = Attr("reverse", BOOL, "run from the last step to the first", default=False)
 
 
-def _layer(input, h0, weight, bias, gates: int):
-    """``(steps, batch, hidden)`` of a layer's operands, checked against each other."""
+def _layer(input, h0, weight, bias, gates: int, hidden=None):
+    """``(steps, batch, hidden)`` of a layer's operands, checked against each other (``hidden``: the cell's size
+    where the state ``h0`` is a projection of another size, an LSTM's with ``projection``)."""
     present = [s for s in (input, h0, weight, bias) if s is not None]
     if len({s.elem for s in present}) != 1:
         raise InferError("operand element types differ (" + ", ".join(s.elem for s in present) + ")")
@@ -43,13 +45,14 @@ def _layer(input, h0, weight, bias, gates: int):
         raise InferError(f"expects input [T, N, G*H], h0 [N, H] and weight [G*H, H], got ranks {input.rank}, "
                          f"{h0.rank} and {weight.rank}")
     steps, batch, width = input.shape
-    hidden = h0.shape[1]
-    if weight.shape[0] != gates * hidden or weight.shape[1] != hidden:
-        raise InferError(f"weight {list(weight.shape)} is not [{gates} * {hidden}, {hidden}] for a hidden size of "
+    state = h0.shape[1]
+    hidden = state if hidden is None else hidden
+    if weight.shape[0] != gates * hidden or weight.shape[1] != state:
+        raise InferError(f"weight {list(weight.shape)} is not [{gates} * {hidden}, {state}] for a hidden size of "
                          f"{hidden} and {gates} gate(s)")
     if width != gates * hidden or h0.shape[0] != batch:
         raise InferError(f"input {list(input.shape)} and h0 {list(h0.shape)} are not [T, N, {gates * hidden}] and "
-                         f"[N, {hidden}]")
+                         f"[N, {state}]")
     if bias is not None and bias.shape != (gates * hidden,):
         raise InferError(f"bias {list(bias.shape)} is not [{gates * hidden}]")
     return steps, batch, hidden
@@ -67,11 +70,15 @@ def _rnn(ops, attrs) -> list:
 
 
 def _lstm(ops, attrs) -> list:
-    input, h0, c0, weight, bias = ops
-    _layer(input, h0, weight, bias, 4)
-    _same("c0", c0, h0)
-    states = Sig(input.shape[:2] + h0.shape[1:], input.elem)
-    return [states, states]
+    input, h0, c0, weight, bias, projection = ops
+    if c0.rank != 2 or c0.shape[0] != h0.shape[0] or c0.elem != h0.elem:
+        raise InferError(f"c0 {c0} is not [N, H] of h0's batch and element type")
+    _layer(input, h0, weight, bias, 4, c0.shape[1])
+    if projection is None:
+        _same("c0", c0, h0)
+    else:
+        _same("projection", projection, Sig((h0.shape[1], c0.shape[1]), h0.elem))
+    return [Sig(input.shape[:2] + h0.shape[1:], input.elem), Sig(input.shape[:2] + c0.shape[1:], input.elem)]
 
 
 def _rnn_backward(ops, attrs) -> list:
@@ -84,12 +91,12 @@ def _rnn_backward(ops, attrs) -> list:
 
 
 def _lstm_backward(ops, attrs) -> list:
-    input, h0, c0, weight, bias, output, cells, grad_output, grad_cells = ops
-    states, _ = _lstm([input, h0, c0, weight, bias], attrs)
-    for what, sig in (("output", output), ("cells", cells), ("grad_output", grad_output),
-                      ("grad_cells", grad_cells)):
-        _same(what, sig, states)
-    return [input, h0, h0]
+    input, h0, c0, weight, bias, output, cells, grad_output, grad_cells, projection = ops
+    states, cell_states = _lstm([input, h0, c0, weight, bias, projection], attrs)
+    for what, sig, want in (("output", output, states), ("cells", cells, cell_states),
+                            ("grad_output", grad_output, states), ("grad_cells", grad_cells, cell_states)):
+        _same(what, sig, want)
+    return [input, h0, c0]
 
 
 _LAYER = (FloatOperand("input", "[T, N, G*H]: every step's input projection"),
@@ -100,8 +107,11 @@ rnn = OpDef("rnn", "An Elman RNN (`tanh`, `relu`) or GRU layer over the leading 
             "hidden state (the family's cells).", _LAYER + _WEIGHTS,
             (Attr("cell", STR, "the cell: tanh, relu or gru", choices=("tanh", "relu", "gru")), _REVERSE),
             results=("output",), infer=_rnn, torch="torch.nn.RNN, torch.nn.GRU (one layer, one direction)")
+_PROJECTION = FloatOperand("projection", "[P, H]: W_hr, an LSTM's projection of its hidden state (h_t = "
+                           "W_hr (o * tanh(c_t)); h0, the output and W_hh's columns are then P wide)", optional=True)
 lstm = OpDef("lstm", "An LSTM layer over the leading dim of `input`: every step's hidden and cell state "
-             "(the family's cells).", _LAYER + (FloatOperand("c0", "[N, H]: the initial cell state"),) + _WEIGHTS,
+             "(the family's cells).", _LAYER + (FloatOperand("c0", "[N, H]: the initial cell state"),) + _WEIGHTS +
+             (_PROJECTION,),
              (_REVERSE,), results=("output", "cells"), infer=_lstm,
              torch="torch.nn.LSTM (one layer, one direction)")
 rnn_backward = OpDef(
@@ -118,7 +128,8 @@ lstm_backward = OpDef(
         FloatOperand("output", "[T, N, H]: the forward's hidden states"),
         FloatOperand("cells", "[T, N, H]: the forward's cell states"),
         FloatOperand("grad_output", "[T, N, H]: the hidden states' cotangent"),
-        FloatOperand("grad_cells", "[T, N, H]: the cell states' cotangent (absent: zero)", optional=True)),
+        FloatOperand("grad_cells", "[T, N, H]: the cell states' cotangent (absent: zero)", optional=True),
+        _PROJECTION),
     (_REVERSE,), results=("grad_input", "grad_h0", "grad_c0"), infer=_lstm_backward)
 
 

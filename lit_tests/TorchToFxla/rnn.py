@@ -22,6 +22,15 @@ def lstm():
     return nn.LSTM(3, 4)
 
 
+# An LSTM with proj_size: W_hr is the op's projection operand; h is proj_size wide, the cell state hidden_size.
+# CHECK-LABEL: case torch.nn.LSTM (projection):
+# CHECK:         %[[W_HR:[a-z0-9]+]]: tensor<2x4xf32> {fxla.param = "mod.weight_hr_l0"}
+# CHECK:         %[[L:.+]]:2 = fxla.lstm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, bias %{{.+}}, projection %[[W_HR]] {reverse = false} : {{.+}} -> (tensor<3x1x2xf32>, tensor<3x1x4xf32>)
+@case(nn.LSTM, t(3, 1, 3), variant="projection")
+def lstm_projection():
+    return nn.LSTM(3, 4, proj_size=2)
+
+
 # CHECK-LABEL: case torch.nn.GRU:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[WEIGHT_IH_L0:.+]]: tensor<12x3xf32> {fxla.param = "mod.weight_ih_l0"}, %[[WEIGHT_HH_L0:.+]]: tensor<12x4xf32> {fxla.param = "mod.weight_hh_l0"})
 # CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 1, 3]} : tensor<2x3xf32> -> tensor<2x1x3xf32>

@@ -54,13 +54,36 @@ def _rnn(ctx, ct, input, h0, weight, bias, *, result, cell, reverse):
 
 
 @vjp_rule(ops.lstm)
-def _lstm(ctx, ct, input, h0, c0, weight, bias, *, result, reverse):
+def _lstm(ctx, ct, input, h0, c0, weight, bias, projection, *, result, reverse):
     output, cells = result
     grad_output = ct[0] if ct[0] is not None else ctx.zeros_like(output)
     grad_input, grad_h0, grad_c0 = ctx.emit(ops.lstm_backward, input, h0, c0, weight, bias, output, cells,
-                                            grad_output, ct[1], reverse=reverse)
-    d_weight, d_bias = _recurrent_weights(ctx, grad_input, _previous_states(ctx, output, h0, reverse), bias)
-    return grad_input, grad_h0, grad_c0, d_weight, d_bias
+                                            grad_output, ct[1], projection, reverse=reverse)
+    previous = _previous_states(ctx, output, h0, reverse)
+    d_weight, d_bias = _recurrent_weights(ctx, grad_input, previous, bias)
+    d_projection = None if projection is None else _projection_grad(ctx, grad_input, grad_output, input, previous,
+                                                                     cells, weight, bias, reverse)
+    return grad_input, grad_h0, grad_c0, d_weight, d_bias, d_projection
+
+
+def _projection_grad(ctx, grad_gates, grad_output, input, previous, cells, weight, bias, reverse: bool):
+    """W_hr's cotangent, ``sum_t dh_t^T r_t``: ``r_t = o_t * tanh(c_t)`` recomputed for every step at once from the
+    saved states, and ``dh_t`` (each step's whole hidden-state cotangent) its output's plus what the next step's
+    gates send back through W_hh (the step before, for a reversed layer)."""
+    steps, batch, width = ctx.sig(grad_gates).shape
+    hidden, state = width // 4, ctx.sig(previous).shape[2]
+    gates = ctx.emit(ops.add, input, ctx.emit(ops.linear, previous, weight, bias))
+    o = ctx.emit(ops.sigmoid, ctx.slice_dim(gates, 2, 3 * hidden, width))
+    r = ctx.emit(ops.mul, o, ctx.emit(ops.tanh, cells))
+    sent = ctx.reshape(ctx.emit(ops.matmul, ctx.reshape(grad_gates, (steps * batch, width)), weight),
+                       (steps, batch, state))
+    none = ctx.zeros(Sig((1, batch, state), ctx.sig(sent).elem))
+    if reverse:
+        sent = ctx.emit(ops.concat, [none, ctx.slice_dim(sent, 0, 0, steps - 1)], dim=0)
+    else:
+        sent = ctx.emit(ops.concat, [ctx.slice_dim(sent, 0, 1, steps), none], dim=0)
+    dh = ctx.reshape(ctx.emit(ops.add, grad_output, sent), (steps * batch, state))
+    return ctx.emit(ops.matmul, ctx.emit(ops.permute, dh, dims=(1, 0)), ctx.reshape(r, (steps * batch, hidden)))
 
 
 @vjp_rule(ops.ctc_loss)

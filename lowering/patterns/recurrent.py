@@ -195,22 +195,30 @@ def _rnn(b: Builder, input, h0, weight, bias, *, cell, reverse):
     return _loop(b, b.dim_of(input, 0), carried, body, backwards=reverse)[1]
 
 
+def _optionals(values, *present) -> list:
+    """Carried optional operands (only the present ones, in order) back as one entry per flag, None if absent."""
+    given = iter(values)
+    return [next(given) if flag else None for flag in present]
+
+
 @pattern(ops.lstm)
-def _lstm(b: Builder, input, h0, c0, weight, bias, *, reverse):
+def _lstm(b: Builder, input, h0, c0, weight, bias, projection, *, reverse):
     elem = b.sig(input).elem
     m = _Math(b, elem)
+    present = (bias is not None, projection is not None)
 
-    def body(t, h, c, out, cells, input, weight, bias=None):
+    def body(t, h, c, out, cells, input, weight, *optional):
+        bias, projection = _optionals(optional, *present)
         gates = m.add(m(_row(b, input, t)), _hidden(b, m(h), weight, bias))
         i, f, g, o = _gates(b, gates, 4)
-        c_new = m.add(m.mul(m.sigmoid(f), m(c)), m.mul(m.sigmoid(i), m.tanh(g)))
-        c = b.convert(c_new, elem)
-        h = b.convert(m.mul(m.sigmoid(o), m.tanh(m(c))), elem)
-        return [h, c, _write(b, out, t, h), _write(b, cells, t, c), input, weight] + ([] if bias is None else [bias])
+        c = b.convert(m.add(m.mul(m.sigmoid(f), m(c)), m.mul(m.sigmoid(i), m.tanh(g))), elem)
+        h = m.mul(m.sigmoid(o), m.tanh(m(c)))
+        h = b.convert(h if projection is None else _hidden(b, h, projection, None), elem)     # (h = W_hr r)
+        return [h, c, _write(b, out, t, h), _write(b, cells, t, c), input, weight, *optional]
 
     weight, bias = _prepared(m, weight, bias)
-    zeros = b.splat(0, elem, b.dims(0))
-    carried = [h0, c0, zeros, zeros, input, weight] + ([] if bias is None else [bias])
+    optional = [m(v) for v in (bias, projection) if v is not None]
+    carried = [h0, c0, b.splat(0, elem, b.dims(0)), b.splat(0, elem, b.dims(1)), input, weight, *optional]
     results = _loop(b, b.dim_of(input, 0), carried, body, backwards=reverse)
     return results[2], results[3]
 
@@ -279,12 +287,15 @@ def _rnn_backward(b: Builder, input, h0, weight, bias, output, grad_output, *, c
 
 
 @pattern(ops.lstm_backward)
-def _lstm_backward(b: Builder, input, h0, c0, weight, bias, output, cells, grad_output, grad_cells, *, reverse):
+def _lstm_backward(b: Builder, input, h0, c0, weight, bias, output, cells, grad_output, grad_cells, projection, *,
+                   reverse):
     elem = b.sig(input).elem
     m = _Math(b, elem)
     grad_cells = grad_cells if grad_cells is not None else b.splat(0, elem, b.dims_of(cells))
+    present = (bias is not None, projection is not None)
 
-    def body(t, dh, dc, grad_in, input, h0, c0, weight, output, cells, grad_output, grad_cells, bias=None):
+    def body(t, dh, dc, grad_in, input, h0, c0, weight, output, cells, grad_output, grad_cells, *optional):
+        bias, projection = _optionals(optional, *present)
         h = m(_previous(b, output, h0, t, reverse=reverse))
         c = m(_previous(b, cells, c0, t, reverse=reverse))
         gates = m.add(m(_row(b, input, t)), _hidden(b, h, weight, bias))
@@ -292,17 +303,19 @@ def _lstm_backward(b: Builder, input, h0, c0, weight, bias, output, cells, grad_
         i, f, g, o = m.sigmoid(i), m.sigmoid(f), m.tanh(g), m.sigmoid(o)
         tc = m.tanh(m(_row(b, cells, t)))
         dh_t = m.add(m(_row(b, grad_output, t)), dh)
-        dc_t = m.add(dc, m(_row(b, grad_cells, t)), m.mul(dh_t, o, m.d_tanh(tc)))
+        dr = dh_t if projection is None else _back_through(b, dh_t, projection)   # (through h = W_hr r)
+        dc_t = m.add(dc, m(_row(b, grad_cells, t)), m.mul(dr, o, m.d_tanh(tc)))
         d_gates = [m.mul(dc_t, g, m.d_sigmoid(i)), m.mul(dc_t, c, m.d_sigmoid(f)),
-                   m.mul(dc_t, i, m.d_tanh(g)), m.mul(dh_t, tc, m.d_sigmoid(o))]
+                   m.mul(dc_t, i, m.d_tanh(g)), m.mul(dr, tc, m.d_sigmoid(o))]
         d_in = hlo.ConcatenateOp(d_gates, 1).result
         return [_back_through(b, d_in, weight), m.mul(dc_t, f), _write(b, grad_in, t, d_in), input, h0, c0, weight,
-                output, cells, grad_output, grad_cells] + ([] if bias is None else [bias])
+                output, cells, grad_output, grad_cells, *optional]
 
     weight, bias = _prepared(m, weight, bias)
-    zero = m(b.splat(0, elem, b.dims_of(h0)))
-    carried = [zero, zero, b.splat(0, elem, b.dims_of(input)), input, h0, c0, weight, output, cells, grad_output,
-               grad_cells] + ([] if bias is None else [bias])
+    optional = [m(v) for v in (bias, projection) if v is not None]
+    carried = [m(b.splat(0, elem, b.dims_of(h0))), m(b.splat(0, elem, b.dims_of(c0))),
+               b.splat(0, elem, b.dims_of(input)), input, h0, c0, weight, output, cells, grad_output, grad_cells,
+               *optional]
     dh, dc, grad_in = _loop(b, b.dim_of(input, 0), carried, body, backwards=not reverse)[:3]
     return grad_in, b.convert(dh, elem), b.convert(dc, elem)
 

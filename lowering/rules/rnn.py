@@ -7,7 +7,7 @@ whole sequence), then runs the cell over the steps in one op: ``h @ W_hh^T + b_h
 torch's formulas (``torch.nn.LSTM`` docs; the cell modules emit that arithmetic as ops).  Layers are stacked and
 the directions of a bidirectional layer concatenated on the feature dim, as torch does; ``batch_first``,
 unbatched 2-D inputs and given initial states are supported (in training mode with dropout between layers: a
-random mask per call).  Not lowered: ``proj_size`` (LSTM projections), packed sequences.
+random mask per call), and so are LSTM projections (``proj_size``).  Not lowered: packed sequences.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.ops_recurrent import GATES
 from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
                                       register_meta_module, run_module_on_meta)
 
@@ -75,32 +76,34 @@ def _state(ctx, given, index: int, batch: int, hidden: int, like):
 
 
 def _layers(ctx, input, h0, c0, weights, *, cell: str, hidden: int, layers: int, dirs: int, batch_first: bool,
-            dropout: float):
+            dropout: float, state: int = 0):
     """A recurrent module's layers and directions over ``input`` (``[T, N, F]``, ``[N, T, F]`` with
     ``batch_first``, or unbatched ``[T, F]``) from the initial states ``h0``/``c0`` (``[layers * dirs, N, H]``, or
     None for zeros): each layer and direction one ``fxla.lstm`` / ``fxla.rnn`` on its input projection, the
     directions concatenated, ``dropout`` (the probability; 0: none) between layers.  ``weights(layer, d)`` gives
-    ``(W_ih, W_hh, b_ih, b_hh)`` (biases None where absent).  torch's result: ``(output, (h_n, c_n))`` for an
+    ``(W_ih, W_hh, b_ih, b_hh, W_hr)`` (None where absent; ``W_hr``: an LSTM's projection to ``state`` features,
+    which are then the hidden state's and the output's width).  torch's result: ``(output, (h_n, c_n))`` for an
     LSTM, else ``(output, h_n)``."""
-    lstm = cell == "lstm"
+    lstm, state = cell == "lstm", state or hidden
     unbatched = ctx.sig(input).rank == 2
     x = ctx.reshape(input, (ctx.sig(input).shape[0], 1, ctx.sig(input).shape[1])) if unbatched else input
     if batch_first and not unbatched:
         x = ctx.emit(ops.permute, x, dims=(1, 0, 2))
     steps, batch, _ = ctx.sig(x).shape
     if unbatched:
-        h0, c0 = (None if s is None else ctx.reshape(s, (ctx.sig(s).shape[0], 1, hidden)) for s in (h0, c0))
+        h0, c0 = (None if s is None else ctx.reshape(s, (ctx.sig(s).shape[0], 1, ctx.sig(s).shape[1]))
+                  for s in (h0, c0))
     layer_input, h_n, c_n = x, [], []
     for layer in range(layers):
         outputs = []
         for d in range(dirs):
-            w_ih, w_hh, b_ih, b_hh = weights(layer, d)
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights(layer, d)
             pre = ctx.emit(ops.linear, layer_input, w_ih, b_ih)
             index = layer * dirs + d
-            h = _state(ctx, h0, index, batch, hidden, input)
+            h = _state(ctx, h0, index, batch, state, input)
             if lstm:     # (one loop over the steps: fxla.lstm / fxla.rnn, dialects/fxla/ops_recurrent.py)
                 out, cells = ctx.emit(ops.lstm, pre, h, _state(ctx, c0, index, batch, hidden, input), w_hh, b_hh,
-                                      reverse=bool(d))
+                                      w_hr, reverse=bool(d))
             else:
                 out = ctx.emit(ops.rnn, pre, h, w_hh, b_hh, cell=cell, reverse=bool(d))
             last = (0, 1) if d else (steps - 1, steps)     # a reversed layer's last step is output[0]
@@ -115,8 +118,8 @@ def _layers(ctx, input, h0, c0, weights, *, cell: str, hidden: int, layers: int,
         output = ctx.emit(ops.permute, output, dims=(1, 0, 2))
     states = [ctx.emit(ops.concat, s, dim=0) if len(s) > 1 else s[0] for s in ((h_n, c_n) if lstm else (h_n,))]
     if unbatched:
-        output = ctx.reshape(output, (steps, dirs * hidden))
-        states = [ctx.reshape(s, (ctx.sig(s).shape[0], hidden)) for s in states]
+        output = ctx.reshape(output, (steps, dirs * state))
+        states = [ctx.reshape(s, (ctx.sig(s).shape[0], ctx.sig(s).shape[2])) for s in states]
     return (output, tuple(states)) if lstm else (output, states[0])
 
 
@@ -128,22 +131,20 @@ def _not_packed(ctx, input, what: str) -> None:
 
 
 def _recurrent(ctx, input, hx=None, *, mod, cell: str):
-    if getattr(mod, "proj_size", 0):
-        raise ctx.error("nn.LSTM with proj_size is not supported", "fxla lowers LSTMs without projections",
-                        "use proj_size=0, or a Linear after the LSTM")
     _not_packed(ctx, input, type(mod).__name__)
-    target = ctx.node.target
+    target, projected = ctx.node.target, bool(getattr(mod, "proj_size", 0))
 
     def weights(layer, d):
         suffix = f"_l{layer}" + ("_reverse" if d else "")
         w_ih, b_ih, w_hh, b_hh = (ctx.param(f"{target}.{name}{suffix}") if mod.bias or name.startswith("weight")
                                   else None for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"))
-        return w_ih, w_hh, b_ih, b_hh         # (read in that order: the program's parameter order as before)
+        w_hr = ctx.param(f"{target}.weight_hr{suffix}") if projected else None
+        return w_ih, w_hh, b_ih, b_hh, w_hr   # (read in that order: the program's parameter order as before)
 
     h0, c0 = _split_state(hx, cell == "lstm")
     return _layers(ctx, input, h0, c0, weights, cell=cell, hidden=mod.hidden_size, layers=mod.num_layers,
                    dirs=2 if mod.bidirectional else 1, batch_first=mod.batch_first,
-                   dropout=mod.dropout if mod.training else 0.0)
+                   dropout=mod.dropout if mod.training else 0.0, state=getattr(mod, "proj_size", 0))
 
 
 register(torch.nn.LSTM)(partial(_recurrent, cell="lstm"))
@@ -167,19 +168,23 @@ def _functional(ctx, input, hx, params, has_biases, num_layers, dropout, train, 
                         "pass the padded batch (and mask the outputs past each length)")
     lstm, dirs = cell == "lstm", 2 if bidirectional else 1
     per = 4 if has_biases else 2
-    if len(params) != num_layers * dirs * per:
+    projected = lstm and len(params) == num_layers * dirs * (per + 1)      # (each layer's W_hr last)
+    if len(params) != num_layers * dirs * (per + projected):
         raise ctx.error(f"{name} with {len(params)} weights for {num_layers} layer(s) of {dirs} direction(s)",
-                        "fxla lowers layers of W_ih, W_hh and optionally both biases (no LSTM projections)",
-                        "use proj_size=0, or a Linear after the layer")
+                        "a layer takes W_ih, W_hh, the biases if has_biases and an LSTM's W_hr if projected",
+                        "pass the module's _flat_weights")
+    group = per + projected
 
     def weights(layer, d):
-        group = list(params[(layer * dirs + d) * per:(layer * dirs + d + 1) * per])
-        return tuple(group) if has_biases else (*group, None, None)
+        w = list(params[(layer * dirs + d) * group:(layer * dirs + d + 1) * group])
+        return (w[0], w[1], w[2] if has_biases else None, w[3] if has_biases else None,
+                w[-1] if projected else None)
 
     h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
-    output, states = _layers(ctx, input, h0, c0, weights, cell=cell, hidden=ctx.sig(params[1]).shape[1],
+    w_hh = ctx.sig(params[1]).shape
+    output, states = _layers(ctx, input, h0, c0, weights, cell=cell, hidden=w_hh[0] // GATES[cell],
                              layers=num_layers, dirs=dirs, batch_first=bool(batch_first),
-                             dropout=dropout if train else 0.0)
+                             dropout=dropout if train else 0.0, state=w_hh[1])
     return (output, *states) if lstm else (output, states)
 
 
@@ -241,20 +246,33 @@ register(torch.rnn_relu_cell)(partial(_functional_step, cell=partial(_rnn_cell, 
 # -- meta results by size arithmetic: torch's modules check their inputs with the sizes as ints (check_input), which
 # would fix a symbolic batch or sequence length (the layers' loops take both symbolic).  torch's
 # own forward still checks the arguments, at the traced sizes, and the equalities it checks are guards.
-def _recurrent_meta(mod, input, hx=None):
-    if not isinstance(input, torch.Tensor) or mod.proj_size or not has_symbolic_sizes((input, hx)):
-        return run_module_on_meta(mod, (input, hx), {})    # (a packed sequence, projections: the rule refuses)
-    run_module_on_meta(mod, at_traced_sizes((input, hx)), {})
-    dirs, hidden = 2 if mod.bidirectional else 1, mod.hidden_size
+def _shapes(input, batch_first: bool, layers: int, dirs: int, state: int, hidden: int):
+    """The output's, the hidden state's and the cell state's shapes of a recurrent layer's call on ``input``."""
     if input.dim() == 2:
-        output, state = (input.shape[0], dirs * hidden), (mod.num_layers * dirs, hidden)
-    else:
-        steps, batch = (input.shape[1], input.shape[0]) if mod.batch_first else input.shape[:2]
-        output = (batch, steps, dirs * hidden) if mod.batch_first else (steps, batch, dirs * hidden)
-        state = (mod.num_layers * dirs, batch, hidden)
-    _expect_states(hx, state)
-    out, h = input.new_empty(output), input.new_empty(state)
-    return (out, (h, input.new_empty(state))) if isinstance(mod, torch.nn.LSTM) else (out, h)
+        return (input.shape[0], dirs * state), (layers * dirs, state), (layers * dirs, hidden)
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
+    output = (batch, steps, dirs * state) if batch_first else (steps, batch, dirs * state)
+    return output, (layers * dirs, batch, state), (layers * dirs, batch, hidden)
+
+
+def _results(input, lstm: bool, hx, shapes):
+    """Meta results of those shapes, after checking the given initial states against them (guards)."""
+    output, state, cell = shapes
+    states = (state, cell) if lstm else (state,)
+    for given, shape in zip(() if hx is None else hx if isinstance(hx, tuple) else (hx,), states):
+        _expect_states((given,), shape)
+    return input.new_empty(output), tuple(input.new_empty(s) for s in states)
+
+
+def _recurrent_meta(mod, input, hx=None):
+    if not isinstance(input, torch.Tensor) or not has_symbolic_sizes((input, hx)):
+        return run_module_on_meta(mod, (input, hx), {})    # (a packed sequence: the rule refuses it)
+    run_module_on_meta(mod, at_traced_sizes((input, hx)), {})
+    lstm = isinstance(mod, torch.nn.LSTM)
+    out, states = _results(input, lstm, hx, _shapes(input, mod.batch_first, mod.num_layers,
+                                                    2 if mod.bidirectional else 1,
+                                                    getattr(mod, "proj_size", 0) or mod.hidden_size, mod.hidden_size))
+    return (out, states) if lstm else (out, states[0])
 
 
 def _cell_meta(mod, input, hx=None):
@@ -281,16 +299,12 @@ def _functional_meta(function, *args):
         return function(*args)                              # (the packed overload: the rule refuses it)
     function(*at_traced_sizes(args))
     _, _, _, has_biases, layers, _, _, bidirectional, batch_first = args
-    dirs, hidden = 2 if bidirectional else 1, params[1].shape[1]
-    if input.dim() == 2:
-        output, state = (input.shape[0], dirs * hidden), (layers * dirs, hidden)
-    else:
-        steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
-        output = (batch, steps, dirs * hidden) if batch_first else (steps, batch, dirs * hidden)
-        state = (layers * dirs, batch, hidden)
-    _expect_states(hx, state)
-    states = (input.new_empty(state), input.new_empty(state)) if function is torch.lstm else (input.new_empty(state),)
-    return (input.new_empty(output), *states)
+    lstm = function is torch.lstm
+    gates, state = params[1].shape
+    hidden = gates // 4 if lstm else state               # (the cell state's width: an LSTM's W_hh is [4 H, P])
+    out, states = _results(input, lstm, tuple(hx) if lstm else hx,
+                           _shapes(input, batch_first, layers, 2 if bidirectional else 1, state, hidden))
+    return (out, *states)
 
 
 def _cell_functional_meta(function, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

@@ -22,7 +22,7 @@
 // CHECK:         return %[[LOOP]]#4, %[[LOOP]]#5 : tensor<5x2x4xf32>, tensor<5x2x4xf32>
 // CHECK-NOT: fxla.
 func.func @lstm(%x: tensor<5x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor<2x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>) {
-  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<5x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>)
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>} : (tensor<5x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>)
   return %0#0, %0#1 : tensor<5x2x4xf32>, tensor<5x2x4xf32>
 }
 
@@ -73,7 +73,7 @@ func.func @rnn_backward_relu(%x: tensor<3x2x4xf32>, %h: tensor<2x4xf32>, %w: ten
 // CHECK:         return %[[LOOP]]#4, %[[LOOP]]#2, %[[LOOP]]#3
 // CHECK-NOT: fxla.
 func.func @lstm_backward(%x: tensor<3x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor<2x4xf32>, %w: tensor<16x4xf32>, %y: tensor<3x2x4xf32>, %cs: tensor<3x2x4xf32>, %g: tensor<3x2x4xf32>) -> (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
-  %0:3 = "fxla.lstm_backward"(%x, %h, %c, %w, %y, %cs, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1, 0>} : (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  %0:3 = "fxla.lstm_backward"(%x, %h, %c, %w, %y, %cs, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1, 0, 0>} : (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %0#0, %0#1, %0#2 : tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
 
@@ -111,4 +111,19 @@ func.func @ctc_loss(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<2xi6
 func.func @ctc_beta(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi64>, %il: tensor<2xi64>, %tl: tensor<2xi64>) -> tensor<4x2x5xf32> {
   %0 = "fxla.ctc_beta"(%x, %t, %il, %tl) : (tensor<4x2x3xf32>, tensor<2x5xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x2x5xf32>
   return %0 : tensor<4x2x5xf32>
+}
+
+// -----
+
+// An LSTM with a projection (proj_size): the hidden state is W_hr (o * tanh(c)), one more product per step, and
+// the state, the output and W_hh's columns are P = 3 wide while the cell state stays H = 4.
+// CHECK-LABEL: func.func @lstm_projection
+// CHECK:         stablehlo.while({{.+}}) : tensor<i64>, tensor<i64>, tensor<2x3xf32>, tensor<2x4xf32>, tensor<5x2x3xf32>, tensor<5x2x4xf32>, tensor<5x2x16xf32>, tensor<16x3xf32>, tensor<3x4xf32>
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [1] : (tensor<2x3xf32>, tensor<16x3xf32>) -> tensor<2x16xf32>
+// CHECK:         %[[H:.+]] = stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [1] : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+// CHECK:         stablehlo.return %{{.+}}, %{{.+}}, %[[H]],
+// CHECK-NOT: fxla.
+func.func @lstm_projection(%x: tensor<5x2x16xf32>, %h: tensor<2x3xf32>, %c: tensor<2x4xf32>, %w: tensor<16x3xf32>, %p: tensor<3x4xf32>) -> (tensor<5x2x3xf32>, tensor<5x2x4xf32>) {
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>} : (tensor<5x2x16xf32>, tensor<2x3xf32>, tensor<2x4xf32>, tensor<16x3xf32>, tensor<3x4xf32>) -> (tensor<5x2x3xf32>, tensor<5x2x4xf32>)
+  return %0#0, %0#1 : tensor<5x2x3xf32>, tensor<5x2x4xf32>
 }

@@ -138,7 +138,7 @@ func.func @diagonal_stride(%x: tensor<2x?xf32>, %n: tensor<i64>) -> tensor<2x?xf
 func.func @lstm_over_symbolic_steps_and_batch(%x: tensor<?x?x16xf32>, %h: tensor<?x4xf32>, %c: tensor<?x4xf32>, %w: tensor<16x4xf32>) -> tensor<?x?x4xf32> {
   %t = fxla.dim_size %x {dim = 0} : tensor<?x?x16xf32> -> tensor<i64>
   %n = fxla.dim_size %x {dim = 1} : tensor<?x?x16xf32> -> tensor<i64>
-  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %t, %n, %t, %n) {fxla.sym = ["result0.0", "result0.1", "result1.0", "result1.1"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<?x?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>)
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %t, %n, %t, %n) {fxla.sym = ["result0.0", "result0.1", "result1.0", "result1.1"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>} : (tensor<?x?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>)
   return %0#0 : tensor<?x?x4xf32>
 }
 

@@ -235,7 +235,7 @@ func.func @where_int_condition(%c: tensor<4xi64>, %a: tensor<4xf32>) -> tensor<4
 
 func.func @recurrent_weight_of_another_hidden_size(%x: tensor<5x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor<2x4xf32>, %w: tensor<16x3xf32>) -> tensor<5x2x4xf32> {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.lstm' op weight [16, 3] is not [4 * 4, 4] for a hidden size of 4 and 4 gate(s)
-  %0:2 = "fxla.lstm"(%x, %h, %c, %w) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<5x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x3xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>)
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>} : (tensor<5x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x3xf32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>)
   return %0#0 : tensor<5x2x4xf32>
 }
 

@@ -19,7 +19,7 @@
 // CHECK:         %[[DB:.+]] = fxla.sum %{{.+}} {dims = [0], keepdim = false} : tensor<6x16xf32> -> tensor<16xf32>
 // CHECK:         return %[[B]]#0, %[[B]]#1, %[[B]]#2, %[[DW]], %[[DB]]
 func.func @main(%x: tensor<3x2x16xf32>, %h: tensor<2x4xf32>, %c: tensor<2x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>) {
-  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>)
+  %0:2 = "fxla.lstm"(%x, %h, %c, %w, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>} : (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>)
   return %0#0, %0#1 : tensor<3x2x4xf32>, tensor<3x2x4xf32>
 }
 
