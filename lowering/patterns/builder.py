@@ -229,6 +229,15 @@ class Builder:
             return hlo.IotaOp(t, dim).result
         return hlo.DynamicIotaOp(t, self.shape_value(self._resolve(shape)), dim).result
 
+    def dot(self, lhs: ir.Value, rhs: ir.Value, out_shape: Sequence[int], *, lhs_contract, rhs_contract,
+            lhs_batch=(), rhs_batch=()) -> ir.Value:
+        """``stablehlo.dot_general`` of ``lhs`` and ``rhs`` (result shape ``out_shape``, ``lhs``'s element type)."""
+        dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lhs_batch),
+                                         rhs_batching_dimensions=list(rhs_batch),
+                                         lhs_contracting_dimensions=list(lhs_contract),
+                                         rhs_contracting_dimensions=list(rhs_contract))
+        return hlo.DotGeneralOp(self.type(out_shape, self.sig(lhs).elem), lhs, rhs, dn).result
+
     def coordinates(self, index: ir.Value, dim: int) -> ir.Value:
         """``[*index.shape, rank]`` full coordinates: ``index`` along ``dim``, the position (iota) along the other
         dims (the start indices of ``torch.gather`` / ``scatter`` as StableHLO's gather and scatter take them)."""

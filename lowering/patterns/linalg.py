@@ -8,18 +8,10 @@ from fxla.dialects.mlir import hlo, ir
 from .builder import Builder, pattern
 
 
-def _dot(b: Builder, lhs, rhs, out_shape, *, lhs_batch=(), rhs_batch=(), lhs_contract, rhs_contract):
-    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lhs_batch),
-                                     rhs_batching_dimensions=list(rhs_batch),
-                                     lhs_contracting_dimensions=list(lhs_contract),
-                                     rhs_contracting_dimensions=list(rhs_contract))
-    return hlo.DotGeneralOp(b.type(out_shape, b.sig(lhs).elem), lhs, rhs, dn).result
-
-
 @pattern(ops.linear)
 def _linear(b: Builder, x, w, bias):
     xs = b.sig(x)
-    y = _dot(b, x, w, b.result.shape, lhs_contract=[xs.rank - 1], rhs_contract=[1])
+    y = b.dot(x, w, b.result.shape, lhs_contract=[xs.rank - 1], rhs_contract=[1])
     if bias is not None:
         y = hlo.AddOp(y, b.broadcast(bias, b.result.shape)).result
     return y
@@ -38,8 +30,7 @@ def _matmul(b: Builder, lhs, rhs):
     lhs = b.broadcast(lhs, batch + ld[-2:])
     rhs = b.broadcast(rhs, batch + rd[-2:])
     out = b._static(batch + [ld[-2], rd[-1]])
-    y = _dot(b, lhs, rhs, out, lhs_batch=range(nb), rhs_batch=range(nb), lhs_contract=[nb + 1],
-             rhs_contract=[nb])
+    y = b.dot(lhs, rhs, out, lhs_batch=range(nb), rhs_batch=range(nb), lhs_contract=[nb + 1], rhs_contract=[nb])
     return b.reshape(y, b.result.shape)
 
 

@@ -83,19 +83,14 @@ def _gates(b: Builder, x, count: int) -> List[ir.Value]:
 
 def _hidden(b: Builder, h, weight, bias: Optional[ir.Value]) -> ir.Value:
     """``h W_hh^T + b_hh``: ``[N, G*H]``."""
-    n, width = b.sig(h).shape[0], b.sig(weight).shape[0]
-    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
-                                     lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[1])
-    y = hlo.DotGeneralOp(b.type((n, width), b.sig(h).elem), h, weight, dn).result
+    width = b.sig(weight).shape[0]
+    y = b.dot(h, weight, (b.sig(h).shape[0], width), lhs_contract=[1], rhs_contract=[1])
     return y if bias is None else hlo.AddOp(y, b.broadcast(bias, [b.dim_of(h, 0), width])).result
 
 
 def _back_through(b: Builder, grad, weight) -> ir.Value:
     """``grad W_hh``: the cotangent ``[N, G*H]`` of a hidden projection, as that of its state ``[N, H]``."""
-    n, hidden = b.sig(grad).shape[0], b.sig(weight).shape[1]
-    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
-                                     lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
-    return hlo.DotGeneralOp(b.type((n, hidden), b.sig(grad).elem), grad, weight, dn).result
+    return b.dot(grad, weight, (b.sig(grad).shape[0], b.sig(weight).shape[1]), lhs_contract=[1], rhs_contract=[0])
 
 
 class _Math:
