@@ -275,14 +275,20 @@ def _recurrent_meta(mod, input, hx=None):
     return (out, states) if lstm else (out, states[0])
 
 
+def _step_results(input, hx, hidden, lstm: bool):
+    """A cell's meta results (``h``, and ``(h, c)`` for an LSTM cell) after checking the given state against
+    their shape (guards)."""
+    shape = (hidden,) if input.dim() == 1 else (input.shape[0], hidden)
+    _expect_states(hx, shape)
+    h = input.new_empty(shape)
+    return (h, input.new_empty(shape)) if lstm else h
+
+
 def _cell_meta(mod, input, hx=None):
     if not has_symbolic_sizes((input, hx)):
         return run_module_on_meta(mod, (input, hx), {})
     run_module_on_meta(mod, at_traced_sizes((input, hx)), {})
-    shape = (mod.hidden_size,) if input.dim() == 1 else (input.shape[0], mod.hidden_size)
-    _expect_states(hx, shape)
-    h = input.new_empty(shape)
-    return (h, input.new_empty(shape)) if isinstance(mod, torch.nn.LSTMCell) else h
+    return _step_results(input, hx, mod.hidden_size, isinstance(mod, torch.nn.LSTMCell))
 
 
 def _expect_states(hx, shape) -> None:
@@ -311,10 +317,8 @@ def _cell_functional_meta(function, input, hx, w_ih, w_hh, b_ih=None, b_hh=None)
     if not has_symbolic_sizes((input, hx)):
         return function(input, hx, w_ih, w_hh, b_ih, b_hh)
     function(*at_traced_sizes((input, hx, w_ih, w_hh, b_ih, b_hh)))
-    shape = (w_hh.shape[1],) if input.dim() == 1 else (input.shape[0], w_hh.shape[1])
-    _expect_states(hx, shape)
-    h = input.new_empty(shape)
-    return (h, input.new_empty(shape)) if function is torch.lstm_cell else h
+    return _step_results(input, tuple(hx) if function is torch.lstm_cell else hx, w_hh.shape[1],
+                         function is torch.lstm_cell)
 
 
 for _function in (torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu):
