@@ -34,15 +34,23 @@ def _previous_states(ctx, output, h0, reverse: bool):
     return ctx.emit(ops.concat, [first, ctx.slice_dim(output, 0, 0, steps - 1)], dim=0)
 
 
+def _rows(ctx, v):
+    """``v`` ``[T, N, K]`` as ``[T * N, K]``: one row per step and sample."""
+    steps, batch, width = ctx.sig(v).shape
+    return ctx.reshape(v, (steps * batch, width))
+
+
+def _over_steps(ctx, grads, values):
+    """``grads^T values`` of ``[T * N, out]`` and ``[T * N, in]`` rows (:func:`_rows`): the cotangent of a weight
+    applied at every step, summed over the steps and samples."""
+    return ctx.emit(ops.matmul, ctx.emit(ops.permute, grads, dims=(1, 0)), values)
+
+
 def _recurrent_weights(ctx, grad_hidden, previous, bias):
     """The cotangents of ``W_hh`` and ``b_hh`` from those of every step's hidden projection."""
-    steps, batch, width = ctx.sig(grad_hidden).shape
-    hidden = ctx.sig(previous).shape[2]
-    flat = ctx.reshape(grad_hidden, (steps * batch, width))
-    d_weight = ctx.emit(ops.matmul, ctx.emit(ops.permute, flat, dims=(1, 0)),
-                        ctx.reshape(previous, (steps * batch, hidden)))
-    d_bias = None if bias is None else ctx.emit(ops.sum, flat, dims=(0,), keepdim=False)
-    return d_weight, d_bias
+    flat = _rows(ctx, grad_hidden)
+    d_weight = _over_steps(ctx, flat, _rows(ctx, previous))
+    return d_weight, None if bias is None else ctx.emit(ops.sum, flat, dims=(0,), keepdim=False)
 
 
 @vjp_rule(ops.rnn)
@@ -71,19 +79,17 @@ def _projection_grad(ctx, grad_gates, grad_output, input, previous, cells, weigh
     saved states, and ``dh_t`` (each step's whole hidden-state cotangent) its output's plus what the next step's
     gates send back through W_hh (the step before, for a reversed layer)."""
     steps, batch, width = ctx.sig(grad_gates).shape
-    hidden, state = width // 4, ctx.sig(previous).shape[2]
+    state = ctx.sig(previous).shape[2]
     gates = ctx.emit(ops.add, input, ctx.emit(ops.linear, previous, weight, bias))
-    o = ctx.emit(ops.sigmoid, ctx.slice_dim(gates, 2, 3 * hidden, width))
+    o = ctx.emit(ops.sigmoid, ctx.slice_dim(gates, 2, 3 * (width // 4), width))
     r = ctx.emit(ops.mul, o, ctx.emit(ops.tanh, cells))
-    sent = ctx.reshape(ctx.emit(ops.matmul, ctx.reshape(grad_gates, (steps * batch, width)), weight),
-                       (steps, batch, state))
+    sent = ctx.reshape(ctx.emit(ops.matmul, _rows(ctx, grad_gates), weight), (steps, batch, state))
     none = ctx.zeros(Sig((1, batch, state), ctx.sig(sent).elem))
     if reverse:
         sent = ctx.emit(ops.concat, [none, ctx.slice_dim(sent, 0, 0, steps - 1)], dim=0)
     else:
         sent = ctx.emit(ops.concat, [ctx.slice_dim(sent, 0, 1, steps), none], dim=0)
-    dh = ctx.reshape(ctx.emit(ops.add, grad_output, sent), (steps * batch, state))
-    return ctx.emit(ops.matmul, ctx.emit(ops.permute, dh, dims=(1, 0)), ctx.reshape(r, (steps * batch, hidden)))
+    return _over_steps(ctx, _rows(ctx, ctx.emit(ops.add, grad_output, sent)), _rows(ctx, r))
 
 
 @vjp_rule(ops.ctc_loss)
