@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 import fxla
 from fxla.lowering.autodiff import reduce as reduce_rules
+from test_train_step import eager_step
 
 SIZES = [(3, 5), (4, 7), (2, 9)]
 
@@ -245,6 +246,18 @@ def test_hugging_face_gpt2_trains_over_changing_lengths_with_one_differentiation
     assert not [r for r in caplog.records if "no polymorphic gradient" in r.getMessage()]
 
 
+def _train_alongside(step, models, twin_opt, loss_fn, batches, max_grad_norm=None):
+    """Each batch through the compiled ``step`` and through eager steps of the twin model (``models``: the compiled
+    one and its twin): equal losses at every step, equal parameters after the last."""
+    model, twin = models
+    for batch in batches:
+        loss = step(*batch)
+        want = eager_step(twin, twin_opt, loss_fn, batch, max_grad_norm)
+        torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
 def test_compile_step_with_dynamic_lowers_the_step_once_for_every_length(caplog):
     """fxla.compile_step(..., dynamic=): forward, backward, clipping and the SGD update traced, lowered and
     differentiated once; each new length refines the step program and compiles it; the parameters after the steps
@@ -259,18 +272,9 @@ def test_compile_step_with_dynamic_lowers_the_step_once_for_every_length(caplog)
         return F.mse_loss(m(x)[0], y)
     step = fxla.compile_step(model, opt, loss_fn, max_grad_norm=1.0, dynamic={"x": {1: fxla.Dim("s")}})
     gen = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(2, s, 16, generator=gen), torch.randn(2, 3, generator=gen)) for s in (5, 9, 3, 9, 6)]
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for s in (5, 9, 3, 9, 6):
-            x, y = torch.randn(2, s, 16, generator=gen), torch.randn(2, 3, generator=gen)
-            loss = step(x, y)
-            twin_opt.zero_grad()
-            want = loss_fn(twin, x, y)
-            want.backward()
-            torch.nn.utils.clip_grad_norm_(twin.parameters(), 1.0)
-            twin_opt.step()
-            torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
-    for a, b in zip(model.parameters(), twin.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+        _train_alongside(step, (model, twin), twin_opt, loss_fn, batches, max_grad_norm=1.0)
     made = [r.getMessage() for r in caplog.records if "the training step traced" in r.getMessage()]
     assert len(made) == 1 and "symbolic dims s" in made[0]
     assert step.compiles == 4                       # one XLA executable per length, one lowering in all
@@ -314,18 +318,10 @@ def test_a_recurrent_tagger_trains_over_changing_lengths_from_one_step_program(c
     seq = fxla.Dim("seq")
     step = fxla.compile_step(model, opt, loss_fn, dynamic={"ids": {1: seq}, "tags": {1: seq}})
     gen = torch.Generator().manual_seed(1)
+    batches = [(torch.randint(0, 50, (3, n), generator=gen), torch.randint(0, 5, (3, n), generator=gen))
+               for n in (12, 20, 7, 12)]
     with caplog.at_level(logging.INFO, logger="fxla"):
-        for length in (12, 20, 7, 12):
-            ids = torch.randint(0, 50, (3, length), generator=gen)
-            tags = torch.randint(0, 5, (3, length), generator=gen)
-            loss = step(ids, tags)
-            twin_opt.zero_grad()
-            want = loss_fn(twin, ids, tags)
-            want.backward()
-            twin_opt.step()
-            torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
-    for a, b in zip(model.parameters(), twin.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+        _train_alongside(step, (model, twin), twin_opt, loss_fn, batches)
     made = [r.getMessage() for r in caplog.records if "the training step traced" in r.getMessage()]
     assert len(made) == 1 and "symbolic dims seq" in made[0]
     assert step.compiles == 3
