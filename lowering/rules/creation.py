@@ -147,7 +147,7 @@ def _size_scalar(ctx, elem: str, size) -> ir.Value:
     """A size (an int, or a symbolic one: computed by the program) as a 0-d ``elem`` value."""
     if isinstance(size, int):
         return _scalar(ctx, elem, size)
-    return ctx.emit(ops.convert, ctx.tensor(size), result_type=type_of(Sig((), elem)))
+    return ctx.convert(ctx.tensor(size), elem)
 
 
 def _cast_result(ctx, v: ir.Value) -> ir.Value:
