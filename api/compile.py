@@ -45,6 +45,7 @@ from .per_shape import PerShapeTraces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
+from fxla.frontend.symbolic import Dim
 from .symbolic import DynamicSpec, SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
 from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (public names of fxla.compile)
@@ -103,11 +104,11 @@ def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, con
     if concrete_shapes and tracer is not None:
         raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
                           "tracer= cannot be combined with it\nfix: drop one of the two options")
-    if concrete_shapes and dynamic:
-        raise OptionError("dynamic= cannot be combined with concrete_shapes=True: a concrete-shapes trace is made "
-                          "for one set of shapes, while dynamic= lowers one program for every size\nfix: drop "
-                          "concrete_shapes=True (a model that branches on shapes compiles through "
-                          "torch.compile(model, backend='fxla'), whose graphs are symbolic), or drop dynamic=")
+    if concrete_shapes and isinstance(dynamic, dict) and any(isinstance(d, Dim) for d in dynamic.values()):
+        ints = sorted(k for k, d in dynamic.items() if isinstance(d, Dim))
+        raise _option_error(f"dynamic= marks the int argument(s) {ints} as a Dim's size, but concrete_shapes=True "
+                            f"makes a Python int a constant of its trace",
+                            "mark the tensor dims whose size it is, and drop the int's entry")
     _check_materialized(fn)
     if output not in ("torch", "jax"):
         raise OptionError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' (default) or "
@@ -362,7 +363,7 @@ class CompiledModule(CompileControl):
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)
             self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, self._member, self._drop_member,
-                                            max_signatures)
+                                            max_signatures, self._dynamic.spec if dynamic else None)
             self.graph_module = None
         self._modes.first(self._per_shape.compiled if concrete_shapes else _use_trace(self, _new_trace(self)))
 
@@ -404,10 +405,12 @@ class CompiledModule(CompileControl):
             self._shard_plan.check_names(self._binding.names, [n for n, _ in gm.named_parameters()]
                                          + [n for n, _ in gm.named_buffers()])
 
-    def _member(self, gm: GraphModule) -> "CompiledModule":
+    def _member(self, gm: GraphModule, symbols=None) -> "CompiledModule":
         """The compiled module of one concrete_shapes trace: it shares this module's parameter store (weights,
-        state lock, attribute root) and name; its own signature cache and call plans."""
+        state lock, attribute root) and name; its own signature cache and call plans.  ``symbols``: the trace's
+        sizes were these symbols (``dynamic=``): the member lowers polymorphically, with them first."""
         member = object.__new__(type(self))
+        member._dynamic = symbols and SymbolicPrograms.seeded(self._dynamic.spec, gm, symbols, _option_error)
         member.original, member.__name__, member._options = gm, self.__name__, self._options
         member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
         member._configure(**self._options)
@@ -635,7 +638,9 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     ``concrete_shapes``: trace lazily, once per input signature, with concrete shapes (``Tracer(concrete_shapes=
     True)``), so models that branch on shapes or compute with sizes (Hugging Face transformers) compile directly;
     every signature's graph is shape-specialised and the parameters are shared.  Without it, the module is
-    traced once, shape-agnostically, at construction.
+    traced once, shape-agnostically, at construction.  With ``dynamic=`` as well, the marked dims stay symbolic in
+    each trace (one trace for all their sizes; what the model's Python decides from a size is a guard checked per
+    call: docs/shapes.md, "Models that branch on shapes").
     ``max_signatures``: how many input signatures stay compiled (default 64); a new one beyond that drops the least
     recently used (its next call compiles again).  ``fast.clear_cache()`` drops them all.
     ``remat``: for calls that record gradients (grad mode on and an input or parameter requiring grad: see

@@ -23,6 +23,7 @@ from fxla.autocast import check_not_autocast
 from fxla.base.shown import abbreviate
 from fxla.compile import CompiledModule
 from fxla.frontend.remedies import EXPORT, spelled_as
+from fxla.frontend.symbolic import ShapeConstraintError
 from fxla.lowering import ResultLayout
 from fxla.frontend.object_outputs import ObjectBuilder
 from fxla.lowering.to_fxla import NoneOutput
@@ -67,7 +68,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     asserts); the Python values among the inputs are constants of the artifact, checked at each call.
     ``dynamic_shapes``: as ``fxla.compile``'s ``dynamic=`` (``{argument name: {dim: fxla.Dim(...)}}`` or ``True``):
     the artifact also holds the polymorphic program and its constraints, and ``fxla.load`` runs every size the
-    Dims allow (refined and compiled once per size; :mod:`fxla.export_symbolic`, docs/shapes.md).
+    Dims allow (refined and compiled once per size; :mod:`fxla.export_symbolic`, docs/shapes.md); with
+    ``concrete_shapes=True`` the trace itself has those dims symbolic, and its guards are among the constraints.
     ``path`` must be new or an empty folder; an existing fxla artifact there is replaced (atomically) only with
     ``overwrite=True``; any other folder is refused (export never deletes what it did not write).
     """
@@ -137,8 +139,13 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     meta.update(guard_meta)
     if program.input_checks:        # (inputs used as indices: checked by every call of the loaded artifact)
         meta["input_checks"] = [c._asdict() for c in program.input_checks]
-    if compiled._dynamic is not None and not per_signature:     # (the polymorphic program, besides the example's)
-        polymorphic_files, meta["symbolic"] = polymorphic_parts(compiled, args, leaves)
+    if dynamic_shapes or model._dynamic is not None:   # (the polymorphic program, besides the example's)
+        if compiled._dynamic is None:        # (a concrete_shapes trace of this call's shapes alone)
+            raise ShapeConstraintError(f"{compiled.__name__}: no polymorphic program for these inputs: a marked dim "
+                                       f"has size 0 or 1", fix="export with example inputs whose marked dims are "
+                                       ">= 2, or without dynamic_shapes=")
+        poly_args = compiled._binding.bind(values, {}) if per_signature else args
+        polymorphic_files, meta["symbolic"] = polymorphic_parts(compiled, poly_args, pytree.tree_leaves(poly_args))
         guard_files.update(polymorphic_files)
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
     return meta

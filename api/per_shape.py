@@ -6,9 +6,17 @@ new input signature (argument names given, shapes, dtypes, non-tensor values) is
 ``Tracer(concrete_shapes=True)`` on those inputs, and the resulting shape-specialised GraphModule is compiled
 by its own :class:`~fxla.CompiledModule` (with its fast call plans).  All of them share one set of
 device-resident parameters.
+
+With ``dynamic=`` too, a signature leaves the marked dims out: its trace runs on FakeTensors whose marked sizes
+are symbols (:class:`~fxla.frontend.concrete.ConcreteShapeTracer` with ``symbols``), so sizes stay nodes of the
+graph and what the model's Python decided from them (``if seq > 512``) is a guard of the trace.  The trace's
+compiled module lowers polymorphically (:mod:`fxla.symbolic`) with the same symbols.  A call whose sizes break a
+guard of the trace raises :class:`~fxla.ShapeConstraintError` naming it and its line (named Dims), or is traced
+again for its sizes (``dynamic=True``: at most :data:`MAX_VARIANTS` traces per signature).
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import threading
@@ -16,9 +24,12 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, symbolic_trace
+from fxla.frontend import meta as M
+from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.frontend.value_guards import check_guards, guard_graph, guards_of
 from fxla.frontend.remedies import COMPILE, current, spelled_as
 from fxla.runtime.buffers import example_tensor, is_array
@@ -26,6 +37,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 from .pipeline import COMPILING
 from .recompile import log_trace, logger
 from .signature import ArgumentError, signature_key
+from .symbolic import leaf_names, symbolic_key
 
 
 class PerShapeTraces:
@@ -33,9 +45,10 @@ class PerShapeTraces:
     ``make(gm)`` makes the compiled module of one trace (sharing the owner's parameter store); at most
     ``max_signatures`` traces are kept, the oldest dropped first (``drop(module)`` is told)."""
 
-    def __init__(self, name: str, fn, concrete_args, make: Callable[[Any], Any], drop: Callable[[Any], None],
-                 max_signatures: int):
+    def __init__(self, name: str, fn, concrete_args, make: Callable[..., Any], drop: Callable[[Any], None],
+                 max_signatures: int, dynamic: Optional[DynamicSpec] = None):
         self.name = name
+        self.dynamic = dynamic
         self.fn = fn
         self.make, self.drop = make, drop
         self.max_signatures = max_signatures
@@ -47,6 +60,9 @@ class PerShapeTraces:
             params = params[1:]                                    # self
         self.signature = inspect.Signature([p for p in params if p.name not in self.concrete_args])
         self.compiled: Dict[Tuple, Any] = {}                       # signature key -> compiled module
+        if dynamic is not None and not any(p.kind == p.VAR_KEYWORD for p in params):
+            dynamic.check_names([p.name for p in self.signature.parameters.values()],
+                                "use the names of the model's forward arguments")
 
     def bind(self, args, kwargs) -> Dict[str, Any]:
         """The arguments a call gives explicitly, by parameter name, in parameter order."""
@@ -64,8 +80,11 @@ class PerShapeTraces:
         decided data-dependent values has variants: the first whose guards hold for this call's data is used
         (:class:`Variants`); when none does, the call is traced again."""
         given = self.bind(args, kwargs)
-        key = (tuple(given), signature_key(tuple(given.values())))
         inputs = tuple(v for v in given.values() if not _python_value(v))
+        sized = self._sized_call(given, inputs) if self.dynamic is not None else None
+        if sized is not None:
+            return self._sized_module(sized, given), inputs
+        key = (tuple(given), signature_key(tuple(given.values())))
         module = self.compiled.get(key)
         if module is None:
             with COMPILING:                       # (another thread may have traced it meanwhile)
@@ -107,8 +126,127 @@ class PerShapeTraces:
             self.compiled[key] = module
         while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)
             old = self.compiled.pop(next(iter(self.compiled)))
-            old.drop_all() if isinstance(old, Variants) else self.drop(old)
+            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
         return module
+
+
+    # -- dynamic=: traces with symbolic sizes ---------------------------------------------------------------------
+    def _sized_call(self, given, inputs) -> Optional["SizedCall"]:
+        """The call as a trace with symbolic sizes sees it, or None where no marked dim can be a symbol (sizes 0
+        and 1 never are: such a call is traced for its shapes alone)."""
+        names = [k for k, v in given.items() if not _python_value(v)]
+        spec = self.dynamic.restricted(names)
+        leaves, tree = pytree.tree_flatten(inputs)
+        leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
+        dims, _ = spec.dims(names, inputs)
+        if not spec.strict:
+            dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
+                                                  for leaf, marked in dims.items()) if kept}
+        if not dims or any(leaves[leaf].shape[d] < 2 for leaf, marked in dims.items() for d in marked):
+            return None
+        fixed = tuple((k, v) for k, v in given.items() if _python_value(v))
+        key = ("sized", tuple(given), str(tree), fixed, symbolic_key(leaves, dims, {}))
+        return SizedCall(key, spec, names, leaves, tree, dims, leaf_names(names, inputs))
+
+    def _sized_module(self, call: "SizedCall", given):
+        variants = self.compiled.get(call.key)
+        problem = None
+        if variants is not None:
+            module, problem = variants.choose(call)
+            if module is not None:
+                return module
+            if call.spec.strict:
+                raise problem
+        with COMPILING:
+            variants = self.compiled.get(call.key)
+            if variants is not None:
+                module, problem = variants.choose(call)
+                if module is not None:
+                    return module
+            return self._sized_trace(call, given, problem)
+
+    def _sized_trace(self, call: "SizedCall", given, problem):
+        fixed = {k: v for k, v in given.items() if _python_value(v)}
+        symbols = SymbolicShapes(call.dims, call.leaves)
+        fakes = dict(zip(call.names, pytree.tree_unflatten(symbols.fake_leaves, call.tree)))
+        started = time.perf_counter()
+        with spelled_as(self.remedies):
+            gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=fakes,
+                                symbols=symbols)
+        log_trace(self.fn, gm.graph, started)
+        symbols.traced = len(symbols.env.guards)
+        fixed_dims = symbols.specialized()
+        if fixed_dims and call.spec.strict:
+            name, size, node = fixed_dims[0]
+            raise ShapeConstraintError(
+                f"Dim {name!r} cannot stay symbolic: the model's Python reads it as the number {size}"
+                + (f" (at %{node.name})" if node is not None else ""),
+                where=node.meta.get(M.SOURCE) if node is not None else None,
+                why="int(), len(), range() or a Python index of a size makes the traced program right for that "
+                    "size only",
+                fix="keep the size a tensor size in the model (x.size(1), not int(x.size(1))), or leave that dim "
+                    "static (drop it from dynamic=)")
+        module = self.make(gm, symbols)
+        module._trace_reason = (f"sizes that break a guard of the earlier traces ({str(problem).splitlines()[0]})"
+                                if problem is not None else "a new input signature (symbolic sizes)")
+        variants = self.compiled.get(call.key)
+        if variants is None:
+            variants = self.compiled[call.key] = SizeVariants(self.name, self.drop)
+        variants.add(symbols, symbols.traced, module)
+        while len(self.compiled) > self.max_signatures:
+            old = self.compiled.pop(next(iter(self.compiled)))
+            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
+        return module
+
+
+@dataclasses.dataclass
+class SizedCall:
+    """A call of a ``dynamic=`` module as its traces with symbolic sizes see it: the symbolic signature ``key``,
+    the spec for the arguments given, their ``names``, the flat ``leaves`` of the tensor inputs and their
+    ``tree``, the marked ``dims`` (leaf -> {dim: Dim}) and the leaves' names for messages."""
+
+    key: Any
+    spec: DynamicSpec
+    names: List[str]
+    leaves: List[Any]
+    tree: Any
+    dims: Dict[int, Dict[int, Any]]
+    leaf_names: List[str]
+
+
+class SizeVariants:
+    """The traces with symbolic sizes of one symbolic signature, most recently used first, at most
+    :data:`MAX_VARIANTS`: each ``(symbols, guard count, module)``, where the first ``guard count`` guards of the
+    symbols' ``ShapeEnv`` are the trace's (what its Python decided from the sizes)."""
+
+    def __init__(self, name: str, drop: Callable[[Any], None]):
+        self.name, self.drop = name, drop
+        self.items: List[Tuple[Any, int, Any]] = []
+
+    def choose(self, call: SizedCall):
+        """``(the module of the first trace whose guards hold for the call's sizes, None)``, else ``(None, what
+        the most recent trace's guards say)``."""
+        first = None
+        for item in list(self.items):
+            symbols, count, module = item
+            problem = symbols.violation(call.leaves, call.leaf_names, guards=count)
+            if problem is None:
+                return module, None
+            first = first or problem
+        return None, first
+
+    def add(self, symbols, count: int, module) -> None:
+        self.items.insert(0, (symbols, count, module))
+        if len(self.items) > MAX_VARIANTS:
+            self.drop(self.items.pop()[2])
+        if len(self.items) > 1:
+            logger.info("%s: traced again for sizes that break the guards of its other traces (%d traces of the "
+                        "signature now)", self.name, len(self.items))
+
+    def drop_all(self) -> None:
+        for _, _, module in self.items:
+            self.drop(module)
+        self.items.clear()
 
 
 class ValueGuardError(FxlaError):
@@ -175,7 +313,7 @@ class Variants:
 def modules_of(entry) -> List[Any]:
     """The compiled modules of one signature's entry in :attr:`PerShapeTraces.compiled`: the module, or each
     variant's (not their guard programs)."""
-    return [module for _, _, module in entry.items] if isinstance(entry, Variants) else [entry]
+    return [module for _, _, module in entry.items] if isinstance(entry, (Variants, SizeVariants)) else [entry]
 
 
 #: how many data-dependent variants one input signature keeps (least recently used dropped first)

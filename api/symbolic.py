@@ -35,7 +35,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import Stages
 
-__all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program"]
+__all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program", "leaf_names", "symbolic_key"]
 
 
 class _Polymorphic:
@@ -75,6 +75,18 @@ class SymbolicPrograms:
         #: polymorphic
         self.gradients: Dict[Any, List[Any]] = {}
         self.static_gradients: set = set()
+        #: id(graph) -> the symbols its trace was made with (a ``concrete_shapes`` trace with symbolic sizes,
+        #: :mod:`fxla.per_shape`): the first polymorphic program of that graph uses them, and so its guards
+        self._seeds: Dict[int, SymbolicShapes] = {}
+
+    @classmethod
+    def seeded(cls, spec: DynamicSpec, gm, symbols: SymbolicShapes, error) -> "SymbolicPrograms":
+        """The polymorphic programs of ``gm``, traced with ``symbols``' sizes (a ``concrete_shapes`` trace of a
+        ``dynamic=`` module, :mod:`fxla.per_shape`): the Dims of ``spec`` on the arguments ``gm`` takes, and its
+        first polymorphic program lowered with those symbols (so with the trace's guards)."""
+        programs = cls(spec.restricted([n.target for n in gm.graph.nodes if n.op == "placeholder"]), error)
+        programs._seeds[id(gm)] = symbols
+        return programs
 
     def polymorphic(self, module, gm, args: Sequence[Any]) -> _Polymorphic:
         """The polymorphic program ``args`` run (lowered now if new), for :func:`fxla.export`; raises
@@ -121,15 +133,15 @@ class SymbolicPrograms:
             dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
                                                   for leaf, marked in dims.items()) if kept}
         small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
-        leaf_names = _leaf_names(names, args)
+        names_of_leaves = leaf_names(names, args)
         if small or not dims:
             if small and log:
                 logger.info("%s: %s not symbolic (sizes 0 and 1 never are): compiled for these shapes alone",
-                            module.__name__, ", ".join(f"{leaf_names[leaf]}.size({d}) = "
+                            module.__name__, ", ".join(f"{names_of_leaves[leaf]}.size({d}) = "
                                                        f"{leaves[leaf].shape[d]}" for leaf, d in small))
-            return CallSignature(leaves, tree, dims, ints, None, leaf_names)
-        key = (module._modes.mode, id(gm), str(tree), _symbolic_key(leaves, dims, ints))
-        return CallSignature(leaves, tree, dims, ints, None if key in self.static else key, leaf_names)
+            return CallSignature(leaves, tree, dims, ints, None, names_of_leaves)
+        key = (module._modes.mode, id(gm), str(tree), symbolic_key(leaves, dims, ints))
+        return CallSignature(leaves, tree, dims, ints, None if key in self.static else key, names_of_leaves)
 
     def _select(self, module, gm, args: Sequence[Any]):
         """``(the polymorphic program args run -- lowered now if new -- or None, the call's leaves)``: ``None``
@@ -155,7 +167,7 @@ class SymbolicPrograms:
         return poly, leaves
 
     def _lower(self, module, gm, args, dims, ints, leaves, tree, leaf_names):
-        symbols = SymbolicShapes(dims, leaves, ints)
+        symbols = self._seeds.pop(id(gm), None) or SymbolicShapes(dims, leaves, ints)
         fakes = pytree.tree_unflatten(symbols.fake_leaves, tree)
         try:
             prepared = module._pipeline.prepare(gm, fakes, symbols=symbols)
@@ -226,7 +238,7 @@ def _at(node) -> str:
     return f" at {where.file}:{where.line}" if where is not None and getattr(where, "file", None) else ""
 
 
-def _leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
+def leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
     out = []
     for name, value in zip(names, args):
         leaves = pytree.tree_leaves(value)
@@ -234,7 +246,7 @@ def _leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
     return out
 
 
-def _symbolic_key(leaves: Sequence[Any], dims: Dict[int, Dict[int, Any]], ints: Dict[int, Any]) -> Tuple:
+def symbolic_key(leaves: Sequence[Any], dims: Dict[int, Dict[int, Any]], ints: Dict[int, Any]) -> Tuple:
     """The call's signature with the marked dims (and the ints that are their sizes) left out (``None``)."""
     marked = {dim.name for m in dims.values() for dim in m.values()}
     out = []

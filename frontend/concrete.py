@@ -10,9 +10,10 @@ from . import meta as M
 from .errors import TraceError
 from .node import Node, Target, map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import (MetaMemo, _as_meta_device, _contains_tensor, call_module_on_meta, data_dependent_op, describe,
-                         set_node_meta, to_meta)
+from .shape_prop import (MetaMemo, TensorMeta, _as_meta_device, _contains_tensor, call_module_on_meta,
+                         data_dependent_op, describe, meta_function, set_node_meta, to_meta)
 from .source import user_frame_location
+from .symbolic import is_symbolic, observe_node
 from .tracer import _UNSET, Tracer, _check_names, _Inputs
 from .value_guards import DECOMPOSITIONS, NotGuardable, RealValues, ValueGuards
 
@@ -34,12 +35,23 @@ class ConcreteShapeTracer(Tracer):
     ``**kwargs`` as empty).  The graph is valid for the traced inputs only: their shapes, the fixed values and
     the device are recorded in ``graph.meta["specialization"]``.  Every node's meta value is recorded as its
     ``meta["tensor_meta"]`` (or ``meta["value"]``), as shape propagation would.
+
+    With :attr:`symbols` (a :class:`~fxla.frontend.symbolic.SymbolicShapes`; ``fxla.compile(model,
+    concrete_shapes=True, dynamic=...)``) the example inputs are its FakeTensors, whose marked sizes are symbols,
+    and the meta values are computed on FakeTensors of its ``ShapeEnv``.  A size that is a symbol (``x.size(1)``,
+    ``x.shape``, ``seq * 2``) is then a node of the graph with a ``SymInt`` meta value, not a number, so the graph
+    holds for every size; Python that decides something from it (``if seq > 512``, ``int(seq)``) gets the traced
+    size's answer and the ``ShapeEnv`` records it as a guard, attributed to the node that asked (its source
+    line): the caller checks those guards (:meth:`~fxla.frontend.symbolic.SymbolicShapes.violation`) before
+    running the graph on other sizes.  Symbolic dims are ``None`` in ``graph.meta["specialization"]``.
     """
 
     concrete_shapes = True
     #: decide data-dependent values from the example inputs, which are the real call's, and guard them
     #: (:mod:`fxla.frontend.value_guards`; ``symbolic_trace(..., value_guards=True)``)
     value_guards = False
+    #: the symbols of a trace whose example inputs have symbolic sizes (see the class docstring), or None
+    symbols = None
 
     def __init__(self, concrete_shapes: bool = True) -> None:
         super().__init__()
@@ -84,6 +96,12 @@ class ConcreteShapeTracer(Tracer):
         args, kwargs = map_aggregate(args, _as_meta_device), map_aggregate(kwargs, _as_meta_device)
         self._paused = True
         try:
+            if self.symbols is not None:
+                with self.symbols.tracing():        # (FakeTensors of the symbols' ShapeEnv; guards are node's)
+                    observe_node(node)
+                    value = self._run_on_meta(node, args, kwargs)
+                self._set_meta(node, value)
+                return
             if self._meta_memo is not None:
                 value = self._meta_memo.run(node.op, node.target, args, kwargs, self.root.get_submodule,
                                             lambda: self._run_on_meta(node, args, kwargs))
@@ -112,7 +130,8 @@ class ConcreteShapeTracer(Tracer):
                 obj = getattr(obj, atom)
             return to_meta(obj)
         if op == "call_function":
-            return to_meta(target(*args, **kwargs))
+            meta = meta_function(target) if self.symbols is not None else None   # (sizes kept symbolic)
+            return to_meta((meta or target)(*args, **kwargs))
         if op == "call_method":
             self_obj, *rest = args
             if target in ("cpu", "cuda") and isinstance(self_obj, torch.Tensor):
@@ -131,7 +150,7 @@ class ConcreteShapeTracer(Tracer):
         if node.op == "call_function" and wrapper_for(node.target) is not None:
             return False  # a user leaf stays in the graph
         v = self._meta_values[node]
-        return type(v) in (bool, int, float, torch.Size, torch.dtype)
+        return type(v) in (bool, int, float, torch.Size, torch.dtype) and not is_symbolic(v)
 
     # ---- recording: every node gets its meta value ----------------------------------------------------------------
     def create_node(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],
@@ -161,12 +180,29 @@ class ConcreteShapeTracer(Tracer):
 
     # ---- value guards (fxla.frontend.value_guards) ----------------------------------------------------------------
     def guarded_value(self, proxy: Proxy, kind: str) -> Any:
-        if self._guards is None or proxy.tracer is not self:
+        if proxy.tracer is not self:
+            return None
+        if self.symbols is not None:
+            decided = self.decided_size(proxy, kind)
+            if decided is not None:
+                return decided
+        if self._guards is None:
             return None
         try:
             return self._guards.decide(proxy.node, kind, user_frame_location(self.module_path))
         except NotGuardable:
             return None
+
+    def decided_size(self, proxy: Proxy, kind: str) -> Any:
+        """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
+        (``seq > 512``): the traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node
+        (an ``int`` of a symbol fixes it: the program is then not polymorphic in that dim).  None otherwise."""
+        value = self._meta_values.get(proxy.node)
+        if not isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+            return None
+        with self.symbols.observing():
+            observe_node(proxy.node)
+            return {"bool": bool, "int": int, "float": float}[kind](value)
 
     def _fixed_size(self, node: Node) -> Optional[Proxy]:
         """The fixed-size form of the data-dependent ``node`` (just recorded, unused), or None."""
@@ -188,9 +224,11 @@ class ConcreteShapeTracer(Tracer):
         self._meta_values, self._meta_errors = {}, {}
         self._data_dependent = set()
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
-        self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta else None
+        self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta and \
+            self.symbols is None else None
         started = super()._start(root)
-        self._guards = ValueGuards(RealValues(self.root, self._pause)) if self.value_guards else None
+        self._guards = ValueGuards(RealValues(self.root, self._pause)) if self.value_guards and \
+            self.symbols is None else None
         return started
 
     def _pause(self, paused: bool) -> None:
@@ -242,7 +280,11 @@ class ConcreteShapeTracer(Tracer):
 
     def _placeholder(self, p, examples: Dict[str, Any], def_loc) -> Node:
         node = super()._placeholder(p, examples, def_loc)
-        self._set_meta(node, to_meta(examples[p.name]))
+        if self.symbols is not None:
+            with self.symbols.tracing():
+                self._set_meta(node, to_meta(examples[p.name]))
+        else:
+            self._set_meta(node, to_meta(examples[p.name]))
         if self._guards is not None:
             self._guards.real.set_input(node, examples[p.name])
         return node
@@ -257,5 +299,16 @@ class ConcreteShapeTracer(Tracer):
         if self._guards is not None and self._guards.guards:
             self.graph.meta[M.VALUE_GUARDS] = list(self._guards.guards)
         self.graph.meta[M.SPECIALIZATION] = {
-            "inputs": {k: describe(v) if _contains_tensor(v) else v for k, v in inputs.examples.items()},
+            "inputs": {k: _unsized(describe(v)) if _contains_tensor(v) else v for k, v in inputs.examples.items()},
             "fixed": inputs.fixed, "device": self.device}
+
+
+def _unsized(meta: Any) -> Any:
+    """``meta`` (what :func:`describe` gives) with each symbolic size as None (any size)."""
+    if isinstance(meta, TensorMeta):
+        return TensorMeta(tuple(None if is_symbolic(n) else n for n in meta.shape), meta.dtype)
+    if isinstance(meta, (tuple, list)):
+        return type(meta)(_unsized(m) for m in meta)
+    if isinstance(meta, dict):
+        return {k: _unsized(v) for k, v in meta.items()}
+    return meta

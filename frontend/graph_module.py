@@ -88,7 +88,7 @@ def check_specialization(name: str, spec: Dict[str, Any], given: Dict[str, Any])
     """Raise :class:`SpecializationError` unless every input described in ``given`` (name -> what
     :func:`describe_input` gives) is what the concrete_shapes trace ``spec`` was made for."""
     traced = spec["inputs"]
-    bad = [k for k, v in given.items() if k in traced and _text(traced[k]) != _text(v)]
+    bad = [k for k, v in given.items() if k in traced and not _matches(traced[k], v)]
     if bad:
         want = ", ".join(f"{k}={abbreviate(traced[k], _meta_text)}" for k in bad)
         have = ", ".join(f"{k}={abbreviate(given[k], _meta_text)}" for k in bad)
@@ -98,6 +98,20 @@ def check_specialization(name: str, spec: Dict[str, Any], given: Dict[str, Any])
             f"into the graph, so other shapes would give wrong results\n"
             f"fix: trace again with these example inputs, or let fxla re-trace per input signature: "
             f"fxla.compile(model, concrete_shapes=True)")
+
+
+def _matches(traced: Any, given: Any) -> bool:
+    """``given`` is what ``traced`` describes, where a size ``None`` (a symbolic dim) is any size."""
+    from .shape_prop import TensorMeta
+    if isinstance(traced, TensorMeta) and isinstance(given, TensorMeta):
+        return traced.dtype == given.dtype and len(traced.shape) == len(given.shape) and \
+            all(t is None or t == g for t, g in zip(traced.shape, given.shape))
+    if isinstance(traced, (tuple, list)) and isinstance(given, (tuple, list)):
+        return type(traced) is type(given) and len(traced) == len(given) and \
+            all(_matches(t, g) for t, g in zip(traced, given))
+    if isinstance(traced, dict) and isinstance(given, dict):
+        return traced.keys() == given.keys() and all(_matches(traced[k], given[k]) for k in traced)
+    return _text(traced) == _text(given)
 
 
 def _is_proxy(value: Any) -> bool:

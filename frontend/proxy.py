@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from .errors import TraceError
+from .symbolic import is_symbolic
 from .remedies import sizes_only, unknown_value_fix
 from .node import Node, map_aggregate
 from .source import is_internal_file, user_frame_location
@@ -176,6 +177,9 @@ class Proxy:
         if isinstance(m, torch.Tensor):
             if m.dim() == 0:
                 return None
+            if isinstance(m.shape[0], torch.SymInt):     # (a symbolic size: decided, as a guard)
+                return self.tracer.decided_size(self.tracer.create_proxy(
+                    "call_method", "size", (self, 0), {}), "int")
             return m.shape[0]
         if isinstance(m, (tuple, list)):
             return len(m)
@@ -207,6 +211,9 @@ class Proxy:
         raise self._no_concrete_value("cannot convert to int")
 
     def __float__(self) -> float:
+        decided = self.tracer.guarded_value(self, "float")
+        if decided is not None:
+            return decided
         raise self._no_concrete_value("cannot convert to float")
 
     def __iter__(self):
@@ -459,8 +466,13 @@ def _concrete_attribute(p: "Proxy", meta: torch.Tensor, name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
             if find_tracer(args, kwargs) is not None:  # x.size(proxy): record it
                 return p.tracer.create_proxy("call_method", name, (p,) + args, kwargs)
-            return value(*args, **kwargs)
+            result = value(*args, **kwargs)
+            if is_symbolic(result):                    # (a symbolic size: computed by the graph)
+                return p.tracer.create_proxy("call_method", name, (p,) + args, kwargs)
+            return result
         return call
+    if is_symbolic(value):
+        return p.tracer.create_proxy("call_function", builtins.getattr, (p, name), {})
     return value
 
 

@@ -59,13 +59,13 @@ COMPILE = Remedies(
     leaf="mark the module that contains it as a leaf with a lowering rule (`fxla.compile(model, "
          "tracer=MyTracer())`, `MyTracer` overriding `fxla.Tracer.is_leaf_module`)")
 
-#: ``fxla.compile(model, dynamic=...)``: dynamic= needs fxla's shape-agnostic trace, so a model that needs concrete
-#: shapes gets its symbolic graphs from dynamo instead
+#: ``fxla.compile(model, dynamic=...)``: a model that needs concrete shapes keeps its symbolic dims with a
+#: concrete-shapes trace whose marked sizes are symbols
 COMPILE_DYNAMIC = Remedies(
-    concrete_shapes="get symbolic graphs through dynamo instead: `torch.compile(model, backend=\"fxla\", "
-                    "dynamic=True)` (dynamo traces what fxla's shape-agnostic trace cannot; dynamic= needs that "
-                    "trace and cannot be combined with `concrete_shapes=True`), or drop dynamic= and compile with "
-                    "concrete shapes: `fxla.compile(model, concrete_shapes=True)` (one trace per input signature)",
+    concrete_shapes="trace with the call's shapes known and the marked dims symbolic: `fxla.compile(model, "
+                    "concrete_shapes=True, dynamic=...)` (what the model's Python decides from a size is checked "
+                    "per call), or get symbolic graphs through dynamo: `torch.compile(model, backend=\"fxla\", "
+                    "dynamic=True)`",
     concrete_args=COMPILE.concrete_args, wrap=COMPILE.wrap, leaf=COMPILE.leaf)
 
 EXPORT = Remedies(

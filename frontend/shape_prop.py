@@ -335,11 +335,17 @@ class ShapeProp(Interpreter):
     def call_function(self, target, args, kwargs) -> Any:
         """``target(*args, **kwargs)`` on meta values; a function torch has no meta kernel for (with these
         arguments) takes its meta result from ``_META_FUNCTIONS`` instead (e.g. ``F.ctc_loss``)."""
-        try:
-            meta = _META_FUNCTIONS.get(target)
-        except TypeError:                 # an unhashable callable
-            meta = None
+        meta = meta_function(target)
         return meta(*args, **kwargs) if meta is not None else super().call_function(target, args, kwargs)
+
+
+def meta_function(target: Any) -> Optional[Callable[..., Any]]:
+    """The meta result function registered for the torch function ``target`` (:func:`register_meta_function`),
+    or None."""
+    try:
+        return _META_FUNCTIONS.get(target)
+    except TypeError:                     # an unhashable callable
+        return None
 
 
 #: torch functions without a meta kernel for some of their arguments -> their meta result (same arguments)

@@ -29,7 +29,7 @@ from fxla.base.errors import FxlaError
 
 from . import meta as M
 
-__all__ = ["Dim", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "observe_node"]
+__all__ = ["Dim", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node"]
 
 
 class ShapeConstraintError(FxlaError):
@@ -100,6 +100,15 @@ class DynamicSpec:
                                   f"fxla.Dim/None", fix)
             self.by_name[name] = dict(dims)
 
+    def restricted(self, names: Sequence[str]) -> "DynamicSpec":
+        """This spec for a program that takes only the arguments ``names`` (a ``concrete_shapes`` trace of a call
+        that leaves some arguments at their defaults): the Dims of other arguments left out."""
+        spec = object.__new__(DynamicSpec)
+        spec.__dict__.update(self.__dict__)
+        spec.by_name = {k: v for k, v in self.by_name.items() if k in names}
+        spec.ints = {k: v for k, v in self.ints.items() if k in names}
+        return spec
+
     def check_names(self, names: Sequence[str], fix: str) -> None:
         unknown = sorted((set(self.by_name) | set(self.ints)) - set(names))
         if unknown:
@@ -139,6 +148,14 @@ class DynamicSpec:
         return out, ints
 
 
+def is_symbolic(value: Any) -> bool:
+    """Whether ``value`` (a number, ``torch.Size`` or a container of them) holds a ``SymInt``, ``SymFloat`` or
+    ``SymBool`` that is not a constant."""
+    return any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) and v.node.maybe_as_int() is None
+               and v.node.maybe_as_bool() is None and v.node.maybe_as_float() is None
+               for v in pytree.tree_leaves(value))
+
+
 # ---- which node made which guard ----------------------------------------------------------------------------------
 _OBSERVER: contextvars.ContextVar = contextvars.ContextVar("fxla_symbolic_observer", default=None)
 
@@ -166,6 +183,8 @@ class SymbolicShapes:
         self.bindings: Dict[Any, Tuple[int, int]] = {}     # sympy Symbol -> (tensor leaf index, dim)
         self.uses: Dict[str, List[Tuple[int, int]]] = {}   # Dim name -> every (leaf, dim) it marks
         self._marks: List[Tuple[int, Any]] = []        # (guard count when a node began, the node)
+        #: how many of the first guards a trace made (``concrete_shapes=True``: what its Python decided)
+        self.traced = 0
         for leaf, marked in sorted(dims.items()):
             for d, dim in sorted(marked.items()):
                 size = int(leaves[leaf].shape[d])
@@ -267,9 +286,11 @@ class SymbolicShapes:
             return v
         return pytree.tree_map(one, value)
 
-    def violation(self, leaves: Sequence[Any], names: Sequence[str]) -> Optional[ShapeConstraintError]:
+    def violation(self, leaves: Sequence[Any], names: Sequence[str],
+                  guards: Optional[int] = None) -> Optional[ShapeConstraintError]:
         """The first constraint a call's sizes break (``names``: the tensor leaves' names for messages), or
-        ``None``: two uses of one Dim disagreeing, a Dim's bounds, then the guards in the order they were made."""
+        ``None``: two uses of one Dim disagreeing, a Dim's bounds, then the guards in the order they were made
+        (``guards``: only the first so many: those of the trace, :attr:`traced`, not of its lowerings)."""
         import sympy
         values = self.values(leaves)
         for leaf, name in self.ints.items():
@@ -296,7 +317,7 @@ class SymbolicShapes:
                                                 f"{dim.multiple_of}",
                                             fix="pass sizes in the Dim's range, or widen the Dim")
         subs = {symbol: sympy.Integer(values[name]) for name, symbol in self.symbols.items()}
-        for i, guard in enumerate(self.env.guards):
+        for i, guard in enumerate(self.env.guards[:guards]):
             expr = guard.expr
             if not expr.free_symbols:
                 continue
@@ -312,11 +333,13 @@ class SymbolicShapes:
                 where = node.meta.get(M.SOURCE) if node is not None else None
                 op = f" (by %{node.name})" if node is not None else ""
                 sizes = ", ".join(f"{n} = {v}" for n, v in values.items())
+                why = ("the model's Python decided something from the sizes while tracing (a branch, a number), "
+                       "and the traced program is what it decided where the constraint holds" if i < self.traced
+                       else "the program was traced and lowered once for every size its Dims allow, and this op's "
+                            "result is only defined (or only the same program) where the constraint holds")
                 return ShapeConstraintError(
                     f"the sizes of this call ({sizes}) break the constraint {shown} that the compiled program "
-                    f"relies on{op}", where=where,
-                    why="the program was traced and lowered once for every size its Dims allow, and this op's "
-                        "result is only defined (or only the same program) where the constraint holds",
+                    f"relies on{op}", where=where, why=why,
                     fix="pass sizes that satisfy it (eager PyTorch would fail or take another path otherwise), or "
                         "narrow the Dim (min/max/multiple_of) so the constraint is part of it")
         return None

@@ -688,7 +688,7 @@ def _concrete_class(cls: type) -> type:
 def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
                    concrete_args: Optional[Dict[str, Any]] = None,
                    example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None,
-                   concrete_shapes: Optional[bool] = None, value_guards: bool = False):
+                   concrete_shapes: Optional[bool] = None, value_guards: bool = False, symbols=None):
     """Trace ``root`` and wrap the result in a GraphModule named after ``root``'s class (or function).
 
     With ``example_inputs`` (a tuple, or a dict by parameter name) the trace is
@@ -698,13 +698,16 @@ def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
     (``gm.specialization``).  Without, it is the default torch.fx-compatible trace.  ``value_guards=True``
     (concrete shapes, with the real call's inputs as examples): data-dependent values are decided from those
     inputs and recorded as guards the caller must check before running the graph on other inputs
-    (:mod:`fxla.frontend.value_guards`).
+    (:mod:`fxla.frontend.value_guards`).  ``symbols`` (concrete shapes, with its FakeTensors as the examples):
+    sizes that are its symbols stay symbolic in the graph (:class:`~fxla.frontend.concrete.ConcreteShapeTracer`).
     """
     from .graph_module import GraphModule
     if concrete_shapes is None:
         concrete_shapes = example_inputs is not None
     tracer = Tracer(concrete_shapes=concrete_shapes)
     tracer.value_guards = bool(value_guards and concrete_shapes)
+    if symbols is not None:
+        tracer.symbols = symbols
     graph = tracer.trace(root, concrete_args, example_inputs=example_inputs)
     name = type(root).__name__ if isinstance(root, torch.nn.Module) else getattr(root, "__name__", "Function")
     return GraphModule(tracer.root, graph, name)

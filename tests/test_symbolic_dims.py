@@ -197,8 +197,12 @@ def test_option_errors():
     m = _model()
     with pytest.raises(fxla.OptionError, match="dynamic='yes' is not supported"):
         fxla.compile(m, dynamic="yes")
-    with pytest.raises(fxla.OptionError, match="cannot be combined with concrete_shapes=True"):
-        fxla.compile(m, dynamic=True, concrete_shapes=True)
+    with pytest.raises(fxla.OptionError, match=r"marks the int argument\(s\) \['n'\] as a Dim's size, but "
+                       r"concrete_shapes=True makes a Python int a constant"):
+        fxla.compile(lambda x, n: x * n, dynamic={"x": {1: fxla.Dim("seq")}, "n": fxla.Dim("seq")},
+                     concrete_shapes=True)
+    with pytest.raises(fxla.OptionError, match=r"names \['y'\], which the traced program does not take"):
+        fxla.compile(m, dynamic={"y": {1: fxla.Dim("seq")}}, concrete_shapes=True)
     with pytest.raises(fxla.OptionError, match=r"is not \{dim index: fxla.Dim\}"):
         fxla.compile(m, dynamic={"x": {1: "seq"}})
     fast = fxla.compile(m, dynamic={"y": {1: fxla.Dim("seq")}})
