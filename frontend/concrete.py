@@ -136,6 +136,9 @@ class ConcreteShapeTracer(Tracer):
             self_obj, *rest = args
             if target in ("cpu", "cuda") and isinstance(self_obj, torch.Tensor):
                 return self_obj
+            meta = meta_function(getattr(torch.Tensor, target, None)) if self.symbols is not None else None
+            if meta is not None:
+                return to_meta(meta(*args, **kwargs))
             return to_meta(getattr(self_obj, target)(*rest, **kwargs))
         if op == "output":
             return args[0]

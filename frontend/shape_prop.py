@@ -338,6 +338,11 @@ class ShapeProp(Interpreter):
         meta = meta_function(target)
         return meta(*args, **kwargs) if meta is not None else super().call_function(target, args, kwargs)
 
+    def call_method(self, target, args, kwargs) -> Any:
+        """``args[0].<target>(...)`` on meta values, or the meta result registered for ``torch.Tensor.<target>``."""
+        meta = meta_function(getattr(torch.Tensor, target, None))
+        return meta(*args, **kwargs) if meta is not None else super().call_method(target, args, kwargs)
+
 
 def meta_function(target: Any) -> Optional[Callable[..., Any]]:
     """The meta result function registered for the torch function ``target`` (:func:`register_meta_function`),

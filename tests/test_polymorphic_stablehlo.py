@@ -610,6 +610,34 @@ def test_kron_local_response_norm_and_linspace_keep_the_sizes_symbolic():
     assert program.stablehlo is not None
 
 
+class _Bilinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bilinear = torch.nn.Bilinear(4, 3, 5)
+
+    def forward(self, x, y, mask, source):
+        w, b = self.bilinear.weight, self.bilinear.bias
+        return self.bilinear(x, y), torch.bilinear(x, y, w, b), x.masked_scatter(mask, source), \
+            torch.masked_scatter(x[0, :, :1], mask[:, 1:], source)
+
+
+def test_bilinear_and_masked_scatter_with_a_broadcast_mask_keep_the_sizes_symbolic():
+    """torch's bilinear reads its sizes as ints and masked_scatter's meta fails on a broadcast mask of symbolic
+    sizes; both meta results are size arithmetic now (and masked_scatter broadcasts the input too, as torch does:
+    ``x[0, :, :1]`` against an ``[n, 3]`` mask).  One program for every size, equal to eager."""
+    torch.manual_seed(0)
+    model = _Bilinear()
+    fast = fxla.compile(model, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("n")}, "y": {0: fxla.Dim("b"),
+                                        1: fxla.Dim("n")}, "mask": {0: fxla.Dim("n")}, "source": {0: fxla.Dim("s")}})
+    for b, n in ((2, 5), (3, 8), (4, 3)):
+        x, y = torch.randn(b, n, 4), torch.randn(b, n, 3)
+        mask = torch.rand(n, 4) > 0.5
+        source = torch.randn(b * n * 4)
+        torch.testing.assert_close(fast(x, y, mask, source), model(x, y, mask, source))
+    (program,) = _programs(fast)
+    assert program.stablehlo is not None
+
+
 def _ctc_and_functional_rnn(x, y, w):
     F = torch.nn.functional
     steps, batch = x.shape[:2]

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
-from fxla.frontend.shape_prop import register_meta_function
+from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
+                                     register_meta_module, to_meta)
 
 from ..emit import compute_elem
 from ..registry import register, register_module
@@ -46,6 +47,21 @@ def _bilinear(ctx, input1, input2, weight, bias=None):
 
 
 register_module(torch.nn.Bilinear, F.bilinear, params=("bias", "weight"))
+
+
+def _bilinear_meta(input1, input2, weight, bias=None):
+    """F.bilinear's meta result by size arithmetic (torch's own reads the sizes as ints, which fixed every symbolic
+    dim): ``input1``'s leading dims and the weight's first; its argument checks run at the traced sizes."""
+    if not has_symbolic_sizes((input1, input2)):
+        return F.bilinear(input1, input2, weight, bias)
+    traced = F.bilinear(*at_traced_sizes((input1, input2)), weight, bias)
+    return input1.new_empty([*input1.shape[:-1], weight.shape[0]], dtype=traced.dtype)
+
+
+register_meta_function(F.bilinear, _bilinear_meta)
+register_meta_function(torch.bilinear, _bilinear_meta)
+register_meta_module(torch.nn.Bilinear, lambda mod, input1, input2: _bilinear_meta(
+    input1, input2, to_meta(mod.weight), to_meta(mod.bias)))
 
 
 @register(torch.matmul, torch.Tensor.matmul, torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm,

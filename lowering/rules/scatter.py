@@ -13,10 +13,11 @@ import math
 import torch
 
 from fxla.dialects.fxla import Sig, ops, type_of
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla.types import broadcast_shapes, is_float, same_shape
 
 from fxla.dialects.mlir import ir
 from fxla.frontend.passes.functionalize import setitem as functional_setitem
+from fxla.frontend.shape_prop import at_traced_sizes, has_symbolic_sizes, register_meta_function
 
 from ..emit import expand_key, merge_tensor_indices, spread, tensor_index
 from ..registry import register
@@ -217,13 +218,33 @@ def _masked_scatter(ctx, input, mask, source):
     if ctx.sig(source).elem != sig.elem:
         raise ctx.error("masked_scatter with a source of another dtype than the input",
                         "torch requires the same dtype", "convert the source first: source.to(input.dtype)")
+    shape = broadcast_shapes(sig.shape, ctx.sig(mask).shape)     # (the result: input and mask broadcast)
+    if shape is None:
+        raise ctx.error("masked_scatter with a mask that does not broadcast with the input",
+                        "torch broadcasts the input and the mask together", "pass a mask of a broadcastable shape")
+    if not same_shape(shape, sig.shape):
+        input = ctx.emit(ops.expand, input, shape=shape)
     n = math.prod(ctx.sig(source).shape)
     if n == 0:
         return input
-    full = ctx.emit(ops.expand, mask, shape=sig.shape) if tuple(ctx.sig(mask).shape) != tuple(sig.shape) else mask
-    total = math.prod(sig.shape)
+    full = mask if same_shape(ctx.sig(mask).shape, shape) else ctx.emit(ops.expand, mask, shape=shape)
+    total = math.prod(shape)
     rows = _in_mask_order(ctx, ctx.reshape(full, (total,)), ctx.reshape(source, (n,)), 0)
-    return ctx.emit(ops.where, full, ctx.reshape(rows, sig.shape), input)
+    return ctx.emit(ops.where, full, ctx.reshape(rows, shape), input)
+
+
+def _masked_scatter_meta(input, mask, source):
+    """``masked_scatter``'s meta result by size arithmetic: torch's own expands the mask with symbolic sizes,
+    which fails on fake tensors; its argument checks run at the traced sizes."""
+    if not has_symbolic_sizes((input, mask, source)):
+        return torch.masked_scatter(input, mask, source)
+    torch.masked_scatter(*at_traced_sizes((input, mask, source)))
+    shape = broadcast_shapes(input.shape, mask.shape)
+    return input.new_empty(shape)
+
+
+register_meta_function(torch.masked_scatter, _masked_scatter_meta)
+register_meta_function(torch.Tensor.masked_scatter, _masked_scatter_meta)
 
 
 def _is_mask(ctx, k) -> bool:
