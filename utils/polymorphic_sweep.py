@@ -245,10 +245,10 @@ def _patch_pipeline():
 def _leaves(compiled, args):
     from torch.utils import _pytree as pytree
     from fxla.runtime.buffers import example_tensor, is_array
-    from fxla.symbolic import _leaf_names
+    from fxla.symbolic import leaf_names
     names = [n.target for n in compiled.graph_module.graph.nodes if n.op == "placeholder"]
     leaves = [example_tensor(v) if is_array(v) else v for v in pytree.tree_leaves(tuple(args))]
-    return leaves, _leaf_names(names, args)
+    return leaves, leaf_names(names, args)
 
 
 def _attempt(case, dtype, fn, inputs, want, grown, rec):
