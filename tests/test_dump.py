@@ -52,6 +52,19 @@ def test_hf_gpt2_dumps_and_runs_with_concrete_shapes(capsys):
 
 
 @pytest.mark.slow
+def test_hf_gpt2_dumps_its_polymorphic_program_with_concrete_shapes(capsys):
+    """--concrete-shapes with --dynamic: the trace keeps the marked length symbolic, and the dump shows the
+    polymorphic fxla program, then the program refined to the example's sizes."""
+    rc, out, err = run_dump(capsys, f"{GPT2}:gpt2", "--input-shape", "2x16:i64", "--concrete-shapes",
+                            "--concrete-args", "use_cache=false", "--dynamic", "input_ids:1", "--stage", "fxla",
+                            "--run")
+    assert rc == 0, err
+    polymorphic, _, refined = out.partition("// refined to the example inputs' sizes (pipeline stage 'refine'):")
+    assert "%arg0: tensor<2x?xi64>" in polymorphic and "fxla.dim_size %arg0 {dim = 1}" in polymorphic
+    assert "tensor<2x16xi64>" in refined and "(match: 1 of 1 leaves match)" in out
+
+
+@pytest.mark.slow
 def test_hf_gpt2_run_compares_the_kv_cache(capsys):
     """use_cache left at its default: the output also holds a DynamicCache, compared tensor by tensor."""
     rc, out, err = run_dump(capsys, f"{GPT2}:gpt2", "--input-shape", "2x16:i64", "--concrete-shapes", "--stage",

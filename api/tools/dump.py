@@ -319,6 +319,8 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
             compiled = fxla.compile(model, device=args.device, concrete_shapes=args.concrete_shapes,
                                     concrete_args=concrete_args, dynamic=parse_dynamic(args.dynamic))
             gm, placeholder_args = compiled.trace_for(*inputs, **kwargs)
+            # (--concrete-shapes: the trace's own compiled module; with --dynamic its polymorphic programs)
+            lowering = compiled if compiled._per_shape is None else compiled._per_shape.module_for(inputs, kwargs)[0]
         except TraceError as err:
             if not args.concrete_shapes:       # (its fix names fxla.compile's options: these are the flags)
                 err.add_context("fxla-dump: --concrete-shapes is fxla.compile(model, concrete_shapes=True), and "
@@ -337,14 +339,14 @@ def _stage_texts(args, model, inputs, kwargs, wanted, progress: Progress):
 
     pipeline = Pipeline(observers=[progress.observe, keep_fxla], print_ir_after_all=args.print_ir_after_all)
     with COMPILING:
-        if compiled._dynamic is not None:
-            compiled._pipeline = pipeline            # (the module lowers through this one: its observers)
-            stages = compiled._dynamic.lower(compiled, gm, placeholder_args)
+        if lowering._dynamic is not None:
+            lowering._pipeline = pipeline            # (the module lowers through this one: its observers)
+            stages = lowering._dynamic.lower(lowering, gm, placeholder_args)
         else:
             stages = pipeline.lower(gm, placeholder_args)
     texts["functional"] = _functional_text(stages.prepared)
     texts["stablehlo"] = stages.stablehlo_debug if args.debug_locations else stages.stablehlo
-    polymorphic = _polymorphic_stablehlo(compiled, gm, placeholder_args, args.debug_locations)
+    polymorphic = _polymorphic_stablehlo(lowering, gm, placeholder_args, args.debug_locations)
     if polymorphic is not None:             # (--dynamic: the polymorphic StableHLO, then it refined)
         texts["stablehlo"] = (polymorphic + "\n// refined to the example inputs' sizes (StableHLO's shape "
                               "refinement):\n" + texts["stablehlo"])
