@@ -177,3 +177,23 @@ def test_hugging_face_training_step_over_lengths(traces):
     for (name, p), q in zip(model.named_parameters(), eager.parameters()):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=2e-4, atol=2e-5, msg=name)
     assert len(traces) == 1
+
+
+class _Branch(SizeBranch):
+    def forward(self, x):
+        return super().forward(x)[0]
+
+
+def test_an_export_stores_the_branch_it_took_as_a_constraint(tmp_path):
+    model = _Branch()
+    path = str(tmp_path / "branch")
+    meta = fxla.export(model, (torch.randn(2, 10, 8),), path, concrete_shapes=True,
+                       dynamic_shapes={"x": {1: fxla.Dim("seq")}})
+    assert meta["symbolic"]["guards"] == [{"expr": {"op": "le", "args": [{"dim": "seq"}, 20]}, "node": "gt"}]
+    loaded = fxla.load(path)
+    with torch.no_grad():
+        for s in (5, 20):
+            x = torch.randn(2, s, 8)
+            torch.testing.assert_close(loaded(x), model(x))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(made by %gt\): seq <= 20"):
+        loaded(torch.randn(2, 25, 8))
