@@ -164,10 +164,10 @@ def test_bad_concrete_args_and_variadic():
     with pytest.raises(TraceError, match="variadic") as info:      # fxla.compile: its own spelling
         fxla.compile(VarArgs())
     assert "fxla.compile(model, concrete_shapes=True)" in str(info.value)
-    with pytest.raises(TraceError, match="variadic") as info:      # dynamic= cannot take concrete shapes: dynamo can
+    with pytest.raises(TraceError, match="variadic") as info:      # dynamic=: concrete shapes keep the dims symbolic
         fxla.compile(VarArgs(), dynamic=True)
+    assert "fxla.compile(model, concrete_shapes=True, dynamic=...)" in str(info.value)
     assert 'torch.compile(model, backend="fxla", dynamic=True)' in str(info.value)
-    assert "drop dynamic= and compile with concrete shapes" in str(info.value)
 
 
 # ---- concrete_shapes mode: shapes are concrete, tensor values still are not --------------------
