@@ -5,6 +5,7 @@ import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 
 from . import meta as M
 from .errors import TraceError
@@ -196,6 +197,17 @@ class ConcreteShapeTracer(Tracer):
         except NotGuardable:
             return None
 
+    def size_text(self, proxy: Proxy) -> Optional[str]:
+        value = self._meta_values.get(proxy.node)
+        if self.symbols is None or not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool, tuple)) \
+                or not is_symbolic(value):
+            return None
+        if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
+            value = f"torch.Size([{', '.join(map(str, value))}])"
+        text = self.symbols.named(str(value))
+        self._size_texts.append((text, user_frame_location(self.module_path)))
+        return text
+
     def decided_size(self, proxy: Proxy, kind: str) -> Any:
         """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
         (``seq > 512``): the traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node
@@ -226,6 +238,7 @@ class ConcreteShapeTracer(Tracer):
     def _start(self, root: Any) -> Any:
         self._meta_values, self._meta_errors = {}, {}
         self._data_dependent = set()
+        self._size_texts: List[Tuple[str, Any]] = []     # (text, where) of each symbolic size formatted
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
         self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta and \
             self.symbols is None else None
@@ -293,6 +306,15 @@ class ConcreteShapeTracer(Tracer):
         return node
 
     def _create_output(self, result: Any, def_loc) -> Node:
+        for leaf in pytree.tree_leaves(result):
+            shown = next((t for t in self._size_texts if isinstance(leaf, str) and t[0] in leaf), None)
+            if shown is not None:
+                raise TraceError(
+                    f"the result holds the text {shown[0]!r}, formatted from a symbolic size", where=shown[1],
+                    why="with dynamic= a size is a symbol while tracing: its text names the Dim, where eager's "
+                        "holds the number",
+                    fix="return the size itself (x.size(1)) or a tensor, and format it outside the compiled model; "
+                        "or leave that dim static (drop it from dynamic=)")
         out = super()._create_output(result, def_loc)
         self._record_meta(out)
         return out

@@ -60,15 +60,24 @@ class Proxy:
 
     def __repr__(self) -> str:
         if self._formatted_by_user(sys._getframe(1)):
-            raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
+            return self._user_text()
         return f"Proxy({self.node.name})"
 
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
         if self._formatted_by_user(sys._getframe(1)):
-            raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
+            return format(self._user_text(), spec)
         return format(repr(self), spec)
+
+    def _user_text(self) -> str:
+        """What user code formats (``f"got {x.shape}"``, mostly for error messages): a symbolic size or shape
+        reads as its Dims' names (``torch.Size([2, seq, 768])``, as TorchDynamo's symbolic sizes print; no guard:
+        formatting does not fix the size); anything else has no value to show."""
+        text = self.tracer.size_text(self)
+        if text is None:
+            raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
+        return text
 
     def _formatted_by_user(self, caller) -> bool:
         """Text asked for by user code while its trace runs (``f"{x}"``, ``str(x)``, ``"%s" % x``): the text

@@ -232,6 +232,12 @@ class SymbolicShapes:
     def _observe(self, node) -> None:
         self._marks.append((len(self.env.guards), node))
 
+    def named(self, text: str) -> str:
+        """``text`` (a printed size expression) with each symbol spelled as its Dim's name."""
+        import re
+        names = {str(symbol): name for name, symbol in self.symbols.items()}
+        return re.sub(r"\b[su]\d+\b", lambda m: names.get(m.group(0), m.group(0)), text)
+
     def normalize(self, size: Any) -> Any:
         """A ``SymInt`` that is a known constant as an int; anything else unchanged."""
         if isinstance(size, torch.SymInt):

@@ -352,6 +352,11 @@ class TracerBase:
         or ``None`` when this tracer does not decide values (see :mod:`fxla.frontend.value_guards`)."""
         return None
 
+    def size_text(self, proxy: Proxy) -> Optional[str]:
+        """The text of ``proxy`` where it is a symbolic size or shape (a concrete-shapes trace with symbolic sizes,
+        :class:`~fxla.frontend.concrete.ConcreteShapeTracer`), else None."""
+        return None
+
     def _arg_error(self, a: Any, why: str) -> TraceError:
         return TraceError(f"cannot record an argument of type {type(a).__name__}",
                           where=user_frame_location(self.module_path), why=why,

@@ -197,3 +197,26 @@ def test_an_export_stores_the_branch_it_took_as_a_constraint(tmp_path):
             torch.testing.assert_close(loaded(x), model(x))
     with pytest.raises(fxla.ShapeConstraintError, match=r"\(made by %gt\): seq <= 20"):
         loaded(torch.randn(2, 25, 8))
+
+
+class _Checked(torch.nn.Module):
+    def forward(self, x):
+        torch._assert(x.dim() == 3, f"expected 3 dims, got {x.shape} (length {x.shape[1]})")
+        return x * 2
+
+
+def test_a_symbolic_size_formats_as_its_dim_name(traces):
+    """Assert messages format sizes (torchvision's ViT: ``f"... got {input.shape}"``): a symbolic size reads as its
+    Dim's name, without fixing it; a result that holds such text is refused (eager's holds the number)."""
+    fast = fxla.compile(_Checked(), concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
+    for b, s in ((2, 5), (3, 7)):
+        x = torch.randn(b, s, 4)
+        torch.testing.assert_close(fast(x), x * 2)
+    assert len(traces) == 1
+
+    def described(x):
+        return x + 1, f"shape {x.shape}"                                                  # returned text
+    with pytest.raises(fxla.TraceError, match=r"the result holds the text 'torch.Size\(\[b, 4\]\)', formatted from "
+                                              r"a symbolic size") as info:
+        fxla.compile(described, concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b")}})(torch.randn(3, 4))
+    assert f"{__file__}:{marker_line(__file__, 'returned text')}" in str(info.value)

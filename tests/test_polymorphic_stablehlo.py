@@ -638,6 +638,25 @@ def test_bilinear_and_masked_scatter_with_a_broadcast_mask_keep_the_sizes_symbol
     assert program.stablehlo is not None
 
 
+def _pad_to_multiple(x):
+    w = x.shape[-1]
+    return torch.nn.functional.pad(x, (1, (7 - w % 7) % 7, 0, 2), value=2.0).cumsum(-1)
+
+
+def test_constant_padding_by_a_symbolic_amount_is_one_program():
+    """Padding up to a multiple (Swin's windows: ``(7 - W % 7) % 7``) keeps the amount symbolic: one program
+    with a ``stablehlo.dynamic_pad`` for every width, not one per remainder."""
+    fast = fxla.compile(_pad_to_multiple, dynamic={"x": {1: fxla.Dim("w")}})
+    for w in (5, 7, 9, 16, 21):
+        x = torch.randn(3, w)
+        torch.testing.assert_close(fast(x), _pad_to_multiple(x))
+    (program,) = _programs(fast)
+    from fxla.dialects.mlir import ir, strict_context
+    with strict_context():
+        text = ir.Module.parse(program.stablehlo).operation.get_asm()
+    assert "stablehlo.dynamic_pad" in text
+
+
 def _ctc_and_functional_rnn(x, y, w):
     F = torch.nn.functional
     steps, batch = x.shape[:2]

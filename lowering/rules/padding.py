@@ -72,10 +72,16 @@ def _check(ctx, size, low, high, mode, dim):
                         f"for a size-{n} dim", "torch rejects it too", "pad by less, or use mode='replicate'")
 
 
+def _amounts(pad, mode: str) -> list:
+    """The padding amounts as ints, but in ``constant`` mode a symbolic amount (a ``SymInt`` computed from a
+    symbolic size: Swin's ``(7 - W % 7) % 7``) stays symbolic: ``fxla.pad`` takes it as a size operand."""
+    return [p if mode == "constant" and isinstance(p, torch.SymInt) else int(p) for p in pad]
+
+
 @register(F.pad)
 def _pad(ctx, input, pad, mode="constant", value=None):
     rank = ctx.sig(input).rank
-    pad = [int(p) for p in pad]
+    pad = _amounts(pad, mode)
     if len(pad) % 2 or len(pad) // 2 > rank:
         raise ctx.error(f"F.pad: {len(pad)} padding sizes for a rank-{rank} input", "torch needs pairs, at most "
                         "one per dim", "pass (low, high) pairs from the last dim backwards")
@@ -106,9 +112,10 @@ def _pad(ctx, input, pad, mode="constant", value=None):
 def _pad_meta(input, pad, mode="constant", value=None):
     """F.pad's result on meta/fake tensors, by shape arithmetic alone: torch's kernel for constant padding reads
     the sizes as plain ints, so a symbolic size would be fixed to its traced value (the padded sizes are
-    ``size + low + high`` in every mode; the modes' limits are checked by the lowering rule above)."""
+    ``size + low + high`` in every mode; the modes' limits are checked by the lowering rule above; constant
+    padding by a symbolic amount keeps it symbolic)."""
     shape = list(input.shape)
-    for d, low, high in _pairs(len(shape), [int(p) for p in pad]):
+    for d, low, high in _pairs(len(shape), _amounts(pad, mode)):
         if d >= 0:                      # (more pairs than dims: the lowering rule refuses the call)
             shape[d] = shape[d] + low + high
     return input.new_empty(shape)
