@@ -52,9 +52,9 @@ register_module(torch.nn.Bilinear, F.bilinear, params=("bias", "weight"))
 def _bilinear_meta(input1, input2, weight, bias=None):
     """F.bilinear's meta result by size arithmetic (torch's own reads the sizes as ints, which fixed every symbolic
     dim): ``input1``'s leading dims and the weight's first; its argument checks run at the traced sizes."""
-    if not has_symbolic_sizes((input1, input2)):
+    if not has_symbolic_sizes((input1, input2, weight, bias)):
         return F.bilinear(input1, input2, weight, bias)
-    traced = F.bilinear(*at_traced_sizes((input1, input2)), weight, bias)
+    traced = F.bilinear(*at_traced_sizes((input1, input2, weight, bias)))
     return input1.new_empty([*input1.shape[:-1], weight.shape[0]], dtype=traced.dtype)
 
 
