@@ -83,7 +83,7 @@ class PerShapeTraces:
         inputs = tuple(v for v in given.values() if not _python_value(v))
         sized = self._sized_call(given, inputs) if self.dynamic is not None else None
         if sized is not None:
-            return self._sized_module(sized, given), inputs
+            return self._sized_module(sized, given, inputs), inputs
         key = (tuple(given), signature_key(tuple(given.values())))
         module = self.compiled.get(key)
         if module is None:
@@ -114,6 +114,7 @@ class PerShapeTraces:
             checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"))
             decided = "; ".join(g.describe() for g in guards[:3]) + (" ..." if len(guards) > 3 else "")
             checker._trace_reason = f"the guard program of a trace that decided data-dependent values ({decided})"
+            checker._graph_label = "guard program"
             module._trace_reason = (f"the call's data decided data-dependent values otherwise: a new variant of "
                                     f"the signature ({decided})" if variants is not None else
                                     f"a new input signature whose trace decided data-dependent values ({decided})")
@@ -148,31 +149,31 @@ class PerShapeTraces:
         key = ("sized", tuple(given), str(tree), fixed, symbolic_key(leaves, dims, {}))
         return SizedCall(key, spec, names, leaves, tree, dims, leaf_names(names, inputs))
 
-    def _sized_module(self, call: "SizedCall", given):
+    def _sized_module(self, call: "SizedCall", given, inputs):
         variants = self.compiled.get(call.key)
         problem = None
         if variants is not None:
-            module, problem = variants.choose(call)
+            module, problem = variants.choose(call, inputs)
             if module is not None:
                 return module
-            if call.spec.strict:
+            if call.spec.strict and problem is not None:
                 raise problem
         with COMPILING:
             variants = self.compiled.get(call.key)
             if variants is not None:
-                module, problem = variants.choose(call)
+                module, problem = variants.choose(call, inputs)
                 if module is not None:
                     return module
-            return self._sized_trace(call, given, problem)
+            return self._sized_trace(call, given, inputs, problem)
 
-    def _sized_trace(self, call: "SizedCall", given, problem):
+    def _sized_trace(self, call: "SizedCall", given, inputs, problem):
         fixed = {k: v for k, v in given.items() if _python_value(v)}
         symbols = SymbolicShapes(call.dims, call.leaves)
         fakes = dict(zip(call.names, pytree.tree_unflatten(symbols.fake_leaves, call.tree)))
         started = time.perf_counter()
         with spelled_as(self.remedies):
             gm = symbolic_trace(self.fn, concrete_args={**self.concrete_args, **fixed}, example_inputs=fakes,
-                                symbols=symbols)
+                                symbols=symbols, value_guards=True, real_inputs=dict(zip(call.names, inputs)))
         log_trace(self.fn, gm.graph, started)
         symbols.traced = len(symbols.env.guards)
         fixed_dims = symbols.specialized()
@@ -189,10 +190,19 @@ class PerShapeTraces:
         module = self.make(gm, symbols)
         module._trace_reason = (f"sizes that break a guard of the earlier traces ({str(problem).splitlines()[0]})"
                                 if problem is not None else "a new input signature (symbolic sizes)")
+        guards, checker = guards_of(gm.graph), None
+        if guards:               # (data-dependent values decided from this call's data: the program that checks them)
+            checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"),
+                                SymbolicShapes(call.dims, call.leaves))        # (polymorphic too)
+            checker._trace_reason = "the guard program of a trace that decided data-dependent values"
+            checker._graph_label = "guard program"
+            verify_guards(self.name, guards, checker, inputs, lambda: (self.drop(checker), self.drop(module)))
+            module.value_guards, module.guard_checker = guards, checker     # (fxla.export writes both)
+            module.variant = next(_VARIANT_NUMBERS)                  # (fxla.compile_step keys its programs by it)
         variants = self.compiled.get(call.key)
         if variants is None:
             variants = self.compiled[call.key] = SizeVariants(self.name, self.drop)
-        variants.add(symbols, symbols.traced, module)
+        variants.add(_SizedTrace(symbols, symbols.traced, module, guards, checker))
         while len(self.compiled) > self.max_signatures:
             old = self.compiled.pop(next(iter(self.compiled)))
             old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
@@ -214,39 +224,60 @@ class SizedCall:
     leaf_names: List[str]
 
 
+@dataclasses.dataclass
+class _SizedTrace:
+    """One trace with symbolic sizes: its symbols, how many of their first guards are the trace's (what its
+    Python decided from the sizes), its compiled ``module``, and the data-dependent values it decided from the
+    call's data with the compiled program that checks them (:mod:`fxla.frontend.value_guards`), if any."""
+
+    symbols: Any
+    count: int
+    module: Any
+    guards: list
+    checker: Any
+
+
 class SizeVariants:
     """The traces with symbolic sizes of one symbolic signature, most recently used first, at most
-    :data:`MAX_VARIANTS`: each ``(symbols, guard count, module)``, where the first ``guard count`` guards of the
-    symbols' ``ShapeEnv`` are the trace's (what its Python decided from the sizes)."""
+    :data:`MAX_VARIANTS` (:class:`_SizedTrace`)."""
 
     def __init__(self, name: str, drop: Callable[[Any], None]):
         self.name, self.drop = name, drop
-        self.items: List[Tuple[Any, int, Any]] = []
+        self.items: List[_SizedTrace] = []
 
-    def choose(self, call: SizedCall):
-        """``(the module of the first trace whose guards hold for the call's sizes, None)``, else ``(None, what
-        the most recent trace's guards say)``."""
-        first = None
+    def choose(self, call: SizedCall, inputs):
+        """``(the module of the first trace whose size guards and value guards hold for the call, None)``; else
+        ``(None, what the most recent trace's size guards say)``, or ``(None, None)`` where some trace's size
+        guards hold and the call's data decides otherwise (a new trace, whatever the Dims)."""
+        first, sizes_hold = None, False
         for item in list(self.items):
-            symbols, count, module = item
-            problem = symbols.violation(call.leaves, call.leaf_names, guards=count)
-            if problem is None:
-                return module, None
-            first = first or problem
-        return None, first
+            problem = item.symbols.violation(call.leaves, call.leaf_names, guards=item.count)
+            if problem is not None:
+                first = first or problem
+                continue
+            sizes_hold = True
+            if item.guards and check_guards(item.guards, _guard_values(item.checker, inputs)) is not None:
+                continue
+            return item.module, None
+        return None, None if sizes_hold else first
 
-    def add(self, symbols, count: int, module) -> None:
-        self.items.insert(0, (symbols, count, module))
+    def add(self, item: _SizedTrace) -> None:
+        self.items.insert(0, item)
         if len(self.items) > MAX_VARIANTS:
-            self.drop(self.items.pop()[2])
+            self._drop(self.items.pop())
         if len(self.items) > 1:
-            logger.info("%s: traced again for sizes that break the guards of its other traces (%d traces of the "
-                        "signature now)", self.name, len(self.items))
+            logger.info("%s: traced again for sizes or data that break the guards of its other traces (%d traces "
+                        "of the signature now)", self.name, len(self.items))
 
     def drop_all(self) -> None:
-        for _, _, module in self.items:
-            self.drop(module)
+        for item in self.items:
+            self._drop(item)
         self.items.clear()
+
+    def _drop(self, item: _SizedTrace) -> None:
+        self.drop(item.module)
+        if item.checker is not None:
+            self.drop(item.checker)
 
 
 class ValueGuardError(FxlaError):
@@ -278,16 +309,7 @@ class Variants:
 
     def add(self, guards, checker, module, inputs) -> Any:
         """A new variant, traced on ``inputs``: its guards must hold for them (else :class:`ValueGuardError`)."""
-        broken = check_guards(guards, _guard_values(checker, inputs))
-        if broken is not None:
-            self._drop((guards, checker, module))
-            raise ValueGuardError(
-                f"{self.name}: the value of {broken.describe()} was decided from the call's data by eager PyTorch "
-                f"during the trace, and the compiled program computes another from the same data",
-                why="fxla runs a program specialised to a data-dependent value only where it recomputes that value "
-                    "and finds it equal; here eager and the compiled program disagree (rounding, or random numbers)",
-                fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
-                    "compute the value outside the compiled function and pass it as a Python argument")
+        verify_guards(self.name, guards, checker, inputs, lambda: self._drop((guards, checker, module)))
         module.value_guards, module.guard_checker = guards, checker     # (fxla.export writes both)
         module.variant = next(_VARIANT_NUMBERS)                  # (fxla.compile_step keys its programs by it)
         self.items.insert(0, (guards, checker, module))
@@ -310,10 +332,27 @@ class Variants:
         self.drop(module)
 
 
+def verify_guards(name: str, guards, checker, inputs, drop: Callable[[], None]) -> None:
+    """A new trace's value guards must hold for the call it was traced on (``inputs``), else the trace is dropped
+    and :class:`ValueGuardError` raised."""
+    broken = check_guards(guards, _guard_values(checker, inputs))
+    if broken is not None:
+        drop()
+        raise ValueGuardError(
+            f"{name}: the value of {broken.describe()} was decided from the call's data by eager PyTorch "
+            f"during the trace, and the compiled program computes another from the same data",
+            why="fxla runs a program specialised to a data-dependent value only where it recomputes that value "
+                "and finds it equal; here eager and the compiled program disagree (rounding, or random numbers)",
+            fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
+                "compute the value outside the compiled function and pass it as a Python argument")
+
+
 def modules_of(entry) -> List[Any]:
     """The compiled modules of one signature's entry in :attr:`PerShapeTraces.compiled`: the module, or each
     variant's (not their guard programs)."""
-    return [module for _, _, module in entry.items] if isinstance(entry, (Variants, SizeVariants)) else [entry]
+    if isinstance(entry, SizeVariants):
+        return [item.module for item in entry.items]
+    return [module for _, _, module in entry.items] if isinstance(entry, Variants) else [entry]
 
 
 #: how many data-dependent variants one input signature keeps (least recently used dropped first)

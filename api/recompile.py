@@ -81,9 +81,11 @@ class CompileHistory:
 
     def __init__(self, dump_dir=None):
         self.compiles = 0
+        self.budget: Optional[int] = RECOMPILE_BUDGET    # (shared by a module's concrete_shapes traces)
         self.budget_warned = False
         self.previous: Optional[Tuple[int, Tuple[Tuple[str, str], ...]]] = None   # (number, inputs) of the latest
-        self.seen: Dict[Any, int] = {}                       # (mode, inputs) -> the signature number
+        #: (mode, inputs, log name) -> the signature number (the log name tells a guard program from its model's)
+        self.seen: Dict[Any, int] = {}
         self.dumps = open_dumps(dump_dir)
 
 
@@ -124,7 +126,14 @@ class CompileControl:
     :meth:`_compile_started` and :meth:`_log_compile` around each compile and gives its pipeline
     :func:`phase_observer`."""
 
-    recompile_budget: Optional[int] = RECOMPILE_BUDGET
+    @property
+    def recompile_budget(self) -> Optional[int]:
+        """How many signatures the module (with its ``concrete_shapes`` traces) compiles before fxla warns."""
+        return self._history.budget
+
+    @recompile_budget.setter
+    def recompile_budget(self, budget: Optional[int]) -> None:
+        self._history.budget = budget
     #: set by the torch.compile backend: which dynamo graph this module is (in the log)
     _graph_label: Optional[str] = None
     _graph_dump: Optional[GraphDump] = None      # this graph's folder in dump_dir (made at its first dump)
@@ -149,12 +158,13 @@ class CompileControl:
         if self._trace_reason is not None and not self._signatures.entries:
             return self._trace_reason
         history = self._history
-        earlier = history.seen.get((mode, inputs))
+        earlier = history.seen.get((mode, inputs, self._log_name))
         if earlier is not None:
             return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
                     f"(max_signatures={self.max_signatures})"
                     + ("" if self._modes.watch.modules else ", or traced again after a train()/eval() switch"))
-        other = next((n for (m, seen), n in history.seen.items() if seen == inputs), None)
+        other = next((n for (m, seen, name), n in history.seen.items() if seen == inputs and name == self._log_name),
+                     None)
         if other is not None:
             return (f"the module's mode changed to {self._modes.watch.describe(mode)} (train()/eval()): each mode "
                     f"compiles its own signatures; signature #{other} has these inputs in the other mode")
@@ -173,7 +183,7 @@ class CompileControl:
         history = self._history
         inputs, mode = self._inputs(args), self._modes.mode
         number, reason = history.compiles + 1, self._why(inputs, mode)
-        history.seen[(mode, inputs)] = number
+        history.seen[(mode, inputs, self._log_name)] = number
         history.previous = (number, inputs)
         record = self._compiling = _Compiling(number, self._describe_call(args), reason)
         if history.dumps is not None:

@@ -5,14 +5,15 @@ import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch.utils import _pytree as pytree
 
 from . import meta as M
 from .errors import TraceError
 from .node import Node, Target, map_aggregate, map_arg
 from .proxy import Proxy
-from .shape_prop import (MetaMemo, TensorMeta, _as_meta_device, _contains_tensor, call_module_on_meta,
-                         data_dependent_op, describe, meta_function, set_node_meta, to_meta)
+from .shape_prop import (MetaMemo, TensorMeta, _as_meta_device, _contains_tensor, at_traced_sizes,
+                         call_module_on_meta, data_dependent_op, describe, meta_function, set_node_meta, to_meta)
 from .source import user_frame_location
 from .symbolic import is_symbolic, observe_node
 from .tracer import _UNSET, Tracer, _check_names, _Inputs
@@ -53,6 +54,8 @@ class ConcreteShapeTracer(Tracer):
     value_guards = False
     #: the symbols of a trace whose example inputs have symbolic sizes (see the class docstring), or None
     symbols = None
+    #: with :attr:`symbols`: the call's real inputs by parameter name (what value guards decide from), or None
+    real_inputs = None
 
     def __init__(self, concrete_shapes: bool = True) -> None:
         super().__init__()
@@ -101,6 +104,8 @@ class ConcreteShapeTracer(Tracer):
                 with self.symbols.tracing():        # (FakeTensors of the symbols' ShapeEnv; guards are node's)
                     observe_node(node)
                     value = self._run_on_meta(node, args, kwargs)
+                if free_unbacked_symbols(value):    # (a data-dependent size: FakeTensors give it a new symbol)
+                    raise LookupError("a data-dependent size")
                 self._set_meta(node, value)
                 return
             if self._meta_memo is not None:
@@ -109,6 +114,8 @@ class ConcreteShapeTracer(Tracer):
             else:
                 value = self._run_on_meta(node, args, kwargs)
         except Exception as e:  # data-dependent shapes (nonzero, x[mask], .item()), non-meta kernels, ...
+            if self.symbols is not None:            # (found on meta tensors of the traced sizes)
+                args, kwargs = at_traced_sizes((args, kwargs))
             op = data_dependent_op(lambda: self._run_on_meta(node, args, kwargs))
             if op is not None:
                 self._data_dependent.add(node)
@@ -244,7 +251,7 @@ class ConcreteShapeTracer(Tracer):
             self.symbols is None else None
         started = super()._start(root)
         self._guards = ValueGuards(RealValues(self.root, self._pause)) if self.value_guards and \
-            self.symbols is None else None
+            (self.symbols is None or self.real_inputs is not None) else None
         return started
 
     def _pause(self, paused: bool) -> None:
@@ -302,7 +309,7 @@ class ConcreteShapeTracer(Tracer):
         else:
             self._set_meta(node, to_meta(examples[p.name]))
         if self._guards is not None:
-            self._guards.real.set_input(node, examples[p.name])
+            self._guards.real.set_input(node, (examples if self.symbols is None else self.real_inputs)[p.name])
         return node
 
     def _create_output(self, result: Any, def_loc) -> Node:

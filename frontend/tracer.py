@@ -693,7 +693,8 @@ def _concrete_class(cls: type) -> type:
 def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
                    concrete_args: Optional[Dict[str, Any]] = None,
                    example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None,
-                   concrete_shapes: Optional[bool] = None, value_guards: bool = False, symbols=None):
+                   concrete_shapes: Optional[bool] = None, value_guards: bool = False, symbols=None,
+                   real_inputs: Optional[Dict[str, Any]] = None):
     """Trace ``root`` and wrap the result in a GraphModule named after ``root``'s class (or function).
 
     With ``example_inputs`` (a tuple, or a dict by parameter name) the trace is
@@ -704,7 +705,8 @@ def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
     (concrete shapes, with the real call's inputs as examples): data-dependent values are decided from those
     inputs and recorded as guards the caller must check before running the graph on other inputs
     (:mod:`fxla.frontend.value_guards`).  ``symbols`` (concrete shapes, with its FakeTensors as the examples):
-    sizes that are its symbols stay symbolic in the graph (:class:`~fxla.frontend.concrete.ConcreteShapeTracer`).
+    sizes that are its symbols stay symbolic in the graph (:class:`~fxla.frontend.concrete.ConcreteShapeTracer`);
+    then ``real_inputs`` (by parameter name) are the call's own values, from which value guards decide.
     """
     from .graph_module import GraphModule
     if concrete_shapes is None:
@@ -712,7 +714,7 @@ def symbolic_trace(root: Union[torch.nn.Module, Callable[..., Any]],
     tracer = Tracer(concrete_shapes=concrete_shapes)
     tracer.value_guards = bool(value_guards and concrete_shapes)
     if symbols is not None:
-        tracer.symbols = symbols
+        tracer.symbols, tracer.real_inputs = symbols, real_inputs
     graph = tracer.trace(root, concrete_args, example_inputs=example_inputs)
     name = type(root).__name__ if isinstance(root, torch.nn.Module) else getattr(root, "__name__", "Function")
     return GraphModule(tracer.root, graph, name)

@@ -103,11 +103,35 @@ def test_a_size_read_as_a_number():
     assert len(_members(fast)) == 2
 
 
-def test_a_data_dependent_branch_is_refused_with_symbolic_sizes():
-    def f(x):
-        return x * 2 if x.sum() > 0 else x
-    with pytest.raises(fxla.TraceError, match="cannot use the truth value"):
-        fxla.compile(f, concrete_shapes=True, dynamic=True)(torch.ones(2, 3))
+class LabelledRows(torch.nn.Module):
+    """Decides values from the data: a label check and the labelled rows (``x[mask]``: a data-dependent count)."""
+
+    def forward(self, x, labels):
+        if labels.max() >= x.shape[-1]:
+            raise ValueError("a label out of range")
+        rows = x[labels >= 0]
+        return torch.nn.functional.cross_entropy(rows, labels[labels >= 0]), rows.shape[0]
+
+
+def test_data_dependent_values_are_decided_with_symbolic_sizes(traces):
+    """Value guards (docs/tracing.md) with symbolic sizes: the count of labelled rows is decided from the call's
+    data and checked per call by a guard program, which is polymorphic too; another count traces again."""
+    model = LabelledRows()
+    fast = fxla.compile(model, concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b")}, "labels": {0: fxla.Dim("b")}})
+    fast.recompile_budget = 32                                  # (a model and a guard program per size)
+    torch.manual_seed(0)
+    for b, k in ((4, 2), (6, 2), (6, 3), (8, 2), (9, 3)):
+        x, labels = torch.randn(b, 5), torch.randint(0, 5, (b,))
+        labels[k:] = -1
+        loss, n = fast(x, labels)
+        expected, m = model(x, labels)
+        torch.testing.assert_close(loss, expected)
+        assert n == m == k
+    assert len(traces) == 2                                     # (one per count of labelled rows)
+    (variants,) = fast._per_shape.compiled.values()
+    assert [item.checker._dynamic.lowerings for item in variants.items] == [1, 1]
+    with pytest.raises(ValueError, match="a label out of range"):
+        fast(torch.randn(4, 5), torch.tensor([0, 7, -1, -1]))
 
 
 @pytest.mark.parametrize("name", ["gpt2", "bert", "llama", "t5"])
