@@ -34,7 +34,8 @@ Three parts:
     a loop on a captured decode step.
 (c) **Trace + lower once vs per shape.**  10 distinct sequence lengths through an ``nn.TransformerEncoder``
     (``fxla.compile`` without ``dynamic=``, with a ``Dim``, with ``dynamic=True``) and a 4-layer BERT
-    (``torch.compile(backend="fxla")`` with ``dynamic=False``, automatic, ``dynamic=True``): the seconds of each
+    (``torch.compile(backend="fxla")`` with ``dynamic=False``, automatic, ``dynamic=True``; ``fxla.compile`` with
+    ``concrete_shapes=True``, without and with a ``Dim``): the seconds of each
     fxla stage (logger ``fxla.phases``), summed over the lengths and per length.
 
 Honest timings: every contender gets a fresh fxla on-disk cache folder (``fxla.runtime.set_cache_dir`` of a new
@@ -795,6 +796,12 @@ def bench_lowering(out, quick: bool = False) -> List[Lowered]:
                  lambda cache: torch.compile(bert, backend="fxla"), bert_call, bert_eager),
         _lowered(f'{bert_name}: `torch.compile(model, backend="fxla", dynamic=True)`', lengths,
                  lambda cache: torch.compile(bert, backend="fxla", dynamic=True), bert_call, bert_eager),
+        _lowered(f"{bert_name}: `fxla.compile(model, concrete_shapes=True)` (per shape)", lengths,
+                 lambda cache: fxla.compile(bert, concrete_shapes=True, cache_dir=cache), bert_call, bert_eager),
+        _lowered(f"{bert_name}: `fxla.compile(model, concrete_shapes=True, dynamic={{...: {{1: seq}}}})`", lengths,
+                 lambda cache: fxla.compile(bert, concrete_shapes=True, cache_dir=cache, dynamic={
+                     "input_ids": {1: fxla.Dim("seq", max=512)}, "attention_mask": {1: fxla.Dim("seq", max=512)}}),
+                 bert_call, bert_eager),
     ]
     out()
     header = ["route", "lowerings (polymorphic)"] + [label for label, _ in STAGE_GROUPS] + \

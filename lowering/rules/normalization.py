@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.fxla.types import broadcast_shapes
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import (at_traced_sizes, has_symbolic_sizes, register_meta_function,
                                       register_meta_module)
@@ -321,6 +322,24 @@ def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     if dropout_p:
         weights = ctx.lower(F.dropout, weights, dropout_p, True)
     return ctx.convert(ctx.emit(ops.matmul, weights, v), ctx.result_sig.elem)
+
+
+def _sdpa_meta(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """F.scaled_dot_product_attention's meta result by size arithmetic where sizes are symbolic: on FakeTensors
+    torch decomposes it into its math form op by op, each with symbolic shape rules (most of a symbolic trace's
+    time in a transformer); its argument checks run at the traced sizes."""
+    args = (query, key, value, attn_mask)
+    if not has_symbolic_sizes(args):
+        return F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                              enable_gqa=enable_gqa)
+    q, k, v, mask = at_traced_sizes(args)
+    F.scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+    lead = tuple(query.shape[:-2]) if enable_gqa else broadcast_shapes(query.shape[:-2], key.shape[:-2],
+                                                                        value.shape[:-2])
+    return query.new_empty([*lead, query.shape[-2], value.shape[-1]])
+
+
+register_meta_function(F.scaled_dot_product_attention, _sdpa_meta)
 
 
 def _repeat_heads(ctx, t, heads):
