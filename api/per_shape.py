@@ -29,6 +29,7 @@ from torch.utils import _pytree as pytree
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, symbolic_trace
 from fxla.frontend import meta as M
+from fxla.frontend.errors import TraceError
 from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
 from fxla.frontend.value_guards import check_guards, guard_graph, guards_of
 from fxla.frontend.remedies import COMPILE, current, spelled_as
@@ -60,6 +61,7 @@ class PerShapeTraces:
             params = params[1:]                                    # self
         self.signature = inspect.Signature([p for p in params if p.name not in self.concrete_args])
         self.compiled: Dict[Tuple, Any] = {}                       # signature key -> compiled module
+        self.static: set = set()          # symbolic signatures whose trace with symbolic sizes failed (dynamic=True)
         if dynamic is not None and not any(p.kind == p.VAR_KEYWORD for p in params):
             dynamic.check_names([p.name for p in self.signature.parameters.values()],
                                 "use the names of the model's forward arguments")
@@ -82,8 +84,9 @@ class PerShapeTraces:
         given = self.bind(args, kwargs)
         inputs = tuple(v for v in given.values() if not _python_value(v))
         sized = self._sized_call(given, inputs) if self.dynamic is not None else None
-        if sized is not None:
-            return self._sized_module(sized, given, inputs), inputs
+        module = self._sized_module(sized, given, inputs) if sized is not None else None
+        if module is not None:
+            return module, inputs
         key = (tuple(given), signature_key(tuple(given.values())))
         module = self.compiled.get(key)
         if module is None:
@@ -145,11 +148,16 @@ class PerShapeTraces:
                                                   for leaf, marked in dims.items()) if kept}
         if not dims or any(leaves[leaf].shape[d] < 2 for leaf, marked in dims.items() for d in marked):
             return None
-        fixed = tuple((k, v) for k, v in given.items() if _python_value(v))
+        fixed = tuple((k, type(v), v) for k, v in given.items() if _python_value(v))     # (2 and 2.0 differ)
         key = ("sized", tuple(given), str(tree), fixed, symbolic_key(leaves, dims, {}))
         return SizedCall(key, spec, names, leaves, tree, dims, leaf_names(names, inputs))
 
     def _sized_module(self, call: "SizedCall", given, inputs):
+        """The module of a trace with symbolic sizes for the call (traced now if none fits), or None where such a
+        trace failed and the spec is not strict (``dynamic=True``: the signature is traced per shape from then on,
+        logged)."""
+        if call.key in self.static:
+            return None
         variants = self.compiled.get(call.key)
         problem = None
         if variants is not None:
@@ -164,7 +172,15 @@ class PerShapeTraces:
                 module, problem = variants.choose(call, inputs)
                 if module is not None:
                     return module
-            return self._sized_trace(call, given, inputs, problem)
+            try:
+                return self._sized_trace(call, given, inputs, problem)
+            except TraceError as err:
+                if call.spec.strict:
+                    raise
+                self.static.add(call.key)
+                logger.info("%s: no trace with symbolic sizes for %s (%s): traced per shape", self.name,
+                            ", ".join(call.names), str(err).splitlines()[0])
+                return None
 
     def _sized_trace(self, call: "SizedCall", given, inputs, problem):
         fixed = {k: v for k, v in given.items() if _python_value(v)}

@@ -161,8 +161,8 @@ class CallBinding:
 
     def check_specialization(self, spec, args) -> None:
         """A shape-specialised GraphModule (a concrete_shapes trace) only runs on the inputs it was traced for."""
-        if spec:
-            check_specialization(self.name, spec,
+        if spec:     # (a trace with symbolic sizes: its module checked the trace's guards; those dims take any size)
+            check_specialization(self.name, dict(spec, inputs=spec.get("symbolic_inputs", spec["inputs"])),
                                  {node.target: _meta(value) for node, value in zip(self.placeholders, args)})
 
     def check_layouts(self, gm, entry, bound) -> None:

@@ -6,7 +6,6 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-from torch.utils import _pytree as pytree
 
 from . import meta as M
 from .errors import TraceError
@@ -15,7 +14,7 @@ from .proxy import Proxy
 from .shape_prop import (MetaMemo, TensorMeta, _as_meta_device, _contains_tensor, at_traced_sizes,
                          call_module_on_meta, data_dependent_op, describe, meta_function, set_node_meta, to_meta)
 from .source import user_frame_location
-from .symbolic import is_symbolic, observe_node
+from .symbolic import is_symbolic, observe_node, plain
 from .tracer import _UNSET, Tracer, _check_names, _Inputs
 from .value_guards import DECOMPOSITIONS, NotGuardable, RealValues, ValueGuards
 
@@ -45,7 +44,8 @@ class ConcreteShapeTracer(Tracer):
     holds for every size; Python that decides something from it (``if seq > 512``, ``int(seq)``) gets the traced
     size's answer and the ``ShapeEnv`` records it as a guard, attributed to the node that asked (its source
     line): the caller checks those guards (:meth:`~fxla.frontend.symbolic.SymbolicShapes.violation`) before
-    running the graph on other sizes.  Symbolic dims are ``None`` in ``graph.meta["specialization"]``.
+    running the graph on other sizes.  ``graph.meta["specialization"]`` has the traced sizes (the GraphModule called
+    directly checks no guard, so it runs those alone) and, as ``"symbolic_inputs"``, ``None`` for symbolic dims.
     """
 
     concrete_shapes = True
@@ -106,7 +106,7 @@ class ConcreteShapeTracer(Tracer):
                     value = self._run_on_meta(node, args, kwargs)
                 if free_unbacked_symbols(value):    # (a data-dependent size: FakeTensors give it a new symbol)
                     raise LookupError("a data-dependent size")
-                self._set_meta(node, value)
+                self._set_meta(node, plain(value))  # (sizes the trace fixed: plain numbers, foldable)
                 return
             if self._meta_memo is not None:
                 value = self._meta_memo.run(node.op, node.target, args, kwargs, self.root.get_submodule,
@@ -197,23 +197,23 @@ class ConcreteShapeTracer(Tracer):
             decided = self.decided_size(proxy, kind)
             if decided is not None:
                 return decided
-        if self._guards is None:
+        if self._guards is None or kind not in ("bool", "int"):     # (value guards decide truth values and ints)
             return None
         try:
             return self._guards.decide(proxy.node, kind, user_frame_location(self.module_path))
         except NotGuardable:
             return None
 
-    def size_text(self, proxy: Proxy) -> Optional[str]:
+    def decided_sizes(self, proxy: Proxy) -> Any:
         value = self._meta_values.get(proxy.node)
         if self.symbols is None or not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool, tuple)) \
                 or not is_symbolic(value):
             return None
-        if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
-            value = f"torch.Size([{', '.join(map(str, value))}])"
-        text = self.symbols.named(str(value))
-        self._size_texts.append((text, user_frame_location(self.module_path)))
-        return text
+        with self.symbols.observing():
+            observe_node(proxy.node)
+            if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
+                return torch.Size(int(n) for n in value)
+            return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)](value)
 
     def decided_size(self, proxy: Proxy, kind: str) -> Any:
         """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
@@ -245,7 +245,6 @@ class ConcreteShapeTracer(Tracer):
     def _start(self, root: Any) -> Any:
         self._meta_values, self._meta_errors = {}, {}
         self._data_dependent = set()
-        self._size_texts: List[Tuple[str, Any]] = []     # (text, where) of each symbolic size formatted
         # equal ops on equal meta arguments are computed once per trace (not when a subclass changes how)
         self._meta_memo = MetaMemo() if type(self)._run_on_meta is ConcreteShapeTracer._run_on_meta and \
             self.symbols is None else None
@@ -313,15 +312,6 @@ class ConcreteShapeTracer(Tracer):
         return node
 
     def _create_output(self, result: Any, def_loc) -> Node:
-        for leaf in pytree.tree_leaves(result):
-            shown = next((t for t in self._size_texts if isinstance(leaf, str) and t[0] in leaf), None)
-            if shown is not None:
-                raise TraceError(
-                    f"the result holds the text {shown[0]!r}, formatted from a symbolic size", where=shown[1],
-                    why="with dynamic= a size is a symbol while tracing: its text names the Dim, where eager's "
-                        "holds the number",
-                    fix="return the size itself (x.size(1)) or a tensor, and format it outside the compiled model; "
-                        "or leave that dim static (drop it from dynamic=)")
         out = super()._create_output(result, def_loc)
         self._record_meta(out)
         return out
@@ -330,17 +320,21 @@ class ConcreteShapeTracer(Tracer):
         super()._finish(inputs)
         if self._guards is not None and self._guards.guards:
             self.graph.meta[M.VALUE_GUARDS] = list(self._guards.guards)
-        self.graph.meta[M.SPECIALIZATION] = {
-            "inputs": {k: _unsized(describe(v)) if _contains_tensor(v) else v for k, v in inputs.examples.items()},
-            "fixed": inputs.fixed, "device": self.device}
+        described = {k: describe(v) if _contains_tensor(v) else v for k, v in inputs.examples.items()}
+        self.graph.meta[M.SPECIALIZATION] = {"inputs": {k: _unsized(v, hint=True) for k, v in described.items()},
+                                             "fixed": inputs.fixed, "device": self.device}
+        if self.symbols is not None:      # (what the compiled module, which checks the trace's guards, accepts)
+            self.graph.meta[M.SPECIALIZATION]["symbolic_inputs"] = {k: _unsized(v) for k, v in described.items()}
 
 
-def _unsized(meta: Any) -> Any:
-    """``meta`` (what :func:`describe` gives) with each symbolic size as None (any size)."""
+def _unsized(meta: Any, hint: bool = False) -> Any:
+    """``meta`` (what :func:`describe` gives) with each symbolic size as None (any size), or as the traced size
+    (``hint``: a GraphModule called directly does not check the trace's guards, so it takes the traced sizes)."""
     if isinstance(meta, TensorMeta):
-        return TensorMeta(tuple(None if is_symbolic(n) else n for n in meta.shape), meta.dtype)
+        return TensorMeta(tuple((int(n.node.hint) if hint else None) if is_symbolic(n) else n for n in meta.shape),
+                          meta.dtype)
     if isinstance(meta, (tuple, list)):
-        return type(meta)(_unsized(m) for m in meta)
+        return type(meta)(_unsized(m, hint) for m in meta)
     if isinstance(meta, dict):
-        return {k: _unsized(v) for k, v in meta.items()}
+        return {k: _unsized(v, hint) for k, v in meta.items()}
     return meta

@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from .errors import TraceError
-from .symbolic import is_symbolic
+from .symbolic import is_symbolic, plain
 from .remedies import sizes_only, unknown_value_fix
 from .node import Node, map_aggregate
 from .source import is_internal_file, user_frame_location
@@ -60,7 +60,7 @@ class Proxy:
 
     def __repr__(self) -> str:
         if self._formatted_by_user(sys._getframe(1)):
-            return self._user_text()
+            return repr(self._user_text())
         return f"Proxy({self.node.name})"
 
     __str__ = __repr__
@@ -70,14 +70,14 @@ class Proxy:
             return format(self._user_text(), spec)
         return format(repr(self), spec)
 
-    def _user_text(self) -> str:
-        """What user code formats (``f"got {x.shape}"``, mostly for error messages): a symbolic size or shape
-        reads as its Dims' names (``torch.Size([2, seq, 768])``, as TorchDynamo's symbolic sizes print; no guard:
-        formatting does not fix the size); anything else has no value to show."""
-        text = self.tracer.size_text(self)
-        if text is None:
+    def _user_text(self) -> Any:
+        """What user code formats (``f"got {x.shape}"``): a symbolic size or shape is decided as its numbers, as
+        ``int()`` decides a size (a guard that fixes those dims: text computed from a size could steer anything
+        later, so it must hold eager's number); anything else has no value to show."""
+        value = self.tracer.decided_sizes(self)
+        if value is None:
             raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
-        return text
+        return value
 
     def _formatted_by_user(self, caller) -> bool:
         """Text asked for by user code while its trace runs (``f"{x}"``, ``str(x)``, ``"%s" % x``): the text
@@ -163,6 +163,12 @@ class Proxy:
         concrete = self.tracer.concrete_shapes
         sizes = (length and eager_class(self) is torch.Tensor) or sizes_only(self.node)
         fix = unknown_value_fix(sizes=sizes, truth=truth, concrete_shapes_mode=concrete)
+        if concrete and isinstance(self._meta(), (torch.SymInt, torch.SymFloat)):
+            return TraceError(f"{what} of a symbolic size (%{self.node.name}) during tracing", where=loc,
+                              why="with dynamic= this size is a symbol while tracing (a number, not a sequence: "
+                                  "torch.tensor(x.size(1)) asks for its length)",
+                              fix="make the tensor from a traced value (torch.full((), x.size(1)), x.new_full((), "
+                                  "x.size(1))), or leave that dim static (drop it from dynamic=)")
         if concrete:
             err = self.tracer.meta_error(self)
             why = ("in concrete_shapes mode shapes, dtypes and devices are concrete, but tensor values have "
@@ -478,11 +484,11 @@ def _concrete_attribute(p: "Proxy", meta: torch.Tensor, name: str) -> Any:
             result = value(*args, **kwargs)
             if is_symbolic(result):                    # (a symbolic size: computed by the graph)
                 return p.tracer.create_proxy("call_method", name, (p,) + args, kwargs)
-            return result
+            return plain(result)
         return call
     if is_symbolic(value):
         return p.tracer.create_proxy("call_function", builtins.getattr, (p, name), {})
-    return value
+    return plain(value)                                # (sizes the trace fixed: plain numbers)
 
 
 def _unpack_length(frame) -> Optional[int]:

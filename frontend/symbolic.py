@@ -29,7 +29,7 @@ from fxla.base.errors import FxlaError
 
 from . import meta as M
 
-__all__ = ["Dim", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node"]
+__all__ = ["Dim", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node", "plain"]
 
 
 class ShapeConstraintError(FxlaError):
@@ -154,6 +154,20 @@ def is_symbolic(value: Any) -> bool:
     return any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) and v.node.maybe_as_int() is None
                and v.node.maybe_as_bool() is None and v.node.maybe_as_float() is None
                for v in pytree.tree_leaves(value))
+
+
+def plain(value: Any) -> Any:
+    """``value`` (a number, ``torch.Size`` or a container of them) with each ``SymInt`` / ``SymFloat`` /
+    ``SymBool`` whose value is known (a size the trace fixed) as the Python number; symbolic ones unchanged."""
+    def one(v):
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            known = v.node.maybe_as_int() if isinstance(v, torch.SymInt) else \
+                v.node.maybe_as_float() if isinstance(v, torch.SymFloat) else v.node.maybe_as_bool()
+            return v if known is None else known
+        return v
+    if isinstance(value, torch.Size):
+        return torch.Size([one(v) for v in value]) if not is_symbolic(value) else value
+    return pytree.tree_map(one, value)
 
 
 # ---- which node made which guard ----------------------------------------------------------------------------------
@@ -333,9 +347,7 @@ class SymbolicShapes:
                 holds = False
             if not holds:
                 node = self._node_of(i)
-                shown = str(expr)
-                for name, symbol in self.symbols.items():
-                    shown = shown.replace(str(symbol), name)
+                shown = self.named(str(expr))
                 where = node.meta.get(M.SOURCE) if node is not None else None
                 op = f" (by %{node.name})" if node is not None else ""
                 sizes = ", ".join(f"{n} = {v}" for n, v in values.items())

@@ -352,9 +352,10 @@ class TracerBase:
         or ``None`` when this tracer does not decide values (see :mod:`fxla.frontend.value_guards`)."""
         return None
 
-    def size_text(self, proxy: Proxy) -> Optional[str]:
-        """The text of ``proxy`` where it is a symbolic size or shape (a concrete-shapes trace with symbolic sizes,
-        :class:`~fxla.frontend.concrete.ConcreteShapeTracer`), else None."""
+    def decided_sizes(self, proxy: Proxy) -> Any:
+        """Where ``proxy`` is a symbolic size or shape (a concrete-shapes trace with symbolic sizes,
+        :class:`~fxla.frontend.concrete.ConcreteShapeTracer`), its traced value with each symbol decided (a guard);
+        else None."""
         return None
 
     def _arg_error(self, a: Any, why: str) -> TraceError:

@@ -227,9 +227,13 @@ def _nonzero(guards, where, input, *, as_tuple=False):
 
 
 def _masked_select(guards, where, input, mask):
-    shape = torch.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    flat = input.expand(shape).reshape(-1)
-    return flat[_positions(guards, mask.expand(shape).reshape(-1), where, "masked_select")]
+    if isinstance(input.shape, torch.Size) and isinstance(mask.shape, torch.Size):
+        shape = torch.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+        input, mask = input.expand(shape), mask.expand(shape)
+    else:                         # (symbolic sizes: shapes are traced values; the mask broadcast by an op)
+        mask = torch.logical_or(mask, torch.zeros_like(input, dtype=torch.bool))
+        input = input.expand_as(mask)
+    return input.reshape(-1)[_positions(guards, mask.reshape(-1), where, "masked_select")]
 
 
 def _boolean_index(guards, where, input, index):

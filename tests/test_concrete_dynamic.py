@@ -225,22 +225,68 @@ def test_an_export_stores_the_branch_it_took_as_a_constraint(tmp_path):
 
 class _Checked(torch.nn.Module):
     def forward(self, x):
-        torch._assert(x.dim() == 3, f"expected 3 dims, got {x.shape} (length {x.shape[1]})")
+        torch._assert(x.dim() == 3, f"expected 3 dims, got {x.shape}")                  # formatted
         return x * 2
 
 
-def test_a_symbolic_size_formats_as_its_dim_name(traces):
-    """Assert messages format sizes (torchvision's ViT: ``f"... got {input.shape}"``): a symbolic size reads as its
-    Dim's name, without fixing it; a result that holds such text is refused (eager's holds the number)."""
-    fast = fxla.compile(_Checked(), concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b"), 1: fxla.Dim("s")}})
-    for b, s in ((2, 5), (3, 7)):
-        x = torch.randn(b, s, 4)
-        torch.testing.assert_close(fast(x), x * 2)
-    assert len(traces) == 1
+def test_a_formatted_size_is_read_as_its_number(traces):
+    """Text made from a size could steer anything after it, so formatting a symbolic size decides it as a number,
+    as int() does (torchvision's ViT formats its shapes in assert messages): a named Dim says where; with
+    dynamic=True each size gets its trace, and the text is eager's."""
+    with pytest.raises(fxla.ShapeConstraintError, match=r"Dim 'b' cannot stay symbolic: the model's Python reads it "
+                                                        r"as the number 2") as info:
+        fxla.compile(_Checked(), concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b")}})(torch.randn(2, 5, 4))
+    assert f"{__file__}:{marker_line(__file__, 'formatted')}" in str(info.value)
 
     def described(x):
-        return x + 1, f"shape {x.shape}"                                                  # returned text
-    with pytest.raises(fxla.TraceError, match=r"the result holds the text 'torch.Size\(\[b, 4\]\)', formatted from "
-                                              r"a symbolic size") as info:
-        fxla.compile(described, concrete_shapes=True, dynamic={"x": {0: fxla.Dim("b")}})(torch.randn(3, 4))
-    assert f"{__file__}:{marker_line(__file__, 'returned text')}" in str(info.value)
+        return x + 1, f"shape {x.shape}, length {x.shape[1]:d}"
+    fast = fxla.compile(described, concrete_shapes=True, dynamic=True)
+    for b, s in ((2, 5), (3, 7), (2, 5)):
+        x = torch.randn(b, s)
+        out, text = fast(x)
+        assert text == described(x)[1]
+        torch.testing.assert_close(out, x + 1)
+    assert len(traces) == 3
+
+
+def test_python_arguments_of_another_type_get_their_own_trace():
+    def scaled(x, scale):
+        return x * scale
+    fast = fxla.compile(scaled, concrete_shapes=True, dynamic=True)
+    x = torch.arange(12).reshape(3, 4)
+    assert fast(x, 2).dtype == torch.int64 and fast(x, 2.0).dtype == torch.float32    # (2 == 2.0 in Python)
+
+
+def test_the_traced_graph_module_called_directly_takes_the_traced_sizes_alone():
+    """The compiled module checks the trace's guards before running it; the GraphModule itself checks none."""
+    fast = fxla.compile(SizeBranch(), concrete_shapes=True, dynamic=True)
+    x = torch.randn(2, 10, 8)
+    gm, _ = fast.trace_for(x)
+    torch.testing.assert_close(gm(x)[0], SizeBranch.forward(fast.original, x)[0])
+    with pytest.raises(fxla.SpecializationError, match=r"traced with concrete shapes for inputs \(x=float32\[2, 10, "
+                                                      r"8\]\) and cannot run on \(x=float32\[2, 30, 8\]\)"):
+        gm(torch.randn(2, 30, 8))
+
+
+def test_a_trace_that_cannot_keep_sizes_symbolic():
+    """dynamic=True traces such a model per shape (logged); a named Dim is the trace's error, which says why."""
+    def f(x):
+        return x * torch.tensor(x.shape[1])                                               # a size as data
+    fast = fxla.compile(f, concrete_shapes=True, dynamic=True)
+    for s in (3, 5, 3):
+        torch.testing.assert_close(fast(torch.ones(2, s)), torch.full((2, s), float(s)))
+    assert len(fast._per_shape.static) == 1
+    with pytest.raises(fxla.TraceError, match=r"cannot take len\(\) of a symbolic size") as info:
+        fxla.compile(f, concrete_shapes=True, dynamic={"x": {1: fxla.Dim("s")}})(torch.ones(2, 4))
+    assert f"{__file__}:{marker_line(__file__, 'a size as data')}" in str(info.value)
+    assert "fix: make the tensor from a traced value (torch.full((), x.size(1))" in str(info.value)
+
+
+def test_masked_select_with_symbolic_sizes(traces):
+    def f(x):
+        return torch.masked_select(x, x > 0.5)
+    fast = fxla.compile(f, concrete_shapes=True, dynamic=True)
+    torch.manual_seed(0)
+    for s in (6, 9):
+        x = torch.rand(2, s)
+        torch.testing.assert_close(fast(x), f(x))

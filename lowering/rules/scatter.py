@@ -218,12 +218,9 @@ def _masked_scatter(ctx, input, mask, source):
     if ctx.sig(source).elem != sig.elem:
         raise ctx.error("masked_scatter with a source of another dtype than the input",
                         "torch requires the same dtype", "convert the source first: source.to(input.dtype)")
-    shape = broadcast_shapes(sig.shape, ctx.sig(mask).shape)     # (the result: input and mask broadcast)
-    if shape is None:
-        raise ctx.error("masked_scatter with a mask that does not broadcast with the input",
-                        "torch broadcasts the input and the mask together", "pass a mask of a broadcastable shape")
-    if not same_shape(shape, sig.shape):
-        input = ctx.emit(ops.expand, input, shape=shape)
+    # (a mask that would broadcast the input too is refused by the expand below: masked_scatter_, which cannot,
+    # lowers here as well)
+    shape = sig.shape
     n = math.prod(ctx.sig(source).shape)
     if n == 0:
         return input
@@ -239,8 +236,7 @@ def _masked_scatter_meta(input, mask, source):
     if not has_symbolic_sizes((input, mask, source)):
         return torch.masked_scatter(input, mask, source)
     torch.masked_scatter(*at_traced_sizes((input, mask, source)))
-    shape = broadcast_shapes(input.shape, mask.shape)
-    return input.new_empty(shape)
+    return input.new_empty(broadcast_shapes(input.shape, mask.shape))
 
 
 register_meta_function(torch.masked_scatter, _masked_scatter_meta)
