@@ -5,8 +5,10 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import fxla
 from test_ops import BF16, BOOL, F16, F32, I64, add_case, params_of, run_case, t
 
 CASES = []
@@ -46,3 +48,15 @@ case(F.pad, "F.pad", lambda x: (F.pad(x, (1, 2)), F.pad(x, (0, 1, 2, 0), value=-
 @pytest.mark.parametrize("c,dtype", params_of(CASES))
 def test_op(c, dtype):
     run_case(c, dtype)
+
+
+def test_cropping_more_than_a_dim_holds_is_refused_as_eager_refuses_it():
+    x = torch.ones(2, 3)
+    for pad in ((-5, 2), (-4, 3), (2, -6)):
+        with pytest.raises(RuntimeError, match="narrow"):
+            F.pad(x, pad)
+        # (a negative result already fails shape propagation; a crop that padding makes up for, the rule)
+        with pytest.raises(fxla.FxlaError, match=r"F.pad crops dim 1 of size 3 by .*, more than it holds|negative "
+                                                 r"dimension -1"):
+            fxla.compile(lambda t, p=pad: F.pad(t, p))(x)
+    torch.testing.assert_close(fxla.compile(lambda t: F.pad(t, (-3, 0)))(x), F.pad(x, (-3, 0)))   # (empty: fine)

@@ -78,6 +78,15 @@ def _amounts(pad, mode: str) -> list:
     return [p if mode == "constant" and isinstance(p, torch.SymInt) else int(p) for p in pad]
 
 
+def _check_crop(ctx, size, low, high, dim) -> None:
+    """torch crops by each negative amount in turn (``narrow``) and refuses a crop longer than what is left."""
+    if not all(isinstance(v, int) for v in (size, low, high)):
+        return                                     # (symbolic: checked by nothing yet; docs/shapes.md)
+    if size + min(low, 0) < 0 or size + min(low, 0) + min(high, 0) < 0 or size + low + high < 0:
+        raise ctx.error(f"F.pad crops dim {dim} of size {size} by ({low}, {high}), more than it holds",
+                        "torch refuses it too (narrow(): length must be non-negative)", "crop by less")
+
+
 @register(F.pad)
 def _pad(ctx, input, pad, mode="constant", value=None):
     rank = ctx.sig(input).rank
@@ -89,6 +98,7 @@ def _pad(ctx, input, pad, mode="constant", value=None):
     if mode == "constant":
         low, high = [0] * rank, [0] * rank
         for d, lo, hi in pairs:                    # pairs from the last dim backwards, as torch orders them
+            _check_crop(ctx, ctx.sig(input).shape[d], lo, hi, d)
             low[d], high[d] = lo, hi
         return ctx.emit(ops.pad, input, low=low, high=high, value=0.0 if value is None else float(value))
     if mode not in ("reflect", "replicate", "circular"):
