@@ -21,7 +21,39 @@ from .value_guards import DECOMPOSITIONS, NotGuardable, RealValues, ValueGuards
 __all__ = ["ConcreteShapeTracer"]
 
 
-class ConcreteShapeTracer(Tracer):
+class _DecidedSizes:
+    """What a :class:`ConcreteShapeTracer` with symbolic sizes decides from a size the user's Python reads as a
+    value (a truth value, a number, text): the traced sizes' answer, recorded as a guard of the node that asked."""
+
+    symbols: Any
+    _meta_values: Dict[Node, Any]
+
+    def decided_sizes(self, proxy: Proxy) -> Any:
+        """A symbolic size or shape (``proxy``'s meta value) with each symbol decided, for formatting (a guard per
+        symbol: text holds eager's numbers); None for anything else."""
+        value = self._meta_values.get(proxy.node)
+        if self.symbols is None or not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool, tuple)) \
+                or not is_symbolic(value):
+            return None
+        with self.symbols.observing():
+            observe_node(proxy.node)
+            if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
+                return torch.Size(int(n) for n in value)
+            return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)](value)
+
+    def decided_size(self, proxy: Proxy, kind: str) -> Any:
+        """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
+        (``seq > 512``): the traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node
+        (an ``int`` of a symbol fixes it: the program is then not polymorphic in that dim).  None otherwise."""
+        value = self._meta_values.get(proxy.node)
+        if not isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+            return None
+        with self.symbols.observing():
+            observe_node(proxy.node)
+            return {"bool": bool, "int": int, "float": float}[kind](value)
+
+
+class ConcreteShapeTracer(_DecidedSizes, Tracer):
     """The shape-specialising tracer (like Hugging Face's old ``HFTracer``); ``Tracer(concrete_shapes=True)``
     and ``symbolic_trace(model, example_inputs=...)`` make one.
 
@@ -203,28 +235,6 @@ class ConcreteShapeTracer(Tracer):
             return self._guards.decide(proxy.node, kind, user_frame_location(self.module_path))
         except NotGuardable:
             return None
-
-    def decided_sizes(self, proxy: Proxy) -> Any:
-        value = self._meta_values.get(proxy.node)
-        if self.symbols is None or not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool, tuple)) \
-                or not is_symbolic(value):
-            return None
-        with self.symbols.observing():
-            observe_node(proxy.node)
-            if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
-                return torch.Size(int(n) for n in value)
-            return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)](value)
-
-    def decided_size(self, proxy: Proxy, kind: str) -> Any:
-        """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
-        (``seq > 512``): the traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node
-        (an ``int`` of a symbol fixes it: the program is then not polymorphic in that dim).  None otherwise."""
-        value = self._meta_values.get(proxy.node)
-        if not isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
-            return None
-        with self.symbols.observing():
-            observe_node(proxy.node)
-            return {"bool": bool, "int": int, "float": float}[kind](value)
 
     def _fixed_size(self, node: Node) -> Optional[Proxy]:
         """The fixed-size form of the data-dependent ``node`` (just recorded, unused), or None."""
