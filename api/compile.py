@@ -45,6 +45,7 @@ from .per_shape import PerShapeTraces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
+from fxla.frontend.state_capture import changed_attributes
 from fxla.frontend.symbolic import Dim
 from .symbolic import DynamicSpec, SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -180,6 +181,7 @@ def _use_trace(module: "CompiledModule", made):
             module._per_shape.compiled = made
         else:
             module._set_graph(made)
+            module._modes.watch.watch_state(module._store.root, changed_attributes(made.graph))
     return made
 
 
@@ -406,18 +408,18 @@ class CompiledModule(CompileControl):
                                          + [n for n, _ in gm.named_buffers()])
 
     def _member(self, gm: GraphModule, symbols=None) -> "CompiledModule":
-        """The compiled module of one concrete_shapes trace: it shares this module's parameter store (weights,
-        state lock, attribute root) and name; its own signature cache and call plans.  ``symbols``: the trace's
-        sizes were these symbols (``dynamic=``): the member lowers polymorphically, with them first."""
+        """The compiled module of a concrete_shapes trace (``symbols``: its sizes' symbols, ``dynamic=``): this module's
+        parameter store, name and watched attributes (fxla.modes); its own signature cache, plans and lowerings."""
         member = object.__new__(type(self))
         member._dynamic = symbols and SymbolicPrograms.seeded(self._dynamic.spec, gm, symbols, _option_error)
-        member.original, member.__name__, member._options = gm, self.__name__, self._options
+        member.original, member.__name__, member._options, member._per_shape = gm, self.__name__, self._options, None
         member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
         member._configure(**self._options)
-        member._store, member._per_shape = self._store, None
+        member._store = self._store
         member._modes = ModeTraces(None, None, None)    # (the owner's call checks the mode, then calls it)
         member._setup_calls(gm, jax_dispatch=True)
         member._set_graph(gm)
+        self._modes.changed_state(self._store.root, changed_attributes(gm.graph))
         self.graph_module = gm
         return member
 

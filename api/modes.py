@@ -6,6 +6,12 @@ with the running statistics, and a forward may branch on ``self.training`` itsel
 and the lowering rules read the leaf modules' flags, so a program is valid for one *mode*: the tuple of the
 ``training`` flags of every module of the model, in ``model.modules()`` order.
 
+A program is also only valid while the plain attributes its forward sets hold what they held when it was traced
+(``self.steps += 1`` on an int reads the value once; ``frontend.state_capture.changed_attributes``): those the
+traces change are watched too and their values are part of the mode, so a call after one changed them runs
+another trace -- a trace per value, at most :data:`MAX_STATE_TRACES` per training mode (a counter changes on
+every call: then :class:`StateChangeError` names it and the buffer to keep it in).
+
 A :class:`ModeWatch` records that tuple when a program is traced; a compiled module's call path runs it before
 every call (``Dispatch(..., watch=)``, with the weight check of :mod:`fxla.weights`), which compares the current
 flags with the recorded ones (one C-level pass over the modules' ``__dict__``\\ s, a few tens of ns each: less
@@ -21,7 +27,17 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
-__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of"]
+from fxla.base.errors import FxlaError
+
+__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of", "StateChangeError", "MAX_STATE_TRACES"]
+
+#: how many traces one training mode may have for different values of the plain attributes forward changes
+MAX_STATE_TRACES = 8
+_MISSING = object()
+
+
+class StateChangeError(FxlaError):
+    """forward changes a plain attribute to a new value on (nearly) every call: each value would need a trace."""
 
 _TRAINING = operator.attrgetter("training")
 _FLAG = operator.itemgetter("training")
@@ -43,20 +59,35 @@ class ModeWatch:
         plain = all("training" in vars(m) for m in self.modules)
         self._sources = tuple(vars(m) for m in self.modules) if plain else self.modules
         self._read = _FLAG if plain else _TRAINING
+        #: the plain attributes the traces change (see the module docstring): ``(module __dict__, name)`` each,
+        #: with their qualified names
+        self.state: Tuple[Tuple[dict, str], ...] = ()
+        self.state_names: Tuple[str, ...] = ()
         self.mode = self.current()
         self.on_change = on_change
 
-    def current(self) -> Tuple[bool, ...]:
-        """The training flags as they are now."""
-        return tuple(map(self._read, self._sources))
+    def current(self) -> Tuple[Any, ...]:
+        """The training flags as they are now (then the watched attributes' values, if any)."""
+        flags = tuple(map(self._read, self._sources))
+        return flags + tuple(d.get(n, _MISSING) for d, n in self.state) if self.state else flags
+
+    def watch_state(self, root, names) -> bool:
+        """Also watch the attributes ``names`` (qualified, under ``root``); whether any is new."""
+        new = [n for n in names if n not in self.state_names]
+        for name in new:
+            owner, _, attr = name.rpartition(".")
+            self.state += ((vars(root.get_submodule(owner)), attr),)
+            self.state_names += (name,)
+        return bool(new)
 
     def __call__(self) -> None:
-        mode = tuple(map(self._read, self._sources))
+        mode = self.current()
         if mode != self.mode:
             self.on_change(mode)
 
     def describe(self, mode: Tuple[bool, ...]) -> str:
         """``'train'``, ``'eval'``, or which modules train in a mixed mode (for messages)."""
+        mode = mode[:len(self.modules)]                 # (the training flags)
         if all(mode):
             return "train"
         if not any(mode):
@@ -81,18 +112,43 @@ class ModeTraces:
 
     def first(self, made) -> None:
         """``made`` is the trace of the mode the module was compiled in."""
+        self.watch.mode = self.watch.current()        # (its trace may have added watched attributes)
         self.traces[self.watch.mode] = made
 
-    def switch(self, mode: Tuple[bool, ...]) -> None:
+    def changed_state(self, root, names) -> None:
+        """A trace of the mode in use changes the attributes ``names`` (a concrete_shapes trace, made at a call):
+        they are watched from now on, as the values they hold now (the trace began from them)."""
+        if self.watch.watch_state(root, names):
+            made = self.traces.get(self.watch.mode)
+            self.watch.mode = self.watch.current()
+            self.traces[self.watch.mode] = made
+
+    def switch(self, mode: Tuple[Any, ...]) -> None:
         from .pipeline import COMPILING
         with COMPILING:
             if mode == self.watch.mode:        # (another thread switched meanwhile)
                 return
             made = self.traces.get(mode)
             if made is None:                   # (a trace error keeps the old trace and mode: the next call retries)
-                made = self.traces[mode] = self.trace()
-            self.use(made)
-            self.watch.mode = mode
+                self._check_state_traces(mode)
+                made = self.trace()
+            self.use(made)                     # (may add watched attributes: the mode is then re-read)
+            self.watch.mode = self.watch.current()
+            self.traces[self.watch.mode] = made
+
+    def _check_state_traces(self, mode: Tuple[Any, ...]) -> None:
+        n = len(self.watch.modules)
+        same = [key for key in self.traces if key[:n] == mode[:n]]
+        if len(same) >= MAX_STATE_TRACES:
+            values = ", ".join(f"{name} = {value!r}" for name, value in zip(self.watch.state_names, mode[n:]))
+            raise StateChangeError(
+                f"forward changes the plain attribute(s) {', '.join(self.watch.state_names)} on call after call "
+                f"(now {values}); {len(same)} traces were made for their values already",
+                why="a compiled program reads a plain Python attribute once, when it is traced, so each value "
+                    "needs a trace of its own",
+                fix="keep state that changes every call in a buffer (self.register_buffer('steps', "
+                    "torch.zeros((), dtype=torch.long)); fxla writes it back each call), or compute it outside "
+                    "forward")
 
 
 class CallWatch:

@@ -44,7 +44,7 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
-           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
+           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -57,6 +57,7 @@ FUNCTIONALIZED = "functionalized"
 # ---- graph.meta ---------------------------------------------------------------------------------------------------
 SPECIALIZATION = "specialization"
 ATTRIBUTE_CONSTANTS = "attribute_constants"
+ATTRIBUTE_STARTS = "attribute_starts"
 INPUT_MUTATIONS = "input_mutations"
 STATE_MUTATIONS = "state_mutations"
 VALUE_GUARDS = "value_guards"
@@ -91,6 +92,7 @@ class GraphMeta(TypedDict, total=False):
 
     specialization: Dict[str, Any]                  # {"inputs": {...}, "fixed": {...}, "device": torch.device}
     attribute_constants: List[Tuple[int, str, Any]]
+    attribute_starts: Dict[str, Any]                # qualified name -> its value when the trace began
     input_mutations: Dict[str, Any]                 # placeholder name -> Node
     state_mutations: Dict[str, Any]                 # qualified name -> Node
     value_guards: List[Any]                         # fxla.frontend.value_guards.Guard
@@ -128,6 +130,8 @@ _GRAPH_CHECKS = {
     ATTRIBUTE_CONSTANTS: (lambda v: isinstance(v, list) and all(
         isinstance(e, tuple) and len(e) == 3 and isinstance(e[0], int) and isinstance(e[1], str) for e in v),
         "a list of (serial, qualified name, value)"),
+    ATTRIBUTE_STARTS: (lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
+                       "a dict of qualified name -> value"),
     INPUT_MUTATIONS: (_is_node_map, "a dict of placeholder name -> Node"),
     STATE_MUTATIONS: (_is_node_map, "a dict of qualified name -> Node"),
     VALUE_GUARDS: (lambda v: isinstance(v, list) and all(hasattr(g, "holds") for g in v), "a list of Guard"),

@@ -28,9 +28,55 @@ from .node import Node
 from .proxy import Proxy
 from .source import user_frame_location
 
-__all__ = ["AttributeWrite", "StateCapture", "final_attribute_writes"]
+__all__ = ["AttributeWrite", "StateCapture", "final_attribute_writes", "changed_attributes", "UNSET_ATTRIBUTE"]
 
 _UNSET = object()
+
+
+class _Unset:
+    """An attribute a module did not have (its value before a trace that set it)."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+#: what :func:`changed_attributes` gives for an attribute the module did not have
+UNSET_ATTRIBUTE = _Unset()
+
+
+def changed_attributes(graph: Graph) -> Dict[str, Any]:
+    """The plain attributes forward sets to an untraced value other than the one it began with (``self.steps +=
+    1`` on an int, ``self.calls = 1``), by qualified name: their value when the trace began
+    (:data:`UNSET_ATTRIBUTE` if none).  A compiled call then leaves them at a value the trace did not start from,
+    so a later call may need another trace (:mod:`fxla.modes` watches them).  Values that cannot be hashed are
+    left out (not watched)."""
+    starts = graph.meta.get(M.ATTRIBUTE_STARTS, {})
+    last: Dict[str, Tuple[int, Any]] = {}
+    for serial, name, value in graph.meta.get(M.ATTRIBUTE_CONSTANTS, ()):
+        if name not in last or serial > last[name][0]:
+            last[name] = (serial, value)
+    out = {}
+    for name, (_, value) in last.items():
+        start = starts.get(name, UNSET_ATTRIBUTE)
+        try:
+            hash(start), hash(value)
+            changed = start is UNSET_ATTRIBUTE or bool(start != value)
+        except Exception:  # noqa: BLE001  (unhashable or incomparable: not watched)
+            continue
+        if changed:
+            out[name] = start
+    for name, start in starts.items():       # (a symbolic size written: the call's value, another every call)
+        if name not in last and _hashable(start):
+            out[name] = start
+    return out
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def final_attribute_writes(graph: Graph) -> Dict[str, Tuple[Any, Dict[int, Node], Dict[int, Any]]]:
@@ -142,6 +188,12 @@ class StateCapture:
         path = tracer.path_of_module(mod)
         if path is None:                  # a module created inside forward: nothing to set after a call
             return
+        if isinstance(value, Proxy) and \
+                isinstance(getattr(tracer, "_meta_values", {}).get(value.node), (torch.SymInt, torch.SymFloat)):
+            # (a symbolic size: each call sets its own value, which a later trace may have read as a number)
+            tracer.graph.meta.setdefault(M.ATTRIBUTE_STARTS, {}).setdefault(
+                f"{path}.{name}" if path else name, self._restore[-1][2] if self._restore[-1][2] is not _UNSET
+                else UNSET_ATTRIBUTE)
         leaves, spec = pytree.tree_flatten(value)
         qualname = f"{path}.{name}" if path else name
         constants = {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, Proxy)}
@@ -160,7 +212,9 @@ class StateCapture:
         if path is None or isinstance(value, (torch.nn.Module, torch.nn.Parameter)) or name in mod._parameters \
                 or name in mod._buffers or name in mod._modules:
             return orig_setattr(mod, name, value)
+        qualname = f"{path}.{name}" if path else name
+        self.tracer.graph.meta.setdefault(M.ATTRIBUTE_STARTS, {}).setdefault(     # (what the trace read, if anything)
+            qualname, mod.__dict__[name] if name in mod.__dict__ else UNSET_ATTRIBUTE)
         self._set(mod, name, value, orig_setattr)
         self.serial += 1
-        self.tracer.graph.meta.setdefault(M.ATTRIBUTE_CONSTANTS, []).append(
-            (self.serial, f"{path}.{name}" if path else name, value))
+        self.tracer.graph.meta.setdefault(M.ATTRIBUTE_CONSTANTS, []).append((self.serial, qualname, value))
