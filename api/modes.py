@@ -81,7 +81,9 @@ class ModeWatch:
         return bool(new)
 
     def __call__(self) -> None:
-        mode = self.current()
+        mode = tuple(map(self._read, self._sources))    # (current(), inline: this runs before every call)
+        if self.state:
+            mode += tuple(d.get(n, _MISSING) for d, n in self.state)
         if mode != self.mode:
             self.on_change(mode)
 

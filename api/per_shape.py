@@ -38,7 +38,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 from .pipeline import COMPILING
 from .recompile import log_trace, logger
 from .signature import ArgumentError, signature_key
-from .symbolic import leaf_names, symbolic_key
+from .symbolic import leaf_names, marked_dims, symbolic_key
 
 
 class PerShapeTraces:
@@ -114,10 +114,8 @@ class PerShapeTraces:
         module = self.make(gm)
         guards = guards_of(gm.graph)
         if guards:
-            checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"))
             decided = "; ".join(g.describe() for g in guards[:3]) + (" ..." if len(guards) > 3 else "")
-            checker._trace_reason = f"the guard program of a trace that decided data-dependent values ({decided})"
-            checker._graph_label = "guard program"
+            checker = self._guard_program(gm, f" ({decided})")
             module._trace_reason = (f"the call's data decided data-dependent values otherwise: a new variant of "
                                     f"the signature ({decided})" if variants is not None else
                                     f"a new input signature whose trace decided data-dependent values ({decided})")
@@ -128,11 +126,23 @@ class PerShapeTraces:
             self.compiled[key] = variants
         else:
             self.compiled[key] = module
-        while len(self.compiled) > self.max_signatures:     # the oldest trace goes (see max_signatures)
-            old = self.compiled.pop(next(iter(self.compiled)))
-            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
+        self._evict()
         return module
 
+    def _evict(self) -> None:
+        """At most ``max_signatures`` signatures: the oldest trace goes (with its variants)."""
+        while len(self.compiled) > self.max_signatures:
+            old = self.compiled.pop(next(iter(self.compiled)))
+            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
+
+    def _guard_program(self, gm, decided: str, symbols=None):
+        """The compiled program that computes the guard values of ``gm``'s trace (``decided``: what they decided,
+        for the log; ``symbols``: lowered polymorphically with them)."""
+        program = GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards")
+        checker = self.make(program) if symbols is None else self.make(program, symbols)   # (make(gm) suffices)
+        checker._trace_reason = f"the guard program of a trace that decided data-dependent values{decided}"
+        checker._graph_label = "guard program"
+        return checker
 
     # -- dynamic=: traces with symbolic sizes ---------------------------------------------------------------------
     def _sized_call(self, given, inputs) -> Optional["SizedCall"]:
@@ -140,13 +150,8 @@ class PerShapeTraces:
         and 1 never are: such a call is traced for its shapes alone)."""
         names = [k for k, v in given.items() if not _python_value(v)]
         spec = self.dynamic.restricted(names)
-        leaves, tree = pytree.tree_flatten(inputs)
-        leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
-        dims, _ = spec.dims(names, inputs)
-        if not spec.strict:
-            dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
-                                                  for leaf, marked in dims.items()) if kept}
-        if not dims or any(leaves[leaf].shape[d] < 2 for leaf, marked in dims.items() for d in marked):
+        leaves, tree, dims, _, small = marked_dims(spec, names, inputs)
+        if not dims or small:
             return None
         fixed = tuple((k, type(v), v) for k, v in given.items() if _python_value(v))     # (2 and 2.0 differ)
         key = ("sized", tuple(given), str(tree), fixed, symbolic_key(leaves, dims, {}))
@@ -208,20 +213,15 @@ class PerShapeTraces:
                                 if problem is not None else "a new input signature (symbolic sizes)")
         guards, checker = guards_of(gm.graph), None
         if guards:               # (data-dependent values decided from this call's data: the program that checks them)
-            checker = self.make(GraphModule(gm, guard_graph(gm.graph), f"{type(gm).__name__}Guards"),
-                                SymbolicShapes(call.dims, call.leaves))        # (polymorphic too)
-            checker._trace_reason = "the guard program of a trace that decided data-dependent values"
-            checker._graph_label = "guard program"
+            checker = self._guard_program(gm, "", SymbolicShapes(call.dims, call.leaves))   # (polymorphic too)
             verify_guards(self.name, guards, checker, inputs, lambda: (self.drop(checker), self.drop(module)))
             module.value_guards, module.guard_checker = guards, checker     # (fxla.export writes both)
             module.variant = next(_VARIANT_NUMBERS)                  # (fxla.compile_step keys its programs by it)
         variants = self.compiled.get(call.key)
         if variants is None:
             variants = self.compiled[call.key] = SizeVariants(self.name, self.drop)
-        variants.add(_SizedTrace(symbols, symbols.traced, module, guards, checker))
-        while len(self.compiled) > self.max_signatures:
-            old = self.compiled.pop(next(iter(self.compiled)))
-            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
+        variants.add(_SizedTrace(symbols, module, guards, checker))
+        self._evict()
         return module
 
 
@@ -242,12 +242,11 @@ class SizedCall:
 
 @dataclasses.dataclass
 class _SizedTrace:
-    """One trace with symbolic sizes: its symbols, how many of their first guards are the trace's (what its
+    """One trace with symbolic sizes: its symbols (the first ``symbols.traced`` guards are the trace's: what its
     Python decided from the sizes), its compiled ``module``, and the data-dependent values it decided from the
     call's data with the compiled program that checks them (:mod:`fxla.frontend.value_guards`), if any."""
 
     symbols: Any
-    count: int
     module: Any
     guards: list
     checker: Any
@@ -267,7 +266,7 @@ class SizeVariants:
         guards hold and the call's data decides otherwise (a new trace, whatever the Dims)."""
         first, sizes_hold = None, False
         for item in list(self.items):
-            problem = item.symbols.violation(call.leaves, call.leaf_names, guards=item.count)
+            problem = item.symbols.violation(call.leaves, call.leaf_names, guards=item.symbols.traced)
             if problem is not None:
                 first = first or problem
                 continue

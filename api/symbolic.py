@@ -35,7 +35,8 @@ from fxla.runtime.buffers import example_tensor, is_array
 
 from .pipeline import Stages
 
-__all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program", "leaf_names", "symbolic_key"]
+__all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program", "leaf_names", "marked_dims",
+           "symbolic_key"]
 
 
 class _Polymorphic:
@@ -126,13 +127,7 @@ class SymbolicPrograms:
         """The :class:`CallSignature` of a call with ``args``."""
         names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
         self.spec.check_names(names, "use the names of the model's forward arguments")
-        leaves, tree = pytree.tree_flatten(tuple(args))
-        leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
-        dims, ints = self.spec.dims(names, args)
-        if not self.spec.strict:        # (dynamic=True: a dim of size 0 or 1 -- a broadcast dim -- stays static)
-            dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
-                                                  for leaf, marked in dims.items()) if kept}
-        small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
+        leaves, tree, dims, ints, small = marked_dims(self.spec, names, args)
         names_of_leaves = leaf_names(names, args)
         if small or not dims:
             if small and log:
@@ -236,6 +231,21 @@ def _op_text(node, root) -> str:
 def _at(node) -> str:
     where = node.meta.get("source")
     return f" at {where.file}:{where.line}" if where is not None and getattr(where, "file", None) else ""
+
+
+def marked_dims(spec: DynamicSpec, names: Sequence[str], args: Sequence[Any]):
+    """``(leaves, tree, dims, ints, small)`` of a call's ``args`` (by parameter ``names``): its flat leaves (arrays
+    as torch examples), the dims ``spec`` marks (tensor leaf -> {dim: Dim}) and ints, and the marked dims of size 0
+    or 1, ``(leaf, dim)``, which are never symbols (with ``dynamic=True`` such a dim -- a broadcast dim -- is simply
+    left out, so none is left)."""
+    leaves, tree = pytree.tree_flatten(tuple(args))
+    leaves = [example_tensor(v) if is_array(v) else v for v in leaves]
+    dims, ints = spec.dims(names, args)
+    if not spec.strict:
+        dims = {leaf: kept for leaf, kept in ((leaf, {d: m for d, m in marked.items() if leaves[leaf].shape[d] >= 2})
+                                              for leaf, marked in dims.items()) if kept}
+    small = [(leaf, d) for leaf, marked in dims.items() for d in marked if leaves[leaf].shape[d] < 2]
+    return leaves, tree, dims, ints, small
 
 
 def leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
