@@ -28,9 +28,8 @@ from torch.utils import _pytree as pytree
 
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, symbolic_trace
-from fxla.frontend import meta as M
 from fxla.frontend.errors import TraceError
-from fxla.frontend.symbolic import DynamicSpec, ShapeConstraintError, SymbolicShapes
+from fxla.frontend.symbolic import DynamicSpec, SymbolicShapes
 from fxla.frontend.value_guards import check_guards, guard_graph, guards_of
 from fxla.frontend.remedies import COMPILE, current, spelled_as
 from fxla.runtime.buffers import example_tensor, is_array
@@ -38,7 +37,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 from .pipeline import COMPILING
 from .recompile import log_trace, logger
 from .signature import ArgumentError, signature_key
-from .symbolic import leaf_names, marked_dims, symbolic_key
+from .symbolic import fixed_dim_error, leaf_names, marked_dims, symbolic_key
 
 
 class PerShapeTraces:
@@ -199,11 +198,8 @@ class PerShapeTraces:
         symbols.traced = len(symbols.env.guards)
         fixed_dims = symbols.specialized()
         if fixed_dims and call.spec.strict:
-            name, size, node = fixed_dims[0]
-            raise ShapeConstraintError(
-                f"Dim {name!r} cannot stay symbolic: the model's Python reads it as the number {size}"
-                + (f" (at %{node.name})" if node is not None else ""),
-                where=node.meta.get(M.SOURCE) if node is not None else None,
+            raise fixed_dim_error(
+                fixed_dims, "the model's Python reads it as the number",
                 why="int(), len(), range() or a Python index of a size makes the traced program right for that "
                     "size only",
                 fix="keep the size a tensor size in the model (x.size(1), not int(x.size(1))), or leave that dim "

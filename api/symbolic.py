@@ -36,7 +36,7 @@ from fxla.runtime.buffers import example_tensor, is_array
 from .pipeline import Stages
 
 __all__ = ["SymbolicPrograms", "DynamicSpec", "CallSignature", "concrete_program", "leaf_names", "marked_dims",
-           "symbolic_key"]
+           "symbolic_key", "fixed_dim_error"]
 
 
 class _Polymorphic:
@@ -185,11 +185,9 @@ class SymbolicPrograms:
             return None
         fixed = symbols.specialized()
         if fixed and self.spec.strict:
-            name, size, node = fixed[0]
-            where = node.meta.get("source") if node is not None else None
-            op = _op_text(node, gm) if node is not None else "an op"
-            raise ShapeConstraintError(
-                f"Dim {name!r} cannot stay symbolic: {op} needs it to be {size}", where=where,
+            node = fixed[0][2]
+            raise fixed_dim_error(
+                fixed, f"{_op_text(node, gm) if node is not None else 'an op'} needs it to be",
                 why="that op's shape rule (torch's, or fxla's lowering of it) reads the size as a fixed number, so "
                     "the program would only be right for this size",
                 fix="leave that dim static (drop it from dynamic=), or pad it to a few fixed sizes")
@@ -255,6 +253,15 @@ def leaf_names(names: Sequence[str], args: Sequence[Any]) -> List[str]:
         out.extend([name] if len(leaves) == 1 else [f"{name}[{i}]" for i in range(len(leaves))])
     return out
 
+
+
+def fixed_dim_error(fixed, reason: str, why: str, fix: str) -> ShapeConstraintError:
+    """The error for a strict ``Dim`` that a trace or lowering fixed (``fixed``: ``SymbolicShapes.specialized()``,
+    the first one named): ``Dim 'seq' cannot stay symbolic: <reason> <size>``, at the node's source line."""
+    name, size, node = fixed[0]
+    return ShapeConstraintError(
+        f"Dim {name!r} cannot stay symbolic: {reason} {size}" + (f" (at %{node.name})" if node is not None else ""),
+        where=node.meta.get("source") if node is not None else None, why=why, fix=fix)
 
 def symbolic_key(leaves: Sequence[Any], dims: Dict[int, Dict[int, Any]], ints: Dict[int, Any]) -> Tuple:
     """The call's signature with the marked dims (and the ints that are their sizes) left out (``None``)."""

@@ -28,29 +28,25 @@ class _DecidedSizes:
     symbols: Any
     _meta_values: Dict[Node, Any]
 
-    def decided_sizes(self, proxy: Proxy) -> Any:
-        """A symbolic size or shape (``proxy``'s meta value) with each symbol decided, for formatting (a guard per
-        symbol: text holds eager's numbers); None for anything else."""
+    def decided_size(self, proxy: Proxy, kind: Optional[str] = None) -> Any:
+        """What the user's Python reads of a value whose meta value is a symbolic size, condition or shape: the
+        traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node (an ``int`` of a symbol
+        fixes it: the program is then not polymorphic in that dim).  ``kind`` (``"bool"`` / ``"int"`` /
+        ``"float"``) converts a size or condition (``seq > 512``); without one -- text, ``f"got {x.shape}"`` -- a
+        size keeps its own kind and a shape is decided as a ``torch.Size`` (text holds eager's numbers).  None
+        for anything else."""
         value = self._meta_values.get(proxy.node)
-        if self.symbols is None or not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool, tuple)) \
-                or not is_symbolic(value):
+        scalar = isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat))
+        if self.symbols is None or not (scalar or kind is None and isinstance(value, tuple) and is_symbolic(value)):
             return None
         with self.symbols.observing():
             observe_node(proxy.node)
-            if isinstance(value, tuple):          # (a shape: meta values hold it as a tuple)
+            if not scalar:                          # (a shape: meta values hold it as a tuple)
                 return torch.Size(int(n) for n in value)
-            return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)](value)
+            return _KINDS[kind or type(value)](value)
 
-    def decided_size(self, proxy: Proxy, kind: str) -> Any:
-        """``bool`` / ``int`` / ``float`` (``kind``) of a value whose meta value is a symbolic size or condition
-        (``seq > 512``): the traced sizes' answer, which the ``ShapeEnv`` records as a guard of ``proxy``'s node
-        (an ``int`` of a symbol fixes it: the program is then not polymorphic in that dim).  None otherwise."""
-        value = self._meta_values.get(proxy.node)
-        if not isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
-            return None
-        with self.symbols.observing():
-            observe_node(proxy.node)
-            return {"bool": bool, "int": int, "float": float}[kind](value)
+
+_KINDS = {"bool": bool, "int": int, "float": float, torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
 
 
 class ConcreteShapeTracer(_DecidedSizes, Tracer):

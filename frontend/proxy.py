@@ -74,7 +74,7 @@ class Proxy:
         """What user code formats (``f"got {x.shape}"``): a symbolic size or shape is decided as its numbers, as
         ``int()`` decides a size (a guard that fixes those dims: text computed from a size could steer anything
         later, so it must hold eager's number); anything else has no value to show."""
-        value = self.tracer.decided_sizes(self)
+        value = self.tracer.decided_size(self)
         if value is None:
             raise self._host_value_error("cannot format as text (str() / repr() / f-string / format() / %)")
         return value

@@ -352,10 +352,10 @@ class TracerBase:
         or ``None`` when this tracer does not decide values (see :mod:`fxla.frontend.value_guards`)."""
         return None
 
-    def decided_sizes(self, proxy: Proxy) -> Any:
+    def decided_size(self, proxy: Proxy, kind: Optional[str] = None) -> Any:
         """Where ``proxy`` is a symbolic size or shape (a concrete-shapes trace with symbolic sizes,
-        :class:`~fxla.frontend.concrete.ConcreteShapeTracer`), its traced value with each symbol decided (a guard);
-        else None."""
+        :class:`~fxla.frontend.concrete.ConcreteShapeTracer`), its traced value with each symbol decided (a guard),
+        as ``kind`` (``"bool"`` / ``"int"`` / ``"float"``; by default its own); else None."""
         return None
 
     def _arg_error(self, a: Any, why: str) -> TraceError:

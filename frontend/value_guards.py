@@ -227,12 +227,9 @@ def _nonzero(guards, where, input, *, as_tuple=False):
 
 
 def _masked_select(guards, where, input, mask):
-    if isinstance(input.shape, torch.Size) and isinstance(mask.shape, torch.Size):
-        shape = torch.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-        input, mask = input.expand(shape), mask.expand(shape)
-    else:                         # (symbolic sizes: shapes are traced values; the mask broadcast by an op)
-        mask = torch.logical_or(mask, torch.zeros_like(input, dtype=torch.bool))
-        input = input.expand_as(mask)
+    # (input and mask broadcast together by ops, not by shape arithmetic: sizes may be symbolic, traced values)
+    mask = torch.logical_or(mask, torch.zeros_like(input, dtype=torch.bool))
+    input = input.expand_as(mask)
     return input.reshape(-1)[_positions(guards, mask.reshape(-1), where, "masked_select")]
 
 
