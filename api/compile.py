@@ -45,7 +45,7 @@ from .per_shape import PerShapeTraces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
-from fxla.frontend.state_capture import changed_attributes
+from fxla.frontend.state_capture import watched_attributes
 from fxla.frontend.symbolic import Dim
 from .symbolic import DynamicSpec, SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -181,7 +181,7 @@ def _use_trace(module: "CompiledModule", made):
             module._per_shape.compiled = made
         else:
             module._set_graph(made)
-            module._modes.watch.watch_state(module._store.root, changed_attributes(made.graph))
+            module._modes.watch.watch_state(module._store.root, watched_attributes(made.graph))
     return made
 
 
@@ -312,14 +312,14 @@ def _jax_function(module: "CompiledModule", example_inputs):
 class CompiledModule(CompileControl):
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
-    The program is traced at construction (trace errors surface here), so what forward reads of the module
-    then — plain attributes — is fixed in it; its mode is not: after ``model.eval()`` / ``model.train()`` the next
-    call runs the trace of the new mode (traced once per mode; fxla.modes).  Each
+    The program is traced at construction (trace errors surface here); after ``model.eval()`` / ``model.train()``
+    or a change of a plain attribute forward reads (``model.scale = 3.0``) the next call runs the trace of the new
+    mode (traced once per mode; fxla.modes; a replaced submodule or parameter is a ModelStructureError).  Each
     new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
     cached (at most ``max_signatures``, least recently used dropped first); parameters and buffers are uploaded
     to the device at their first use and stay there; a weight changed in place afterwards (``w.mul_(2)``,
     ``load_state_dict``, an optimizer step, ``w.data = t``) is uploaded again before the next call (fxla.weights;
-    not a change through ``w.data`` nor a replaced parameter object: compile again after those).  Changes the
+    not a change through ``w.data``: compile again after that).  Changes the
     program itself makes (``self.steps += 1``, batch norm's running statistics in training mode) are written back
     to the module and to the resident buffers, one call at a time.  Random ops (dropout in training mode,
     ``torch.rand`` ...) draw a seed from torch's default generator per call (docs/training.md).  Inputs may be
@@ -419,7 +419,7 @@ class CompiledModule(CompileControl):
         member._modes = ModeTraces(None, None, None)    # (the owner's call checks the mode, then calls it)
         member._setup_calls(gm, jax_dispatch=True)
         member._set_graph(gm)
-        self._modes.changed_state(self._store.root, changed_attributes(gm.graph))
+        self._modes.changed_state(self._store.root, watched_attributes(gm.graph))
         self.graph_module = gm
         return member
 

@@ -1,4 +1,4 @@
-"""Seeing ``model.train()`` / ``model.eval()`` after compiling.
+"""Seeing ``model.train()`` / ``model.eval()``, and the plain attributes a program was traced with, after compiling.
 
 What a compiled program computes depends on the training flags of the model's modules: dropout draws masks or
 passes its input through, batch norm normalises with the batch's statistics (and updates the running ones) or
@@ -6,16 +6,21 @@ with the running statistics, and a forward may branch on ``self.training`` itsel
 and the lowering rules read the leaf modules' flags, so a program is valid for one *mode*: the tuple of the
 ``training`` flags of every module of the model, in ``model.modules()`` order.
 
-A program is also only valid while the plain attributes its forward sets hold what they held when it was traced
-(``self.steps += 1`` on an int reads the value once; ``frontend.state_capture.changed_attributes``): those the
-traces change are watched too and their values are part of the mode, so a call after one changed them runs
-another trace -- a trace per value, at most :data:`MAX_STATE_TRACES` per training mode (a counter changes on
-every call: then :class:`StateChangeError` names it and the buffer to keep it in).
+A program is also only valid while the plain attributes its trace read hold what they held then (``y *
+self.scale``, ``if self.config.use_cache:``, a leaf layer's ``negative_slope``: ``frontend.attribute_reads``) and
+while those its forward sets hold what the trace started from (``self.steps += 1`` on an int:
+``frontend.state_capture.changed_attributes``).  Both are watched (:class:`fxla.attribute_watch.AttributeWatch`)
+and their state is part of the mode, so a call after one changed -- between calls, or by the call itself -- runs
+another trace: a trace per value, at most :data:`MAX_STATE_TRACES` per training mode (a counter changes on every
+call: then :class:`StateChangeError` names it and the buffer to keep it in).  A submodule, parameter or buffer
+replaced, added or removed is a :class:`ModelStructureError` (:mod:`fxla.structure_watch`).
 
-A :class:`ModeWatch` records that tuple when a program is traced; a compiled module's call path runs it before
+A :class:`ModeWatch` records the mode when a program is traced; a compiled module's call path runs it before
 every call (``Dispatch(..., watch=)``, with the weight check of :mod:`fxla.weights`), which compares the current
 flags with the recorded ones (one C-level pass over the modules' ``__dict__``\\ s, a few tens of ns each: less
-than the weight check).  On a change the module switches
+than the weight check); the attributes are read again only after the model was written to (the structure
+watch's mark), and the attributes of configuration objects forward read are read before every call.  On a change
+the module switches
 to the trace of the new mode, tracing it the first time (:class:`ModeTraces`): signatures
 compiled for each mode stay cached, so alternating ``train()`` and ``eval()`` (an evaluation every epoch)
 compiles each signature once per mode.
@@ -29,7 +34,13 @@ import torch
 
 from fxla.base.errors import FxlaError
 
-__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of", "StateChangeError", "MAX_STATE_TRACES"]
+from fxla.frontend.attribute_reads import holder_of
+
+from .attribute_watch import AttributeWatch
+from .structure_watch import ModelStructureError, StructureWatch
+
+__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of", "StateChangeError", "ModelStructureError",
+           "MAX_STATE_TRACES"]
 
 #: how many traces one training mode may have for different values of the plain attributes forward changes
 MAX_STATE_TRACES = 8
@@ -37,7 +48,8 @@ _MISSING = object()
 
 
 class StateChangeError(FxlaError):
-    """forward changes a plain attribute to a new value on (nearly) every call: each value would need a trace."""
+    """A plain attribute a program was traced with changes on (nearly) every call (set by forward, or by the caller
+    between calls): each value would need a trace."""
 
 _TRAINING = operator.attrgetter("training")
 _FLAG = operator.itemgetter("training")
@@ -49,8 +61,10 @@ def mode_of(modules) -> Tuple[bool, ...]:
 
 
 class ModeWatch:
-    """The modules of ``root`` (none for a function) and the mode (their training flags) the current program was
-    traced for; calling it runs ``on_change(new_mode)`` when the flags differ from :attr:`mode`."""
+    """The modules of ``root`` (none for a function) and the mode (their training flags, then the watched
+    attributes' values) the current program was traced for; calling it runs ``on_change(new_mode)`` when the
+    mode differs from :attr:`mode`, after checking that the model's structure did not change
+    (:class:`fxla.structure_watch.StructureWatch`)."""
 
     def __init__(self, root, on_change: Optional[Callable[[Tuple[bool, ...]], None]] = None):
         # (a function has no modules: its one mode is ())
@@ -59,33 +73,81 @@ class ModeWatch:
         plain = all("training" in vars(m) for m in self.modules)
         self._sources = tuple(vars(m) for m in self.modules) if plain else self.modules
         self._read = _FLAG if plain else _TRAINING
-        #: the plain attributes the traces change (see the module docstring): ``(module __dict__, name)`` each,
-        #: with their qualified names
-        self.state: Tuple[Tuple[dict, str], ...] = ()
-        self.state_names: Tuple[str, ...] = ()
+        #: the plain attributes the traces read or change (see the module docstring)
+        self.attributes = AttributeWatch()
+        self.structure = StructureWatch(root, type(root).__name__) if self.modules else None
+        self._written = self.structure.written if self.structure is not None else [False]
+        self._flags: Tuple[bool, ...] = ()
+        self._values: Tuple[Any, ...] = ()
+        self._tokens: Any = ()
         self.mode = self.current()
         self.on_change = on_change
 
+    @property
+    def mode(self) -> Tuple[Any, ...]:
+        """The mode of the program in use: the training flags, then the watched attributes' state."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: Tuple[Any, ...]) -> None:
+        # (kept in parts too: a call compares the flags, then the attribute values by identity while no write
+        # refreshed them, then the objects' snapshot numbers)
+        n = len(self.modules)
+        self._mode, self._flags = mode, mode[:n]
+        if self.attributes.names and mode[n:] == self.attributes.state():
+            self._values, self._tokens = self.attributes.values, self.attributes.tokens()
+        else:
+            self._values, self._tokens = (), ()
+
+    @property
+    def state_names(self) -> Tuple[str, ...]:
+        """The qualified names of the watched attributes."""
+        return self.attributes.names
+
     def current(self) -> Tuple[Any, ...]:
-        """The training flags as they are now (then the watched attributes' values, if any)."""
+        """The training flags as they are now (then the watched attributes' state, if any)."""
         flags = tuple(map(self._read, self._sources))
-        return flags + tuple(d.get(n, _MISSING) for d, n in self.state) if self.state else flags
+        if not self.attributes.names:
+            return flags
+        self.attributes.refresh()
+        return flags + self.attributes.state()
 
     def watch_state(self, root, names) -> bool:
         """Also watch the attributes ``names`` (qualified, under ``root``); whether any is new."""
-        new = [n for n in names if n not in self.state_names]
-        for name in new:
-            owner, _, attr = name.rpartition(".")
-            self.state += ((vars(root.get_submodule(owner)), attr),)
-            self.state_names += (name,)
-        return bool(new)
+        new = False
+        for name in names:
+            found = holder_of(root, name) if isinstance(root, torch.nn.Module) else None
+            if found is not None:           # (else a module forward made, or one removed since)
+                owner, attr = found
+                new = self.attributes.add(vars(owner), attr, name, owner) or new
+        return new
+
+    def traced(self) -> None:
+        """A trace was made: the model's structure is what it saw (it may register modules or buffers)."""
+        if self.structure is not None:
+            self.structure.record()
 
     def __call__(self) -> None:
-        mode = tuple(map(self._read, self._sources))    # (current(), inline: this runs before every call)
-        if self.state:
-            mode += tuple(d.get(n, _MISSING) for d, n in self.state)
-        if mode != self.mode:
-            self.on_change(mode)
+        written = self._written
+        if written[0]:                                  # (the model was written to: fxla.structure_watch)
+            written[0] = False
+            structure = self.structure
+            if structure.restructured[0]:
+                try:
+                    structure.check()
+                except BaseException:
+                    written[0] = True
+                    raise
+            ids = list(structure.written_to)
+            structure.written_to.difference_update(ids)
+            self.attributes.refresh(ids)
+        flags = tuple(map(self._read, self._sources))   # (current()'s parts, inline: this runs before every call)
+        attributes = self.attributes
+        if flags != self._flags or attributes.names and (
+                attributes.values is not self._values or attributes.tokens() is not self._tokens):
+            mode = flags + attributes.state() if attributes.names else flags
+            if mode != self._mode:
+                self.on_change(mode)
 
     def describe(self, mode: Tuple[bool, ...]) -> str:
         """``'train'``, ``'eval'``, or which modules train in a mixed mode (for messages)."""
@@ -95,6 +157,15 @@ class ModeWatch:
         if not any(mode):
             return "eval"
         return "mixed (" + ", ".join(type(m).__name__ for m, t in zip(self.modules, mode) if t) + " training)"
+
+    def describe_change(self, old: Tuple[Any, ...], new: Tuple[Any, ...]) -> str:
+        """What differs between the modes ``old`` and ``new``, for the recompile log."""
+        n = len(self.modules)
+        if old[:n] != new[:n]:
+            return f"the module's mode changed to {self.describe(new)} (train()/eval())"
+        changed = self.attributes.changed(old[n:], new[n:])
+        return "plain attribute(s) the program was traced with changed (" + "; ".join(changed[:4]) + (
+            f"; and {len(changed) - 4} more" if len(changed) > 4 else "") + ")"
 
 
 class ModeTraces:
@@ -114,12 +185,14 @@ class ModeTraces:
 
     def first(self, made) -> None:
         """``made`` is the trace of the mode the module was compiled in."""
+        self.watch.traced()
         self.watch.mode = self.watch.current()        # (its trace may have added watched attributes)
         self.traces[self.watch.mode] = made
 
     def changed_state(self, root, names) -> None:
         """A trace of the mode in use changes the attributes ``names`` (a concrete_shapes trace, made at a call):
         they are watched from now on, as the values they hold now (the trace began from them)."""
+        self.watch.traced()
         if self.watch.watch_state(root, names):
             made = self.traces.get(self.watch.mode)
             self.watch.mode = self.watch.current()
@@ -134,6 +207,7 @@ class ModeTraces:
             if made is None:                   # (a trace error keeps the old trace and mode: the next call retries)
                 self._check_state_traces(mode)
                 made = self.trace()
+                self.watch.traced()
             self.use(made)                     # (may add watched attributes: the mode is then re-read)
             self.watch.mode = self.watch.current()
             self.traces[self.watch.mode] = made
@@ -141,16 +215,20 @@ class ModeTraces:
     def _check_state_traces(self, mode: Tuple[Any, ...]) -> None:
         n = len(self.watch.modules)
         same = [key for key in self.traces if key[:n] == mode[:n]]
-        if len(same) >= MAX_STATE_TRACES:
-            values = ", ".join(f"{name} = {value!r}" for name, value in zip(self.watch.state_names, mode[n:]))
+        if len({id(self.traces[key]) for key in same}) >= MAX_STATE_TRACES:     # (a trace may have two keys)
+            attrs = self.watch.attributes
+            now = attrs.describe(mode[n:])
+            varying = [name for name, value in now.items()
+                       if any(attrs.describe(key[n:]).get(name, value) != value for key in same)]
+            values = ", ".join(f"{name} = {now[name]!r}" for name in varying[:4])
             raise StateChangeError(
-                f"forward changes the plain attribute(s) {', '.join(self.watch.state_names)} on call after call "
-                f"(now {values}); {len(same)} traces were made for their values already",
+                f"the plain attribute(s) {', '.join(varying[:4])} changed on call after call (now {values}); "
+                f"{len({id(self.traces[key]) for key in same})} traces were made for their values already",
                 why="a compiled program reads a plain Python attribute once, when it is traced, so each value "
                     "needs a trace of its own",
                 fix="keep state that changes every call in a buffer (self.register_buffer('steps', "
-                    "torch.zeros((), dtype=torch.long)); fxla writes it back each call), or compute it outside "
-                    "forward")
+                    "torch.zeros((), dtype=torch.long)); fxla writes it back each call), or pass the value to "
+                    "forward as a tensor argument")
 
 
 class CallWatch:

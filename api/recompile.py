@@ -163,11 +163,11 @@ class CompileControl:
             return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
                     f"(max_signatures={self.max_signatures})"
                     + ("" if self._modes.watch.modules else ", or traced again after a train()/eval() switch"))
-        other = next((n for (m, seen, name), n in history.seen.items() if seen == inputs and name == self._log_name),
-                     None)
+        other = next(((m, n) for (m, seen, name), n in history.seen.items()
+                      if seen == inputs and name == self._log_name), None)
         if other is not None:
-            return (f"the module's mode changed to {self._modes.watch.describe(mode)} (train()/eval()): each mode "
-                    f"compiles its own signatures; signature #{other} has these inputs in the other mode")
+            return (f"{self._modes.watch.describe_change(other[0], mode)}: each mode compiles its own signatures; "
+                    f"signature #{other[1]} has these inputs in the other mode")
         if history.previous is None:
             return "the first call"
         number, previous = history.previous

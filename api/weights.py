@@ -9,9 +9,9 @@ every in-place change made through the tensor or any view of it) and its data po
 re-uploads what changed.
 
 Not seen, by design of torch's ``.data``: an in-place change made through ``weight.data`` (``w.data.add_(1)``):
-``.data`` is a tensor with a version counter of its own.  Replacing a parameter object
-(``net.fc.weight = nn.Parameter(...)``) is not seen either: the compiled program holds the objects it traced.
-Compile again after either (docs/runtime.md, "Weights that change").
+``.data`` is a tensor with a version counter of its own; compile again after one (docs/runtime.md, "Weights that
+change").  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
+(:class:`fxla.structure_watch.ModelStructureError`): the compiled program holds the objects it traced.
 """
 from __future__ import annotations
 

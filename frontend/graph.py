@@ -105,8 +105,8 @@ class Graph:
 
     * ``"specialization"`` (``SPECIALIZATION``) -- a concrete-shapes trace's inputs (name -> TensorMeta or
       value), the parameters it fixed (``"fixed"``) and its ``"device"``: what the graph is valid for;
-    * ``"attribute_constants"`` / ``"attribute_starts"`` -- ``(serial, qualified name, value)`` per untraced value
-      forward assigns to a module attribute, and name -> what it held before (state capture; ``fxla.modes``);
+    * ``"attribute_constants"`` / ``"attribute_starts"`` / ``"attribute_reads"`` -- ``(serial, name, value)`` per
+      value forward assigns to an attribute, name -> what it held before, name -> each attribute read (fxla.modes);
     * ``"input_mutations"`` / ``"state_mutations"`` (``INPUT_MUTATIONS`` / ``STATE_MUTATIONS``) -- set by
       functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value;
     * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the

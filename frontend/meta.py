@@ -44,7 +44,8 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
-           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
+           "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
+           "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -58,6 +59,7 @@ FUNCTIONALIZED = "functionalized"
 SPECIALIZATION = "specialization"
 ATTRIBUTE_CONSTANTS = "attribute_constants"
 ATTRIBUTE_STARTS = "attribute_starts"
+ATTRIBUTE_READS = "attribute_reads"
 INPUT_MUTATIONS = "input_mutations"
 STATE_MUTATIONS = "state_mutations"
 VALUE_GUARDS = "value_guards"
@@ -93,6 +95,7 @@ class GraphMeta(TypedDict, total=False):
     specialization: Dict[str, Any]                  # {"inputs": {...}, "fixed": {...}, "device": torch.device}
     attribute_constants: List[Tuple[int, str, Any]]
     attribute_starts: Dict[str, Any]                # qualified name -> its value when the trace began
+    attribute_reads: Dict[str, Any]                 # qualified name -> the plain attribute's value the trace read
     input_mutations: Dict[str, Any]                 # placeholder name -> Node
     state_mutations: Dict[str, Any]                 # qualified name -> Node
     value_guards: List[Any]                         # fxla.frontend.value_guards.Guard
@@ -132,6 +135,8 @@ _GRAPH_CHECKS = {
         "a list of (serial, qualified name, value)"),
     ATTRIBUTE_STARTS: (lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
                        "a dict of qualified name -> value"),
+    ATTRIBUTE_READS: (lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
+                      "a dict of qualified name -> value"),
     INPUT_MUTATIONS: (_is_node_map, "a dict of placeholder name -> Node"),
     STATE_MUTATIONS: (_is_node_map, "a dict of qualified name -> Node"),
     VALUE_GUARDS: (lambda v: isinstance(v, list) and all(hasattr(g, "holds") for g in v), "a list of Guard"),

@@ -20,6 +20,7 @@ import torch
 from fxla.base.errors import FxlaError
 
 from . import autocast, meta as M
+from .attribute_reads import AttributeReads
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
 from .graph import Graph
@@ -67,7 +68,8 @@ def _install_isinstance(change: int) -> None:
 def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``register_buffer``, ``builtins.isinstance``
     and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
-    :class:`Tracer`), and ``torch.compiler.is_compiling()`` true, restored afterwards."""
+    :class:`Tracer`), the reads of the modules' plain attributes recorded
+    (:mod:`fxla.frontend.attribute_reads`), and ``torch.compiler.is_compiling()`` true, restored afterwards."""
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
     orig_setattr, orig_register = Module.__setattr__, Module.register_buffer
@@ -75,7 +77,13 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     def module_call(mod, *args, **kwargs):
         if tracer._paused:  # the tracer runs the module for real (a leaf module's meta value)
             return orig_call(mod, *args, **kwargs)
+        reads.late(mod, tracer.root)          # (a module forward made: its reads are recorded too)
         return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args, kwargs)
+
+    # (names under the user's root: a torch layer traced alone is the fresh root's LEAF_ROOT)
+    alone = type(tracer.root) is Module and LEAF_ROOT in tracer.root._modules
+    reads = AttributeReads((name, name.partition(".")[2] if alone else name, m)
+                           for name, m in tracer.root.named_modules(remove_duplicate=False))
 
     def module_getattr(mod, attr):
         if tracer._paused:
@@ -92,6 +100,7 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
             state.check_register_buffer(name, tensor)
         return orig_register(mod, name, tensor, persistent)
 
+    reads.start()
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
     _install_isinstance(+1)
@@ -104,12 +113,14 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer), \
                 traced_custom_functions(tracer):
             yield
+        tracer.graph.meta[M.ATTRIBUTE_READS] = reads.result(tracer.graph, tracer.root)
     finally:
         torch.compiler._is_compiling_flag = compiling
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
+        reads.stop()
 
 
 def _stateless(m: torch.nn.Module) -> bool:

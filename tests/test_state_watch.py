@@ -57,7 +57,7 @@ def test_a_counter_in_a_plain_attribute_is_counted_then_refused(concrete):
     model, eager = Counter(), Counter()
     fast = fxla.compile(model, concrete_shapes=concrete)
     x = torch.ones(2)
-    with pytest.raises(fxla.modes.StateChangeError, match=r"forward changes the plain attribute\(s\) steps on call "
+    with pytest.raises(fxla.modes.StateChangeError, match=r"the plain attribute\(s\) steps changed on call "
                                                           r"after call") as info:
         for _ in range(20):
             got = fast(x)
@@ -90,4 +90,4 @@ def test_state_in_a_buffer_needs_no_watch():
     model = BufferCounter()
     fast = fxla.compile(model)
     assert [fast(torch.ones(2))[0].item() for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
-    assert fast._modes.watch.state == () and len(fast._modes.traces) == 1
+    assert fast._modes.watch.state_names == () and len(fast._modes.traces) == 1

@@ -78,7 +78,8 @@ def test_meta_keys_are_listed_in_the_node_and_graph_specs():
     from fxla.frontend import Graph, Node
     node_keys = [meta.SOURCE, meta.TENSOR_META, meta.VALUE, meta.ATTRIBUTE_WRITES, meta.STATE_ASSIGNMENT,
                  meta.FUNCTIONALIZED]
-    graph_keys = [meta.SPECIALIZATION, meta.ATTRIBUTE_CONSTANTS, meta.ATTRIBUTE_STARTS, meta.INPUT_MUTATIONS,
+    graph_keys = [meta.SPECIALIZATION, meta.ATTRIBUTE_CONSTANTS, meta.ATTRIBUTE_STARTS, meta.ATTRIBUTE_READS,
+                  meta.INPUT_MUTATIONS,
                   meta.STATE_MUTATIONS, meta.VALUE_GUARDS]
     assert set(meta.NodeMeta.__annotations__) == set(node_keys)
     assert set(meta.GraphMeta.__annotations__) == set(graph_keys)
