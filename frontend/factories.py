@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import torch
@@ -96,13 +97,14 @@ def _has_proxy(args: Tuple, kwargs: Dict[str, Any]) -> bool:
     return bool(found)
 
 
-def _recorder(fn: Callable, tracer, calls: FactoryCalls) -> Callable:
+def _recorder(fn: Callable, tracer, calls: FactoryCalls, thread: int) -> Callable:
     counted = fn in FACTORIES
     sizes = fn in SIZE_VARARGS
 
     @functools.wraps(fn)
     def record(*args, **kwargs):
-        if tracer._paused:                  # the tracer runs module code for real (a meta value)
+        # (the tracer runs module code for real -- a meta value --, or another thread calls torch: its own call)
+        if tracer._paused or threading.get_ident() != thread:
             return fn(*args, **kwargs)
         number = calls.number() if counted else None
         if _has_proxy(args, kwargs):
@@ -118,8 +120,9 @@ def patched_factories(tracer, calls: FactoryCalls) -> Iterator[None]:
     """The ``torch`` module's factory functions routed through ``calls`` (and the size-vararg ones packing traced
     sizes), restored afterwards."""
     functions = {fn.__name__: fn for fn in (*FACTORIES, *SIZE_VARARGS)}
+    thread = threading.get_ident()
     for name, fn in functions.items():
-        setattr(torch, name, _recorder(fn, tracer, calls))
+        setattr(torch, name, _recorder(fn, tracer, calls, thread))
     try:
         yield
     finally:

@@ -69,13 +69,20 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``register_buffer``, ``builtins.isinstance``
     and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
     :class:`Tracer`), the reads of the modules' plain attributes recorded
-    (:mod:`fxla.frontend.attribute_reads`), and ``torch.compiler.is_compiling()`` true, restored afterwards."""
+    (:mod:`fxla.frontend.attribute_reads`), and ``torch.compiler.is_compiling()`` true, restored afterwards.  Other
+    threads' module calls and writes meanwhile go straight to torch."""
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
     orig_setattr, orig_register = Module.__setattr__, Module.register_buffer
+    thread = threading.get_ident()
+
+    def passing() -> bool:
+        """The call goes to torch: the tracer runs module code for real (a leaf module's meta value), or another
+        thread runs it (its eager calls and writes are its own)."""
+        return tracer._paused or threading.get_ident() != thread
 
     def module_call(mod, *args, **kwargs):
-        if tracer._paused:  # the tracer runs the module for real (a leaf module's meta value)
+        if passing():
             return orig_call(mod, *args, **kwargs)
         reads.late(mod, tracer.root)          # (a module forward made: its reads are recorded too)
         return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args, kwargs)
@@ -86,17 +93,17 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
                            for name, m in tracer.root.named_modules(remove_duplicate=False))
 
     def module_getattr(mod, attr):
-        if tracer._paused:
+        if passing():
             return orig_getattr(mod, attr)
         return tracer.getattr(attr, orig_getattr(mod, attr))
 
     def module_setattr(mod, name, value):
-        if tracer._paused:
+        if passing():
             return orig_setattr(mod, name, value)
         state.setattr(mod, name, value, orig_setattr)
 
     def register_buffer(mod, name, tensor, persistent=True):
-        if not tracer._paused:
+        if not passing():
             state.check_register_buffer(name, tensor)
         return orig_register(mod, name, tensor, persistent)
 

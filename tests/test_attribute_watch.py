@@ -362,3 +362,31 @@ def test_the_graph_stays_copyable():
     gm = fxla.symbolic_trace(model)
     assert gm.graph.meta["attribute_reads"]["scale"] == 2.0
     copy.deepcopy(gm)
+
+
+class Slow(nn.Module):
+    def __init__(self, started, release):
+        super().__init__()
+        self.lin, self.started, self.release = nn.Linear(2, 2), started, release
+
+    def forward(self, x):
+        self.started.set()
+        self.release.wait(10)                   # (the trace waits here while the main thread writes)
+        return self.lin(x)
+
+
+def test_a_write_from_another_thread_during_a_trace_is_the_writers_own():
+    import threading
+    started, release = threading.Event(), threading.Event()
+    model, other = Slow(started, release), nn.Linear(2, 2)
+    done = {}
+    worker = threading.Thread(target=lambda: done.setdefault("fast", fxla.compile(model)))
+    worker.start()
+    assert started.wait(10)
+    model.note = "set by the main thread"       # (not forward's write: kept after the trace)
+    x = torch.ones(1, 2)
+    torch.testing.assert_close(other(x), x @ other.weight.T + other.bias)    # (an eager call meanwhile)
+    release.set()
+    worker.join(30)
+    assert model.note == "set by the main thread"
+    _same(done["fast"], model, x)
