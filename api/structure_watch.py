@@ -84,7 +84,8 @@ def _watch_setattr(cls: type) -> None:
             own(self, name, value)
         else:
             super(cls, self).__setattr__(name, value)
-        if id(self) in _WATCHES and name != "training":
+        # (not while torch.compile or fxla traces: dynamo inlines this wrapper, and must not guard on _WATCHES)
+        if not torch.compiler.is_compiling() and id(self) in _WATCHES and name != "training":
             _mark(self, False)
 
     __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"

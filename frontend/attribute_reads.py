@@ -43,6 +43,8 @@ __all__ = ["AttributeReads", "watchable", "is_object", "holder_of", "ABSENT"]
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) | {"training"}
 #: what nn.Module's class itself defines (its methods and class constants): not recorded as reads
 _MODULE_CLASS = frozenset(dir(torch.nn.Module))
+#: the tracer's own attributes of the root (its tensor constants, whose names it probes with hasattr)
+_TRACER_OWN = "_tensor_constant"
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
           torch.memory_format, enum.Enum, types.FunctionType, types.BuiltinFunctionType)
 
@@ -104,8 +106,8 @@ def _record_absent(entries, name: str) -> None:
     """A read of ``name`` that the instance does not hold (``getattr(self, "gain", 1.0)``; not a submodule,
     parameter or buffer, which nn.Module's ``__getattr__`` finds next): watched as :data:`ABSENT`."""
     for reads, prefix, _, holder in entries:
-        if name not in _MODULE_CLASS and not any(name in holder.get(r, ()) for r in ("_modules", "_parameters",
-                                                                                       "_buffers")):
+        if name not in _MODULE_CLASS and not name.startswith(_TRACER_OWN) and not any(
+                name in holder.get(r, ()) for r in ("_modules", "_parameters", "_buffers")):
             reads.read.setdefault(f"{prefix}.{name}" if prefix else name, ABSENT)
 
 
