@@ -44,7 +44,6 @@ __all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of", "StateChangeError"
 
 #: how many traces one training mode may have for different values of the plain attributes forward changes
 MAX_STATE_TRACES = 8
-_MISSING = object()
 
 
 class StateChangeError(FxlaError):
@@ -75,7 +74,7 @@ class ModeWatch:
         self._read = _FLAG if plain else _TRAINING
         #: the plain attributes the traces read or change (see the module docstring)
         self.attributes = AttributeWatch()
-        self.structure = StructureWatch(root, type(root).__name__) if self.modules else None
+        self.structure = StructureWatch(root) if self.modules else None
         self._written = self.structure.written if self.structure is not None else [False]
         self._flags: Tuple[bool, ...] = ()
         self._values: Tuple[Any, ...] = ()
@@ -215,7 +214,8 @@ class ModeTraces:
     def _check_state_traces(self, mode: Tuple[Any, ...]) -> None:
         n = len(self.watch.modules)
         same = [key for key in self.traces if key[:n] == mode[:n]]
-        if len({id(self.traces[key]) for key in same}) >= MAX_STATE_TRACES:     # (a trace may have two keys)
+        made = len({id(self.traces[key]) for key in same})        # (a trace may have two keys)
+        if made >= MAX_STATE_TRACES:
             attrs = self.watch.attributes
             now = attrs.describe(mode[n:])
             varying = [name for name, value in now.items()
@@ -223,7 +223,7 @@ class ModeTraces:
             values = ", ".join(f"{name} = {now[name]!r}" for name in varying[:4])
             raise StateChangeError(
                 f"the plain attribute(s) {', '.join(varying[:4])} changed on call after call (now {values}); "
-                f"{len({id(self.traces[key]) for key in same})} traces were made for their values already",
+                f"{made} traces were made for their values already",
                 why="a compiled program reads a plain Python attribute once, when it is traced, so each value "
                     "needs a trace of its own",
                 fix="keep state that changes every call in a buffer (self.register_buffer('steps', "

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 import torch
 from torch.nn.modules import module as _module
@@ -103,7 +103,7 @@ def _install_hooks() -> None:
 
 
 def _layout(root: torch.nn.Module) -> Dict[str, Tuple[str, int, str]]:
-    """``{qualified name: (kind, id)}`` of every submodule, parameter and buffer of ``root``."""
+    """``{qualified name: (kind, id, type name)}`` of every submodule, parameter and buffer of ``root``."""
     out: Dict[str, Tuple[str, int, str]] = {}
     for path, mod in root.named_modules(remove_duplicate=False):
         prefix = f"{path}." if path else ""
@@ -120,15 +120,15 @@ class StructureWatch:
     the module docstring); :meth:`check` compares the structure and raises :class:`ModelStructureError` on a
     change."""
 
-    def __init__(self, root: torch.nn.Module, name: str) -> None:
+    def __init__(self, root: torch.nn.Module) -> None:
         _install_hooks()
-        self.root, self.name = root, name
+        self.root = root
         #: set when a module of the model was written to, with the ids of those modules (see the module docstring)
         self.written, self.written_to = [False], set()
         #: set when one was registered into (the structure may have changed: :meth:`check` compares)
         self.restructured = [False]
         self.layout = _layout(root)
-        self._ids: List[int] = []
+        self._ids: Set[int] = set()
         self._register()
         weakref.finalize(self, _forget, self._ids, id(self))
 
@@ -137,7 +137,7 @@ class StructureWatch:
         with _LOCK:
             for m in self.root.modules():
                 if id(m) not in self._ids:
-                    self._ids.append(id(m))
+                    self._ids.add(id(m))
                     _WATCHES.setdefault(id(m), {})[id(self)] = weakref.ref(self)
                     if type(m) is not torch.nn.Module:      # (a bare container has no forward to read attributes)
                         _watch_setattr(type(m))
@@ -171,7 +171,7 @@ class StructureWatch:
                 changes.append(f"{old[0]} `{key}` replaced ({old[2]} -> {new[2]})")
         shown = "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
         raise ModelStructureError(
-            f"{self.name}: the model's structure changed after it was compiled: {shown}",
+            f"{type(self.root).__name__}: the model's structure changed after it was compiled: {shown}",
             where=user_frame_location(),
             why="a compiled program holds the submodules, parameters and buffers it traced, so it would go on "
                 "computing the old model",
@@ -180,7 +180,7 @@ class StructureWatch:
                 "model.fc.weight.copy_(new)) -- fxla sees that")
 
 
-def _forget(ids: List[int], watch: int) -> None:
+def _forget(ids: Set[int], watch: int) -> None:
     """A watch was collected: its modules no longer mark it."""
     with _LOCK:
         for key in ids:

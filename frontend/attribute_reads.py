@@ -67,6 +67,24 @@ def watchable(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _plain_attributes(obj: Any) -> Dict[str, Any]:
+    """The attributes of a module that hold plain data (:func:`watchable`; not nn.Module's own)."""
+    return {n: v for n, v in vars(obj).items() if n not in _MODULE_INTERNALS and not n.startswith("__")
+            and watchable(v)}
+
+
+def _own_lookup(cls: type) -> bool:
+    """``cls`` looks attributes up itself (its own ``__getattribute__``: PretrainedConfig's attribute_map aliases),
+    so a read by one name may be of another attribute."""
+    for klass in cls.__mro__[:-1]:              # (not object's)
+        found = vars(klass).get("__getattribute__")
+        if found in _WRAPPERS:                  # (a running trace's recording one: what it wraps)
+            found = _INSTALLED[klass][1]
+        if found is not None:
+            return True
+    return False
+
+
 def is_object(value: Any) -> bool:
     """``value`` is an object whose attributes are recorded too (a configuration object; not one of torch's or
     fxla's own)."""
@@ -93,7 +111,7 @@ def _recording(original: Callable) -> Callable:
         entries = _RECORDED.get(id(self))
         if entries is not None:
             for reads, prefix, names, holder in entries:
-                if name in names and holder.get(name, _ABSENT) is value:
+                if name in names and holder.get(name, ABSENT) is value:
                     reads.read[f"{prefix}.{name}" if prefix else name] = value
                 elif name not in holder and name not in _MODULE_CLASS and watchable(value):   # (a class constant)
                     reads.read.setdefault(f"{prefix}.{name}" if prefix else name, ABSENT)
@@ -109,9 +127,6 @@ def _record_absent(entries, name: str) -> None:
         if name not in _MODULE_CLASS and not name.startswith(_TRACER_OWN) and not any(
                 name in holder.get(r, ()) for r in ("_modules", "_parameters", "_buffers")):
             reads.read.setdefault(f"{prefix}.{name}" if prefix else name, ABSENT)
-
-
-_ABSENT = object()
 
 
 class _Absent:
@@ -151,20 +166,26 @@ def _uninstall(cls: type) -> None:
 
 
 class AttributeReads:
-    """The attribute reads of one trace of a root whose modules are ``modules`` (``(path in the graph, path
-    under the user's root, module)`` triples: they differ for a torch layer traced on its own).  :meth:`start`
-    registers them (and the objects they hold) and installs the recording classes,
-    :meth:`stop` takes everything away again, :meth:`result` gives ``graph.meta["attribute_reads"]``."""
+    """The attribute reads of one trace of ``root``.  ``alone``: the name under which ``root`` holds a torch layer
+    traced on its own (:data:`fxla.frontend.tracer.LEAF_ROOT`; "" otherwise), whose paths under the user's root
+    drop it.  :meth:`start` registers the modules (and the objects they hold) and installs the recording
+    classes, :meth:`late` registers a module forward made, :meth:`stop` takes everything away again,
+    :meth:`result` gives ``graph.meta["attribute_reads"]``."""
 
-    def __init__(self, modules) -> None:
+    def __init__(self, root: torch.nn.Module, alone: str = "") -> None:
         #: qualified name -> the value read
         self.read: Dict[str, Any] = {}
-        self._modules: List[Tuple[str, str, torch.nn.Module]] = list(modules)
+        self._root, self._alone = root, alone
         self._registered: List[Tuple[int, Tuple]] = []
         self._classes: List[type] = []
-        self._plain: Dict[str, Tuple[str, Dict[str, Any]]] = {}   # graph path -> (user path, plain attributes)
-        self._alone = "\0"                     # the graph's prefix of a torch layer traced on its own
-        self._known: set = set()               # ids of the modules and objects registered
+        self._plain: Dict[str, Dict[str, Any]] = {}    # graph path -> plain attributes (what a leaf reads)
+        self._known: set = set()                       # ids of the modules and objects registered
+
+    def _user_path(self, target: str) -> str:
+        """The path under the user's root of the module at ``target`` in the traced root."""
+        if self._alone and (target == self._alone or target.startswith(self._alone + ".")):
+            return target[len(self._alone) + 1:]
+        return target
 
     def start(self) -> None:
         try:
@@ -176,19 +197,14 @@ class AttributeReads:
     def _start(self) -> None:
         with _LOCK:
             seen = self._known
-            for target, path, mod in self._modules:
-                if target and not path:
-                    self._alone = target
+            for target, mod in self._root.named_modules(remove_duplicate=False):
                 if id(mod) in seen or type(mod) is torch.nn.Module:      # (a bare container: the tracer's roots)
                     continue
                 seen.add(id(mod))
-                d = vars(mod)
-                plain = {n: v for n, v in d.items() if n not in _MODULE_INTERNALS and not n.startswith("__")
-                         and watchable(v)}
+                path, d = self._user_path(target), vars(mod)
+                plain = self._plain[target] = _plain_attributes(mod)
                 objects = {n: v for n, v in d.items() if n not in _MODULE_INTERNALS and is_object(v)}
-                self._plain[target] = (path, plain)
-                if getattr(type(mod), "__getattribute__", None) not in (object.__getattribute__, None) \
-                        and type(mod).__getattribute__ not in _WRAPPERS:    # (its class looks attributes up itself)
+                if _own_lookup(type(mod)):
                     self.read.update((f"{path}.{n}" if path else n, v) for n, v in plain.items())
                 self._register(mod, path, frozenset(plain) | frozenset(objects), d)
                 for name, obj in objects.items():
@@ -196,34 +212,26 @@ class AttributeReads:
                         seen.add(id(obj))
                         self._register(obj, f"{path}.{name}" if path else name, None, vars(obj))
 
-    def late(self, mod: torch.nn.Module, root: torch.nn.Module) -> None:
+    def late(self, mod: torch.nn.Module) -> None:
         """``mod`` is a module forward made and called (``self.act = nn.GELU()`` on the first call): record its
-        reads too, under its path in ``root`` if it has one by now."""
+        reads too, under its path in the root if it has one by now."""
         if id(mod) in self._known or type(mod) is torch.nn.Module:
             return
         self._known.add(id(mod))
-        path = next((name for name, m in root.named_modules() if m is mod), None)
-        if path is None:
-            return
-        if path.startswith(self._alone + "."):
-            path = path.partition(".")[2]
-        d = vars(mod)
-        names = [n for n, v in d.items() if n not in _MODULE_INTERNALS and not n.startswith("__") and watchable(v)]
-        with _LOCK:
-            self._register(mod, path, frozenset(names), d)
+        target = next((name for name, m in self._root.named_modules() if m is mod), None)
+        if target is not None:
+            with _LOCK:
+                self._register(mod, self._user_path(target), frozenset(_plain_attributes(mod)), vars(mod))
 
     def _register(self, obj: Any, prefix: str, names: Optional[frozenset], holder: dict) -> None:
         cls = type(obj)
-        # (an object whose class looks attributes up itself -- PretrainedConfig's attribute_map aliases -- or takes
-        # no recording class: all its attributes count as read)
-        whole = names is None and getattr(cls, "__getattribute__", None) is not object.__getattribute__
-        if not whole and _install(cls):
-            self._classes.append(cls)
-        elif names is None:
-            self.read.update((f"{prefix}.{n}", v) for n, v in holder.items())
+        # (an object whose class looks attributes up itself, or takes no recording class: all its attributes count
+        # as read)
+        if names is None and _own_lookup(cls) or not _install(cls):
+            if names is None:
+                self.read.update((f"{prefix}.{n}", v) for n, v in holder.items())
             return
-        else:
-            return
+        self._classes.append(cls)
         entry = (self, prefix, frozenset(holder) if names is None else names, holder)
         _RECORDED.setdefault(id(obj), []).append(entry)
         self._registered.append((id(obj), entry))
@@ -240,18 +248,16 @@ class AttributeReads:
                 _uninstall(cls)
             self._registered, self._classes = [], []
 
-    def result(self, graph, root: torch.nn.Module) -> Dict[str, Any]:
+    def result(self, graph) -> Dict[str, Any]:
         """The attributes read, by qualified name, with every plain attribute of the leaf modules ``graph``
-        calls (``call_module`` nodes of ``root``; one forward made is read now).  Values that are not plain data
-        are named by their type (the graph's meta stays copyable)."""
+        calls (``call_module`` nodes; one forward made is read now).  Values that are not plain data are named by
+        their type (the graph's meta stays copyable)."""
         out = dict(self.read)
         for target in dict.fromkeys(n.target for n in graph.nodes if n.op == "call_module"):
-            path, plain = self._plain.get(target, (None, None))
+            plain = self._plain.get(target)
             if plain is None:                   # (a leaf made by forward on its first call)
-                alone = target == self._alone or target.startswith(self._alone + ".")
-                path = target.partition(".")[2] if alone else target
-                plain = {n: v for n, v in vars(root.get_submodule(target)).items()
-                         if n not in _MODULE_INTERNALS and not n.startswith("__") and watchable(v)}
+                plain = _plain_attributes(self._root.get_submodule(target))
+            path = self._user_path(target)
             for name, value in plain.items():
                 out.setdefault(f"{path}.{name}" if path else name, value)
         return {k: v if v is ABSENT or watchable(v) else f"<{type(v).__name__}>" for k, v in out.items()}

@@ -76,10 +76,9 @@ def watched_attributes(graph: Graph) -> List[str]:
     """The qualified names of the plain attributes a program traced from ``graph`` depends on: those the trace
     read (``graph.meta["attribute_reads"]``: :mod:`fxla.frontend.attribute_reads`) and those forward changes
     (:func:`changed_attributes`).  :mod:`fxla.modes` watches them."""
-    written = {w.name for n in graph.nodes for w in n.meta.get(M.ATTRIBUTE_WRITES, ())} | {
-        name for _, name, _ in graph.meta.get(M.ATTRIBUTE_CONSTANTS, ())}
     # (an attribute forward reads and then sets -- `if not hasattr(self, "cache"): ...; self.cache = t` -- is each
     # call's own: watched only where its value is one the trace started from, by changed_attributes)
+    written = final_attribute_writes(graph)
     reads = [n for n in graph.meta.get(M.ATTRIBUTE_READS, {}) if n not in written]
     return list(dict.fromkeys([*reads, *changed_attributes(graph)]))
 
@@ -156,11 +155,6 @@ class StateCapture:
                 fix=f"register the buffer in __init__ (self.register_buffer('{name}', torch.zeros(...))) and "
                     f"assign it in forward (self.{name} = ...), or keep the value in a plain attribute"))
 
-    @staticmethod
-    def _held(mod: torch.nn.Module, name: str) -> Any:
-        """What the plain attribute ``mod.name`` holds now, or :data:`UNSET_ATTRIBUTE`."""
-        return mod.__dict__.get(name, UNSET_ATTRIBUTE)
-
     def _set(self, mod: torch.nn.Module, name: str, value: Any, orig_setattr: Callable) -> None:
         self._restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
         orig_setattr(mod, name, value)
@@ -202,7 +196,7 @@ class StateCapture:
                     "the next through one would be read stale",
                 fix=f"make it a buffer (self.register_buffer('{name}', tensor), then fxla writes it back each "
                     f"call), or start it as None if forward only stores a result there")
-        start = self._held(mod, name)
+        start = mod.__dict__.get(name, UNSET_ATTRIBUTE)
         self._set(mod, name, value, orig_setattr)
         path = tracer.path_of_module(mod)
         if path is None:                  # a module created inside forward: nothing to set after a call
@@ -231,7 +225,7 @@ class StateCapture:
             return orig_setattr(mod, name, value)
         qualname = f"{path}.{name}" if path else name
         self.tracer.graph.meta.setdefault(M.ATTRIBUTE_STARTS, {}).setdefault(     # (what the trace read, if anything)
-            qualname, self._held(mod, name))
+            qualname, mod.__dict__.get(name, UNSET_ATTRIBUTE))
         self._set(mod, name, value, orig_setattr)
         self.serial += 1
         self.tracer.graph.meta.setdefault(M.ATTRIBUTE_CONSTANTS, []).append((self.serial, qualname, value))

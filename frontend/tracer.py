@@ -84,13 +84,12 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     def module_call(mod, *args, **kwargs):
         if passing():
             return orig_call(mod, *args, **kwargs)
-        reads.late(mod, tracer.root)          # (a module forward made: its reads are recorded too)
+        reads.late(mod)                       # (a module forward made: its reads are recorded too)
         return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args, kwargs)
 
     # (names under the user's root: a torch layer traced alone is the fresh root's LEAF_ROOT)
     alone = type(tracer.root) is Module and LEAF_ROOT in tracer.root._modules
-    reads = AttributeReads((name, name.partition(".")[2] if alone else name, m)
-                           for name, m in tracer.root.named_modules(remove_duplicate=False))
+    reads = AttributeReads(tracer.root, LEAF_ROOT if alone else "")
 
     def module_getattr(mod, attr):
         if passing():
@@ -120,7 +119,7 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer), \
                 traced_custom_functions(tracer):
             yield
-        tracer.graph.meta[M.ATTRIBUTE_READS] = reads.result(tracer.graph, tracer.root)
+        tracer.graph.meta[M.ATTRIBUTE_READS] = reads.result(tracer.graph)
     finally:
         torch.compiler._is_compiling_flag = compiling
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
