@@ -51,8 +51,9 @@ _PLAIN = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.
 _LOCK = threading.RLock()
 #: class -> [traces using its recording __getattribute__, the class's own __getattribute__ or None]
 _INSTALLED: Dict[type, List[Any]] = {}
-#: id(instance) -> [(reads, qualified prefix, names recorded, the instance's __dict__)] of the running traces
-_RECORDED: Dict[int, List[Tuple["AttributeReads", str, frozenset, dict]]] = {}
+#: id(instance) -> [(reads, qualified prefix, names recorded, the instance's __dict__, names never recorded)] of
+#: the running traces
+_RECORDED: Dict[int, List[Tuple["AttributeReads", str, frozenset, dict, frozenset]]] = {}
 
 
 def watchable(value: Any, depth: int = 0) -> bool:
@@ -110,10 +111,10 @@ def _recording(original: Callable) -> Callable:
             raise
         entries = _RECORDED.get(id(self))
         if entries is not None:
-            for reads, prefix, names, holder in entries:
+            for reads, prefix, names, holder, own in entries:
                 if name in names and holder.get(name, ABSENT) is value:
                     reads.read[f"{prefix}.{name}" if prefix else name] = value
-                elif name not in holder and name not in _MODULE_CLASS and watchable(value):   # (a class constant)
+                elif name not in holder and name not in own and watchable(value):   # (a class constant)
                     reads.read.setdefault(f"{prefix}.{name}" if prefix else name, ABSENT)
         return value
     _WRAPPERS.add(__getattribute__)
@@ -123,8 +124,8 @@ def _recording(original: Callable) -> Callable:
 def _record_absent(entries, name: str) -> None:
     """A read of ``name`` that the instance does not hold (``getattr(self, "gain", 1.0)``; not a submodule,
     parameter or buffer, which nn.Module's ``__getattr__`` finds next): watched as :data:`ABSENT`."""
-    for reads, prefix, _, holder in entries:
-        if name not in _MODULE_CLASS and not name.startswith(_TRACER_OWN) and not any(
+    for reads, prefix, _, holder, own in entries:
+        if name not in own and not name.startswith(_TRACER_OWN) and not any(
                 name in holder.get(r, ()) for r in ("_modules", "_parameters", "_buffers")):
             reads.read.setdefault(f"{prefix}.{name}" if prefix else name, ABSENT)
 
@@ -232,7 +233,10 @@ class AttributeReads:
                 self.read.update((f"{prefix}.{n}", v) for n, v in holder.items())
             return
         self._classes.append(cls)
-        entry = (self, prefix, frozenset(holder) if names is None else names, holder)
+        # (nn.Module's own names -- its methods, `double` among them -- are no reads of a module's attributes; an
+        # object's `double` is)
+        own = _MODULE_CLASS if isinstance(obj, torch.nn.Module) else frozenset()
+        entry = (self, prefix, frozenset(holder) if names is None else names, holder, own)
         _RECORDED.setdefault(id(obj), []).append(entry)
         self._registered.append((id(obj), entry))
 

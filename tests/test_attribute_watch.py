@@ -390,3 +390,22 @@ def test_a_write_from_another_thread_during_a_trace_is_the_writers_own():
     worker.join(30)
     assert model.note == "set by the main thread"
     _same(done["fast"], model, x)
+
+
+class WithOptions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.options = nn.Linear(2, 2), Tracker()
+
+    def forward(self, x):
+        y = self.lin(x)
+        return y * 2 if getattr(self.options, "double", False) else y    # (`double` is also an nn.Module method)
+
+
+def test_an_optional_attribute_of_an_object_set_later_is_seen():
+    torch.manual_seed(0)
+    model, x = WithOptions(), torch.randn(3, 2)
+    fast = fxla.compile(model)
+    _same(fast, model, x)
+    model.options.double = True
+    _same(fast, model, x)
