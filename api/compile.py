@@ -41,8 +41,8 @@ from .interop import jax_function
 from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
-from .per_shape import PerShapeTraces, modules_of
-from .recompile import CompileControl, CompileHistory, log_trace, phase_observer
+from .per_shape import PerShapeTraces, drop_traces, modules_of
+from .recompile import CompileControl, CompileHistory, log_trace, logger, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
 from fxla.frontend.state_capture import watched_attributes
@@ -169,7 +169,37 @@ def _trace(fn, tracer: Optional[Tracer], concrete_args, remedies: Remedies = COM
 def _new_trace(module: "CompiledModule"):
     """A trace of the model in its current mode (fxla.modes): the graph, or (``concrete_shapes``) a new, empty set
     of per-shape traces."""
-    return {} if module._per_shape is not None else _trace(module.original, *module._tracing)
+    if module._per_shape is not None:
+        return {}
+    made = _trace(module.original, *module._tracing)
+    _drop_stale_traces(module)
+    return made
+
+
+def _made(module: "CompiledModule", gm: GraphModule, symbols=None) -> "CompiledModule":
+    """The compiled module of a concrete_shapes trace just made (``module._member``), after the traces it made
+    stale went."""
+    _drop_stale_traces(module)
+    return module._member(gm, symbols)
+
+
+def _drop_stale_traces(module: "CompiledModule") -> None:
+    """After a trace: where it changed the model's structure (forward registered, replaced or removed a submodule,
+    parameter or buffer -- ``self.register_buffer("cache", ...)`` for a longer sequence), the programs of every
+    other trace and the resident weights hold the old objects, so all of them go (the next call of another
+    signature or mode traces the model again as it is now, as eager would compute it)."""
+    structure = module._modes.watch.structure
+    if structure is None or not structure.moved():
+        return
+    with module._store.lock:
+        if module._per_shape is not None:
+            for made in {id(m): m for m in module._modes.traces.values()}.values():
+                drop_traces(made, module._drop_member)
+        else:
+            module._modes.traces.clear()
+        module._store.clear()
+    logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
+                module.__name__, structure.describe())
 
 
 def _use_trace(module: "CompiledModule", made):
@@ -364,8 +394,8 @@ class CompiledModule(CompileControl):
         self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)
-            self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, self._member, self._drop_member,
-                                            max_signatures, self._dynamic.spec if dynamic else None)
+            self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, functools.partial(_made, self),
+                                             self._drop_member, max_signatures, self._dynamic.spec if dynamic else None)
             self.graph_module = None
         self._modes.first(self._per_shape.compiled if concrete_shapes else _use_trace(self, _new_trace(self)))
 

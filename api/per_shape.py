@@ -131,8 +131,7 @@ class PerShapeTraces:
     def _evict(self) -> None:
         """At most ``max_signatures`` signatures: the oldest trace goes (with its variants)."""
         while len(self.compiled) > self.max_signatures:
-            old = self.compiled.pop(next(iter(self.compiled)))
-            old.drop_all() if isinstance(old, (Variants, SizeVariants)) else self.drop(old)
+            _drop_entry(self.compiled.pop(next(iter(self.compiled))), self.drop)
 
     def _guard_program(self, gm, decided: str, symbols=None):
         """The compiled program that computes the guard values of ``gm``'s trace (``decided``: what they decided,
@@ -356,6 +355,19 @@ def verify_guards(name: str, guards, checker, inputs, drop: Callable[[], None]) 
                 "and finds it equal; here eager and the compiled program disagree (rounding, or random numbers)",
             fix="keep the decision in the program (torch.where instead of an `if` on tensor values), or "
                 "compute the value outside the compiled function and pass it as a Python argument")
+
+
+def _drop_entry(entry, drop: Callable[[Any], None]) -> None:
+    """One signature's entry of :attr:`PerShapeTraces.compiled` goes: ``drop`` is told of each of its compiled
+    modules and guard programs."""
+    entry.drop_all() if isinstance(entry, (Variants, SizeVariants)) else drop(entry)
+
+
+def drop_traces(made: Dict[Tuple, Any], drop: Callable[[Any], None]) -> None:
+    """Every trace of the per-shape traces ``made`` (a :attr:`PerShapeTraces.compiled`) goes."""
+    for entry in list(made.values()):
+        _drop_entry(entry, drop)
+    made.clear()
 
 
 def modules_of(entry) -> List[Any]:

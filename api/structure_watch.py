@@ -10,10 +10,11 @@ Both checks cost nothing while the model is not written to.  A :class:`Structure
 read before every call:
 
 * :attr:`~StructureWatch.written` (with the ids of the modules written to, :attr:`~StructureWatch.written_to`),
-  set by ``__setattr__`` of the model's module classes, which the first watch of a class wraps (as dynamo's
-  ``mutation_guard`` does): after the class's own assignment, a module of a watched model marks its watches
-  (not for ``training``, which every call reads anyway).  :class:`fxla.modes.ModeWatch` then reads those
-  modules' watched attributes again (:class:`fxla.attribute_watch.AttributeWatch`);
+  set by ``__setattr__`` and ``__delattr__`` of the model's module classes, which the first watch of a class wraps
+  (as dynamo's ``mutation_guard`` does): after the class's own assignment, a module of a watched model marks its
+  watches (not for ``training``, which every call reads anyway; a ``del`` also marks it restructured).
+  :class:`fxla.modes.ModeWatch` then reads those modules' watched attributes again
+  (:class:`fxla.attribute_watch.AttributeWatch`);
 * :attr:`~StructureWatch.restructured`, set by torch's global registration hooks
   (``register_module_{module,parameter,buffer}_registration_hook``), which torch calls for every
   ``add_module``, ``register_parameter``, ``register_buffer`` and every ``module.attr = <module, parameter or
@@ -21,7 +22,7 @@ read before every call:
   the one recorded after the latest trace (:meth:`~StructureWatch.check`; a trace may itself register a
   submodule on its first call).
 
-Not seen: ``del model.attr``, a registry or ``__dict__`` changed directly (``model._modules["0"] = ...``,
+Not seen: a registry or ``__dict__`` changed directly (``model._modules["0"] = ...``,
 ``object.__setattr__``), and a class whose ``__setattr__`` does not reach its base's for plain values.
 """
 from __future__ import annotations
@@ -71,8 +72,9 @@ _PATCHED: "weakref.WeakSet[type]" = weakref.WeakSet()
 
 
 def _watch_setattr(cls: type) -> None:
-    """Wrap ``cls.__setattr__`` so that an assignment to a module of a watched model marks its watches (not one of
-    ``training``, which every call reads anyway).  The wrapper calls the class's own ``__setattr__`` if it has
+    """Wrap ``cls.__setattr__`` and ``cls.__delattr__`` so that an assignment to a module of a watched model marks
+    its watches (not one of ``training``, which every call reads anyway), and a ``del`` marks them restructured
+    too.  The wrapper calls the class's own ``__setattr__`` if it has
     one, else its base's as found at the call (so the tracer's patch of ``nn.Module.__setattr__`` still
     applies)."""
     if cls in _PATCHED:
@@ -88,8 +90,19 @@ def _watch_setattr(cls: type) -> None:
         if not torch.compiler.is_compiling() and id(self) in _WATCHES and name != "training":
             _mark(self, False)
 
+    own_del = cls.__dict__.get("__delattr__")
+
+    def __delattr__(self, name):
+        if own_del is not None:
+            own_del(self, name)
+        else:
+            super(cls, self).__delattr__(name)
+        if not torch.compiler.is_compiling() and id(self) in _WATCHES:
+            _mark(self, True)               # (a submodule, parameter or buffer may be gone: compared)
+
     __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"
-    cls.__setattr__ = __setattr__
+    __delattr__.__qualname__ = f"{cls.__qualname__}.__delattr__"
+    cls.__setattr__, cls.__delattr__ = __setattr__, __delattr__
     _PATCHED.add(cls)
 
 
@@ -149,13 +162,15 @@ class StructureWatch:
         self.restructured[0] = False
         self._register()
 
-    def check(self) -> None:
-        """Compare the structure with the recorded one (a module was registered into): raise if it differs, and
-        stay marked until it is as recorded again."""
+    def moved(self) -> bool:
+        """Whether the structure differs from the recorded one (checked after a trace: forward may register,
+        replace or remove a submodule, parameter or buffer -- ``self.register_buffer("cache", ...)`` for a longer
+        sequence -- and then programs of earlier traces hold the old objects)."""
+        return _layout(self.root) != self.layout
+
+    def describe(self) -> str:
+        """What differs from the recorded structure, for messages."""
         now = _layout(self.root)
-        if now == self.layout:
-            self.restructured[0] = False
-            return
         changes, moved = [], ()
         for key in dict.fromkeys([*self.layout, *now]):
             old, new = self.layout.get(key), now.get(key)
@@ -169,9 +184,16 @@ class StructureWatch:
                 changes.append(f"{old[0]} `{key}` ({old[2]}) removed")
             elif old[1] != new[1]:
                 changes.append(f"{old[0]} `{key}` replaced ({old[2]} -> {new[2]})")
-        shown = "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
+        return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
+
+    def check(self) -> None:
+        """Compare the structure with the recorded one (a module was registered into): raise if it differs, and
+        stay marked until it is as recorded again."""
+        if not self.moved():
+            self.restructured[0] = False
+            return
         raise ModelStructureError(
-            f"{type(self.root).__name__}: the model's structure changed after it was compiled: {shown}",
+            f"{type(self.root).__name__}: the model's structure changed after it was compiled: {self.describe()}",
             where=user_frame_location(),
             why="a compiled program holds the submodules, parameters and buffers it traced, so it would go on "
                 "computing the old model",

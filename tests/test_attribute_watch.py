@@ -409,3 +409,85 @@ def test_an_optional_attribute_of_an_object_set_later_is_seen():
     _same(fast, model, x)
     model.options.double = True
     _same(fast, model, x)
+
+
+class GrowingCache(nn.Module):
+    """Registers a longer buffer when a call is longer than it (the old rotary-cache pattern)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.arange(4.0), persistent=False)
+
+    def forward(self, x):
+        n = x.shape[-1]
+        if n > self.cache.shape[0]:
+            self.register_buffer("cache", torch.arange(float(n)) * 2, persistent=False)
+        return x + self.cache[:n]
+
+
+class SwapsOnLength(nn.Module):
+    """Replaces a buffer by one of the same shape and other values at one length: a stale resident buffer or
+    trace would give the other values silently."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.ones(4))
+
+    def forward(self, x):
+        if x.shape[0] == 5:
+            self.register_buffer("w", torch.full((4,), 2.0))
+        return x.sum() * self.w
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_buffer_forward_registers_anew_drops_the_traces_that_hold_the_old_one(dynamic, caplog):
+    model, eager = GrowingCache(), GrowingCache()
+    fast = fxla.compile(model, concrete_shapes=True, dynamic=dynamic or None)
+    with caplog.at_level(logging.INFO, logger="fxla"):
+        for n in (3, 6, 3, 6, 8, 3, 5):
+            x = torch.randn(2, n)
+            torch.testing.assert_close(fast(x), eager(x))
+    assert "a trace changed the model's structure (buffer `cache` replaced" in caplog.text
+
+
+def test_a_same_shape_buffer_forward_replaces_is_never_the_old_one():
+    model, eager = SwapsOnLength(), SwapsOnLength()
+    fast = fxla.compile(model, concrete_shapes=True)
+    for n in (3, 5, 3, 5):
+        x = torch.randn(n)
+        torch.testing.assert_close(fast(x), eager(x))
+
+
+def test_a_buffer_a_training_trace_replaces_drops_the_other_modes_trace():
+    class TrainSwap(SwapsOnLength):
+        def forward(self, x):
+            if self.training:
+                self.register_buffer("w", torch.full((4,), 2.0))
+            return x * self.w
+
+    model, eager, x = TrainSwap().eval(), TrainSwap().eval(), torch.randn(4)
+    fast = fxla.compile(model)
+    for mode in ("eval", "train", "eval", "train"):
+        getattr(model, mode)(), getattr(eager, mode)()
+        torch.testing.assert_close(fast(x), eager(x))
+
+
+def test_deleting_an_attribute_or_a_registered_object_is_seen():
+    class Deletable(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale, self.act = 3.0, nn.ReLU()
+            self.register_buffer("b", torch.ones(3))
+
+        def forward(self, x):
+            return self.act(x) * getattr(self, "scale", 1.0) + self.b
+
+    for concrete in (False, True):
+        model, x = Deletable(), torch.randn(3)
+        fast = fxla.compile(model, concrete_shapes=concrete)
+        _same(fast, model, x)
+        del model.scale                     # (forward's default now)
+        _same(fast, model, x)
+        del model.b
+        with pytest.raises(fxla.modes.ModelStructureError, match="buffer `b` .Tensor. removed"):
+            fast(x)
