@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import re
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
@@ -36,6 +35,7 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import PHASES
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule
+from fxla.frontend.tracer import TRACING
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
 from fxla.lowering import FxlaProgram, lower_to_fxla, lower_to_stablehlo, verify_stablehlo
 from fxla.lowering.errors import LoweringError
@@ -52,8 +52,10 @@ from fxla.runtime.buffers import example_tensor, is_array
 __all__ = ["COMPILING", "STAGES", "Pipeline", "Stages", "StagesError", "Target", "Observer", "readable_hlo"]
 
 #: Tracing, lowering and compiling take this lock (one at a time per process: they write shared graph metadata,
-#: and tracing patches torch's module classes); calls of compiled signatures run concurrently without it.
-COMPILING = threading.RLock()
+#: and tracing patches torch's module classes); calls of compiled signatures run concurrently without it.  It is
+#: the tracer's own lock (:data:`fxla.frontend.tracer.TRACING`), which every trace takes, user traces included:
+#: one lock, so a compile and a trace in two threads cannot each hold one and wait for the other.
+COMPILING = TRACING
 
 #: the stages, in order (see the module docstring)
 STAGES = ("prepare", "fxla", "refine", "vjp", "stablehlo", "layout", "compile")

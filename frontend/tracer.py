@@ -52,6 +52,12 @@ LEAF_ROOT = "module"
 
 
 _ISINSTANCE_LOCK = threading.Lock()
+
+#: One trace at a time per process: a trace patches torch's module class, factory functions and
+#: ``torch.compiler``'s flag, and puts back what it found, so two traces in two threads that overlapped would put
+#: back each other's patches (leaving them installed for good).  Re-entrant (a trace inside a trace, in its
+#: thread); :data:`fxla.pipeline.COMPILING` is this lock too, so compiles and user traces never wait in turn.
+TRACING = threading.RLock()
 _isinstance_users = 0
 
 
@@ -70,7 +76,12 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
     :class:`Tracer`), the reads of the modules' plain attributes recorded
     (:mod:`fxla.frontend.attribute_reads`), and ``torch.compiler.is_compiling()`` true, restored afterwards.  Other
-    threads' module calls and writes meanwhile go straight to torch."""
+    threads' module calls and writes meanwhile go straight to torch; their traces wait (:data:`TRACING`)."""
+    with TRACING:
+        yield from _patching_torch(tracer, state)
+
+
+def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
     orig_setattr, orig_register = Module.__setattr__, Module.register_buffer

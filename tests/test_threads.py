@@ -64,3 +64,44 @@ def test_meta_evaluation_leaves_the_module_alone():
     assert out.device.type == "meta" and tuple(out.shape) == (2, 3, 4)
     assert [(n, p.device.type, id(p)) for n, p in lstm.named_parameters()] == before
     assert all(w.device.type == "cpu" for w in lstm._flat_weights)
+
+
+class Slow(nn.Module):
+    """A forward that takes a while, so that traces in two threads overlap."""
+
+    def __init__(self, delay):
+        super().__init__()
+        self.lin, self.delay = nn.Linear(4, 4), delay
+
+    def forward(self, x):
+        import time
+        time.sleep(self.delay)
+        return self.lin(x).relu() + torch.zeros(4)
+
+
+def test_user_traces_in_two_threads_do_not_undo_each_others_patches():
+    # A starts, B starts, A ends, B ends: without one trace at a time, A put torch's originals back under B (whose
+    # trace then missed its leaf modules) and B put A's patches back for good
+    call, graphs, errors = nn.Module.__call__, {}, []
+
+    def trace(name, delay, start):
+        import time
+        time.sleep(start)
+        try:
+            graphs[name] = fxla.symbolic_trace(Slow(delay))
+        except Exception as err:          # (reported below)
+            errors.append(err)
+
+    threads = [threading.Thread(target=trace, args=("a", 0.3, 0.0)),
+               threading.Thread(target=trace, args=("b", 0.5, 0.1))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert nn.Module.__call__ is call and not torch.compiler.is_compiling()
+    ops = {name: [n.op for n in gm.graph.nodes] for name, gm in graphs.items()}
+    assert ops["a"] == ops["b"] and ops["a"].count("call_module") == 1
+    x = torch.randn(4)
+    for gm in graphs.values():
+        torch.testing.assert_close(gm(x), gm.lin(x).relu())
