@@ -198,8 +198,9 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
         else:
             module._modes.traces.clear()
         module._store.clear()
+    module._history.restructured = (module._history.compiles, structure.describe())
     logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
-                module.__name__, structure.describe())
+                module.__name__, module._history.restructured[1])
 
 
 def _use_trace(module: "CompiledModule", made):

@@ -87,6 +87,9 @@ class CompileHistory:
         #: (mode, inputs, log name) -> the signature number (the log name tells a guard program from its model's)
         self.seen: Dict[Any, int] = {}
         self.dumps = open_dumps(dump_dir)
+        #: (the compile count then, what changed) when a trace last changed the model's structure: every program
+        #: compiled until then was dropped (fxla.compile's _drop_stale_traces)
+        self.restructured: Optional[Tuple[int, str]] = None
 
 
 @dataclass
@@ -159,6 +162,9 @@ class CompileControl:
             return self._trace_reason
         history = self._history
         earlier = history.seen.get((mode, inputs, self._log_name))
+        if earlier is not None and history.restructured is not None and earlier <= history.restructured[0]:
+            return (f"the same inputs as signature #{earlier}, which was dropped when a trace changed the model's "
+                    f"structure ({history.restructured[1]})")
         if earlier is not None:
             return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
                     f"(max_signatures={self.max_signatures})"
