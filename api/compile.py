@@ -191,13 +191,16 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
     structure = module._modes.watch.structure
     if structure is None or not structure.moved():
         return
-    with module._store.lock:
-        if module._per_shape is not None:
-            for made in {id(m): m for m in module._modes.traces.values()}.values():
-                drop_traces(made, module._drop_member)
-        else:
-            module._modes.traces.clear()
-        module._store.clear()
+    # (not under the store's lock: a state-writing call holds it while it may wait for COMPILING, which this
+    # trace holds; a call already under way finishes with the entry it has)
+    if module._per_shape is not None:
+        for made in {id(m): m for m in module._modes.traces.values()}.values():
+            drop_traces(made, module._drop_member)
+    else:
+        module._modes.traces.clear()
+    if module._dynamic is not None:
+        module._dynamic.forget()
+    module._store.clear()
     module._history.restructured = (module._history.compiles, structure.describe())
     logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
                 module.__name__, module._history.restructured[1])
@@ -206,13 +209,13 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
 def _use_trace(module: "CompiledModule", made):
     """``module`` runs the mode's trace ``made`` from now on; the call plans of the old one go (fxla.modes).
     Returns ``made``."""
-    with module._store.lock:
-        module._store.drop_plans()
-        if module._per_shape is not None:
-            module._per_shape.compiled = made
-        else:
-            module._set_graph(made)
-            module._modes.watch.watch_state(module._store.root, watched_attributes(made.graph))
+    # (not under the store's lock, which a state-writing call holds while it may wait for COMPILING, held here)
+    module._store.drop_plans()
+    if module._per_shape is not None:
+        module._per_shape.compiled = made
+    else:
+        module._set_graph(made)
+        module._modes.watch.watch_state(module._store.root, watched_attributes(made.graph))
     return made
 
 

@@ -132,8 +132,10 @@ class ModeWatch:
             written[0] = False
             structure = self.structure
             if structure.restructured[0]:
+                from .pipeline import COMPILING
                 try:
-                    structure.check()
+                    with COMPILING:             # (a trace in another thread may be registering: its layout first)
+                        structure.check()
                 except BaseException:
                     written[0] = True
                     raise

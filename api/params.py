@@ -160,6 +160,8 @@ class ParameterStore:
         self.root = root
         self.mesh = mesh
         self.digests: Dict[Tuple[str, Tuple[int, ...]], str] = {}   # of weights placed across processes
+        #: the tensor each buffer was uploaded from (or, for state a program changed, stored into)
+        self.sources: Dict[Tuple[str, Tuple[int, ...]], Any] = {}
 
     def digest_fields(self, keys) -> Dict[str, str]:
         """``{"weight <name>": digest}`` of the weights ``keys`` placed over several processes' devices."""
@@ -186,17 +188,40 @@ class ParameterStore:
     def resident(self, program: FxlaProgram, keys, placements) -> List[Any]:
         """The device buffers of the parameters ``keys`` ((:meth:`key`, stored permutation)), uploading those
         not yet resident."""
+        found = []
         for (key, perm), placement in zip(keys, placements):
-            if (key, perm) not in self.buffers:
-                name = key.split("@", 1)[0]
-                value = program.params[name]
+            name = key.split("@", 1)[0]
+            value = program.params[name]
+            buffer = self.buffers.get((key, perm))
+            moved = buffer is not None and name == key and self.sources.get((key, perm)) is not value
+            if moved and not self._current(name, value):
+                # a program of a trace made before another one replaced this tensor (one still under way in
+                # another thread: fxla.compile's _drop_stale_traces): its own buffer, never the shared one
                 stored = value.permute(perm).contiguous() if perm else value
-                self.buffers[key, perm] = to_device(stored, placement)
+                found.append(to_device(stored, placement))
+                continue
+            if buffer is None or moved:
+                stored = value.permute(perm).contiguous() if perm else value
+                buffer = self.buffers[key, perm] = to_device(stored, placement)
+                self.sources[key, perm] = value
                 if spans_processes(placement):   # (what the processes compare before each call)
                     self.digests[key, perm] = digest(host_data(stored))
                 if name == key:             # (a trace's constant never changes: not watched)
                     self.weights.record(name, value)
-        return [self.buffers[k] for k in keys]
+            found.append(buffer)
+        return found
+
+    def _current(self, name: str, value) -> bool:
+        """Whether ``value`` is the model's own tensor ``name`` now (not one a later trace replaced)."""
+        root = self.root if isinstance(self.root, torch.nn.Module) else None
+        if root is None:
+            return True
+        owner, _, attr = name.rpartition(".")
+        try:
+            module = root.get_submodule(owner) if owner else root
+        except AttributeError:
+            return False
+        return module._parameters.get(attr, module._buffers.get(attr)) is value
 
     def drop_plans(self) -> None:
         for cache in self.caches:
@@ -214,6 +239,7 @@ class ParameterStore:
         for key in [k for k in self.buffers if k[0] in names]:
             del self.buffers[key]
             self.digests.pop(key, None)
+            self.sources.pop(key, None)
         self.weights.forget(names)
 
     def _refresh(self) -> None:
@@ -228,6 +254,7 @@ class ParameterStore:
             cache.clear()
         self.buffers.clear()
         self.digests.clear()
+        self.sources.clear()
         self.weights.clear()
 
     def store_state(self, program: FxlaProgram, values) -> None:
@@ -239,7 +266,7 @@ class ParameterStore:
                 program.params[name].copy_(from_device(value))
                 self._drop([name])
                 if self.mesh is None:
-                    self.buffers[name, ()] = value
+                    self.buffers[name, ()], self.sources[name, ()] = value, program.params[name]
                     self.weights.record(name, program.params[name])   # (as of after the copy)
         self._refresh()
 

@@ -86,8 +86,9 @@ def _watch_setattr(cls: type) -> None:
             own(self, name, value)
         else:
             super(cls, self).__setattr__(name, value)
-        # (not while torch.compile or fxla traces: dynamo inlines this wrapper, and must not guard on _WATCHES)
-        if not torch.compiler.is_compiling() and id(self) in _WATCHES and name != "training":
+        # (not while dynamo traces: it inlines this wrapper, and must not guard on _WATCHES; fxla's traces mark, as
+        # every other thread's writes meanwhile must)
+        if not torch.compiler.is_dynamo_compiling() and id(self) in _WATCHES and name != "training":
             _mark(self, False)
 
     own_del = cls.__dict__.get("__delattr__")
@@ -97,7 +98,7 @@ def _watch_setattr(cls: type) -> None:
             own_del(self, name)
         else:
             super(cls, self).__delattr__(name)
-        if not torch.compiler.is_compiling() and id(self) in _WATCHES:
+        if not torch.compiler.is_dynamo_compiling() and id(self) in _WATCHES:
             _mark(self, True)               # (a submodule, parameter or buffer may be gone: compared)
 
     __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"

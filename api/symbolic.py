@@ -80,6 +80,11 @@ class SymbolicPrograms:
         #: :mod:`fxla.per_shape`): the first polymorphic program of that graph uses them, and so its guards
         self._seeds: Dict[int, SymbolicShapes] = {}
 
+    def forget(self) -> None:
+        """Drop every polymorphic program and training step (a trace changed the model's structure: they hold its
+        old tensors)."""
+        self.programs, self.static, self.gradients, self.static_gradients = {}, set(), {}, set()
+
     @classmethod
     def seeded(cls, spec: DynamicSpec, gm, symbols: SymbolicShapes, error) -> "SymbolicPrograms":
         """The polymorphic programs of ``gm``, traced with ``symbols``' sizes (a ``concrete_shapes`` trace of a

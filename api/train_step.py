@@ -320,7 +320,8 @@ class TrainStep:
             variant = getattr(module, "variant", None)
         optimizer = self.optimizer
         key = (signature_key(batch), update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups),
-               self.max_grad_norm is not None, compiled._modes.mode, variant)
+               self.max_grad_norm is not None, compiled._modes.mode, variant,
+               compiled._history.restructured)      # (a trace that changed the structure: older programs are stale)
         programs = self._programs.setdefault(key, [])
         for program in programs:
             if program.applies(optimizer):

@@ -144,6 +144,15 @@ class StateCapture:
                 mod.__dict__[name] = old
         self._restore = []
 
+    def delattr(self, mod: torch.nn.Module, name: str) -> None:
+        """``del mod.name`` while tracing: a TraceError (a compiled call only sets attributes)."""
+        raise self.tracer._note_error(TraceError(
+            f"del self.{name} in forward",
+            where=user_frame_location(self.tracer.module_path),
+            why="a compiled program runs forward's tensor operations and sets the attributes forward assigns, but "
+                "cannot delete one on each call as eager does (the trace would delete it once, for good)",
+            fix=f"assign a value that marks it unset instead (self.{name} = None), and test for that"))
+
     def check_register_buffer(self, name: str, tensor: Any) -> None:
         """``register_buffer(name, <traced value>)`` in forward is a TraceError."""
         if isinstance(tensor, Proxy):

@@ -72,9 +72,9 @@ def _install_isinstance(change: int) -> None:
 
 @contextlib.contextmanager
 def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
-    """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``register_buffer``, ``builtins.isinstance``
-    and the torch factory functions (:mod:`fxla.frontend.factories`) routed through ``tracer`` (see
-    :class:`Tracer`), the reads of the modules' plain attributes recorded
+    """``nn.Module.__call__`` / ``__getattr__`` / ``__setattr__`` / ``__delattr__`` / ``register_buffer``,
+    ``builtins.isinstance`` and the torch factory functions (:mod:`fxla.frontend.factories`) routed through
+    ``tracer`` (see :class:`Tracer`), the reads of the modules' plain attributes recorded
     (:mod:`fxla.frontend.attribute_reads`), and ``torch.compiler.is_compiling()`` true, restored afterwards.  Other
     threads' module calls and writes meanwhile go straight to torch; their traces wait (:data:`TRACING`)."""
     with TRACING:
@@ -84,7 +84,7 @@ def _patched_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
 def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     Module = torch.nn.Module
     orig_call, orig_getattr = Module.__call__, Module.__getattr__
-    orig_setattr, orig_register = Module.__setattr__, Module.register_buffer
+    orig_setattr, orig_register, orig_delattr = Module.__setattr__, Module.register_buffer, Module.__delattr__
     thread = threading.get_ident()
 
     def passing() -> bool:
@@ -112,6 +112,11 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
             return orig_setattr(mod, name, value)
         state.setattr(mod, name, value, orig_setattr)
 
+    def module_delattr(mod, name):
+        if not passing():
+            state.delattr(mod, name)
+        return orig_delattr(mod, name)
+
     def register_buffer(mod, name, tensor, persistent=True):
         if not passing():
             state.check_register_buffer(name, tensor)
@@ -120,6 +125,7 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     reads.start()
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
+    Module.__delattr__ = module_delattr
     _install_isinstance(+1)
     # torch.compiler.is_compiling() is True while fxla traces, as while torch.export traces (its
     # _compiling_state_context): libraries then take their traceable paths (Hugging Face's is_tracing() skips
@@ -135,6 +141,7 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         torch.compiler._is_compiling_flag = compiling
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register
+        Module.__delattr__ = orig_delattr
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
         reads.stop()

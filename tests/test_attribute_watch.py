@@ -492,3 +492,79 @@ def test_deleting_an_attribute_or_a_registered_object_is_seen():
         del model.b
         with pytest.raises(fxla.modes.ModelStructureError, match="buffer `b` .Tensor. removed"):
             fast(x)
+
+
+def test_del_of_an_attribute_in_forward_is_a_trace_error():
+    class OneShot(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = True
+
+        def forward(self, x):
+            if hasattr(self, "first"):
+                del self.first
+                return x + 100
+            return x
+
+    for concrete in (False, True):
+        model = OneShot()
+        with pytest.raises(fxla.frontend.TraceError, match=r"del self.first in forward(.|\n)*fix: assign"):
+            fxla.compile(model, concrete_shapes=concrete)(torch.ones(2))
+        assert model.first is True                 # (the trace deleted nothing)
+
+
+@pytest.mark.parametrize("change", ["set", "del"])
+def test_a_write_in_another_thread_while_a_trace_runs_is_seen(change):
+    import threading
+
+    class Slow(nn.Module):
+        def forward(self, x):
+            started.set()
+            go.wait(10)
+            return x + 1
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 3.0
+
+        def forward(self, x):
+            return x * getattr(self, "scale", 1.0)
+
+    started, go = threading.Event(), threading.Event()
+    model, x = Scaled(), torch.ones(3)
+    fast = fxla.compile(model)
+    _same(fast, model, x)
+    thread = threading.Thread(target=lambda: fxla.symbolic_trace(Slow()))
+    thread.start()
+    assert started.wait(10)
+    if change == "set":
+        model.scale = 5.0
+    else:
+        del model.scale
+    go.set()
+    thread.join(30)
+    _same(fast, model, x)
+
+
+def test_training_steps_of_other_shapes_are_rebuilt_after_a_trace_replaces_a_buffer():
+    class Swaps(SwapsOnLength):
+        def __init__(self):
+            super().__init__()
+            self.p = nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            return super().forward(x) * self.p
+
+    torch.manual_seed(0)
+    model, eager = Swaps(), Swaps()
+    opt, eager_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, eager))
+    step = fxla.compile_step(model, opt, lambda m, x: m(x).sum(), concrete_shapes=True)
+    for n in (3, 5, 3):
+        x = torch.randn(n)
+        eager_opt.zero_grad()
+        loss = eager(x).sum()
+        loss.backward()
+        eager_opt.step()
+        torch.testing.assert_close(step(x), loss.detach())
+        torch.testing.assert_close(model.p, eager.p)

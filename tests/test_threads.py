@@ -105,3 +105,57 @@ def test_user_traces_in_two_threads_do_not_undo_each_others_patches():
     x = torch.randn(4)
     for gm in graphs.values():
         torch.testing.assert_close(gm(x), gm.lin(x).relu())
+
+
+def test_a_state_writing_gradient_call_during_a_trace_that_replaces_a_buffer():
+    # thread A's first gradient call of a state-writing signature (it holds the parameter store's lock and waits
+    # for COMPILING) while thread B's trace, holding COMPILING, replaces a buffer and drops the other traces:
+    # no deadlock, and B's program reads the new buffer (not one A's old program uploads meanwhile)
+    import time
+    tracing = threading.Event()
+
+    class Growing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.bn = nn.Linear(4, 4), nn.BatchNorm1d(4)
+            self.register_buffer("cache", torch.arange(4.0), persistent=False)
+
+        def forward(self, x):
+            n = x.shape[0]
+            if n > self.cache.shape[0]:
+                tracing.set()
+                time.sleep(1)
+                self.register_buffer("cache", torch.arange(float(n)), persistent=False)
+            return self.bn(self.lin(x)) + self.cache[:n, None]
+
+    model = Growing()
+    fast = fxla.compile(model, concrete_shapes=True)
+    x3, x6, errors = torch.randn(3, 4), torch.randn(6, 4), []
+    with torch.no_grad():
+        fast(x3)
+
+    def run(work):
+        try:
+            work()
+        except Exception as err:              # (reported below)
+            errors.append(err)
+
+    def a():
+        tracing.wait(10)
+        time.sleep(0.2)
+        fast(x3.clone().requires_grad_()).sum().backward()
+
+    def b():
+        with torch.no_grad():
+            fast(x6)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert not errors, errors
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x6), model(x6))
