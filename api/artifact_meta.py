@@ -16,6 +16,7 @@ from typing import Any, Dict, List, NamedTuple, Tuple
 from torch.utils import _pytree as pytree
 
 from fxla.lowering.to_fxla import NoneOutput
+from fxla.lowering.value_checks import ValueCheck
 from fxla.runtime.artifact import ArtifactError, ProgramInterface
 
 MAX_DEPTH = 64           # nesting of an input/output structure an artifact may record
@@ -99,6 +100,7 @@ class Interface(NamedTuple):
     mutated: List[int]                  # tensor inputs written back, in result order
     state: List[int]                    # indices into params of the buffers the program updates
     written: List[Tuple[str, pytree.TreeSpec, List[Any]]]
+    value_checks: List[ValueCheck]      # what the program's check code stands for (fxla.value_checks)
 
 
 def _tensor(value, bad, what) -> Dict[str, Any]:
@@ -110,8 +112,10 @@ def _tensor(value, bad, what) -> Dict[str, Any]:
     return value
 
 
-def _list(meta, key, bad) -> list:
+def _list(meta, key, bad, required: bool = True) -> list:
     value = meta.get(key)
+    if value is None and not required:
+        return []
     if not isinstance(value, list):
         raise bad(f"'{key}' is {type(value).__name__}, not a list")
     return value
@@ -184,11 +188,16 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
         raise bad(f"'mutated_inputs' {str(mutated)[:80]} are not tensor input numbers below {len(inputs)}")
     if len(set(mutated)) != len(mutated) or len(set(state_names)) != len(state_names):
         raise bad("'mutated_inputs' or 'mutated_params' repeats an entry")
+    try:
+        value_checks = [ValueCheck.from_json(c) for c in _list(meta, "value_checks", bad, required=False)]
+    except ValueError as err:
+        raise bad(f"'value_checks' is malformed: {err}") from None
     want_results = (["output"] * n_out + [f"input:{k}" for k in mutated] + [f"param:{n}" for n in state_names]
-                    + [f"attribute:{name}" for name, _, leaves in written for leaf in leaves if leaf is TENSOR])
+                    + [f"attribute:{name}" for name, _, leaves in written for leaf in leaves if leaf is TENSOR]
+                    + ["check"] * bool(value_checks))
     if res_roles != want_results:
         raise bad(f"the program returns {res_roles}, but metadata.json describes {want_results} "
-                  f"(outputs, inputs written back, updated parameters, written attributes)")
+                  f"(outputs, inputs written back, updated parameters, written attributes, value checks)")
     outputs = [_tensor(v, bad, f"outputs[{i}]") for i, v in enumerate(_list(meta, "outputs", bad))]
     result_types = [(tuple(s), d) for s, d in program.result_types]
     if [_type_of(e) for e in outputs] != result_types:
@@ -203,5 +212,7 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
         if t != _type_of(params[i]):
             raise bad(f"the program updates parameter {names[i]!r} ({_describe(_type_of(params[i]))}) with a "
                       f"{_describe(t)}")
+    if value_checks and result_types[-1] != ((), "i32"):
+        raise bad(f"the program's check code is a {_describe(result_types[-1])}, not an i32 scalar")
     return Interface(input_spec, input_static, inputs, output_spec, output_static, params, list(mutated), state,
-                     written)
+                     written, value_checks)

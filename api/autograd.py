@@ -157,7 +157,8 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     forward_keys = [module._store.key(diff.forward, name, target.layouts.get(name, ()))
                     for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
-    handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None)
+    handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None,
+                            module.__name__)
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     return GradientEntry(diff, forward, None, forward_keys, backward_keys,
                          handler, float_outputs, prepared, entry.compiled, sources, polymorphic[1])

@@ -250,7 +250,8 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     checked plan where each call must be checked against its inputs (writes them back, views them, reads indices
     or random bits), else the plan with its shortcuts."""
     program = entry.program
-    if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks:
+    if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
+            program.value_checks:                   # (its check code is read after each call: fxla.value_checks)
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
         shared = any(isinstance(a, torch.Tensor) for a in args)
         run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
@@ -521,7 +522,7 @@ class CompiledModule(CompileControl):
                       else None, args, self._store.resident(program, keys, placements), keys, placements, guard,
                       self._layout_sensitive,
                       handler=ResultHandler(program.layout, program.output_spec, program.output_static,
-                                            program.mutated_inputs, self.output, guard))
+                                            program.mutated_inputs, self.output, guard, self.__name__))
         self._signatures.put(key, entry)
         entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry

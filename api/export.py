@@ -139,6 +139,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     meta.update(guard_meta)
     if program.input_checks:        # (inputs used as indices: checked by every call of the loaded artifact)
         meta["input_checks"] = [c._asdict() for c in program.input_checks]
+    if program.value_checks:        # (what the program's check code stands for: fxla.value_checks)
+        meta["value_checks"] = [c.to_json() for c in program.value_checks]
     if dynamic_shapes or model._dynamic is not None:   # (the polymorphic program, besides the example's)
         if compiled._dynamic is None:        # (a concrete_shapes trace of this call's shapes alone)
             raise ShapeConstraintError(f"{compiled.__name__}: no polymorphic program for these inputs: a marked dim "
@@ -244,10 +246,11 @@ class LoadedModule:
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
         layout = ResultLayout(sum(s is TENSOR for s in self._output_static), len(self._mutated), len(self._state),
-                              sum(part is TENSOR for _, _, parts in self._written for part in parts))
+                              sum(part is TENSOR for _, _, parts in self._written for part in parts),
+                              tuple(face.value_checks))
         self._results = ResultHandler(layout, self._output_spec,
                                       [None if s is TENSOR else s for s in self._output_static], self._mutated,
-                                      output, self._guard)
+                                      output, self._guard, self.__name__)
         self._state_lock = threading.Lock()
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}

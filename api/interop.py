@@ -1,11 +1,14 @@
 """A compiled signature as a JAX-traceable function (``CompiledModule.as_jax_function``)."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.lowering.value_checks import raise_failed
 from fxla.runtime import to_device
 from fxla.runtime.buffers import is_array
 from fxla.runtime.executable import numpy_dtype
@@ -49,7 +52,11 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
                                f"different structure or non-tensor values\nfix: call as_jax_function with new "
                                f"example inputs")
         arrays = [v if not isinstance(v, torch.Tensor) else to_device(v, device) for v in got if is_array(v)]
-        values = iter(run(*arrays))
+        results = run(*arrays)
+        if program.value_checks:        # (the check code, read on the host: raises there, fxla.value_checks)
+            jax.debug.callback(functools.partial(raise_failed, program.value_checks, name=name),
+                               results[program.layout.outputs], ordered=True)
+        values = iter(results)
         return pytree.tree_unflatten([next(values) if s is None else s for s in program.output_static],
                                      program.output_spec)
 

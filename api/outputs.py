@@ -32,12 +32,14 @@ class ResultHandler:
     """The result handling of one compiled signature (see the module docstring).
 
     ``output_static``: per output leaf, ``None`` for the next tensor result or the static value itself;
-    ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place.
+    ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place;
+    ``name``: the module's, for errors.
     """
 
     def __init__(self, layout: ResultLayout, output_spec, output_static: Sequence[Any],
-                 mutated_inputs: Sequence[int], output: str, guard):
+                 mutated_inputs: Sequence[int], output: str, guard, name: Optional[str] = None):
         self.layout = layout
+        self.name = name
         self.output_spec = output_spec
         self.output_static = list(output_static)
         self.mutated_inputs = list(mutated_inputs)
@@ -49,9 +51,9 @@ class ResultHandler:
         """The results of a call whose inputs were ``leaves``, split (:meth:`ResultLayout.split`), after writing
         the changed inputs back; ``writable``: the caller's tensors :func:`fxla.write_back.check_writable`
         returned before the run (when the program changes inputs)."""
-        if not self.layout.mutates:
+        if not self.layout.mutates and not self.layout.checks:
             return Results(results, (), (), ())
-        parts = self.layout.split(results)
+        parts = self.layout.split(results, self.name)       # (raises where the program's value checks failed)
         if self.mutated_inputs:
             if self._views is None:                 # (this signature's result types: resolved once)
                 self._views = [viewer(value) for value in parts.inputs]

@@ -26,6 +26,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
+import numpy as np
 import torch
 from torch.optim import optimizer as torch_optimizer
 from torch.utils import _pytree as pytree
@@ -37,6 +38,7 @@ from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
+from fxla.lowering.value_checks import raise_failed
 from fxla.runtime import to_device as _to_device
 from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
 from fxla.runtime.host_memory import retain_after_compile
@@ -488,6 +490,9 @@ class TrainStep:
         if program.converters is None:              # (per result position, resolved once: fxla.runtime.buffers)
             program.converters = [viewer(r) for r in results]
         n_out = layout.n_outputs
+        # a failed value check (fxla.value_checks): the program returned every donated state as it was given,
+        # which is stored back before raising, and nothing of the step counts
+        failed = bool(layout.value_checks) and int(np.asarray(results[-1])) != 0
         outputs = [convert(r).clone() for convert, r in zip(program.converters, results[:n_out])]
         rest = zip(program.converters[n_out:], results[n_out:])
         resident = self._residency
@@ -495,18 +500,22 @@ class TrainStep:
             for name in layout.changed_buffers:
                 _store(resident, name, params[name], *next(rest))
             if not update:
-                self._accumulated = [r for _, (_, r) in zip(layout.trainable, rest)]
-                self._micro += 1
+                if not failed or layout.accumulators:
+                    self._accumulated = [r for _, (_, r) in zip(layout.trainable, rest)]
+                self._micro += not failed
             else:
                 for n, tensor, *_ in program.updates:
                     _store(resident, n, tensor, *next(rest))
                 for (n, tensor, rule, _, adam, _, _), state in zip(program.updates, states):
                     for s in rule.state:
                         state[s] = _store(resident, (n, s), state.get(s), *next(rest), like=tensor)
-                    if adam:
+                    if adam and not failed:
                         state["step"] += 1
-                self._micro = 0
-                self._accumulated = None
+                if not failed:
+                    self._micro = 0
+                    self._accumulated = None
+        if failed:
+            raise_failed(layout.value_checks, results[-1], type(self.model).__name__)
         values = iter(outputs)
         return pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
                                      objective.output_spec)

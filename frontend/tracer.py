@@ -147,6 +147,17 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         reads.stop()
 
 
+def _parameters(fn, def_loc) -> list:
+    """The parameters of the traced function's Python signature (a TraceError for a builtin, which has none)."""
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (ValueError, TypeError) as err:
+        raise TraceError(f"cannot trace {getattr(fn, '__name__', fn)!r}: {err}", where=def_loc,
+                         why="fxla names the traced function's parameters from its Python signature, and a builtin "
+                             "(torch.fmod, a C function) has none",
+                         fix="wrap it in a Python function: fxla.compile(lambda a, b: torch.fmod(a, b))") from None
+
+
 def _stateless(m: torch.nn.Module) -> bool:
     return next(iter(m.parameters()), None) is None and next(iter(m.buffers()), None) is None
 
@@ -636,7 +647,7 @@ class Tracer(TracerBase):
 
     def _bind_inputs(self, traced: _Traced, concrete_args: Dict[str, Any], example_inputs, def_loc) -> _Inputs:
         """A placeholder (or a concrete value) per parameter of the traced signature."""
-        params = list(inspect.signature(traced.fn).parameters.values())[len(traced.bound):]
+        params = _parameters(traced.fn, def_loc)[len(traced.bound):]
         _check_names(concrete_args, params, "concrete_args", "unknown", "parameters", def_loc)
         inputs = _Inputs([], {}, self._bind_examples(params, concrete_args, example_inputs, def_loc), {})
         for p in params:

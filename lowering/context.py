@@ -18,6 +18,7 @@ from fxla.dialects.mlir import ir
 from .dtypes import mlir_type, sig_of_meta
 from .errors import node_error
 from .registry import RULES
+from .value_checks import ValueCheck, where_of
 
 
 class Emitter:
@@ -147,6 +148,9 @@ class LoweringContext(Emitter):
         self.input_writes: Dict[int, ir.Value] = {}
         #: (old value, new value, node, name) per assignment, in order (see check_writes)
         self.assignments: List[tuple] = []
+        #: the conditions on the data the program checks (see check), and what each one is
+        self.conditions: List[ir.Value] = []
+        self.value_checks: List[ValueCheck] = []
 
     # -- the node being lowered ----------------------------------------------------------------------------------
     @property
@@ -166,6 +170,26 @@ class LoweringContext(Emitter):
 
     def error(self, what: str, why: str, fix: str):
         return node_error(self.node, what, why, fix)
+
+    @property
+    def n_inputs(self) -> int:
+        """How many tensor inputs the program takes (its first block arguments)."""
+        return self._n_inputs
+
+    def check(self, ok: ir.Value, what: str, fix: str, kind: str = "value") -> None:
+        """The program checks, on every call, the condition ``ok`` (a boolean value: every element must hold)
+        that eager PyTorch requires of the data here and raises without (``what``: the condition in torch's
+        terms): a call whose data breaks it raises :class:`fxla.lowering.value_checks.ValueCheckError` naming this
+        node's line, with ``fix`` (:mod:`fxla.lowering.value_checks`; ``kind``: ``"index"`` where eager raises
+        ``IndexError``)."""
+        sig = self.sig(ok)
+        if sig.elem != "i1":
+            raise TypeError(f"a value check's condition must be boolean, got {sig}")
+        if sig.rank:
+            ok = self.emit(ops.all, ok, dims=())
+        self.conditions.append(ok)
+        self.value_checks.append(ValueCheck(what, self.node.name if self.node is not None else "?",
+                                            where_of(self.node), fix, kind))
 
     def param(self, qualname: str) -> ir.Value:
         written = self.state_writes.get(qualname) or self.local_writes.get(qualname)
@@ -191,6 +215,27 @@ class LoweringContext(Emitter):
             if arg == value and name not in self.state_writes and name not in self.local_writes:
                 return name
         return None
+
+    def constant_bounds(self, value: ir.Value) -> Optional[tuple]:
+        """``(min, max)`` of an integer ``value`` that is (a reshape, broadcast, widening or slice of) a tensor the
+        tracer made a constant of the program (``torch.arange(seq)`` of a concrete-shapes trace: its values never
+        change), ``(0, -1)`` when empty; else ``None``."""
+        for _ in range(64):
+            if isinstance(value.owner, ir.Block):
+                break
+            op = value.owner.operation if not isinstance(value.owner, ir.Operation) else value.owner
+            if op.name not in _VALUE_KEEPING:
+                return None
+            value = op.operands[0]
+        else:
+            return None
+        name = self.param_name(value)
+        if name is None or not _is_traced_constant(self.root, name):
+            return None
+        tensor = self._param_values[name]
+        if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+            return None
+        return (0, -1) if tensor.numel() == 0 else (int(tensor.min()), int(tensor.max()))
 
     def assign(self, current: ir.Value, value: ir.Value, what: str) -> None:
         """Record the in-place update an op makes of one of its arguments: the parameter/buffer (or the tensor
@@ -281,6 +326,11 @@ def scalar_elem(value, other: Optional[str] = None) -> str:
     if isinstance(value, int):
         return "i64" if other in (None, "i1") else other
     return other if other is not None and is_float(other) else "f32"
+
+
+#: ops whose result holds (some of) their first operand's values and no others
+_VALUE_KEEPING = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.slice, ops.detach,
+                                              ops.no_gradient))
 
 
 def _is_traced_constant(root: torch.nn.Module, qualname: str) -> bool:

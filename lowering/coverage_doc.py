@@ -32,11 +32,6 @@ KNOWN_UNSUPPORTED = (
      "pairwise distances",
      "not lowered yet (the other torch.nn losses are, functions and modules; CTC's recursion one loop over "
      "the time steps, with torch's analytic gradient)"),
-    ("value checks of losses: class indices out of range, `binary_cross_entropy` inputs outside [0, 1], CTC "
-     "lengths above the padded sizes, a negative `gaussian_nll_loss` variance; `x[mask] = v` with one value per "
-     "position and `masked_scatter` given another number of values than the mask selects",
-     "they depend on the data, which a compiled program does not inspect (torch raises; an out-of-range index "
-     "reads a clamped one): validate targets before the call"),
 )
 
 #: How fxla's numerics relate to eager PyTorch on CPU (tests/test_numerics_hardening.py checks each row).
@@ -52,9 +47,8 @@ NUMERICS = (
      "`alpha * other` first and can differ by one ulp there)"),
     ("floor division of floats", "torch's `div_floor_floating` step for step, in the operands' dtype: "
      "`x // 0.0` is `x / 0.0` (inf, -inf or nan), a zero quotient keeps the sign of `x / y`"),
-    ("integer division by zero", "torch raises; a compiled program does not inspect values and returns what XLA "
-     "gives (today -1, or -2 for a negative dividend, for `//`; the dividend for `%` and `fmod`): check divisors "
-     "before the call"),
+    ("integer division by zero", "torch raises; so does the compiled program: a divisor that is not a nonzero "
+     "constant is a value check of the program (`ValueCheckError`, docs/runtime.md \"Value checks\")"),
     ("float to integer conversion out of range, NaN to integer", "implementation-defined in torch (its CPU result "
      "wraps: -1.0 to uint8 is 255); fxla saturates to the integer range (-1.0 to uint8 is 0, 300.0 is 255, +-inf "
      "the largest/smallest value) and gives 0 for NaN"),

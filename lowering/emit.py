@@ -26,6 +26,8 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
+from .value_checks import check_indices
+
 
 def ntuple(value, n: int = 2) -> tuple:
     """``value`` as an ``n``-tuple: a sequence as is, a number repeated (torch's ``_pair``/``_triple``)."""
@@ -165,7 +167,15 @@ def tensor_index(ctx, k, size):
         raise ctx.error("indexing with a bool or float tensor is not supported",
                         "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
                         "use torch.where / masked_fill, or integer indices")
+    check_indices(ctx, k, size, "x[index]", low=-size)
     return wrap_negative(ctx, k, size)
+
+
+def dim_size(ctx, value, dim: int):
+    """The size of ``value``'s dim ``dim`` (negative: from the end; a 0-d value is indexed as one element, as torch
+    does)."""
+    shape = ctx.sig(value).shape
+    return shape[dim % len(shape)] if shape else 1
 
 
 def merge_tensor_indices(ctx, y, shape, indexed):

@@ -10,8 +10,9 @@ raises :class:`IndexOutOfRangeError` at the op's source line when one is out of 
 
 Indices that are a tensor input's values (token ids into an embedding, labels into a loss's gather, ``x[idx]``)
 are checked on the call's inputs before the program runs (:func:`input_index_checks` finds them,
-:func:`check_input_indices` checks a call).  Indices the program computes from the data otherwise are not
-checked (README, "Limits of this version").
+:func:`check_input_indices` checks a call).  Indices the program computes from the data otherwise are checked by
+the program itself, on every call: the lowering rules of the indexing ops make them value checks
+(:func:`fxla.lowering.value_checks.check_indices`), which raise ``IndexCheckError`` (an ``IndexError``).
 """
 from __future__ import annotations
 
@@ -129,6 +130,26 @@ def check_index_bounds(module: ir.Module) -> None:
             f"positions, a sequence no longer than the position table (max_position_embeddings)")
 
 
+def known_bounds(value: ir.Value) -> Optional[Tuple[int, int]]:
+    """``(low, high)`` of the integer values ``value`` takes where the program itself determines them (positions,
+    constants, through reshapes and shifts by a constant), else ``None``; ``(0, -1)`` for an empty tensor."""
+    try:
+        return _bounds(value)
+    except (ValueError, TypeError):          # (a polymorphic op's symbolic attribute: not a known number)
+        return None
+
+
+def splat_value(value: ir.Value) -> Optional[int]:
+    """The integer a splat constant holds, else ``None``."""
+    return _scalar(value)
+
+
+def indexes_input(value: ir.Value, n_inputs: int) -> bool:
+    """Whether ``value``'s values are a tensor input's (of the first ``n_inputs`` block arguments; through the ops
+    :func:`input_index_checks` sees through), which every call checks before the program runs."""
+    return _input_of(value, n_inputs) is not None
+
+
 class InputIndexCheck(NamedTuple):
     """Tensor input ``input`` (its number among the program's tensor inputs) is used as an index of a dim of size
     ``high`` (or, wrapped like ``x[idx]``, of ``[low, high)``): its values must lie in ``[low, high)``.  ``node``
@@ -173,7 +194,7 @@ def _input_of(value: ir.Value, n_inputs: int, depth: int = 0) -> Optional[Tuple[
                 return None
         return _input_of(op.operands[0], n_inputs, depth + 1)
     if op.name == ops.where.name:
-        cond, first, second = op.operands
+        cond, first, second = list(op.operands)[:3]      # (a polymorphic op adds its size operands after)
         add = first.owner if not isinstance(first.owner, ir.Block) else None
         if add is not None and add.operation.name == ops.add.name and add.operation.operands[0] == second:
             found = _input_of(second, n_inputs, depth + 1)       # where(i < 0, i + size, i): x[idx]'s wrap

@@ -7,12 +7,14 @@ results of a program come in one order, :class:`ResultLayout`, which every calle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
 from fxla.dialects.fxla.syntax import print_module
 from fxla.dialects.mlir import ir
+
+from .value_checks import ValueCheck, raise_failed
 
 __all__ = ["FxlaProgram", "WrittenAttribute", "ResultLayout", "Results", "draw_seed"]
 
@@ -41,22 +43,29 @@ class Results(NamedTuple):
 class ResultLayout:
     """The order of a program's results: ``outputs`` tensor outputs, then one new value per mutated input
     (``inputs``), per mutated parameter/buffer (``state``), then the ``attributes`` tensor leaves of the written
-    attributes.  A compiled module and a loaded artifact both split results with :meth:`split`."""
+    attributes, then, where the program checks its data (``checks``: its
+    :class:`~fxla.lowering.value_checks.ValueCheck` objects), its check code.  A compiled module and a loaded
+    artifact both split results with :meth:`split`, which raises where a check failed."""
 
     outputs: int
     inputs: int = 0
     state: int = 0
     attributes: int = 0
+    checks: Tuple[ValueCheck, ...] = ()
 
     @property
     def mutates(self) -> bool:
         """Whether a call changes anything besides returning outputs (inputs, module state, attributes)."""
         return bool(self.inputs or self.state or self.attributes)
 
-    def split(self, results: Sequence[Any]) -> Results:
-        """``results`` (a program's, in order) as outputs, changed inputs, changed state and attribute leaves."""
-        if len(results) != self.outputs + self.inputs + self.state + self.attributes:
+    def split(self, results: Sequence[Any], name: Optional[str] = None) -> Results:
+        """``results`` (a program's, in order) as outputs, changed inputs, changed state and attribute leaves,
+        after reading the check code (:class:`~fxla.lowering.value_checks.ValueCheckError` where a check failed;
+        ``name``: the module's, for the message)."""
+        if len(results) != self.outputs + self.inputs + self.state + self.attributes + bool(self.checks):
             raise ValueError(f"a program with result layout {self} returned {len(results)} results")
+        if self.checks:
+            raise_failed(self.checks, results[-1], name)
         a = self.outputs
         b = a + self.inputs
         c = b + self.state
@@ -98,6 +107,9 @@ class FxlaProgram:
     #: tensor inputs whose values index a dim (:func:`fxla.lowering.index_bounds.input_index_checks`): each call
     #: checks them before running (set when the program is converted to StableHLO)
     input_checks: List[Any] = field(default_factory=list)
+    #: the conditions on its data the program checks (:mod:`fxla.lowering.value_checks`): its last result is then
+    #: their check code
+    value_checks: List[ValueCheck] = field(default_factory=list)
     #: a polymorphic program's symbolic state (:class:`fxla.lowering.symbolic.SymbolicLowering`: its symbols, and
     #: the symbolic shape of each value with ``?`` dims), which :func:`fxla.lowering.autodiff.differentiate` needs
     #: to differentiate it symbolically; ``None`` for static programs and for programs derived from one
@@ -118,14 +130,16 @@ class FxlaProgram:
         """The order of the program's results (see :class:`ResultLayout`)."""
         return ResultLayout(sum(v is None for v in self.output_static), len(self.mutated_inputs),
                             len(self.mutated_params),
-                            sum(leaf is None for w in self.written_attributes for leaf in w.leaves))
+                            sum(leaf is None for w in self.written_attributes for leaf in w.leaves),
+                            tuple(self.value_checks))
 
     def result_roles(self) -> List[str]:
         """One role per result, in order: ``output``, ``input:<argument number>``, ``param:<name>``,
-        ``attribute:<name>`` (what an exported artifact records on its ``@main``)."""
+        ``attribute:<name>``, ``check`` (what an exported artifact records on its ``@main``)."""
         return (["output"] * self.layout.outputs + [f"input:{k}" for k in self.mutated_inputs]
                 + [f"param:{n}" for n in self.mutated_params]
-                + [f"attribute:{w.name}" for w in self.written_attributes for v in w.leaves if v is None])
+                + [f"attribute:{w.name}" for w in self.written_attributes for v in w.leaves if v is None]
+                + ["check"] * bool(self.value_checks))
 
 
 def draw_seed() -> torch.Tensor:

@@ -32,6 +32,7 @@ from .errors import LoweringError, UnsupportedOpError
 from .program import FxlaProgram, WrittenAttribute
 from .registry import RULES, describe, op_key
 from .symbolic import SymbolicLowering, same_symbolic_shape, scope_for
+from .value_checks import check_code
 
 
 def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> List[WrittenAttribute]:
@@ -194,6 +195,8 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
             returned.extend(state.values())
             written = _written_attributes(prepared, env, returned)
             ctx.check_writes()
+            if ctx.conditions:                      # (the check code: the last result, fxla.lowering.value_checks)
+                returned.append(check_code(ctx, ctx.conditions))
             func.ReturnOp(returned)
         seed = _place_seed(block, len(arg_types), ctx.seed)
         all_args = [a.type for a in block.arguments]
@@ -211,7 +214,7 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     output_spec = building_spec(output_spec)      # objects among the outputs are built back (a KV cache)
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
-                       list(state), written, rng_seed=seed, symbolic=kept)
+                       list(state), written, rng_seed=seed, symbolic=kept, value_checks=list(ctx.value_checks))
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

@@ -11,7 +11,7 @@ logical layout) and its StableHLO is verified and compiled like any program.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from torch.utils import _pytree as pytree
 
@@ -42,7 +42,7 @@ class StepLayout:
     (0-d f32) when gradients are clipped.
     Results: the objective's outputs (``n_outputs``: the loss first), the new values of the buffers it changes
     (``changed_buffers``), then either the new trainable parameters and their new state (an update) or the new
-    accumulators (a micro-step).
+    accumulators (a micro-step), then the check code where the objective checks its data (``value_checks``).
     """
 
     n_batch: int
@@ -54,6 +54,17 @@ class StepLayout:
     n_outputs: int
     changed_buffers: List[str] = field(default_factory=list)
     scalar_packs: List[List[str]] = field(default_factory=list)     # per pack, the trainable parameters it holds
+    #: the objective's value checks (:mod:`fxla.lowering.value_checks`): the step's last result is then their
+    #: check code, and where it is not 0 the step's other state results are the values it was given
+    value_checks: Tuple[Any, ...] = ()
+
+
+def _kept(ctx: VJPContext, code: ir.Value, new: Sequence[ir.Value], old: Sequence[ir.Value]) -> List[ir.Value]:
+    """``new`` where the check ``code`` is 0 (every value check held), else ``old``: a step whose data failed a
+    check (:mod:`fxla.lowering.value_checks`) raises after its call, and leaves the model and the optimizer as
+    they were, as eager's failed forward would."""
+    ok = ctx.emit(ops.eq, code, ctx.convert(ctx.tensor(0), "i32"))
+    return [ctx.emit(ops.where, ok, n, o) for n, o in zip(new, old)]
 
 
 def _inline(fn: ir.Operation, args: Sequence[ir.Value]) -> List[ir.Value]:
@@ -135,7 +146,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         diff = differentiate(objective, [param_arg[n] for n in wrt_names], [0])
         frozen = [n for n in canonical if n not in trainable]
         layout = StepLayout(n_batch, frozen, trainable, rules, accumulators, clip, objective.layout.outputs,
-                            list(objective.mutated_params))
+                            list(objective.mutated_params), value_checks=tuple(objective.value_checks))
 
         types = [a.type for a in block.arguments]
         arg_types = types[:n_batch] + [types[param_arg[n]] for n in frozen] + [types[param_arg[n]] for n in trainable]
@@ -177,6 +188,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
             forward = _inline(main_function(diff.forward.module), original)
             n_res = diff.residuals
             outputs, residuals = forward[:len(forward) - n_res], forward[len(forward) - n_res:]
+            code = outputs.pop() if objective.value_checks else None    # (the objective's check code: last)
             with ir.Location.unknown() as loc:
                 ctx.loc = loc
                 one = ctx.convert(ctx.tensor(1.0), loss_sig.elem)
@@ -193,8 +205,12 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
                 if accumulators:
                     grads = [ctx.emit(ops.add, acc[n], g) for n, g in zip(trainable, grads)]
                 returned = list(outputs)
+                if code is not None:      # a failed check keeps every state the step donates as it was
+                    returned[layout.n_outputs:] = _kept(ctx, code, returned[layout.n_outputs:],
+                                                        [values[n] for n in layout.changed_buffers])
                 if rules is None:
-                    returned += grads
+                    returned += grads if code is None or not accumulators else \
+                        _kept(ctx, code, grads, [acc[n] for n in trainable])
                 else:
                     if clip:
                         grads = _clip(ctx, grads, max_norm)
@@ -204,7 +220,13 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
                         p, s = rules[n].emit(ctx, values[n], g, state[n], scalars[n])
                         new_params.append(p)
                         new_states += [s[k] for k in state_names[n]]
+                    if code is not None:
+                        new_params = _kept(ctx, code, new_params, [values[n] for n in trainable])
+                        new_states = _kept(ctx, code, new_states,
+                                           [state[n][k] for n in trainable for k in state_names[n]])
                     returned += new_params + new_states
+                if code is not None:
+                    returned.append(code)
             func.ReturnOp(returned)
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, [v.type for v in returned]))
         if objective.symbolic is None:      # (a polymorphic step is verified once refined, as every such program)

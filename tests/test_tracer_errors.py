@@ -327,3 +327,8 @@ def test_an_error_of_the_traced_code_names_the_none_defaults_traced_as_inputs():
     with pytest.raises(ValueError, match="too long") as info:
         fxla.compile(TooLong(), concrete_shapes=True)(x=torch.ones(200), mask=torch.ones(200))
     assert not getattr(info.value, "__notes__", [])
+
+
+def test_a_builtin_without_a_python_signature_is_a_trace_error():
+    with pytest.raises(fxla.frontend.TraceError, match=r"cannot trace 'fmod'(.|\n)*fix: wrap it in a Python function"):
+        fxla.compile(torch.fmod)

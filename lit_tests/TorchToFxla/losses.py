@@ -94,7 +94,13 @@ def cross_entropy_probabilities(x, p):
     return F.cross_entropy(x, p)
 
 
+# Input and target in [0, 1] (NaN fails, as in torch) are two value checks; the program also returns their code.
 # CHECK-LABEL: case torch.nn.functional.binary_cross_entropy:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[T:.+]]: tensor<3x4xf32>) -> (tensor<f32>, tensor<i32>)
+# CHECK:         fxla.ge %[[X]], %{{.+}} : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xi1>
+# CHECK:         %[[X_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<3x4xi1> -> tensor<i1>
+# CHECK:         fxla.ge %[[T]], %{{.+}} : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xi1>
+# CHECK:         %[[T_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<3x4xi1> -> tensor<i1>
 # CHECK:         %[[FLOOR:.+]] = fxla.constant {value = dense<-1.000000e+02> : tensor<f32>}
 # CHECK:         %[[LOG:.+]] = fxla.log
 # CHECK:         fxla.maximum %[[LOG]], %[[FLOOR]]
@@ -434,12 +440,22 @@ def triplet_with_distance_module():
 
 
 # The extended targets (blank, l1, blank, l2, blank: width 5), then one fxla.ctc_loss (the alpha recursion as one
-# loop; its gradient is torch's ctc_loss backward): the per-sample losses are its first result.
+# loop; its gradient is torch's ctc_loss backward): the per-sample losses are its first result.  Lengths given as
+# tensors are value checks (fxla.lowering.value_checks): input lengths in [0, 4] (the steps), target lengths in
+# [0, 2] (the padded width); the check code, the last result, is the number of the first that fails.
 # CHECK-LABEL: case torch.nn.functional.ctc_loss:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x3xf32>, %{{.+}}: tensor<2x2xi64>, %[[IL:.+]]: tensor<2xi64>, %[[TL:.+]]: tensor<2xi64>) -> tensor<2xf32>
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2x3xf32>, %{{.+}}: tensor<2x2xi64>, %[[IL:.+]]: tensor<2xi64>, %[[TL:.+]]: tensor<2xi64>) -> (tensor<2xf32>, tensor<i32>)
+# CHECK:         %[[STEPS:.+]] = fxla.constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         fxla.le %[[IL]], %[[STEPS]] : tensor<2xi64>, tensor<i64> -> tensor<2xi1>
+# CHECK:         %[[INPUT_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<2xi1> -> tensor<i1>
+# CHECK:         %[[WIDTH:.+]] = fxla.constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         fxla.le %[[TL]], %[[WIDTH]] : tensor<2xi64>, tensor<i64> -> tensor<2xi1>
+# CHECK:         %[[TARGET_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<2xi1> -> tensor<i1>
 # CHECK:         %[[EXT:.+]] = fxla.concat %{{.+}}, %{{.+}} {dim = 1} : tensor<2x4xi64>, tensor<2x1xi64> -> tensor<2x5xi64>
 # CHECK-NEXT:    %[[L:.+]]:2 = fxla.ctc_loss %[[X]], %[[EXT]], %[[IL]], %[[TL]] {zero_infinity = false} : {{.+}} -> (tensor<2xf32>, tensor<4x2x5xf32>)
-# CHECK-NEXT:    return %[[L]]#0 : tensor<2xf32>
+# CHECK:         %[[LATER:.+]] = fxla.where %[[TARGET_OK]], %{{.+}}, %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         %[[CODE:.+]] = fxla.where %[[INPUT_OK]], %[[LATER]], %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK-NEXT:    return %[[L]]#0, %[[CODE]] : tensor<2xf32>, tensor<i32>
 @case(F.ctc_loss, t(4, 2, 3), idx(2, 2, high=2), idx(2, high=4), idx(2, high=2))
 def ctc(x, y, il, tl):
     return F.ctc_loss(x, y + 1, il, tl, reduction="none")
@@ -459,15 +475,21 @@ def ctc_module():
 
 
 # var is clamped at eps (a detached clamp: torch clamps under no_grad, so var's gradient passes), then
-# (log(var) + (x - t)² / var) / 2; var one dim short of the input gets it back
+# (log(var) + (x - t)² / var) / 2; var one dim short of the input gets it back.  No negative var is a value
+# check (torch raises): the program's last result is its check code.
 # CHECK-LABEL: case torch.nn.functional.gaussian_nll_loss:
-# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[V:.+]]: tensor<3xf32>) -> tensor<3x4xf32>
+# CHECK:         func.func @main(%{{.+}}: tensor<3x4xf32>, %{{.+}}: tensor<3x4xf32>, %[[V:.+]]: tensor<3xf32>) -> (tensor<3x4xf32>, tensor<i32>)
+# CHECK:         %[[NEG:.+]] = fxla.lt %[[V]], %{{.+}} : tensor<3xf32>, tensor<f32> -> tensor<3xi1>
+# CHECK:         %[[NONNEG:.+]] = fxla.logical_not %[[NEG]] : tensor<3xi1> -> tensor<3xi1>
+# CHECK:         %[[OK:.+]] = fxla.all %[[NONNEG]] {dims = [], keepdim = false} : tensor<3xi1> -> tensor<i1>
 # CHECK:         %[[V1:.+]] = fxla.reshape %[[V]] {shape = [3, 1]}
 # CHECK:         %[[VC:.+]] = fxla.maximum %[[V1]], %{{.+}}
 # CHECK:         fxla.detach %[[VC]]
 # CHECK:         %[[VAR:.+]] = fxla.where
 # CHECK:         fxla.log %[[VAR]]
 # CHECK:         fxla.constant {value = dense<0.918938517> : tensor<f32>}
+# CHECK:         %[[CODE:.+]] = fxla.where %[[OK]], %{{.+}}, %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         return %{{.+}}, %[[CODE]] : tensor<3x4xf32>, tensor<i32>
 @case(F.gaussian_nll_loss, t(3, 4), t(3, 4), t(3))
 def gaussian_nll(x, y, v):
     return F.gaussian_nll_loss(x, y, v, full=True, reduction="none")

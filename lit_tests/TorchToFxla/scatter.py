@@ -71,13 +71,21 @@ def setitem_mask_rows(x, m, v):
     return y
 
 
-# masked_scatter: the source's elements in order over the (broadcast) mask.
+# masked_scatter: the source's elements in order over the (broadcast) mask.  That the source holds enough of
+# them is a value check (fxla.lowering.value_checks): the selected count <= 7, and the program's last result
+# is the check code, 0 while it holds and 1 (its first check) where it does not.
 # CHECK-LABEL: case torch.masked_scatter:
-# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[M:.+]]: tensor<3xi1>, %[[S:.+]]: tensor<7xf32>)
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[M:.+]]: tensor<3xi1>, %[[S:.+]]: tensor<7xf32>) -> (tensor<2x3xf32>, tensor<i32>)
 # CHECK:         %[[EXPAND:.+]] = fxla.expand %[[M]] {shape = [2, 3]} : tensor<3xi1> -> tensor<2x3xi1>
+# CHECK:         %[[COUNT:.+]] = fxla.sum %[[EXPAND]] {dims = [], keepdim = false} : tensor<2x3xi1> -> tensor<i64>
+# CHECK:         %[[SEVEN:.+]] = fxla.constant {value = dense<7> : tensor<i64>} : () -> tensor<i64>
+# CHECK:         %[[OK:.+]] = fxla.le %[[COUNT]], %[[SEVEN]] : tensor<i64>, tensor<i64> -> tensor<i1>
 # CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[EXPAND]] {shape = [6]} : tensor<2x3xi1> -> tensor<6xi1>
 # CHECK:         %[[WHERE:.+]] = fxla.where %[[EXPAND]], %{{.+}}, %[[X]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
-# CHECK:         return %[[WHERE]] : tensor<2x3xf32>
+# CHECK:         %[[HELD:.+]] = fxla.constant {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+# CHECK:         %[[FIRST:.+]] = fxla.constant {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+# CHECK:         %[[CODE:.+]] = fxla.where %[[OK]], %[[HELD]], %[[FIRST]] : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         return %[[WHERE]], %[[CODE]] : tensor<2x3xf32>, tensor<i32>
 @case(torch.masked_scatter, t(2, 3), t(3, dtype=BOOL), t(7))
 def masked_scatter_broadcast(x, m, s):
     return torch.masked_scatter(x, m, s)
@@ -88,7 +96,8 @@ def masked_scatter_broadcast(x, m, s):
 # CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[S]] {shape = [4]} : tensor<2x2xi64> -> tensor<4xi64>
 # CHECK:         %[[PICKED:.+]] = fxla.index_select %[[RESHAPE]], %{{.+}} {dim = 0} : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
 # CHECK:         %[[WHERE:.+]] = fxla.where %[[M]], %{{.+}}, %[[X]] : tensor<4xi1>, tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
-# CHECK:         return %[[WHERE]] : tensor<4xi64>
+# CHECK:         %[[CODE:.+]] = fxla.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         return %[[WHERE]], %[[CODE]] : tensor<4xi64>, tensor<i32>
 @case(torch.Tensor.masked_scatter, t(4, dtype=I64), t(4, dtype=BOOL), t(2, 2, dtype=I64))
 def tensor_masked_scatter(x, m, s):
     return x.masked_scatter(m, s)

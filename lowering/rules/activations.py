@@ -13,6 +13,7 @@ from fxla.dialects.mlir import ir
 
 from ..emit import refuse_bool
 from ..registry import register, register_module
+from ..value_checks import check_divisor
 
 
 def _unary(ctx, input, *, opdef):
@@ -55,11 +56,23 @@ for _opdef, _keys in (
     (ops.bitwise_and, (torch.bitwise_and, torch.Tensor.bitwise_and, operator.and_, torch.Tensor.__and__)),
     (ops.bitwise_or, (torch.bitwise_or, torch.Tensor.bitwise_or, operator.or_, torch.Tensor.__or__)),
     (ops.bitwise_xor, (torch.bitwise_xor, torch.Tensor.bitwise_xor, operator.xor, torch.Tensor.__xor__)),
+):
+    register(*_keys)(partial(_binary, opdef=_opdef))
+
+
+def _division(ctx, input, other, *, opdef):
+    """``//``, ``%``, ``fmod``: an integer divisor's zeros are a value check (torch raises ZeroDivisionError)."""
+    a, b = ctx.tensor(input, like=other), ctx.tensor(other, like=input)
+    check_divisor(ctx, b, ctx.result_sig.elem)
+    return ctx.emit(opdef, a, b)
+
+
+for _opdef, _keys in (
     (ops.floor_divide, (torch.floor_divide, torch.Tensor.floor_divide, operator.floordiv)),
     (ops.remainder, (torch.remainder, torch.Tensor.remainder, operator.mod)),
     (ops.fmod, (torch.fmod, torch.Tensor.fmod)),
 ):
-    register(*_keys)(partial(_binary, opdef=_opdef))
+    register(*_keys)(partial(_division, opdef=_opdef))
 
 
 def _bound(ctx, value, input):

@@ -42,6 +42,19 @@ def _lengths(ctx, lengths, n: int, what: str):
     return ctx.int_constant(values)
 
 
+def _check_lengths(ctx, given, lengths, what: str, most: "int | None") -> None:
+    """Lengths given as a tensor must lie in [0, ``most``] (no upper bound: None), as torch checks their values:
+    a value check of the program (:mod:`fxla.lowering.value_checks`)."""
+    if not isinstance(given, ir.Value):
+        return                                       # (static lengths: as torch's own checks see them)
+    ok = ctx.emit(ops.ge, lengths, ctx.tensor(0, like=lengths))
+    if most is not None:
+        ok = ctx.emit(ops.logical_and, ok, ctx.emit(ops.le, lengths, ctx.tensor(most, like=lengths)))
+    ctx.check(ok, f"ctc_loss: {what} must lie in [0, {most}]" if most is not None else
+              f"ctc_loss: {what} must not be negative",
+              f"pass {what} no longer than the padded sizes (the log-probabilities' steps, the targets' width)")
+
+
 def _padded_targets(ctx, targets, target_lengths, n: int, unbatched: bool):
     """[n, S] i64 targets: padded ones (and an unbatched call's [S]) as they are; 1-D concatenated ones split by
     their lengths (static: exactly; tensors: gathered at run time into the total width)."""
@@ -88,6 +101,14 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     labels = _padded_targets(ctx, targets, target_lengths, n, unbatched)      # [n, S]
     width = 2 * ctx.sig(labels).shape[1] + 1
     t_len, s_len = _lengths(ctx, input_lengths, n, "input_lengths"), _lengths(ctx, target_lengths, n, "target_lengths")
+    concatenated = ctx.sig(targets).rank == 1 and not unbatched
+    _check_lengths(ctx, input_lengths, t_len, "input_lengths", ctx.sig(log_probs).shape[0])
+    _check_lengths(ctx, target_lengths, s_len, "target_lengths", None if concatenated else ctx.sig(labels).shape[1])
+    if concatenated and isinstance(target_lengths, ir.Value):
+        total = ctx.emit(ops.sum, s_len, dims=())
+        ctx.check(ctx.emit(ops.eq, total, ctx.tensor(ctx.sig(targets).shape[0], like=total)),
+                  f"ctc_loss: the target_lengths must add up to the {ctx.sig(targets).shape[0]} concatenated targets",
+                  "pass target_lengths that sum to the length of the concatenated targets")
     f = ctx.sig(log_probs).elem
     # the extended targets l' [n, 2S + 1]: blank, l1, blank, l2, ..., blank
     size = ctx.sig(labels).shape[1]

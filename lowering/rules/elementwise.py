@@ -16,6 +16,7 @@ from fxla.frontend.autocast import autocast_cast
 from ..dtypes import ELEM_TO_TORCH, elem_of
 from ..emit import compute_elem
 from ..registry import register, register_module
+from ..value_checks import check_divisor
 
 
 def _binary(ctx, input, other, *, opdef):
@@ -87,6 +88,7 @@ def _div(ctx, input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _opmath_scalar(ctx, input, other, opdef=ops.div)
     if rounding_mode == "floor":
+        check_divisor(ctx, ctx.tensor(other, like=input), ctx.result_sig.elem)
         quotient = _binary(ctx, input, other, opdef=ops.floor_divide)
         # torch's div(rounding_mode='floor') has a zero gradient and keeps its history (the result requires grad):
         # floor of the (integral) quotient is the quotient, and floor's gradient is zero (a detach would drop the
@@ -99,6 +101,7 @@ def _div(ctx, input, other, *, rounding_mode=None):
     if is_float(ctx.result_sig.elem):
         return ctx.emit(ops.trunc, ctx.emit(ops.div, a, b))
     # integers: x - fmod(x, y) is an exact multiple of y, so floor division of it is the truncated quotient
+    check_divisor(ctx, b, ctx.result_sig.elem)
     return ctx.emit(ops.floor_divide, ctx.emit(ops.sub, a, ctx.emit(ops.fmod, a, b)), b)
 
 

@@ -12,8 +12,9 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-from ..emit import expand_key, merge_tensor_indices, slice_bounds, tensor_index
+from ..emit import dim_size, expand_key, merge_tensor_indices, slice_bounds, tensor_index
 from ..registry import register, register_module
+from ..value_checks import check_indices
 
 
 def _getitem(ctx, input, idx):
@@ -132,11 +133,13 @@ def _index_select(ctx, input, dim, index):
         raise ctx.error(f"index_select of a 0-d tensor with {count} indices",
                         f"eager PyTorch refuses it too: index_select(): Index to scalar can have only 1 value, got "
                         f"{count} value(s)", "index a 0-d tensor with one index, or x.reshape(1) first")
+    check_indices(ctx, index, dim_size(ctx, input, dim), "index_select")
     return ctx.emit(ops.index_select, input, ctx.reshape(index, (math.prod(ctx.sig(index).shape),)), dim=dim)
 
 
 @register(torch.gather, torch.Tensor.gather)
 def _gather(ctx, input, dim, index, *, sparse_grad=False):
+    check_indices(ctx, index, dim_size(ctx, input, dim), "gather")
     return ctx.emit(ops.gather, input, index, dim=dim)
 
 
@@ -154,6 +157,7 @@ def _scatter(ctx, input, dim, index, src=None, *, value=None, reduce=None):
         raise ctx.error(f"scatter(reduce={reduce!r}) is unknown", "torch accepts 'add' and 'multiply'",
                         "use reduce=None, 'add' or 'multiply' (or scatter_reduce)")
     src = _scatter_src(ctx, input, index, value if src is None else src)
+    check_indices(ctx, index, dim_size(ctx, input, dim), "scatter")
     out = ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
     # torch has no derivative for scatter(reduce=...) (scatter_add / scatter_reduce have one)
     return out if reduce is None else ctx.emit(ops.no_gradient, out, op="aten::scatter.reduce")
@@ -161,6 +165,7 @@ def _scatter(ctx, input, dim, index, src=None, *, value=None, reduce=None):
 
 @register(torch.scatter_add, torch.Tensor.scatter_add)
 def _scatter_add(ctx, input, dim, index, src):
+    check_indices(ctx, index, dim_size(ctx, input, dim), "scatter_add")
     return ctx.emit(ops.scatter, input, index, src, dim=dim, reduce="add")
 
 
@@ -191,6 +196,7 @@ def _lookup(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     with ``scale_grad_by_freq`` each looked-up row's gradient divided by how often its index occurs (written with
     ``fxla.detach``: the forward values are the rows themselves)."""
     index_shape = ctx.sig(indices).shape
+    check_indices(ctx, indices, ctx.sig(weight).shape[0], "embedding")
     flat = ctx.reshape(indices, (math.prod(index_shape),))
     rows = ctx.emit(ops.index_select, weight, flat, dim=0)
     n, width = ctx.sig(flat).shape[0], ctx.sig(weight).shape[1:]

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
 from ..emit import double_ratio, reduce_loss
@@ -117,6 +118,13 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
     target elements."""
     dim = _class_dim(ctx, logp)
     counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
+    if not isinstance(target.owner, ir.Block):   # (a tensor input's values are checked before the call instead)
+        classes = ctx.sig(logp).shape[dim] if ctx.sig(logp).rank > 1 else ctx.sig(logp).shape[0]
+        valid = ctx.emit(ops.logical_and, ctx.emit(ops.ge, target, ctx.tensor(0, like=target)),
+                         ctx.emit(ops.lt, target, ctx.tensor(classes, like=target)))
+        ctx.check(ctx.emit(ops.logical_or, ctx.emit(ops.logical_not, counted), valid),
+                  f"the loss's class indices must lie in [0, {classes}) (or be ignore_index, {ignore_index})",
+                  "compute targets that are class numbers below the number of classes")
     safe = ctx.emit(ops.where, counted, target, ctx.tensor(0, like=target))       # ignored: any valid class
     index = ctx.reshape(safe, [1 if d == dim else s for d, s in enumerate(ctx.sig(logp).shape)]) \
         if ctx.sig(logp).rank > 1 else ctx.reshape(safe, [1])
@@ -186,6 +194,11 @@ def _soft_cross_entropy(ctx, logp, target, weight, reduction: str, label_smoothi
 def _binary_cross_entropy(ctx, input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100 as torch clamps it."""
     reduction = _reduction_of(size_average, reduce, reduction)
+    for value, name in ((input, "input"), (target, "target")):
+        ctx.check(ctx.emit(ops.logical_and, ctx.emit(ops.ge, value, ctx.tensor(0.0, like=value)),
+                           ctx.emit(ops.le, value, ctx.tensor(1.0, like=value))),
+                  f"binary_cross_entropy: all elements of {name} should be between 0 and 1",
+                  "pass probabilities (torch.sigmoid of the logits), or use binary_cross_entropy_with_logits")
     floor = ctx.tensor(-100.0, like=input)
     # the value from the clamped logs of the input (detached: the target's gradient flows through them, as
     # torch's); the input's gradient is torch's (x - t) / max((1 - x) x, 1e-12), added as (x - x.detach()) * g
@@ -435,7 +448,10 @@ def _triplet_margin_with_distance_loss(ctx, anchor, positive, negative, *, dista
 def _gaussian_nll_loss(ctx, input, target, var, full=False, eps=1e-6, reduction="mean"):
     """(log(max(var, eps)) + (x - t)² / max(var, eps)) / 2, plus log(2 pi) / 2 with full; a var one dim short of
     the input gets that dim back (one variance per sample), a float var is a constant.  torch's check that var
-    has no negative entry looks at the values, which a compiled program does not (docs/ops.md)."""
+    has no negative entry is a value check of the program (:mod:`fxla.lowering.value_checks`)."""
+    if not isinstance(var, (int, float)):
+        ctx.check(ctx.emit(ops.logical_not, ctx.emit(ops.lt, var, ctx.tensor(0.0, like=var))),
+                  "gaussian_nll_loss: var has negative entry/entries", "pass a variance that is >= 0 everywhere")
     if isinstance(var, (int, float)):
         var = ctx.tensor(float(var), like=input)
     elif ctx.sig(var).shape != ctx.sig(input).shape and ctx.sig(input).shape[:-1] == ctx.sig(var).shape:

@@ -19,8 +19,9 @@ from fxla.dialects.mlir import ir
 from fxla.frontend.passes.functionalize import setitem as functional_setitem
 from fxla.frontend.shape_prop import at_traced_sizes, has_symbolic_sizes, register_meta_function
 
-from ..emit import expand_key, merge_tensor_indices, spread, tensor_index
+from ..emit import dim_size, expand_key, merge_tensor_indices, spread, tensor_index
 from ..registry import register
+from ..value_checks import check_indices
 
 #: scatter_reduce's reduce -> (fxla.scatter's reduce, the identity used when include_self=False)
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "amax": ("amax", "lowest"), "amin": ("amin", "highest"),
@@ -59,6 +60,7 @@ def _scatter_reduce(ctx, input, dim, index, src, reduce, *, include_self=True):
                         "use one of those")
     s = ctx.sig(input)
     combine, identity = _REDUCE[reduce]
+    check_indices(ctx, index, dim_size(ctx, input, dim), "scatter_reduce")
     start = input
     touched = None
     if not include_self:
@@ -87,6 +89,7 @@ def _slice_index(ctx, index, source, dim):
 
 @register(torch.index_add, torch.Tensor.index_add)
 def _index_add(ctx, input, dim, index, source, *, alpha=1):
+    check_indices(ctx, index, dim_size(ctx, input, dim), "index_add")
     if alpha != 1:
         source = ctx.emit(ops.mul, source, ctx.tensor(alpha, like=source))
         if ctx.sig(source).elem != ctx.sig(input).elem:
@@ -97,6 +100,7 @@ def _index_add(ctx, input, dim, index, source, *, alpha=1):
 
 @register(torch.index_copy, torch.Tensor.index_copy)
 def _index_copy(ctx, input, dim, index, source):
+    check_indices(ctx, index, dim_size(ctx, input, dim), "index_copy")
     return ctx.emit(ops.scatter, input, _slice_index(ctx, index, source, dim), source, dim=dim)
 
 
@@ -130,8 +134,8 @@ def _set_mask(ctx, input, at: int, mask, value):
     (``count`` = how many positions the mask selects).  A value that does not span ``count`` (size 1 or absent
     there: a scalar, a row of the trailing dims) is the same at every selected position, so the write is a
     ``where`` over the mask; one that does holds one entry per selected position, in order
-    (:func:`_in_mask_order`).  That it has as many as the mask selects is the caller's promise (torch checks it
-    against the data; a compiled program does not read the data)."""
+    (:func:`_in_mask_order`); that it has as many as the mask selects is a value check of the program
+    (:mod:`fxla.lowering.value_checks`), as torch checks it against the data."""
     sig = ctx.sig(input)
     m = ctx.sig(mask).shape
     lead, trail = tuple(sig.shape[:at]), tuple(sig.shape[at + len(m):])
@@ -152,6 +156,10 @@ def _set_mask(ctx, input, at: int, mask, value):
         if count == 0:                            # nothing to write (torch: the mask must select nothing)
             return input
         if count > 1:                             # one entry per selected position
+            selected = ctx.emit(ops.sum, mask, dims=())
+            ctx.check(ctx.emit(ops.eq, selected, ctx.tensor(count, like=selected)),
+                      f"x[mask] = value: the value's {count} entries must be as many as the positions the mask "
+                      f"selects", "give the value one entry per selected position (or one for all of them)")
             rows = _assigned(ctx, ctx.reshape(value, padded), sig.elem, (*lead, count, *trail))
             rows = _in_mask_order(ctx, ctx.reshape(mask, (math.prod(m),)), rows, len(lead))
             rows = ctx.reshape(rows, (*lead, *m, *trail))
@@ -213,7 +221,7 @@ def _set_box(ctx, input, key, value):
 def _masked_scatter(ctx, input, mask, source):
     """``input`` with its positions where ``mask`` (broadcast to its shape) is true taken from ``source``'s
     elements in order (row-major), as torch does; ``source`` must hold at least as many elements as the mask
-    selects (torch checks that against the data, a compiled program cannot)."""
+    selects (a value check of the program, :mod:`fxla.lowering.value_checks`, as torch checks it)."""
     sig = ctx.sig(input)
     if ctx.sig(source).elem != sig.elem:
         raise ctx.error("masked_scatter with a source of another dtype than the input",
@@ -222,10 +230,16 @@ def _masked_scatter(ctx, input, mask, source):
     # lowers here as well)
     shape = sig.shape
     n = math.prod(ctx.sig(source).shape)
-    if n == 0:
-        return input
     full = mask if same_shape(ctx.sig(mask).shape, shape) else ctx.emit(ops.expand, mask, shape=shape)
     total = math.prod(shape)
+    if total == 0:
+        return input
+    selected = ctx.emit(ops.sum, full, dims=())                  # (how many positions the mask selects: i64)
+    ctx.check(ctx.emit(ops.le, selected, ctx.tensor(n, like=selected)),
+              "masked_scatter: the source must hold at least as many elements as the mask selects",
+              "give masked_scatter a source with one element per selected position at least")
+    if n == 0:
+        return input
     rows = _in_mask_order(ctx, ctx.reshape(full, (total,)), ctx.reshape(source, (n,)), 0)
     return ctx.emit(ops.where, full, ctx.reshape(rows, shape), input)
 

@@ -1,0 +1,138 @@
+"""Value checks: what eager PyTorch checks of a tensor's *data* and raises on, checked by the compiled program too.
+
+Some torch ops raise on their data, not on shapes: ``masked_scatter`` given fewer source elements than the mask
+selects, ``x[mask] = v`` with another number of values than positions, ``binary_cross_entropy`` of inputs
+outside [0, 1], a negative ``gaussian_nll_loss`` variance.  A compiled program has no data when it is built,
+and XLA would compute *something* (a clamped gather repeats the last element), so without a check such a call
+would return an answer where eager raises.
+
+A lowering rule states the condition eager requires as a 0-d boolean fxla value (``ctx.check(ok, what, fix)``,
+:meth:`fxla.lowering.context.LoweringContext.check`).  The program then computes, besides its results, one
+``tensor<i32>`` *check code*: 0 when every condition held, else ``k`` for the first of its :class:`ValueCheck`\\ s
+(in program order) that failed.  It is the program's last result (:class:`fxla.lowering.ResultLayout`'s
+``checks``), and every caller reads it after the call (:meth:`ResultLayout.split` does, for every call path that
+splits results) and raises :class:`ValueCheckError` naming the check and the user's source line where it is
+not 0 -- before any output, changed input or module state of the call is used.  Reading it waits for the
+program (one device-to-host copy of 4 bytes): only programs with checks pay that, and their calls take the
+checked call path (no C-level shortcut).  Inside ``jax.jit`` (``as_jax_function``) the code is read by a host
+callback, which raises there.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from fxla.base.errors import FxlaError, format_location
+from fxla.dialects.fxla import ops
+from fxla.dialects.mlir import ir
+
+__all__ = ["ValueCheck", "ValueCheckError", "check_code", "raise_failed"]
+
+
+class ValueCheckError(FxlaError, RuntimeError):
+    """A compiled call's data broke a condition eager PyTorch checks and raises on (a ``RuntimeError`` too, as
+    torch's own errors for these conditions are)."""
+
+
+class IndexCheckError(ValueCheckError, IndexError):
+    """A compiled call's data holds an index out of range where eager PyTorch raises ``IndexError``."""
+
+
+class ValueCheck(NamedTuple):
+    """One condition a program checks of its data: ``what`` eager requires (in torch's terms), the graph
+    ``node`` and its rendered source location ``where`` (plain text: an exported artifact stores it), the
+    ``fix``, and ``kind``: ``"index"`` where eager raises ``IndexError`` (:class:`IndexCheckError`), else
+    ``"value"``."""
+
+    what: str
+    node: str
+    where: str
+    fix: str
+    kind: str = "value"
+
+    def to_json(self) -> dict:
+        return dict(self._asdict())
+
+    @staticmethod
+    def from_json(data) -> "ValueCheck":
+        """The check stored by :meth:`to_json` (strings only: anything else is refused)."""
+        if not isinstance(data, dict) or set(data) != set(ValueCheck._fields) or \
+                not all(isinstance(data[k], str) for k in ValueCheck._fields) or data["kind"] not in _ERRORS:
+            raise ValueError("a value check must be an object of the strings " + ", ".join(ValueCheck._fields) +
+                             f" (kind: {' or '.join(_ERRORS)})")
+        return ValueCheck(**{k: data[k] for k in ValueCheck._fields})
+
+
+#: the error a check's ``kind`` raises
+_ERRORS = {"value": ValueCheckError, "index": IndexCheckError}
+
+
+def where_of(node) -> str:
+    """The rendered source location of graph ``node`` (its user's line)."""
+    return format_location(node.meta.get("source")) if node is not None else format_location(None)
+
+
+def check_code(emitter, conditions: Sequence[ir.Value]) -> ir.Value:
+    """The ``tensor<i32>`` check code of ``conditions`` (0-d ``i1`` values, in program order), built with
+    ``emitter`` (an :class:`fxla.lowering.context.Emitter` at the return's insertion point): 0 when all hold,
+    else one more than the position of the first that does not."""
+    def constant(k: int) -> ir.Value:
+        return emitter.emit(ops.constant, value=ir.DenseElementsAttr.get(np.array(k, np.int32)))
+    code = constant(0)
+    for k in reversed(range(len(conditions))):
+        code = emitter.emit(ops.where, conditions[k], code, constant(k + 1))
+    return code
+
+
+def check_indices(ctx, index: ir.Value, size, what: str, *, low=0) -> None:
+    """A value check (kind ``"index"``) that every element of the integer tensor ``index`` lies in ``[low,
+    size)`` (``low``: ``-size`` for indices that count from the end), where eager PyTorch raises ``IndexError``
+    otherwise and XLA would clamp -- unless the program itself bounds the values in range
+    (:func:`fxla.lowering.index_bounds.known_bounds`: positions, constants; a tensor the tracer made a constant,
+    :meth:`~fxla.lowering.context.LoweringContext.constant_bounds`) or they are a tensor input's, which
+    every call checks before running (:func:`fxla.lowering.index_bounds.input_index_checks`)."""
+    from .index_bounds import indexes_input, known_bounds
+    if indexes_input(index, ctx.n_inputs):
+        return
+    bounds = known_bounds(index) or ctx.constant_bounds(index)
+    if bounds is not None and isinstance(size, int) and isinstance(low, int) and \
+            (bounds[0] > bounds[1] or (low <= bounds[0] and bounds[1] < size)):
+        return
+    ok = ctx.emit(ops.logical_and, ctx.emit(ops.ge, index, ctx.tensor(low, like=index)),
+                  ctx.emit(ops.lt, index, ctx.tensor(size, like=index)))
+    ctx.check(ok, f"{what}: every index must lie in [{low}, {size})",
+              "compute indices within the dim they index (token ids below the vocabulary size, positions below "
+              "the position table's length)", kind="index")
+
+
+def check_divisor(ctx, divisor: ir.Value, elem: str) -> None:
+    """A value check that an integer division's ``divisor`` has no zero (``elem``: the result's element type;
+    floats divide by zero as IEEE says, as torch's do), where torch raises ``ZeroDivisionError`` and XLA would
+    return some number -- unless the divisor is a nonzero constant."""
+    from fxla.dialects.fxla.types import is_float
+    from .index_bounds import splat_value
+    if is_float(elem) or elem == "i1" or splat_value(divisor) not in (None, 0):
+        return
+    ctx.check(ctx.emit(ops.ne, divisor, ctx.tensor(0, like=divisor)),
+              "integer division by zero: torch raises ZeroDivisionError", "keep integer divisors nonzero")
+
+
+def raise_failed(checks: Sequence[ValueCheck], code, name: Optional[str] = None) -> None:
+    """Raise :class:`ValueCheckError` when the check ``code`` (a program's last result: a 0-d array) is not 0.
+    Reading it waits for the program."""
+    k = int(np.asarray(code))
+    if k == 0:
+        return
+    check = checks[k - 1] if 0 < k <= len(checks) else None
+    if check is None:
+        raise ValueCheckError(f"{name or 'the program'}: an unknown value check ({k}) failed",
+                              why="the program and its recorded checks do not match",
+                              fix="report this as an fxla bug")
+    prefix = f"{name}: " if name else ""
+    raise _ERRORS.get(check.kind, ValueCheckError)(
+        f"{prefix}the call's data breaks a condition eager PyTorch checks: {check.what} (graph node "
+        f"'{check.node}')", where=check.where,
+        why="torch raises an error for this data; the compiled program checks the same condition on every call "
+            "instead of returning what XLA would compute",
+        fix=check.fix)
