@@ -16,6 +16,7 @@ import os
 from typing import Any, Dict, List, Sequence
 
 from fxla.frontend.value_guards import Guard, check_guards
+from fxla.lowering.value_checks import ValueCheck, raise_failed
 from fxla.runtime import compile_stablehlo, to_device
 from fxla.runtime.artifact import annotate_roles, portable_bytecode, program_interface
 from fxla.runtime.buffers import InputError
@@ -40,11 +41,13 @@ def export_guards(member, values) -> tuple:
     params = [(name, program.params[name]) for name in program.param_names]
     n_inputs = len([v for v in values if hasattr(v, "shape")])
     text = annotate_roles(stages.stablehlo, ["input"] * n_inputs + [f"param:{n}" for n, _ in params],
-                          ["output"] * len(member.value_guards))
+                          ["output"] * len(member.value_guards) + ["check"] * bool(program.value_checks))
     bytecode, _ = portable_bytecode(text)
     meta = {"guards": [{"name": g.name, "kind": g.kind, "expected": g.expected, "where": _where(g.where)}
                        for g in member.value_guards],
             "guard_params": [name for name, _ in params]}
+    if program.value_checks:            # (the guard program's own check code: fxla.value_checks)
+        meta["guard_value_checks"] = [c.to_json() for c in program.value_checks]
     return {GUARDS: bytecode}, meta, params
 
 
@@ -76,8 +79,16 @@ class LoadedGuards:
         if GUARDS not in files:
             raise bad(f"metadata.json has guards but lists no {GUARDS}")
         self.guards: List[Guard] = [_guard(e, bad) for e in entries]
+        checks = meta.get("guard_value_checks", [])
+        try:
+            if not isinstance(checks, list):
+                raise ValueError("not a list")
+            self.value_checks = tuple(ValueCheck.from_json(c) for c in checks)
+        except ValueError as err:
+            raise bad(f"metadata.json's guard_value_checks are malformed: {err}") from None
         program = program_interface(path, files[GUARDS])
-        if len(program.arg_types) != n_inputs + len(names) or len(program.result_types) != len(self.guards):
+        if len(program.arg_types) != n_inputs + len(names) or \
+                len(program.result_types) != len(self.guards) + bool(self.value_checks):
             raise bad(f"{GUARDS} takes {len(program.arg_types)} arguments and returns {len(program.result_types)} "
                       f"results; "
                       f"the metadata says {n_inputs} inputs + {len(names)} weights and {len(self.guards)} guards")
@@ -90,6 +101,8 @@ class LoadedGuards:
     def check(self, name: str, tensors: Sequence[Any]) -> None:
         """Raise :class:`GuardError` unless every guard holds for the call's input buffers ``tensors``."""
         values = self.executable(list(tensors) + self.params, wait=True)
+        if self.value_checks:
+            raise_failed(self.value_checks, values[-1], name)
         broken = check_guards(self.guards, values)
         if broken is not None:
             got = values[self.guards.index(broken)]

@@ -92,6 +92,7 @@ class StepSharding:
             labels += [f"accumulator {n}" for n in trainable]
             if not update:
                 outs += trainable
+        outs += [None] * bool(layout.value_checks)      # (the check code: replicated)
         n_args = len(signature_of(stablehlo)[0])
         rest = n_args - len(args)                       # the scalar packs and the clipping norm: replicated
         labels += [f"optimizer scalars {i}" for i in range(rest - layout.clip)] + ["clip max_grad_norm"] * layout.clip

@@ -26,7 +26,6 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-import numpy as np
 import torch
 from torch.optim import optimizer as torch_optimizer
 from torch.utils import _pytree as pytree
@@ -38,7 +37,7 @@ from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.program import draw_seed
 from fxla.lowering.train_step import StepLayout, build_step
-from fxla.lowering.value_checks import raise_failed
+from fxla.lowering.value_checks import raise_failed, read_code
 from fxla.runtime import to_device as _to_device
 from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
 from fxla.runtime.host_memory import retain_after_compile
@@ -492,7 +491,7 @@ class TrainStep:
         n_out = layout.n_outputs
         # a failed value check (fxla.value_checks): the program returned every donated state as it was given,
         # which is stored back before raising, and nothing of the step counts
-        failed = bool(layout.value_checks) and int(np.asarray(results[-1])) != 0
+        failed = bool(layout.value_checks) and read_code(results[-1]) != 0
         outputs = [convert(r).clone() for convert, r in zip(program.converters, results[:n_out])]
         rest = zip(program.converters[n_out:], results[n_out:])
         resident = self._residency

@@ -176,12 +176,12 @@ class LoweringContext(Emitter):
         """How many tensor inputs the program takes (its first block arguments)."""
         return self._n_inputs
 
-    def check(self, ok: ir.Value, what: str, fix: str, kind: str = "value") -> None:
+    def check(self, ok: ir.Value, what: str, fix: str, kind: str = "runtime") -> None:
         """The program checks, on every call, the condition ``ok`` (a boolean value: every element must hold)
         that eager PyTorch requires of the data here and raises without (``what``: the condition in torch's
         terms): a call whose data breaks it raises :class:`fxla.lowering.value_checks.ValueCheckError` naming this
-        node's line, with ``fix`` (:mod:`fxla.lowering.value_checks`; ``kind``: ``"index"`` where eager raises
-        ``IndexError``)."""
+        node's line, with ``fix`` (:mod:`fxla.lowering.value_checks`; ``kind``: what eager raises, ``"runtime"``,
+        ``"index"`` or ``"argument"``)."""
         sig = self.sig(ok)
         if sig.elem != "i1":
             raise TypeError(f"a value check's condition must be boolean, got {sig}")

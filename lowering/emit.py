@@ -152,8 +152,10 @@ def wrap_negative(ctx, index, size: int) -> ir.Value:
     return ctx.emit(ops.where, negative, ctx.emit(ops.add, index, ctx.tensor(size, like=index)), index)
 
 
-def tensor_index(ctx, k, size):
-    """An integer index tensor (or list) of a dim of ``size``, negative indices wrapped."""
+def tensor_index(ctx, k, size, *, alone: bool = True):
+    """An integer index tensor (or list) of a dim of ``size``, negative indices wrapped; checked where the
+    program computes it (:func:`fxla.lowering.value_checks.check_indices`), and where it is a tensor input that
+    is not indexed ``alone`` (merged with other indices, so the host's check of inputs does not see it)."""
     if isinstance(k, list):
         if isinstance(size, int) or min(k, default=0) >= 0:
             return ctx.int_constant([i + size if i < 0 else i for i in k])
@@ -167,7 +169,7 @@ def tensor_index(ctx, k, size):
         raise ctx.error("indexing with a bool or float tensor is not supported",
                         "a boolean mask gives a data-dependent shape; float indices are invalid in torch",
                         "use torch.where / masked_fill, or integer indices")
-    check_indices(ctx, k, size, "x[index]", low=-size)
+    check_indices(ctx, k, size, "x[index]", low=-size, inputs_checked=alone)
     return wrap_negative(ctx, k, size)
 
 
@@ -190,7 +192,7 @@ def merge_tensor_indices(ctx, y, shape, indexed):
         indexed = [(i, k) for i, (_, k) in enumerate(indexed)]
         shape = [shape[p] for p in at + rest]
         at = list(range(len(at)))
-    indices = [ctx.convert(tensor_index(ctx, k, shape[p]), "i64") for p, k in indexed]
+    indices = [ctx.convert(tensor_index(ctx, k, shape[p], alone=False), "i64") for p, k in indexed]
     try:
         common = tuple(torch.broadcast_shapes(*(ctx.sig(i).shape for i in indices)))
     except RuntimeError:

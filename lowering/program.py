@@ -69,7 +69,7 @@ class ResultLayout:
         a = self.outputs
         b = a + self.inputs
         c = b + self.state
-        return Results(results[:a], results[a:b], results[b:c], results[c:])
+        return Results(results[:a], results[a:b], results[b:c], results[c:c + self.attributes])
 
 
 @dataclass

@@ -27,7 +27,8 @@ from fxla.base.errors import FxlaError, format_location
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-__all__ = ["ValueCheck", "ValueCheckError", "check_code", "raise_failed"]
+__all__ = ["ValueCheck", "ValueCheckError", "IndexCheckError", "ArgumentCheckError", "check_code", "check_indices",
+           "check_divisor", "read_code", "raise_failed"]
 
 
 class ValueCheckError(FxlaError, RuntimeError):
@@ -39,17 +40,23 @@ class IndexCheckError(ValueCheckError, IndexError):
     """A compiled call's data holds an index out of range where eager PyTorch raises ``IndexError``."""
 
 
+class ArgumentCheckError(ValueCheckError, ValueError):
+    """A compiled call's data breaks a condition where eager PyTorch raises ``ValueError`` (a negative
+    ``gaussian_nll_loss`` variance)."""
+
+
 class ValueCheck(NamedTuple):
     """One condition a program checks of its data: ``what`` eager requires (in torch's terms), the graph
     ``node`` and its rendered source location ``where`` (plain text: an exported artifact stores it), the
-    ``fix``, and ``kind``: ``"index"`` where eager raises ``IndexError`` (:class:`IndexCheckError`), else
-    ``"value"``."""
+    ``fix``, and ``kind``: what eager raises, ``"runtime"`` (``RuntimeError``: :class:`ValueCheckError`),
+    ``"index"`` (``IndexError``: :class:`IndexCheckError`) or ``"argument"`` (``ValueError``:
+    :class:`ArgumentCheckError`)."""
 
     what: str
     node: str
     where: str
     fix: str
-    kind: str = "value"
+    kind: str = "runtime"
 
     def to_json(self) -> dict:
         return dict(self._asdict())
@@ -65,7 +72,7 @@ class ValueCheck(NamedTuple):
 
 
 #: the error a check's ``kind`` raises
-_ERRORS = {"value": ValueCheckError, "index": IndexCheckError}
+_ERRORS = {"runtime": ValueCheckError, "index": IndexCheckError, "argument": ArgumentCheckError}
 
 
 def where_of(node) -> str:
@@ -85,15 +92,16 @@ def check_code(emitter, conditions: Sequence[ir.Value]) -> ir.Value:
     return code
 
 
-def check_indices(ctx, index: ir.Value, size, what: str, *, low=0) -> None:
+def check_indices(ctx, index: ir.Value, size, what: str, *, low=0, inputs_checked: bool = True) -> None:
     """A value check (kind ``"index"``) that every element of the integer tensor ``index`` lies in ``[low,
     size)`` (``low``: ``-size`` for indices that count from the end), where eager PyTorch raises ``IndexError``
     otherwise and XLA would clamp -- unless the program itself bounds the values in range
     (:func:`fxla.lowering.index_bounds.known_bounds`: positions, constants; a tensor the tracer made a constant,
     :meth:`~fxla.lowering.context.LoweringContext.constant_bounds`) or they are a tensor input's, which
-    every call checks before running (:func:`fxla.lowering.index_bounds.input_index_checks`)."""
+    every call checks before running (:func:`fxla.lowering.index_bounds.input_index_checks`; not with
+    ``inputs_checked=False``, where the index op will not read the input's values as they are)."""
     from .index_bounds import indexes_input, known_bounds
-    if indexes_input(index, ctx.n_inputs):
+    if inputs_checked and indexes_input(index, ctx.n_inputs):
         return
     bounds = known_bounds(index) or ctx.constant_bounds(index)
     if bounds is not None and isinstance(size, int) and isinstance(low, int) and \
@@ -118,10 +126,17 @@ def check_divisor(ctx, divisor: ir.Value, elem: str) -> None:
               "integer division by zero: torch raises ZeroDivisionError", "keep integer divisors nonzero")
 
 
+def read_code(code) -> int:
+    """The check code (a 0-d array; waits for the program) as an int."""
+    if not getattr(code, "is_fully_addressable", True):      # (a program over several processes: replicated)
+        code = code.addressable_shards[0].data
+    return int(np.asarray(code))
+
+
 def raise_failed(checks: Sequence[ValueCheck], code, name: Optional[str] = None) -> None:
     """Raise :class:`ValueCheckError` when the check ``code`` (a program's last result: a 0-d array) is not 0.
     Reading it waits for the program."""
-    k = int(np.asarray(code))
+    k = read_code(code)
     if k == 0:
         return
     check = checks[k - 1] if 0 < k <= len(checks) else None

@@ -137,6 +137,39 @@ def _checks():
             msgs["mesh_too_big"] = str(err).splitlines()[0]
         return msgs
 
+    @check("value_checks")
+    def _():
+        from fxla.lowering.value_checks import IndexCheckError
+
+        class Lookup(nn.Module):             # an embedding of ids the program computes: a value check
+            def __init__(self):
+                super().__init__()
+                self.e, self.lin = nn.Embedding(10, 8), nn.Linear(8, 8)
+
+            def forward(self, x, i):
+                return self.lin(x) + self.e(i * 2)
+
+        mesh = fxla.Mesh({"x": 4})
+        x, good, bad = torch.randn(4, 8), torch.tensor([0, 1, 2, 4]), torch.tensor([0, 1, 2, 5])
+        lookup = Lookup()
+        fast = fxla.compile(lookup, mesh=mesh, shard={"input:0": ("x", None), "input:1": ("x",)})
+        torch.testing.assert_close(fast(x, good), lookup(x, good), rtol=1e-5, atol=1e-5)
+        try:
+            fast(x, bad)
+            raise AssertionError("no IndexCheckError from the sharded program")
+        except IndexCheckError:
+            pass
+        opt = torch.optim.SGD(lookup.parameters(), lr=0.1)
+        step = fxla.compile_step(lookup, opt, lambda m, x, i: m(x, i).pow(2).mean(), mesh=mesh,
+                                 shard={"x": ("x", None), "i": ("x",)})
+        step(x, good)
+        before = {k: v.clone() for k, v in lookup.state_dict().items()}
+        try:
+            step(x, bad)
+            raise AssertionError("no IndexCheckError from the sharded step")
+        except IndexCheckError:
+            pass
+        assert all(torch.equal(v, before[k]) for k, v in lookup.state_dict().items())
     return results
 
 
@@ -162,7 +195,7 @@ def child():
 
 
 @pytest.mark.parametrize("name", ["devices", "data_parallel", "tensor_parallel", "mesh_2d_and_jax_mesh",
-                                  "disk_cache", "errors"])
+                                  "disk_cache", "errors", "value_checks"])
 def test_on_four_cpu_devices(child, name):
     assert name in child, f"check {name} did not report"
     assert not str(child[name]).startswith("FAILED"), child[name]

@@ -272,3 +272,67 @@ def test_a_failed_training_step_leaves_model_and_optimizer_as_they_were(optimize
     eager_step()
     for (k, v), e in zip(model.state_dict().items(), eager.state_dict().values()):
         torch.testing.assert_close(v, e, msg=k)       # (the failed calls counted nothing: Adam's step included)
+
+
+def test_review_gaps_are_checked():
+    """Each case eager raises on, which the first version of the checks let through."""
+    class BufferTarget(nn.Module):                  # class indices in a buffer: no host check reads them
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("t", torch.tensor([0, 1, 2]))
+
+        def forward(self, x):
+            return F.cross_entropy(x, self.t)
+
+    model, x = BufferTarget(), torch.randn(3, 4)
+    fast = fxla.compile(model)
+    torch.testing.assert_close(fast(x), model(x))
+    with torch.no_grad():
+        model.t[1] = 9
+    with pytest.raises(IndexError, match="class indices"):
+        fast(x)
+    x3 = torch.randn(2, 3)
+    with pytest.raises(IndexError):                 # x[i, j] with input indices: merged, so checked in the program
+        fxla.compile(lambda x, i, j: x[i, j])(x3, torch.tensor([0]), torch.tensor([3]))
+
+    def setitem(x, m, v):
+        y = x.clone()
+        y[m] = v
+        return y
+    with pytest.raises(ValueCheckError, match="the value's 0 entries"):
+        fxla.compile(setitem)(torch.zeros(4), _MASK, torch.zeros(0))
+    unbatched = fxla.compile(lambda lp, t, il, tl: F.ctc_loss(lp, t, il, tl))
+    with pytest.raises(ValueCheckError, match="add up to the 3"):
+        unbatched(_LP[:, 0], torch.tensor([1, 2, 3]), torch.tensor(5), torch.tensor(2))
+    with pytest.raises(IndexError, match="embedding_bag"):
+        fxla.compile(lambda i: F.embedding_bag(i * 3, _W))(torch.tensor([[1, 4]]))
+    with pytest.raises(IndexError, match="multi_margin_loss"):
+        fxla.compile(lambda x, t: F.multi_margin_loss(x, t * 2))(torch.randn(2, 4), torch.tensor([0, 2]))
+    with pytest.raises(ValueError, match="var has negative"):            # (eager's ValueError, as an error class)
+        fxla.compile(lambda x, t, v: F.gaussian_nll_loss(x, t, v))(torch.randn(4), torch.randn(4), -torch.rand(4))
+    with pytest.raises(fxla.errors.FxlaError, match="var has negative"):
+        fxla.compile(lambda x, t: F.gaussian_nll_loss(x, t, -1.0))(torch.randn(4), torch.randn(4))
+
+
+class GuardedLookup(nn.Module):
+    """A data-dependent branch whose guard program holds a checked op (an embedding of computed ids)."""
+
+    def __init__(self):
+        super().__init__()
+        self.e = nn.Embedding(6, 3)
+
+    def forward(self, i):
+        h = self.e(i * 2)
+        if h.sum() > 0:
+            return h * 2
+        return h - 1
+
+
+def test_an_exported_guard_program_checks_too(tmp_path):
+    torch.manual_seed(1)
+    model, good = GuardedLookup(), torch.tensor([0, 1])
+    fxla.export(model, (good,), tmp_path / "g", concrete_shapes=True)
+    loaded = fxla.load(tmp_path / "g")
+    torch.testing.assert_close(loaded(good), model(good))
+    with pytest.raises(IndexError, match="embedding"):
+        loaded(torch.tensor([0, 3]))

@@ -229,13 +229,19 @@ def tensor_select(x):
 
 
 # Index tensors on dims apart (x[i, :, j]): torch puts the indexed dims first, so they are moved to the front
-# (a permute), merged and read at the linear index i * 6 + j.
+# (a permute), merged and read at the linear index i * 6 + j.  The merged index is no input's values, so each
+# index is a value check of the program (i in [-4, 4), j in [-6, 6)): the last result is their check code.
 # CHECK-LABEL: case operator.getitem (tensor indices apart):
-# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5x6xf32>, %[[I:.+]]: tensor<3xi64>, %[[J:.+]]: tensor<3xi64>) -> tensor<3x5xf32>
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x5x6xf32>, %[[I:.+]]: tensor<3xi64>, %[[J:.+]]: tensor<3xi64>) -> (tensor<3x5xf32>, tensor<i32>)
 # CHECK:         %[[FRONT:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<4x5x6xf32> -> tensor<4x6x5xf32>
+# CHECK:         %[[I_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<3xi1> -> tensor<i1>
+# CHECK:         %[[J_OK:.+]] = fxla.all %{{.+}} {dims = [], keepdim = false} : tensor<3xi1> -> tensor<i1>
 # CHECK:         %[[LINEAR:.+]] = fxla.add %{{.+}}, %{{.+}} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
 # CHECK:         %[[FLAT:.+]] = fxla.reshape %[[FRONT]] {shape = [24, 5]}
-# CHECK:         fxla.index_select %[[FLAT]], %[[LINEAR]] {dim = 0} : tensor<24x5xf32>, tensor<3xi64> -> tensor<3x5xf32>
+# CHECK:         %[[PICKED:.+]] = fxla.index_select %[[FLAT]], %[[LINEAR]] {dim = 0} : tensor<24x5xf32>, tensor<3xi64> -> tensor<3x5xf32>
+# CHECK:         %[[J_CODE:.+]] = fxla.where %[[J_OK]], %{{.+}}, %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         %[[CODE:.+]] = fxla.where %[[I_OK]], %[[J_CODE]], %{{.+}} : tensor<i1>, tensor<i32>, tensor<i32> -> tensor<i32>
+# CHECK:         return %[[PICKED]], %[[CODE]] : tensor<3x5xf32>, tensor<i32>
 @case(operator.getitem, t(4, 5, 6), t(3, dtype=I64), t(3, dtype=I64), variant="tensor indices apart")
 def getitem_tensor_indices_apart(x, i, j):
     return x[i, :, j]

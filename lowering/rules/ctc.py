@@ -101,7 +101,7 @@ def _ctc_loss(ctx, log_probs, targets, input_lengths, target_lengths, blank=0, r
     labels = _padded_targets(ctx, targets, target_lengths, n, unbatched)      # [n, S]
     width = 2 * ctx.sig(labels).shape[1] + 1
     t_len, s_len = _lengths(ctx, input_lengths, n, "input_lengths"), _lengths(ctx, target_lengths, n, "target_lengths")
-    concatenated = ctx.sig(targets).rank == 1 and not unbatched
+    concatenated = ctx.sig(targets).rank == 1           # (an unbatched call's targets too: torch's rule)
     _check_lengths(ctx, input_lengths, t_len, "input_lengths", ctx.sig(log_probs).shape[0])
     _check_lengths(ctx, target_lengths, s_len, "target_lengths", None if concatenated else ctx.sig(labels).shape[1])
     if concatenated and isinstance(target_lengths, ir.Value):

@@ -22,6 +22,7 @@ from fxla.dialects.mlir import ir
 
 from ..emit import compute_elem
 from ..registry import register
+from ..value_checks import check_indices
 
 
 def _full(ctx, value, shape, elem):
@@ -103,6 +104,7 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
     if padding_idx is not None and padding_idx < 0:
         padding_idx += num
     w_elem = ctx.sig(weight).elem
+    check_indices(ctx, input, ctx.sig(weight).shape[0], "embedding_bag")
     if rank == 2 and padding_idx is None:
         bags, size = ctx.sig(input).shape
         rows = ctx.emit(ops.index_select, weight, ctx.reshape(input, (bags * size,)), dim=0)

@@ -21,11 +21,12 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxla.dialects.fxla import Sig, ops, type_of
-from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function, register_meta_module
 
 from ..emit import double_ratio, reduce_loss
+from ..index_bounds import indexes_input
 from ..registry import register, register_module
+from ..value_checks import check_indices
 
 
 def _reduction_of(size_average, reduce, reduction: str) -> str:
@@ -118,13 +119,13 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
     target elements."""
     dim = _class_dim(ctx, logp)
     counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
-    if not isinstance(target.owner, ir.Block):   # (a tensor input's values are checked before the call instead)
+    if not indexes_input(target, ctx.n_inputs):      # (a tensor input's values are checked before the call)
         classes = ctx.sig(logp).shape[dim] if ctx.sig(logp).rank > 1 else ctx.sig(logp).shape[0]
         valid = ctx.emit(ops.logical_and, ctx.emit(ops.ge, target, ctx.tensor(0, like=target)),
                          ctx.emit(ops.lt, target, ctx.tensor(classes, like=target)))
         ctx.check(ctx.emit(ops.logical_or, ctx.emit(ops.logical_not, counted), valid),
                   f"the loss's class indices must lie in [0, {classes}) (or be ignore_index, {ignore_index})",
-                  "compute targets that are class numbers below the number of classes")
+                  "compute targets that are class numbers below the number of classes", kind="index")
     safe = ctx.emit(ops.where, counted, target, ctx.tensor(0, like=target))       # ignored: any valid class
     index = ctx.reshape(safe, [1 if d == dim else s for d, s in enumerate(ctx.sig(logp).shape)]) \
         if ctx.sig(logp).rank > 1 else ctx.reshape(safe, [1])
@@ -377,6 +378,7 @@ def _multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, size_av
     rank = ctx.sig(input).rank
     dim = rank - 1
     classes = ctx.sig(input).shape[dim]
+    check_indices(ctx, target, classes, "multi_margin_loss")
     index = ctx.reshape(target, [*ctx.sig(target).shape, 1]) if rank > 1 else ctx.reshape(target, [1])
     picked = ctx.emit(ops.gather, input, index, dim=dim)                       # x[y], keeping the class dim
     z = _positive_part(ctx, ctx.emit(ops.add, ctx.emit(ops.sub, ctx.tensor(float(margin), like=input), picked), input))
@@ -449,9 +451,13 @@ def _gaussian_nll_loss(ctx, input, target, var, full=False, eps=1e-6, reduction=
     """(log(max(var, eps)) + (x - t)² / max(var, eps)) / 2, plus log(2 pi) / 2 with full; a var one dim short of
     the input gets that dim back (one variance per sample), a float var is a constant.  torch's check that var
     has no negative entry is a value check of the program (:mod:`fxla.lowering.value_checks`)."""
+    if isinstance(var, (int, float)) and var < 0:
+        raise ctx.error("gaussian_nll_loss: var has negative entry/entries", "torch raises ValueError for it",
+                        "pass a variance that is >= 0")
     if not isinstance(var, (int, float)):
         ctx.check(ctx.emit(ops.logical_not, ctx.emit(ops.lt, var, ctx.tensor(0.0, like=var))),
-                  "gaussian_nll_loss: var has negative entry/entries", "pass a variance that is >= 0 everywhere")
+                  "gaussian_nll_loss: var has negative entry/entries", "pass a variance that is >= 0 everywhere",
+                  kind="argument")
     if isinstance(var, (int, float)):
         var = ctx.tensor(float(var), like=input)
     elif ctx.sig(var).shape != ctx.sig(input).shape and ctx.sig(input).shape[:-1] == ctx.sig(var).shape:

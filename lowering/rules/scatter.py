@@ -153,13 +153,14 @@ def _set_mask(ctx, input, at: int, mask, value):
                             f"give the value shape {[*lead, 'count', *trail]}, or one broadcast over the selection "
                             f"(shape {[*lead, 1, *trail]})")
         count = padded[len(lead)]
-        if count == 0:                            # nothing to write (torch: the mask must select nothing)
-            return input
-        if count > 1:                             # one entry per selected position
+        if count != 1:                            # one entry per selected position: as many as it selects
             selected = ctx.emit(ops.sum, mask, dims=())
             ctx.check(ctx.emit(ops.eq, selected, ctx.tensor(count, like=selected)),
                       f"x[mask] = value: the value's {count} entries must be as many as the positions the mask "
                       f"selects", "give the value one entry per selected position (or one for all of them)")
+        if count == 0:                            # nothing to write
+            return input
+        if count > 1:
             rows = _assigned(ctx, ctx.reshape(value, padded), sig.elem, (*lead, count, *trail))
             rows = _in_mask_order(ctx, ctx.reshape(mask, (math.prod(m),)), rows, len(lead))
             rows = ctx.reshape(rows, (*lead, *m, *trail))
