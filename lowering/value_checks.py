@@ -19,6 +19,8 @@ callback, which raises there.
 """
 from __future__ import annotations
 
+import os
+import re
 from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -59,7 +61,12 @@ class ValueCheck(NamedTuple):
     kind: str = "runtime"
 
     def to_json(self) -> dict:
-        return dict(self._asdict())
+        """The check as an artifact stores it: its location reduced to ``  at <file name>:<line>:<col>`` (no
+        directory of the exporting machine, no source text)."""
+        found = re.match(r"\s*at (.+?):(\d+):(\d+)", self.where)
+        where = f"  at {os.path.basename(found.group(1))}:{found.group(2)}:{found.group(3)}" if found else \
+            "  at <unknown location>"
+        return dict(self._replace(where=where)._asdict())
 
     @staticmethod
     def from_json(data) -> "ValueCheck":

@@ -210,6 +210,8 @@ def test_an_exported_artifact_checks_and_refuses_malformed_checks(tmp_path):
         loaded(X, BAD, S)
     meta_path = tmp_path / "a" / "metadata.json"
     meta = json.loads(meta_path.read_text())
+    assert meta["value_checks"][0]["where"].startswith(f"  at {os.path.basename(__file__)}:")   # (no directories)
+    assert os.path.dirname(__file__) not in meta_path.read_text()
     for broken in ([{"what": 1}], "checks", None):
         meta["value_checks"] = broken
         if broken is None:
