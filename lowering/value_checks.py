@@ -27,7 +27,10 @@ import numpy as np
 
 from fxla.base.errors import FxlaError, format_location
 from fxla.dialects.fxla import ops
+from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
+
+from .index_bounds import indexes_input, known_bounds, splat_value
 
 __all__ = ["ValueCheck", "ValueCheckError", "IndexCheckError", "ArgumentCheckError", "check_code", "check_indices",
            "check_divisor", "read_code", "raise_failed"]
@@ -107,7 +110,6 @@ def check_indices(ctx, index: ir.Value, size, what: str, *, low=0, inputs_checke
     :meth:`~fxla.lowering.context.LoweringContext.constant_bounds`) or they are a tensor input's, which
     every call checks before running (:func:`fxla.lowering.index_bounds.input_index_checks`; not with
     ``inputs_checked=False``, where the index op will not read the input's values as they are)."""
-    from .index_bounds import indexes_input, known_bounds
     if inputs_checked and indexes_input(index, ctx.n_inputs):
         return
     bounds = known_bounds(index) or ctx.constant_bounds(index)
@@ -125,8 +127,6 @@ def check_divisor(ctx, divisor: ir.Value, elem: str) -> None:
     """A value check that an integer division's ``divisor`` has no zero (``elem``: the result's element type;
     floats divide by zero as IEEE says, as torch's do), where torch raises ``ZeroDivisionError`` and XLA would
     return some number -- unless the divisor is a nonzero constant."""
-    from fxla.dialects.fxla.types import is_float
-    from .index_bounds import splat_value
     if is_float(elem) or elem == "i1" or splat_value(divisor) not in (None, 0):
         return
     ctx.check(ctx.emit(ops.ne, divisor, ctx.tensor(0, like=divisor)),
