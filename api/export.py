@@ -336,9 +336,11 @@ def _input_checks(listed, n_inputs: int, bad) -> list:
     try:
         for c in listed:
             where = c["where"]
+            region = c.get("region")
             checks.append(InputIndexCheck(int(c["input"]), int(c["low"]), int(c["high"]), str(c["node"]),
                                           None if where is None else (str(where[0]), int(where[1]), int(where[2])),
-                                          None if c["exempt"] is None else int(c["exempt"])))
+                                          None if c["exempt"] is None else int(c["exempt"]),
+                                          None if region is None else tuple((int(a), int(b)) for a, b in region)))
     except (KeyError, TypeError, ValueError, IndexError):
         raise bad("'input_checks' is malformed") from None
     if any(not 0 <= c.input < n_inputs for c in checks):

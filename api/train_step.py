@@ -538,6 +538,9 @@ def _indices_in_range(checks, values) -> bool:
         t = values[check.input]
         if type(t) is not torch.Tensor or t.dtype not in _INDEX_DTYPES or t.numel() == 0:
             return False
+        t = check.part(t)
+        if t.numel() == 0:
+            return False
         low, high = torch.aminmax(t)
         if int(low) < check.low or int(high) >= check.high:
             return False

@@ -40,6 +40,8 @@ class IndexOutOfRangeError(LoweringError, IndexError):
 _SAME = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.detach, ops.no_gradient,
                                      ops.convert))
 _INDEXED = {ops.index_select.name: 1, ops.gather.name: 1, ops.scatter.name: 1}     # op -> its index operand
+#: the value-preserving ops that keep every element where it is (a region of their result is one of their operand)
+_ELEMENTWISE_SAME = frozenset(op.name for op in (ops.detach, ops.no_gradient, ops.convert))
 
 
 def _bounds(value: ir.Value, depth: int = 0) -> Optional[Tuple[int, int]]:
@@ -144,10 +146,11 @@ def splat_value(value: ir.Value) -> Optional[int]:
     return _scalar(value)
 
 
-def indexes_input(value: ir.Value, n_inputs: int) -> bool:
+def indexes_input(value: ir.Value, n_inputs: int, exempt: Optional[int] = None) -> bool:
     """Whether ``value``'s values are a tensor input's (of the first ``n_inputs`` block arguments; through the ops
-    :func:`input_index_checks` sees through), which every call checks before the program runs."""
-    return _input_of(value, n_inputs) is not None
+    :func:`input_index_checks` sees through), which every call checks before the program runs; ``exempt``: the
+    value the index op will let through (a loss's ``ignore_index``, which padding may have added)."""
+    return _input_of(value, n_inputs, exempt=exempt) is not None
 
 
 class InputIndexCheck(NamedTuple):
@@ -161,6 +164,15 @@ class InputIndexCheck(NamedTuple):
     node: str
     where: Optional[Tuple[str, int, int]]
     exempt: Optional[int] = None           # a value the program replaces before indexing (a loss's ignore_index)
+    #: the part of the input the op reads, ``(start, stop)`` per dim (a slice of it, HF's shifted labels), or
+    #: ``None``: all of it
+    region: Optional[Tuple[Tuple[int, int], ...]] = None
+
+    def part(self, t):
+        """The values of the input ``t`` (a tensor) that the op reads."""
+        if self.region is None or t.dim() != len(self.region):
+            return t
+        return t[tuple(slice(a, b) for a, b in self.region)]
 
 
 def input_index_checks(module: ir.Module, n_inputs: int) -> List[InputIndexCheck]:
@@ -172,19 +184,24 @@ def input_index_checks(module: ir.Module, n_inputs: int) -> List[InputIndexCheck
     for op, index, size, node, where in _index_ops(module):
         found = _input_of(index, n_inputs)
         if found is not None:
-            arg, wrapped, exempt = found
-            checks.append(InputIndexCheck(arg, -size if wrapped else 0, size, node or op.name, where, exempt))
+            arg, wrapped, exempt, region = found
+            checks.append(InputIndexCheck(arg, -size if wrapped else 0, size, node or op.name, where, exempt,
+                                          region))
     return checks
 
 
-def _input_of(value: ir.Value, n_inputs: int, depth: int = 0) -> Optional[Tuple[int, bool, Optional[int]]]:
-    """``(tensor input number, wrapped, exempt value)`` when ``value``'s values are a tensor input's (see
-    :func:`input_index_checks`), else ``None``."""
+def _input_of(value: ir.Value, n_inputs: int, depth: int = 0, exempt: Optional[int] = None,
+              region: Optional[List[Tuple[int, int]]] = None) -> Optional[tuple]:
+    """``(tensor input number, wrapped, exempt value, region)`` when ``value``'s values are a tensor input's (see
+    :func:`input_index_checks`), else ``None``.  ``exempt``: the value a loss's ``ignore_index`` test lets
+    through, found further out; ``region``: the part of ``value`` those values come from (a slice further out,
+    ``(start, stop)`` per dim), which a slice or a pad by ``exempt`` (HF's shifted labels: ``pad(labels, (0, 1),
+    value=ignore_index)[..., 1:]``) maps to the input's coordinates."""
     if depth > 64:
         return None
     if isinstance(value.owner, ir.Block):
         number = ir.BlockArgument(value).arg_number
-        return (number, False, None) if number < n_inputs else None
+        return (number, False, exempt, None if region is None else tuple(region)) if number < n_inputs else None
     op = value.owner.operation if not isinstance(value.owner, ir.Operation) else value.owner
     if op.name in _SAME:
         if op.name == ops.convert.name:
@@ -192,19 +209,33 @@ def _input_of(value: ir.Value, n_inputs: int, depth: int = 0) -> Optional[Tuple[
             if source is None or target is None or not (source.elem.startswith("i") and target.elem.startswith("i")) \
                     or source.elem == "i1" or bit_width(target.elem) < bit_width(source.elem):
                 return None
-        return _input_of(op.operands[0], n_inputs, depth + 1)
+        elif region is not None and op.name not in _ELEMENTWISE_SAME:
+            return None                                  # (a reshape inside a slice: its region has no meaning)
+        return _input_of(op.operands[0], n_inputs, depth + 1, exempt, region)
+    if op.name == ops.slice.name and region is None:
+        values, attrs = lookup(op.name).read(op)
+        if any(k != 1 for k in attrs["stride"]):
+            return None
+        return _input_of(values[0], n_inputs, depth + 1, exempt, list(zip(attrs["start"], attrs["limit"])))
+    if op.name == ops.pad.name and exempt is not None:
+        values, attrs = lookup(op.name).read(op)     # (padding by the exempt value adds nothing that indexes)
+        shape = sig_of(values[0].type).shape
+        if attrs["value"] != exempt or min(*attrs["low"], *attrs["high"], 0) < 0:
+            return None
+        inner = [(0, n) for n in shape] if region is None else \
+            [(min(max(a - low, 0), n), min(max(b - low, 0), n)) for (a, b), low, n in zip(region, attrs["low"], shape)]
+        return _input_of(values[0], n_inputs, depth + 1, exempt, inner)
     if op.name == ops.where.name:
         cond, first, second = list(op.operands)[:3]      # (a polymorphic op adds its size operands after)
         add = first.owner if not isinstance(first.owner, ir.Block) else None
         if add is not None and add.operation.name == ops.add.name and add.operation.operands[0] == second:
-            found = _input_of(second, n_inputs, depth + 1)       # where(i < 0, i + size, i): x[idx]'s wrap
-            return None if found is None else (found[0], True, found[2])
+            found = _input_of(second, n_inputs, depth + 1, exempt, region)    # where(i < 0, i + size, i): x[idx]
+            return None if found is None else (found[0], True, found[2], found[3])
         test = cond.owner if not isinstance(cond.owner, ir.Block) else None
-        if test is not None and test.operation.name == ops.ne.name and test.operation.operands[0] == first and \
-                _scalar(second) is not None and _scalar(test.operation.operands[1]) is not None:
-            found = _input_of(first, n_inputs, depth + 1)        # where(i != c, i, k): a loss's ignore_index c
-            return None if found is None or found[2] is not None else \
-                (found[0], found[1], _scalar(test.operation.operands[1]))
+        if exempt is None and test is not None and test.operation.name == ops.ne.name and \
+                test.operation.operands[0] == first and _scalar(second) is not None and \
+                _scalar(test.operation.operands[1]) is not None:       # where(i != c, i, k): a loss's ignore_index c
+            return _input_of(first, n_inputs, depth + 1, _scalar(test.operation.operands[1]), region)
     return None
 
 
@@ -222,6 +253,7 @@ def check_input_indices(name: str, checks: Sequence[InputIndexCheck], leaves: Se
             shards = None if getattr(t, "is_fully_addressable", True) else t.addressable_shards
             t = torch.from_numpy(np.array(t) if shards is None else       # (a writable copy: index tensors are small)
                                  np.concatenate([np.asarray(s.data).reshape(-1) for s in shards]))
+        t = check.part(t)
         if check.exempt is not None:
             t = t[t != check.exempt]
         if t.numel() == 0:

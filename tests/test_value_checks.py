@@ -338,3 +338,50 @@ def test_an_exported_guard_program_checks_too(tmp_path):
     torch.testing.assert_close(loaded(good), model(good))
     with pytest.raises(IndexError, match="embedding"):
         loaded(torch.tensor([0, 3]))
+
+
+def _shifted_loss(logits, labels):
+    """Hugging Face's causal-LM loss: labels padded with ignore_index, then shifted by one."""
+    labels = F.pad(labels, (0, 1), value=-100)[..., 1:]
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+class ShiftedLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e, self.head = nn.Embedding(10, 8), nn.Linear(8, 10)
+
+    def forward(self, ids, labels):
+        return _shifted_loss(self.head(self.e(ids)), labels)
+
+
+def test_shifted_labels_are_checked_on_the_host_where_they_are_read(tmp_path):
+    """The labels input through the pad by ignore_index and the slice: checked before the call, and only in the
+    part the loss reads (column 0 never is a target), with no value check in the program (a training step would
+    pay for it on every step)."""
+    torch.manual_seed(0)
+    model, ids = ShiftedLM(), torch.randint(0, 10, (2, 6))
+    fast = fxla.compile(model, concrete_shapes=True)
+    torch.testing.assert_close(fast(ids, ids), model(ids, ids))
+    module, values = fast._per_shape.module_for((ids, ids), {})
+    program = module.lower(*values).program
+    assert program.value_checks == [] and program.input_checks[-1].region == ((0, 2), (1, 6))
+    first = ids.clone()
+    first[0, 0] = 50                                 # not read by the loss: eager does not raise either
+    torch.testing.assert_close(fast(ids, first), model(ids, first))
+    bad = ids.clone()
+    bad[1, 3] = 50
+    with pytest.raises(IndexError):
+        model(ids, bad)
+    with pytest.raises(fxla.lowering.index_bounds.IndexOutOfRangeError, match="holds 50"):
+        fast(ids, bad)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = fxla.compile_step(model, opt, lambda m, i, t: m(i, t), concrete_shapes=True)
+    step(ids, first)
+    with pytest.raises(IndexError):
+        step(ids, bad)
+    fxla.export(model, (ids, ids), tmp_path / "lm", concrete_shapes=True)
+    loaded = fxla.load(tmp_path / "lm")
+    torch.testing.assert_close(loaded(ids, first), model(ids, first))
+    with pytest.raises(IndexError):
+        loaded(ids, bad)

@@ -119,7 +119,7 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
     target elements."""
     dim = _class_dim(ctx, logp)
     counted = ctx.emit(ops.ne, target, ctx.tensor(ignore_index, like=target))
-    if not indexes_input(target, ctx.n_inputs):      # (a tensor input's values are checked before the call)
+    if not indexes_input(target, ctx.n_inputs, ignore_index):     # (an input's are checked before the call)
         classes = ctx.sig(logp).shape[dim] if ctx.sig(logp).rank > 1 else ctx.sig(logp).shape[0]
         valid = ctx.emit(ops.logical_and, ctx.emit(ops.ge, target, ctx.tensor(0, like=target)),
                          ctx.emit(ops.lt, target, ctx.tensor(classes, like=target)))
