@@ -23,6 +23,7 @@ import numpy as np
 
 from fxla.dialects.fxla import ops, sig_of
 from fxla.dialects.fxla.ops import lookup
+from fxla.dialects.fxla.symbolic import SYM_ATTR
 from fxla.dialects.fxla.types import bit_width
 from fxla.dialects.mlir import ir, location_parts
 
@@ -212,6 +213,9 @@ def _input_of(value: ir.Value, n_inputs: int, depth: int = 0, exempt: Optional[i
         elif region is not None and op.name not in _ELEMENTWISE_SAME:
             return None                                  # (a reshape inside a slice: its region has no meaning)
         return _input_of(op.operands[0], n_inputs, depth + 1, exempt, region)
+    if op.name in (ops.slice.name, ops.pad.name) and (
+            SYM_ATTR in op.attributes or not ir.RankedTensorType(op.operands[0].type).has_static_shape):
+        return None                                  # (a polymorphic program's sizes: no region to check on the host)
     if op.name == ops.slice.name and region is None:
         values, attrs = lookup(op.name).read(op)
         if any(k != 1 for k in attrs["stride"]):
