@@ -14,7 +14,8 @@ saved device buffers, the cotangents autograd passes in and the parameters as th
 Python-level recompute.  ``loss.backward()`` then fills ``.grad`` of the parameters and inputs as eager does.  A
 program that draws random numbers (dropout in training mode) gets a fresh seed per forward; its backward reads the
 forward's masks (saved, or with ``remat=True`` recomputed from the same seed), so the gradients are those of the
-forward's own randomness.
+forward's own randomness.  A backward with ``create_graph=True`` (a gradient penalty, a Hessian-vector product)
+returns gradients that are differentiable themselves: :mod:`fxla.higher_order`.
 
 The saved values live as long as torch keeps the graph, as eager's saved tensors do: the autograd node saves one
 empty tensor (``ctx.save_for_backward``) that owns the call's state (its residuals, and the parameters and inputs
@@ -48,6 +49,7 @@ from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
 from .gradients import GradientError
+from .higher_order import Derivatives, first_derivative
 from .outputs import ResultHandler
 from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
@@ -74,6 +76,7 @@ class GradientEntry:
     compiled: Any = None              # the signature's number and dump folder (fxla.recompile.CompiledSignature)
     sources: str = ""                 # what it differentiates with respect to (the compile log)
     backward_stablehlo: Optional[bytes] = None    # the polymorphic StableHLO the backward refines (dynamic=)
+    derivatives: Optional[Derivatives] = None     # for a backward with create_graph=True (fxla.higher_order)
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -160,8 +163,9 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None,
                             module.__name__)
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
-    return GradientEntry(diff, forward, None, forward_keys, backward_keys,
-                         handler, float_outputs, prepared, entry.compiled, sources, polymorphic[1])
+    derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
+    return GradientEntry(diff, forward, None, forward_keys, backward_keys, handler, float_outputs, prepared,
+                         entry.compiled, sources, polymorphic[1], derivatives)
 
 
 @dataclass
@@ -236,6 +240,18 @@ def _own_saved_values():
     return contextlib.nullcontext()     # (disabled hooks: then no hook of the user's is in force either)
 
 
+def _changed(name: str, t: torch.Tensor, version: int, module_name: str) -> SavedValuesError:
+    return SavedValuesError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: {name} "
+        f"({str(t.dtype).replace('torch.', '')}{list(t.shape)}) of fxla-compiled {module_name} is at version "
+        f"{t._version}; expected version {version} instead",
+        why="why: the backward of a compiled call reads the parameters and inputs it needs as they were at its "
+            "forward, as eager's saved tensors; an in-place change since then (an optimizer step, p.mul_(0.5), "
+            "x.add_(1)) bumped the tensor's version counter, where eager raises too",
+        fix="run every backward through the graph before changing them in place (optimizer.step() after the last "
+            "backward), or run the forward again after the change")
+
+
 class _CompiledCall(torch.autograd.Function):
     """One compiled call as an autograd node: ``forward(ctx, call, *sources)`` runs ``call.forward()`` and returns
     its tensor outputs; ``backward`` runs ``call.backward(cotangents)`` and returns one gradient per source.
@@ -252,20 +268,13 @@ class _CompiledCall(torch.autograd.Function):
         anchor = torch.empty(0)
         anchor.fxla_call = call
         ctx.save_for_backward(anchor)
+        ctx.set_materialize_grads(False)    # (None for an output the backward does not reach: fxla.higher_order)
         ctx.fxla_name = call.module.__name__
         ctx.mark_non_differentiable(*[o for i, o in enumerate(outputs) if i not in call.differentiable])
         return tuple(outputs)
 
     @staticmethod
     def backward(ctx, *cts):
-        if torch.is_grad_enabled():         # create_graph=True: the gradient itself would need a gradient
-            raise GradientError(
-                "a gradient through an fxla-compiled call was asked with create_graph=True (double backward: "
-                "a gradient penalty, a Hessian-vector product)\n"
-                "why: fxla computes the backward with a compiled program whose own derivative it does not build; "
-                "the gradient would silently come back without a graph\n"
-                "fix: compute that part of the model eagerly (call the original module), or take the higher "
-                "derivative outside the compiled call")
         try:
             (anchor,) = ctx.saved_tensors
         except RuntimeError as err:         # torch freed the graph's saved values: a backward without retain_graph
@@ -277,7 +286,9 @@ class _CompiledCall(torch.autograd.Function):
                     "backward",
                 fix="Specify retain_graph=True in the earlier .backward() or autograd.grad() if you need to backward "
                     "through the graph a second time, or run the forward again") from err
-        return (None, *anchor.fxla_call.backward(cts))
+        call = anchor.fxla_call
+        # create_graph=True: gradients that have a graph themselves (fxla.higher_order)
+        return (None, *(call.backward_with_graph(cts) if torch.is_grad_enabled() else call.backward(cts)))
 
 
 class _Call:
@@ -320,6 +331,9 @@ class _Call:
                         if k < n_tensors and isinstance(tensors[k], torch.Tensor)] + \
             [(n, backward_params[n], _version(backward_params[n])) for n in grad.diff.params
              if isinstance(backward_params.get(n), torch.Tensor)]
+        # every argument of the call's program as it was read, for a backward with create_graph=True
+        self.arguments = tensors + [program.params[n] for n in program.param_names]
+        self.versions = [_version(a) if isinstance(a, torch.Tensor) else None for a in self.arguments]
         self.leaves = self.writable = None
         outputs = [from_device(o) for o in parts.outputs]      # (not kept: they hold the node that holds this)
         self.out_meta = [(o.shape, o.dtype) for o in outputs]
@@ -334,15 +348,28 @@ class _Call:
             if _version(t) != version:
                 name = f"input {_input_names(self.module, self.entry)[what]!r}" if isinstance(what, int) else \
                     f"parameter {what!r}"
-                raise SavedValuesError(
-                    f"one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: {name} ({str(t.dtype).replace('torch.', '')}{list(t.shape)}) of fxla-compiled "
-                    f"{self.module.__name__} is at version {t._version}; expected version {version} instead",
-                    why="why: the backward of a compiled call reads the parameters and inputs it needs as they were "
-                        "at its forward, as eager's saved tensors; an in-place change since then (an optimizer step, "
-                        "p.mul_(0.5), x.add_(1)) bumped the tensor's version counter, where eager raises too",
-                    fix="run every backward through the graph before changing them in place (optimizer.step() "
-                        "after the last backward), or run the forward again after the change")
+                raise _changed(name, t, version, self.module.__name__)
+
+    def backward_with_graph(self, cts) -> List[torch.Tensor]:
+        """:meth:`backward` under ``create_graph=True``: gradients that are differentiable themselves, computed by
+        fxla's derivative of the call's program (:mod:`fxla.higher_order`)."""
+        grad, program = self.grad, self.entry.program
+        n_plain = len(self.arguments) - len(program.param_names)
+        changed = set(program.mutated_inputs) | {n_plain + program.param_names.index(n) for n in program.mutated_params
+                                                 if n in program.param_names}
+        return first_derivative(grad.derivatives, self.entry, self.mask, self.arguments, self._check_read, changed,
+                                cts, grad.float_outputs)
+
+    def _check_read(self, positions: List[int]) -> None:
+        """:meth:`_check` for the call's program arguments at ``positions``, read again by a derivative."""
+        names = _input_names(self.module, self.entry)
+        n_plain = len(self.arguments) - len(self.entry.program.param_names)
+        for k in positions:
+            t, version = self.arguments[k], self.versions[k]
+            if isinstance(t, torch.Tensor) and _version(t) != version:     # (a tensor input, or a parameter)
+                name = f"input {names[k]!r}" if k < n_plain else \
+                    f"parameter {self.entry.program.param_names[k - n_plain]!r}"
+                raise _changed(name, t, version, self.module.__name__)
 
     def backward(self, cts) -> List[Optional[torch.Tensor]]:
         self._check()

@@ -10,7 +10,7 @@ goes through the host.  Eager calls run through ``jax.jit`` of the primitive.
 * ``jax.grad`` / ``jax.vjp``: the primitive itself has no derivative rule (:class:`InteropError`): JAX cannot
   differentiate StableHLO it did not produce.  ``CompiledModule.as_jax_function`` wraps it in a
   ``jax.custom_vjp`` whose backward is fxla's own compiled backward (fxla.interop); ``jax.jvp`` (forward mode)
-  stays unsupported.
+  and a gradient of that gradient stay unsupported (the same error).
 """
 from __future__ import annotations
 
@@ -79,9 +79,12 @@ def _batch(args, dims, *, text, out_avals, in_avals):
 
 
 def _no_jvp(primals, tangents, **params):
-    raise InteropError("cannot differentiate an fxla function with JAX (jax.grad / jax.jvp / jax.vjp)\n"
-                       "why: fxla compiles the forward program only; it has no derivative rule\n"
-                       "fix: differentiate the model in torch, or write the function in JAX")
+    raise InteropError("cannot differentiate this fxla program with JAX's forward mode (jax.jvp, jax.jacfwd, "
+                       "jax.hessian) or a gradient of its gradient\n"
+                       "why: JAX cannot differentiate StableHLO it did not produce; as_jax_function's functions "
+                       "carry fxla's own backward for one reverse-mode derivative (jax.grad, jax.vjp, jax.jacrev)\n"
+                       "fix: use reverse mode once, take higher derivatives in torch (torch.autograd.grad with "
+                       "create_graph=True through the compiled module), or write the function in JAX")
 
 
 fxla_call_p.def_abstract_eval(_abstract_eval)

@@ -322,20 +322,6 @@ def test_as_jax_function_under_jax_grad_uses_fxlas_backward():
     np.testing.assert_allclose(np.asarray(grad), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
-def test_double_backward_is_refused_with_a_reason():
-    """``torch.autograd.grad(..., create_graph=True)`` through a compiled call would give a gradient without a graph
-    (fxla does not differentiate its backward program): refused instead of a silently non-differentiable result."""
-    from fxla.gradients import GradientError
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    x = torch.randn(3, 4, requires_grad=True)
-    y = fxla.compile(model)(x).sum()
-    with pytest.raises(GradientError, match="create_graph=True") as info:
-        torch.autograd.grad(y, x, create_graph=True)
-    assert "fix:" in str(info.value)
-    (gx,) = torch.autograd.grad(fxla.compile(model)(x).sum(), x)     # a plain gradient still works
-    torch.testing.assert_close(gx, torch.autograd.grad(model(x).sum(), x)[0], rtol=1e-5, atol=1e-6)
-
-
 def test_outputs_that_do_not_depend_on_what_requires_grad_have_no_grad_as_in_eager():
     """A float output computed from sizes or through an integer op has no history in eager (requires_grad False,
     a backward through it alone raises); fxla's autograd node gave it one."""

@@ -43,7 +43,7 @@ from ..program import FxlaProgram
 from .context import VJPContext
 from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
 
-__all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results"]
+__all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results", "active_results"]
 
 _PLACEHOLDER = "builtin.unrealized_conversion_cast"
 _DETACH = ops.detach.name
@@ -84,6 +84,16 @@ def differentiable_results(program: FxlaProgram) -> List[int]:
     """The result numbers of ``program``'s ``@main`` with a floating-point element type."""
     ret = list(main_function(program.module).regions[0].blocks[0].operations)[-1]
     return [i for i, v in enumerate(ret.operands) if _is_float_value(v)]
+
+
+def active_results(program: FxlaProgram, wrt: Sequence[int]) -> List[int]:
+    """The result numbers of ``program``'s ``@main`` that depend on its arguments ``wrt`` through float values
+    (the others have no gradient: torch gives them ``requires_grad=False``)."""
+    with program.context:
+        block = main_function(program.module).regions[0].blocks[0]
+        body = list(block.operations)
+        active = _active(block, body[:-1], wrt)
+        return [i for i, v in enumerate(body[-1].operands) if v in active]
 
 
 def main_function(module: ir.Module) -> ir.Operation:
