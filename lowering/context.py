@@ -17,6 +17,7 @@ from fxla.dialects.mlir import ir
 
 from .dtypes import mlir_type, sig_of_meta
 from .errors import node_error
+from .index_bounds import VALUE_KEEPING
 from .registry import RULES
 from .value_checks import ValueCheck, where_of
 
@@ -328,9 +329,8 @@ def scalar_elem(value, other: Optional[str] = None) -> str:
     return other if other is not None and is_float(other) else "f32"
 
 
-#: ops whose result holds (some of) their first operand's values and no others
-_VALUE_KEEPING = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.slice, ops.detach,
-                                              ops.no_gradient))
+#: ops whose result holds (some of) their first operand's values and no others (a slice: some of them)
+_VALUE_KEEPING = VALUE_KEEPING | {ops.slice.name}
 
 
 def _is_traced_constant(root: torch.nn.Module, qualname: str) -> bool:

@@ -38,8 +38,10 @@ class IndexOutOfRangeError(LoweringError, IndexError):
 
 
 #: value-preserving ops: the index values are their first operand's
-_SAME = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.detach, ops.no_gradient,
-                                     ops.convert))
+#: ops whose result holds (some of) their first operand's values, in its element type, and no others
+VALUE_KEEPING = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.detach,
+                                             ops.no_gradient))
+_SAME = VALUE_KEEPING | {ops.convert.name}
 _INDEXED = {ops.index_select.name: 1, ops.gather.name: 1, ops.scatter.name: 1}     # op -> its index operand
 #: the value-preserving ops that keep every element where it is (a region of their result is one of their operand)
 _ELEMENTWISE_SAME = frozenset(op.name for op in (ops.detach, ops.no_gradient, ops.convert))
@@ -72,7 +74,7 @@ def _bounds(value: ir.Value, depth: int = 0) -> Optional[Tuple[int, int]]:
                 return None
         return _bounds(op.operands[0], depth + 1)
     if name in (ops.add.name, ops.sub.name) and sig.shape == sig_of(op.operands[0].type).shape:
-        shift = _scalar(op.operands[1])             # (x + c, x - c: exact shifts of x's values)
+        shift = splat_value(op.operands[1])             # (x + c, x - c: exact shifts of x's values)
         inner = _bounds(op.operands[0], depth + 1)
         if shift is None or inner is None or inner[0] > inner[1]:
             return None if inner is None or shift is None else inner
@@ -81,7 +83,7 @@ def _bounds(value: ir.Value, depth: int = 0) -> Optional[Tuple[int, int]]:
     return None
 
 
-def _scalar(value: ir.Value) -> Optional[int]:
+def splat_value(value: ir.Value) -> Optional[int]:
     """The integer a splat constant holds, else ``None``."""
     owner = value.owner
     if isinstance(owner, ir.Block):
@@ -141,10 +143,6 @@ def known_bounds(value: ir.Value) -> Optional[Tuple[int, int]]:
     except (ValueError, TypeError):          # (a polymorphic op's symbolic attribute: not a known number)
         return None
 
-
-def splat_value(value: ir.Value) -> Optional[int]:
-    """The integer a splat constant holds, else ``None``."""
-    return _scalar(value)
 
 
 def indexes_input(value: ir.Value, n_inputs: int, exempt: Optional[int] = None) -> bool:
@@ -237,9 +235,9 @@ def _input_of(value: ir.Value, n_inputs: int, depth: int = 0, exempt: Optional[i
             return None if found is None else (found[0], True, found[2], found[3])
         test = cond.owner if not isinstance(cond.owner, ir.Block) else None
         if exempt is None and test is not None and test.operation.name == ops.ne.name and \
-                test.operation.operands[0] == first and _scalar(second) is not None and \
-                _scalar(test.operation.operands[1]) is not None:       # where(i != c, i, k): a loss's ignore_index c
-            return _input_of(first, n_inputs, depth + 1, _scalar(test.operation.operands[1]), region)
+                test.operation.operands[0] == first and splat_value(second) is not None and \
+                splat_value(test.operation.operands[1]) is not None:     # where(i != c, i, k): a loss's ignore_index c
+            return _input_of(first, n_inputs, depth + 1, splat_value(test.operation.operands[1]), region)
     return None
 
 

@@ -45,8 +45,13 @@ def _square(ctx, input):
     return ctx.emit(ops.pow, input, ctx.tensor(2, like=input))     # torch.square is pow(x, 2): bool -> int64
 
 
-def _binary(ctx, input, other, *, opdef):
-    return ctx.emit(opdef, ctx.tensor(input, like=other), ctx.tensor(other, like=input))
+def _binary(ctx, input, other, *, opdef, division=False):
+    """``division`` (``//``, ``%``, ``fmod``): an integer divisor's zeros are a value check (torch raises
+    ZeroDivisionError)."""
+    a, b = ctx.tensor(input, like=other), ctx.tensor(other, like=input)
+    if division:
+        check_divisor(ctx, b, ctx.result_sig.elem)
+    return ctx.emit(opdef, a, b)
 
 
 for _opdef, _keys in (
@@ -60,19 +65,12 @@ for _opdef, _keys in (
     register(*_keys)(partial(_binary, opdef=_opdef))
 
 
-def _division(ctx, input, other, *, opdef):
-    """``//``, ``%``, ``fmod``: an integer divisor's zeros are a value check (torch raises ZeroDivisionError)."""
-    a, b = ctx.tensor(input, like=other), ctx.tensor(other, like=input)
-    check_divisor(ctx, b, ctx.result_sig.elem)
-    return ctx.emit(opdef, a, b)
-
-
 for _opdef, _keys in (
     (ops.floor_divide, (torch.floor_divide, torch.Tensor.floor_divide, operator.floordiv)),
     (ops.remainder, (torch.remainder, torch.Tensor.remainder, operator.mod)),
     (ops.fmod, (torch.fmod, torch.Tensor.fmod)),
 ):
-    register(*_keys)(partial(_division, opdef=_opdef))
+    register(*_keys)(partial(_binary, opdef=_opdef, division=True))
 
 
 def _bound(ctx, value, input):
