@@ -41,22 +41,29 @@ def _eager(model, make_optimizer, loss_fn, batches, dtype, max_grad_norm=None):
 
 
 def _train(model, make_optimizer, loss_fn, batches, **options):
-    """(per-step losses with fxla.compile_step, of eager in float32, of eager in float64) from the same start
-    and data."""
-    references = [_eager(model, make_optimizer, loss_fn, batches, dtype, options.get("max_grad_norm"))
-                  for dtype in (torch.float32, torch.float64)]
+    """(per-step losses with fxla.compile_step, of eager in float32, and a function giving those of eager in
+    float64) from the same start and data."""
+    theirs = _eager(model, make_optimizer, loss_fn, batches, torch.float32, options.get("max_grad_norm"))
+    exact = lambda: _eager(model, make_optimizer, loss_fn, batches, torch.float64,      # noqa: E731
+                           options.get("max_grad_norm"))
     step = fxla.compile_step(model, make_optimizer(model), loss_fn, **options)
     ours = [step(*batches(i)).item() for i in range(STEPS)]
     assert step.compiles == 1
-    return (ours, *references)
+    return ours, theirs, exact
 
 
 def _check(ours, theirs, exact, rtol=1e-4):
     """The first 20 losses and the last equal eager's (float32) within ``rtol`` and 1 % respectively, or within
-    twice eager's own float32 rounding there (its distance from the float64 run)."""
-    for i in list(range(20)) + [STEPS - 1]:
-        tol = max(rtol * abs(theirs[i]) + 1e-5 if i < 20 else 0.01 * abs(theirs[i]), 2 * abs(theirs[i] - exact[i]))
-        assert abs(ours[i] - theirs[i]) <= tol, f"step {i}: fxla {ours[i]}, eager {theirs[i]} (float64: {exact[i]})"
+    twice eager's own float32 rounding there (its distance from the float64 run, ``exact()``: run only where the
+    first bound is not met, since the tolerance is the larger of the two)."""
+    steps = list(range(20)) + [STEPS - 1]
+    bound = {i: rtol * abs(theirs[i]) + 1e-5 if i < 20 else 0.01 * abs(theirs[i]) for i in steps}
+    if any(abs(ours[i] - theirs[i]) > bound[i] for i in steps):
+        exact = exact()
+        for i in steps:
+            tol = max(bound[i], 2 * abs(theirs[i] - exact[i]))
+            assert abs(ours[i] - theirs[i]) <= tol, \
+                f"step {i}: fxla {ours[i]}, eager {theirs[i]} (float64: {exact[i]})"
     assert theirs[-1] < theirs[0]                            # (it did train)
 
 
