@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import weakref
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import jax
 import torch
@@ -171,13 +172,44 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
 @dataclass
 class GradientTexts:
     """The differentiated halves of a signature as StableHLO text for JAX (``as_jax_function`` under
-    ``jax.grad``): gradients of the float tensor inputs, parameters as constants in their logical layout."""
+    ``jax.grad``): gradients of the float tensor inputs, parameters as constants in their logical layout.  The
+    halves' fxla programs stay (``diff``), so JAX can differentiate them again (:meth:`derivative`)."""
 
     diff: Differentiated
     forward: str
     backward: str
     forward_params: List[Any]
     backward_params: List[Any]
+    module: Any = None                # (a weak reference to the compiled module: its pipeline and compile log)
+    prepared: Any = None
+    compiled: Any = None              # the signature's number and dump folder (fxla.recompile.CompiledSignature)
+    #: (id of a program, wrt, cotangents) -> (the program, its derivative, the derivative's StableHLO text)
+    derivatives: Dict[Tuple, Tuple[Any, Differentiated, str]] = dataclasses.field(default_factory=dict)
+    #: id of a program -> its order (the halves are of order 1) and, for fxla.interop, its JAX function
+    orders: Dict[int, int] = dataclasses.field(default_factory=dict)
+    functions: Dict[int, Tuple[Any, Any]] = dataclasses.field(default_factory=dict)
+
+    def derivative(self, program, wrt: List[int], cotangents: List[int]) -> Tuple[Differentiated, str]:
+        """``program`` (one of the halves or a derivative of one) differentiated for JAX with ``remat=True`` (its
+        backward reads the cotangents and ``program``'s own arguments): that backward and its StableHLO text."""
+        key = (id(program), tuple(wrt), tuple(cotangents))
+        found = self.derivatives.get(key)
+        if found is None:
+            with COMPILING:
+                found = self.derivatives.get(key)
+                if found is None:
+                    module = self.module()
+                    order = self.orders.get(id(program), 1) + 1
+                    with module._gradient_compile(self.compiled, f"JAX derivative of order {order}",
+                                                  f"{len(wrt)} argument(s)", "a gradient of a gradient in JAX "
+                                                  "through as_jax_function", verb="lowered") as record:
+                        pipeline = module._pipeline
+                        diff = pipeline.differentiate(program, wrt, cotangents, remat=True)
+                        record.dump_fxla(diff.backward)
+                        text = pipeline.lower_program(diff.backward.copy(), self.prepared).stablehlo
+                    self.orders[id(diff.backward)] = order
+                    found = self.derivatives[key] = (program, diff, text)
+        return found[1], found[2]
 
 
 def gradient_texts(module, entry) -> GradientTexts:
@@ -199,14 +231,15 @@ def gradient_texts(module, entry) -> GradientTexts:
             cotangents = [i for i in differentiable_results(program) if i < program.layout.outputs]
             diff = pipeline.differentiate(program, wrt, cotangents, remat=module._remat)
             record.dump_fxla(diff.forward)
-            texts = [pipeline.lower_program(diff.forward, prepared).stablehlo]
+            texts = [pipeline.lower_program(diff.forward.copy(), prepared).stablehlo]   # (the fxla forms stay)
         with module._gradient_compile(entry.compiled, "JAX backward", sources, why, verb="lowered") as record:
             record.dump_fxla(diff.backward)
-            texts.append(pipeline.lower_program(diff.backward, prepared).stablehlo)
+            texts.append(pipeline.lower_program(diff.backward.copy(), prepared).stablehlo)
         store = module._store
         params = [store.resident(part, [store.key(part, n, ()) for n in part.param_names],
                                  [module.device] * len(part.param_names)) for part in (diff.forward, diff.backward)]
-        found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1])
+        found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1],
+                                                       weakref.ref(module), prepared, entry.compiled)
     return found
 
 

@@ -637,7 +637,8 @@ class CompiledModule(CompileControl):
         shapes and dtypes as the examples) and returns ``jax.Array``\\ s; use it inside ``jax.jit`` / ``jax.vmap``.
 
         Parameters are passed as the extra arguments of the embedded program (under ``jax.jit`` they become
-        constants of the surrounding program).  ``jax.grad`` is not supported (see docs/runtime.md).
+        constants of the surrounding program).  ``jax.grad`` / ``jax.vjp`` work, to any order, with fxla's own
+        backward; forward mode (``jax.jvp``, ``jax.hessian``) does not (see docs/runtime.md).
         """
         return _jax_function(self, example_inputs)
 

@@ -29,7 +29,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from fxla.dialects.mlir import ir
 from fxla.lowering.autodiff import active_results, differentiable_results
 from fxla.lowering.program import FxlaProgram
 from fxla.runtime import Executable, from_device, to_device
@@ -102,10 +101,8 @@ class Derivatives:
                                       "a backward with create_graph=True") as record:
             diff = pipeline.differentiate(program, wrt, cotangents, remat=True)
             record.dump_fxla(diff.backward)
-            # (converted to StableHLO in place: a copy, the next order differentiates the fxla program itself)
-            with diff.backward.context:
-                copy = ir.Module.parse(diff.backward.module.operation.get_asm(enable_debug_info=True))
-            part = dataclasses.replace(diff.backward, module=copy, param_names=[], params={})
+            # (a copy is converted to StableHLO: the next order differentiates the fxla program itself)
+            part = dataclasses.replace(diff.backward.copy(), param_names=[], params={})
             stages = pipeline.lower_program(part, self.prepared)
             target = pipeline.layout(stages, module.device.platform)
             executable = pipeline.compile(stages, target, module.device, cache_dir=module.cache_dir, gradients=True)

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
+from fxla.lowering.autodiff import differentiable_args, differentiable_results
 from fxla.lowering.value_checks import raise_failed
 from fxla.runtime import to_device
 from fxla.runtime.buffers import is_array
@@ -79,9 +80,8 @@ def _differentiable(call, in_avals, params, gradient):
     def forward(*values):
         parts = gradient()
         diff = parts.diff
-        fwd_avals = list(in_avals) + [jax.core.ShapedArray(p.shape, p.dtype) for p in parts.forward_params]
-        outs = stablehlo_function(parts.forward, fwd_avals, _avals_of(parts.forward))(*values[:n_in],
-                                                                                      *parts.forward_params)
+        outs = _program_function(parts, diff.forward, parts.forward,
+                                 dict(zip(diff.forward.param_names, parts.forward_params)))(*values[:n_in])
         n_res = diff.residuals
         return outs[:len(outs) - n_res], (outs[len(outs) - n_res:], values[:n_in])
 
@@ -89,10 +89,9 @@ def _differentiable(call, in_avals, params, gradient):
         parts = gradient()
         diff = parts.diff
         residuals, arrays = saved
-        args = list(residuals) + [cts[i] for i in diff.cotangents] + [arrays[k] for k in diff.inputs] + \
-            list(parts.backward_params)
-        avals = [jax.core.ShapedArray(a.shape, a.dtype) for a in args]
-        grads = iter(stablehlo_function(parts.backward, avals, _avals_of(parts.backward))(*args))
+        args = list(residuals) + [cts[i] for i in diff.cotangents] + [arrays[k] for k in diff.inputs]
+        grads = iter(_program_function(parts, diff.backward, parts.backward,
+                                       dict(zip(diff.backward.param_names, parts.backward_params)))(*args))
         wrt = set(diff.wrt)
         result = [next(grads) if k in wrt else np.zeros(a.shape, dtype=jax.dtypes.float0)
                   for k, a in enumerate(in_avals)]
@@ -102,5 +101,37 @@ def _differentiable(call, in_avals, params, gradient):
     return run
 
 
-def _avals_of(text: str):
-    return [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in signature_of(text)[1]]
+def _program_function(parts, program, text: str, params):
+    """``program`` (an fxla program; ``text``: its StableHLO) as a function of its plain arguments for JAX, its
+    parameters the constants ``params`` (by name): a ``jax.custom_vjp`` whose backward runs fxla's derivative of
+    ``program`` (``parts.derivative``: it recomputes, reading the arguments), itself such a function, so JAX can
+    differentiate it again -- ``jax.grad`` of ``jax.grad`` (made once per program, kept in ``parts``)."""
+    found = parts.functions.get(id(program))
+    if found is not None:
+        return found[1]
+    ins, outs = signature_of(text)
+    in_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in ins]
+    call = stablehlo_function(text, in_avals, [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in outs])
+    consts = [params[n] for n in program.param_names]
+    n_plain = len(in_avals) - len(consts)
+
+    def plain(*args):
+        return call(*args, *consts)
+    run = jax.custom_vjp(plain)
+
+    def forward(*args):     # (through ``run`` itself: a forward JAX differentiates again, a third order)
+        return run(*args), args
+
+    def backward(args, cts):
+        wrt = [k for k in differentiable_args(program) if k < n_plain]
+        cotangents = differentiable_results(program)
+        diff, derivative_text = parts.derivative(program, wrt, cotangents)
+        derivative = _program_function(parts, diff.backward, derivative_text, params)
+        grads = iter(derivative(*[cts[i] for i in cotangents], *[args[k] for k in diff.inputs]))
+        chosen = set(wrt)
+        return tuple(next(grads) if k in chosen else np.zeros(in_avals[k].shape, dtype=jax.dtypes.float0)
+                     for k in range(n_plain))
+
+    run.defvjp(forward, backward)
+    parts.functions[id(program)] = (program, run)
+    return run

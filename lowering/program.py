@@ -6,6 +6,7 @@ results of a program come in one order, :class:`ResultLayout`, which every calle
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -119,6 +120,13 @@ class FxlaProgram:
     def random(self) -> bool:
         """Whether the program draws random numbers (takes a seed per call: :attr:`rng_seed`)."""
         return self.rng_seed is not None
+
+    def copy(self) -> "FxlaProgram":
+        """This program with a copy of its module (converting a program to StableHLO changes its module in place:
+        a caller that needs the fxla form afterwards converts a copy)."""
+        with self.context:
+            module = ir.Module.parse(self.module.operation.get_asm(enable_debug_info=True))
+        return dataclasses.replace(self, module=module)
 
     def text(self, debug_info: bool = False) -> str:
         """The fxla module as text (with source locations if ``debug_info``): fxla ops in the dialect's own

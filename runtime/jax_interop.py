@@ -9,8 +9,8 @@ goes through the host.  Eager calls run through ``jax.jit`` of the primitive.
 * ``jax.vmap``: works as a *loop* (``jax.lax.map`` over the batch); the program is not re-vectorised.
 * ``jax.grad`` / ``jax.vjp``: the primitive itself has no derivative rule (:class:`InteropError`): JAX cannot
   differentiate StableHLO it did not produce.  ``CompiledModule.as_jax_function`` wraps it in a
-  ``jax.custom_vjp`` whose backward is fxla's own compiled backward (fxla.interop); ``jax.jvp`` (forward mode)
-  and a gradient of that gradient stay unsupported (the same error).
+  ``jax.custom_vjp`` whose backward is fxla's own compiled backward (fxla.interop), differentiable again;
+  forward mode (``jax.jvp``) is not (JAX refuses it for a custom_vjp function).
 """
 from __future__ import annotations
 
@@ -79,12 +79,11 @@ def _batch(args, dims, *, text, out_avals, in_avals):
 
 
 def _no_jvp(primals, tangents, **params):
-    raise InteropError("cannot differentiate this fxla program with JAX's forward mode (jax.jvp, jax.jacfwd, "
-                       "jax.hessian) or a gradient of its gradient\n"
-                       "why: JAX cannot differentiate StableHLO it did not produce; as_jax_function's functions "
-                       "carry fxla's own backward for one reverse-mode derivative (jax.grad, jax.vjp, jax.jacrev)\n"
-                       "fix: use reverse mode once, take higher derivatives in torch (torch.autograd.grad with "
-                       "create_graph=True through the compiled module), or write the function in JAX")
+    raise InteropError("cannot differentiate a bare fxla program with JAX\n"
+                       "why: JAX cannot differentiate StableHLO it did not produce; the functions "
+                       "CompiledModule.as_jax_function makes carry fxla's own backward (reverse mode, any order)\n"
+                       "fix: call the module's as_jax_function, differentiate in torch, or write the function in "
+                       "JAX")
 
 
 fxla_call_p.def_abstract_eval(_abstract_eval)

@@ -244,3 +244,36 @@ def test_a_gradient_that_depends_on_nothing_that_requires_grad_has_no_graph_as_i
         (gz,) = torch.autograd.grad(z, x, create_graph=True)
         assert not gz.requires_grad
         torch.testing.assert_close(gx, w)
+
+
+def test_jax_differentiates_as_jax_function_to_any_order_in_reverse_mode():
+    """Each program JAX runs is a custom_vjp whose backward is fxla's derivative of it: jax.grad of jax.grad,
+    jax.jacrev twice (a Hessian) and a third order match torch's; forward mode stays JAX's clear refusal."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numpy as np
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2))
+    x = torch.randn(3, 4)
+    f = fxla.compile(model).as_jax_function(x)
+    xj = jnp.asarray(x.numpy())
+
+    def inner(b):
+        return jax.grad(lambda c: jnp.sum(f(c) ** 2))(b)
+
+    gg = jax.jit(jax.grad(lambda a: jnp.sum(inner(a) ** 2)))(xj)
+    hessian = jax.jacrev(jax.jacrev(lambda a: jnp.sum(f(a))))(xj)
+    third = jax.grad(lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(jax.grad(
+        lambda c: jnp.sum(jnp.tanh(f(c))))(b) ** 2))(a)))(xj)
+
+    xt = x.clone().requires_grad_()
+    (g,) = torch.autograd.grad((model(xt) ** 2).sum(), xt, create_graph=True)
+    (gg0,) = torch.autograd.grad((g ** 2).sum(), xt)
+    (g1,) = torch.autograd.grad(torch.tanh(model(xt)).sum(), xt, create_graph=True)
+    (g2,) = torch.autograd.grad((g1 ** 2).sum(), xt, create_graph=True)
+    (third0,) = torch.autograd.grad(g2.sum(), xt)
+    for got, want in ((gg, gg0), (hessian, torch.autograd.functional.hessian(lambda a: model(a).sum(), x)),
+                      (third, third0)):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(TypeError, match="forward-mode"):
+        jax.jvp(f, (xj,), (xj,))
