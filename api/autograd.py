@@ -49,8 +49,8 @@ from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
-from .gradients import GradientError
-from .higher_order import Derivatives, first_derivative
+from .gradients import GradientError, SavedValuesError
+from .higher_order import Argument, Derivatives, first_derivative, source_positions, stamp
 from .outputs import ResultHandler
 from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
@@ -204,7 +204,7 @@ class GradientTexts:
                                                   f"{len(wrt)} argument(s)", "a gradient of a gradient in JAX "
                                                   "through as_jax_function", verb="lowered") as record:
                         pipeline = module._pipeline
-                        diff = pipeline.differentiate(program, wrt, cotangents, remat=True)
+                        diff = pipeline.differentiate(program, wrt, cotangents, remat=True, higher=True)
                         record.dump_fxla(diff.backward)
                         text = pipeline.lower_program(diff.backward.copy(), self.prepared).stablehlo
                     self.orders[id(diff.backward)] = order
@@ -241,12 +241,6 @@ def gradient_texts(module, entry) -> GradientTexts:
         found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1],
                                                        weakref.ref(module), prepared, entry.compiled)
     return found
-
-
-class SavedValuesError(GradientError, RuntimeError):
-    """A backward through an fxla-compiled call found the values its forward saved already freed (a second
-    backward without ``retain_graph=True``), or a parameter or input it reads changed in place since the forward.
-    Eager raises a ``RuntimeError`` in both cases; this is one too."""
 
 
 def _same(value):
@@ -366,7 +360,7 @@ class _Call:
              if isinstance(backward_params.get(n), torch.Tensor)]
         # every argument of the call's program as it was read, for a backward with create_graph=True
         self.arguments = tensors + [program.params[n] for n in program.param_names]
-        self.versions = [_version(a) if isinstance(a, torch.Tensor) else None for a in self.arguments]
+        self.stamps = [stamp(a) for a in self.arguments]
         self.leaves = self.writable = None
         outputs = [from_device(o) for o in parts.outputs]      # (not kept: they hold the node that holds this)
         self.out_meta = [(o.shape, o.dtype) for o in outputs]
@@ -388,21 +382,14 @@ class _Call:
         fxla's derivative of the call's program (:mod:`fxla.higher_order`)."""
         grad, program = self.grad, self.entry.program
         n_plain = len(self.arguments) - len(program.param_names)
+        names = [f"input {n!r}" for n in _input_names(self.module, self.entry)]
+        names += ["the random seed"] * (n_plain - len(names)) + [f"parameter {n!r}" for n in program.param_names]
+        sources = source_positions(program, self.mask)
+        arguments = [Argument(a, name, k in sources, s)
+                     for k, (a, name, s) in enumerate(zip(self.arguments, names, self.stamps))]
         changed = set(program.mutated_inputs) | {n_plain + program.param_names.index(n) for n in program.mutated_params
                                                  if n in program.param_names}
-        return first_derivative(grad.derivatives, self.entry, self.mask, self.arguments, self._check_read, changed,
-                                cts, grad.float_outputs)
-
-    def _check_read(self, positions: List[int]) -> None:
-        """:meth:`_check` for the call's program arguments at ``positions``, read again by a derivative."""
-        names = _input_names(self.module, self.entry)
-        n_plain = len(self.arguments) - len(self.entry.program.param_names)
-        for k in positions:
-            t, version = self.arguments[k], self.versions[k]
-            if isinstance(t, torch.Tensor) and _version(t) != version:     # (a tensor input, or a parameter)
-                name = f"input {names[k]!r}" if k < n_plain else \
-                    f"parameter {self.entry.program.param_names[k - n_plain]!r}"
-                raise _changed(name, t, version, self.module.__name__)
+        return first_derivative(grad.derivatives, self.entry, self.mask, arguments, changed, cts, grad.float_outputs)
 
     def backward(self, cts) -> List[Optional[torch.Tensor]]:
         self._check()

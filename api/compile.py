@@ -636,9 +636,8 @@ class CompiledModule(CompileControl):
         """A JAX-traceable function for ``example_inputs``' signature: takes ``jax.Array``\\ s (same structure,
         shapes and dtypes as the examples) and returns ``jax.Array``\\ s; use it inside ``jax.jit`` / ``jax.vmap``.
 
-        Parameters are passed as the extra arguments of the embedded program (under ``jax.jit`` they become
-        constants of the surrounding program).  ``jax.grad`` / ``jax.vjp`` work, to any order, with fxla's own
-        backward; forward mode (``jax.jvp``, ``jax.hessian``) does not (see docs/runtime.md).
+        Parameters are the embedded program's extra arguments (constants under ``jax.jit``).  ``jax.grad`` /
+        ``jax.vjp`` work, to any order, with fxla's backward; forward mode does not (see docs/runtime.md).
         """
         return _jax_function(self, example_inputs)
 

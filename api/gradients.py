@@ -30,6 +30,12 @@ class GradientError(FxlaError):
     """A backward pass reached the outputs of a compiled (forward-only) program."""
 
 
+class SavedValuesError(GradientError, RuntimeError):
+    """A backward through an fxla-compiled call found the values its forward saved already freed (a second
+    backward without ``retain_graph=True``), or a parameter or input it reads changed in place since the forward.
+    Eager raises a ``RuntimeError`` in both cases; this is one too."""
+
+
 class _ForwardOnly(torch.autograd.Function):
     """Identity on the tensors ``outputs``, recorded as a function of ``anchor`` (a tensor that requires grad);
     its backward raises ``GradientError(message())``.  ``outputs`` is a list, not tensor arguments: autograd

@@ -254,10 +254,11 @@ class Pipeline:
                            print_ir_after_all=self.print_ir_after_all)
 
     def differentiate(self, program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence[int], *,
-                      remat: bool = False) -> Differentiated:
+                      remat: bool = False, higher: bool = False) -> Differentiated:
         """Stage ``vjp`` (calls that need gradients): ``program`` (fxla dialect, not yet converted) as a forward that
-        also returns residuals and a backward (:func:`fxla.lowering.autodiff.differentiate`)."""
-        return self._stage("vjp", differentiate, program, wrt, cotangents, remat=remat)
+        also returns residuals and a backward (:func:`fxla.lowering.autodiff.differentiate`; ``higher``: a
+        derivative of a higher order)."""
+        return self._stage("vjp", differentiate, program, wrt, cotangents, remat=remat, higher=higher)
 
     def lower_program(self, program: FxlaProgram, prepared: PreparedGraph,
                       polymorphic: Optional[bytes] = None) -> Stages:

@@ -277,3 +277,79 @@ def test_jax_differentiates_as_jax_function_to_any_order_in_reverse_mode():
         np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-4, atol=1e-5)
     with pytest.raises(TypeError, match="forward-mode"):
         jax.jvp(f, (xj,), (xj,))
+
+
+def _tanh_net(requires_grad=True):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).requires_grad_(requires_grad)
+
+
+@pytest.mark.parametrize("change", ["parameter", "input", "grad_outputs", "rebound"])
+def test_a_tensor_changed_before_a_higher_order_backward_raises(change):
+    """Every order reads its arguments again: one changed since it was read (in place, or rebound through .data)
+    raises, at the second order as at the first, never a derivative of other values."""
+    model = _tanh_net()
+    x = torch.randn(3, 4, requires_grad=True)
+    v = torch.randn(3, 1)
+    (g,) = torch.autograd.grad(fxla.compile(model)(x), x, grad_outputs=v, create_graph=True)
+    with torch.no_grad():
+        if change == "parameter":
+            model[0].weight.mul_(2)
+        elif change == "input":
+            x.mul_(2)
+        elif change == "grad_outputs":
+            v.mul_(3)
+        else:
+            model[0].weight.data = model[0].weight.data * 2
+    with pytest.raises(SavedValuesError, match="rebound" if change == "rebound" else "version") as info:
+        torch.autograd.grad(g.pow(2).sum(), x)
+    assert "fix:" in str(info.value) and "create_graph=True" in str(info.value)
+
+
+def test_a_straight_through_first_derivative_is_not_differentiated_again():
+    """binary_cross_entropy's input gradient is torch's exact formula through a straight-through term: its first
+    derivative equals eager's under create_graph=True, and a second one is refused (through torch and JAX),
+    never the zero the detached term would give."""
+    import torch.nn.functional as F
+    f = lambda z, t: F.binary_cross_entropy(torch.sigmoid(z), t)       # noqa: E731
+    t, z = torch.tensor([0.0, 1.0, 0.5]), torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad(fxla.compile(f)(z, t), z, create_graph=True)
+    torch.testing.assert_close(g, torch.autograd.grad(f(z, t), z)[0], **TOL)
+    with pytest.raises(NotDifferentiableError, match="first derivative of binary_cross_entropy") as info:
+        torch.autograd.grad(g.sum(), z)
+    assert "fix:" in str(info.value)
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    fj = fxla.compile(lambda z: F.binary_cross_entropy(torch.sigmoid(z), t)).as_jax_function(z.detach())
+    zj = jnp.asarray(z.detach().numpy())
+    assert jnp.allclose(jax.grad(fj)(zj), jnp.asarray(g.detach().numpy()), rtol=1e-4)
+    with pytest.raises(NotDifferentiableError, match="first derivative of binary_cross_entropy"):
+        jax.grad(lambda a: jnp.sum(jax.grad(fj)(a)))(zj)
+
+
+def test_the_gradient_of_a_relu_net_requires_grad_as_in_eager():
+    """With frozen parameters, a ReLU net's input gradient depends on the input only through comparisons: eager's
+    requires grad (its second derivative is zeros), and so does fxla's."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).requires_grad_(False)
+    for f in (net, fxla.compile(net)):
+        x = torch.randn(2, 4, requires_grad=True)
+        (g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        g.pow(2).sum().backward()
+        assert torch.equal(x.grad, torch.zeros_like(x))
+
+
+def test_a_parameter_unfrozen_after_the_forward_gets_no_gradient_as_in_eager():
+    grads = []
+    for compiled in (False, True):
+        model = _tanh_net()
+        model[0].weight.requires_grad_(False)
+        x = torch.randn(3, 4, requires_grad=True)
+        y = (fxla.compile(model) if compiled else model)(x).sum()
+        model[0].weight.requires_grad_(True)
+        (g,) = torch.autograd.grad(y, x, create_graph=True)
+        g.pow(2).sum().backward()
+        grads.append((model[0].weight.grad, model[0].bias.grad))
+    assert grads[0][0] is None and grads[1][0] is None
+    torch.testing.assert_close(grads[1][1], grads[0][1], **TOL)

@@ -30,7 +30,12 @@ pad = OpDef("pad", "Constant padding: `low[i]`/`high[i]` elements before/after d
             infer=inf.pad, torch="torch.nn.functional.pad")
 
 detach = OpDef("detach", "The input itself, with a zero gradient: where a gradient must stop (Tensor.detach, "
-               "embedding's padding row).", _X, infer=infer.same_as_first, torch="torch.Tensor.detach")
+               "embedding's padding row).", _X,
+               (Attr("first_order", STR, "set where a lowering rule detaches to give a torch op's exact first "
+                     "derivative by a straight-through term (the op named): a derivative of the program that "
+                     "recomputes it, or a gradient of its residuals, refuses a second derivative through it",
+                     default=None),),
+               infer=infer.same_as_first, torch="torch.Tensor.detach")
 
 no_gradient = OpDef("no_gradient", "The input itself, through which no gradient may be asked: the result of a torch op "
                     "that torch cannot differentiate either (a gradient through it is an error naming `op`).", _X,

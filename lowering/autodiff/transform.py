@@ -86,13 +86,21 @@ def differentiable_results(program: FxlaProgram) -> List[int]:
     return [i for i, v in enumerate(ret.operands) if _is_float_value(v)]
 
 
-def active_results(program: FxlaProgram, wrt: Sequence[int]) -> List[int]:
+def active_results(program: FxlaProgram, wrt: Sequence[int], *, through_comparisons: bool = False) -> List[int]:
     """The result numbers of ``program``'s ``@main`` that depend on its arguments ``wrt`` through float values
-    (the others have no gradient: torch gives them ``requires_grad=False``)."""
+    (the others have no gradient: torch gives them ``requires_grad=False``).  ``through_comparisons``: through any
+    op but a ``detach`` (a derivative program: eager's backward formulas take their inputs themselves, so the
+    gradient of a ReLU, ``where(x > 0, ct, 0)``, requires grad as eager's does)."""
     with program.context:
         block = main_function(program.module).regions[0].blocks[0]
         body = list(block.operations)
-        active = _active(block, body[:-1], wrt)
+        if through_comparisons:
+            active = {block.arguments[k] for k in wrt}
+            for op in body[:-1]:
+                if op.name != _DETACH and any(v in active for v in op.operands):
+                    active.update(op.results)
+        else:
+            active = _active(block, body[:-1], wrt)
         return [i for i, v in enumerate(body[-1].operands) if v in active]
 
 
@@ -137,6 +145,11 @@ class _Backward:
         owner = value.owner
         if isinstance(owner, ir.Block):
             made = self._placeholder(value)
+        elif owner.name == _DETACH and _straight_through(owner) is not None and self.remat:
+            # (recomputed in a derivative: a second derivative through it is refused, see _straight_through)
+            made = ops.no_gradient(self.value(owner.operands[0]), loc=owner.location,
+                                   **_second_order_refusal(_straight_through(owner)))
+            _same_symbolic(value, made)
         elif owner.name == "fxla.constant" or self.remat:
             copy = ir.Operation.create(owner.name, results=[r.type for r in owner.results],
                                        operands=[self.value(v) for v in owner.operands],
@@ -160,6 +173,23 @@ class _Backward:
         self.ct[value] = ct if old is None else ctx.emit(ops.add, old, ct)
 
 
+def _straight_through(op: ir.Operation) -> Optional[str]:
+    """The torch op an ``fxla.detach`` gives the exact first derivative of by a straight-through term
+    (``x.detach() + (x - x.detach()) * g``: its ``first_order`` attribute), else ``None``.  Such a term has the right
+    first derivative and a wrong (zero) second one, so where a derivative of the program would differentiate
+    through it again -- a backward that recomputes it (it becomes ``fxla.no_gradient``), or a gradient of the
+    forward's residuals (``higher=True``) -- fxla refuses rather than return that zero."""
+    if "first_order" not in op.attributes:
+        return None
+    return ir.StringAttr(op.attributes["first_order"]).value
+
+
+def _second_order_refusal(op_name: str) -> Dict[str, str]:
+    return {"op": f"the first derivative of {op_name}",
+            "reason": f"fxla computes {op_name}'s first derivative exactly (torch's formula, through a "
+                      f"straight-through term), and has no second derivative for it yet"}
+
+
 def _same_symbolic(value: ir.Value, other: ir.Value) -> None:
     """``other`` (a value of the backward standing for the forward's ``value``) has ``value``'s symbolic shape."""
     scope = symbolic.current()
@@ -180,10 +210,12 @@ def _symbolic_attrs(op: ir.Operation, attrs: Dict) -> Dict:
     return dict(found)
 
 
-def _active(block: ir.Block, body: Sequence[ir.Operation], wrt: Sequence[int]) -> set:
+def _active(block: ir.Block, body: Sequence[ir.Operation], wrt: Sequence[int], higher: bool = False) -> set:
     active = {block.arguments[k] for k in wrt}
     for op in body:
-        if op.name == _DETACH:          # (no history after it, as torch's detach: the result requires no grad)
+        # (no history after a detach, as torch's: the result requires no grad; but a straight-through one passes
+        # the history on where the program's results are differentiated again, to refuse: _straight_through)
+        if op.name == _DETACH and not (higher and _straight_through(op) is not None):
             continue
         if any(v in active for v in op.operands):
             active.update(r for r in op.results if _is_float_value(r))
@@ -209,7 +241,14 @@ def _check(op, rule_out, operands) -> None:
 def _apply_rule(op: ir.Operation, bwd: _Backward, ctx: VJPContext, active: set) -> None:
     opdef = ops.lookup(op.name)
     cts = [bwd.ct.get(r) for r in op.results]
-    if all(c is None for c in cts) or not any(v in active for v in op.operands) or opdef in ZERO_GRADIENT:
+    if all(c is None for c in cts) or not any(v in active for v in op.operands):
+        return
+    if opdef is ops.detach and _straight_through(op) is not None:      # (higher=True: see _straight_through)
+        refusal = _second_order_refusal(_straight_through(op))
+        raise NotDifferentiableError(f"cannot differentiate {refusal['op']}\n  at {_where(op)}\nwhy: "
+                                     f"{refusal['reason']}\nfix: compute this part under torch.no_grad() or on "
+                                     f"detached tensors, or take the higher derivative with eager PyTorch")
+    if opdef in ZERO_GRADIENT:
         return
     rule = VJP_RULES.get(opdef)
     if rule is None:
@@ -245,9 +284,11 @@ def _apply_rule(op: ir.Operation, bwd: _Backward, ctx: VJPContext, active: set) 
 
 
 def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence[int], *,
-                  remat: bool = False) -> Differentiated:
+                  remat: bool = False, higher: bool = False) -> Differentiated:
     """Differentiate ``program``: gradients of its ``@main`` arguments ``wrt`` (argument numbers, floating
-    point) through its results ``cotangents`` (result numbers, floating point).  See the module docstring."""
+    point) through its results ``cotangents`` (result numbers, floating point).  See the module docstring.
+    ``higher``: the program's results carry derivatives already (a forward that saves residuals, a derivative), so
+    this is a derivative of a higher order: a straight-through first derivative is refused where it is reached."""
     wrt, cotangents = list(wrt), list(cotangents)
     with program.context, ir.Location.unknown(), type_cache():
         main = main_function(program.module)
@@ -260,7 +301,7 @@ def differentiate(program: FxlaProgram, wrt: Sequence[int], cotangents: Sequence
         if bad:
             raise NotDifferentiableError(f"arguments {bad} are not floating point: only floating-point tensors have "
                                          f"gradients\nfix: differentiate with respect to float tensors")
-        active = _active(block, body, wrt)
+        active = _active(block, body, wrt, higher)
 
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):

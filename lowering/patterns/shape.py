@@ -37,7 +37,7 @@ def _dim_size(b: Builder, x, *, dim):
 
 
 @pattern(ops.detach)
-def _detach(b: Builder, x):
+def _detach(b: Builder, x, *, first_order=None):
     return x                 # (gradients are fxla's: in StableHLO a detach is its input)
 
 

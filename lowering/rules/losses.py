@@ -202,8 +202,9 @@ def _binary_cross_entropy(ctx, input, target, weight=None, size_average=None, re
                   "pass probabilities (torch.sigmoid of the logits), or use binary_cross_entropy_with_logits")
     floor = ctx.tensor(-100.0, like=input)
     # the value from the clamped logs of the input (detached: the target's gradient flows through them, as
-    # torch's); the input's gradient is torch's (x - t) / max((1 - x) x, 1e-12), added as (x - x.detach()) * g
-    x = ctx.emit(ops.detach, input)
+    # torch's); the input's gradient is torch's (x - t) / max((1 - x) x, 1e-12), added as (x - x.detach()) * g:
+    # exact at the first order only, so the detach says so (fxla.lowering.autodiff: no second derivative here)
+    x = ctx.emit(ops.detach, input, first_order="binary_cross_entropy")
     one = ctx.tensor(1.0, like=input)
     log_x = ctx.emit(ops.maximum, ctx.emit(ops.log, x), floor)
     log_1mx = ctx.emit(ops.maximum, ctx.emit(ops.log, ctx.emit(ops.sub, one, x)), floor)
