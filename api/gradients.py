@@ -30,6 +30,25 @@ class GradientError(FxlaError):
     """A backward pass reached the outputs of a compiled (forward-only) program."""
 
 
+def _has_storage(t: torch.Tensor) -> bool:
+    """False for the batched tensors of torch's vmap (``torch.autograd.functional``'s ``vectorize=True``)."""
+    try:
+        t.data_ptr()
+    except RuntimeError:
+        return False
+    return True
+
+
+def refuse_vmap(cts: Sequence[Any], name: str) -> None:
+    """A backward under ``vmap`` (``jacobian`` / ``hessian`` with ``vectorize=True``) hands batched cotangents, which
+    no compiled program takes: a clear error instead of torch's raw batching or storage error."""
+    if any(ct is not None and (torch._C._functorch.is_batchedtensor(ct) or not _has_storage(ct)) for ct in cts):
+        raise GradientError(
+            f"a backward through fxla-compiled {name} was run under torch.vmap (jacobian/hessian with "
+            f"vectorize=True)\nwhy: the compiled backward takes one cotangent per output, not a batch of them\n"
+            f"fix: pass vectorize=False (the default), which runs one backward per row")
+
+
 class SavedValuesError(GradientError, RuntimeError):
     """A backward through an fxla-compiled call found the values its forward saved already freed (a second
     backward without ``retain_graph=True``), or a parameter or input it reads changed in place since the forward.

@@ -42,7 +42,7 @@ from fxla.lowering.autodiff import active_results, differentiable_results
 from fxla.lowering.program import FxlaProgram
 from fxla.runtime import Executable, from_device, to_device
 
-from .gradients import GradientError, SavedValuesError
+from .gradients import GradientError, SavedValuesError, refuse_vmap
 from .pipeline import COMPILING
 
 __all__ = ["Argument", "Derivatives", "first_derivative", "source_positions", "stamp"]
@@ -263,4 +263,6 @@ class _ProgramNode(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *cts):
         (anchor,) = ctx.saved_tensors
-        return (None, *anchor.fxla_call.backward(cts))
+        call = anchor.fxla_call
+        refuse_vmap(cts, call.derivatives.module.__name__)
+        return (None, *call.backward(cts))

@@ -8,6 +8,11 @@ every in-place change made through the tensor or any view of it) and its data po
 ``.data``); every call checks them first (:meth:`WeightWatch.changed`, a few tens of ns per weight) and the module
 re-uploads what changed.
 
+torch's fused optimizers (``fused=True``: Adam, AdamW, SGD, Adagrad) update their parameters in place without
+bumping the version counters (torch 2.13 on the CPU), so a compiled module kept computing with the weights of
+before the step.  A global optimizer step post-hook (:func:`_after_fused_step`) bumps the counters of the
+parameters of a fused group that a watch records, after each step, as an unfused step does.
+
 Not seen, by design of torch's ``.data``: an in-place change made through ``weight.data`` (``w.data.add_(1)``):
 ``.data`` is a tensor with a version counter of its own; compile again after one (docs/runtime.md, "Weights that
 change").  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
@@ -15,9 +20,37 @@ change").  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) 
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+from torch.autograd.graph import increment_version
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+#: id -> weak reference of every tensor a WeightWatch has recorded (what _after_fused_step looks for; by id: a
+#: WeakSet would compare tensors with their elementwise ``==``)
+_WATCHED: Dict[int, "weakref.ref[torch.Tensor]"] = {}
+
+
+def _watched(tensor: torch.Tensor) -> None:
+    key = id(tensor)
+    if key not in _WATCHED:
+        _WATCHED[key] = weakref.ref(tensor, lambda _, key=key: _WATCHED.pop(key, None))
+
+
+def _after_fused_step(optimizer, args, kwargs) -> None:
+    """After any ``optimizer.step()``: a group with ``fused=True`` changed its parameters in place without
+    bumping their version counters; bump them for the tensors a compiled module watches, so its next call uploads
+    the new values (the counters an unfused step would have bumped)."""
+    for group in optimizer.param_groups:
+        if group.get("fused"):
+            for p in group["params"]:
+                ref = _WATCHED.get(id(p))
+                if ref is not None and ref() is p:
+                    increment_version(p)
+
+
+register_optimizer_step_post_hook(_after_fused_step)
 
 
 class WeightWatch:
@@ -32,6 +65,7 @@ class WeightWatch:
 
     def record(self, name: str, tensor: torch.Tensor) -> None:
         """``tensor`` (the model's parameter or buffer ``name``) is what the device buffers of ``name`` hold now."""
+        _watched(tensor)
         self._seen[name] = (tensor, tensor._version, tensor.data_ptr())
         self.entries = tuple((n, t, v, p) for n, (t, v, p) in self._seen.items())
 

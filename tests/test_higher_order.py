@@ -353,3 +353,16 @@ def test_a_parameter_unfrozen_after_the_forward_gets_no_gradient_as_in_eager():
         grads.append((model[0].weight.grad, model[0].bias.grad))
     assert grads[0][0] is None and grads[1][0] is None
     torch.testing.assert_close(grads[1][1], grads[0][1], **TOL)
+
+
+def test_vectorized_jacobians_are_refused_with_a_fix():
+    """torch.autograd.functional's vectorize=True runs the backward under vmap with batched cotangents, which no
+    compiled program takes: fxla's error with the fix, not torch's raw batching or storage error."""
+    fast = fxla.compile(_tanh_net())
+    x = torch.randn(4)
+    for run in (lambda: torch.autograd.functional.jacobian(fast, x, vectorize=True),
+                lambda: torch.autograd.functional.hessian(lambda a: fast(a).sum(), x, vectorize=True)):
+        with pytest.raises(GradientError, match="vectorize=True") as info:
+            run()
+        assert "fix: pass vectorize=False" in str(info.value)
+    torch.autograd.functional.hessian(lambda a: fast(a).sum(), x)      # (the loop form works)

@@ -13,8 +13,10 @@ from . import elementwise, indexing, linalg, nn, pool, recurrent, reduce, scan, 
 from .context import VJPContext
 from .registry import (NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, non_differentiable,
                        vjp_rule, zero_gradient)
-from .transform import Differentiated, active_results, differentiable_args, differentiable_results, differentiate
+from .transform import (Differentiated, active_results, differentiable_args, differentiable_results, differentiate,
+                        reached_results)
 
 __all__ = ["VJPContext", "VJP_RULES", "ZERO_GRADIENT", "NON_DIFFERENTIABLE", "NotDifferentiableError", "vjp_rule",
            "zero_gradient", "non_differentiable",
-           "Differentiated", "active_results", "differentiable_args", "differentiable_results", "differentiate"]
+           "Differentiated", "active_results", "differentiable_args", "differentiable_results", "differentiate",
+           "reached_results"]
