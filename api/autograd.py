@@ -43,7 +43,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.lowering.autodiff import (Differentiated, NotDifferentiableError, differentiable_args,
-                                    differentiable_results, reached_results)
+                                    differentiable_results)
 from fxla.lowering.autodiff.transform import main_function
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
@@ -78,8 +78,6 @@ class GradientEntry:
     sources: str = ""                 # what it differentiates with respect to (the compile log)
     backward_stablehlo: Optional[bytes] = None    # the polymorphic StableHLO the backward refines (dynamic=)
     derivatives: Optional[Derivatives] = None     # for a backward with create_graph=True (fxla.higher_order)
-    #: per source, the results it reaches through float values (fxla.lowering.autodiff.reached_results)
-    reach: List[frozenset] = dataclasses.field(default_factory=list)
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -156,7 +154,6 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
             diff = differentiate(pipeline.to_fxla(prepared))
         program, float_outputs = diff.forward, diff.cotangents
         outputs = program.output_static
-        reach = reached_results(diff.forward, diff.wrt)    # (before the forward is converted, in place)
         record.dump_fxla(diff.forward)
         stages = pipeline.lower_program(diff.forward, prepared, polymorphic[0])
         target = pipeline.layout(stages, module.device.platform)
@@ -169,7 +166,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
     return GradientEntry(diff, forward, None, forward_keys, backward_keys, handler, float_outputs, prepared,
-                         entry.compiled, sources, polymorphic[1], derivatives, reach)
+                         entry.compiled, sources, polymorphic[1], derivatives)
 
 
 @dataclass
@@ -319,11 +316,7 @@ class _CompiledCall(torch.autograd.Function):
                     "through the graph a second time, or run the forward again") from err
         call = anchor.fxla_call
         # create_graph=True: gradients that have a graph themselves (fxla.higher_order)
-        grads = call.backward_with_graph(cts) if torch.is_grad_enabled() else call.backward(cts)
-        # a source in the graph of no output the backward reached has None, as in eager (not zeros: an
-        # optimizer's weight decay would move it)
-        given = {i for i, ct in enumerate(cts) if ct is not None}
-        return (None, *(g if reach & given else None for g, reach in zip(grads, call.grad.reach)))
+        return (None, *(call.backward_with_graph(cts) if torch.is_grad_enabled() else call.backward(cts)))
 
 
 class _Call:

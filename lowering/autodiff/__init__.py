@@ -13,10 +13,8 @@ from . import elementwise, indexing, linalg, nn, pool, recurrent, reduce, scan, 
 from .context import VJPContext
 from .registry import (NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError, non_differentiable,
                        vjp_rule, zero_gradient)
-from .transform import (Differentiated, active_results, differentiable_args, differentiable_results, differentiate,
-                        reached_results)
+from .transform import Differentiated, active_results, differentiable_args, differentiable_results, differentiate
 
 __all__ = ["VJPContext", "VJP_RULES", "ZERO_GRADIENT", "NON_DIFFERENTIABLE", "NotDifferentiableError", "vjp_rule",
            "zero_gradient", "non_differentiable",
-           "Differentiated", "active_results", "differentiable_args", "differentiable_results", "differentiate",
-           "reached_results"]
+           "Differentiated", "active_results", "differentiable_args", "differentiable_results", "differentiate"]

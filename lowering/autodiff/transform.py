@@ -43,8 +43,7 @@ from ..program import FxlaProgram
 from .context import VJPContext
 from .registry import NON_DIFFERENTIABLE, VJP_RULES, ZERO_GRADIENT, NotDifferentiableError
 
-__all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results", "active_results",
-           "reached_results"]
+__all__ = ["Differentiated", "differentiate", "differentiable_args", "differentiable_results", "active_results"]
 
 _PLACEHOLDER = "builtin.unrealized_conversion_cast"
 _DETACH = ops.detach.name
@@ -103,29 +102,6 @@ def active_results(program: FxlaProgram, wrt: Sequence[int], *, through_comparis
         else:
             active = _active(block, body[:-1], wrt)
         return [i for i, v in enumerate(body[-1].operands) if v in active]
-
-
-def reached_results(program: FxlaProgram, wrt: Sequence[int]) -> List[frozenset]:
-    """Per argument in ``wrt``: the result numbers of ``program``'s ``@main`` it reaches through float values (not
-    through a ``detach``, a comparison or an integer result) -- the outputs whose graph it is in, in eager's
-    terms.  A gradient asked through other results only is ``None`` in eager, not zeros (an optimizer's weight
-    decay moves a parameter whose gradient is zeros, and leaves one whose gradient is ``None``)."""
-    with program.context:
-        block = main_function(program.module).regions[0].blocks[0]
-        body = list(block.operations)
-        bits = {block.arguments[k]: 1 << i for i, k in enumerate(wrt)}
-        for op in body[:-1]:
-            if op.name == _DETACH:
-                continue
-            mask = 0
-            for v in op.operands:
-                mask |= bits.get(v, 0)
-            if mask:
-                for r in op.results:
-                    if _is_float_value(r):
-                        bits[r] = bits.get(r, 0) | mask
-        results = [bits.get(v, 0) for v in body[-1].operands]
-        return [frozenset(j for j, m in enumerate(results) if m >> i & 1) for i in range(len(wrt))]
 
 
 def main_function(module: ir.Module) -> ir.Operation:
