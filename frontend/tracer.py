@@ -122,20 +122,10 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
             state.check_register_buffer(name, tensor)
         return orig_register(mod, name, tensor, persistent)
 
-    orig_grad_mode = torch._C._set_grad_enabled
-
-    def set_grad_enabled(mode):
-        """``torch.no_grad()`` / ``enable_grad()`` / ``set_grad_enabled()`` in the traced code: a marker node
-        (:mod:`fxla.frontend.passes.grad_mode` detaches what leaves a no_grad region), and the mode itself."""
-        if not passing():
-            tracer.create_node("call_function", orig_grad_mode, (bool(mode),), {})
-        return orig_grad_mode(mode)
-
     reads.start()
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
     Module.__delattr__ = module_delattr
-    torch._C._set_grad_enabled = set_grad_enabled
     _install_isinstance(+1)
     # torch.compiler.is_compiling() is True while fxla traces, as while torch.export traces (its
     # _compiling_state_context): libraries then take their traceable paths (Hugging Face's is_tracing() skips
@@ -152,7 +142,6 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
         Module.__setattr__, Module.register_buffer = orig_setattr, orig_register
         Module.__delattr__ = orig_delattr
-        torch._C._set_grad_enabled = orig_grad_mode
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
         reads.stop()

@@ -14,7 +14,6 @@ from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import propagate_shapes
 from ..tracer import final_attribute_writes
-from .grad_mode import apply_grad_mode
 from .functionalize import functionalize
 
 __all__ = ["PreparedGraph", "prepare_graph"]
@@ -54,9 +53,6 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
     functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
     if functional is not gm:
         propagate_shapes(functional, *example_inputs)
-    # no_grad regions: what leaves them is detached (after functionalize: an in-place change made in a region,
-    # then read outside it, is an edge out of it; needs the shapes)
-    apply_grad_mode(functional)
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
                          dict(meta.get("state_mutations", {})), final_attribute_writes(functional.graph))
