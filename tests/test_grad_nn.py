@@ -326,3 +326,24 @@ def test_margin_losses_on_their_hinge(name):
         out.extend(x.grad for x in leaves)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.1}, {"weight": "w"}], ids=["plain", "smoothing", "weight"])
+def test_cross_entropy_with_every_target_ignored_has_torch_s_zero_gradient(kw):
+    """Every target at ignore_index: torch's mean is nan (0/0) and its gradient zeros; fxla's gradient was the nan
+    of 0/0's derivative.  With some targets counted, first and second derivatives equal eager's."""
+    import torch.nn.functional as F
+    kw = {k: torch.rand(5, generator=torch.Generator().manual_seed(0)) if v == "w" else v for k, v in kw.items()}
+    x = torch.randn(3, 5, requires_grad=True)
+    fast = fxla.compile(lambda a, b: F.cross_entropy(a, b, **kw))
+    for t in (torch.full((3,), -100), torch.tensor([1, -100, 4])):
+        for f in (lambda a, b: F.cross_entropy(a, b, **kw), fast):
+            loss = f(x, t)
+            (g,) = torch.autograd.grad(loss, x, create_graph=True)
+            (h,) = torch.autograd.grad(g.pow(2).sum(), x)
+            if f is fast:
+                torch.testing.assert_close(loss, want[0], equal_nan=True)
+                torch.testing.assert_close(g, want[1], rtol=1e-5, atol=1e-6)
+                torch.testing.assert_close(h, want[2], rtol=1e-4, atol=1e-6)
+            else:
+                want = (loss, g, h)

@@ -44,6 +44,17 @@ def _mean_over(ctx, loss, scale):
     return ctx.emit(ops.div, reduce_loss(ctx, loss, "sum"), reduce_loss(ctx, scale, "sum"))
 
 
+def _mean_over_counted(ctx, loss, scale):
+    """:func:`_mean_over` for class-index losses: nan when every target is ignored, as torch's value, with
+    torch's zero gradient then (not the nan of 0/0's derivative).  The gradient goes through sum / max-like
+    ``where(count == 0, 1, count)``; ``detach(sum / count - that)`` is exactly 0 otherwise (the same division) and
+    nan then, so the value is torch's at every count and the derivative is exact at every order."""
+    total, count = reduce_loss(ctx, loss, "sum"), reduce_loss(ctx, scale, "sum")
+    zero = ctx.emit(ops.eq, count, ctx.tensor(0.0, like=count))
+    safe = ctx.emit(ops.div, total, ctx.emit(ops.where, zero, ctx.tensor(1.0, like=count), count))
+    return ctx.emit(ops.add, safe, ctx.emit(ops.detach, ctx.emit(ops.sub, ctx.emit(ops.div, total, count), safe)))
+
+
 def _weighted(ctx, loss, weight):
     return loss if weight is None else ctx.emit(ops.mul, loss, weight)
 
@@ -144,7 +155,8 @@ def _picked(ctx, logp, target, weight, ignore_index: int):
 def _nll(ctx, logp, target, weight, ignore_index: int, reduction: str):
     """The reduced NLL loss, each target element's weight in a mean and the counted mask (see _picked)."""
     loss, scale, counted = _picked(ctx, logp, target, weight, ignore_index)
-    return (_mean_over(ctx, loss, scale) if reduction == "mean" else reduce_loss(ctx, loss, reduction)), scale, counted
+    return (_mean_over_counted(ctx, loss, scale) if reduction == "mean" else reduce_loss(ctx, loss, reduction)), \
+        scale, counted
 
 
 @register(F.nll_loss)
@@ -171,7 +183,7 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
     scaled = logp if weight is None else ctx.emit(ops.mul, logp, _per_class(ctx, weight, logp))
     smooth = ctx.emit(ops.neg, ctx.emit(ops.sum, scaled, dims=(dim,), keepdim=False))
     smooth = ctx.emit(ops.where, counted, smooth, ctx.tensor(0.0, like=smooth))
-    smooth = _mean_over(ctx, smooth, scale) if reduction == "mean" else reduce_loss(ctx, smooth, reduction)
+    smooth = _mean_over_counted(ctx, smooth, scale) if reduction == "mean" else reduce_loss(ctx, smooth, reduction)
     return ctx.emit(ops.add, ctx.emit(ops.mul, ctx.tensor(1.0 - label_smoothing, like=nll), nll),
                     ctx.emit(ops.mul, double_ratio(ctx, label_smoothing, classes, smooth), smooth))
 
