@@ -50,7 +50,7 @@ from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
 from .gradients import GradientError, SavedValuesError, refuse_vmap
-from .higher_order import Argument, Derivatives, first_derivative, source_positions, stamp
+from .higher_order import Argument, Derivatives, first_derivative, hold, source_positions, stamp
 from .outputs import ResultHandler
 from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
@@ -133,9 +133,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     sources = _sources_text(module, entry, mask)
     number = entry.compiled.number if entry.compiled is not None else "?"
     def differentiate(program):
-        # mask: per tensor input, then per parameter; the seed argument of a random program sits between them
-        n_tensors = len(mask) - len(program.param_names)
-        wrt = [k + (program.random and k >= n_tensors) for k, m in enumerate(mask) if m]
+        wrt = sorted(source_positions(program, mask))     # (a random program's seed sits among the arguments)
         float_outputs = [i for i in differentiable_results(program) if i < program.layout.outputs]
         return pipeline.differentiate(program, wrt, float_outputs, remat=module._remat)
 
@@ -292,10 +290,7 @@ class _CompiledCall(torch.autograd.Function):
     @staticmethod
     def forward(ctx, call, *sources):
         outputs = call.forward()
-        anchor = torch.empty(0)
-        anchor.fxla_call = call
-        ctx.save_for_backward(anchor)
-        ctx.set_materialize_grads(False)    # (None for an output the backward does not reach: fxla.higher_order)
+        hold(ctx, call)
         ctx.fxla_name = call.module.__name__
         ctx.mark_non_differentiable(*[o for i, o in enumerate(outputs) if i not in call.differentiable])
         return tuple(outputs)

@@ -45,7 +45,7 @@ from fxla.runtime import Executable, from_device, to_device
 from .gradients import GradientError, SavedValuesError, refuse_vmap
 from .pipeline import COMPILING
 
-__all__ = ["Argument", "Derivatives", "first_derivative", "source_positions", "stamp"]
+__all__ = ["Argument", "Derivatives", "first_derivative", "hold", "source_positions", "stamp"]
 
 
 @dataclass
@@ -244,6 +244,17 @@ class _ProgramCall:
                     f"the derivative of order {len(self.key)}")
 
 
+def hold(ctx, call) -> None:
+    """Make ``call`` (the state of one autograd node's run) live as long as torch keeps the node's saved values:
+    the node saves one empty tensor, the *anchor*, whose attribute ``fxla_call`` is the only reference to it
+    (``ctx.saved_tensors[0].fxla_call`` in the backward).  Cotangents of results the backward does not reach come
+    in as ``None`` (see :func:`_given`), not zeros."""
+    anchor = torch.empty(0)
+    anchor.fxla_call = call
+    ctx.save_for_backward(anchor)
+    ctx.set_materialize_grads(False)
+
+
 class _ProgramNode(torch.autograd.Function):
     """A :class:`_ProgramCall` as an autograd node: ``forward(ctx, call, *sources)`` runs the derivative program,
     ``backward`` differentiates it once more (see the module docstring)."""
@@ -251,10 +262,7 @@ class _ProgramNode(torch.autograd.Function):
     @staticmethod
     def forward(ctx, call, *sources):
         outputs = call.forward()
-        anchor = torch.empty(0)
-        anchor.fxla_call = call
-        ctx.save_for_backward(anchor)
-        ctx.set_materialize_grads(False)    # (a result the backward does not reach: None, see _given)
+        hold(ctx, call)
         # (a result that depends on no source has no gradient, as in eager: requires_grad=False)
         active = set(call.order.dependent_on(call.mask)) if any(call.mask) else set()
         ctx.mark_non_differentiable(*[o for i, o in enumerate(outputs) if i not in active])
