@@ -406,7 +406,8 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     """Why this call cannot record gradients through fxla (then its outputs are guarded: see fxla.gradients)."""
     if module.mesh is not None:
         return "fxla does not differentiate sharded (mesh=) programs yet"
-    changed = [k for k in entry.program.mutated_inputs if mask[k]]
+    quiet = entry.program.quiet_inputs     # (changed under torch.no_grad() only: no history to differentiate)
+    changed = [k for k in entry.program.mutated_inputs if mask[k] and k not in quiet]
     if changed:
         return (f"the program changes input(s) {changed} in place, and they require grad: fxla does not "
                 f"differentiate through in-place changes of its inputs")
@@ -436,7 +437,7 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
     program = entry.program
     writable = None
     if program.mutated_inputs:
-        writable = check_writable(module.__name__, program.mutated_inputs, leaves, True)
+        writable = check_writable(module.__name__, program.mutated_inputs, leaves, True, program.quiet_inputs)
     tensors = [t for t in leaves if is_array(t)]
     sources = [t for t, m in zip(tensors, mask) if m] + \
         [program.params[n] for n, m in zip(program.param_names, mask[len(tensors):]) if m]

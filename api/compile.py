@@ -522,7 +522,8 @@ class CompiledModule(CompileControl):
                       else None, args, self._store.resident(program, keys, placements), keys, placements, guard,
                       self._layout_sensitive,
                       handler=ResultHandler(program.layout, program.output_spec, program.output_static,
-                                            program.mutated_inputs, self.output, guard, self.__name__))
+                                            program.mutated_inputs, self.output, guard, self.__name__,
+                                            program.quiet_inputs))
         self._signatures.put(key, entry)
         entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry
@@ -613,8 +614,7 @@ class CompiledModule(CompileControl):
                 if value is not None:
                     return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
-        # before running: a refused input must leave the module's state as it was
-        writable = check_writable(self.__name__, program.mutated_inputs, leaves, entry.guard is not None)
+        writable = handler.writable(leaves, entry.guard is not None)     # (refused before the run: state intact)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         parts = handler.split(results, leaves, writable)   # (changed inputs written back)
         entry.written_back(writable)

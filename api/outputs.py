@@ -19,7 +19,7 @@ from fxla.lowering.program import Results
 from fxla.runtime import from_device
 from fxla.runtime.buffers import viewer
 
-from .write_back import write_back
+from .write_back import check_writable, write_back
 
 __all__ = ["ResultHandler"]
 
@@ -32,20 +32,27 @@ class ResultHandler:
     """The result handling of one compiled signature (see the module docstring).
 
     ``output_static``: per output leaf, ``None`` for the next tensor result or the static value itself;
-    ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place;
+    ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place
+    (``quiet_inputs``: those it changes only under ``torch.no_grad()``);
     ``name``: the module's, for errors.
     """
 
     def __init__(self, layout: ResultLayout, output_spec, output_static: Sequence[Any],
-                 mutated_inputs: Sequence[int], output: str, guard, name: Optional[str] = None):
+                 mutated_inputs: Sequence[int], output: str, guard, name: Optional[str] = None,
+                 quiet_inputs: Sequence[int] = ()):
         self.layout = layout
         self.name = name
         self.output_spec = output_spec
         self.output_static = list(output_static)
         self.mutated_inputs = list(mutated_inputs)
+        self.quiet_inputs = tuple(quiet_inputs)
         self.convert = from_device if output == "torch" else _same
         self.guard = guard
         self._views: Optional[List[Any]] = None     # per changed input's result: its converter to torch
+
+    def writable(self, leaves, guarded: bool) -> Optional[List[Any]]:
+        """:func:`fxla.write_back.check_writable` for this signature's changed inputs (before the run)."""
+        return check_writable(self.name, self.mutated_inputs, leaves, guarded, self.quiet_inputs)
 
     def split(self, results: Sequence[Any], leaves, writable: Optional[List[Any]] = None) -> Results:
         """The results of a call whose inputs were ``leaves``, split (:meth:`ResultLayout.split`), after writing
@@ -57,7 +64,7 @@ class ResultHandler:
         if self.mutated_inputs:
             if self._views is None:                 # (this signature's result types: resolved once)
                 self._views = [viewer(value) for value in parts.inputs]
-            write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard, self._views)
+            write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard, self._views, self.quiet_inputs)
         return parts
 
     def build(self, outputs: Sequence[Any], leaves) -> Any:

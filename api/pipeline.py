@@ -200,7 +200,7 @@ class Pipeline:
                 with symbols.tracing():
                     prepared = self._stage("prepare", prepare_graph, gm, examples)
         if self.print_ir_after_all:
-            note = "" if prepared.functionalized else " (no in-place ops: the captured graph, unchanged)"
+            note = "" if prepared.functionalized else " (no in-place ops, no no_grad region: the captured graph)"
             self._print_ir(f"functionalize{note}", str(prepared.graph_module.graph))
         return prepared
 

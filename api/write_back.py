@@ -73,10 +73,13 @@ def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool((_elements(a, base, end - base + 1) & _elements(b, base, end - base + 1)).any())
 
 
-def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = True) -> Optional[List[torch.Tensor]]:
+def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = True,
+                   quiet: Sequence[int] = ()) -> Optional[List[torch.Tensor]]:
     """The tensor inputs of the call (``leaves``), after checking that every input in ``mutated`` (numbers among
     the tensor inputs) can be written as eager PyTorch would (see the module docstring; ``guarded``: the call's
-    torch outputs have a gradient guard); None when ``mutated`` is empty (the call changes no input)."""
+    torch outputs have a gradient guard; ``quiet``: the inputs changed only under ``torch.no_grad()`` in forward,
+    which eager allows on a tensor that requires grad); None when ``mutated`` is empty (the call changes no
+    input)."""
     if not mutated:
         return None
     tensors = [t for t in leaves if is_array(t)]
@@ -91,7 +94,7 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
                 f"why: fxla copies a mutated input's new value into the caller's torch tensor after the call, as "
                 f"eager PyTorch would have changed it\n"
                 f"fix: pass a torch tensor, or compute a new tensor in the model (y = x + 1) and return it")
-        if t.requires_grad and torch.is_grad_enabled() and (t.is_leaf or not guarded):
+        if t.requires_grad and torch.is_grad_enabled() and (t.is_leaf or not guarded) and index not in quiet:
             why = ("why: eager PyTorch refuses this too: a leaf Variable that requires grad is being used in an "
                    "in-place operation" if t.is_leaf else
                    "why: eager PyTorch would record the change in autograd's graph; with output='jax' fxla has "
@@ -124,19 +127,20 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
 
 
 def write_back(tensors: List[torch.Tensor], mutated: Sequence[int], leaves, values, guard=None,
-               views: Optional[Sequence] = None) -> None:
+               views: Optional[Sequence] = None, quiet: Sequence[int] = ()) -> None:
     """Copy ``values``, the new values of the tensor inputs a program changes in place (``mutated``: their numbers
     among the tensor inputs ``tensors``, which :func:`check_writable` returned before the program ran), into the
     caller's tensors.  ``guard``: the call's :class:`~fxla.gradients.GradientGuard`; an input that requires grad (a
     non-leaf, under grad mode) is written from the guarded value, so its history records the change and a
     backward through it raises.  ``views``: per value, its converter to torch (:func:`fxla.runtime.buffers.viewer`,
-    resolved once per compiled signature), else :func:`~fxla.runtime.from_device`."""
+    resolved once per compiled signature), else :func:`~fxla.runtime.from_device`.  ``quiet``: the inputs changed
+    only under ``torch.no_grad()`` in forward, written without history, as eager changes them."""
     recorded = torch.is_grad_enabled()
     tracked = []
     with torch.no_grad():                     # (one context for the call: a decode step writes 4-6 cache tensors)
         for k, (index, value) in enumerate(zip(mutated, values)):
             value, target = (from_device if views is None else views[k])(value), tensors[index]
-            if target.requires_grad and recorded:
+            if target.requires_grad and recorded and index not in quiet:
                 tracked.append((target, value))
             else:
                 target.copy_(value)

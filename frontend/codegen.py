@@ -8,7 +8,9 @@ Output looks like torch.fx's ``gm.code``::
         add = relu + 1;  relu = None
         return add
 
-Each statement frees the values whose last use it is (``;  x = None``).  Python
+Each statement frees the values whose last use it is (``;  x = None``).  Calls recorded with grad mode off
+(``torch.no_grad()`` in the traced forward: ``node.meta["grad_disabled"]``) run in a ``with torch.no_grad():``
+block, so the code traced again, or run, computes without history there too.  Python
 operators print as operators, ``call_method`` as a method call, ``get_attr`` as an
 attribute path.  Other callables print by qualified name when that name resolves back
 to the very same object; otherwise they are bound into ``PythonCode.globals``.
@@ -25,6 +27,7 @@ from typing import Any, Callable, Dict, List
 import torch
 
 from .graph import Graph, Namespace, RESERVED_NAMES
+from .meta import GRAD_DISABLED
 from .names import qualified_name
 from .node import Node, build_dict
 
@@ -209,17 +212,22 @@ def generate(graph: Graph, root_name: str = "self") -> PythonCode:
             frees.setdefault(n, []).append(n)
 
     body: List[str] = []
+    off = False                             # (inside a `with torch.no_grad():` block)
     for n in nodes:
         if n.op == "placeholder":
             continue
         if n.op == "output":
             body.append(f"return {em.arg(n.args[0]) if n.args else 'None'}")
             continue
+        if n.op != "get_attr" and bool(n.meta.get(GRAD_DISABLED)) != off:
+            off = not off
+            if off:
+                body.append(f"with {em.callable_name(torch.no_grad)}():")
         line = f"{n.name} = {expr_for[n.op](n)}"
         dead = frees.get(n)
         if dead:
             line += ";  " + " = ".join(d.name for d in dead) + " = None"
-        body.append(line)
+        body.append("    " * off + line)
     if not any(n.op == "output" for n in nodes):
         body.append("return None")
     src = f"def forward({_signature(graph, em)}):\n" + "".join(f"    {line}\n" for line in body)

@@ -94,9 +94,8 @@ class Graph:
     * every node's inputs are nodes of this graph that come earlier in the order;
     * ``users``/``all_input_nodes`` are mutually consistent;
     * placeholders come first; exactly one ``output`` node, and it is last;
-    * ``get_attr``/``call_module`` targets are dotted strings (resolvable on
-      ``owning_module`` when one is set), ``call_method`` targets are method names,
-      ``call_function`` targets are callables;
+    * ``get_attr``/``call_module`` targets are dotted strings (resolvable on ``owning_module`` when one is set),
+      ``call_method`` targets are method names, ``call_function`` targets are callables;
     * the known keys of each ``node.meta`` and of ``graph.meta`` hold their documented types
       (:mod:`fxla.frontend.meta`).
 
@@ -111,7 +110,7 @@ class Graph:
       functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value;
     * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the
       call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
-
+    * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under ``torch.no_grad()`` (passes.grad_mode).
     Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /

@@ -19,6 +19,11 @@ WRITES]``                                                         this node's va
 ``node.meta[STATE_          ``str`` (qualified name)              the tracer's state capture: this ``copy_``
 ASSIGNMENT]``                                                     writes a parameter/buffer (``self.h = ...``)
 ``node.meta[FUNCTIONALIZED]``  ``bool``                           functionalization: a new value it made
+``node.meta[GRAD_DISABLED]``  ``bool``                            the tracer: the call was made with grad mode
+                                                                  off (``torch.no_grad()`` in forward;
+                                                                  :mod:`~.passes.grad_mode`)
+``node.meta[REPLACES]``     ``Node``                              functionalization: the value this in-place
+                                                                  change's new value replaces
 ``graph.meta[               ``dict``: ``inputs`` (name ->         the concrete-shapes tracer: what the graph
 SPECIALIZATION]``           TensorMeta or value), ``fixed``       is valid for
                             (name -> value), ``device``
@@ -30,6 +35,8 @@ MUTATIONS]``                                                      final value
 MUTATIONS]``                                                      buffer's final value
 ``graph.meta[VALUE_         ``list`` of ``value_guards.Guard``    the concrete-shapes tracer with value guards:
 GUARDS]``                                                         data-dependent values it decided
+``graph.meta[QUIET_         ``frozenset`` of placeholder names    :mod:`~.passes.grad_mode`: the mutated inputs
+MUTATIONS]``                                                      changed only under ``torch.no_grad()``
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -44,8 +51,9 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
+           "GRAD_DISABLED", "REPLACES",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
-           "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS",
+           "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -55,6 +63,8 @@ VALUE = "value"
 ATTRIBUTE_WRITES = "attribute_writes"
 STATE_ASSIGNMENT = "state_assignment"
 FUNCTIONALIZED = "functionalized"
+GRAD_DISABLED = "grad_disabled"
+REPLACES = "replaces"
 # ---- graph.meta ---------------------------------------------------------------------------------------------------
 SPECIALIZATION = "specialization"
 ATTRIBUTE_CONSTANTS = "attribute_constants"
@@ -63,6 +73,7 @@ ATTRIBUTE_READS = "attribute_reads"
 INPUT_MUTATIONS = "input_mutations"
 STATE_MUTATIONS = "state_mutations"
 VALUE_GUARDS = "value_guards"
+QUIET_MUTATIONS = "quiet_mutations"
 
 
 class AttributeWrite(NamedTuple):
@@ -87,6 +98,8 @@ class NodeMeta(TypedDict, total=False):
     attribute_writes: List[AttributeWrite]
     state_assignment: str
     functionalized: bool
+    grad_disabled: bool
+    replaces: Any               # Node
 
 
 class GraphMeta(TypedDict, total=False):
@@ -99,6 +112,7 @@ class GraphMeta(TypedDict, total=False):
     input_mutations: Dict[str, Any]                 # placeholder name -> Node
     state_mutations: Dict[str, Any]                 # qualified name -> Node
     value_guards: List[Any]                         # fxla.frontend.value_guards.Guard
+    quiet_mutations: frozenset                      # placeholder names
 
 
 def _is_tensor_meta(value: Any) -> bool:
@@ -110,6 +124,11 @@ def _is_tensor_meta(value: Any) -> bool:
     if isinstance(value, dict):
         return all(_is_tensor_meta(v) for v in value.values())
     return False
+
+
+def _is_node(value: Any) -> bool:
+    from .node import Node
+    return isinstance(value, Node)
 
 
 def _is_node_map(value: Any) -> bool:
@@ -124,6 +143,8 @@ _NODE_CHECKS = {
                        "a list of AttributeWrite"),
     STATE_ASSIGNMENT: (lambda v: isinstance(v, str), "a qualified parameter/buffer name (str)"),
     FUNCTIONALIZED: (lambda v: isinstance(v, bool), "a bool"),
+    GRAD_DISABLED: (lambda v: isinstance(v, bool), "a bool"),
+    REPLACES: (lambda v: _is_node(v), "a Node"),
 }
 
 _GRAPH_CHECKS = {
@@ -140,6 +161,8 @@ _GRAPH_CHECKS = {
     INPUT_MUTATIONS: (_is_node_map, "a dict of placeholder name -> Node"),
     STATE_MUTATIONS: (_is_node_map, "a dict of qualified name -> Node"),
     VALUE_GUARDS: (lambda v: isinstance(v, list) and all(hasattr(g, "holds") for g in v), "a list of Guard"),
+    QUIET_MUTATIONS: (lambda v: isinstance(v, frozenset) and all(isinstance(n, str) for n in v),
+                      "a frozenset of placeholder names"),
 }
 
 

@@ -193,6 +193,10 @@ class Node:
       - ``"state_assignment"`` (``STATE_ASSIGNMENT``) -- the tracer's state capture: on a ``copy_`` node,
         the qualified name of the parameter or buffer forward assigned (``self.h = ...``);
       - ``"functionalized"`` (``FUNCTIONALIZED``) -- functionalization: ``True`` on a value it made.
+      - ``"grad_disabled"`` (``GRAD_DISABLED``) -- the tracer: ``True`` on a call made with grad mode off
+        (``torch.no_grad()`` in forward, :mod:`fxla.frontend.passes.grad_mode`).
+      - ``"replaces"`` (``REPLACES``) -- functionalization, under grad mode off: the value an in-place change's
+        new value replaces (read and removed by :mod:`~fxla.frontend.passes.grad_mode`).
     * ``type``   -- optional Python type annotation of the value.
 
     Use-lists: every node knows ``all_input_nodes`` (nodes it reads) and ``users``

@@ -10,8 +10,8 @@
     tensors.bin    every tensor the module needs (see :mod:`fxla.frontend.tensor_file`)
 
 Values (node args/kwargs, ``call_function`` targets, module attributes) use the tagged
-JSON scheme of :mod:`fxla.frontend.json_values`. Node ``meta`` keeps ``source`` and
-``tensor_meta``; other meta entries and node type annotations are dropped.  ``graph_meta``
+JSON scheme of :mod:`fxla.frontend.json_values`. Node ``meta`` keeps ``source``,
+``tensor_meta`` and ``grad_disabled``; other meta entries and node type annotations are dropped.  ``graph_meta``
 (optional) holds a concrete_shapes trace's ``graph.meta['specialization']``.
 
 A module record is ``{"class": {"module", "qualname"}, "training", "attributes",
@@ -126,6 +126,8 @@ class _Saver:
         if M.TENSOR_META in n.meta:
             with contextlib.suppress(SerializationError):
                 meta["tensor_meta"] = self.values.encode(n.meta[M.TENSOR_META], where)
+        if n.meta.get(M.GRAD_DISABLED):
+            meta["grad_disabled"] = True        # (torch.no_grad() in forward: its gradients depend on it)
         return {"name": n.name, "op": n.op, "target": target, "args": self.values.encode(list(n.args), where),
                 "kwargs": {k: self.values.encode(v, where) for k, v in n.kwargs.items()}, "meta": meta}
 
@@ -338,6 +340,8 @@ def _add_node(graph: Graph, rec: Dict[str, Any], values: ValueDecoder) -> None:
         node.meta[M.SOURCE] = SourceLocation(**meta["source"])
     if "tensor_meta" in meta:
         node.meta[M.TENSOR_META] = values.decode(meta["tensor_meta"])
+    if meta.get("grad_disabled") is True:
+        node.meta[M.GRAD_DISABLED] = True
 
 
 def load(path: PathLike) -> GraphModule:

@@ -58,6 +58,8 @@ _ISINSTANCE_LOCK = threading.Lock()
 #: back each other's patches (leaving them installed for good).  Re-entrant (a trace inside a trace, in its
 #: thread); :data:`fxla.pipeline.COMPILING` is this lock too, so compiles and user traces never wait in turn.
 TRACING = threading.RLock()
+#: the node kinds that compute (made under grad mode off, they are marked: passes.grad_mode)
+_CALLS = frozenset({"call_function", "call_method", "call_module"})
 _isinstance_users = 0
 
 
@@ -322,6 +324,8 @@ class TracerBase:
             args, kwargs = self._autocast(kind, target, args, kwargs, dtype)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         node.meta[M.SOURCE] = user_frame_location(self.module_path)
+        if kind in _CALLS and not torch.is_grad_enabled():     # (torch.no_grad() in forward: passes.grad_mode)
+            node.meta[M.GRAD_DISABLED] = True
         return node
 
     def _autocast(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any], dtype: torch.dtype):
@@ -557,8 +561,8 @@ class Tracer(TracerBase):
               example_inputs: Union[None, Tuple, List, Dict[str, Any]] = None) -> Graph:
         """Trace ``root`` (a module's ``forward`` or a function) into a new :class:`Graph`.
 
-        Each parameter of the signature (after ``self``) becomes a ``placeholder``
-        (keeping defaults), unless named in ``concrete_args``: those values are baked in.
+        Each parameter of the signature (after ``self``) becomes a ``placeholder`` (keeping defaults), unless named
+        in ``concrete_args``: those values are baked in.  The trace runs with grad mode on (see create_node).
 
         ``example_inputs`` (required by :class:`~fxla.frontend.concrete.ConcreteShapeTracer`, refused by this
         shape-agnostic tracer): a tuple of positional inputs or a dict by parameter name; their shapes/dtypes
@@ -571,13 +575,13 @@ class Tracer(TracerBase):
         from constants and then changes in place with a traced value makes the steps before the output run again,
         with that tensor traced from its creation (:mod:`fxla.frontend.factories`).
         """
-        promoted: Dict[int, Callable] = {}      # factory calls recorded as nodes (fxla.frontend.factories)
-        attempt = None
-        while attempt is None:
-            attempt = self._attempt(root, dict(concrete_args or {}), example_inputs, promoted)
-        inputs, result, def_loc = attempt
-        self._create_output(result, def_loc)
-        self._finish(inputs)
+        promoted, attempt = {}, None      # (factory calls recorded as nodes: fxla.frontend.factories)
+        with torch.enable_grad():     # (the caller's grad mode is not the graph's: forward's own regions are)
+            while attempt is None:
+                attempt = self._attempt(root, dict(concrete_args or {}), example_inputs, promoted)
+            inputs, result, def_loc = attempt
+            self._create_output(result, def_loc)
+            self._finish(inputs)
         return self.graph
 
     def _attempt(self, root, concrete_args: Dict[str, Any], example_inputs, promoted: Dict[int, Callable]):

@@ -40,11 +40,11 @@ class IndexOutOfRangeError(LoweringError, IndexError):
 #: value-preserving ops: the index values are their first operand's
 #: ops whose result holds (some of) their first operand's values, in its element type, and no others
 VALUE_KEEPING = frozenset(op.name for op in (ops.reshape, ops.expand, ops.permute, ops.flip, ops.detach,
-                                             ops.no_gradient))
+                                             ops.no_gradient, ops.keep_history))
 _SAME = VALUE_KEEPING | {ops.convert.name}
 _INDEXED = {ops.index_select.name: 1, ops.gather.name: 1, ops.scatter.name: 1}     # op -> its index operand
 #: the value-preserving ops that keep every element where it is (a region of their result is one of their operand)
-_ELEMENTWISE_SAME = frozenset(op.name for op in (ops.detach, ops.no_gradient, ops.convert))
+_ELEMENTWISE_SAME = frozenset(op.name for op in (ops.detach, ops.no_gradient, ops.keep_history, ops.convert))
 
 
 def _bounds(value: ir.Value, depth: int = 0) -> Optional[Tuple[int, int]]:

@@ -115,6 +115,9 @@ class FxlaProgram:
     #: the symbolic shape of each value with ``?`` dims), which :func:`fxla.lowering.autodiff.differentiate` needs
     #: to differentiate it symbolically; ``None`` for static programs and for programs derived from one
     symbolic: Any = field(default=None, repr=False, compare=False)
+    #: the mutated inputs changed only under ``torch.no_grad()`` in forward (eager allows that on a tensor that
+    #: requires grad, and records no history for it: fxla.frontend.passes.grad_mode)
+    quiet_inputs: List[int] = field(default_factory=list)
 
     @property
     def random(self) -> bool:

@@ -184,10 +184,12 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
             out_leaves, output_spec = pytree.tree_flatten(
                 pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
-            inputs = {}
+            inputs, quiet = {}, []
             for name, value in prepared.input_mutations.items():
                 placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.target == name)
                 inputs[ir.BlockArgument(env[placeholder]).arg_number] = env[value]
+                if name in gm.graph.meta.get(M.QUIET_MUTATIONS, ()):
+                    quiet.append(ir.BlockArgument(env[placeholder]).arg_number)
             state = {name: env[value] for name, value in prepared.state_mutations.items()}
             _merge_writes(ctx, inputs, state)
             mutated = list(inputs)
@@ -214,7 +216,8 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     output_spec = building_spec(output_spec)      # objects among the outputs are built back (a KV cache)
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
-                       list(state), written, rng_seed=seed, symbolic=kept, value_checks=list(ctx.value_checks))
+                       list(state), written, rng_seed=seed, symbolic=kept, value_checks=list(ctx.value_checks),
+                       quiet_inputs=quiet)
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

@@ -13,7 +13,8 @@ from test_ops import _build, all_cases, make
 F32 = torch.float32
 
 #: cases whose gradient fxla refuses (NotDifferentiableError naming the op) rather than compute differently
-REFUSED = {"custom_autograd_function": "custom torch.autograd.Function"}
+REFUSED = {"custom_autograd_function": "custom torch.autograd.Function",
+           "unknown_history": r"contiguous\(\) under torch.no_grad\(\)"}
 
 #: cases where eager's gradient is not the derivative of eager's own forward, or the two sides differentiate
 #: different forwards: fxla's gradient is the derivative of the forward it computes (strict: a change shows)

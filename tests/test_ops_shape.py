@@ -12,6 +12,8 @@ import torch.nn.functional as F
 from test_ops import BF16, BOOL, F16, F32, I64, add_case, params_of, run_case, t
 
 from fxla.frontend.custom_functions import custom_function_output
+from fxla.frontend import wrap
+from fxla.frontend.passes.grad_mode import keep_history, unknown_history
 
 CASES = []
 case = partial(add_case, CASES)
@@ -120,6 +122,11 @@ class _Round(torch.autograd.Function):
 # a custom Function's forward is traced; a gradient through it is refused (tests/test_grad_ops.py: REFUSED)
 case(custom_function_output, "custom_autograd_function",
      lambda x: (_Gelu.apply(x), _Round.apply(x, 4.0)), t(3, 4))
+# a tensor changed in place under torch.no_grad(): its new value with the history it had (its gradient goes to
+# `before` alone: tests/test_grad_ops.py against its eager autograd.Function; tests/test_grad_mode.py end to end)
+case(keep_history, "keep_history", lambda x, y: (wrap(keep_history)(x * 2, y), wrap(keep_history)(x, x * y)), t(3, 4), t(3, 4))
+# x.contiguous() under torch.no_grad(): its value, and a gradient through it refused (tests/test_grad_ops.py)
+case(unknown_history, "unknown_history", lambda x: (wrap(unknown_history)(x * 2),), t(3, 4))
 case((torch.repeat_interleave, torch.Tensor.repeat_interleave), "repeat_interleave",
      lambda x: (torch.repeat_interleave(x, 2, dim=1), x.repeat_interleave(3), x.repeat_interleave(2, dim=-1),
                 torch.repeat_interleave(x[0, 0], 3), x.repeat_interleave(1, 0)), t(2, 3, 4), dtypes=(F32, I64, BOOL))

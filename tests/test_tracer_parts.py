@@ -77,10 +77,10 @@ def test_lint_checks_the_types_of_known_meta_keys():
 def test_meta_keys_are_listed_in_the_node_and_graph_specs():
     from fxla.frontend import Graph, Node
     node_keys = [meta.SOURCE, meta.TENSOR_META, meta.VALUE, meta.ATTRIBUTE_WRITES, meta.STATE_ASSIGNMENT,
-                 meta.FUNCTIONALIZED]
+                 meta.FUNCTIONALIZED, meta.GRAD_DISABLED, meta.REPLACES]
     graph_keys = [meta.SPECIALIZATION, meta.ATTRIBUTE_CONSTANTS, meta.ATTRIBUTE_STARTS, meta.ATTRIBUTE_READS,
                   meta.INPUT_MUTATIONS,
-                  meta.STATE_MUTATIONS, meta.VALUE_GUARDS]
+                  meta.STATE_MUTATIONS, meta.VALUE_GUARDS, meta.QUIET_MUTATIONS]
     assert set(meta.NodeMeta.__annotations__) == set(node_keys)
     assert set(meta.GraphMeta.__annotations__) == set(graph_keys)
     assert all(f'``"{k}"``' in Node.__doc__ for k in node_keys)

@@ -23,6 +23,14 @@ def same_as_first(ops: Sequence[Optional[Sig]], attrs) -> list:
     return [ops[0]]
 
 
+def same_types(ops: Sequence[Optional[Sig]], attrs) -> list:
+    """Two operands of one type (a dim unknown in either, ``?``, matches any); the result has it."""
+    a, b = ops
+    if a.elem != b.elem or a.rank != b.rank or any(x != y and min(x, y) >= 0 for x, y in zip(a.shape, b.shape)):
+        raise InferError(f"operands must have one type, got {a} and {b}")
+    return [a]
+
+
 def elementwise(ops: Sequence[Optional[Sig]], attrs, *, result: Optional[str] = None,
                 float_result: bool = False) -> list:
     """Broadcasting n-ary op; element type by torch promotion (``result`` fixes it, e.g. ``i1``)."""

@@ -31,8 +31,8 @@ from .ops_elementwise import (ELEMENTWISE_OPS, abs, add, bitwise_and, bitwise_no
                               relu, remainder, round, rsqrt, sigmoid, sign, silu, sin, softplus, sqrt,
                               sub, tan, tanh, trunc)
 from .ops_creation import CREATION_OPS, arange, constant, rng  # noqa: F401
-from .ops_shape import (SHAPE_OPS, concat, detach, dim_size, expand, flip, no_gradient, pad, permute,  # noqa: F401
-                        reshape)
+from .ops_shape import (SHAPE_OPS, concat, detach, dim_size, expand, flip, keep_history, no_gradient,  # noqa: F401
+                        pad, permute, reshape)
 from .ops_indexing import INDEXING_OPS, gather, index_select, scatter, slice, tril, triu, where  # noqa: F401
 from .ops_reduce import (REDUCE_OPS, all, amax, amin, any, argmax, argmin, logsumexp, mean, prod, sort,  # noqa: F401
                          sum, topk, var)

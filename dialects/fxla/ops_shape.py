@@ -43,9 +43,15 @@ no_gradient = OpDef("no_gradient", "The input itself, through which no gradient 
                      Attr("reason", STR, "why (empty: torch has no derivative for the op either)", default="")),
                     infer=infer.same_as_first, torch="(derivative not implemented)")
 
+keep_history = OpDef("keep_history", "The value of `input`, with the gradient of `history`: a tensor changed in place "
+                     "where torch records no history (under torch.no_grad()) keeps the history it had before the "
+                     "change, as eager's does (the cotangent goes to `history`, none to `input`).",
+                     (Operand("input", "the new value"), Operand("history", "the tensor before the change")),
+                     infer=infer.same_types, torch="(in place under torch.no_grad())")
+
 dim_size = OpDef("dim_size", "The size of dim `dim` of the input as a `tensor<i64>`: how a polymorphic program (symbolic "
                  "dims, docs/shapes.md) reads a symbolic size.", _X,
                  (Attr("dim", I64, "the dim (negative counts from the end)"),), infer=infer.dim_size,
                  torch="torch.Tensor.size")
 
-SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient, dim_size)
+SHAPE_OPS = (reshape, permute, expand, concat, flip, pad, detach, no_gradient, keep_history, dim_size)

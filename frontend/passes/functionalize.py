@@ -293,9 +293,11 @@ def _write_through(graph, value: Node, path, at: int, order: Dict[Node, int]) ->
     for source, index, _ in reversed(path):
         with graph.inserting_after(value):
             written = graph.call_function(setitem, (source, index, value))
-        written.meta[M.SOURCE] = value.meta.get(M.SOURCE)
+        _made_for(written, value)
         written.meta[M.TENSOR_META] = source.meta[M.TENSOR_META]
         written.meta[M.FUNCTIONALIZED] = True   # a new value, not a view of source (shapes are re-propagated)
+        if written.meta.get(M.GRAD_DISABLED):
+            written.meta[M.REPLACES] = source   # (its history: passes.grad_mode)
         for user in [u for u in source.users if order.get(u, -1) > at]:
             user.replace_input_with(source, written)
         value = written
@@ -343,6 +345,13 @@ def _keeps_dtype(gm, node: Node, base: Node) -> bool:
     return True
 
 
+def _made_for(new: Node, node: Node) -> None:
+    """``new`` computes (part of) what ``node`` did: its source line, and whether grad mode was off."""
+    new.meta[M.SOURCE] = node.meta.get(M.SOURCE)
+    if node.meta.get(M.GRAD_DISABLED):
+        new.meta[M.GRAD_DISABLED] = True
+
+
 def _rewrite(graph, node: Node, base: Node) -> Node:
     """Insert the out-of-place computation of ``base``'s new value after ``node``; returns its node."""
     with graph.inserting_after(node):
@@ -363,13 +372,13 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
         else:                                   # iadd..., inplace=True: the node already computes the value
             value = node
     if value is not node:
-        value.meta[M.SOURCE] = node.meta.get(M.SOURCE)
+        _made_for(value, node)
     elif _keeps_dtype(graph.owning_module, node, base):   # `ReLU(inplace=True)`: the node is the new value as is
         node.meta[M.FUNCTIONALIZED] = True
         return node
     with graph.inserting_after(value):
         typed = graph.call_method("type_as", (value, base))      # in-place ops keep self's dtype
-    typed.meta[M.SOURCE] = node.meta.get(M.SOURCE)
+    _made_for(typed, node)
     typed.meta[M.TENSOR_META] = base.meta[M.TENSOR_META]
     typed.meta[M.FUNCTIONALIZED] = True     # same shape and dtype (shapes are re-propagated)
     if value is not node:
@@ -401,6 +410,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         whole = whole_root(out, base)           # `x.to("cpu").add_(1)`: a write of all of x
         later = [(u, t) for t in (base, whole) if t is not None for u in t.users if order.get(u, -1) > at]
         new = _rewrite(graph, node, base)
+        if node.meta.get(M.GRAD_DISABLED):      # (under torch.no_grad() it keeps the history it replaces: grad_mode)
+            new.meta[M.REPLACES] = whole if whole is not None else base
         for user, old in later:
             user.replace_input_with(old, new)
         target = whole if whole is not None else base

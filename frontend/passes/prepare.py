@@ -2,8 +2,10 @@
 
 :func:`prepare_graph` runs shape propagation (every node gets ``tensor_meta``/``value``), rewrites in-place
 mutation out of place (:func:`~fxla.frontend.passes.functionalize`) and propagates shapes again over the
-rewritten graph.  Its result, :class:`PreparedGraph`, is the contract with the lowering stage: lowering reads
-the graph and the three state records below, nothing else of the frontend.
+rewritten graph, and makes the ``torch.no_grad()`` regions of forward explicit
+(:func:`~fxla.frontend.passes.grad_mode.apply_grad_mode`).  Its result, :class:`PreparedGraph`, is the contract
+with the lowering stage: lowering reads the graph and the three state records below, nothing else of the
+frontend.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ..node import Node
 from ..shape_prop import propagate_shapes
 from ..tracer import final_attribute_writes
 from .functionalize import functionalize
+from .grad_mode import apply_grad_mode, has_regions
 
 __all__ = ["PreparedGraph", "prepare_graph"]
 
@@ -23,7 +26,8 @@ __all__ = ["PreparedGraph", "prepare_graph"]
 class PreparedGraph:
     """A graph ready to lower (see the module docstring).
 
-    ``graph_module``: the functional graph (``captured`` itself when the program mutates nothing), every node
+    ``graph_module``: the functional graph (``captured`` itself when the program mutates nothing and holds no
+    ``torch.no_grad()`` region), every node
     with its shape metadata for ``example_inputs``.  ``captured``: the graph as traced (it has the shape
     metadata too).  ``input_mutations``: tensor argument name -> the node holding its value after the call
     (``x += 1``); ``state_mutations``: parameter/buffer name -> likewise (``self.steps += 1``);
@@ -40,7 +44,8 @@ class PreparedGraph:
 
     @property
     def functionalized(self) -> bool:
-        """Whether functionalization rewrote the graph (the program changes inputs or module state in place)."""
+        """Whether the graph was rewritten: the program changes inputs or module state in place, or holds a
+        ``torch.no_grad()`` region."""
         return self.graph_module is not self.captured
 
 
@@ -53,6 +58,10 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
     functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
     if functional is not gm:
         propagate_shapes(functional, *example_inputs)
+    if has_regions(functional):                 # torch.no_grad() in forward: what leaves a region has no history
+        if functional is gm:
+            functional = GraphModule(gm, gm.graph.copy(), class_name=type(gm).__name__)
+        apply_grad_mode(functional)
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
                          dict(meta.get("state_mutations", {})), final_attribute_writes(functional.graph))

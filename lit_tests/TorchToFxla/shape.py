@@ -11,6 +11,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from fxla.frontend.custom_functions import custom_function_output
+from fxla.frontend import wrap
+from fxla.frontend.passes.grad_mode import keep_history, unknown_history
 from fxla.testing import case, t
 
 BF16, I32, I64 = torch.bfloat16, torch.int32, torch.int64
@@ -539,6 +541,27 @@ class _Twice(torch.autograd.Function):
 @case(custom_function_output, t(2, 3))
 def custom_function(x):
     return _Twice.apply(x)
+
+
+# A tensor changed in place under torch.no_grad() (fxla.frontend.passes.grad_mode): its new value, with the
+# history of the tensor before the change.
+# CHECK-LABEL: case fxla.frontend.passes.grad_mode.keep_history:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[Y:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[NEW:.+]] = fxla.mul %[[X]], %{{.+}}
+# CHECK:         %[[KEPT:.+]] = fxla.keep_history %[[NEW]], %[[Y]] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+# CHECK:         return %[[KEPT]] : tensor<2x3xf32>
+@case(keep_history, t(2, 3), t(2, 3))
+def keep_history_case(x, y):
+    return wrap(keep_history)(x * 2, y)
+
+
+# x.contiguous() under torch.no_grad(): its value, through which a gradient is refused.
+# CHECK-LABEL: case fxla.frontend.passes.grad_mode.unknown_history:
+# CHECK:         %[[NG:.+]] = fxla.no_gradient %[[X:.+]] {op = "Tensor.contiguous() under torch.no_grad()"
+# CHECK:         return %[[NG]] : tensor<2x3xf32>
+@case(unknown_history, t(2, 3))
+def unknown_history_case(x):
+    return wrap(unknown_history)(x)
 
 
 # Each element twice in a row along dim 1 (rotary embeddings' sin/cos in GPT-J): a new unit dim expanded.

@@ -3,7 +3,8 @@
 ``reshape`` reshapes it back, ``permute`` applies the inverse permutation, ``expand`` sums over the broadcast
 dims, ``concat`` slices each input's part out (converted back to that input's element type: concat promotes),
 ``flip`` flips it again, and ``pad`` pads it by the negated amounts: the padding is cut off and what a negative
-padding cropped comes back as zeros (the pad ``value`` is an attribute and gets no gradient).
+padding cropped comes back as zeros (the pad ``value`` is an attribute and gets no gradient).  ``keep_history``
+gives its cotangent to ``history`` as it is (the value changed in place under ``torch.no_grad()`` gets none).
 """
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ def _permute(ctx, ct, x, *, result, dims):
     for i, d in enumerate(dims):
         inverse[d] = i
     return (ctx.emit(ops.permute, ct, dims=inverse),)
+
+
+@vjp_rule(ops.keep_history)
+def _keep_history(ctx, ct, x, history, *, result):
+    return (None, ct)
 
 
 @vjp_rule(ops.expand)

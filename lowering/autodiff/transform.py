@@ -47,6 +47,7 @@ __all__ = ["Differentiated", "differentiate", "differentiable_args", "differenti
 
 _PLACEHOLDER = "builtin.unrealized_conversion_cast"
 _DETACH = ops.detach.name
+_KEEP_HISTORY = ops.keep_history.name
 
 
 @dataclass
@@ -97,7 +98,7 @@ def active_results(program: FxlaProgram, wrt: Sequence[int], *, through_comparis
         if through_comparisons:
             active = {block.arguments[k] for k in wrt}
             for op in body[:-1]:
-                if op.name != _DETACH and any(v in active for v in op.operands):
+                if op.name != _DETACH and any(v in active for v in _carrying(op)):
                     active.update(op.results)
         else:
             active = _active(block, body[:-1], wrt)
@@ -217,9 +218,14 @@ def _active(block: ir.Block, body: Sequence[ir.Operation], wrt: Sequence[int], h
         # the history on where the program's results are differentiated again, to refuse: _straight_through)
         if op.name == _DETACH and not (higher and _straight_through(op) is not None):
             continue
-        if any(v in active for v in op.operands):
+        if any(v in active for v in _carrying(op)):
             active.update(r for r in op.results if _is_float_value(r))
     return active
+
+
+def _carrying(op: ir.Operation):
+    """The operands whose history ``op``'s results carry: all, but a ``keep_history``'s ``history`` alone."""
+    return op.operands[1:] if op.name == _KEEP_HISTORY else op.operands
 
 
 def _check(op, rule_out, operands) -> None:

@@ -41,6 +41,11 @@ def _detach(b: Builder, x, *, first_order=None):
     return x                 # (gradients are fxla's: in StableHLO a detach is its input)
 
 
+@pattern(ops.keep_history)
+def _keep_history(b: Builder, x, history):
+    return x                 # (the history is for fxla's gradients only)
+
+
 @pattern(ops.no_gradient)
 def _no_gradient(b: Builder, x, *, op, reason):
     return x

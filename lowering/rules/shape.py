@@ -10,6 +10,7 @@ import torch
 from fxla.dialects.fxla import ops, type_of
 from fxla.dialects.mlir import ir
 from fxla.frontend.custom_functions import custom_function_output
+from fxla.frontend.passes.grad_mode import keep_history, unknown_history
 from fxla.frontend.shape_prop import at_traced_sizes, has_symbolic_sizes, register_meta_function
 
 from ..dtypes import sig_of_meta
@@ -65,6 +66,21 @@ def _identity(ctx, input, *args, **kwargs):
 @register(torch.Tensor.detach, torch.detach)
 def _detach(ctx, input):
     return ctx.emit(ops.detach, input)
+
+
+@register(keep_history)
+def _keep_history(ctx, value, before):
+    """A tensor changed in place under ``torch.no_grad()`` (fxla.frontend.passes.grad_mode): its new value, with
+    the history it had."""
+    return ctx.emit(ops.keep_history, value, ctx.convert(before, ctx.sig(value).elem))
+
+
+@register(unknown_history)
+def _unknown_history(ctx, value):
+    return ctx.emit(ops.no_gradient, value, op="Tensor.contiguous() under torch.no_grad()", reason=(
+        "eager returns the tensor itself, with its history, when it is contiguous, and a copy without history "
+        "otherwise; fxla's graph does not know the strides.  Say which: .detach() or .clone() for no gradient, or "
+        "no .contiguous() for the tensor itself"))
 
 
 # -- pixel_shuffle / pixel_unshuffle / channel_shuffle: a reshape, a permute, a reshape ------------------------

@@ -75,6 +75,19 @@ func.func @detach(%a: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
+// keep_history is its first operand in StableHLO (the second is the history fxla's gradients follow).
+// CHECK-LABEL: func.func @keep_history
+// CHECK:   %[[V0:.+]] = stablehlo.multiply %arg0, %arg0 : tensor<3xf32>
+// CHECK:   return %[[V0]] : tensor<3xf32>
+// CHECK-NOT: fxla.
+func.func @keep_history(%new: tensor<3xf32>, %old: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "fxla.keep_history"(%new, %old) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "fxla.mul"(%0, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+
+// -----
+
 // no_gradient is its input in StableHLO (it only makes a gradient through it an error).
 // CHECK-LABEL: func.func @no_gradient
 // CHECK:   return %arg0 : tensor<3xf32>

@@ -247,5 +247,13 @@ func.func @ctc_lengths_of_another_batch(%x: tensor<4x2x3xf32>, %t: tensor<2x5xi6
   return %0#0 : tensor<2xf32>
 }
 
+// -----
+
+func.func @keep_history_of_another_type(%new: tensor<3xf32>, %old: tensor<3xf16>) -> tensor<3xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'fxla.keep_history' op operands must have one type, got tensor<3xf32> and tensor<3xf16>
+  %0 = "fxla.keep_history"(%new, %old) : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
 // CHECK-NOT: error:
 // CHECK-NOT: Traceback

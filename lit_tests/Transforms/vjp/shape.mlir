@@ -72,3 +72,18 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<6xf32> {
   %0 = "fxla.reshape"(%x) {shape = array<i64: 6>} : (tensor<2x3xf32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// -----
+
+// keep_history (a tensor changed in place under torch.no_grad()): the whole cotangent goes to the history, the
+// new value gets zeros.
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME:    (%[[SAVED:.+]]: tensor<3xf32>, %[[CT:.+]]: tensor<3xf32>)
+// CHECK:         %[[G:.+]] = fxla.add
+// CHECK:         %[[ZERO:.+]] = fxla.expand
+// CHECK:         return %[[ZERO]], %[[G]]
+func.func @main(%new: tensor<3xf32>, %old: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "fxla.keep_history"(%new, %old) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "fxla.mul"(%0, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}

@@ -1,0 +1,260 @@
+"""fxla.frontend.passes.grad_mode: ``torch.no_grad()`` (and ``inference_mode``, ``set_grad_enabled``, a
+``@torch.no_grad()`` method) inside ``forward`` cuts gradients as in eager, through fxla.compile (the tracer marks
+what it records with grad mode off) and torch.compile(backend="fxla") (dynamo's graphs switch the mode while fxla
+traces them).  Before, both routes ignored the region: a distillation teacher got gradients, and gradients flowed
+back through values eager computes without history."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxla
+
+TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+class Distill(nn.Module):
+    """A student trained towards a teacher that runs under no_grad on the student's own features."""
+
+    def __init__(self):
+        super().__init__()
+        self.student, self.teacher, self.head = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = torch.tanh(self.student(x))
+        with torch.no_grad():
+            t = self.teacher(h) * 2                       # (its history, and h's through it, cut)
+            t = t.softmax(-1)
+        out = self.head(h)
+        return (out - t[:, :2]).pow(2).mean() + (h * t).sum()
+
+
+class Switches(nn.Module):
+    """A tuple made by a ``@torch.no_grad()`` method, ``set_grad_enabled``, ``enable_grad`` inside ``no_grad``,
+    ``inference_mode``, and ops that return their input itself (their history kept)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def target(self, x):
+        return self.b(x).relu(), self.b(x).sigmoid()
+
+    def forward(self, x):
+        r, s = self.target(x)
+        h = self.a(x)
+        with torch.set_grad_enabled(False):
+            scale = h.abs().mean()
+            same = h.float()                               # (h itself: with its history, as in eager)
+            with torch.enable_grad():
+                u = self.c(h)                              # (enabled again: gradients to c and through h)
+        with torch.inference_mode():
+            v = self.b(x).tanh()
+        return (h * r + s * scale + same * u + v * 0.5).sum()
+
+
+class Tuples(nn.Module):
+    """Tuples made in a region and used outside: an LSTM's output unpacked, split parts joined, a max returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.lstm = nn.Linear(4, 4), nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, x):
+        h = self.a(x)
+        with torch.no_grad():
+            r = self.lstm(h.unsqueeze(0))
+            parts = h.split(2, -1)
+        out, (hn, cn) = r
+        joined = torch.cat(parts, -1)
+        return (h * joined + out[0] + hn[0] + cn[0]).sum()
+
+
+def _check_grads(model, reference, xs):
+    torch.testing.assert_close(xs[1].grad, xs[0].grad, **TOL)
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        if q.grad is None:      # (used only under no_grad: eager's None; fxla's zeros, docs/training.md)
+            assert p.grad is None or not p.grad.any(), name
+        else:
+            torch.testing.assert_close(p.grad, q.grad, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def _fast(route, model):
+    return {"compile": lambda: fxla.compile(model), "dynamic": lambda: fxla.compile(model, dynamic=True),
+            "backend": lambda: torch.compile(model, backend="fxla")}[route]()
+
+
+@pytest.mark.parametrize("route", ["compile", "backend", "dynamic"])
+@pytest.mark.parametrize("build", [Distill, Switches, Tuples])
+def test_gradients_through_a_no_grad_region_match_eager(route, build):
+    torch.manual_seed(0)
+    model = build()
+    reference = copy.deepcopy(model)
+    fast = _fast(route, model)
+    for n in (5, 7):
+        x = torch.randn(n, 4, generator=torch.Generator().manual_seed(n))
+        xs = [x.clone().requires_grad_() for _ in range(2)]
+        for m, f, xx in ((reference, reference, xs[0]), (model, fast, xs[1])):
+            m.zero_grad(set_to_none=True)
+            f(xx).backward()
+        _check_grads(model, reference, xs)
+    assert torch.is_grad_enabled()
+
+
+class Renorm(nn.Module):
+    """A weight normalised in place under no_grad in forward (it stays a leaf: its gradient is x^T 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 3))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.w.div_(self.w.abs().sum())
+        return (x @ self.w).sum()
+
+
+class ScaleActivation(nn.Module):
+    """An activation changed in place under no_grad: its history is kept, the change is not differentiated."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.a(x)
+        with torch.no_grad():
+            h.mul_(2)
+            h[:, 0] = 1.0
+        return (h * h).sum()
+
+
+class Ema(nn.Module):
+    """A buffer updated in place under no_grad (the momentum-encoder pattern), read after the update."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.register_buffer("ema", torch.zeros(3))
+
+    def forward(self, x):
+        h = self.lin(x)
+        with torch.no_grad():
+            self.ema.mul_(0.9).add_(h.mean(0) * 0.1)
+        return (h - self.ema).pow(2).sum()
+
+
+class ClampInput(nn.Module):
+    """The input itself, a leaf that requires grad, clamped in place under no_grad: eager allows it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            x.clamp_(-0.5, 0.5)
+        return self.a(x).pow(2).sum()
+
+
+@pytest.mark.parametrize("route", ["compile", "backend"])
+@pytest.mark.parametrize("build", [Renorm, ScaleActivation, Ema, ClampInput])
+def test_in_place_changes_under_no_grad_keep_the_history(route, build):
+    torch.manual_seed(0)
+    model = build()
+    reference = copy.deepcopy(model)
+    fast = _fast(route, model)
+    for step in range(3):
+        x = torch.randn(5, 4, generator=torch.Generator().manual_seed(step))
+        xs = [x.clone().requires_grad_() for _ in range(2)]
+        for m, f, xx in ((reference, reference, xs[0]), (model, fast, xs[1])):
+            m.zero_grad(set_to_none=True)
+            f(xx).backward()
+        torch.testing.assert_close(xs[1], xs[0], **TOL)           # (ClampInput: written back, as eager changes it)
+        _check_grads(model, reference, xs)
+        for (name, b), c in zip(model.named_buffers(), reference.buffers()):
+            torch.testing.assert_close(b, c, **TOL, msg=lambda m: f"{name}: {m}")
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(p, q, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_compiled_and_first_called_under_no_grad_still_differentiates():
+    """The caller's grad mode is not part of the graph: a trace made under no_grad records the model's own region
+    only, and the caller's mode is as it was after every call (a shape error inside a region included)."""
+    torch.manual_seed(0)
+    model = Distill()
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        fast = fxla.compile(model)
+        fast(torch.randn(3, 4))
+        assert not torch.is_grad_enabled()
+        with pytest.raises(Exception):
+            fast(torch.randn(3, 5))
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+    x = torch.randn(3, 4)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    fast(xs[1]).backward()
+    reference(xs[0]).backward()
+    _check_grads(model, reference, xs)
+
+
+def test_the_prepared_graph_shows_the_region_and_runs_eagerly_as_the_model():
+    """The prepared graph holds the region explicitly (keep_history, detach; no grad-mode switch), the captured
+    one is as traced, and the prepared graph run eagerly gives the model's value and gradients."""
+    from fxla.frontend.passes import prepare_graph
+    torch.manual_seed(0)
+    model = ScaleActivation()
+    captured = fxla.symbolic_trace(model)
+    x = torch.randn(2, 4)
+    prepared = prepare_graph(captured, (x,))
+    code = prepared.graph_module.code
+    assert "keep_history" in code and "_set_grad_enabled" not in code
+    assert "keep_history" not in captured.code
+    reference = copy.deepcopy(model)
+    prepared.graph_module(x).backward()
+    reference(x).backward()
+    torch.testing.assert_close(model.a.weight.grad, reference.a.weight.grad, **TOL)
+
+
+def test_a_gradient_through_contiguous_under_no_grad_is_refused():
+    """Eager's ``x.contiguous()`` is x itself (with history) when x is contiguous and a copy without otherwise;
+    fxla's graph has no strides, so it refuses a gradient through it and computes the value."""
+    class Contiguous(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.a(x)
+            with torch.no_grad():
+                c = h.contiguous()
+            return (c * 2).sum()
+
+    torch.manual_seed(0)
+    model = Contiguous()
+    fast = fxla.compile(model)
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), **TOL)
+    with pytest.raises(fxla.GradientError, match=r"(?s)contiguous\(\) under torch.no_grad\(\).*does not know the strides"):
+        fast(x).backward()
+
+
+def test_a_saved_graph_keeps_its_regions(tmp_path):
+    """fxla.frontend.save / load keep which calls were made under no_grad: the loaded graph compiles to the same
+    gradients."""
+    from fxla.frontend import load, save
+    torch.manual_seed(0)
+    model = Distill()
+    save(fxla.symbolic_trace(model), tmp_path / "g")
+    loaded = load(tmp_path / "g")
+    x = torch.randn(3, 4)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    fxla.compile(loaded)(xs[1]).backward()
+    model(xs[0]).backward()
+    torch.testing.assert_close(xs[1].grad, xs[0].grad, **TOL)
