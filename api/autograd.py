@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 import jax
 import torch
@@ -78,6 +78,9 @@ class GradientEntry:
     sources: str = ""                 # what it differentiates with respect to (the compile log)
     backward_stablehlo: Optional[bytes] = None    # the polymorphic StableHLO the backward refines (dynamic=)
     derivatives: Optional[Derivatives] = None     # for a backward with create_graph=True (fxla.higher_order)
+    #: per source: the outputs it has history in, as eager's graph (fxla.frontend.passes.history); a source in that
+    #: of no output the backward came through gets None, not zeros (weight decay would move it)
+    reach: List[FrozenSet[int]] = dataclasses.field(default_factory=list)
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -164,7 +167,18 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
     return GradientEntry(diff, forward, None, forward_keys, backward_keys, handler, float_outputs, prepared,
-                         entry.compiled, sources, polymorphic[1], derivatives)
+                         entry.compiled, sources, polymorphic[1], derivatives, _reach(module, entry, mask))
+
+
+def _reach(module, entry, mask) -> List[FrozenSet[int]]:
+    """Per source of the call (``mask``'s order): the numbers of the tensor outputs it has history in."""
+    targets = []
+    for node, value in zip(module._binding.placeholders, entry.program_args):
+        targets += [("input", node.target)] * sum(1 for leaf in pytree.tree_leaves(value) if is_array(leaf))
+    keys = targets + [("param", name) for name in entry.program.param_names]
+    histories, results = entry.program.histories, entry.program.layout.outputs
+    return [histories.reached(key, results) if histories is not None else frozenset(range(results))
+            for key, m in zip(keys, mask) if m]
 
 
 @dataclass
@@ -311,7 +325,10 @@ class _CompiledCall(torch.autograd.Function):
                     "through the graph a second time, or run the forward again") from err
         call = anchor.fxla_call
         # create_graph=True: gradients that have a graph themselves (fxla.higher_order)
-        return (None, *(call.backward_with_graph(cts) if torch.is_grad_enabled() else call.backward(cts)))
+        grads = call.backward_with_graph(cts) if torch.is_grad_enabled() else call.backward(cts)
+        # a source in the history of no output the backward came through: None, as in eager (not zeros)
+        given = {i for i, ct in enumerate(cts) if ct is not None}
+        return (None, *(g if reach & given else None for g, reach in zip(grads, call.grad.reach)))
 
 
 class _Call:

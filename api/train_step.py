@@ -290,14 +290,14 @@ class TrainStep:
         """The names of the parameters the step updates, the optimizer group of each, and the other names of
         tied parameters (one tensor read under two names) -> the name the step uses."""
         groups = {id(p): g for g in self.optimizer.param_groups for p in g["params"]}
-        names, group_of, first, tied = [], {}, {}, {}
+        names, group_of, first, tied, in_loss = [], {}, {}, {}, _in_loss(program)
         for name in program.param_names:
             tensor = program.params[name]
             if id(tensor) in first:
                 tied[name] = first[id(tensor)]
                 continue
             first[id(tensor)] = name
-            if id(tensor) in groups and tensor.requires_grad:
+            if id(tensor) in groups and tensor.requires_grad and id(tensor) in in_loss:
                 names.append(name)
                 group_of[name] = groups[id(tensor)]
         if not names:
@@ -610,6 +610,15 @@ def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], 
         tensor = torch.empty_like(like)
     tensor.copy_(convert(result))
     return tensor
+
+
+def _in_loss(program) -> set:
+    """The ids of the parameters in the loss's history (its result 0): eager gives the others no gradient, None,
+    and the optimizer leaves them as they are, weight decay included (one used only under no_grad, or in a
+    comparison)."""
+    histories, results = program.histories, program.layout.outputs
+    return {id(program.params[n]) for n in program.param_names
+            if histories is None or 0 in histories.reached(("param", n), results)}
 
 
 def _build(step: TrainStep, objective, update: bool):

@@ -118,6 +118,9 @@ class FxlaProgram:
     #: the mutated inputs changed only under ``torch.no_grad()`` in forward (eager allows that on a tensor that
     #: requires grad, and records no history for it: fxla.frontend.passes.grad_mode)
     quiet_inputs: List[int] = field(default_factory=list)
+    #: which inputs and parameters each tensor output has history from in eager's autograd graph
+    #: (:class:`fxla.frontend.passes.history.Histories`; ``None``: not known, each from every one)
+    histories: Any = field(default=None, repr=False, compare=False)
 
     @property
     def random(self) -> bool:

@@ -377,3 +377,65 @@ def test_fused_optimizer_steps_are_seen(route, make):
             if m is reference:
                 want = loss.detach()
         torch.testing.assert_close(loss.detach(), want, **TOL, msg=lambda m: f"step {step}: {m}")
+
+
+class _Heads(nn.Module):
+    """Two heads; b.bias also reaches the output through a comparison only."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.a, self.b = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.body(x))
+        return self.a(h), self.b(h), (h > 0).float().sum() * (self.b.bias > 0).float()
+
+
+@pytest.mark.parametrize("route", ["compile", "backend", "dynamic"])
+def test_a_parameter_in_the_graph_of_no_used_output_gets_no_gradient_as_in_eager(route):
+    """A head whose output the loss does not use: eager leaves its parameters' .grad None (AdamW then does not
+    decay them); fxla gave zeros, and AdamW moved them."""
+    torch.manual_seed(0)
+    model = _Heads()
+    reference = copy.deepcopy(model)
+    fast = {"compile": fxla.compile, "dynamic": lambda m: fxla.compile(m, dynamic=True),
+            "backend": lambda m: torch.compile(m, backend="fxla")}[route](model)
+    opts = [torch.optim.AdamW(m.parameters(), lr=0.1, weight_decay=0.5) for m in (model, reference)]
+    for step in range(3):
+        x = torch.randn(3 + step, 4)
+        for f, opt in ((fast, opts[0]), (reference, opts[1])):
+            opt.zero_grad()
+            out = f(x)
+            (out[0].sum() + out[2] * 0).backward()      # (the third output in the graph, its history none)
+            opt.step()
+    assert model.b.weight.grad is None and reference.b.weight.grad is None
+    assert model.b.bias.grad is None and reference.b.bias.grad is None
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_values_overwritten_or_sliced_away_keep_their_zero_gradient_as_in_eager():
+    """Eager keeps the history of a value overwritten whole (h[:] = 0, h.zero_()) and of an empty slice joined to
+    another: their sources get zeros, not None (the lowered program has a constant there, or nothing)."""
+    class Overwritten(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c = nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 3)
+
+        def forward(self, x):
+            h = self.a(x)
+            h[:] = 0
+            g = self.b(x)
+            g.zero_()
+            e = torch.cat([self.c(x)[:0], x])
+            return (h + g).sum() + e.sum()
+
+    torch.manual_seed(0)
+    model = Overwritten()
+    reference = copy.deepcopy(model)
+    x = torch.randn(2, 3)
+    fxla.compile(model)(x).backward()
+    reference(x).backward()
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        assert q.grad is not None and p.grad is not None, name
+        torch.testing.assert_close(p.grad, q.grad, **TOL, msg=lambda m: f"{name}: {m}")

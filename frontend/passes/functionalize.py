@@ -296,8 +296,7 @@ def _write_through(graph, value: Node, path, at: int, order: Dict[Node, int]) ->
         _made_for(written, value)
         written.meta[M.TENSOR_META] = source.meta[M.TENSOR_META]
         written.meta[M.FUNCTIONALIZED] = True   # a new value, not a view of source (shapes are re-propagated)
-        if written.meta.get(M.GRAD_DISABLED):
-            written.meta[M.REPLACES] = source   # (its history: passes.grad_mode)
+        written.meta[M.REPLACES] = source       # (it keeps the history of what it replaces: passes.history)
         for user in [u for u in source.users if order.get(u, -1) > at]:
             user.replace_input_with(source, written)
         value = written
@@ -410,8 +409,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         whole = whole_root(out, base)           # `x.to("cpu").add_(1)`: a write of all of x
         later = [(u, t) for t in (base, whole) if t is not None for u in t.users if order.get(u, -1) > at]
         new = _rewrite(graph, node, base)
-        if node.meta.get(M.GRAD_DISABLED):      # (under torch.no_grad() it keeps the history it replaces: grad_mode)
-            new.meta[M.REPLACES] = whole if whole is not None else base
+        # (the new value keeps the history of what it replaces: passes.history and, under no_grad, grad_mode)
+        new.meta[M.REPLACES] = whole if whole is not None else base
         for user, old in later:
             user.replace_input_with(old, new)
         target = whole if whole is not None else base

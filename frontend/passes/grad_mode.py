@@ -200,7 +200,5 @@ def apply_grad_mode(gm: GraphModule) -> None:
     quiet = frozenset(name for name, final in mutations.items() if _quietly_changed(final))
     if quiet:
         gm.graph.meta[M.QUIET_MUTATIONS] = quiet
-    for node in gm.graph.nodes:
-        node.meta.pop(M.REPLACES, None)
     gm.graph.lint()
     gm.recompile()

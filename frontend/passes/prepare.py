@@ -10,14 +10,16 @@ frontend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
+from .. import meta as M
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import propagate_shapes
 from ..tracer import final_attribute_writes
 from .functionalize import functionalize
 from .grad_mode import apply_grad_mode, has_regions
+from .history import Histories, output_histories
 
 __all__ = ["PreparedGraph", "prepare_graph"]
 
@@ -33,6 +35,8 @@ class PreparedGraph:
     (``x += 1``); ``state_mutations``: parameter/buffer name -> likewise (``self.steps += 1``);
     ``attribute_writes``: qualified attribute name -> ``(treespec, {leaf index: node}, {leaf index: constant})``,
     the plain attributes forward assigns (``self.last = y``, :func:`fxla.frontend.tracer.final_attribute_writes`).
+    ``histories``: per tensor output, the inputs and parameters it has history from in eager's autograd graph
+    (:func:`~fxla.frontend.passes.history.output_histories`).
     """
 
     graph_module: GraphModule
@@ -41,6 +45,7 @@ class PreparedGraph:
     input_mutations: Dict[str, Node] = field(default_factory=dict)
     state_mutations: Dict[str, Node] = field(default_factory=dict)
     attribute_writes: Dict[str, Tuple[Any, Dict[int, Node], Dict[int, Any]]] = field(default_factory=dict)
+    histories: Optional[Histories] = None
 
     @property
     def functionalized(self) -> bool:
@@ -62,6 +67,9 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
         if functional is gm:
             functional = GraphModule(gm, gm.graph.copy(), class_name=type(gm).__name__)
         apply_grad_mode(functional)
+    histories = output_histories(functional)
+    for node in functional.graph.nodes:        # (read by the two passes above; a Node in meta is not kept)
+        node.meta.pop(M.REPLACES, None)
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
-                         dict(meta.get("state_mutations", {})), final_attribute_writes(functional.graph))
+                         dict(meta.get("state_mutations", {})), final_attribute_writes(functional.graph), histories)

@@ -1,0 +1,126 @@
+"""Which inputs and parameters each output of a prepared graph has history from, as eager's autograd graph has it.
+
+After ``loss.backward()`` eager leaves ``.grad`` of a tensor that requires grad ``None`` when the tensor is in the
+autograd graph of no tensor the backward went through: a head whose output the loss ignores, a parameter used only
+in a comparison or under ``torch.no_grad()``.  A tensor in that graph gets a gradient, zeros included (a value
+overwritten whole, ``h[:] = 0``, keeps its history in eager).  An optimizer treats the two differently (weight decay
+moves a parameter whose gradient is zeros and skips one whose gradient is ``None``), so fxla's autograd node gives
+``None`` where eager would, from :func:`output_histories` (read on the graph, not on the lowered program, where
+``h[:] = 0`` is a constant and an empty slice is gone).
+
+A value has the history of every tensor it is computed from, except where eager records none:
+
+* ``detach()``, ``.data``, and the ops that read only a tensor's shape (``zeros_like``, ``x.new_zeros`` ...);
+* a result that is not floating point (a comparison, ``argmax``, ``sort``'s indices);
+* ``keep_history(new, before)`` (:mod:`~fxla.frontend.passes.grad_mode`) has ``before``'s history alone.
+
+An in-place change's new value (``node.meta["replaces"]``, functionalization) also keeps the history of the value it
+replaced, as eager's ``CopySlices`` / in-place nodes do.  A leaf module's call has its own parameters' history too.
+Anything else is taken to carry history (at worst a zero gradient where eager's is ``None``, never the reverse).
+"""
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, NamedTuple, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from .. import meta as M
+from ..graph_module import GraphModule
+from ..node import Node
+from ..shape_prop import TensorMeta
+from .grad_mode import keep_history
+
+__all__ = ["output_histories", "Histories", "Source"]
+
+#: a tensor that may require grad: ``("input", placeholder name)`` or ``("param", qualified name)``
+Source = Tuple[str, str]
+
+_SHAPE_ONLY_FUNCTIONS = frozenset({torch.zeros_like, torch.ones_like, torch.empty_like, torch.full_like,
+                                   torch.rand_like, torch.randn_like, torch.randint_like, torch.detach,
+                                   torch.Tensor.detach})
+_SHAPE_ONLY_METHODS = frozenset({"detach", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+_NONE: FrozenSet[Source] = frozenset()
+
+
+def _float(meta) -> bool:
+    return isinstance(meta, TensorMeta) and (meta.dtype.is_floating_point or meta.dtype.is_complex)
+
+
+def _no_history(node: Node) -> bool:
+    if node.op == "call_method":
+        return node.target in _SHAPE_ONLY_METHODS
+    if node.op == "call_function":
+        return node.target in _SHAPE_ONLY_FUNCTIONS or (node.target is getattr and node.args[1:2] == ("data",))
+    return False
+
+
+def _histories(gm: GraphModule) -> Dict[Node, FrozenSet[Source]]:
+    found: Dict[Node, FrozenSet[Source]] = {}
+    for node in gm.graph.nodes:
+        meta = node.meta.get(M.TENSOR_META)
+        if node.op == "placeholder":
+            found[node] = frozenset({("input", node.target)})
+            continue
+        if node.op == "get_attr":
+            found[node] = frozenset({("param", node.target)})
+            continue
+        if node.op == "output" or _no_history(node):
+            found[node] = _NONE
+            continue
+        reads = node.all_input_nodes
+        if node.op == "call_function" and node.target is keep_history:
+            reads = node.all_input_nodes[1:]
+        history = set().union(*(found.get(n, _NONE) for n in reads))
+        replaced = node.meta.get(M.REPLACES)
+        if isinstance(replaced, Node):
+            history |= found.get(replaced, _NONE)
+        if node.op == "call_module":
+            history |= {("param", f"{node.target}.{name}")
+                        for name, _ in gm.get_submodule(node.target).named_parameters()}
+        if isinstance(meta, TensorMeta) and not _float(meta):
+            history = set()
+        elif meta is None and node.op != "call_module":     # (a number, a size: no history)
+            history = set()
+        found[node] = frozenset(history)
+    return found
+
+
+def _leaves(meta, history: FrozenSet[Source], out: List[FrozenSet[Source]]) -> None:
+    """The tensor results a value of ``meta``'s structure lowers to, in order, each with its history."""
+    if isinstance(meta, TensorMeta):
+        out.append(history if _float(meta) else _NONE)
+    elif isinstance(meta, (tuple, list)):
+        for part in meta:
+            _leaves(part, history, out)
+    elif isinstance(meta, dict):
+        for part in meta.values():
+            _leaves(part, history, out)
+
+
+class Histories(NamedTuple):
+    """``outputs``: per tensor result of the program a graph lowers to (its outputs in order, before any
+    written-back state), the sources it has history from; ``known``: every source the graph reads."""
+
+    outputs: List[FrozenSet[Source]]
+    known: FrozenSet[Source]
+
+    def reached(self, source: Source, results: int) -> FrozenSet[int]:
+        """The numbers of the results ``source`` has history in, of a program with ``results`` tensor outputs:
+        all of them where the graph does not say (a source it does not name, outputs that do not match)."""
+        if source not in self.known or len(self.outputs) != results:
+            return frozenset(range(results))
+        return frozenset(i for i, history in enumerate(self.outputs) if source in history)
+
+
+def output_histories(gm: GraphModule) -> Histories:
+    """The sources each tensor output of ``gm`` has history from (see the module docstring and
+    :class:`Histories`)."""
+    found = _histories(gm)
+    known = frozenset().union(*found.values())
+    output = next((n for n in gm.graph.nodes if n.op == "output"), None)
+    leaves: List[FrozenSet[Source]] = []
+    for leaf in pytree.tree_leaves(output.args[0] if output is not None and output.args else ()):
+        if isinstance(leaf, Node):
+            _leaves(leaf.meta.get(M.TENSOR_META), found[leaf], leaves)
+    return Histories(leaves, known)
