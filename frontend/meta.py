@@ -24,6 +24,9 @@ ASSIGNMENT]``                                                     writes a param
                                                                   :mod:`~.passes.grad_mode`)
 ``node.meta[REPLACES]``     ``Node``                              functionalization: the value this in-place
                                                                   change's new value replaces
+``node.meta[STATE_READS]``  ``dict``: qualified name -> Node      functionalization: a ``call_module``'s
+                                                                  parameters/buffers forward changed before
+                                                                  the call, and their values then
 ``graph.meta[               ``dict``: ``inputs`` (name ->         the concrete-shapes tracer: what the graph
 SPECIALIZATION]``           TensorMeta or value), ``fixed``       is valid for
                             (name -> value), ``device``
@@ -51,7 +54,7 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
-           "GRAD_DISABLED", "REPLACES",
+           "GRAD_DISABLED", "REPLACES", "STATE_READS",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
            "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
@@ -65,6 +68,7 @@ STATE_ASSIGNMENT = "state_assignment"
 FUNCTIONALIZED = "functionalized"
 GRAD_DISABLED = "grad_disabled"
 REPLACES = "replaces"
+STATE_READS = "state_reads"
 # ---- graph.meta ---------------------------------------------------------------------------------------------------
 SPECIALIZATION = "specialization"
 ATTRIBUTE_CONSTANTS = "attribute_constants"
@@ -100,6 +104,7 @@ class NodeMeta(TypedDict, total=False):
     functionalized: bool
     grad_disabled: bool
     replaces: Any               # Node
+    state_reads: Dict[str, Any]     # qualified name -> Node
 
 
 class GraphMeta(TypedDict, total=False):
@@ -145,6 +150,7 @@ _NODE_CHECKS = {
     FUNCTIONALIZED: (lambda v: isinstance(v, bool), "a bool"),
     GRAD_DISABLED: (lambda v: isinstance(v, bool), "a bool"),
     REPLACES: (lambda v: _is_node(v), "a Node"),
+    STATE_READS: (_is_node_map, "a dict of qualified name -> Node"),
 }
 
 _GRAPH_CHECKS = {

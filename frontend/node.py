@@ -197,6 +197,8 @@ class Node:
         (``torch.no_grad()`` in forward, :mod:`fxla.frontend.passes.grad_mode`).
       - ``"replaces"`` (``REPLACES``) -- functionalization, under grad mode off: the value an in-place change's
         new value replaces (read and removed by :mod:`~fxla.frontend.passes.grad_mode`).
+      - ``"state_reads"`` (``STATE_READS``) -- functionalization: on a ``call_module``, its parameters/buffers
+        forward changed before the call -> their values then (what the lowering reads).
     * ``type``   -- optional Python type annotation of the value.
 
     Use-lists: every node knows ``all_input_nodes`` (nodes it reads) and ``users``

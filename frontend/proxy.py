@@ -265,6 +265,10 @@ class Proxy:
                     and _is_inplace_name(name):
                 raise tracer._note_error(_untraced_mutation(tracer, name, args[0]))
             return tracer.create_proxy("call_method", name, args, kwargs)
+        out = kwargs.get("out")
+        if isinstance(out, torch.Tensor) and not isinstance(out, Proxy):     # torch.add(proxy, 1, out=t)
+            raise tracer._note_error(_untraced_mutation(tracer, f"{getattr(orig_method, '__name__', 'op')}(out=)",
+                                                        out))
         return tracer.create_proxy("call_function", orig_method, args, _restore_dropped(orig_method, kwargs))
 
 

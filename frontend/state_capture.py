@@ -15,6 +15,8 @@ afterwards: the user's module is never left holding a Proxy.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 from typing import Any, Callable, Dict, List, Tuple
 
 import torch
@@ -29,7 +31,7 @@ from .proxy import Proxy
 from .source import user_frame_location
 
 __all__ = ["AttributeWrite", "StateCapture", "final_attribute_writes", "changed_attributes", "watched_attributes",
-           "UNSET_ATTRIBUTE"]
+           "UNSET_ATTRIBUTE", "state_versions", "check_state_versions"]
 
 _UNSET = object()
 
@@ -238,3 +240,27 @@ class StateCapture:
         self._set(mod, name, value, orig_setattr)
         self.serial += 1
         self.tracer.graph.meta.setdefault(M.ATTRIBUTE_CONSTANTS, []).append((self.serial, qualname, value))
+
+
+def state_versions(root: torch.nn.Module) -> Dict[str, Tuple[torch.Tensor, int]]:
+    """Each parameter and buffer of ``root`` with its version counter (see :func:`check_state_versions`)."""
+    found = {}
+    for name, t in itertools.chain(root.named_parameters(), root.named_buffers()):
+        with contextlib.suppress(RuntimeError):           # (an inference tensor has no version counter)
+            found[name] = (t, t._version)
+    return found
+
+
+def check_state_versions(versions: Dict[str, Tuple[torch.Tensor, int]]) -> None:
+    """Refuse a trace during which forward changed a parameter or buffer in place for real: through a tensor the
+    tracer does not see as the module's (``for p in self.k.parameters(): p.mul_(m)``), the change would be made
+    once, now, and never by the compiled program."""
+    changed = [name for name, (t, version) in versions.items() if t._version != version]
+    if changed:
+        raise TraceError(
+            f"forward changed {', '.join(repr(n) for n in changed[:4])} in place while fxla traced it, through a "
+            f"tensor it did not record (the module's parameters() / buffers() / state_dict() hold the tensors "
+            f"themselves)", why="the change was made once, while tracing, and the compiled program would never "
+            "make it (its weights are changed now, as one eager call would)",
+            fix="reach the tensors as attributes (self.k.weight.mul_(m)), which fxla traces, or make the change "
+                "outside forward (in the training loop)")

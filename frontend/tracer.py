@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import enum
+import functools
 import inspect
 import re
 import threading
@@ -33,7 +34,7 @@ from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
-from .state_capture import AttributeWrite, StateCapture, final_attribute_writes
+from .state_capture import AttributeWrite, StateCapture, check_state_versions, final_attribute_writes, state_versions
 
 #: the target of the casts recorded in autocast regions (the function :func:`autocast.autocast_cast` wraps)
 _AUTOCAST_CAST = autocast.autocast_cast.__wrapped__
@@ -124,6 +125,7 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
             state.check_register_buffer(name, tensor)
         return orig_register(mod, name, tensor, persistent)
 
+    versions = state_versions(tracer.root)
     reads.start()
     Module.__call__, Module.__getattr__ = module_call, module_getattr
     Module.__setattr__, Module.register_buffer = module_setattr, register_buffer
@@ -139,6 +141,7 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
                 traced_custom_functions(tracer):
             yield
         tracer.graph.meta[M.ATTRIBUTE_READS] = reads.result(tracer.graph)
+        check_state_versions(versions)
     finally:
         torch.compiler._is_compiling_flag = compiling
         Module.__call__, Module.__getattr__ = orig_call, orig_getattr
@@ -147,6 +150,24 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
         reads.stop()
+
+
+def _hooked(m: torch.nn.Module) -> bool:
+    """Whether ``m`` has forward hooks (``spectral_norm``'s pre-hook computes the weight its forward reads): it is
+    traced through, hooks included, not recorded as a leaf, whose lowering would read the stale weight."""
+    return bool(m._forward_pre_hooks or m._forward_hooks)
+
+
+def _calling_hooks(root: torch.nn.Module, forward: Callable) -> Callable:
+    """``forward``, or for a root with forward hooks a function of its signature that calls the module as eager's
+    ``model(x)`` does: hooks, then forward."""
+    if not _hooked(root):
+        return forward
+
+    @functools.wraps(forward)
+    def call(self, *args, **kwargs):
+        return torch.nn.Module.__call__(self, *args, **kwargs)
+    return call
 
 
 def _parameters(fn, def_loc) -> list:
@@ -486,7 +507,7 @@ class Tracer(TracerBase):
         module does not hold when it has no parameters or buffers (``loss_fct = nn.CrossEntropyLoss()`` made in
         ``forward``, as Hugging Face models do)."""
         qualname = self.path_of_module(m)
-        if qualname is not None and self.is_leaf_module(m, qualname) and not (
+        if qualname is not None and self.is_leaf_module(m, qualname) and not _hooked(m) and not (
                 isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
             return self.create_proxy("call_module", qualname, args, kwargs)
         if qualname is None and self.is_leaf_module(m, type(m).__name__) and not _stateless(m):
@@ -614,12 +635,12 @@ class Tracer(TracerBase):
 
     def _start(self, root: Union[torch.nn.Module, Callable[..., Any]]) -> _Traced:
         """Set ``self.root`` and a fresh ``self.graph`` and per-trace state; what to run."""
-        leaf_root = isinstance(root, torch.nn.Module) and self.is_leaf_module(root, "")
+        leaf_root = isinstance(root, torch.nn.Module) and self.is_leaf_module(root, "") and not _hooked(root)
         if leaf_root:           # a torch layer traced on its own: one call_module node, as inside a model
             self.root, fn, bound = torch.nn.Module(), type(root).forward, (root,)
             self.root.add_module(LEAF_ROOT, root)
         elif isinstance(root, torch.nn.Module):
-            self.root, fn, bound = root, type(root).forward, (root,)
+            self.root, fn, bound = root, _calling_hooks(root, type(root).forward), (root,)
         else:
             self.root, fn, bound = torch.nn.Module(), root, ()
         self.graph = Graph()

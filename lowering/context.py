@@ -146,6 +146,8 @@ class LoweringContext(Emitter):
         #: what rules assigned (see assign): parameter/buffer name -> its new value; input argument -> new value
         self.state_writes: Dict[str, ir.Value] = {}
         self.local_writes: Dict[str, ir.Value] = {}      # (tensors the tracer made constants: not written back)
+        #: while a ``call_module`` node lowers: its parameters/buffers forward changed before it (their values)
+        self.state_reads: Dict[str, ir.Value] = {}
         self.input_writes: Dict[int, ir.Value] = {}
         #: (old value, new value, node, name) per assignment, in order (see check_writes)
         self.assignments: List[tuple] = []
@@ -193,7 +195,8 @@ class LoweringContext(Emitter):
                                             where_of(self.node), fix, kind))
 
     def param(self, qualname: str) -> ir.Value:
-        written = self.state_writes.get(qualname) or self.local_writes.get(qualname)
+        written = self.state_reads.get(qualname) or self.state_writes.get(qualname) or \
+            self.local_writes.get(qualname)
         if written is not None:                   # assigned earlier in the program: its new value
             return written
         if qualname not in self._param_args:
@@ -208,7 +211,7 @@ class LoweringContext(Emitter):
 
     def param_name(self, value: ir.Value) -> Optional[str]:
         """The parameter/buffer whose current value is ``value`` (see :meth:`param`), or ``None``."""
-        for writes in (self.state_writes, self.local_writes):
+        for writes in (self.state_reads, self.state_writes, self.local_writes):
             for name, written in writes.items():
                 if written == value:
                     return name

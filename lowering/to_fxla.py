@@ -270,6 +270,8 @@ def _apply_rule(ctx: LoweringContext, gm: GraphModule, node, env):
     kwargs = map_arg(node.kwargs, lambda n: env[n])
     if node.op == "call_module":
         kwargs = dict(kwargs, mod=gm.get_submodule(node.target))
+        # (its parameters/buffers forward changed before the call: their values then, as eager's layer reads)
+        ctx.state_reads = {name: env[value] for name, value in node.meta.get(M.STATE_READS, {}).items()}
     try:
         produced = rule(ctx, *args, **kwargs)
     except LoweringError:
@@ -287,5 +289,7 @@ def _apply_rule(ctx: LoweringContext, gm: GraphModule, node, env):
         raise ctx.error(f"cannot lower this call: {err}", "the fxla op it maps to does not accept these operands "
                         "(an unsupported form of the op)",
                         "rewrite the call with supported shapes/dtypes, or report the missing form") from err
+    finally:
+        ctx.state_reads = {}
     _check_result(node, produced)
     return produced

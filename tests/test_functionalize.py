@@ -81,6 +81,27 @@ def test_setitem_later_uses_read_the_new_value():
     _check(_setitem_then_read, torch.randn(3, 4))
 
 
+def _out_arguments(x, w):
+    y = torch.empty(3, 4)
+    r = torch.add(x, 1, out=y)              # y (and r, which is y) hold the result; later reads see it
+    z = torch.nn.functional.normalize(x @ w, dim=0, out=x)
+    return r * 2, y.sum(), z, x
+
+
+def test_out_arguments_write_their_tensor():
+    x = torch.randn(3, 4)
+    _check(_out_arguments, x.clone(), torch.randn(4, 4))
+
+
+def test_an_out_argument_of_another_shape_is_refused():
+    def resized(x):
+        y = torch.zeros(2)
+        torch.add(x, 1, out=y)
+        return y
+    with pytest.raises(PassError, match=r"(?s)writes a result of shape \[3\] into out= of shape \[2\].*fix: assign"):
+        fxla.compile(resized)(torch.randn(3))
+
+
 def test_inplace_keeps_self_dtype():
     def fn(x):
         y = x.half()

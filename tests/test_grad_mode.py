@@ -277,3 +277,109 @@ def test_compile_step_leaves_a_no_grad_teacher_alone_as_eager(dynamic):
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=lambda m: f"{name}: {m}")
     assert len(opts[0].state) == len(opts[1].state)
+
+
+class MomentumEncoder(nn.Module):
+    """MoCo's key encoder: an EMA of the query encoder's weights, updated in forward under no_grad, then called."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.k = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.k.weight.mul_(0.9).add_(self.q.weight * 0.1)
+            self.k.bias.mul_(0.9).add_(self.q.bias * 0.1)
+            key = self.k(x)
+        return (self.q(x) * key).sum()
+
+
+class ClipThenCall(nn.Module):
+    """WGAN-style weight clipping in forward, then the layer: it reads the clipped weight, with its history."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.lin.weight.clamp_(-0.2, 0.2)
+        return self.lin(x).pow(2).sum()
+
+
+class SpectralNorm(nn.Module):
+    """nn.utils.spectral_norm: a forward pre-hook runs a power iteration under no_grad (F.normalize(..., out=u)
+    updates the buffers) and computes the weight the layer reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.utils.spectral_norm(nn.Linear(4, 3))
+
+    def forward(self, x):
+        return self.a(x).pow(2).sum()
+
+
+@pytest.mark.parametrize("route", ["compile", "backend"])
+@pytest.mark.parametrize("build", [MomentumEncoder, ClipThenCall, SpectralNorm])
+def test_layers_read_weights_forward_changed_as_eager(route, build):
+    """A layer fxla lowers whole (nn.Linear) reads its weights as forward left them: changed in place before the
+    call, or computed by a hook; before, it read the weights from before the change (or the hook's stale one)."""
+    torch.manual_seed(0)
+    model = build()
+    reference = copy.deepcopy(model)
+    fast = _fast(route, model)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=0.1) for m in (model, reference)]
+    for step in range(3):
+        x = torch.randn(5, 4, generator=torch.Generator().manual_seed(step))
+        xs = [x.clone().requires_grad_() for _ in range(2)]
+        for f, opt, xx in ((reference, opts[1], xs[0]), (fast, opts[0], xs[1])):
+            opt.zero_grad()
+            f(xx).backward()
+            opt.step()
+        _check_grads(model, reference, xs)
+        for (name, t), u in zip(model.state_dict().items(), reference.state_dict().values()):
+            torch.testing.assert_close(t, u, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_a_change_through_parameters_while_tracing_is_refused():
+    """``for p in self.k.parameters(): p.mul_(...)`` runs on the tensors themselves while fxla traces (they are
+    not traced values): the change would happen once, at the trace, and never in the compiled program."""
+    class ThroughParameters(MomentumEncoder):
+        def forward(self, x):
+            with torch.no_grad():
+                for pk, pq in zip(self.k.parameters(), self.q.parameters()):
+                    pk.mul_(0.9).add_(pq * 0.1)
+            return (self.q(x) * self.k(x)).sum()
+
+    with pytest.raises(fxla.TraceError, match=r"(?s)forward changed 'k.weight', 'k.bias' in place.*fix: reach"):
+        fxla.compile(ThroughParameters())(torch.randn(2, 4))
+
+
+def _hooked(root):
+    torch.manual_seed(0)
+    if root == "layer":
+        model = nn.utils.weight_norm(nn.Linear(4, 3))
+    else:
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.utils.weight_norm(nn.Linear(4, 3)))
+        model[0].register_forward_hook(lambda mod, inp, out: out * 2)
+        model[2].register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,))
+    model.register_forward_hook(lambda mod, inp, out: out - 0.5)
+    return model
+
+
+@pytest.mark.parametrize("root", ["layer", "inside"])
+def test_forward_hooks_run_as_in_eager(root):
+    """Hooks on torch layers (fxla lowers a layer whole) and on the compiled module itself: before, a layer's hooks
+    were skipped, and the old nn.utils.weight_norm (a pre-hook computing the weight) read a stale weight with no
+    gradient to g and v."""
+    model, reference = _hooked(root), _hooked(root)
+    fast = fxla.compile(model)
+    fast(torch.randn(2, 4))
+    for m in (model, reference):                     # (changed after compiling: the hook computes the weight again)
+        with torch.no_grad():
+            next(p for n, p in m.named_parameters() if n.endswith("weight_g")).mul_(2)
+    x = torch.randn(5, 4)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    fast(xs[1]).sum().backward()
+    reference(xs[0]).sum().backward()
+    _check_grads(model, reference, xs)

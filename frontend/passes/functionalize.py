@@ -2,7 +2,8 @@
 does for torch's graphs), so that every later use of a mutated tensor reads its new value.
 
 fxla programs are functional (StableHLO has no mutation), so a traced ``y.add_(1)``, ``y[0] = v``,
-``y += 1``, ``y.fill_(0)``, ``y.uniform_()`` (a random draw like ``y``) or ``nn.ReLU(inplace=True)(y)`` becomes
+``y += 1``, ``y.fill_(0)``, ``y.uniform_()`` (a random draw like ``y``), ``nn.ReLU(inplace=True)(y)`` or an op
+writing ``out=y`` (``F.normalize(v, out=y)`` in ``spectral_norm``; a result of another shape is refused) becomes
 a node computing the new value of ``y``,
 and the uses of ``y`` *after* it (in graph order) read that node instead.  A Python alias (``z = y``) is the
 same node, so it sees the change too, as in eager.  An in-place op keeps its tensor's dtype, so where the
@@ -143,6 +144,9 @@ def _module_is_inplace(gm: GraphModule, node: Node) -> bool:
 
 def mutated_base(gm: GraphModule, node: Node) -> Optional[Node]:
     """The tensor node ``node`` mutates in place, or ``None``."""
+    out = node.kwargs.get("out") if node.op in ("call_function", "call_method") else None
+    if _is_tensor(out):                             # torch.div(a, b, out=v): v gets the result
+        return out
     base = node.args[0] if node.args else None
     if not _is_tensor(base):
         return None
@@ -344,6 +348,25 @@ def _keeps_dtype(gm, node: Node, base: Node) -> bool:
     return True
 
 
+def _state_reads(node: Node, final: Dict[Node, Node]) -> None:
+    """A ``call_module`` node (a layer fxla lowers whole, reading its parameters and buffers by name) after forward
+    changed some of them in place (``self.lin.weight.clamp_(-c, c)``, a momentum encoder's update): the node's
+    ``meta["state_reads"]`` names their values at the call (the lowering reads those, as eager's layer does)."""
+    prefix = node.target + "."
+    reads = {state.target: value for state, value in final.items()
+             if state.op == "get_attr" and state.target.startswith(prefix)}
+    if reads:
+        node.meta[M.STATE_READS] = reads
+
+
+def _check_out(node: Node, base: Node) -> None:
+    have, want = node.meta.get(M.TENSOR_META), base.meta.get(M.TENSOR_META)
+    if isinstance(have, TensorMeta) and isinstance(want, TensorMeta) and tuple(have.shape) != tuple(want.shape):
+        raise _error(node, f"{_label(node)} writes a result of shape {list(have.shape)} into out= of shape "
+                     f"{list(want.shape)}", "eager resizes the out= tensor; fxla keeps every tensor's shape",
+                     "assign the result (y = op(...)) instead of passing out=")
+
+
 def _made_for(new: Node, node: Node) -> None:
     """``new`` computes (part of) what ``node`` did: its source line, and whether grad mode was off."""
     new.meta[M.SOURCE] = node.meta.get(M.SOURCE)
@@ -368,6 +391,10 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
             value = graph.call_method("expand_as", (node.args[1], base))
         elif node.target is operator.setitem:
             value = graph.call_function(setitem, node.args)
+        elif node.kwargs.get("out") is base:       # the op without out=: the new value
+            _check_out(node, base)
+            value = graph.create_node(node.op, node.target, node.args,
+                                      {k: v for k, v in node.kwargs.items() if k != "out"})
         else:                                   # iadd..., inplace=True: the node already computes the value
             value = node
     if value is not node:
@@ -400,6 +427,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
     origin: Dict[Node, Node] = {}              # a new value of a mutated input/parameter -> that placeholder/get_attr
     final: Dict[Node, Node] = {}               # placeholder/get_attr -> its value after the last mutation
     for node in list(graph.nodes):
+        if node.op == "call_module" and final:  # a layer whose weight forward changed before calling it: its new value
+            _state_reads(node, final)
         base = mutated_base(out, node)
         if base is None:
             continue

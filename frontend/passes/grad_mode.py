@@ -130,6 +130,10 @@ class _Regions:
             for arg in node.all_input_nodes:
                 if self.off.get(arg):
                     node.replace_input_with(arg, self.outside(arg, node))
+            reads = node.meta.get(M.STATE_READS, {})        # (a layer's weights changed in a region before it)
+            for name, value in reads.items():
+                if self.off.get(value):
+                    reads[name] = self.outside(value, node)
 
     def outside(self, node: Node, user: Node):
         """What ``node``, made in a region, is when read outside it (a Node, or a tuple/list of them)."""

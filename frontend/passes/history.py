@@ -78,6 +78,7 @@ def _histories(gm: GraphModule) -> Dict[Node, FrozenSet[Source]]:
         if node.op == "call_module":
             history |= {("param", f"{node.target}.{name}")
                         for name, _ in gm.get_submodule(node.target).named_parameters()}
+            history = history.union(*(found.get(n, _NONE) for n in node.meta.get(M.STATE_READS, {}).values()))
         if isinstance(meta, TensorMeta) and not _float(meta):
             history = set()
         elif meta is None and node.op != "call_module":     # (a number, a size: no history)

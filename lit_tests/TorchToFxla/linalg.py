@@ -55,6 +55,36 @@ def matmul_operator_2d_1d(a, b):
     return a @ b
 
 
+# CHECK-LABEL: case torch.mv:
+# CHECK:         func.func @main(%[[M:.+]]: tensor<3x8xf32>, %[[V:.+]]: tensor<8xf32>)
+# CHECK:         %[[MV:.+]] = fxla.matmul %[[M]], %[[V]] : tensor<3x8xf32>, tensor<8xf32> -> tensor<3xf32>
+@case(torch.mv, t(3, 8), t(8))
+def mv(m, v):
+    return torch.mv(m, v)
+
+
+# CHECK-LABEL: case Tensor.mv:
+# CHECK:         %[[MV:.+]] = fxla.matmul %{{.+}}, %{{.+}} : tensor<3x8xf32>, tensor<8xf32> -> tensor<3xf32>
+@case(torch.Tensor.mv, t(3, 8), t(8))
+def tensor_mv(m, v):
+    return m.mv(v)
+
+
+# CHECK-LABEL: case torch.dot:
+# CHECK:         func.func @main(%[[A:.+]]: tensor<8xf32>, %[[B:.+]]: tensor<8xf32>)
+# CHECK:         %[[DOT:.+]] = fxla.matmul %[[A]], %[[B]] : tensor<8xf32>, tensor<8xf32> -> tensor<f32>
+@case(torch.dot, t(8), t(8))
+def dot(a, b):
+    return torch.dot(a, b)
+
+
+# CHECK-LABEL: case Tensor.dot:
+# CHECK:         %[[DOT:.+]] = fxla.matmul %{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32> -> tensor<f32>
+@case(torch.Tensor.dot, t(8), t(8))
+def tensor_dot(a, b):
+    return a.dot(b)
+
+
 # CHECK-LABEL: case torch.mm:
 # CHECK:         func.func @main(%[[A:.+]]: tensor<3x8xbf16>, %[[B:.+]]: tensor<8x4xbf16>)
 # CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[A]], %[[B]] : tensor<3x8xbf16>, tensor<8x4xbf16> -> tensor<3x4xbf16>

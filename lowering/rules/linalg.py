@@ -65,8 +65,9 @@ register_meta_module(torch.nn.Bilinear, lambda mod, input1, input2: _bilinear_me
 
 
 @register(torch.matmul, torch.Tensor.matmul, torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm,
-          operator.matmul)
+          operator.matmul, torch.mv, torch.Tensor.mv, torch.dot, torch.Tensor.dot)
 def _matmul(ctx, input, other):
+    """(torch.mv and torch.dot are matmuls of the ranks they take: shape propagation refuses others, as eager)"""
     return ctx.emit(ops.matmul, input, other)
 
 
