@@ -74,6 +74,20 @@ class Tuples(nn.Module):
         return (h * joined + out[0] + hn[0] + cn[0]).sum()
 
 
+class AddToTeacher(nn.Module):
+    """A value made under no_grad, then changed in place with grad on: its history is the change's alone."""
+
+    def __init__(self):
+        super().__init__()
+        self.teacher, self.student = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            t = self.teacher(x)
+        t.add_(self.student(x))
+        return t.pow(2).sum()
+
+
 def _check_grads(model, reference, xs):
     torch.testing.assert_close(xs[1].grad, xs[0].grad, **TOL)
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
@@ -88,7 +102,7 @@ def _fast(route, model):
 
 
 @pytest.mark.parametrize("route", ["compile", "backend", "dynamic"])
-@pytest.mark.parametrize("build", [Distill, Switches, Tuples])
+@pytest.mark.parametrize("build", [Distill, Switches, Tuples, AddToTeacher])
 def test_gradients_through_a_no_grad_region_match_eager(route, build):
     torch.manual_seed(0)
     model = build()

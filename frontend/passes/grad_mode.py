@@ -39,7 +39,7 @@ from ..shape_prop import TensorMeta
 from ..wrap import wrap
 from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops
 
-__all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions"]
+__all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions"]
 
 _CALLS = ("call_function", "call_method", "call_module")
 #: methods that return the tensor itself when they change neither its dtype nor (on fxla's CPU inputs) its device
@@ -181,6 +181,12 @@ class _Regions:
             made = self.graph.call_function(target, args)
         made.meta.update({M.SOURCE: node.meta.get(M.SOURCE), M.TENSOR_META: node.meta[M.TENSOR_META]})
         return made
+
+
+def regions(gm: GraphModule) -> Dict[Node, bool]:
+    """Per node of ``gm``'s graph: whether its value is made in a ``torch.no_grad()`` region (an op that returns its
+    input itself, or takes a part of a tuple, is where its input is)."""
+    return _Regions(gm).off if has_regions(gm) else {}
 
 
 def _quietly_changed(final: Node) -> bool:

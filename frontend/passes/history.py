@@ -12,7 +12,8 @@ A value has the history of every tensor it is computed from, except where eager 
 
 * ``detach()``, ``.data``, and the ops that read only a tensor's shape (``zeros_like``, ``x.new_zeros`` ...);
 * a result that is not floating point (a comparison, ``argmax``, ``sort``'s indices);
-* ``keep_history(new, before)`` (:mod:`~fxla.frontend.passes.grad_mode`) has ``before``'s history alone.
+* a value made in a ``torch.no_grad()`` region (:mod:`~fxla.frontend.passes.grad_mode`), and
+  ``keep_history(new, before)`` has ``before``'s history alone.
 
 An in-place change's new value (``node.meta["replaces"]``, functionalization) also keeps the history of the value it
 replaced, as eager's ``CopySlices`` / in-place nodes do.  A leaf module's call has its own parameters' history too.
@@ -29,7 +30,7 @@ from .. import meta as M
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
-from .grad_mode import keep_history
+from .grad_mode import keep_history, regions
 
 __all__ = ["output_histories", "Histories", "Source"]
 
@@ -55,17 +56,28 @@ def _no_history(node: Node) -> bool:
     return False
 
 
-def _histories(gm: GraphModule) -> Dict[Node, FrozenSet[Source]]:
+def _module_sources(gm: GraphModule, node: Node) -> FrozenSet[Source]:
+    return frozenset(("param", f"{node.target}.{name}") for name, _ in gm.get_submodule(node.target).named_parameters())
+
+
+def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSet[Source]]:
+    """Each node's history, and every source the graph reads."""
     found: Dict[Node, FrozenSet[Source]] = {}
+    known = set()
+    off = regions(gm)
     for node in gm.graph.nodes:
         meta = node.meta.get(M.TENSOR_META)
         if node.op == "placeholder":
             found[node] = frozenset({("input", node.target)})
+            known |= found[node]
             continue
         if node.op == "get_attr":
             found[node] = frozenset({("param", node.target)})
+            known |= found[node]
             continue
-        if node.op == "output" or _no_history(node):
+        if node.op == "call_module":
+            known |= _module_sources(gm, node)
+        if node.op == "output" or _no_history(node) or off.get(node):     # (made in a no_grad region: none)
             found[node] = _NONE
             continue
         reads = node.all_input_nodes
@@ -76,15 +88,14 @@ def _histories(gm: GraphModule) -> Dict[Node, FrozenSet[Source]]:
         if isinstance(replaced, Node):
             history |= found.get(replaced, _NONE)
         if node.op == "call_module":
-            history |= {("param", f"{node.target}.{name}")
-                        for name, _ in gm.get_submodule(node.target).named_parameters()}
+            history |= _module_sources(gm, node)
             history = history.union(*(found.get(n, _NONE) for n in node.meta.get(M.STATE_READS, {}).values()))
         if isinstance(meta, TensorMeta) and not _float(meta):
             history = set()
         elif meta is None and node.op != "call_module":     # (a number, a size: no history)
             history = set()
         found[node] = frozenset(history)
-    return found
+    return found, frozenset(known)
 
 
 def _leaves(meta, history: FrozenSet[Source], out: List[FrozenSet[Source]]) -> None:
@@ -117,8 +128,7 @@ class Histories(NamedTuple):
 def output_histories(gm: GraphModule) -> Histories:
     """The sources each tensor output of ``gm`` has history from (see the module docstring and
     :class:`Histories`)."""
-    found = _histories(gm)
-    known = frozenset().union(*found.values())
+    found, known = _histories(gm)
     output = next((n for n in gm.graph.nodes if n.op == "output"), None)
     leaves: List[FrozenSet[Source]] = []
     for leaf in pytree.tree_leaves(output.args[0] if output is not None and output.args else ()):
