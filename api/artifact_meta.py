@@ -101,6 +101,7 @@ class Interface(NamedTuple):
     state: List[int]                    # indices into params of the buffers the program updates
     written: List[Tuple[str, pytree.TreeSpec, List[Any]]]
     value_checks: List[ValueCheck]      # what the program's check code stands for (fxla.value_checks)
+    quiet: List[int] = ()               # the mutated inputs changed only under torch.no_grad() in forward
 
 
 def _tensor(value, bad, what) -> Dict[str, Any]:
@@ -188,6 +189,9 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
         raise bad(f"'mutated_inputs' {str(mutated)[:80]} are not tensor input numbers below {len(inputs)}")
     if len(set(mutated)) != len(mutated) or len(set(state_names)) != len(state_names):
         raise bad("'mutated_inputs' or 'mutated_params' repeats an entry")
+    quiet = _list(meta, "quiet_inputs", bad, required=False)
+    if not all(isinstance(k, int) and not isinstance(k, bool) and k in mutated for k in quiet):
+        raise bad(f"'quiet_inputs' {str(quiet)[:80]} are not among 'mutated_inputs'")
     try:
         value_checks = [ValueCheck.from_json(c) for c in _list(meta, "value_checks", bad, required=False)]
     except ValueError as err:
@@ -215,4 +219,4 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
     if value_checks and result_types[-1] != ((), "i32"):
         raise bad(f"the program's check code is a {_describe(result_types[-1])}, not an i32 scalar")
     return Interface(input_spec, input_static, inputs, output_spec, output_static, params, list(mutated), state,
-                     written, value_checks)
+                     written, value_checks, list(quiet))

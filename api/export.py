@@ -40,7 +40,6 @@ from .artifact_guards import LoadedGuards, export_guards
 from .export_symbolic import PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
-from .write_back import check_writable
 
 WEIGHTS = "weights.bin"
 
@@ -125,6 +124,7 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
         "output_static": _statics([v is None for v in program.output_static], program.output_static,
                                   "output leaf"),
         "mutated_inputs": list(program.mutated_inputs),
+        "quiet_inputs": list(program.quiet_inputs),     # (changed under torch.no_grad() only: no history)
         "mutated_params": list(program.mutated_params),
         "written_attributes": [
             {"name": w.name, "spec": encode_spec(_portable(w.spec)),
@@ -250,7 +250,7 @@ class LoadedModule:
                               tuple(face.value_checks))
         self._results = ResultHandler(layout, self._output_spec,
                                       [None if s is TENSOR else s for s in self._output_static], self._mutated,
-                                      output, self._guard, self.__name__)
+                                      output, self._guard, self.__name__, face.quiet)
         self._state_lock = threading.Lock()
         #: the module attributes the exported forward assigns (``self.last = y``), as of the last call
         self.attributes: Dict[str, Any] = {}
@@ -315,7 +315,7 @@ class LoadedModule:
         """Run the program; write back and keep what it changed; return the call's value."""
         writable = None
         if self._mutated:                 # (refused inputs before running: nothing changes)
-            writable = check_writable(self.__name__, self._mutated, leaves, self._guard is not None)
+            writable = self._results.writable(leaves, self._guard is not None)
         results = executable(tensors + self._params, wait=shared or bool(self._mutated))
         parts = self._results.split(results, leaves, writable)    # (x += 1 on an input: written back)
         for i, value in zip(self._state, parts.state):      # buffers the program updates: kept for the next call

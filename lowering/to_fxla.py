@@ -43,6 +43,13 @@ def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> Li
         leaves = []
         for i in range(spec.num_leaves):
             value = env[nodes[i]] if i in nodes else constants[i]
+            if isinstance(value, (tuple, list)) and any(isinstance(v, ir.Value) for v in pytree.tree_leaves(value)):
+                src = nodes[i].meta.get(M.SOURCE)
+                raise LoweringError(
+                    f"forward assigns the result of %{nodes[i].name}, a tuple of tensors (such as x.max(dim)'s "
+                    f"values and indices), to the attribute {name}\n  at {src}\nwhy: fxla writes an attribute's "
+                    f"tensors back one by one and does not rebuild the op's result type\nfix: assign its parts: "
+                    f"{name.rsplit('.', 1)[-1]} = (r[0], r[1]), or the one you need")
             if isinstance(value, ir.Value):
                 returned.append(value)
                 value = None

@@ -133,8 +133,9 @@ class InputBuffers:
     def put(self, position: int, value) -> jax.Array:
         """``value`` (the call's tensor input at ``position``) on the device, from the kept buffer when valid.
         Plain tensors and ``nn.Parameter``\\ s (a TorchDynamo graph takes the weights as inputs) are kept; other
-        tensor subclasses are placed anew each call."""
-        if type(value) not in _KEPT_TYPES or not value.is_cpu:
+        tensor subclasses, and inference tensors (they have no version counter to see a change by), are placed anew
+        each call."""
+        if type(value) not in _KEPT_TYPES or not value.is_cpu or value.is_inference():
             return to_device(value, self.device)
         key = (value.data_ptr(), value.shape, value.stride(), value.dtype, value._version)
         slot = self._slots.get(position)
@@ -152,7 +153,7 @@ class InputBuffers:
         copied back into it): its kept buffer, which aliases its memory, now holds the new values, so it stays
         valid for the tensor's new version counter (else the next call would place it again)."""
         slot = self._slots.get(position)
-        if slot is None or slot[0]() is not value:
+        if slot is None or slot[0]() is not value or value.is_inference():
             return
         key = (value.data_ptr(), value.shape, value.stride(), value.dtype, value._version)
         if slot[1][:4] == key[:4]:

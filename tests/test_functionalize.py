@@ -88,6 +88,20 @@ def _out_arguments(x, w):
     return r * 2, y.sum(), z, x
 
 
+def _views_of_views_written_twice(h):
+    h = h.clone()
+    v = h[:, 1:5]
+    w = v[0]
+    w.mul_(2)                   # through the inner view ...
+    v[:, 0] = 3.0               # ... then the outer one: both reach h (the second was dropped)
+    v[1].add_(1)
+    return h, v                 # (w read after v's changes: refused, PassError -- it would not see them)
+
+
+def test_views_of_views_written_twice_reach_their_base():
+    _check(_views_of_views_written_twice, torch.arange(18.).reshape(3, 6))
+
+
 def test_out_arguments_write_their_tensor():
     x = torch.randn(3, 4)
     _check(_out_arguments, x.clone(), torch.randn(4, 4))
@@ -667,3 +681,13 @@ def test_eval_dropout_inplace_given_positionally_writes_nothing():
     got, want = fxla.compile(head)(x, w), head(x, w)
     for g, e in zip(got, want):
         torch.testing.assert_close(g, e)
+
+
+def test_an_op_result_tuple_assigned_to_an_attribute_is_refused():
+    """``self.stats = h.max(-1)`` (a torch.return_types tuple): fxla left MLIR objects in the attribute."""
+    class Stats(nn.Module):
+        def forward(self, x):
+            self.stats = x.max(-1)
+            return x * 2
+    with pytest.raises(fxla.LoweringError, match=r"(?s)a tuple of tensors.*attribute stats.*fix: assign its parts"):
+        fxla.compile(Stats())(torch.randn(3, 4))

@@ -74,6 +74,24 @@ class Tuples(nn.Module):
         return (h * joined + out[0] + hn[0] + cn[0]).sum()
 
 
+class EncoderState(nn.Module):
+    """A frozen encoder's LSTM state (hn, cn), a tuple made under no_grad, handed whole to a decoder; a flatten
+    that merges no dims (eager returns the tensor itself, with its history)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc, self.dec = nn.LSTM(4, 4, batch_first=True), nn.LSTM(4, 4, batch_first=True)
+        self.a, self.flat = nn.Linear(4, 4), nn.Flatten()
+
+    def forward(self, x):
+        h = self.a(x)
+        with torch.no_grad():
+            _, state = self.enc(h.unsqueeze(0))
+            f, g, k = h.flatten(1), torch.flatten(h, 1), self.flat(h)
+        out, _ = self.dec(h.unsqueeze(0), state)
+        return (out[0] * f * g * k).sum()
+
+
 class AddToTeacher(nn.Module):
     """A value made under no_grad, then changed in place with grad on: its history is the change's alone."""
 
@@ -102,7 +120,7 @@ def _fast(route, model):
 
 
 @pytest.mark.parametrize("route", ["compile", "backend", "dynamic"])
-@pytest.mark.parametrize("build", [Distill, Switches, Tuples, AddToTeacher])
+@pytest.mark.parametrize("build", [Distill, Switches, Tuples, AddToTeacher, EncoderState])
 def test_gradients_through_a_no_grad_region_match_eager(route, build):
     torch.manual_seed(0)
     model = build()
@@ -397,3 +415,31 @@ def test_forward_hooks_run_as_in_eager(root):
     fast(xs[1]).sum().backward()
     reference(xs[0]).sum().backward()
     _check_grads(model, reference, xs)
+
+
+def test_an_exported_program_keeps_inputs_changed_under_no_grad_writable(tmp_path):
+    """fxla.export records the inputs forward changes only under no_grad: the loaded program writes a leaf input
+    that requires grad back as eager changes it (it refused, "eager refuses this too")."""
+    torch.manual_seed(0)
+    model = ClampInput()
+    x = torch.randn(5, 4) * 2
+    fxla.export(model, (x.clone(),), tmp_path / "a")
+    loaded = fxla.load(tmp_path / "a")
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    loaded(xs[1])
+    model(xs[0])
+    torch.testing.assert_close(xs[1], xs[0], **TOL)
+
+
+def test_inference_tensors_made_by_the_caller_are_inputs():
+    """Tensors made under the caller's torch.inference_mode() have no version counter: fxla places them anew each
+    call (it raised a raw RuntimeError at the first call)."""
+    torch.manual_seed(0)
+    layer = nn.Linear(4, 4)
+    fast = fxla.compile(layer)
+    with torch.inference_mode():
+        x = torch.randn(5, 4)
+        first = fast(x)
+        x.add_(1)                                   # (changed in place: no version counter to see it by)
+        torch.testing.assert_close(fast(x), layer(x), **TOL)
+    torch.testing.assert_close(first, layer(x - 1), **TOL)

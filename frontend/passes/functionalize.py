@@ -292,8 +292,10 @@ def _write_path(gm: GraphModule, node: Node, base: Node, order: Dict[Node, int])
 
 def _write_through(graph, value: Node, path, at: int, order: Dict[Node, int]) -> Node:
     """After ``path[-1]``'s view got its new ``value``: each source on the path gets its new value,
-    ``setitem(source, index, new view)`` from the view up to the root, and its uses after the write (graph position
-    ``at``) read that; returns the root's new value."""
+    ``setitem(source, index, new view)`` from the view up to the root; the root's uses after the write (graph
+    position ``at``) read the root's new value, and those of each view on the path read that view taken again from
+    it, still a view of the root (a later write into it is written through again); returns the root's new value."""
+    first = value
     for source, index, _ in reversed(path):
         with graph.inserting_after(value):
             written = graph.call_function(setitem, (source, index, value))
@@ -301,9 +303,20 @@ def _write_through(graph, value: Node, path, at: int, order: Dict[Node, int]) ->
         written.meta[M.TENSOR_META] = source.meta[M.TENSOR_META]
         written.meta[M.FUNCTIONALIZED] = True   # a new value, not a view of source (shapes are re-propagated)
         written.meta[M.REPLACES] = source       # (it keeps the history of what it replaces: passes.history)
-        for user in [u for u in source.users if order.get(u, -1) > at]:
-            user.replace_input_with(source, written)
         value = written
+    root = path[0][0]
+    for user in [u for u in root.users if order.get(u, -1) > at]:
+        user.replace_input_with(root, value)
+    again = value
+    for k, (_, index, view) in enumerate(path):
+        with graph.inserting_after(again):
+            again = graph.call_function(operator.getitem, (again, index))
+        again.meta.update({M.SOURCE: view.meta.get(M.SOURCE), M.TENSOR_META: view.meta[M.TENSOR_META]})
+        if view.meta.get(M.GRAD_DISABLED):
+            again.meta[M.GRAD_DISABLED] = True
+        for old in (view, first) if k == len(path) - 1 else (view,):
+            for user in [u for u in old.users if order.get(u, -1) > at]:
+                user.replace_input_with(old, again)
     return value
 
 

@@ -42,8 +42,12 @@ from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops
 __all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions"]
 
 _CALLS = ("call_function", "call_method", "call_module")
-#: methods that return the tensor itself when they change neither its dtype nor (on fxla's CPU inputs) its device
-_SELF_METHODS = CASTS | {"cpu"}
+#: methods and functions that return the tensor itself when its shape and dtype stay (and, on fxla's CPU inputs,
+#: its device): casts, ``flatten`` that merges no dims, ``atleast_nd`` of a tensor that has the dims, ``conj`` of a
+#: real tensor ...
+_SELF_METHODS = CASTS | {"cpu", "flatten", "conj", "resolve_conj", "resolve_neg", "positive"}
+_SELF_FUNCTIONS = frozenset({torch.flatten, torch.atleast_1d, torch.atleast_2d, torch.atleast_3d, torch.conj,
+                             torch.resolve_conj, torch.resolve_neg, torch.positive, operator.pos})
 
 
 class _KeepHistory(torch.autograd.Function):
@@ -87,12 +91,15 @@ def _returns_input(gm: GraphModule, node: Node) -> bool:
     source = node.args[0] if node.args else None
     if not isinstance(source, Node):
         return False
-    if node.op == "call_function" and node.target in (operator.getitem, getattr):
-        return not _tensor(source)                   # (a part of a tuple or a named tuple, not an index)
+    if _is_part(node):
+        return True
     if not _tensor(source) or not _tensor(node):
         return False
     if node.meta[M.TENSOR_META] != source.meta[M.TENSOR_META]:
         return False
+    if node.op == "call_function" and (node.target in _SELF_FUNCTIONS or
+                                       (node.target is getattr and node.args[1:] == ("real",))):
+        return True
     if node.op == "call_method" and node.target in _SELF_METHODS:
         devices = [a for a in (*node.args[1:], node.kwargs.get("device")) if isinstance(a, (str, torch.device))]
         return not node.kwargs.get("copy") and "memory_format" not in node.kwargs and \
@@ -104,8 +111,15 @@ def _returns_input(gm: GraphModule, node: Node) -> bool:
         module = gm.get_submodule(node.target)
         if isinstance(module, torch.nn.modules.dropout._DropoutNd):
             return not _drops(module.p, module.training)
-        return isinstance(module, torch.nn.Identity)
+        return isinstance(module, (torch.nn.Identity, torch.nn.Flatten))
     return False
+
+
+def _is_part(node: Node) -> bool:
+    """A part of a tuple or a named tuple (not an index into a tensor): the object itself, as in eager."""
+    source = node.args[0] if node.args else None
+    return node.op == "call_function" and node.target in (operator.getitem, getattr) and isinstance(source, Node) \
+        and not _tensor(source)
 
 
 class _Regions:
@@ -143,18 +157,14 @@ class _Regions:
 
     def _outside(self, node: Node):
         meta = node.meta.get(M.TENSOR_META)
-        if isinstance(meta, (tuple, list, dict)) and node.op != "call_module":
-            for arg in {a: None for a in node.all_input_nodes if _tensor(a)}:    # (a structure of any type, e.g.
-                node.replace_input_with(arg, self._call(arg, torch.Tensor.detach, (arg,)))   # x.max(-1): its inputs)
+        if isinstance(meta, (tuple, list)) and (node.op == "call_module" or _is_part(node)):
+            return self._parts(node, meta, self._outside)        # (a layer's output, or a part of one)
+        if isinstance(meta, (tuple, list, dict)):    # (a structure an op made, of any type, e.g. x.max(-1)'s)
+            for arg in {a: None for a in node.all_input_nodes}:
+                cut = self._cut(arg)
+                if cut is not arg:
+                    node.replace_input_with(arg, cut)
             return node
-        if isinstance(meta, (tuple, list)):
-            parts = []
-            for i, part in enumerate(meta):
-                with self.graph.inserting_after(node):
-                    item = self.graph.call_function(operator.getitem, (node, i))
-                item.meta.update({M.SOURCE: node.meta.get(M.SOURCE), M.TENSOR_META: part})
-                parts.append(self._outside(item) if isinstance(part, (TensorMeta, tuple, list)) else item)
-            return type(meta)(parts) if isinstance(meta, tuple) else parts
         if not isinstance(meta, TensorMeta):
             return node                                  # (a number, a dtype: no history)
         before = self._before(node)
@@ -165,6 +175,26 @@ class _Regions:
                 and not self.off.get(source) and meta.dtype.is_floating_point:
             return self._call(node, unknown_history, (node,))
         return self._call(node, torch.Tensor.detach, (node,))
+
+    def _parts(self, node: Node, meta, each):
+        """``node``'s value (a tuple or list of ``meta``'s structure) rebuilt from its parts, each read through
+        ``each``."""
+        parts = []
+        for i, part in enumerate(meta):
+            with self.graph.inserting_after(node):
+                item = self.graph.call_function(operator.getitem, (node, i))
+            item.meta.update({M.SOURCE: node.meta.get(M.SOURCE), M.TENSOR_META: part})
+            parts.append(each(item) if isinstance(part, (TensorMeta, tuple, list)) else item)
+        return type(meta)(parts) if isinstance(meta, tuple) else parts
+
+    def _cut(self, node: Node):
+        """``node`` with no history: detached (part by part for a tuple or list)."""
+        meta = node.meta.get(M.TENSOR_META)
+        if isinstance(meta, TensorMeta):
+            return self._call(node, torch.Tensor.detach, (node,))
+        if isinstance(meta, (tuple, list)):
+            return self._parts(node, meta, self._cut)
+        return node
 
     def _before(self, node: Node) -> Optional[Node]:
         """The value with history that the in-place changes in the region giving ``node`` replaced, if any."""
