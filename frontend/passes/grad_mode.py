@@ -37,7 +37,7 @@ from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
 from ..wrap import wrap
-from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops
+from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops, _on_cpu
 
 __all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions"]
 
@@ -102,8 +102,7 @@ def _returns_input(gm: GraphModule, node: Node) -> bool:
         return True
     if node.op == "call_method" and node.target in _SELF_METHODS:
         devices = [a for a in (*node.args[1:], node.kwargs.get("device")) if isinstance(a, (str, torch.device))]
-        return not node.kwargs.get("copy") and "memory_format" not in node.kwargs and \
-            all(torch.device(d).type == "cpu" for d in devices)
+        return not node.kwargs.get("copy") and "memory_format" not in node.kwargs and all(_on_cpu(d) for d in devices)
     if node.op == "call_function" and node.target in DROPOUT_FUNCTIONS:
         args = _bound(node.target, node)
         return bool(args) and not _drops(args.get("p"), args.get("training"))
