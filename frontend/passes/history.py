@@ -92,7 +92,7 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
             history = history.union(*(found.get(n, _NONE) for n in node.meta.get(M.STATE_READS, {}).values()))
         if isinstance(meta, TensorMeta) and not _float(meta):
             history = set()
-        elif meta is None and node.op != "call_module":     # (a number, a size: no history)
+        elif meta is None and M.VALUE in node.meta:         # (a number, a size, `.item()`: no history)
             history = set()
         found[node] = frozenset(history)
     return found, frozenset(known)
