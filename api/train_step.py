@@ -624,6 +624,13 @@ def _in_loss(program) -> set:
 def _build(step: TrainStep, objective, update: bool):
     """``(the step program of objective, (its StepLayout, the optimizer group of each trained parameter))``."""
     trainable, group_of, tied = step._trainable(objective)
+    changed = [n for n in objective.mutated_params if tied.get(n, n) in trainable]
+    if changed:
+        raise StepError(f"forward changes the trained parameter(s) {', '.join(changed)} in place (e.g. clamping a "
+                        f"weight)\nwhy: fxla.compile_step updates each parameter from its value before the step, so "
+                        f"the change would be lost, where eager's optimizer updates the changed tensor\nfix: make the "
+                        f"change in the training loop after step(), or train with fxla.compile(model) and the "
+                        f"optimizer")
     rules = {n: _rule(step.optimizer, group_of[n])[0] for n in trainable} if update else None
     program, layout = build_step(objective, trainable, rules, accumulators=step.accumulation_steps > 1,
                                  clip=update and step.max_grad_norm is not None, tied=tied)

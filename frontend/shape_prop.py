@@ -424,8 +424,8 @@ def run_module_on_meta(mod: torch.nn.Module, args, kwargs) -> Any:
     :func:`call_module_on_meta`)."""
     enabled = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        return _meta_copy(mod, {})(*args, **kwargs)
+    try:                      # (forward alone: the tracer records the hooks around the node, frontend.hooks)
+        return _meta_copy(mod, {}).forward(*args, **kwargs)
     finally:
         torch.backends.mha.set_fastpath_enabled(enabled)
 

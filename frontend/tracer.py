@@ -34,6 +34,7 @@ from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
+from .hooks import call_with_hooks, hooked
 from .state_capture import AttributeWrite, StateCapture, check_state_versions, final_attribute_writes, state_versions
 
 #: the target of the casts recorded in autocast regions (the function :func:`autocast.autocast_cast` wraps)
@@ -152,21 +153,23 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         reads.stop()
 
 
-def _hooked(m: torch.nn.Module) -> bool:
-    """Whether ``m`` has forward hooks (``spectral_norm``'s pre-hook computes the weight its forward reads): it is
-    traced through, hooks included, not recorded as a leaf, whose lowering would read the stale weight."""
-    return bool(m._forward_pre_hooks or m._forward_hooks)
+def _is_graph(root) -> bool:
+    from .graph_module import GraphModule
+    return isinstance(root, GraphModule)
 
 
 def _calling_hooks(root: torch.nn.Module, forward: Callable) -> Callable:
     """``forward``, or for a root with forward hooks a function of its signature that calls the module as eager's
     ``model(x)`` does: hooks, then forward."""
-    if not _hooked(root):
+    if not hooked(root):
         return forward
 
+    signature = inspect.signature(forward)
+
     @functools.wraps(forward)
-    def call(self, *args, **kwargs):
-        return torch.nn.Module.__call__(self, *args, **kwargs)
+    def call(self, *args, **kwargs):     # (the tracer passes inputs by name: the hooks see them as eager's do)
+        bound = signature.bind(self, *args, **kwargs)
+        return torch.nn.Module.__call__(self, *bound.args[1:], **bound.kwargs)
     return call
 
 
@@ -507,18 +510,27 @@ class Tracer(TracerBase):
         module does not hold when it has no parameters or buffers (``loss_fct = nn.CrossEntropyLoss()`` made in
         ``forward``, as Hugging Face models do)."""
         qualname = self.path_of_module(m)
-        if qualname is not None and self.is_leaf_module(m, qualname) and not _hooked(m) and not (
+        if qualname is not None and self.is_leaf_module(m, qualname) and not (
                 isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
-            return self.create_proxy("call_module", qualname, args, kwargs)
+            leaf = lambda *a, **k: self.create_proxy("call_module", qualname, a, k)     # noqa: E731
+            if not hooked(m) or _is_graph(self.root):      # (a graph fxla traced holds its layers' hooks already)
+                return leaf(*args, **kwargs)
+            if m is self.root:          # (a torch layer with hooks compiled alone: its forward inline, hooks around)
+                leaf = lambda *a, **k: self._inline(m, qualname, a, k)     # noqa: E731
+            return call_with_hooks(m, args, kwargs, leaf, lambda *a, **k: self._inline(m, qualname, a, k))
         if qualname is None and self.is_leaf_module(m, type(m).__name__) and not _stateless(m):
             raise TraceError(
                 f"called a {type(m).__name__} that is not a submodule of the traced module",
                 where=user_frame_location(self.module_path),
                 why="a leaf module becomes a call_module node naming its qualified path, and this one has none",
                 fix="create the module in __init__ and assign it to an attribute (self.name = ...)")
+        return self._inline(m, qualname, args, kwargs, forward)
+
+    def _inline(self, m: torch.nn.Module, qualname: Optional[str], args, kwargs, forward=None) -> Any:
+        """Run ``forward`` (default: ``m``'s own, without hooks) inline, under ``m``'s name."""
         self._module_stack.append(qualname if qualname is not None else f"<{type(m).__name__}>")
         try:
-            return forward(*args, **kwargs)
+            return forward(*args, **kwargs) if forward is not None else type(m).forward(m, *args, **kwargs)
         finally:
             self._module_stack.pop()
 
@@ -635,7 +647,7 @@ class Tracer(TracerBase):
 
     def _start(self, root: Union[torch.nn.Module, Callable[..., Any]]) -> _Traced:
         """Set ``self.root`` and a fresh ``self.graph`` and per-trace state; what to run."""
-        leaf_root = isinstance(root, torch.nn.Module) and self.is_leaf_module(root, "") and not _hooked(root)
+        leaf_root = isinstance(root, torch.nn.Module) and self.is_leaf_module(root, "") and not hooked(root)
         if leaf_root:           # a torch layer traced on its own: one call_module node, as inside a model
             self.root, fn, bound = torch.nn.Module(), type(root).forward, (root,)
             self.root.add_module(LEAF_ROOT, root)
@@ -704,7 +716,8 @@ class Tracer(TracerBase):
             with _patched_torch(self, self._state):
                 if traced.leaf_root:
                     result = traced.root(*inputs.pos_args, **inputs.kw_args)    # (through call_module: a leaf)
-                    result.node.meta.setdefault(M.SOURCE, def_loc)
+                    if isinstance(result, Proxy):
+                        result.node.meta.setdefault(M.SOURCE, def_loc)
                 else:
                     result = traced.fn(*traced.bound, *inputs.pos_args, **inputs.kw_args)
         except TypeError as e:

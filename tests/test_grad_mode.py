@@ -106,12 +106,12 @@ class AddToTeacher(nn.Module):
         return t.pow(2).sum()
 
 
-def _check_grads(model, reference, xs):
-    torch.testing.assert_close(xs[1].grad, xs[0].grad, **TOL)
+def _check_grads(model, reference, xs, tol=TOL):
+    torch.testing.assert_close(xs[1].grad, xs[0].grad, **tol)
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         assert (p.grad is None) == (q.grad is None), (name, p.grad, q.grad)     # (used only under no_grad: None)
         if q.grad is not None:
-            torch.testing.assert_close(p.grad, q.grad, **TOL, msg=lambda m: f"{name}: {m}")
+            torch.testing.assert_close(p.grad, q.grad, **tol, msg=lambda m: f"{name}: {m}")
 
 
 def _fast(route, model):
@@ -443,3 +443,88 @@ def test_inference_tensors_made_by_the_caller_are_inputs():
         x.add_(1)                                   # (changed in place: no version counter to see it by)
         torch.testing.assert_close(fast(x), layer(x), **TOL)
     torch.testing.assert_close(first, layer(x - 1), **TOL)
+
+
+@pytest.mark.parametrize("layer", ["bn", "lstm", "mha"])
+def test_hooks_on_layers_fxla_lowers_whole(layer):
+    """A layer fxla lowers whole stays one node with its hooks run around it (its forward cannot be traced); a
+    pre-hook rescales its argument, a hook changes its result, and a root pre-hook sees the arguments by
+    position."""
+    torch.manual_seed(0)
+    inner = {"bn": lambda: nn.BatchNorm1d(4), "lstm": lambda: nn.LSTM(4, 4, batch_first=True),
+             "mha": lambda: nn.MultiheadAttention(4, 2, batch_first=True)}[layer]()
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.inner = nn.Linear(4, 4), inner
+
+        def forward(self, x):
+            h = self.a(x)
+            out = self.inner(h, h, h) if layer == "mha" else self.inner(h)
+            return out[0] if isinstance(out, tuple) else out
+
+    model = Model()
+    model.inner.register_forward_pre_hook(lambda mod, args: tuple(a * 0.5 for a in args))
+    model.inner.register_forward_hook((lambda mod, args, out: out + 1) if layer == "bn" else
+                                      (lambda mod, args, out: (out[0] + 1, out[1])))
+    model.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    reference = copy.deepcopy(model)
+    x = torch.randn(3, 5, 4) if layer != "bn" else torch.randn(6, 4)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    fxla.compile(model)(xs[1]).sum().backward()
+    reference(xs[0]).sum().backward()
+    _check_grads(model, reference, xs, dict(rtol=1e-4, atol=1e-5))
+
+
+def test_a_weight_tied_to_one_changed_in_forward_is_read_changed():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            with torch.no_grad():
+                self.a.weight.clamp_(-0.1, 0.1)
+            return self.b(x).sum()
+
+    torch.manual_seed(0)
+    model = Tied()
+    reference = copy.deepcopy(model)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(fxla.compile(model)(x), reference(x), **TOL)
+
+
+def test_a_custom_function_through_the_backend_is_refused_for_gradients():
+    """Dynamo runs a custom autograd.Function's forward with grad mode off, as eager does; its output has the
+    Function's history (fxla refuses a gradient through it: its backward is the user's Python), not none."""
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return Double.apply(self.a(x))
+
+    out = torch.compile(Model(), backend="fxla")(torch.randn(3, 4))
+    assert out.requires_grad
+    with pytest.raises(fxla.GradientError, match="cannot differentiate"):
+        out.sum().backward()
+
+
+def test_compile_step_refuses_a_trained_parameter_forward_changes():
+    torch.manual_seed(0)
+    model = ClipThenCall()
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), lambda m, x: m(x))
+    with pytest.raises(fxla.StepError, match=r"(?s)forward changes the trained parameter.*lin.weight.*fix: make"):
+        step(torch.randn(3, 4))

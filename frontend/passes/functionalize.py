@@ -57,9 +57,10 @@ cannot express without aliasing information:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import torch
 from torch.utils import _pytree as pytree
@@ -361,13 +362,21 @@ def _keeps_dtype(gm, node: Node, base: Node) -> bool:
     return True
 
 
-def _state_reads(node: Node, final: Dict[Node, Node]) -> None:
+def _state_reads(gm: GraphModule, node: Node, final: Dict[Node, Node]) -> None:
     """A ``call_module`` node (a layer fxla lowers whole, reading its parameters and buffers by name) after forward
-    changed some of them in place (``self.lin.weight.clamp_(-c, c)``, a momentum encoder's update): the node's
-    ``meta["state_reads"]`` names their values at the call (the lowering reads those, as eager's layer does)."""
-    prefix = node.target + "."
-    reads = {state.target: value for state, value in final.items()
-             if state.op == "get_attr" and state.target.startswith(prefix)}
+    changed some of them in place (``self.lin.weight.clamp_(-c, c)``, a momentum encoder's update, a weight tied to
+    another layer's): the node's ``meta["state_reads"]`` names their values at the call (the lowering reads those,
+    as eager's layer does)."""
+    module = gm.get_submodule(node.target)
+    names: Dict[int, List[str]] = {}
+    for name, t in itertools.chain(module.named_parameters(remove_duplicate=False),
+                                   module.named_buffers(remove_duplicate=False)):
+        names.setdefault(id(t), []).append(name)
+    reads = {}
+    for state, value in final.items():
+        if state.op == "get_attr":
+            tensor = functools.reduce(getattr, state.target.split("."), gm)
+            reads.update({f"{node.target}.{name}": value for name in names.get(id(tensor), ())})
     if reads:
         node.meta[M.STATE_READS] = reads
 
@@ -441,7 +450,7 @@ def functionalize(gm: GraphModule) -> GraphModule:
     final: Dict[Node, Node] = {}               # placeholder/get_attr -> its value after the last mutation
     for node in list(graph.nodes):
         if node.op == "call_module" and final:  # a layer whose weight forward changed before calling it: its new value
-            _state_reads(node, final)
+            _state_reads(out, node, final)
         base = mutated_base(out, node)
         if base is None:
             continue

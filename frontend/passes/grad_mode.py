@@ -36,6 +36,7 @@ from .. import meta as M
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
+from ..custom_functions import custom_function_output
 from ..wrap import wrap
 from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops, _on_cpu
 
@@ -138,8 +139,8 @@ class _Regions:
 
     def rewrite(self) -> None:
         for node in list(self.graph.nodes):
-            if self.off.get(node, True) or node.op not in _CALLS + ("output",):
-                continue
+            if self.off.get(node, True) or node.op not in _CALLS + ("output",) or node.target is custom_function_output:
+                continue            # (a custom Function's forward runs with grad mode off: its output has history)
             for arg in node.all_input_nodes:
                 if self.off.get(arg):
                     node.replace_input_with(arg, self.outside(arg, node))

@@ -30,6 +30,7 @@ from .. import meta as M
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
+from ..custom_functions import custom_function_output
 from .grad_mode import keep_history, regions
 
 __all__ = ["output_histories", "Histories", "Source"]
@@ -56,6 +57,20 @@ def _no_history(node: Node) -> bool:
     return False
 
 
+def _in_custom_function(node: Node) -> bool:
+    """Whether ``node`` is made in a custom ``torch.autograd.Function``'s forward (grad mode is off there, and its
+    output has the history of the Function's inputs): it leads to a ``custom_function_output``."""
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n.op == "call_function" and n.target is custom_function_output:
+            return True
+        if n not in seen and n.meta.get(M.GRAD_DISABLED):
+            seen.add(n)
+            todo.extend(n.users)
+    return False
+
+
 def _module_sources(gm: GraphModule, node: Node) -> FrozenSet[Source]:
     return frozenset(("param", f"{node.target}.{name}") for name, _ in gm.get_submodule(node.target).named_parameters())
 
@@ -77,8 +92,8 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
             continue
         if node.op == "call_module":
             known |= _module_sources(gm, node)
-        if node.op == "output" or _no_history(node) or off.get(node):     # (made in a no_grad region: none)
-            found[node] = _NONE
+        if node.op == "output" or _no_history(node) or (off.get(node) and not _in_custom_function(node)):
+            found[node] = _NONE                 # (made in a no_grad region: none)
             continue
         reads = node.all_input_nodes
         if node.op == "call_function" and node.target is keep_history:
