@@ -13,6 +13,8 @@ to collect features) happen then, with traced values.  ``torch.compile(model, ba
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Callable, Dict, Tuple
 
 import torch
@@ -20,7 +22,7 @@ from torch.nn.modules import module as _module
 
 from .proxy import Proxy
 
-__all__ = ["hooked", "call_with_hooks"]
+__all__ = ["hooked", "call_with_hooks", "call_layer", "calling_hooks", "inline"]
 
 
 def hooked(m: torch.nn.Module) -> bool:
@@ -56,3 +58,39 @@ def call_with_hooks(m: torch.nn.Module, args: Tuple, kwargs: Dict, leaf: Callabl
         if result is not None:
             out = result
     return out
+
+
+def call_layer(tracer, m: torch.nn.Module, qualname: str, args: Tuple, kwargs: Dict) -> Any:
+    """The tracer's call of ``m``, a layer it records whole at ``qualname``: its ``call_module`` node, with its hooks
+    around it (:func:`call_with_hooks`).  A graph fxla traced holds its layers' hooks already; a layer with hooks
+    traced alone (the root itself) is traced through."""
+    from .graph_module import GraphModule
+    leaf = lambda *a, **k: tracer.create_proxy("call_module", qualname, a, k)     # noqa: E731
+    if not hooked(m) or isinstance(tracer.root, GraphModule):
+        return leaf(*args, **kwargs)
+    through = lambda *a, **k: inline(tracer, m, qualname, a, k)     # noqa: E731
+    return call_with_hooks(m, args, kwargs, through if m is tracer.root else leaf, through)
+
+
+def calling_hooks(root: torch.nn.Module, forward: Callable) -> Callable:
+    """``forward``, or for a root with forward hooks a function of its signature that calls the module as eager's
+    ``model(x)`` does: hooks, then forward."""
+    if not hooked(root):
+        return forward
+
+    signature = inspect.signature(forward)
+
+    @functools.wraps(forward)
+    def call(self, *args, **kwargs):     # (the tracer passes inputs by name: the hooks see them as eager's do)
+        bound = signature.bind(self, *args, **kwargs)
+        return torch.nn.Module.__call__(self, *bound.args[1:], **bound.kwargs)
+    return call
+
+
+def inline(tracer, m: torch.nn.Module, qualname, args: Tuple, kwargs: Dict, forward=None) -> Any:
+    """The tracer runs ``forward`` (default: ``m``'s own, without hooks) inline, under ``m``'s name."""
+    tracer._module_stack.append(qualname if qualname is not None else f"<{type(m).__name__}>")
+    try:
+        return forward(*args, **kwargs) if forward is not None else type(m).forward(m, *args, **kwargs)
+    finally:
+        tracer._module_stack.pop()

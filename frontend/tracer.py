@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import enum
-import functools
 import inspect
 import re
 import threading
@@ -34,7 +33,7 @@ from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
 from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
-from .hooks import call_with_hooks, hooked
+from .hooks import call_layer, calling_hooks, hooked, inline
 from .state_capture import AttributeWrite, StateCapture, check_state_versions, final_attribute_writes, state_versions
 
 #: the target of the casts recorded in autocast regions (the function :func:`autocast.autocast_cast` wraps)
@@ -151,26 +150,6 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
         _install_isinstance(-1)
         state.restore()       # attributes set during the trace: as they were
         reads.stop()
-
-
-def _is_graph(root) -> bool:
-    from .graph_module import GraphModule
-    return isinstance(root, GraphModule)
-
-
-def _calling_hooks(root: torch.nn.Module, forward: Callable) -> Callable:
-    """``forward``, or for a root with forward hooks a function of its signature that calls the module as eager's
-    ``model(x)`` does: hooks, then forward."""
-    if not hooked(root):
-        return forward
-
-    signature = inspect.signature(forward)
-
-    @functools.wraps(forward)
-    def call(self, *args, **kwargs):     # (the tracer passes inputs by name: the hooks see them as eager's do)
-        bound = signature.bind(self, *args, **kwargs)
-        return torch.nn.Module.__call__(self, *bound.args[1:], **bound.kwargs)
-    return call
 
 
 def _parameters(fn, def_loc) -> list:
@@ -512,27 +491,14 @@ class Tracer(TracerBase):
         qualname = self.path_of_module(m)
         if qualname is not None and self.is_leaf_module(m, qualname) and not (
                 isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
-            leaf = lambda *a, **k: self.create_proxy("call_module", qualname, a, k)     # noqa: E731
-            if not hooked(m) or _is_graph(self.root):      # (a graph fxla traced holds its layers' hooks already)
-                return leaf(*args, **kwargs)
-            if m is self.root:          # (a torch layer with hooks compiled alone: its forward inline, hooks around)
-                leaf = lambda *a, **k: self._inline(m, qualname, a, k)     # noqa: E731
-            return call_with_hooks(m, args, kwargs, leaf, lambda *a, **k: self._inline(m, qualname, a, k))
+            return call_layer(self, m, qualname, args, kwargs)
         if qualname is None and self.is_leaf_module(m, type(m).__name__) and not _stateless(m):
             raise TraceError(
                 f"called a {type(m).__name__} that is not a submodule of the traced module",
                 where=user_frame_location(self.module_path),
                 why="a leaf module becomes a call_module node naming its qualified path, and this one has none",
                 fix="create the module in __init__ and assign it to an attribute (self.name = ...)")
-        return self._inline(m, qualname, args, kwargs, forward)
-
-    def _inline(self, m: torch.nn.Module, qualname: Optional[str], args, kwargs, forward=None) -> Any:
-        """Run ``forward`` (default: ``m``'s own, without hooks) inline, under ``m``'s name."""
-        self._module_stack.append(qualname if qualname is not None else f"<{type(m).__name__}>")
-        try:
-            return forward(*args, **kwargs) if forward is not None else type(m).forward(m, *args, **kwargs)
-        finally:
-            self._module_stack.pop()
+        return inline(self, m, qualname, args, kwargs, forward)
 
     def create_arg(self, a: Any) -> Argument:
         """:meth:`TracerBase.create_arg`, and tensors: the root's parameters, buffers and tensor attributes
@@ -652,7 +618,7 @@ class Tracer(TracerBase):
             self.root, fn, bound = torch.nn.Module(), type(root).forward, (root,)
             self.root.add_module(LEAF_ROOT, root)
         elif isinstance(root, torch.nn.Module):
-            self.root, fn, bound = root, _calling_hooks(root, type(root).forward), (root,)
+            self.root, fn, bound = root, calling_hooks(root, type(root).forward), (root,)
         else:
             self.root, fn, bound = torch.nn.Module(), root, ()
         self.graph = Graph()
