@@ -107,6 +107,15 @@ def test_out_arguments_write_their_tensor():
     _check(_out_arguments, x.clone(), torch.randn(4, 4))
 
 
+def test_an_out_tuple_is_refused():
+    def max_out(x):
+        v, i = torch.empty(4), torch.empty(4, dtype=torch.long)
+        torch.max(x, 0, out=(v, i))
+        return v
+    with pytest.raises(PassError, match=r"(?s)writes its results into out=\(\.\.\.\).*fix: assign the results"):
+        fxla.compile(max_out)(torch.randn(3, 4))
+
+
 def test_an_out_argument_of_another_shape_is_refused():
     def resized(x):
         y = torch.zeros(2)

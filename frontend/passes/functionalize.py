@@ -441,6 +441,11 @@ def functionalize(gm: GraphModule) -> GraphModule:
     """``gm`` with in-place tensor mutation rewritten out of place (see the module docstring); ``gm`` itself
     when it has none, else a new GraphModule on a copy of the graph (``gm`` is not changed).  Raises
     :class:`PassError` for the mutations listed in the module docstring."""
+    for node in gm.graph.nodes:
+        if isinstance(node.kwargs.get("out"), (tuple, list)):
+            raise _error(node, f"{_label(node)} writes its results into out=(...), a tuple of tensors",
+                         "fxla rewrites an out= of one tensor as an in-place write, not a tuple of them",
+                         "assign the results instead (values, indices = torch.max(x, 0))")
     if not any(mutated_base(gm, n) is not None for n in gm.graph.nodes):
         return gm
     graph = gm.graph.copy()
