@@ -49,7 +49,7 @@ from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
 from fxla.runtime.buffers import is_array
 
-from .gradients import GradientError, SavedValuesError, refuse_vmap
+from .gradients import GradientError, GradientGuard, SavedValuesError, refuse_vmap
 from .higher_order import Argument, Derivatives, first_derivative, hold, source_positions, stamp
 from .outputs import ResultHandler
 from .pipeline import COMPILING
@@ -170,12 +170,18 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
                          entry.compiled, sources, polymorphic[1], derivatives, _reach(module, entry, mask))
 
 
-def _reach(module, entry, mask) -> List[FrozenSet[int]]:
-    """Per source of the call (``mask``'s order): the numbers of the tensor outputs it has history in."""
+def _keys(module, entry) -> List[Tuple[str, str]]:
+    """Per tensor input, then parameter, of the signature ``entry``: its source in
+    :mod:`fxla.frontend.passes.history` (``mask``'s order)."""
     targets = []
     for node, value in zip(module._binding.placeholders, entry.program_args):
         targets += [("input", node.target)] * sum(1 for leaf in pytree.tree_leaves(value) if is_array(leaf))
-    keys = targets + [("param", name) for name in entry.program.param_names]
+    return targets + [("param", name) for name in entry.program.param_names]
+
+
+def _reach(module, entry, mask) -> List[FrozenSet[int]]:
+    """Per source of the call (``mask``'s order): the numbers of the tensor outputs it has history in."""
+    keys = _keys(module, entry)
     histories, results = entry.program.histories, entry.program.layout.outputs
     return [histories.reached(key, results) if histories is not None else frozenset(range(results))
             for key, m in zip(keys, mask) if m]
@@ -431,6 +437,23 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     return None
 
 
+def _guard_attributes(module, entry, leaves, mask) -> None:
+    """The tensors forward assigned to module attributes (``self.aux_loss = ...``) that have history from what
+    requires grad: fxla does not differentiate through them yet, so a backward through one raises
+    ``GradientError`` (it would silently miss their part of the gradient)."""
+    program = entry.program
+    histories = program.histories
+    if not program.written_attributes or histories is None or not histories.attributes:
+        return
+    active = {key for key, m in zip(_keys(module, entry), mask) if m}
+    guard = GradientGuard(module.__name__, program.params, reason=(
+        "fxla does not differentiate through tensors forward assigns to module attributes (self.aux_loss = ...) "
+        "yet; return the tensor from forward instead"))
+    for w in program.written_attributes:
+        if active & histories.attributes.get(w.name, frozenset()):
+            module._store.guard_attribute(w.name, lambda values: guard(leaves, values))
+
+
 def run_with_grad(module, entry, leaves, mask) -> Any:
     """Run the compiled signature ``entry`` of ``module`` on the call's flat ``leaves`` with autograd recording
     (``mask``: :func:`gradient_sources`); returns the call's value, or ``None`` when fxla cannot differentiate
@@ -462,4 +485,5 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
     with _own_saved_values():
         outputs = _CompiledCall.apply(call, *sources)
     del call                             # (the node's saved anchor owns it now)
+    _guard_attributes(module, entry, leaves, mask)
     return grad.handler.build(list(outputs), leaves)

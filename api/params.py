@@ -270,6 +270,16 @@ class ParameterStore:
                     self.weights.record(name, program.params[name])   # (as of after the copy)
         self._refresh()
 
+    def guard_attribute(self, name: str, guard) -> None:
+        """Replace the tensors of the attribute ``name`` (as forward last assigned it) by ``guard(tensors)``."""
+        owner, _, attr = name.rpartition(".")
+        module = self.root.get_submodule(owner)
+        leaves, spec = pytree.tree_flatten(getattr(module, attr))
+        tensors = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        for i, value in zip(tensors, guard([leaves[i] for i in tensors])):
+            leaves[i] = value
+        setattr(module, attr, pytree.tree_unflatten(leaves, spec))
+
     def set_attributes(self, writes, values) -> None:
         """Set the module attributes forward assigns (``self.last = y``) to this call's values, as torch tensors."""
         results = iter(values)

@@ -439,3 +439,28 @@ def test_values_overwritten_or_sliced_away_keep_their_zero_gradient_as_in_eager(
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         assert q.grad is not None and p.grad is not None, name
         torch.testing.assert_close(p.grad, q.grad, **TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_a_tensor_assigned_to_an_attribute_refuses_a_backward_through_it():
+    """``self.aux_loss = ...`` in forward: fxla does not differentiate through it yet, so a loss that adds it raises
+    GradientError (it silently missed that part of the gradient); one without history stays a plain tensor."""
+    class Aux(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.a(x)
+            self.aux_loss = h.pow(2).mean()
+            self.last = x.detach() * 2
+            return h.sum()
+
+    torch.manual_seed(0)
+    model = Aux()
+    fast = fxla.compile(model)
+    fast(torch.randn(3, 4)).backward()
+    with pytest.raises(fxla.GradientError, match="module attributes"):
+        (fast(torch.randn(3, 4)) + model.aux_loss).backward()
+    x = torch.randn(3, 4)
+    (fast(x) + model.last.sum()).backward()
+    torch.testing.assert_close(model.aux_loss.detach(), model.a(x).pow(2).mean().detach(), **TOL)

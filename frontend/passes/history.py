@@ -131,6 +131,8 @@ class Histories(NamedTuple):
 
     outputs: List[FrozenSet[Source]]
     known: FrozenSet[Source]
+    #: per attribute forward assigns (qualified name): the sources its traced leaves have history from
+    attributes: Dict[str, FrozenSet[Source]] = {}
 
     def reached(self, source: Source, results: int) -> FrozenSet[int]:
         """The numbers of the results ``source`` has history in, of a program with ``results`` tensor outputs:
@@ -140,13 +142,16 @@ class Histories(NamedTuple):
         return frozenset(i for i, history in enumerate(self.outputs) if source in history)
 
 
-def output_histories(gm: GraphModule) -> Histories:
-    """The sources each tensor output of ``gm`` has history from (see the module docstring and
+def output_histories(gm: GraphModule, attribute_writes=None) -> Histories:
+    """The sources each tensor output of ``gm`` (and each attribute in ``attribute_writes``:
+    :func:`fxla.frontend.tracer.final_attribute_writes`) has history from (see the module docstring and
     :class:`Histories`)."""
     found, known = _histories(gm)
+    attributes = {name: frozenset().union(*(found.get(n, _NONE) for n in nodes.values()))
+                  for name, (_, nodes, _) in (attribute_writes or {}).items()}
     output = next((n for n in gm.graph.nodes if n.op == "output"), None)
     leaves: List[FrozenSet[Source]] = []
     for leaf in pytree.tree_leaves(output.args[0] if output is not None and output.args else ()):
         if isinstance(leaf, Node):
             _leaves(leaf.meta.get(M.TENSOR_META), found[leaf], leaves)
-    return Histories(leaves, known)
+    return Histories(leaves, known, attributes)

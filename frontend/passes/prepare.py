@@ -67,9 +67,10 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
         if functional is gm:
             functional = GraphModule(gm, gm.graph.copy(), class_name=type(gm).__name__)
         apply_grad_mode(functional)
-    histories = output_histories(functional)
+    attributes = final_attribute_writes(functional.graph)
+    histories = output_histories(functional, attributes)
     for node in functional.graph.nodes:        # (read by the two passes above; a Node in meta is not kept)
         node.meta.pop(M.REPLACES, None)
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
-                         dict(meta.get("state_mutations", {})), final_attribute_writes(functional.graph), histories)
+                         dict(meta.get("state_mutations", {})), attributes, histories)
