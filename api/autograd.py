@@ -454,6 +454,28 @@ def _guard_attributes(module, entry, leaves, mask) -> None:
             module._store.guard_attribute(w.name, lambda values: guard(leaves, values))
 
 
+def _guard_inputs(module, entry, leaves, mask) -> None:
+    """The inputs forward changed in place with what requires grad (``x.mul_(self.w)``): eager gives them that
+    history; fxla wrote their new values back without it, so each gets a history whose backward raises
+    ``GradientError`` (it would silently miss that part of the gradient)."""
+    program = entry.program
+    histories = program.histories
+    if not program.mutated_inputs or histories is None or not histories.inputs:
+        return
+    keys = _keys(module, entry)
+    active = {key for key, m in zip(keys, mask) if m}
+    tensors = [t for t in leaves if is_array(t)]
+    chosen = [k for k in program.mutated_inputs if isinstance(tensors[k], torch.Tensor) and not tensors[k].requires_grad
+              and active & histories.inputs.get(keys[k][1], frozenset())]
+    if not chosen:
+        return
+    guard = GradientGuard(module.__name__, program.params, reason=(
+        "fxla does not differentiate the new value of an input forward changes in place (x.mul_(self.w)) yet; "
+        "compute a new tensor in forward and return it instead"))
+    for k, value in zip(chosen, guard(leaves, [tensors[k].detach().clone() for k in chosen])):
+        tensors[k].copy_(value)
+
+
 def run_with_grad(module, entry, leaves, mask) -> Any:
     """Run the compiled signature ``entry`` of ``module`` on the call's flat ``leaves`` with autograd recording
     (``mask``: :func:`gradient_sources`); returns the call's value, or ``None`` when fxla cannot differentiate
@@ -486,4 +508,5 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
         outputs = _CompiledCall.apply(call, *sources)
     del call                             # (the node's saved anchor owns it now)
     _guard_attributes(module, entry, leaves, mask)
+    _guard_inputs(module, entry, leaves, mask)
     return grad.handler.build(list(outputs), leaves)

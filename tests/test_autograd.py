@@ -464,3 +464,25 @@ def test_a_tensor_assigned_to_an_attribute_refuses_a_backward_through_it():
     x = torch.randn(3, 4)
     (fast(x) + model.last.sum()).backward()
     torch.testing.assert_close(model.aux_loss.detach(), model.a(x).pow(2).mean().detach(), **TOL)
+
+
+def test_an_input_changed_with_a_parameter_refuses_a_backward_through_it():
+    """``x.mul_(self.w)`` in forward: eager gives x that history; fxla wrote x back without it, so a loss reading x
+    afterwards silently missed w's gradient. Now a backward through x raises GradientError."""
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+
+        def forward(self, x):
+            x.mul_(self.w)
+            return x.sum() * 0
+
+    torch.manual_seed(0)
+    model = Scale()
+    x, want = torch.ones(3, 4), torch.ones(3, 4) * model.w.detach()
+    out = fxla.compile(model)(x)
+    torch.testing.assert_close(x.detach(), want, **TOL)
+    assert x.requires_grad
+    with pytest.raises(fxla.GradientError, match="changes in place"):
+        (out + x.pow(2).sum()).backward()

@@ -133,6 +133,8 @@ class Histories(NamedTuple):
     known: FrozenSet[Source]
     #: per attribute forward assigns (qualified name): the sources its traced leaves have history from
     attributes: Dict[str, FrozenSet[Source]] = {}
+    #: per input forward changes in place (placeholder name): the sources its new value has history from
+    inputs: Dict[str, FrozenSet[Source]] = {}
 
     def reached(self, source: Source, results: int) -> FrozenSet[int]:
         """The numbers of the results ``source`` has history in, of a program with ``results`` tensor outputs:
@@ -154,4 +156,5 @@ def output_histories(gm: GraphModule, attribute_writes=None) -> Histories:
     for leaf in pytree.tree_leaves(output.args[0] if output is not None and output.args else ()):
         if isinstance(leaf, Node):
             _leaves(leaf.meta.get(M.TENSOR_META), found[leaf], leaves)
-    return Histories(leaves, known, attributes)
+    inputs = {name: found.get(node, _NONE) for name, node in gm.graph.meta.get(M.INPUT_MUTATIONS, {}).items()}
+    return Histories(leaves, known, attributes, inputs)
