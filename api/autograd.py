@@ -81,6 +81,10 @@ class GradientEntry:
     #: per source: the outputs it has history in, as eager's graph (fxla.frontend.passes.history); a source in that
     #: of no output the backward came through gets None, not zeros (weight decay would move it)
     reach: List[FrozenSet[int]] = dataclasses.field(default_factory=list)
+    #: per tensor input, then parameter, of the signature: its source in fxla.frontend.passes.history
+    keys: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
+    #: the sources of this set of tensors that require grad
+    active: FrozenSet[Tuple[str, str]] = frozenset()
 
     def backward_executable(self, module) -> Executable:
         """The backward, compiled at the first backward that needs it (a call under grad mode whose outputs
@@ -166,8 +170,10 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
                             module.__name__)
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
+    keys = _keys(module, entry)
     return GradientEntry(diff, forward, None, forward_keys, backward_keys, handler, float_outputs, prepared,
-                         entry.compiled, sources, polymorphic[1], derivatives, _reach(module, entry, mask))
+                         entry.compiled, sources, polymorphic[1], derivatives, _reach(entry, keys, mask), keys,
+                         frozenset(key for key, m in zip(keys, mask) if m))
 
 
 def _keys(module, entry) -> List[Tuple[str, str]]:
@@ -179,9 +185,9 @@ def _keys(module, entry) -> List[Tuple[str, str]]:
     return targets + [("param", name) for name in entry.program.param_names]
 
 
-def _reach(module, entry, mask) -> List[FrozenSet[int]]:
-    """Per source of the call (``mask``'s order): the numbers of the tensor outputs it has history in."""
-    keys = _keys(module, entry)
+def _reach(entry, keys, mask) -> List[FrozenSet[int]]:
+    """Per source of the call (``mask``'s order; ``keys``: :func:`_keys`): the numbers of the tensor outputs it has
+    history in."""
     histories, results = entry.program.histories, entry.program.layout.outputs
     return [histories.reached(key, results) if histories is not None else frozenset(range(results))
             for key, m in zip(keys, mask) if m]
@@ -437,7 +443,7 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     return None
 
 
-def _guard_attributes(module, entry, leaves, mask) -> None:
+def _guard_attributes(module, entry, grad: GradientEntry, leaves) -> None:
     """The tensors forward assigned to module attributes (``self.aux_loss = ...``) that have history from what
     requires grad: fxla does not differentiate through them yet, so a backward through one raises
     ``GradientError`` (it would silently miss their part of the gradient)."""
@@ -445,16 +451,15 @@ def _guard_attributes(module, entry, leaves, mask) -> None:
     histories = program.histories
     if not program.written_attributes or histories is None or not histories.attributes:
         return
-    active = {key for key, m in zip(_keys(module, entry), mask) if m}
     guard = GradientGuard(module.__name__, program.params, reason=(
         "fxla does not differentiate through tensors forward assigns to module attributes (self.aux_loss = ...) "
         "yet; return the tensor from forward instead"))
     for w in program.written_attributes:
-        if active & histories.attributes.get(w.name, frozenset()):
+        if grad.active & histories.attributes.get(w.name, frozenset()):
             module._store.guard_attribute(w.name, lambda values: guard(leaves, values))
 
 
-def _guard_inputs(module, entry, leaves, mask) -> None:
+def _guard_inputs(module, entry, grad: GradientEntry, leaves, tensors) -> None:
     """The inputs forward changed in place with what requires grad (``x.mul_(self.w)``): eager gives them that
     history; fxla wrote their new values back without it, so each gets a history whose backward raises
     ``GradientError`` (it would silently miss that part of the gradient)."""
@@ -462,11 +467,8 @@ def _guard_inputs(module, entry, leaves, mask) -> None:
     histories = program.histories
     if not program.mutated_inputs or histories is None or not histories.inputs:
         return
-    keys = _keys(module, entry)
-    active = {key for key, m in zip(keys, mask) if m}
-    tensors = [t for t in leaves if is_array(t)]
     chosen = [k for k in program.mutated_inputs if isinstance(tensors[k], torch.Tensor) and not tensors[k].requires_grad
-              and active & histories.inputs.get(keys[k][1], frozenset())]
+              and grad.active & histories.inputs.get(grad.keys[k][1], frozenset())]
     if not chosen:
         return
     guard = GradientGuard(module.__name__, program.params, reason=(
@@ -507,6 +509,6 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
     with _own_saved_values():
         outputs = _CompiledCall.apply(call, *sources)
     del call                             # (the node's saved anchor owns it now)
-    _guard_attributes(module, entry, leaves, mask)
-    _guard_inputs(module, entry, leaves, mask)
+    _guard_attributes(module, entry, grad, leaves)
+    _guard_inputs(module, entry, grad, leaves, tensors)
     return grad.handler.build(list(outputs), leaves)

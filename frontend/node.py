@@ -18,11 +18,13 @@ from fxla.base.shown import abbreviate
 
 from .names import qualified_name
 
-__all__ = ["Node", "OPCODES", "map_arg", "map_aggregate", "kept_dict_type", "empty_dict_like", "build_dict",
+__all__ = ["Node", "OPCODES", "CALL_OPCODES", "map_arg", "map_aggregate", "kept_dict_type", "empty_dict_like", "build_dict",
            "Argument", "Target"]
 
 #: The six opcodes of the IR (see :class:`Node`).
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+#: The opcodes of the nodes that compute (calls).
+CALL_OPCODES = ("call_function", "call_method", "call_module")
 
 Argument = Any
 Target = Any

@@ -24,7 +24,7 @@ from .attribute_reads import AttributeReads
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
 from .graph import Graph
-from .node import Argument, Node, Target
+from .node import CALL_OPCODES, Argument, Node, Target
 from .node import empty_dict_like
 from .object_outputs import objects_as_fields
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
@@ -59,8 +59,6 @@ _ISINSTANCE_LOCK = threading.Lock()
 #: back each other's patches (leaving them installed for good).  Re-entrant (a trace inside a trace, in its
 #: thread); :data:`fxla.pipeline.COMPILING` is this lock too, so compiles and user traces never wait in turn.
 TRACING = threading.RLock()
-#: the node kinds that compute (made under grad mode off, they are marked: passes.grad_mode)
-_CALLS = frozenset({"call_function", "call_method", "call_module"})
 _isinstance_users = 0
 
 
@@ -327,7 +325,7 @@ class TracerBase:
             args, kwargs = self._autocast(kind, target, args, kwargs, dtype)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         node.meta[M.SOURCE] = user_frame_location(self.module_path)
-        if kind in _CALLS and not torch.is_grad_enabled():     # (torch.no_grad() in forward: passes.grad_mode)
+        if kind in CALL_OPCODES and not torch.is_grad_enabled():     # (torch.no_grad() in forward: passes.grad_mode)
             node.meta[M.GRAD_DISABLED] = True
         return node
 

@@ -34,7 +34,7 @@ import torch
 
 from .. import meta as M
 from ..graph_module import GraphModule
-from ..node import Node
+from ..node import CALL_OPCODES, Node
 from ..shape_prop import TensorMeta
 from ..custom_functions import custom_function_output
 from ..wrap import wrap
@@ -42,7 +42,6 @@ from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops, _on_cpu
 
 __all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions"]
 
-_CALLS = ("call_function", "call_method", "call_module")
 #: methods and functions that return the tensor itself when its shape and dtype stay (and, on fxla's CPU inputs,
 #: its device): casts, ``flatten`` that merges no dims, ``atleast_nd`` of a tensor that has the dims, ``conj`` of a
 #: real tensor ...
@@ -130,7 +129,7 @@ class _Regions:
         self.off: Dict[Node, bool] = {}
         self.read: Dict[Node, object] = {}
         for node in self.graph.nodes:
-            if node.op not in _CALLS:
+            if node.op not in CALL_OPCODES:
                 self.off[node] = False
             elif _returns_input(gm, node):
                 self.off[node] = self.off.get(node.args[0], False)
@@ -139,7 +138,8 @@ class _Regions:
 
     def rewrite(self) -> None:
         for node in list(self.graph.nodes):
-            if self.off.get(node, True) or node.op not in _CALLS + ("output",) or node.target is custom_function_output:
+            if self.off.get(node, True) or node.op not in (*CALL_OPCODES, "output") \
+                    or node.target is custom_function_output:
                 continue            # (a custom Function's forward runs with grad mode off: its output has history)
             for arg in node.all_input_nodes:
                 if self.off.get(arg):

@@ -21,7 +21,7 @@ Anything else is taken to carry history (at worst a zero gradient where eager's 
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, NamedTuple, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -57,18 +57,16 @@ def _no_history(node: Node) -> bool:
     return False
 
 
-def _in_custom_function(node: Node) -> bool:
-    """Whether ``node`` is made in a custom ``torch.autograd.Function``'s forward (grad mode is off there, and its
-    output has the history of the Function's inputs): it leads to a ``custom_function_output``."""
-    seen, todo = set(), [node]
-    while todo:
-        n = todo.pop()
-        if n.op == "call_function" and n.target is custom_function_output:
-            return True
-        if n not in seen and n.meta.get(M.GRAD_DISABLED):
-            seen.add(n)
-            todo.extend(n.users)
-    return False
+def _in_custom_functions(gm: GraphModule) -> Set[Node]:
+    """The nodes made in a custom ``torch.autograd.Function``'s forward (grad mode is off there, and its output has
+    the history of the Function's inputs): those made with grad mode off that lead to a ``custom_function_output``
+    through such nodes (one pass, last node first)."""
+    found: Set[Node] = set()
+    for node in reversed(gm.graph.nodes):
+        if node.meta.get(M.GRAD_DISABLED) and any(
+                u in found or (u.op == "call_function" and u.target is custom_function_output) for u in node.users):
+            found.add(node)
+    return found
 
 
 def _module_sources(gm: GraphModule, node: Node) -> FrozenSet[Source]:
@@ -80,6 +78,7 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
     found: Dict[Node, FrozenSet[Source]] = {}
     known = set()
     off = regions(gm)
+    in_function = _in_custom_functions(gm) if off else set()
     for node in gm.graph.nodes:
         meta = node.meta.get(M.TENSOR_META)
         if node.op == "placeholder":
@@ -90,9 +89,9 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
             found[node] = frozenset({("param", node.target)})
             known |= found[node]
             continue
-        if node.op == "call_module":
-            known |= _module_sources(gm, node)
-        if node.op == "output" or _no_history(node) or (off.get(node) and not _in_custom_function(node)):
+        own = _module_sources(gm, node) if node.op == "call_module" else _NONE   # (a layer's own parameters)
+        known |= own
+        if node.op == "output" or _no_history(node) or (off.get(node) and node not in in_function):
             found[node] = _NONE                 # (made in a no_grad region: none)
             continue
         reads = node.all_input_nodes
@@ -102,9 +101,8 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
         replaced = node.meta.get(M.REPLACES)
         if isinstance(replaced, Node):
             history |= found.get(replaced, _NONE)
-        if node.op == "call_module":
-            history |= _module_sources(gm, node)
-            history = history.union(*(found.get(n, _NONE) for n in node.meta.get(M.STATE_READS, {}).values()))
+        history |= own
+        history = history.union(*(found.get(n, _NONE) for n in node.meta.get(M.STATE_READS, {}).values()))
         if isinstance(meta, TensorMeta) and not _float(meta):
             history = set()
         elif meta is None and M.VALUE in node.meta:         # (a number, a size, `.item()`: no history)
