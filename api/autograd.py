@@ -56,7 +56,7 @@ from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
 from .write_back import check_writable
 
-__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "NotDifferentiableError", "SavedValuesError"]
+__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "guard_refused", "NotDifferentiableError", "SavedValuesError"]
 
 #: how many of the tensors a gradient program differentiates with respect to its log record names
 _SHOWN_SOURCES = 6
@@ -167,7 +167,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
                     for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None,
-                            module.__name__)
+                            module.__name__, views=entry.program.output_views if module.output == "torch" else ())
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
     keys = _keys(module, entry)
@@ -443,46 +443,61 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     return None
 
 
-def _guard_attributes(module, entry, grad: GradientEntry, leaves) -> None:
+def _guard_attributes(module, entry, active, leaves, guard: Optional[GradientGuard] = None) -> None:
     """The tensors forward assigned to module attributes (``self.aux_loss = ...``) that have history from what
-    requires grad: fxla does not differentiate through them yet, so a backward through one raises
-    ``GradientError`` (it would silently miss their part of the gradient)."""
+    requires grad (``active``: those sources' keys): fxla does not differentiate through them yet, so a backward
+    through one raises ``GradientError`` (it would silently miss their part of the gradient); ``guard``: the
+    call's own when fxla could not differentiate the call at all."""
     program = entry.program
     histories = program.histories
     if not program.written_attributes or histories is None or not histories.attributes:
         return
-    guard = GradientGuard(module.__name__, program.params, reason=(
+    guard = guard or GradientGuard(module.__name__, program.params, reason=(
         "fxla does not differentiate through tensors forward assigns to module attributes (self.aux_loss = ...) "
         "yet; return the tensor from forward instead"))
     for w in program.written_attributes:
-        if grad.active & histories.attributes.get(w.name, frozenset()):
+        if active & histories.attributes.get(w.name, frozenset()):
             module._store.guard_attribute(w.name, lambda values: guard(leaves, values))
 
 
-def _guard_inputs(module, entry, grad: GradientEntry, leaves, tensors) -> None:
-    """The inputs forward changed in place with what requires grad (``x.mul_(self.w)``): eager gives them that
-    history; fxla wrote their new values back without it, so each gets a history whose backward raises
-    ``GradientError`` (it would silently miss that part of the gradient)."""
+def _guard_inputs(module, entry, active, keys, leaves, tensors, guard: Optional[GradientGuard] = None) -> None:
+    """The inputs forward changed in place with what requires grad (``x.mul_(self.w)``; ``active``: those sources'
+    keys, ``keys``: :func:`_keys`): eager gives them that history; fxla wrote their new values back without it, so
+    each gets a history whose backward raises ``GradientError`` (it would silently miss that part of the
+    gradient); ``guard``: the call's own when fxla could not differentiate the call at all."""
     program = entry.program
     histories = program.histories
     if not program.mutated_inputs or histories is None or not histories.inputs:
         return
     chosen = [k for k in program.mutated_inputs if isinstance(tensors[k], torch.Tensor) and not tensors[k].requires_grad
-              and grad.active & histories.inputs.get(grad.keys[k][1], frozenset())]
+              and active & histories.inputs.get(keys[k][1], frozenset())]
     if not chosen:
         return
-    guard = GradientGuard(module.__name__, program.params, reason=(
+    guard = guard or GradientGuard(module.__name__, program.params, reason=(
         "fxla does not differentiate the new value of an input forward changes in place (x.mul_(self.w)) yet; "
         "compute a new tensor in forward and return it instead"))
     for k, value in zip(chosen, guard(leaves, [tensors[k].detach().clone() for k in chosen])):
         tensors[k].copy_(value)
 
 
-def run_with_grad(module, entry, leaves, mask) -> Any:
+def guard_refused(module, entry, leaves, mask) -> None:
+    """After a call fxla could not differentiate (``mask``: :func:`gradient_sources`; the forward alone ran and
+    its outputs carry the call's guard): the attributes it assigned and the inputs it changed in place that have
+    history from what requires grad get that guard too, so a backward through them raises as through the
+    outputs."""
+    keys = _keys(module, entry)
+    active = frozenset(key for key, m in zip(keys, mask) if m)
+    tensors = [t for t in leaves if is_array(t)]
+    _guard_attributes(module, entry, active, leaves, entry.guard)
+    _guard_inputs(module, entry, active, keys, leaves, tensors, entry.guard)
+
+
+def run_with_grad(module, entry, leaves, mask, args=None) -> Any:
     """Run the compiled signature ``entry`` of ``module`` on the call's flat ``leaves`` with autograd recording
     (``mask``: :func:`gradient_sources`); returns the call's value, or ``None`` when fxla cannot differentiate
     this call (the reason is then the guard's, ``entry.guard.reason``: the caller runs the forward alone and a
-    backward through it raises ``GradientError`` naming it)."""
+    backward through it raises ``GradientError`` naming it).  ``args``: the call's arguments in placeholder order
+    (``leaves`` when omitted: a call of tensors alone)."""
     grad = entry.gradients.get(mask)
     if grad is None:
         with COMPILING:
@@ -509,6 +524,6 @@ def run_with_grad(module, entry, leaves, mask) -> Any:
     with _own_saved_values():
         outputs = _CompiledCall.apply(call, *sources)
     del call                             # (the node's saved anchor owns it now)
-    _guard_attributes(module, entry, grad, leaves)
-    _guard_inputs(module, entry, grad, leaves, tensors)
-    return grad.handler.build(list(outputs), leaves)
+    _guard_attributes(module, entry, grad.active, leaves)
+    _guard_inputs(module, entry, grad.active, grad.keys, leaves, tensors)
+    return grad.handler.build(list(outputs), leaves, args)

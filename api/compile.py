@@ -34,9 +34,10 @@ from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autocast import check_not_autocast
-from .autograd import gradient_sources, gradient_texts, run_with_grad
+from .autograd import gradient_sources, gradient_texts, guard_refused, run_with_grad
 from .dispatch import call_plan, checked_plan, fast_key
 from .gradients import guard_for
+from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
 from .interop import jax_function
 from .modes import CallWatch, ModeTraces
 from .outputs import ResultHandler
@@ -251,7 +252,7 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     or random bits), else the plan with its shortcuts."""
     program = entry.program
     if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
-            program.value_checks:                   # (its check code is read after each call: fxla.value_checks)
+            program.value_checks or entry.handler.views:    # (value checks: read after each call; views: made)
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
         shared = any(isinstance(a, torch.Tensor) for a in args)
         run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
@@ -271,6 +272,38 @@ def _run_planned(module_ref, entry: Entry, shared: bool, args):
     ``entry`` on the positional arrays ``args`` (no binding: they are the program's inputs, in order; ``shared``:
     some are torch tensors, whose memory the device buffers alias)."""
     return _live(module_ref)._run(entry, args, {}, args, args, shared, planned=True)
+
+
+#: what :func:`_run_elsewhere` returns for a call whose value it did not make
+_NOT_RUN = object()
+
+
+def _run_elsewhere(module: "CompiledModule", entry: Entry, kwargs, bound, leaves):
+    """Before a call runs its forward alone: ``(value, None)`` when another path made the call's value -- a variant
+    for inputs sharing memory with a changed one (fxla.input_aliases), or autograd recording it (fxla.autograd) --
+    else ``(_NOT_RUN, mask)``: ``mask`` the gradient sources of a call fxla could not differentiate (what else the
+    call makes gets its outputs' guard: fxla.autograd.guard_refused), or ``None``."""
+    handler, program = entry.handler, entry.program
+    if handler.mutated_inputs and not kwargs:
+        value = module._aliases.run(module.graph_module, bound, handler.mutated_inputs)
+        if value is not _NO_VARIANT:
+            return value, None
+    check_input_indices(module.__name__, () if entry.input_shardings else program.input_checks, leaves)
+    mask = gradient_sources(program, leaves) if entry.guard is not None else None
+    if mask is None:
+        return _NOT_RUN, None
+    value = run_with_grad(module, entry, leaves, mask, bound)
+    return (_NOT_RUN, mask) if value is None else (value, None)
+
+
+def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
+    """The compiled module of a variant graph for calls with shared inputs (fxla.input_aliases)."""
+    module = _live(module_ref)
+    graph_module = module.graph_module
+    try:
+        return module._member(gm)
+    finally:
+        module.graph_module = graph_module
 
 
 def _grad_call(module_ref, entry, args):
@@ -422,6 +455,7 @@ class CompiledModule(CompileControl):
             cpp_call = cpp_dispatch.dispatcher(self.__name__, functools.partial(_cpp_miss, me),
                                                functools.partial(_plain_call, me))
         self._signatures = SignatureCache(self.max_signatures, cpp_call, self.__name__)
+        self._aliases = AliasVariants(functools.partial(_alias_member, weakref.ref(self)), self._drop_member)
         self._store.caches.append(self._signatures)
         self._cache, self._plans = self._signatures.entries, self._signatures.plans
         self._front_plans, self._cpp_call = self._signatures.front_plans, cpp_call
@@ -523,7 +557,8 @@ class CompiledModule(CompileControl):
                       self._layout_sensitive,
                       handler=ResultHandler(program.layout, program.output_spec, program.output_static,
                                             program.mutated_inputs, self.output, guard, self.__name__,
-                                            program.quiet_inputs))
+                                            program.quiet_inputs,
+                                            program.output_views if self.output == "torch" else ()))
         self._signatures.put(key, entry)
         entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry
@@ -606,13 +641,9 @@ class CompiledModule(CompileControl):
         """Run ``entry``'s program on the call's ``leaves`` (``planned``: a checked plan's call, whose signature has
         its plan already)."""
         program, handler = entry.program, entry.handler
-        check_input_indices(self.__name__, () if entry.input_shardings else program.input_checks, leaves)
-        if entry.guard is not None:
-            mask = gradient_sources(program, leaves)
-            if mask is not None:                    # autograd records this call (fxla.autograd)
-                value = run_with_grad(self, entry, leaves, mask)
-                if value is not None:
-                    return value
+        value, refused = _run_elsewhere(self, entry, kwargs, bound, leaves)
+        if value is not _NOT_RUN:
+            return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
         writable = handler.writable(leaves, entry.guard is not None)     # (refused before the run: state intact)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
@@ -622,7 +653,9 @@ class CompiledModule(CompileControl):
             self._store.store_state(program, parts.state)
         if program.written_attributes:
             self._store.set_attributes(program.written_attributes, parts.attributes)
-        value = handler.build(parts.outputs, leaves)
+        if refused is not None:                     # (not differentiated: what else it made is guarded too)
+            guard_refused(self, entry, leaves, refused)
+        value = handler.build(parts.outputs, leaves, bound)
         if planned:
             return value
         if not kwargs and bound is args and all(is_array(a) for a in args) and entry.executable.partitioning is None:

@@ -5,8 +5,10 @@ values of the inputs it changes in place, of the parameters/buffers it changes, 
 attributes forward assigns.  :class:`ResultHandler` splits them, writes changed inputs back into the caller's
 tensors (:func:`fxla.write_back.write_back`), and builds the call's return value: each tensor output converted
 (a torch tensor, or the ``jax.Array`` itself with ``output="jax"``), put together with the static outputs into
-the output structure, with autograd's behaviour guarded (:mod:`fxla.gradients`).  The caller keeps the new
-state and sets the attributes.
+the output structure, with autograd's behaviour guarded (:mod:`fxla.gradients`).  An output eager returns as a
+view of an input or of another output (``return x``, ``return v, v[:, :2]``) is made again from that tensor
+(:mod:`fxla.frontend.passes.output_views`), so that it shares memory as in eager.  The caller keeps the new state
+and sets the attributes.
 """
 from __future__ import annotations
 
@@ -21,11 +23,20 @@ from fxla.runtime.buffers import viewer
 
 from .write_back import check_writable, write_back
 
-__all__ = ["ResultHandler"]
+__all__ = ["ResultHandler", "remake"]
 
 
 def _same(value):
     return value
+
+
+def remake(views: Sequence[Any], values: List[Any], args: Sequence[Any]) -> None:
+    """Make each output of ``views`` (:class:`~fxla.frontend.passes.output_views.OutputView`, in their order: a
+    base output before those made from it) again in ``values``, the output leaves, from the call's ``args``."""
+    for view in views:
+        kind, n = view.base
+        base = args[n] if kind == "input" else values[n]
+        values[view.leaf] = base if view.replay is None else view.replay(base, *(args[i] for i in view.reads))
 
 
 class ResultHandler:
@@ -34,12 +45,13 @@ class ResultHandler:
     ``output_static``: per output leaf, ``None`` for the next tensor result or the static value itself;
     ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place
     (``quiet_inputs``: those it changes only under ``torch.no_grad()``);
-    ``name``: the module's, for errors.
+    ``name``: the module's, for errors; ``views``: the outputs made again from the tensor they share memory with
+    (:class:`~fxla.frontend.passes.output_views.OutputView`, torch outputs only: a ``jax.Array`` shares nothing).
     """
 
     def __init__(self, layout: ResultLayout, output_spec, output_static: Sequence[Any],
                  mutated_inputs: Sequence[int], output: str, guard, name: Optional[str] = None,
-                 quiet_inputs: Sequence[int] = ()):
+                 quiet_inputs: Sequence[int] = (), views: Sequence[Any] = ()):
         self.layout = layout
         self.name = name
         self.output_spec = output_spec
@@ -49,6 +61,7 @@ class ResultHandler:
         self.convert = from_device if output == "torch" else _same
         self.guard = guard
         self._views: Optional[List[Any]] = None     # per changed input's result: its converter to torch
+        self.views = tuple(views)
 
     def writable(self, leaves, guarded: bool) -> Optional[List[Any]]:
         """:func:`fxla.write_back.check_writable` for this signature's changed inputs (before the run)."""
@@ -67,11 +80,14 @@ class ResultHandler:
             write_back(writable, self.mutated_inputs, leaves, parts.inputs, self.guard, self._views, self.quiet_inputs)
         return parts
 
-    def build(self, outputs: Sequence[Any], leaves) -> Any:
-        """The call's return value from the program's tensor ``outputs``."""
+    def build(self, outputs: Sequence[Any], leaves, args: Optional[Sequence[Any]] = None) -> Any:
+        """The call's return value from the program's tensor ``outputs``; ``args``: the call's arguments in
+        placeholder order (``leaves`` when they are all tensors), which the outputs in :attr:`views` are made from."""
         results = iter(outputs)
         convert = self.convert
         values = [convert(next(results)) if static is None else static for static in self.output_static]
         if self.guard is not None:
             values = self.guard(leaves, values)
+        if self.views:
+            remake(self.views, values, leaves if args is None else args)
         return pytree.tree_unflatten(values, self.output_spec)

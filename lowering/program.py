@@ -121,6 +121,9 @@ class FxlaProgram:
     #: which inputs and parameters each tensor output has history from in eager's autograd graph
     #: (:class:`fxla.frontend.passes.history.Histories`; ``None``: not known, each from every one)
     histories: Any = field(default=None, repr=False, compare=False)
+    #: the outputs eager returns as views of an input or of another output, made again after each call
+    #: (:class:`fxla.frontend.passes.output_views.OutputView`)
+    output_views: List[Any] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def random(self) -> bool:

@@ -224,7 +224,7 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
                        list(state), written, rng_seed=seed, symbolic=kept, value_checks=list(ctx.value_checks),
-                       quiet_inputs=quiet, histories=prepared.histories)
+                       quiet_inputs=quiet, histories=prepared.histories, output_views=list(prepared.output_views))
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

@@ -486,3 +486,31 @@ def test_an_input_changed_with_a_parameter_refuses_a_backward_through_it():
     assert x.requires_grad
     with pytest.raises(fxla.GradientError, match="changes in place"):
         (out + x.pow(2).sum()).backward()
+
+
+def test_a_call_fxla_cannot_differentiate_guards_its_attributes_and_changed_inputs():
+    """A call whose gradient fxla refuses runs its forward alone, its outputs guarded; the tensors it assigns to
+    attributes and the inputs it changes with a parameter get that guard too, so a loss that reads them alone
+    raises GradientError naming the reason instead of silently missing the parameter's gradient."""
+    class Refused(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+
+        def forward(self, x, s):
+            x.add_(1)                       # an input that requires grad changed in place: refused
+            s.mul_(self.w)
+            self.aux = (x * self.w).sum()
+            return x * 2
+
+    torch.manual_seed(0)
+    model = Refused()
+    fast = fxla.compile(model)
+    extra = torch.ones((), requires_grad=True)
+    x, s = torch.randn(3, 4, requires_grad=True) * 1, torch.ones(3, 4)
+    fast(x, s)
+    with pytest.raises(fxla.GradientError, match="in place"):
+        (model.aux + extra).backward()
+    with pytest.raises(fxla.GradientError, match="in place"):
+        (s.sum() + extra).backward()
+    torch.testing.assert_close(s.detach(), torch.ones(3, 4) * model.w.detach(), **TOL)

@@ -10,7 +10,7 @@ frontend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .. import meta as M
 from ..graph_module import GraphModule
@@ -20,6 +20,7 @@ from ..tracer import final_attribute_writes
 from .functionalize import functionalize
 from .grad_mode import apply_grad_mode, has_regions
 from .history import Histories, output_histories
+from .output_views import OutputView, output_views
 
 __all__ = ["PreparedGraph", "prepare_graph"]
 
@@ -36,7 +37,9 @@ class PreparedGraph:
     ``attribute_writes``: qualified attribute name -> ``(treespec, {leaf index: node}, {leaf index: constant})``,
     the plain attributes forward assigns (``self.last = y``, :func:`fxla.frontend.tracer.final_attribute_writes`).
     ``histories``: per tensor output, the inputs and parameters it has history from in eager's autograd graph
-    (:func:`~fxla.frontend.passes.history.output_histories`).
+    (:func:`~fxla.frontend.passes.history.output_histories`).  ``output_views``: the outputs eager returns as
+    views of an input or of another output, and how to make each again after the call
+    (:func:`~fxla.frontend.passes.output_views.output_views`).
     """
 
     graph_module: GraphModule
@@ -46,6 +49,7 @@ class PreparedGraph:
     state_mutations: Dict[str, Node] = field(default_factory=dict)
     attribute_writes: Dict[str, Tuple[Any, Dict[int, Node], Dict[int, Any]]] = field(default_factory=dict)
     histories: Optional[Histories] = None
+    output_views: List[OutputView] = field(default_factory=list)
 
     @property
     def functionalized(self) -> bool:
@@ -60,6 +64,7 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
     mutation fxla cannot rewrite)."""
     example_inputs = tuple(example_inputs)
     propagate_shapes(gm, *example_inputs)
+    views = output_views(gm)                    # (on the graph as traced: the user's views and bases)
     functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
     if functional is not gm:
         propagate_shapes(functional, *example_inputs)
@@ -73,4 +78,4 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
         node.meta.pop(M.REPLACES, None)
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
-                         dict(meta.get("state_mutations", {})), attributes, histories)
+                         dict(meta.get("state_mutations", {})), attributes, histories, views)

@@ -1,0 +1,120 @@
+"""Calls whose inputs share memory with an input the program changes in place: one traced program per pattern.
+
+A compiled program reads every input before it writes any, so fxla refuses a call that changes an input which
+another input of the same call shares memory with (:func:`fxla.write_back.check_writable`).  Such calls are
+common on the torch.compile backend: after a graph break the next graph gets a tensor and a view of it
+(``v`` and ``w = v[:, :2]``, or ``x`` and ``x[1:]``) and changes one of them (``w.add_(1)``), which eager shows
+through the other.  Where one input of such a group is a view of another that basic indexing reaches -- integer
+and slice indices (steps too), a permutation and size-1 dims, as :func:`view_recipe` works out from the two
+tensors' sizes, strides and offsets (:mod:`fxla.frontend.view_recipes`) -- the call runs a variant of the graph
+in which the view's placeholder is that indexing of the base's: functionalization then writes through it as
+eager does (:mod:`fxla.frontend.passes.functionalize`), the base is the input written back, and an output that
+is the view is made again from it (:mod:`fxla.frontend.passes.output_views`).  A group with no such view (two
+overlapping slices, a reshaped view), and a variant functionalization refuses (the base changed while a view of it
+is read afterwards: ``a.add_(1); return b * 2`` with ``b = a[1:]``), keep the clear ``InputMutationError``.
+
+Each pattern (which input is which indexing of which) is one variant, compiled as a member of the module (its
+parameter store and name; its own signatures), kept at most ``MAX_VARIANTS`` at a time (least recently used
+dropped first).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from fxla.frontend import GraphModule, PassError
+from fxla.frontend.view_recipes import Recipe, recipe_nodes, view_recipe
+from fxla.runtime.buffers import is_array
+
+__all__ = ["alias_plan", "variant_graph", "AliasVariants", "MAX_VARIANTS", "NO_VARIANT"]
+
+#: what :meth:`AliasVariants.run` returns for a call that needs no variant (or has none)
+NO_VARIANT = object()
+
+#: variants (patterns of shared inputs) kept per compiled module
+MAX_VARIANTS = 8
+
+#: ``((input, base input, recipe), ...)``: each input made from a base input
+Plan = Tuple[Tuple[int, int, Recipe], ...]
+
+
+def alias_plan(args: Sequence[Any], mutated: Sequence[int]) -> Optional[Plan]:
+    """For a call of tensors alone (``args``) to a program changing ``mutated`` inputs in place: the inputs to make
+    from others (see the module docstring), or ``None`` when no changed input shares memory with another input, or
+    a group that does cannot be expressed (the call's own check then refuses it)."""
+    groups: Dict[int, List[int]] = {}
+    for i, t in enumerate(args):
+        if isinstance(t, torch.Tensor) and t.numel():
+            groups.setdefault(t.untyped_storage().data_ptr(), []).append(i)
+    plan = []
+    for members in groups.values():
+        if len(members) < 2 or not any(i in mutated for i in members):
+            continue
+        for base in members:
+            recipes = [(i, view_recipe(args[i], args[base])) for i in members if i != base]
+            if all(r is not None for _, r in recipes):
+                plan += [(i, base, r) for i, r in recipes]
+                break
+        else:
+            return None
+    return tuple(plan) or None
+
+
+def variant_graph(gm: GraphModule, plan: Plan) -> GraphModule:
+    """``gm`` with each planned input's placeholder replaced by its indexing of the base's (and removed)."""
+    new = GraphModule(gm, gm.graph.copy(), class_name=type(gm).__name__)
+    graph = new.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    with graph.inserting_after(placeholders[-1]):
+        for i, base, recipe in plan:
+            placeholders[i].replace_all_uses_with(recipe_nodes(graph, placeholders[base], recipe))
+    for i, _, _ in plan:
+        graph.erase_node(placeholders[i])
+    new.recompile()
+    return new
+
+
+def _kept(args: Sequence[Any], plan: Plan) -> List[Any]:
+    replaced = {i for i, _, _ in plan}
+    return [a for i, a in enumerate(args) if i not in replaced]
+
+
+class AliasVariants:
+    """A compiled module's variants for calls with shared inputs (see the module docstring); ``member``: makes the
+    compiled module of a variant graph, ``drop``: called with one dropped."""
+
+    def __init__(self, member: Callable[[GraphModule], Any], drop: Callable[[Any], None]):
+        self._member, self._drop = member, drop
+        self._variants: "OrderedDict[Tuple[int, Plan], Any]" = OrderedDict()
+
+    def run(self, gm: GraphModule, args: Sequence[Any], mutated: Sequence[int]):
+        """The call's value through its variant, or :data:`NO_VARIANT` when it needs none (or has none)."""
+        if len(args) < 2 or not all(is_array(a) for a in args):
+            return NO_VARIANT
+        plan = alias_plan(args, mutated)
+        if plan is None:
+            return NO_VARIANT
+        key = (id(gm), plan)
+        if key in self._variants:
+            self._variants.move_to_end(key)
+            compiled = self._variants[key]
+            return NO_VARIANT if compiled is None else compiled(*_kept(args, plan))
+        compiled = self._member(variant_graph(gm, plan))
+        try:
+            value = compiled(*_kept(args, plan))    # (its first call prepares it: a PassError changes nothing)
+        except PassError:
+            compiled, value = None, NO_VARIANT
+        self._variants[key] = compiled
+        while len(self._variants) > MAX_VARIANTS:
+            dropped = self._variants.popitem(last=False)[1]
+            if dropped is not None:
+                self._drop(dropped)
+        return value
+
+    def clear(self) -> None:
+        for compiled in self._variants.values():
+            if compiled is not None:
+                self._drop(compiled)
+        self._variants.clear()

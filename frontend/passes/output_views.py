@@ -1,0 +1,202 @@
+"""Which outputs of a traced program are, in eager, views of (or the very tensor of) an input or another output.
+
+Eager PyTorch returns memory it shares: ``return x`` is the caller's tensor itself, ``return x[1:]`` a view of it,
+``return v, v[:, :2]`` two tensors of one storage, ``x.add_(1); return x`` the input it changed.  A write into such
+an output afterwards (``w.add_(1)``, or the Python dynamo runs after a graph break) changes the input or the other
+output too.  A compiled program returns new buffers, so fxla makes each such output again after the call, from the
+tensor eager shares it with: :func:`output_views` finds them on the graph as traced (before functionalization: the
+views, in-place results and their bases are the user's), and each :class:`OutputView` holds a small
+:class:`~fxla.frontend.GraphModule` that replays, in eager, the view ops between the base and the output (an
+in-place op on the way is the tensor it changed: the call has written its new value back by then).  Replaying in
+eager makes exactly eager's result: a view where eager makes one, a copy where eager copies (``reshape`` of a
+non-contiguous input), autograd history included.
+
+An output is replayed when its chain of views (:func:`fxla.frontend.passes.aliasing.view_sources`) reaches, one
+source at a time, a placeholder or another output's node (the nearest one on the way).  Outputs that are views of a
+value the program makes and does not return are left as the program's buffers (their aliasing is between two
+outputs that are views of one hidden tensor: see docs/tracing.md), as are views of parameters and buffers and
+results viewing several tensors (``broadcast_tensors``).  The arguments of the ops replayed are constants, sizes
+computed from the inputs (``x.size(0)``, ``s0 * 2``), or a tensor whose shape alone is read (``view_as(y)``:
+an empty tensor of ``y``'s static shape stands in); any other argument makes the program fail to prepare with a
+:class:`PassError` (fix: return a ``.clone()``), never a silently unshared output.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from .. import meta as M
+from ..errors import PassError
+from ..graph import Graph
+from ..graph_module import GraphModule
+from ..node import Node
+from ..shape_prop import TensorMeta
+from ..view_recipes import recipe_nodes, view_recipe
+from .aliasing import view_sources
+from .functionalize import mutated_base
+
+__all__ = ["OutputView", "output_views"]
+
+#: view methods that read only the shape (and dtype) of their tensor argument
+SHAPE_READS = frozenset({"view_as", "expand_as", "reshape_as", "type_as", torch.Tensor.view_as,
+                         torch.Tensor.expand_as, torch.Tensor.reshape_as, torch.Tensor.type_as})
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """Output leaf ``leaf`` (in the pytree order of forward's return value, ``None`` taking no place) is, in eager,
+    made from ``base`` by views: ``("input", n)``, the call's argument ``n`` (placeholder order, whole: a dict
+    argument's entry is replayed as ``args[n]["key"]``), or ``("output", k)``, output leaf ``k``.  ``replay``:
+    ``replay(base, *(args[n] for n in reads))`` is the output; ``None`` when it is the base itself."""
+
+    leaf: int
+    base: Tuple[str, int]
+    replay: Optional[GraphModule] = None
+    reads: Tuple[int, ...] = ()
+
+
+def _output_leaves(gm: GraphModule) -> List[Any]:
+    out = gm.graph.output_node
+    if out is None:
+        return []
+    return pytree.tree_leaves(pytree.tree_map(lambda v: () if v is None else v, out.args[0]))
+
+
+def _source(gm: GraphModule, node: Node) -> Optional[Node]:
+    """The one tensor node ``node`` is a view of or changed in place, or ``None``."""
+    sources = view_sources(gm, node)
+    if len(sources) == 1:
+        return sources[0]
+    return None if sources else mutated_base(gm, node)
+
+
+def _chain(gm: GraphModule, node: Node, outputs: Dict[Node, int], leaf: int):
+    """``(base, steps)``: the placeholder or other output node ``node`` is made from, and the nodes between them
+    (nearest the base first); ``None`` when the chain reaches neither."""
+    steps: List[Node] = []
+    current = node
+    while True:
+        if current is not node and current in outputs or current is node and outputs.get(current, leaf) != leaf:
+            return current, steps[::-1]
+        if current.op == "placeholder":
+            return current, steps[::-1]
+        source = _source(gm, current)
+        if source is None:
+            return None
+        steps.append(current)
+        current = source
+
+
+class _Replay:
+    """Builds the GraphModule that replays ``steps`` from a base (see :class:`OutputView`)."""
+
+    def __init__(self, gm: GraphModule, placeholders: Dict[Node, int], base: Node, leaf: int):
+        self.gm, self.placeholders, self.leaf = gm, placeholders, leaf
+        self.graph = Graph()
+        self.env: Dict[Node, Any] = {base: self.graph.placeholder("base")}
+        self.reads: List[int] = []
+        self.consumer: Optional[Node] = None
+
+    def _arg(self, node: Node):
+        if node in self.env:
+            return self.env[node]
+        if node.op == "placeholder":
+            self.reads.append(self.placeholders[node])
+            self.env[node] = self.graph.placeholder(f"arg{len(self.reads)}")
+            return self.env[node]
+        if node.op == "get_attr":
+            self.env[node] = self.graph.node_copy(node)
+            return self.env[node]
+        meta = node.meta.get(M.TENSOR_META)
+        if isinstance(meta, TensorMeta):            # a tensor read for its shape (view_as, expand_as): stands in
+            if getattr(self.consumer, "target", None) not in SHAPE_READS \
+                    or not all(isinstance(d, int) for d in meta.shape):
+                raise self._refused(node)
+            self.env[node] = self.graph.call_function(_shape_only, (tuple(meta.shape), meta.dtype))
+            return self.env[node]
+        if node.op not in ("call_function", "call_method") or M.TENSOR_META in node.meta:
+            raise self._refused(node)
+        self.env[node] = self.graph.node_copy(node, self._arg)      # a size: x.size(0), s0 * 2
+        return self.env[node]
+
+    def _refused(self, node: Node) -> PassError:
+        return PassError(f"output {self.leaf} of forward is, in eager, a view of an input or of another output, and "
+                         f"the view reads '{node.name}', which fxla cannot compute again after the call",
+                         where=node.meta.get(M.SOURCE),
+                         why="a compiled program returns new memory; fxla makes such an output again as a view of "
+                             "the tensor it shares memory with, so that writing into one changes the other, as in "
+                             "eager",
+                         fix="return a copy (`.clone()`) of that output, or make the view from sizes and constants")
+
+    def step(self, node: Node, source: Node) -> None:
+        if mutated_base(self.gm, node) is source and not view_sources(self.gm, node):
+            self.env[node] = self.env[source]       # an in-place change: the call wrote it back
+            return
+        self.consumer = node
+        self.env[node] = self.graph.node_copy(node, self._arg)
+
+    def build(self, last: Node) -> GraphModule:
+        self.graph.output(self.env[last])
+        return GraphModule(self.gm, self.graph, class_name="OutputView")
+
+
+def _shape_only(shape, dtype) -> torch.Tensor:
+    """A tensor of ``shape``/``dtype`` with one element in memory: what ``view_as``/``expand_as`` read."""
+    return torch.empty((), dtype=dtype).expand(shape)
+
+
+def _constant_views(gm: GraphModule, leaves: List[Any]) -> List[OutputView]:
+    """Outputs that are tensors the tracer computed (``get_attr`` constants: a graph with no inputs, as dynamo
+    hands over ``v = torch.zeros(3, 8); return v, v[:, :4]``) and views of another such output."""
+    groups: Dict[int, List[Tuple[int, torch.Tensor]]] = {}
+    for k, leaf in enumerate(leaves):
+        if isinstance(leaf, Node) and leaf.op == "get_attr":
+            value = functools.reduce(lambda owner, name: getattr(owner, name, None), leaf.target.split("."), gm)
+            if isinstance(value, torch.Tensor) and value.layout == torch.strided and value.numel():
+                groups.setdefault(value.untyped_storage().data_ptr(), []).append((k, value))
+    found = []
+    for members in groups.values():
+        for k, base in members:
+            recipes = [(j, view_recipe(view, base)) for j, view in members if j != k]
+            if all(recipe is not None for _, recipe in recipes):
+                for j, recipe in recipes:
+                    graph = Graph()
+                    graph.output(recipe_nodes(graph, graph.placeholder("base"), recipe))
+                    found.append(OutputView(j, ("output", k), GraphModule(torch.nn.Module(), graph, "OutputView")))
+                break
+    return found
+
+
+def output_views(gm: GraphModule) -> List[OutputView]:
+    """The outputs of ``gm`` (as traced, shapes propagated) that eager returns as views of an input or of another
+    output, with how to make each again (see the module docstring)."""
+    leaves = _output_leaves(gm)
+    outputs: Dict[Node, int] = {}
+    for k, leaf in enumerate(leaves):
+        if isinstance(leaf, Node) and M.TENSOR_META in leaf.meta:
+            outputs.setdefault(leaf, k)
+    placeholders = {n: i for i, n in enumerate(gm.graph.find_nodes("placeholder"))}
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    found: List[OutputView] = _constant_views(gm, leaves)
+    made = {v.leaf for v in found}
+    for k, leaf in sorted(((k, leaf) for k, leaf in enumerate(leaves) if isinstance(leaf, Node)
+                           and M.TENSOR_META in leaf.meta), key=lambda kv: (order[kv[1]], kv[0])):
+        chain = None if k in made else _chain(gm, leaf, outputs, k)
+        if chain is None:
+            continue
+        base, steps = chain
+        where = ("output", outputs[base]) if outputs.get(base, k) != k else ("input", placeholders[base])
+        if not steps:
+            found.append(OutputView(k, where))
+            continue
+        replay = _Replay(gm, placeholders, base, k)
+        previous = base
+        for node in steps:
+            replay.step(node, previous)
+            previous = node
+        found.append(OutputView(k, where, replay.build(steps[-1]), tuple(replay.reads)))
+    return found                                # (a base's own output comes before the outputs made from it)
