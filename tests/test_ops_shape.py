@@ -3,6 +3,7 @@ splitting, expand/repeat/tile, flip/roll/rot90, kron and the pixel/channel shuff
 The harness is tests/test_ops.py."""
 from __future__ import annotations
 
+import operator
 from functools import partial
 
 import pytest
@@ -136,6 +137,86 @@ case((torch.flip, torch.Tensor.flip, torch.fliplr, torch.flipud), "flip",
 case((torch.roll, torch.Tensor.roll), "roll",
      lambda x: (torch.roll(x, 1, 0), x.roll(-2, -1), torch.roll(x, (1, 5), (0, 1)), torch.roll(x, 3), x.roll(0, 1)),
      t(3, 4), dtypes=(F32, I64))
+
+# -- views: ravel, swapdims, adjoint, movedim, diagonal, unfold --------------------------------------------------
+# An output that is, in eager, a view of an input is made again after the call by replaying its views in eager
+# (frontend/passes/output_views.py); these cases view a clone, so that fxla's lowering computes every output.
+def _ravel(x):
+    y = x.clone()
+    return torch.ravel(y), y.ravel(), y.transpose(0, 2).ravel(), torch.ravel(y[0, 0, 0])
+
+
+def _movedim(x):
+    y = x.clone()
+    return (y.movedim(0, 2), torch.movedim(y, (0, 1), (-1, 0)), torch.moveaxis(y, -1, 0), y.moveaxis([2, 0], [0, 1]),
+            y.movedim(1, 1))
+
+
+def _diagonal(x, m):
+    """Several diagonals of one tensor: their gradients add up where they cross."""
+    y, n = x.clone(), m.clone()
+    return (y.diagonal(0, 1, 2), torch.diagonal(y, 1, 1, 2), y.diagonal(-2, -1, 1),
+            torch.diagonal(y, offset=3, dim1=0, dim2=2), n.diagonal(), n.diagonal(-1), n.diagonal(1, 1, 0),
+            n.diagonal(7))
+
+
+def _unfold(x):
+    """Overlapping windows (size > step): an element's gradient is the sum over the windows holding it."""
+    y = x.clone()
+    return (y.unfold(2, 2, 2), y.unfold(2, 3, 1), y.unfold(0, 2, 1), y.unfold(-2, 3, 2), y.unfold(1, 1, 3),
+            y[0, 0, 0].unfold(0, 1, 1))
+
+
+case((torch.ravel, torch.Tensor.ravel), "ravel", _ravel, t(2, 4, 6), dtypes=ALL3)
+case((torch.swapdims, torch.Tensor.swapdims), "swapdims",
+     lambda x: (torch.swapdims(x, 0, 2) * 2, x.swapdims(-1, 1) - 1), t(2, 4, 6), dtypes=(F32, I64))
+case((torch.adjoint, torch.Tensor.adjoint), "adjoint",
+     lambda x, m: (torch.adjoint(x) * 2, x.adjoint() - 1, m.adjoint() * 3), t(2, 4, 6), t(3, 5), dtypes=(F32, I64))
+case((torch.movedim, torch.Tensor.movedim, torch.moveaxis, torch.Tensor.moveaxis), "movedim", _movedim,
+     t(2, 4, 6), dtypes=ALL3)
+case((torch.diagonal, torch.Tensor.diagonal), "diagonal", _diagonal, t(2, 4, 6), t(3, 5), dtypes=ALL3)
+case(torch.Tensor.unfold, "Tensor.unfold", _unfold, t(2, 4, 6), dtypes=ALL3)
+
+# -- +x and the conjugation ops: the value itself (fxla's element types are real) -------------------------------
+case((torch.positive, torch.Tensor.positive, operator.pos), "positive",
+     lambda x: (torch.positive(x) + 1, x.positive() * 2, +x - 1), t(3, 4), dtypes=(F32, I64))
+case((torch.conj, torch.Tensor.conj, torch.resolve_conj, torch.Tensor.resolve_conj, torch.resolve_neg,
+      torch.Tensor.resolve_neg), "conj_family",
+     lambda x: (torch.conj(x) + 1, x.conj() * 2, torch.resolve_conj(x.conj()) * 3, x.resolve_conj() - 1,
+                torch.resolve_neg(x) - 2, x.resolve_neg() * 3),
+     t(3, 4), dtypes=(F32, I64))
+
+
+# -- atleast_Nd, hsplit/vsplit/dsplit, broadcast_tensors -------------------------------------------------------
+def _atleast(x, v, s):
+    x, v, s = x.clone(), v.clone(), s.clone()
+    return (torch.atleast_1d(s), torch.atleast_2d(v), torch.atleast_3d(x), torch.atleast_3d(v), torch.atleast_1d(x),
+            torch.atleast_2d(s, v, x), torch.atleast_3d(s), torch.atleast_1d(v, s))
+
+
+def _atleast_list(x, v, s):
+    """A list (or tuple) of tensors reaches the graph as torch._VF's atleast_Nd."""
+    x, v, s = x.clone(), v.clone(), s.clone()
+    return torch.atleast_1d([s, x]), torch.atleast_2d((v, s)), torch.atleast_3d([x, v, s])
+
+
+def _hvdsplit(x, v):
+    x, v = x.clone(), v.clone()
+    return (torch.hsplit(x, 2), x.hsplit([1, 3]), torch.vsplit(x, [1]), x.vsplit(2), torch.dsplit(x, 3),
+            x.dsplit([2, 5]), torch.hsplit(v, [2, 2]), v.hsplit(3))
+
+
+def _broadcast_tensors(x, y, s):
+    x, y, s = x.clone(), y.clone(), s.clone()
+    return torch.broadcast_tensors(x, y), torch.broadcast_tensors(y, s, x), torch.broadcast_tensors(x)
+
+
+case((torch.atleast_1d, torch.atleast_2d, torch.atleast_3d), "atleast", _atleast, t(2, 3), t(4), t(), dtypes=ALL3)
+case((torch._VF.atleast_1d, torch._VF.atleast_2d, torch._VF.atleast_3d), "atleast_list", _atleast_list,
+     t(2, 3), t(4), t(), dtypes=(F32, I64))
+case((torch.hsplit, torch.Tensor.hsplit, torch.vsplit, torch.Tensor.vsplit, torch.dsplit, torch.Tensor.dsplit),
+     "hsplit_vsplit_dsplit", _hvdsplit, t(2, 4, 6), t(6), dtypes=ALL3)
+case(torch.broadcast_tensors, "broadcast_tensors", _broadcast_tensors, t(4, 1), t(3, 1, 5), t(), dtypes=ALL3)
 
 # -- pixel / channel shuffles ---------------------------------------------------------------------------------
 case((torch.pixel_shuffle, torch.pixel_unshuffle, torch.channel_shuffle), "pixel_channel_shuffle",

@@ -2,10 +2,14 @@
 # Torch -> fxla, family `shape` (lowering/rules/shape.py): the reshape family (view/reshape/flatten/unflatten/
 # squeeze/unsqueeze, -1 and negative dims resolved to static shapes), permutes/transposes, pixel/channel shuffles,
 # the ops that lower to nothing (contiguous, clone, detach), cat/stack, split/chunk/tensor_split/unbind (several
-# results), expand/broadcast/repeat/tile, flip/roll/rot90 and kron -- one case per op object of
+# results), expand/broadcast/repeat/tile, flip/roll/rot90 and kron; ravel/swapdims/adjoint/movedim, diagonal (slices),
+# unfold (constant positions, index_select), +x and the conjugation ops (nothing: real elements),
+# hsplit/vsplit/dsplit, atleast_Nd and broadcast_tensors -- one case per op object of
 # fxla.lowering.RULES; the checks show the dim attributes, the promoted dtype of mixed-dtype cat and the result
 # types.
 # Check lines drafted with utils/update_torch_op_checks.py, then reviewed.
+import operator
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -665,3 +669,340 @@ def tensor_rot90_k3(x):
 @case(torch.kron, t(2, 3), t(4, 2, 2))
 def kron(a, b):
     return torch.kron(a, b)
+
+
+# -- views: ravel, swapdims, adjoint, movedim/moveaxis, diagonal, unfold -------------------------------------
+# CHECK-LABEL: case torch.ravel:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [24]} : tensor<2x3x4xf32> -> tensor<24xf32>
+@case(torch.ravel, t(2, 3, 4))
+def ravel(x):
+    return torch.ravel(x)
+
+
+# a transposed tensor raveled: its elements in the transposed order
+# CHECK-LABEL: case Tensor.ravel:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 0]} : tensor<3x4xf32> -> tensor<4x3xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[PERMUTE]] {shape = [12]} : tensor<4x3xf32> -> tensor<12xf32>
+@case(torch.Tensor.ravel, t(3, 4))
+def tensor_ravel_transposed(x):
+    return x.t().ravel()
+
+
+# CHECK-LABEL: case torch.swapdims:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [2, 1, 0]} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+@case(torch.swapdims, t(2, 3, 4))
+def swapdims(x):
+    return torch.swapdims(x, 0, 2)
+
+
+# CHECK-LABEL: case Tensor.swapdims:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xi64>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<2x3x4xi64> -> tensor<2x4x3xi64>
+@case(torch.Tensor.swapdims, t(2, 3, 4, dtype=I64))
+def tensor_swapdims_negative(x):
+    return x.swapdims(-1, 1)
+
+
+# adjoint: the last two dims swapped (the conjugate of real elements is themselves)
+# CHECK-LABEL: case torch.adjoint:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+@case(torch.adjoint, t(2, 3, 4))
+def adjoint(x):
+    return torch.adjoint(x)
+
+
+# CHECK-LABEL: case Tensor.adjoint:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x5xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 0]} : tensor<3x5xf32> -> tensor<5x3xf32>
+@case(torch.Tensor.adjoint, t(3, 5))
+def tensor_adjoint(x):
+    return x.adjoint()
+
+
+# dims 0 and 1 to places 2 and 0: the permutation [1, 2, 0]
+# CHECK-LABEL: case torch.movedim:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 2, 0]} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+@case(torch.movedim, t(2, 3, 4))
+def movedim_several(x):
+    return torch.movedim(x, (0, 1), (-1, 0))
+
+
+# CHECK-LABEL: case Tensor.movedim:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [1, 2, 0]} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+@case(torch.Tensor.movedim, t(2, 3, 4))
+def tensor_movedim(x):
+    return x.movedim(0, 2)
+
+
+# CHECK-LABEL: case torch.moveaxis:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [2, 0, 1]} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+@case(torch.moveaxis, t(2, 3, 4))
+def moveaxis_last_first(x):
+    return torch.moveaxis(x, -1, 0)
+
+
+# CHECK-LABEL: case Tensor.moveaxis:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xi64>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [2, 0, 1]} : tensor<2x3x4xi64> -> tensor<4x2x3xi64>
+@case(torch.Tensor.moveaxis, t(2, 3, 4, dtype=I64))
+def tensor_moveaxis_lists(x):
+    return x.moveaxis([2, 0], [0, 1])
+
+
+# the diagonal of dims (1, 2) above the main one: dims 1 and 2 last, the 4 x 4 block from column 1 flattened,
+# every 5th element
+# CHECK-LABEL: case torch.diagonal:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x6xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 1], limit = [2, 4, 5], stride = [1, 1, 1]} : tensor<2x4x6xf32> -> tensor<2x4x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [2, 16]} : tensor<2x4x4xf32> -> tensor<2x16xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[RESHAPE]] {start = [0, 0], limit = [2, 16], stride = [1, 5]} : tensor<2x16xf32> -> tensor<2x4xf32>
+# CHECK:         return %[[SLICE_2]] : tensor<2x4xf32>
+@case(torch.diagonal, t(2, 4, 6))
+def diagonal_offset(x):
+    return torch.diagonal(x, 1, 1, 2)
+
+
+# dims (-1, 1) below the main diagonal: the dims permuted to (0, 2, 1) first
+# CHECK-LABEL: case Tensor.diagonal:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x6xf32>)
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[X]] {dims = [0, 2, 1]} : tensor<2x4x6xf32> -> tensor<2x6x4xf32>
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[PERMUTE]] {start = [0, 2, 0], limit = [2, 6, 4], stride = [1, 1, 1]} : tensor<2x6x4xf32> -> tensor<2x4x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[SLICE]] {shape = [2, 16]} : tensor<2x4x4xf32> -> tensor<2x16xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[RESHAPE]] {start = [0, 0], limit = [2, 16], stride = [1, 5]} : tensor<2x16xf32> -> tensor<2x4xf32>
+# CHECK:         return %[[SLICE_2]] : tensor<2x4xf32>
+@case(torch.Tensor.diagonal, t(2, 4, 6))
+def tensor_diagonal_below(x):
+    return x.diagonal(-2, -1, 1)
+
+
+# overlapping windows of 3 every 1 along dim 1: their positions gathered, the window dim moved last
+# CHECK-LABEL: case Tensor.unfold:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x5x4xf32>)
+# CHECK:         %[[INDEX:.+]] = fxla.constant {value = dense<[0, 1, 2, 1, 2, 3, 2, 3, 4]> : tensor<9xi64>}
+# CHECK:         %[[INDEX_SELECT:.+]] = fxla.index_select %[[X]], %[[INDEX]] {dim = 1} : tensor<2x5x4xf32>, tensor<9xi64> -> tensor<2x9x4xf32>
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[INDEX_SELECT]] {shape = [2, 3, 3, 4]} : tensor<2x9x4xf32> -> tensor<2x3x3x4xf32>
+# CHECK:         %[[PERMUTE:.+]] = fxla.permute %[[RESHAPE]] {dims = [0, 1, 3, 2]} : tensor<2x3x3x4xf32> -> tensor<2x3x4x3xf32>
+# CHECK:         return %[[PERMUTE]] : tensor<2x3x4x3xf32>
+@case(torch.Tensor.unfold, t(2, 5, 4))
+def tensor_unfold_overlapping(x):
+    return x.unfold(1, 3, 1)
+
+
+# -- +x and the conjugation ops: fxla's element types are real, so each is its input -----------------------
+# CHECK-LABEL: case torch.positive:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.positive, t(3, 4))
+def positive(x):
+    return torch.positive(x)
+
+
+# CHECK-LABEL: case Tensor.positive:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xi64>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xi64>
+@case(torch.Tensor.positive, t(3, 4, dtype=I64))
+def tensor_positive(x):
+    return x.positive()
+
+
+# CHECK-LABEL: case operator.pos:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(operator.pos, t(3, 4))
+def unary_plus(x):
+    return +x
+
+
+# CHECK-LABEL: case torch.conj:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.conj, t(3, 4))
+def conj(x):
+    return torch.conj(x)
+
+
+# CHECK-LABEL: case Tensor.conj:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.Tensor.conj, t(3, 4))
+def tensor_conj(x):
+    return x.conj()
+
+
+# CHECK-LABEL: case torch.resolve_conj:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.resolve_conj, t(3, 4))
+def resolve_conj(x):
+    return torch.resolve_conj(x)
+
+
+# CHECK-LABEL: case Tensor.resolve_conj:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.Tensor.resolve_conj, t(3, 4))
+def tensor_resolve_conj(x):
+    return x.resolve_conj()
+
+
+# CHECK-LABEL: case torch.resolve_neg:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.resolve_neg, t(3, 4))
+def resolve_neg(x):
+    return torch.resolve_neg(x)
+
+
+# CHECK-LABEL: case Tensor.resolve_neg:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK-NOT:     = fxla.
+# CHECK:         return %[[X]] : tensor<3x4xf32>
+@case(torch.Tensor.resolve_neg, t(3, 4))
+def tensor_resolve_neg(x):
+    return x.resolve_neg()
+
+
+# -- hsplit / vsplit / dsplit: tensor_split along dim 1 (0 for a 1-D tensor), 0 and 2 ----------------------
+# CHECK-LABEL: case torch.hsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x4x6xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 0], limit = [2, 2, 6], stride = [1, 1, 1]} : tensor<2x4x6xf32> -> tensor<2x2x6xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 2, 0], limit = [2, 4, 6], stride = [1, 1, 1]} : tensor<2x4x6xf32> -> tensor<2x2x6xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x2x6xf32>, tensor<2x2x6xf32>
+@case(torch.hsplit, t(2, 4, 6))
+def hsplit_sections(x):
+    return torch.hsplit(x, 2)
+
+
+# a 1-D tensor is split along dim 0
+# CHECK-LABEL: case Tensor.hsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<6xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0], limit = [2], stride = [1]} : tensor<6xf32> -> tensor<2xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [2], limit = [5], stride = [1]} : tensor<6xf32> -> tensor<3xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [5], limit = [6], stride = [1]} : tensor<6xf32> -> tensor<1xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2xf32>, tensor<3xf32>, tensor<1xf32>
+@case(torch.Tensor.hsplit, t(6))
+def tensor_hsplit_1d_indices(x):
+    return x.hsplit([2, 5])
+
+
+# CHECK-LABEL: case torch.vsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [1, 4], stride = [1, 1]} : tensor<3x4xf32> -> tensor<1x4xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [1, 0], limit = [3, 4], stride = [1, 1]} : tensor<3x4xf32> -> tensor<2x4xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<1x4xf32>, tensor<2x4xf32>
+@case(torch.vsplit, t(3, 4))
+def vsplit_indices(x):
+    return torch.vsplit(x, [1])
+
+
+# CHECK-LABEL: case Tensor.vsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x2xi64>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0], limit = [2, 2], stride = [1, 1]} : tensor<4x2xi64> -> tensor<2x2xi64>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [2, 0], limit = [4, 2], stride = [1, 1]} : tensor<4x2xi64> -> tensor<2x2xi64>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]] : tensor<2x2xi64>, tensor<2x2xi64>
+@case(torch.Tensor.vsplit, t(4, 2, dtype=I64))
+def tensor_vsplit_sections(x):
+    return x.vsplit(2)
+
+
+# CHECK-LABEL: case torch.dsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x6xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 0], limit = [2, 3, 2], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 0, 2], limit = [2, 3, 4], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [0, 0, 4], limit = [2, 3, 6], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x3x2xf32>, tensor<2x3x2xf32>, tensor<2x3x2xf32>
+@case(torch.dsplit, t(2, 3, 6))
+def dsplit_sections(x):
+    return torch.dsplit(x, 3)
+
+
+# CHECK-LABEL: case Tensor.dsplit:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x6xf32>)
+# CHECK:         %[[SLICE:.+]] = fxla.slice %[[X]] {start = [0, 0, 0], limit = [2, 3, 2], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+# CHECK:         %[[SLICE_2:.+]] = fxla.slice %[[X]] {start = [0, 0, 2], limit = [2, 3, 5], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x3xf32>
+# CHECK:         %[[SLICE_3:.+]] = fxla.slice %[[X]] {start = [0, 0, 5], limit = [2, 3, 6], stride = [1, 1, 1]} : tensor<2x3x6xf32> -> tensor<2x3x1xf32>
+# CHECK:         return %[[SLICE]], %[[SLICE_2]], %[[SLICE_3]] : tensor<2x3x2xf32>, tensor<2x3x3xf32>, tensor<2x3x1xf32>
+@case(torch.Tensor.dsplit, t(2, 3, 6))
+def tensor_dsplit_indices(x):
+    return x.dsplit([2, 5])
+
+
+# -- atleast_1d/2d/3d (one tensor, several, or a list: torch._VF's), broadcast_tensors -----------------------
+# CHECK-LABEL: case torch.atleast_1d:
+# CHECK:         func.func @main(%[[S:.+]]: tensor<f32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[S]] {shape = [1]} : tensor<f32> -> tensor<1xf32>
+@case(torch.atleast_1d, t())
+def atleast_1d(s):
+    return torch.atleast_1d(s)
+
+
+# CHECK-LABEL: case torch.atleast_2d:
+# CHECK:         func.func @main(%[[V:.+]]: tensor<4xf32>, %[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[V]] {shape = [1, 4]} : tensor<4xf32> -> tensor<1x4xf32>
+# CHECK:         return %[[RESHAPE]], %[[X]] : tensor<1x4xf32>, tensor<2x3xf32>
+@case(torch.atleast_2d, t(4), t(2, 3))
+def atleast_2d_several(v, x):
+    return torch.atleast_2d(v, x)
+
+
+# a 1-D tensor becomes [1, n, 1]
+# CHECK-LABEL: case torch.atleast_3d:
+# CHECK:         func.func @main(%[[V:.+]]: tensor<4xf32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[V]] {shape = [1, 4, 1]} : tensor<4xf32> -> tensor<1x4x1xf32>
+@case(torch.atleast_3d, t(4))
+def atleast_3d(v):
+    return torch.atleast_3d(v)
+
+
+# CHECK-LABEL: case torch._VariableFunctionsClass.atleast_1d:
+# CHECK:         func.func @main(%[[S:.+]]: tensor<f32>, %[[X:.+]]: tensor<2x3xf32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[S]] {shape = [1]} : tensor<f32> -> tensor<1xf32>
+# CHECK:         return %[[RESHAPE]], %[[X]] : tensor<1xf32>, tensor<2x3xf32>
+@case(torch._VF.atleast_1d, t(), t(2, 3))
+def atleast_1d_list(s, x):
+    return torch.atleast_1d([s, x])
+
+
+# CHECK-LABEL: case torch._VariableFunctionsClass.atleast_2d:
+# CHECK:         func.func @main(%[[V:.+]]: tensor<4xf32>, %[[S:.+]]: tensor<f32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[V]] {shape = [1, 4]} : tensor<4xf32> -> tensor<1x4xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[S]] {shape = [1, 1]} : tensor<f32> -> tensor<1x1xf32>
+# CHECK:         return %[[RESHAPE]], %[[RESHAPE_2]] : tensor<1x4xf32>, tensor<1x1xf32>
+@case(torch._VF.atleast_2d, t(4), t())
+def atleast_2d_tuple(v, s):
+    return torch.atleast_2d((v, s))
+
+
+# CHECK-LABEL: case torch._VariableFunctionsClass.atleast_3d:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<2x3xf32>, %[[V:.+]]: tensor<4xf32>)
+# CHECK:         %[[RESHAPE:.+]] = fxla.reshape %[[X]] {shape = [2, 3, 1]} : tensor<2x3xf32> -> tensor<2x3x1xf32>
+# CHECK:         %[[RESHAPE_2:.+]] = fxla.reshape %[[V]] {shape = [1, 4, 1]} : tensor<4xf32> -> tensor<1x4x1xf32>
+# CHECK:         return %[[RESHAPE]], %[[RESHAPE_2]] : tensor<2x3x1xf32>, tensor<1x4x1xf32>
+@case(torch._VF.atleast_3d, t(2, 3), t(4))
+def atleast_3d_list(x, v):
+    return torch.atleast_3d([x, v])
+
+
+# CHECK-LABEL: case torch.broadcast_tensors:
+# CHECK:         func.func @main(%[[X:.+]]: tensor<4x1xf32>, %[[Y:.+]]: tensor<3x1x5xf32>)
+# CHECK:         %[[EXPAND:.+]] = fxla.expand %[[X]] {shape = [3, 4, 5]} : tensor<4x1xf32> -> tensor<3x4x5xf32>
+# CHECK:         %[[EXPAND_2:.+]] = fxla.expand %[[Y]] {shape = [3, 4, 5]} : tensor<3x1x5xf32> -> tensor<3x4x5xf32>
+# CHECK:         return %[[EXPAND]], %[[EXPAND_2]] : tensor<3x4x5xf32>, tensor<3x4x5xf32>
+@case(torch.broadcast_tensors, t(4, 1), t(3, 1, 5))
+def broadcast_tensors(x, y):
+    return torch.broadcast_tensors(x, y)

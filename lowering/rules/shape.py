@@ -1,9 +1,14 @@
 """Shape ops.  Reshape-like ops read the static result shape computed by shape propagation; pixel/channel
 shuffles are a reshape, a permute and a reshape.  Joining and splitting: cat/stack, split/chunk/unbind,
-expand/repeat/tile, flip/roll/rot90, kron."""
+hsplit/vsplit/dsplit, expand/broadcast_tensors/repeat/tile, atleast_Nd, flip/roll/rot90, kron.  Views:
+movedim, diagonal (slices of the permuted tensor), unfold (positions gathered, so overlapping windows add their
+gradients up; ``as_strided`` is not lowered: it reads eager's storage layout, which a value does not have).
+fxla's element types are all real: the conjugation ops are the tensor itself."""
 from __future__ import annotations
 
 import math
+import operator
+from functools import partial
 
 import torch
 
@@ -27,7 +32,8 @@ def _reshape_to_result(ctx, input, *args, **kwargs):
 
 register(torch.Tensor.view, torch.Tensor.reshape, torch.reshape, torch.flatten, torch.Tensor.flatten,
          torch.Tensor.unflatten, torch.unflatten, torch.squeeze, torch.Tensor.squeeze, torch.unsqueeze,
-         torch.Tensor.unsqueeze, torch.Tensor.view_as, torch.Tensor.reshape_as)(_reshape_to_result)
+         torch.Tensor.unsqueeze, torch.Tensor.view_as, torch.Tensor.reshape_as, torch.ravel,
+         torch.Tensor.ravel)(_reshape_to_result)
 
 
 @register(torch.nn.Flatten, torch.nn.Unflatten)
@@ -41,7 +47,14 @@ def _permute(ctx, input, *dims):
     return ctx.emit(ops.permute, input, dims=dims)
 
 
-@register(torch.Tensor.transpose, torch.transpose, torch.swapaxes, torch.Tensor.swapaxes)
+def _permuted(ctx, input, perm):
+    """``input`` permuted by ``perm`` (``input`` itself for the identity)."""
+    perm = tuple(perm)
+    return input if perm == tuple(range(len(perm))) else ctx.emit(ops.permute, input, dims=perm)
+
+
+@register(torch.Tensor.transpose, torch.transpose, torch.swapaxes, torch.Tensor.swapaxes, torch.swapdims,
+          torch.Tensor.swapdims)
 def _transpose(ctx, input, dim0, dim1):
     rank = ctx.sig(input).rank
     if rank == 0:
@@ -58,8 +71,69 @@ def _t(ctx, input):
     return input if rank < 2 else ctx.emit(ops.permute, input, dims=(1, 0))
 
 
+# adjoint: the last two dims swapped (and conjugated, which real elements need not be)
+register(torch.adjoint, torch.Tensor.adjoint)(partial(_transpose, dim0=-2, dim1=-1))
+
+
+def _dim_list(dims):
+    return (dims,) if isinstance(dims, int) else tuple(dims)
+
+
+@register(torch.movedim, torch.Tensor.movedim, torch.moveaxis, torch.Tensor.moveaxis)
+def _movedim(ctx, input, source, destination):
+    """Each ``source`` dim to its ``destination``; the other dims keep their order in the places left."""
+    rank = max(ctx.sig(input).rank, 1)
+    src = [d % rank for d in _dim_list(source)]
+    perm = [None] * rank
+    for s, d in zip(src, _dim_list(destination)):
+        perm[d % rank] = s
+    rest = iter(d for d in range(rank) if d not in src)
+    return _permuted(ctx, input, [next(rest) if p is None else p for p in perm][:ctx.sig(input).rank])
+
+
+@register(torch.diagonal, torch.Tensor.diagonal)
+def _diagonal(ctx, input, offset=0, dim1=0, dim2=1):
+    """The (dim1, dim2) diagonal as the last dim: those two dims moved last, the n x n block the diagonal crosses
+    sliced out and flattened, then every (n + 1)-th element of it."""
+    rank = ctx.sig(input).rank
+    a, b = dim1 % rank, dim2 % rank
+    others = [d for d in range(rank) if d not in (a, b)]
+    x = _permuted(ctx, input, (*others, a, b))
+    n, k = ctx.result_sig.shape[-1], len(others)
+    for dim, start in ((k, max(-offset, 0)), (k + 1, max(offset, 0))):
+        size = ctx.sig(x).shape[dim]
+        start = min(start, size)                              # (an empty diagonal: an empty slice)
+        if (start, start + n) != (0, size):
+            x = ctx.slice_dim(x, dim, start, start + n)
+    x = ctx.reshape(x, (*ctx.sig(x).shape[:k], n * n))
+    return ctx.slice_dim(x, k, 0, n * n, n + 1)
+
+
+@register(torch.Tensor.unfold)
+def _unfold(ctx, input, dimension, size, step):
+    """Windows of ``size`` every ``step`` along ``dimension``, as a new last dim: the windows' positions gathered
+    in one index_select (whose gradient adds up where windows overlap), split and the window dim moved last."""
+    shape = ctx.sig(input).shape
+    x, d = (input, dimension % len(shape)) if shape else (ctx.reshape(input, (1,)), 0)
+    windows = ctx.result_sig.shape[d] if shape else 1
+    index = ctx.int_constant([w * step + i for w in range(windows) for i in range(size)])
+    x = ctx.emit(ops.index_select, x, index, dim=d)
+    rank = ctx.sig(x).rank
+    x = ctx.reshape(x, (*ctx.sig(x).shape[:d], windows, size, *ctx.sig(x).shape[d + 1:]))
+    x = _permuted(ctx, x, (*range(d + 1), *range(d + 2, rank + 1), d + 1))
+    return ctx.reshape(x, ctx.result_sig.shape)
+
+
 @register(torch.Tensor.contiguous, torch.Tensor.clone, torch.clone)
 def _identity(ctx, input, *args, **kwargs):
+    return input
+
+
+@register(torch.positive, torch.Tensor.positive, operator.pos, torch.conj, torch.Tensor.conj, torch.resolve_conj,
+          torch.Tensor.resolve_conj, torch.resolve_neg, torch.Tensor.resolve_neg)
+def _real_identity(ctx, input):
+    """``+x`` and the conjugation ops: fxla's element types are all real (a complex dtype is refused where it
+    first appears, docs/ops.md), whose conjugate -- and whose resolved conjugate or negative bit -- is the value."""
     return input
 
 
@@ -180,10 +254,36 @@ def _unbind(ctx, input, dim=0):
     return _pieces(ctx, input, dim, squeeze=True)
 
 
+def _split_along(ctx, input, *indices_or_sections, dim, **kwargs):
+    """hsplit / vsplit / dsplit: tensor_split along dim 1 (dim 0 of a 1-D tensor), 0 or 2."""
+    return _pieces(ctx, input, min(dim, ctx.sig(input).rank - 1))
+
+
+register(torch.hsplit, torch.Tensor.hsplit)(partial(_split_along, dim=1))
+register(torch.vsplit, torch.Tensor.vsplit)(partial(_split_along, dim=0))
+register(torch.dsplit, torch.Tensor.dsplit)(partial(_split_along, dim=2))
+
+
+@register(torch.atleast_1d, torch.atleast_2d, torch.atleast_3d, torch._VF.atleast_1d, torch._VF.atleast_2d,
+          torch._VF.atleast_3d)
+def _atleast(ctx, *tensors):
+    """Each tensor reshaped to the shape torch gave it: one tensor in, one out; several (or a list), a tuple.
+    (``torch.atleast_2d([a, b])`` reaches the graph as ``torch._VF``'s.)"""
+    if len(tensors) == 1 and isinstance(tensors[0], ir.Value):
+        return ctx.reshape(tensors[0], ctx.result_sig.shape)
+    items = tensors[0] if len(tensors) == 1 else tensors
+    return tuple(ctx.reshape(t, sig_of_meta(m).shape) for t, m in zip(items, ctx.node.meta["tensor_meta"]))
+
+
 @register(torch.Tensor.expand, torch.broadcast_to, torch.Tensor.broadcast_to, torch.Tensor.expand_as)
 def _expand(ctx, input, *sizes, **kwargs):
     shape = ctx.result_sig.shape                 # torch resolved the -1 entries
     return input if ctx.sig(input).shape == shape else ctx.emit(ops.expand, input, shape=shape)
+
+
+@register(torch.broadcast_tensors)
+def _broadcast_tensors(ctx, *tensors):
+    return tuple(ctx.expand(t, sig_of_meta(m).shape) for t, m in zip(tensors, ctx.node.meta["tensor_meta"]))
 
 
 def _tile(ctx, input, reps):
