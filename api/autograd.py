@@ -44,6 +44,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.lowering.autodiff import (Differentiated, NotDifferentiableError, differentiable_args,
                                     differentiable_results)
+from fxla.frontend.passes.history import input_source, source_argument
 from fxla.lowering.autodiff.transform import main_function
 from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, from_device, to_device
@@ -56,7 +57,8 @@ from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
 from .write_back import check_writable
 
-__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "guard_refused", "NotDifferentiableError", "SavedValuesError"]
+__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "guard_refused", "NotDifferentiableError",
+           "SavedValuesError"]
 
 #: how many of the tensors a gradient program differentiates with respect to its log record names
 _SHOWN_SOURCES = 6
@@ -181,7 +183,11 @@ def _keys(module, entry) -> List[Tuple[str, str]]:
     :mod:`fxla.frontend.passes.history` (``mask``'s order)."""
     targets = []
     for node, value in zip(module._binding.placeholders, entry.program_args):
-        targets += [("input", node.target)] * sum(1 for leaf in pytree.tree_leaves(value) if is_array(leaf))
+        if is_array(value):
+            targets.append(input_source(node.target))
+        else:                                   # a list, tuple or dict: each tensor its own source
+            arrays = sum(1 for leaf in pytree.tree_leaves(value) if is_array(leaf))
+            targets += [input_source(node.target, k) for k in range(arrays)]
     return targets + [("param", name) for name in entry.program.param_names]
 
 
@@ -470,7 +476,7 @@ def _guard_inputs(module, entry, active, keys, leaves, tensors, guard: Optional[
     if not program.mutated_inputs or histories is None or not histories.inputs:
         return
     chosen = [k for k in program.mutated_inputs if isinstance(tensors[k], torch.Tensor) and not tensors[k].requires_grad
-              and active & histories.inputs.get(keys[k][1], frozenset())]
+              and active & histories.inputs.get(source_argument(keys[k]), frozenset())]
     if not chosen:
         return
     guard = guard or GradientGuard(module.__name__, program.params, reason=(

@@ -251,8 +251,9 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     checked plan where each call must be checked against its inputs (writes them back, views them, reads indices
     or random bits), else the plan with its shortcuts."""
     program = entry.program
+    from_inputs = any(v.base[0] == "input" for v in entry.handler.views)      # (outputs made from the arguments)
     if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
-            program.value_checks or entry.handler.views:    # (value checks: read after each call; views: made)
+            program.value_checks or from_inputs:    # (its check code is read after each call: fxla.value_checks)
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
         shared = any(isinstance(a, torch.Tensor) for a in args)
         run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
@@ -261,7 +262,7 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     else:
         plan = call_plan(module.__name__, entry.executable, args, entry.params, module.output, program.output_spec,
                          program.output_static, results, entry.guard,
-                         grad_call=functools.partial(_grad_call, weakref.ref(module), entry))
+                         grad_call=functools.partial(_grad_call, weakref.ref(module), entry), views=entry.handler.views)
     module._plans[key] = plan
     if module._cpp_call is not None and plan.direct is None:
         module._front_plans[key] = plan
@@ -278,13 +279,13 @@ def _run_planned(module_ref, entry: Entry, shared: bool, args):
 _NOT_RUN = object()
 
 
-def _run_elsewhere(module: "CompiledModule", entry: Entry, kwargs, bound, leaves):
+def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
     """Before a call runs its forward alone: ``(value, None)`` when another path made the call's value -- a variant
     for inputs sharing memory with a changed one (fxla.input_aliases), or autograd recording it (fxla.autograd) --
     else ``(_NOT_RUN, mask)``: ``mask`` the gradient sources of a call fxla could not differentiate (what else the
     call makes gets its outputs' guard: fxla.autograd.guard_refused), or ``None``."""
     handler, program = entry.handler, entry.program
-    if handler.mutated_inputs and not kwargs:
+    if handler.mutated_inputs:
         value = module._aliases.run(module.graph_module, bound, handler.mutated_inputs)
         if value is not _NO_VARIANT:
             return value, None
@@ -641,7 +642,7 @@ class CompiledModule(CompileControl):
         """Run ``entry``'s program on the call's ``leaves`` (``planned``: a checked plan's call, whose signature has
         its plan already)."""
         program, handler = entry.program, entry.handler
-        value, refused = _run_elsewhere(self, entry, kwargs, bound, leaves)
+        value, refused = _run_elsewhere(self, entry, bound, leaves)
         if value is not _NOT_RUN:
             return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)

@@ -5,13 +5,16 @@ another input of the same call shares memory with (:func:`fxla.write_back.check_
 common on the torch.compile backend: after a graph break the next graph gets a tensor and a view of it
 (``v`` and ``w = v[:, :2]``, or ``x`` and ``x[1:]``) and changes one of them (``w.add_(1)``), which eager shows
 through the other.  Where one input of such a group is a view of another that basic indexing reaches -- integer
-and slice indices (steps too), a permutation and size-1 dims, as :func:`view_recipe` works out from the two
+and slice indices (steps too), a permutation and size-1 dims, as :func:`~fxla.frontend.view_recipes.view_recipe` works out from the two
 tensors' sizes, strides and offsets (:mod:`fxla.frontend.view_recipes`) -- the call runs a variant of the graph
 in which the view's placeholder is that indexing of the base's: functionalization then writes through it as
 eager does (:mod:`fxla.frontend.passes.functionalize`), the base is the input written back, and an output that
-is the view is made again from it (:mod:`fxla.frontend.passes.output_views`).  A group with no such view (two
-overlapping slices, a reshaped view), and a variant functionalization refuses (the base changed while a view of it
-is read afterwards: ``a.add_(1); return b * 2`` with ``b = a[1:]``), keep the clear ``InputMutationError``.
+is the view is made again from it (:mod:`fxla.frontend.passes.output_views`).  An unchanged input is preferred
+as the base (a write into a view is written through; a changed base whose view is read afterwards is refused), and
+the other choice is tried when functionalization refuses the first.  A group with no such view (two overlapping
+slices, a reshaped view), and one whose every variant functionalization refuses (``a.add_(1); return b * 2`` with
+``b = a[1:]``), keep the clear ``InputMutationError``.  Arguments may be tensors and Python numbers (dynamo's
+sizes); a call with a list or dict argument gets no variant.
 
 Each pattern (which input is which indexing of which) is one variant, compiled as a member of the module (its
 parameter store and name; its own signatures), kept at most ``MAX_VARIANTS`` at a time (least recently used
@@ -28,7 +31,7 @@ from fxla.frontend import GraphModule, PassError
 from fxla.frontend.view_recipes import Recipe, recipe_nodes, view_recipe
 from fxla.runtime.buffers import is_array
 
-__all__ = ["alias_plan", "variant_graph", "AliasVariants", "MAX_VARIANTS", "NO_VARIANT"]
+__all__ = ["alias_plans", "variant_graph", "AliasVariants", "MAX_VARIANTS", "NO_VARIANT"]
 
 #: what :meth:`AliasVariants.run` returns for a call that needs no variant (or has none)
 NO_VARIANT = object()
@@ -40,26 +43,39 @@ MAX_VARIANTS = 8
 Plan = Tuple[Tuple[int, int, Recipe], ...]
 
 
-def alias_plan(args: Sequence[Any], mutated: Sequence[int]) -> Optional[Plan]:
-    """For a call of tensors alone (``args``) to a program changing ``mutated`` inputs in place: the inputs to make
-    from others (see the module docstring), or ``None`` when no changed input shares memory with another input, or
-    a group that does cannot be expressed (the call's own check then refuses it)."""
+def alias_plans(args: Sequence[Any], mutated: Sequence[int]) -> List[Plan]:
+    """For a call (``args``, in placeholder order: tensors and Python numbers) to a program changing its
+    ``mutated`` tensor inputs (numbers among the tensor arguments) in place: the plans that make inputs from others
+    (see the module docstring), preferred first -- in each group of inputs sharing memory, an unchanged input as
+    the base (a write into a view of it is written through; a view of a changed base read afterwards is refused)
+    --; empty when no changed input shares memory with another input, or a group cannot be expressed (the call's
+    own check then refuses it)."""
+    if not all(is_array(a) or isinstance(a, _SCALARS) for a in args):
+        return []                               # (a list or dict argument: its tensors are not placeholders)
+    positions = [i for i, a in enumerate(args) if is_array(a)]
+    changed = {positions[k] for k in mutated if k < len(positions)}
     groups: Dict[int, List[int]] = {}
-    for i, t in enumerate(args):
+    for i in positions:
+        t = args[i]
         if isinstance(t, torch.Tensor) and t.numel():
             groups.setdefault(t.untyped_storage().data_ptr(), []).append(i)
-    plan = []
+    options: List[List[Plan]] = []
     for members in groups.values():
-        if len(members) < 2 or not any(i in mutated for i in members):
+        if len(members) < 2 or not changed.intersection(members):
             continue
-        for base in members:
+        found = []
+        for base in sorted(members, key=lambda i: i in changed):
             recipes = [(i, view_recipe(args[i], args[base])) for i in members if i != base]
             if all(r is not None for _, r in recipes):
-                plan += [(i, base, r) for i, r in recipes]
-                break
-        else:
-            return None
-    return tuple(plan) or None
+                found.append(tuple((i, base, r) for i, r in recipes))
+        if not found:
+            return []
+        options.append(found)
+    return [tuple(part for group in options for part in group[min(n, len(group) - 1)])
+            for n in range(max((len(group) for group in options), default=0))]
+
+
+_SCALARS = (int, float, bool, type(None))
 
 
 def variant_graph(gm: GraphModule, plan: Plan) -> GraphModule:
@@ -91,27 +107,32 @@ class AliasVariants:
 
     def run(self, gm: GraphModule, args: Sequence[Any], mutated: Sequence[int]):
         """The call's value through its variant, or :data:`NO_VARIANT` when it needs none (or has none)."""
-        if len(args) < 2 or not all(is_array(a) for a in args):
+        if len(args) < 2:
             return NO_VARIANT
-        plan = alias_plan(args, mutated)
-        if plan is None:
-            return NO_VARIANT
-        key = (id(gm), plan)
-        if key in self._variants:
-            self._variants.move_to_end(key)
-            compiled = self._variants[key]
-            return NO_VARIANT if compiled is None else compiled(*_kept(args, plan))
-        compiled = self._member(variant_graph(gm, plan))
-        try:
-            value = compiled(*_kept(args, plan))    # (its first call prepares it: a PassError changes nothing)
-        except PassError:
-            compiled, value = None, NO_VARIANT
+        for plan in alias_plans(args, mutated):
+            key = (id(gm), plan)
+            if key in self._variants:
+                self._variants.move_to_end(key)
+                compiled = self._variants[key]
+                if compiled is not None:
+                    return compiled(*_kept(args, plan))
+                continue
+            compiled = self._member(variant_graph(gm, plan))
+            try:
+                value = compiled(*_kept(args, plan))    # (its first call prepares it: a PassError changes nothing)
+            except PassError:
+                compiled = None
+            self._keep(key, compiled)
+            if compiled is not None:
+                return value
+        return NO_VARIANT
+
+    def _keep(self, key, compiled) -> None:
         self._variants[key] = compiled
         while len(self._variants) > MAX_VARIANTS:
             dropped = self._variants.popitem(last=False)[1]
             if dropped is not None:
                 self._drop(dropped)
-        return value
 
     def clear(self) -> None:
         for compiled in self._variants.values():

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
+import torch
 from torch.utils import _pytree as pytree
 
 from fxla.lowering import ResultLayout
 from fxla.lowering.program import Results
 from fxla.runtime import from_device
-from fxla.runtime.buffers import viewer
+from fxla.runtime.buffers import is_array, viewer
 
 from .write_back import check_writable, write_back
 
@@ -36,7 +37,16 @@ def remake(views: Sequence[Any], values: List[Any], args: Sequence[Any]) -> None
     for view in views:
         kind, n = view.base
         base = args[n] if kind == "input" else values[n]
+        if not all(_torch_only(args[i]) for i in ((n,) if kind == "input" else ()) + view.reads):
+            continue                            # (a jax.Array shares nothing: the program's result stays)
         values[view.leaf] = base if view.replay is None else view.replay(base, *(args[i] for i in view.reads))
+
+
+def _torch_only(value) -> bool:
+    """Whether the arrays of an argument are all torch tensors."""
+    if isinstance(value, torch.Tensor):
+        return True
+    return not any(is_array(leaf) and not isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves(value))
 
 
 class ResultHandler:

@@ -68,12 +68,16 @@ def view_recipe(view: torch.Tensor, base: torch.Tensor) -> Optional[Recipe]:
                 break
         else:
             return None
+    for e in range(min(view.dim(), base.dim())):    # a size-1 dim: a one-element slice of the same base dim
+        if view.size(e) == 1 and e not in steps:     # (written through as the slice, unlike select + unsqueeze)
+            steps[e] = (e, 1)
     index = tuple((starts[d], starts[d] + (view.size(steps[d][0]) - 1) * steps[d][1] + 1, steps[d][1])
                   if d in steps else starts[d] for d in range(base.dim()))
     kept = sorted(steps, key=lambda d: d)           # the dims left after indexing, in base order
     order = [steps[d][0] for d in kept]             # ... and the view dim each becomes
     perm = tuple(sorted(range(len(kept)), key=lambda i: order[i]))
-    unsqueezed = tuple(e for e in range(view.dim()) if view.size(e) == 1)
+    assigned = {e for e, _ in steps.values()}
+    unsqueezed = tuple(e for e in range(view.dim()) if e not in assigned)
     recipe = (index, perm, unsqueezed)
     try:
         return recipe if _same_view(apply_recipe(recipe, base), view) else None

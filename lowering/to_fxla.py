@@ -9,6 +9,7 @@ every parameter/buffer the program reads (``fxla.param`` names them).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import operator
 from typing import Any, Dict, List, Union
 
@@ -19,7 +20,7 @@ from fxla.dialects.fxla import InferError, VerificationError, verify_module
 from fxla.dialects.fxla.opdef import ElementTypeMismatch, type_cache, value_sig
 from fxla.dialects.fxla.symbolic import current as current_scope, symbolic_scope
 from fxla.dialects.mlir import fxla_context, func, ir
-from fxla.frontend import GraphModule, TensorMeta, map_arg
+from fxla.frontend import GraphModule, Node, TensorMeta, map_arg
 from fxla.frontend import meta as M
 from fxla.frontend.object_outputs import building_spec
 from fxla.frontend.passes.prepare import PreparedGraph, prepare_graph
@@ -190,6 +191,7 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
                             assigned = len(ctx.assignments)
             out_leaves, output_spec = pytree.tree_flatten(
                 pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
+            views = _leaf_views(prepared.output_views, gm.graph.output_node, env, len(out_leaves))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
             inputs, quiet = {}, []
             for name, value in prepared.input_mutations.items():
@@ -224,7 +226,25 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
     return FxlaProgram(module, context, input_spec, input_static, output_spec, output_static,
                        list(ctx.param_names), {n: ctx._param_values[n] for n in ctx.param_names}, mutated,
                        list(state), written, rng_seed=seed, symbolic=kept, value_checks=list(ctx.value_checks),
-                       quiet_inputs=quiet, histories=prepared.histories, output_views=list(prepared.output_views))
+                       quiet_inputs=quiet, histories=prepared.histories, output_views=views)
+
+
+def _leaf_views(views, output, env, count: int) -> list:
+    """``views`` (:func:`fxla.frontend.passes.output_views.output_views`: numbered per leaf of forward's return
+    value as traced, a node one leaf) numbered per output leaf of the program (a node whose value is a tuple, as
+    ``torch.unbind``'s, is one leaf per tensor)."""
+    if not views:
+        return []
+    starts, at = [], 0
+    for leaf in pytree.tree_leaves(pytree.tree_map(lambda v: () if v is None else v, output.args[0])):
+        starts.append(at)
+        value = env[leaf] if isinstance(leaf, Node) else leaf
+        at += len(pytree.tree_leaves(pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, value)))
+    if at != count or any(v.leaf >= len(starts) for v in views):
+        raise LoweringError(f"internal error: forward's return value has {count} leaves, but its views were "
+                            f"numbered for {at}\nfix: report this as an fxla bug, with the model that triggers it")
+    return [dataclasses.replace(v, leaf=starts[v.leaf], base=(v.base[0], starts[v.base[1]]) if v.base[0] == "output"
+                                else v.base) for v in views]
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

@@ -514,3 +514,33 @@ def test_a_call_fxla_cannot_differentiate_guards_its_attributes_and_changed_inpu
     with pytest.raises(fxla.GradientError, match="in place"):
         (s.sum() + extra).backward()
     torch.testing.assert_close(s.detach(), torch.ones(3, 4) * model.w.detach(), **TOL)
+
+
+def test_tensors_of_list_and_dict_arguments_are_sources_of_their_own():
+    """A tensor of a list or dict argument that no output has history from keeps ``.grad`` None, as in eager (it
+    got zeros: the tensors of one argument counted as one source); the others get eager's gradients."""
+    class Parts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, xs, d):
+            with torch.no_grad():
+                skipped = xs[2] * 2
+            return self.lin(xs[0]).sum() + d["a"].sum() * 3 + skipped.sum() + torch.stack(d["pair"]).pow(2).sum()
+
+    torch.manual_seed(0)
+    model = Parts()
+    grads = []
+    for fn in (model, fxla.compile(model)):
+        torch.manual_seed(1)
+        xs = [torch.randn(2, 4, requires_grad=True) for _ in range(3)]
+        d = {"a": torch.randn(3, requires_grad=True), "b": torch.randn(3, requires_grad=True),
+             "pair": (torch.randn(2, requires_grad=True), torch.randn(2, requires_grad=True))}
+        fn(xs, d).backward()
+        grads.append([t.grad for t in xs + [d["a"], d["b"], *d["pair"]]])
+    for i, (want, got) in enumerate(zip(*grads)):
+        assert (want is None) == (got is None), i
+        if want is not None:
+            torch.testing.assert_close(got, want, **TOL)
+    assert grads[1][1] is None and grads[1][2] is None and grads[1][4] is None

@@ -250,3 +250,123 @@ def test_changed_input_sharing_memory_in_a_function_returning_none_runs_once():
     assert compiled(x[:, :2], x) is None
     torch.testing.assert_close(x[:, :2], torch.full((3, 2), 2.0))
     torch.testing.assert_close(x[:, 2:], torch.zeros(3, 2))
+
+
+class _Mixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 2, batch_first=True)
+
+    def forward(self, x, cache, d):
+        return x.max(0), x[0], cache, d, x.size(), self.gru(x[None]), torch.unbind(x), x[1]
+
+
+def test_views_next_to_outputs_that_are_several_tensors():
+    """Tuple results (max, GRU, unbind), structured arguments returned and sizes: the outputs made again are counted
+    per tensor the program returns, not per graph node."""
+    torch.manual_seed(0)
+    model = _Mixed()
+    x, cache, d = torch.randn(2, 3), [torch.zeros(2), torch.ones(2)], {"a": torch.zeros(2), "b": torch.ones(2)}
+    compiled = fxla.compile(model)
+    for _ in range(2):                          # (the second call: the signature's plan)
+        want, got = model(x, cache, d), compiled(x, cache, d)
+        flat_w, spec_w = torch.utils._pytree.tree_flatten(want)
+        flat_g, spec_g = torch.utils._pytree.tree_flatten(got)
+        assert len(flat_w) == len(flat_g)
+        for g, w in zip(flat_g, flat_w):
+            if isinstance(w, torch.Tensor):
+                torch.testing.assert_close(g, w)
+            else:
+                assert g == w
+        assert _shares(got[1], x) and _shares(got[7], x)
+
+
+def test_jax_array_inputs_get_torch_outputs():
+    import jax.numpy as jnp
+    compiled = fxla.compile(lambda x: (x, x[1:], x.t(), x.view(-1)))
+    x = jnp.arange(6.0).reshape(2, 3)
+    got = compiled(x)
+    assert all(isinstance(t, torch.Tensor) for t in got)
+    torch.testing.assert_close(got[2], torch.arange(6.0).reshape(2, 3).t())
+
+
+def test_view_sized_by_a_computed_tensor():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 6)
+
+        def forward(self, x):
+            h = self.lin(x)
+            return h, x.view(h.size(0), 2, -1), x.expand_as(h[:, :4])
+
+    model = M()
+    x = torch.randn(3, 4)
+    got, want = fxla.compile(model)(x), model(x)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+    assert _shares(got[1], x) and _shares(got[2], x)
+
+
+def test_duplicate_outputs_and_output_views_keep_the_fast_call():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.lin(x)
+            return h, h, h[:, :2]
+
+    compiled = fxla.compile(M())
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        for _ in range(3):
+            got = compiled(x)
+            assert got[0] is got[1] and _shares(got[2], got[0])
+    plans = list(compiled._plans.values())
+    assert plans and plans[0].host is not None
+
+
+def test_changed_input_sharing_memory_more_patterns():
+    def f(a, b, scale):
+        a.add_(scale)
+        return b * 2, a + 1
+
+    compiled = fxla.compile(f)
+    for make in (lambda x: (x[:, :1], x), lambda x: (x[:, :], x), lambda x: (x, x)):
+        for scale in (1, 2):
+            x = torch.randn(3, 4)
+            xe, xc = x.clone(), x.clone()
+            a, b = make(xc)
+            want, got = f(*make(xe), scale), compiled(a=a, b=b, scale=scale)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w)
+            torch.testing.assert_close(xc, xe)
+
+
+def test_backend_write_into_a_view_after_a_shape_change():
+    def g(x):
+        v = x * 2
+        w = v[:, :2]
+        _graph_break()
+        w.add_(100)
+        return v
+
+    torch._dynamo.reset()
+    compiled = torch.compile(g, backend="fxla")
+    for n in (4, 6, 8):                         # (from the second size dynamo passes the sizes as inputs)
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), g(x))
+
+
+def test_unary_plus_is_the_input_itself_for_writes():
+    def f(x):
+        y = +x
+        y.add_(1)
+        return x * 1
+
+    x = torch.randn(3, 2)
+    xc, xe = x.clone(), x.clone()
+    torch.testing.assert_close(fxla.compile(f)(xc), f(xe))
+    torch.testing.assert_close(xc, xe)

@@ -56,14 +56,15 @@ VIEW_FUNCTIONS = frozenset({
     torch.split_with_sizes, torch.unsafe_split, torch.unsafe_split_with_sizes, torch.chunk, torch.unsafe_chunk,
     torch.unbind, torch.tensor_split, torch.hsplit, torch.vsplit, torch.dsplit, torch.as_strided,
     operator.getitem, torch.real, torch.imag, torch.view_as_real, torch.view_as_complex, torch.positive,
-    torch.conj, torch.resolve_conj, torch.resolve_neg, torch.dropout, torch.alpha_dropout,
+    torch.conj, torch.resolve_conj, torch.resolve_neg, operator.pos, torch.dropout, torch.alpha_dropout,
     torch.feature_dropout, torch.feature_alpha_dropout}) | frozenset(
     getattr(torch.Tensor, name) for name in VIEW_METHODS - CASTS
     if callable(getattr(torch.Tensor, name, None)))              # torch.Tensor.view(x, -1) spelled as a function
 
 #: torch functions whose results may be views of *every* tensor argument (one result per argument)
 MULTI_VIEW_FUNCTIONS = frozenset({torch.broadcast_tensors, torch.meshgrid, torch.atleast_1d, torch.atleast_2d,
-                                  torch.atleast_3d})
+                                  torch.atleast_3d, torch._VF.atleast_1d, torch._VF.atleast_2d,
+                                  torch._VF.atleast_3d})     # (the _VF ones: a list argument, as traced)
 
 #: functional dropouts: they return their input itself when they do not drop (not training, or p == 0)
 DROPOUT_FUNCTIONS = frozenset({F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,

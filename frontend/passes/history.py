@@ -21,7 +21,8 @@ Anything else is taken to carry history (at worst a zero gradient where eager's 
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, NamedTuple, Set, Tuple
+import operator
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -33,10 +34,60 @@ from ..shape_prop import TensorMeta
 from ..custom_functions import custom_function_output
 from .grad_mode import keep_history, regions
 
-__all__ = ["output_histories", "Histories", "Source"]
+__all__ = ["output_histories", "Histories", "Source", "input_source", "source_argument"]
 
-#: a tensor that may require grad: ``("input", placeholder name)`` or ``("param", qualified name)``
+#: a tensor that may require grad: ``("input", placeholder name)``, ``("input", "name[k]")`` for the ``k``-th tensor
+#: (pytree order) of a list, tuple or dict argument, or ``("param", qualified name)``
 Source = Tuple[str, str]
+
+
+def input_source(name: str, leaf: Optional[int] = None) -> Source:
+    """The source of tensor argument ``name``, or of the ``leaf``-th tensor of a structured argument."""
+    return ("input", name if leaf is None else f"{name}[{leaf}]")
+
+
+def source_argument(source: Source) -> str:
+    """The argument (placeholder) name of an ``"input"`` source."""
+    return source[1].partition("[")[0]
+
+
+class _Leaf(NamedTuple):
+    """One tensor of a structured argument: its source."""
+
+    source: Source
+
+
+def _numbered(meta, name: str, count: List[int]):
+    """``meta``'s structure with each tensor a :class:`_Leaf` of its own source (pytree order)."""
+    if isinstance(meta, TensorMeta):
+        count[0] += 1
+        return _Leaf(input_source(name, count[0] - 1))
+    if isinstance(meta, (tuple, list)):
+        return type(meta)(_numbered(m, name, count) for m in meta) if type(meta) in (tuple, list) \
+            else [_numbered(m, name, count) for m in meta]
+    if isinstance(meta, dict):
+        return {k: _numbered(m, name, count) for k, m in meta.items()}
+    return None
+
+
+def _all_sources(structure) -> FrozenSet[Source]:
+    if isinstance(structure, _Leaf):
+        return frozenset({structure.source})
+    parts = structure.values() if isinstance(structure, dict) else structure if isinstance(structure, (tuple, list)) \
+        else ()
+    return frozenset().union(*(_all_sources(p) for p in parts))
+
+
+def _part(structures: Dict[Node, Any], node: Node):
+    """``x[key]`` of a structured argument (or of a part of one) with a constant key: that part, or ``None``."""
+    if node.op != "call_function" or node.target is not operator.getitem or len(node.args) != 2 \
+            or node.args[0] not in structures or isinstance(node.args[1], Node):
+        return None
+    try:
+        part = structures[node.args[0]][node.args[1]]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return part if isinstance(part, (_Leaf, tuple, list, dict)) else None
 
 _SHAPE_ONLY_FUNCTIONS = frozenset({torch.zeros_like, torch.ones_like, torch.empty_like, torch.full_like,
                                    torch.rand_like, torch.randn_like, torch.randint_like, torch.detach,
@@ -79,11 +130,22 @@ def _histories(gm: GraphModule) -> Tuple[Dict[Node, FrozenSet[Source]], FrozenSe
     known = set()
     off = regions(gm)
     in_function = _in_custom_functions(gm) if off else set()
+    structures: Dict[Node, Any] = {}           # structured arguments (and their parts): each tensor's source
     for node in gm.graph.nodes:
         meta = node.meta.get(M.TENSOR_META)
         if node.op == "placeholder":
-            found[node] = frozenset({("input", node.target)})
+            if isinstance(meta, (tuple, list, dict)):
+                structures[node] = _numbered(meta, node.target, [0])
+                found[node] = _all_sources(structures[node])
+            else:
+                found[node] = frozenset({input_source(node.target)})
             known |= found[node]
+            continue
+        part = _part(structures, node)
+        if part is not None:                    # xs[0], d["a"]: that tensor's own source
+            if not isinstance(part, _Leaf):
+                structures[node] = part
+            found[node] = _all_sources(part)
             continue
         if node.op == "get_attr":
             found[node] = frozenset({("param", node.target)})

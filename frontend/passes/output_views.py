@@ -23,6 +23,7 @@ an empty tensor of ``y``'s static shape stands in); any other argument makes the
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -41,14 +42,28 @@ from .functionalize import mutated_base
 
 __all__ = ["OutputView", "output_views"]
 
-#: view methods that read only the shape (and dtype) of their tensor argument
-SHAPE_READS = frozenset({"view_as", "expand_as", "reshape_as", "type_as", torch.Tensor.view_as,
-                         torch.Tensor.expand_as, torch.Tensor.reshape_as, torch.Tensor.type_as})
+#: ops that read only the shape (and dtype) of their tensor argument: view methods, size reads
+SHAPE_READS = frozenset({"view_as", "expand_as", "reshape_as", "type_as", "size", "dim", "numel", "nelement",
+                         torch.Tensor.view_as, torch.Tensor.expand_as, torch.Tensor.reshape_as, torch.Tensor.type_as,
+                         torch.Tensor.size, torch.Tensor.dim, torch.numel, torch.ops.aten.sym_size.int,
+                         torch.ops.aten.sym_numel.default, torch.broadcast_tensors, torch.meshgrid,
+                         torch.atleast_1d, torch.atleast_2d, torch.atleast_3d})
+#: ``x.<name>`` attributes that read only the shape (and dtype)
+SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
+
+
+def _reads_shape(node: Optional[Node]) -> bool:
+    if node is None:
+        return False
+    if node.op == "call_function" and node.target is getattr:
+        return node.args[1] in SHAPE_ATTRIBUTES
+    return node.target in SHAPE_READS
 
 
 @dataclass(frozen=True)
 class OutputView:
-    """Output leaf ``leaf`` (in the pytree order of forward's return value, ``None`` taking no place) is, in eager,
+    """Output leaf ``leaf`` (in the pytree order of forward's return value, ``None`` taking no place, a node one
+    leaf: lowering numbers them per program output, :func:`fxla.lowering.to_fxla`) is, in eager,
     made from ``base`` by views: ``("input", n)``, the call's argument ``n`` (placeholder order, whole: a dict
     argument's entry is replayed as ``args[n]["key"]``), or ``("output", k)``, output leaf ``k``.  ``replay``:
     ``replay(base, *(args[n] for n in reads))`` is the output; ``None`` when it is the base itself."""
@@ -66,11 +81,16 @@ def _output_leaves(gm: GraphModule) -> List[Any]:
     return pytree.tree_leaves(pytree.tree_map(lambda v: () if v is None else v, out.args[0]))
 
 
-def _source(gm: GraphModule, node: Node) -> Optional[Node]:
-    """The one tensor node ``node`` is a view of or changed in place, or ``None``."""
+def _source(gm: GraphModule, node: Node, previous: Optional[Node]) -> Optional[Node]:
+    """The one tensor node ``node`` is a view of or changed in place, or ``None``; ``previous``: the node of the
+    chain made from ``node`` (``broadcast_tensors(a, b)[0]`` is a view of ``a`` alone)."""
     sources = view_sources(gm, node)
     if len(sources) == 1:
         return sources[0]
+    if len(sources) > 1 and previous is not None and previous.op == "call_function" \
+            and previous.target is operator.getitem and isinstance(previous.args[1], int) \
+            and 0 <= previous.args[1] < len(sources):
+        return sources[previous.args[1]]
     return None if sources else mutated_base(gm, node)
 
 
@@ -84,7 +104,7 @@ def _chain(gm: GraphModule, node: Node, outputs: Dict[Node, int], leaf: int):
             return current, steps[::-1]
         if current.op == "placeholder":
             return current, steps[::-1]
-        source = _source(gm, current)
+        source = _source(gm, current, steps[-1] if steps else None)
         if source is None:
             return None
         steps.append(current)
@@ -113,14 +133,15 @@ class _Replay:
             return self.env[node]
         meta = node.meta.get(M.TENSOR_META)
         if isinstance(meta, TensorMeta):            # a tensor read for its shape (view_as, expand_as): stands in
-            if getattr(self.consumer, "target", None) not in SHAPE_READS \
-                    or not all(isinstance(d, int) for d in meta.shape):
+            if not _reads_shape(self.consumer) or not all(isinstance(d, int) for d in meta.shape):
                 raise self._refused(node)
             self.env[node] = self.graph.call_function(_shape_only, (tuple(meta.shape), meta.dtype))
             return self.env[node]
         if node.op not in ("call_function", "call_method") or M.TENSOR_META in node.meta:
             raise self._refused(node)
+        consumer, self.consumer = self.consumer, node
         self.env[node] = self.graph.node_copy(node, self._arg)      # a size: x.size(0), s0 * 2
+        self.consumer = consumer
         return self.env[node]
 
     def _refused(self, node: Node) -> PassError:
@@ -177,14 +198,14 @@ def output_views(gm: GraphModule) -> List[OutputView]:
     leaves = _output_leaves(gm)
     outputs: Dict[Node, int] = {}
     for k, leaf in enumerate(leaves):
-        if isinstance(leaf, Node) and M.TENSOR_META in leaf.meta:
+        if isinstance(leaf, Node) and isinstance(leaf.meta.get(M.TENSOR_META), TensorMeta):
             outputs.setdefault(leaf, k)
     placeholders = {n: i for i, n in enumerate(gm.graph.find_nodes("placeholder"))}
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     found: List[OutputView] = _constant_views(gm, leaves)
     made = {v.leaf for v in found}
-    for k, leaf in sorted(((k, leaf) for k, leaf in enumerate(leaves) if isinstance(leaf, Node)
-                           and M.TENSOR_META in leaf.meta), key=lambda kv: (order[kv[1]], kv[0])):
+    for k, leaf in sorted(((k, leaf) for k, leaf in enumerate(leaves) if outputs.get(leaf) is not None),
+                          key=lambda kv: (order[kv[1]], kv[0])):
         chain = None if k in made else _chain(gm, leaf, outputs, k)
         if chain is None:
             continue
