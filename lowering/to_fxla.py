@@ -235,16 +235,18 @@ def _leaf_views(views, output, env, count: int) -> list:
     ``torch.unbind``'s, is one leaf per tensor)."""
     if not views:
         return []
-    starts, at = [], 0
+    starts, sizes, at = [], [], 0
     for leaf in pytree.tree_leaves(pytree.tree_map(lambda v: () if v is None else v, output.args[0])):
-        starts.append(at)
         value = env[leaf] if isinstance(leaf, Node) else leaf
-        at += len(pytree.tree_leaves(pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, value)))
-    if at != count or any(v.leaf >= len(starts) for v in views):
+        starts.append(at)
+        sizes.append(len(pytree.tree_leaves(pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, value))))
+        at += sizes[-1]
+    if at != count or any(v.leaf >= len(starts) or (v.part or 0) >= sizes[v.leaf] for v in views):
         raise LoweringError(f"internal error: forward's return value has {count} leaves, but its views were "
                             f"numbered for {at}\nfix: report this as an fxla bug, with the model that triggers it")
-    return [dataclasses.replace(v, leaf=starts[v.leaf], base=(v.base[0], starts[v.base[1]]) if v.base[0] == "output"
-                                else v.base) for v in views]
+    return [dataclasses.replace(v, leaf=starts[v.leaf] + (v.part or 0), part=None,
+                                base=(v.base[0], starts[v.base[1]]) if v.base[0] == "output" else v.base)
+            for v in views]
 
 
 def _see_assignments(env: Dict[Any, Any], assignments) -> None:

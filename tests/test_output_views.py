@@ -370,3 +370,19 @@ def test_unary_plus_is_the_input_itself_for_writes():
     xc, xe = x.clone(), x.clone()
     torch.testing.assert_close(fxla.compile(f)(xc), f(xe))
     torch.testing.assert_close(xc, xe)
+
+
+def test_tuples_of_views_returned_whole():
+    def f(x):
+        return x.chunk(2), torch.unbind(x * 2), x.split([1, 3], 1)
+
+    x = torch.randn(4, 4)
+    xc, xe = x.clone(), x.clone()
+    got, want = fxla.compile(f)(xc), f(xe)
+    assert all(_shares(t, xc) for t in got[0] + got[2]) and not any(_shares(t, xc) for t in got[1])
+    for g, w in ((got[0][1], want[0][1]), (got[2][1], want[2][1]), (got[1][2], want[1][2])):
+        g.add_(10)
+        w.add_(10)
+    torch.testing.assert_close(xc, xe)
+    for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)):
+        torch.testing.assert_close(g, w)

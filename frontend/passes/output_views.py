@@ -72,6 +72,8 @@ class OutputView:
     base: Tuple[str, int]
     replay: Optional[GraphModule] = None
     reads: Tuple[int, ...] = ()
+    #: the tensor of a tuple returned whole (``return x.chunk(2)``: one leaf as traced, a result per part)
+    part: Optional[int] = None
 
 
 def _output_leaves(gm: GraphModule) -> List[Any]:
@@ -214,10 +216,38 @@ def output_views(gm: GraphModule) -> List[OutputView]:
         if not steps:
             found.append(OutputView(k, where))
             continue
-        replay = _Replay(gm, placeholders, base, k)
-        previous = base
-        for node in steps:
-            replay.step(node, previous)
-            previous = node
+        replay = _replayed(gm, placeholders, base, steps, k)
         found.append(OutputView(k, where, replay.build(steps[-1]), tuple(replay.reads)))
+    found += _part_views(gm, leaves, outputs, placeholders)
     return found                                # (a base's own output comes before the outputs made from it)
+
+
+def _replayed(gm: GraphModule, placeholders: Dict[Node, int], base: Node, steps: List[Node], leaf: int) -> _Replay:
+    replay = _Replay(gm, placeholders, base, leaf)
+    previous = base
+    for node in steps:
+        replay.step(node, previous)
+        previous = node
+    return replay
+
+
+def _part_views(gm: GraphModule, leaves: List[Any], outputs: Dict[Node, int],
+                placeholders: Dict[Node, int]) -> List[OutputView]:
+    """The parts of a tuple returned whole that a view op made (``return x.chunk(2)``, ``torch.unbind(x)``): each
+    part a view of the input (or output) the op viewed."""
+    found = []
+    for k, leaf in enumerate(leaves):
+        meta = leaf.meta.get(M.TENSOR_META) if isinstance(leaf, Node) else None
+        if not isinstance(meta, (tuple, list)) or not meta or not all(isinstance(m, TensorMeta) for m in meta) \
+                or len(view_sources(gm, leaf)) != 1:
+            continue
+        chain = _chain(gm, leaf, outputs, k)
+        if chain is None:
+            continue
+        base, steps = chain
+        where = ("output", outputs[base]) if base in outputs else ("input", placeholders[base])
+        for part in range(len(meta)):
+            replay = _replayed(gm, placeholders, base, steps, k)
+            replay.env[leaf] = replay.graph.call_function(operator.getitem, (replay.env[leaf], part))
+            found.append(OutputView(k, where, replay.build(leaf), tuple(replay.reads), part))
+    return found
