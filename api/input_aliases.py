@@ -14,7 +14,9 @@ as the base (a write into a view is written through; a changed base whose view i
 the other choice is tried when functionalization refuses the first.  A group with no such view (two overlapping
 slices, a reshaped view), and one whose every variant functionalization refuses (``a.add_(1); return b * 2`` with
 ``b = a[1:]``), keep the clear ``InputMutationError``.  Arguments may be tensors and Python numbers (dynamo's
-sizes); a call with a list or dict argument gets no variant.
+sizes); a call with a list or dict argument gets no variant, nor does a group with a tensor that requires grad
+(under grad mode): whether each shares the other's autograd history (``a`` and ``a.detach()[1:]``) is not in
+its strides.
 
 Each pattern (which input is which indexing of which) is one variant, compiled as a member of the module (its
 parameter store and name; its own signatures), kept at most ``MAX_VARIANTS`` at a time (least recently used
@@ -63,6 +65,8 @@ def alias_plans(args: Sequence[Any], mutated: Sequence[int]) -> List[Plan]:
     for members in groups.values():
         if len(members) < 2 or not changed.intersection(members):
             continue
+        if torch.is_grad_enabled() and any(args[i].requires_grad for i in members):
+            return []               # (which of them carry history, ``a`` and ``a.detach()[1:]``, is not in strides)
         found = []
         for base in sorted(members, key=lambda i: i in changed):
             recipes = [(i, view_recipe(args[i], args[base])) for i in members if i != base]

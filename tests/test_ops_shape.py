@@ -80,7 +80,8 @@ case((torch.Tensor.split_with_sizes, torch.split_with_sizes), "split_with_sizes"
 case((torch.chunk, torch.Tensor.chunk), "chunk", lambda x: (torch.chunk(x, 3), x.chunk(2, dim=-1)), t(5, 4),
      dtypes=(F32, I64))
 case((torch.tensor_split, torch.Tensor.tensor_split), "tensor_split",
-     lambda x: (torch.tensor_split(x, 3), x.tensor_split([1, 3], dim=1)), t(5, 4))
+     lambda x: (torch.tensor_split(x, 3), x.tensor_split([1, 3], dim=1), x.tensor_split([3, 1, 7], 0),
+                x.tensor_split((-1, 2), dim=1)), t(5, 4))
 case((torch.unbind, torch.Tensor.unbind), "unbind",
      lambda x: (torch.unbind(x), x.unbind(-1), [a + b for a, b in [x.unbind(1)[:2]]]), t(2, 3, 2),
      dtypes=(F32, I64))
@@ -203,7 +204,7 @@ def _atleast_list(x, v, s):
 def _hvdsplit(x, v):
     x, v = x.clone(), v.clone()
     return (torch.hsplit(x, 2), x.hsplit([1, 3]), torch.vsplit(x, [1]), x.vsplit(2), torch.dsplit(x, 3),
-            x.dsplit([2, 5]), torch.hsplit(v, [2, 2]), v.hsplit(3))
+            x.dsplit([2, 5]), torch.hsplit(v, [2, 2]), v.hsplit(3), x.vsplit([1, 0]), x.dsplit([4, 1, -1]))
 
 
 def _broadcast_tensors(x, y, s):

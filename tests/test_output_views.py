@@ -386,3 +386,20 @@ def test_tuples_of_views_returned_whole():
     torch.testing.assert_close(xc, xe)
     for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)):
         torch.testing.assert_close(g, w)
+
+
+def test_atleast_list_form_and_detached_aliases():
+    got = fxla.compile(lambda x: torch.atleast_2d([x[0], x * 2])[0])
+    x = torch.randn(2, 3)
+    out = got(x)
+    assert _shares(out, x)
+    torch.testing.assert_close(out, torch.atleast_2d(x[0]))
+
+    def f(a, b):
+        b.add_(1)
+        return a * 2
+
+    compiled = fxla.compile(f)
+    w = torch.randn(3, 4, requires_grad=True)
+    with pytest.raises(InputMutationError, match="shares its memory"):
+        compiled(w, w.detach()[1:])             # (which alias carries history is not in the strides)

@@ -47,7 +47,8 @@ SHAPE_READS = frozenset({"view_as", "expand_as", "reshape_as", "type_as", "size"
                          torch.Tensor.view_as, torch.Tensor.expand_as, torch.Tensor.reshape_as, torch.Tensor.type_as,
                          torch.Tensor.size, torch.Tensor.dim, torch.numel, torch.ops.aten.sym_size.int,
                          torch.ops.aten.sym_numel.default, torch.broadcast_tensors, torch.meshgrid,
-                         torch.atleast_1d, torch.atleast_2d, torch.atleast_3d})
+                         torch.atleast_1d, torch.atleast_2d, torch.atleast_3d, torch._VF.atleast_1d,
+                         torch._VF.atleast_2d, torch._VF.atleast_3d})
 #: ``x.<name>`` attributes that read only the shape (and dtype)
 SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
 

@@ -6,6 +6,7 @@ gradients up; ``as_strided`` is not lowered: it reads eager's storage layout, wh
 fxla's element types are all real: the conjugation ops are the tensor itself."""
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from functools import partial
@@ -220,18 +221,30 @@ def _stack(ctx, tensors, dim=0, *, out=None):
     return ctx.emit(ops.concat, pieces, dim=d)
 
 
-def _pieces(ctx, input, dim, *, squeeze=False):
-    """Consecutive slices along ``dim`` with the sizes torch gave each piece (``tensor_meta`` is a tuple)."""
+def _pieces(ctx, input, dim, *, squeeze=False, indices=None):
+    """Consecutive slices along ``dim`` with the sizes torch gave each piece (``tensor_meta`` is a tuple); with
+    ``indices`` (``tensor_split``'s list), ``x[:i0], x[i0:i1], ..., x[ik:]`` as Python slices (an index smaller
+    than the one before gives an empty piece, and the next piece starts at it)."""
     metas = ctx.node.meta["tensor_meta"]
     rank = ctx.sig(input).rank
     d = dim % rank
-    out, offset = [], 0
-    for meta in metas:
+    n = ctx.sig(input).shape[d]
+    if indices is not None:
+        bounds = [range(n)[slice(a, b)] for a, b in zip([None, *indices], [*indices, None])]
+        starts = [r.start if len(r) else 0 for r in bounds]
+    else:
+        starts = list(itertools.accumulate([1 if squeeze else sig_of_meta(m).shape[d] for m in metas], initial=0))
+    out = []
+    for meta, start in zip(metas, starts):
         size = 1 if squeeze else sig_of_meta(meta).shape[d]
-        piece = ctx.slice_dim(input, d, offset, offset + size)
+        piece = ctx.slice_dim(input, d, start, start + size)
         out.append(ctx.reshape(piece, sig_of_meta(meta).shape))
-        offset += size
     return tuple(out)
+
+
+def _index_list(indices_or_sections):
+    """``tensor_split``'s indices when it was given a list of them (else ``None``: a number of sections)."""
+    return list(indices_or_sections) if isinstance(indices_or_sections, (list, tuple)) else None
 
 
 @register(torch.split, torch.Tensor.split, torch.Tensor.split_with_sizes, torch.split_with_sizes)
@@ -246,7 +259,7 @@ def _chunk(ctx, input, chunks, dim=0):
 
 @register(torch.tensor_split, torch.Tensor.tensor_split)
 def _tensor_split(ctx, input, indices_or_sections, dim=0):
-    return _pieces(ctx, input, dim)
+    return _pieces(ctx, input, dim, indices=_index_list(indices_or_sections))
 
 
 @register(torch.unbind, torch.Tensor.unbind)
@@ -256,7 +269,8 @@ def _unbind(ctx, input, dim=0):
 
 def _split_along(ctx, input, *indices_or_sections, dim, **kwargs):
     """hsplit / vsplit / dsplit: tensor_split along dim 1 (dim 0 of a 1-D tensor), 0 or 2."""
-    return _pieces(ctx, input, min(dim, ctx.sig(input).rank - 1))
+    given = indices_or_sections[0] if len(indices_or_sections) == 1 else indices_or_sections
+    return _pieces(ctx, input, min(dim, ctx.sig(input).rank - 1), indices=_index_list(given))
 
 
 register(torch.hsplit, torch.Tensor.hsplit)(partial(_split_along, dim=1))
