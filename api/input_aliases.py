@@ -5,7 +5,8 @@ another input of the same call shares memory with (:func:`fxla.write_back.check_
 common on the torch.compile backend: after a graph break the next graph gets a tensor and a view of it
 (``v`` and ``w = v[:, :2]``, or ``x`` and ``x[1:]``) and changes one of them (``w.add_(1)``), which eager shows
 through the other.  Where one input of such a group is a view of another that basic indexing reaches -- integer
-and slice indices (steps too), a permutation and size-1 dims, as :func:`~fxla.frontend.view_recipes.view_recipe` works out from the two
+and slice indices (steps too), a permutation and size-1 dims (a write through the permutation or a new
+size-1 dim is refused by functionalization, below), as :func:`~fxla.frontend.view_recipes.view_recipe` works out from the two
 tensors' sizes, strides and offsets (:mod:`fxla.frontend.view_recipes`) -- the call runs a variant of the graph
 in which the view's placeholder is that indexing of the base's: functionalization then writes through it as
 eager does (:mod:`fxla.frontend.passes.functionalize`), the base is the input written back, and an output that
