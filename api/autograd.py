@@ -441,6 +441,10 @@ def _unsupported(module, entry, leaves, mask) -> Optional[str]:
     """Why this call cannot record gradients through fxla (then its outputs are guarded: see fxla.gradients)."""
     if module.mesh is not None:
         return "fxla does not differentiate sharded (mesh=) programs yet"
+    hooks = module._modes.watch.hooks
+    if hooks is not None and hooks.backward_hooks():
+        return ("the model has a backward hook (register_full_backward_hook / register_full_backward_pre_hook, "
+                "on a module or global), which fxla's gradients do not run")
     quiet = entry.program.quiet_inputs     # (changed under torch.no_grad() only: no history to differentiate)
     changed = [k for k in entry.program.mutated_inputs if mask[k] and k not in quiet]
     if changed:

@@ -192,8 +192,16 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
     structure = module._modes.watch.structure
     if structure is None or not structure.moved():
         return
-    # (not under the store's lock: a state-writing call holds it while it may wait for COMPILING, which this
-    # trace holds; a call already under way finishes with the entry it has)
+    _drop_programs(module)
+    module._history.restructured = (module._history.compiles, structure.describe())
+    logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
+                module.__name__, module._history.restructured[1])
+
+
+def _drop_programs(module: "CompiledModule") -> None:
+    """Every trace's programs and the resident weights go (the next call traces and compiles again)."""
+    # (not under the store's lock: a state-writing call holds it while it may wait for COMPILING, which the
+    # caller holds; a call already under way finishes with the entry it has)
     if module._per_shape is not None:
         for made in {id(m): m for m in module._modes.traces.values()}.values():
             drop_traces(made, module._drop_member)
@@ -202,9 +210,21 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
     if module._dynamic is not None:
         module._dynamic.forget()
     module._store.clear()
-    module._history.restructured = (module._history.compiles, structure.describe())
-    logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
-                module.__name__, module._history.restructured[1])
+
+
+def _hooks_changed(module_ref) -> None:
+    """A forward or backward hook was registered on (or removed from) the model since its trace (fxla.modes
+    HookWatch): the programs ran the old hooks, so they go before the model is traced again."""
+    module = _live(module_ref)
+    _drop_programs(module)
+    logger.info("%s: a hook was registered or removed since the model was traced: it is traced again",
+                module.__name__)
+
+
+def _mode_traces(module: "CompiledModule", fn) -> ModeTraces:
+    """The traces of ``module`` (of ``fn``), one per mode (fxla.modes)."""
+    return ModeTraces(fn, functools.partial(_new_trace, module), functools.partial(_use_trace, module),
+                      functools.partial(_hooks_changed, weakref.ref(module)))
 
 
 def _use_trace(module: "CompiledModule", made):
@@ -430,7 +450,7 @@ class CompiledModule(CompileControl):
         self._per_shape: Optional[PerShapeTraces] = None
         # (the remedies trace errors name: fxla.export sets its own around this)
         self._tracing = (tracer, concrete_args, current(COMPILE_DYNAMIC if dynamic else COMPILE))
-        self._modes = ModeTraces(fn, functools.partial(_new_trace, self), functools.partial(_use_trace, self))
+        self._modes = _mode_traces(self, fn)
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)
             self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, functools.partial(_made, self),

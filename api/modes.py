@@ -31,6 +31,7 @@ import operator
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
 from fxla.base.errors import FxlaError
 
@@ -39,7 +40,7 @@ from fxla.frontend.attribute_reads import holder_of
 from .attribute_watch import AttributeWatch
 from .structure_watch import ModelStructureError, StructureWatch
 
-__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "mode_of", "StateChangeError", "ModelStructureError",
+__all__ = ["ModeWatch", "ModeTraces", "CallWatch", "HookWatch", "mode_of", "StateChangeError", "ModelStructureError",
            "MAX_STATE_TRACES"]
 
 #: how many traces one training mode may have for different values of the plain attributes forward changes
@@ -57,6 +58,53 @@ _FLAG = operator.itemgetter("training")
 def mode_of(modules) -> Tuple[bool, ...]:
     """The training flags of ``modules``, in order (the *mode* a program is traced for)."""
     return tuple(map(_TRAINING, modules))
+
+
+#: the hook dicts nn.Module keeps in each module's ``__dict__`` (the ``*_with_kwargs`` / ``always_called`` sets
+#: are keyed by the same handle ids)
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_BACKWARD = ("_backward_hooks", "_backward_pre_hooks")
+
+
+def _global_hook_dicts() -> Dict[str, Any]:
+    from torch.nn.modules import module as nn_module
+    return {"_forward_hooks": nn_module._global_forward_hooks, "_forward_pre_hooks": nn_module._global_forward_pre_hooks,
+            "_backward_hooks": nn_module._global_backward_hooks,
+            "_backward_pre_hooks": nn_module._global_backward_pre_hooks}
+
+
+class HookWatch:
+    """The forward and backward hooks of a model's modules, and torch's global module hooks, as a trace saw them.
+    A trace runs the forward hooks there were (their tensor work becomes part of the program), so a hook
+    registered or removed afterwards needs a trace of its own (:meth:`ModeTraces.rehook`).  Checked before every
+    call: a class counter (``RemovableHandle.next_id``, which every registration moves) and the sizes of the dicts
+    that held hooks (removals); only when one moved are the hook ids compared."""
+
+    def __init__(self, modules):
+        named = [(n, vars(m).get(n)) for m in modules for n in _HOOK_DICTS] + list(_global_hook_dicts().items())
+        self.dicts = [d for _, d in named if d is not None]
+        self._backward = [d for n, d in named if d is not None and n in _BACKWARD]
+        self.record()
+
+    def record(self) -> None:
+        """The hooks a trace just saw."""
+        self._next = RemovableHandle.next_id
+        self._filled = [d for d in self.dicts if d]       # (a removal shrinks one of these; a registration moves
+        self._sizes = tuple(map(len, self._filled))       # next_id: the empty dicts need no look per call)
+        self._ids = [tuple(d) for d in self.dicts]
+
+    def changed(self) -> bool:
+        """Whether a hook was registered or removed since :meth:`record`."""
+        if RemovableHandle.next_id == self._next and tuple(map(len, self._filled)) == self._sizes:
+            return False
+        if [tuple(d) for d in self.dicts] == self._ids:
+            self._next = RemovableHandle.next_id        # (a hook elsewhere: a tensor's, another model's)
+            return False
+        return True
+
+    def backward_hooks(self) -> bool:
+        """Whether a module (or torch's global registry) has a backward hook, which fxla's gradients do not run."""
+        return any(self._backward)
 
 
 class ModeWatch:
@@ -81,6 +129,9 @@ class ModeWatch:
         self._tokens: Any = ()
         self.mode = self.current()
         self.on_change = on_change
+        #: the hooks the trace in use ran (``None``: a function's); ``on_hooks()`` runs when they changed
+        self.hooks = HookWatch(self.modules) if self.modules else None
+        self.on_hooks: Optional[Callable[[], None]] = None
 
     @property
     def mode(self) -> Tuple[Any, ...]:
@@ -125,8 +176,12 @@ class ModeWatch:
         """A trace was made: the model's structure is what it saw (it may register modules or buffers)."""
         if self.structure is not None:
             self.structure.record()
+        if self.hooks is not None:
+            self.hooks.record()
 
     def __call__(self) -> None:
+        if self.hooks is not None and self.on_hooks is not None and self.hooks.changed():
+            self.on_hooks()
         written = self._written
         if written[0]:                                  # (the model was written to: fxla.structure_watch)
             written[0] = False
@@ -174,10 +229,31 @@ class ModeTraces:
     the trace of the current mode when the flags changed: ``trace()`` makes it the first time (a graph, or a new
     set of per-shape traces), ``use(trace)`` installs it in the module (and drops the old one's call plans)."""
 
-    def __init__(self, root, trace: Optional[Callable[[], Any]], use: Optional[Callable[[Any], None]]):
-        self.trace, self.use = trace, use
+    def __init__(self, root, trace: Optional[Callable[[], Any]], use: Optional[Callable[[Any], None]],
+                 forget: Optional[Callable[[], None]] = None):
+        self.trace, self.use, self.forget = trace, use, forget
         self.watch = ModeWatch(root, self.switch)
+        self.watch.on_hooks = self.rehook if forget is not None else None
         self.traces: Dict[Tuple[bool, ...], Any] = {}
+        #: how many times the hooks changed (:meth:`rehook`): part of the key of programs made from the traces
+        self.generation = 0
+
+    def rehook(self) -> None:
+        """A hook was registered or removed since the trace in use (:class:`HookWatch`): every trace ran the old
+        hooks, so their programs go (``forget()``) and the current mode is traced again, with the hooks there are
+        now."""
+        from .pipeline import COMPILING
+        with COMPILING:
+            if not self.watch.hooks.changed():      # (another thread traced again meanwhile)
+                return
+            self.forget()
+            self.generation += 1
+            made = self.trace()
+            self.watch.traced()
+            self.traces.clear()
+            self.use(made)
+            self.watch.mode = self.watch.current()
+            self.traces[self.watch.mode] = made
 
     @property
     def mode(self) -> Tuple[bool, ...]:

@@ -77,6 +77,15 @@ def _batch_names(loss_fn, n: int) -> List[str]:
     return names + [f"batch{i}" for i in range(len(names), n)]
 
 
+def _refuse_backward_hooks(compiled) -> None:
+    """A step program differentiates with fxla's own gradients, which do not run backward hooks."""
+    hooks = compiled._modes.watch.hooks
+    if hooks is not None and hooks.backward_hooks():
+        raise StepError("the model has a backward hook (register_full_backward_hook / "
+                        "register_full_backward_pre_hook, on a module or global), which fxla's gradients do not "
+                        "run\nfix: remove the hook, or train this model eagerly (or with torch.compile)")
+
+
 def _objective(model, loss_fn, n: int) -> _Objective:
     """An :class:`_Objective` whose ``forward`` takes exactly ``n`` batch arguments (named after ``loss_fn``'s
     parameters when it names them)."""
@@ -322,11 +331,13 @@ class TrainStep:
         optimizer = self.optimizer
         key = (signature_key(batch), update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups),
                self.max_grad_norm is not None, compiled._modes.mode, variant,
-               compiled._history.restructured)      # (a trace that changed the structure: older programs are stale)
+               compiled._history.restructured,      # (a trace that changed the structure: older programs are stale)
+               compiled._modes.generation)          # (... or the hooks: fxla.modes.HookWatch)
         programs = self._programs.setdefault(key, [])
         for program in programs:
             if program.applies(optimizer):
                 return program
+        _refuse_backward_hooks(compiled)
         with COMPILING:
             # dynamic=: the step program refined from the polymorphic one of the batch's symbolic signature
             found = _polymorphic_step(self, compiled, batch, update) if compiled._dynamic is not None else None

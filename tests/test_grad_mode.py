@@ -528,3 +528,39 @@ def test_compile_step_refuses_a_trained_parameter_forward_changes():
     step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), lambda m, x: m(x))
     with pytest.raises(fxla.StepError, match=r"(?s)forward changes the trained parameter.*lin.weight.*fix: make"):
         step(torch.randn(3, 4))
+
+
+def test_hooks_registered_or_removed_after_compiling_are_seen():
+    """A hook registered or removed after the trace ran stale programs (the old hooks) silently; now the model is
+    traced again at the next call, also in fxla.compile_step.  Backward hooks, which fxla's gradients do not run,
+    make the call's backward (and compile_step) refuse instead of silently skipping them."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    fast = fxla.compile(model)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(fast(x), model(x), **TOL)
+    handle = model[0].register_forward_hook(lambda mod, inp, out: out * 10)
+    torch.testing.assert_close(fast(x), model(x), **TOL)
+    glob = nn.modules.module.register_module_forward_pre_hook(lambda mod, inp: None if mod is not model[2] else
+                                                               (inp[0] - 1,))
+    try:
+        torch.testing.assert_close(fast(x), model(x), **TOL)
+    finally:
+        glob.remove()
+    handle.remove()
+    torch.testing.assert_close(fast(x), model(x), **TOL)
+    back = model[2].register_full_backward_hook(lambda mod, gi, go: None)
+    xs = torch.randn(3, 4, requires_grad=True)
+    with pytest.raises(fxla.GradientError, match="backward hook"):
+        fast(xs).sum().backward()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = fxla.compile_step(model, opt, lambda m, a: m(a).square().mean())
+    with pytest.raises(fxla.StepError, match="backward hook"):
+        step(x)
+    back.remove()
+    want = model(x).square().mean().item()
+    assert abs(step(x).item() - want) < 1e-5
+    model[0].register_forward_hook(lambda mod, inp, out: out.relu())
+    with torch.no_grad():
+        want = model(x).square().mean().item()
+    assert abs(step(x).item() - want) < 1e-5
