@@ -193,9 +193,10 @@ def _drop_stale_traces(module: "CompiledModule") -> None:
     if structure is None or not structure.moved():
         return
     _drop_programs(module)
-    module._history.restructured = (module._history.compiles, structure.describe())
-    logger.info("%s: a trace changed the model's structure (%s): the programs of its other traces were dropped",
-                module.__name__, module._history.restructured[1])
+    module._history.restructured = (module._history.compiles,
+                                    f"a trace changed the model's structure ({structure.describe()})")
+    logger.info("%s: %s: the programs of its other traces were dropped", module.__name__,
+                module._history.restructured[1])
 
 
 def _drop_programs(module: "CompiledModule") -> None:
@@ -217,6 +218,7 @@ def _hooks_changed(module_ref) -> None:
     HookWatch): the programs ran the old hooks, so they go before the model is traced again."""
     module = _live(module_ref)
     _drop_programs(module)
+    module._history.restructured = (module._history.compiles, "a hook was registered on or removed from the model")
     logger.info("%s: a hook was registered or removed since the model was traced: it is traced again",
                 module.__name__)
 
@@ -506,7 +508,7 @@ class CompiledModule(CompileControl):
         member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
         member._configure(**self._options)
         member._store = self._store
-        member._modes = ModeTraces(None, None, None)    # (the owner's call checks the mode, then calls it)
+        member._modes = ModeTraces(None, None, None, hooks=self._modes.watch.hooks)     # (the owner checks them)
         member._setup_calls(gm, jax_dispatch=True)
         member._set_graph(gm)
         self._modes.changed_state(self._store.root, watched_attributes(gm.graph))

@@ -88,6 +88,8 @@ class HookWatch:
 
     def record(self) -> None:
         """The hooks a trace just saw."""
+        #: calls until a trace again (a trace changed the hooks itself: its own call ran the old ones, as eager's)
+        self.pending = 0
         self._next = RemovableHandle.next_id
         self._filled = [d for d in self.dicts if d]       # (a removal shrinks one of these; a registration moves
         self._sizes = tuple(map(len, self._filled))       # next_id: the empty dicts need no look per call)
@@ -131,7 +133,7 @@ class ModeWatch:
         self.on_change = on_change
         #: the hooks the trace in use ran (``None``: a function's); ``on_hooks()`` runs when they changed
         self.hooks = HookWatch(self.modules) if self.modules else None
-        self.on_hooks: Optional[Callable[[], None]] = None
+        self.on_hooks: Optional[Callable[[bool], None]] = None
 
     @property
     def mode(self) -> Tuple[Any, ...]:
@@ -176,12 +178,20 @@ class ModeWatch:
         """A trace was made: the model's structure is what it saw (it may register modules or buffers)."""
         if self.structure is not None:
             self.structure.record()
-        if self.hooks is not None:
-            self.hooks.record()
+
+    def at_call(self) -> None:
+        """The check before a call (:class:`CallWatch`): a trace that changed the hooks itself (a hook that removes
+        itself) ran the old ones for its own call, as eager did; this call traces again with the new ones."""
+        hooks = self.hooks
+        if hooks is not None and hooks.pending and self.on_hooks is not None:
+            hooks.pending -= 1
+            if not hooks.pending:
+                self.on_hooks(True)
+        self()
 
     def __call__(self) -> None:
         if self.hooks is not None and self.on_hooks is not None and self.hooks.changed():
-            self.on_hooks()
+            self.on_hooks(False)
         written = self._written
         if written[0]:                                  # (the model was written to: fxla.structure_watch)
             written[0] = False
@@ -230,26 +240,31 @@ class ModeTraces:
     set of per-shape traces), ``use(trace)`` installs it in the module (and drops the old one's call plans)."""
 
     def __init__(self, root, trace: Optional[Callable[[], Any]], use: Optional[Callable[[Any], None]],
-                 forget: Optional[Callable[[], None]] = None):
+                 forget: Optional[Callable[[], None]] = None, hooks: Optional[HookWatch] = None):
         self.trace, self.use, self.forget = trace, use, forget
         self.watch = ModeWatch(root, self.switch)
+        if hooks is not None:                       # (a per-shape trace's: the model's, which its owner checks)
+            self.watch.hooks = hooks
         self.watch.on_hooks = self.rehook if forget is not None else None
         self.traces: Dict[Tuple[bool, ...], Any] = {}
         #: how many times the hooks changed (:meth:`rehook`): part of the key of programs made from the traces
         self.generation = 0
+        self._rehooks = 0           # (traces in a row that changed the hooks themselves)
 
-    def rehook(self) -> None:
-        """A hook was registered or removed since the trace in use (:class:`HookWatch`): every trace ran the old
-        hooks, so their programs go (``forget()``) and the current mode is traced again, with the hooks there are
-        now."""
+    def rehook(self, force: bool = False) -> None:
+        """A hook was registered or removed since the trace in use (:class:`HookWatch`; ``force``: by that trace
+        itself): every trace ran the old hooks, so their programs go (``forget()``) and the current mode is traced
+        again, with the hooks there are now."""
         from .pipeline import COMPILING
         with COMPILING:
-            if not self.watch.hooks.changed():      # (another thread traced again meanwhile)
+            if not force and not self.watch.hooks.changed():    # (another thread traced again meanwhile)
                 return
             self.forget()
             self.generation += 1
+            self._record_hooks()
             made = self.trace()
             self.watch.traced()
+            self._after_trace()
             self.traces.clear()
             self.use(made)
             self.watch.mode = self.watch.current()
@@ -263,6 +278,7 @@ class ModeTraces:
     def first(self, made) -> None:
         """``made`` is the trace of the mode the module was compiled in."""
         self.watch.traced()
+        self._after_trace(calls=2)
         self.watch.mode = self.watch.current()        # (its trace may have added watched attributes)
         self.traces[self.watch.mode] = made
 
@@ -283,11 +299,41 @@ class ModeTraces:
             made = self.traces.get(mode)
             if made is None:                   # (a trace error keeps the old trace and mode: the next call retries)
                 self._check_state_traces(mode)
+                self._record_hooks()
                 made = self.trace()
                 self.watch.traced()
+                self._after_trace()
             self.use(made)                     # (may add watched attributes: the mode is then re-read)
             self.watch.mode = self.watch.current()
             self.traces[self.watch.mode] = made
+
+    def _record_hooks(self) -> None:
+        """The hooks a trace about to begin runs (recorded before it: a hook that registers or removes hooks while
+        it runs leaves the next call a change to see, as eager's next call runs the hooks there are then)."""
+        if self.watch.hooks is not None:
+            self.watch.hooks.record()
+
+    def _after_trace(self, calls: int = 1) -> None:
+        """A trace that changed the hooks itself (a hook registering or removing hooks) ran the old ones, as eager's
+        call does: the call ``calls`` from now traces again (:attr:`HookWatch.pending`; 1: the next, after a trace
+        made in a call; 2: the second, after the trace made at compile time, which the first call runs).  After
+        :data:`MAX_STATE_TRACES` such traces in a row (eager's hooks differ on every call), a
+        :class:`StateChangeError`."""
+        hooks = self.watch.hooks
+        if hooks is None:
+            return
+        changed = hooks.changed()
+        self._rehooks = self._rehooks + 1 if changed else 0
+        if changed:
+            hooks.record()
+            hooks.pending = calls
+        if self._rehooks > MAX_STATE_TRACES:
+            raise StateChangeError(
+                f"the model's hooks changed while it was traced, {self._rehooks} times in a row (a hook that "
+                f"registers or removes hooks when it runs)",
+                why="fxla runs the hooks a trace saw; hooks that change on every call need a trace per call",
+                fix="register the hooks before compiling and keep them for the calls compiled, or make the hook "
+                    "decide per call with a buffer or an argument instead of registering hooks")
 
     def _check_state_traces(self, mode: Tuple[Any, ...]) -> None:
         n = len(self.watch.modules)
@@ -318,5 +364,5 @@ class CallWatch:
         self.modes, self.weights = modes, weights
 
     def __call__(self) -> None:
-        self.modes()
+        self.modes.at_call()
         self.weights()

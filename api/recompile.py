@@ -87,8 +87,8 @@ class CompileHistory:
         #: (mode, inputs, log name) -> the signature number (the log name tells a guard program from its model's)
         self.seen: Dict[Any, int] = {}
         self.dumps = open_dumps(dump_dir)
-        #: (the compile count then, what changed) when a trace last changed the model's structure: every program
-        #: compiled until then was dropped (fxla.compile's _drop_stale_traces)
+        #: (the compile count then, what happened) when a trace last changed the model's structure, or a hook was
+        #: registered or removed: every program compiled until then was dropped (fxla.compile's _drop_programs)
         self.restructured: Optional[Tuple[int, str]] = None
 
 
@@ -163,8 +163,7 @@ class CompileControl:
         history = self._history
         earlier = history.seen.get((mode, inputs, self._log_name))
         if earlier is not None and history.restructured is not None and earlier <= history.restructured[0]:
-            return (f"the same inputs as signature #{earlier}, which was dropped when a trace changed the model's "
-                    f"structure ({history.restructured[1]})")
+            return f"the same inputs as signature #{earlier}, which was dropped when {history.restructured[1]}"
         if earlier is not None:
             return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
                     f"(max_signatures={self.max_signatures})"
@@ -240,7 +239,8 @@ class CompileControl:
             history.budget_warned = True
             warnings.warn(RecompileWarning(
                 f"{self.__name__} has compiled {history.compiles} input signatures (more than its recompile_budget "
-                f"of {budget}); the latest was ({self._describe_call(args)})\nwhy: every new shape, dtype or "
+                f"of {budget}); the latest was ({self._describe_call(args)}), compiled because: "
+                f"{record.reason if record else '?'}\nwhy: every new shape, dtype or "
                 f"non-tensor argument is lowered and compiled once, which costs far more than a call\nfix: pad "
                 f"inputs to a few sizes (buckets; with an attention mask for the padding), pass changing Python "
                 f"numbers as 0-d tensors, or precompile the sizes you serve with fast.precompile(...); see the "

@@ -275,6 +275,19 @@ class _Inputs(NamedTuple):
     fixed: Dict[str, Any]
 
 
+def _leaked(tracer: "TracerBase", kind: str, target) -> TraceError:
+    """A traced value (a Proxy) used after its trace returned: forward or a hook stored it."""
+    what = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+    return TraceError(f"a traced value (a Proxy) was used after fxla's trace had finished ({kind} {what})",
+                      where=user_frame_location(tracer.module_path),
+                      why="fxla runs forward, and the hooks it calls, once while tracing, with traced values in place "
+                          "of tensors; a value forward or a hook stored (features.append(out) in a forward hook, a "
+                          "list or object outside the model) holds such a Proxy, not the tensor of any call, and the "
+                          "compiled program does not run that Python again",
+                      fix="return the tensors from forward instead of storing them (or collect them with the eager "
+                          "model, or with torch.compile(model, backend='fxla'), which runs hooks per call)")
+
+
 class TracerBase:
     """The recording half of a tracer (as in torch.fx): :meth:`create_node`, :meth:`create_proxy`,
     :meth:`create_arg` and :meth:`proxy` write into ``self.graph``, stamping each node's ``meta["source"]``
@@ -286,6 +299,8 @@ class TracerBase:
     concrete_shapes = False
     #: True while :meth:`Tracer.trace` runs the traced code
     tracing = False
+    #: True once :meth:`Tracer.trace` returned its graph: a node recorded then comes from a stored Proxy
+    _finished = False
 
     def __init__(self) -> None:
         self.graph: Optional[Graph] = None
@@ -319,6 +334,8 @@ class TracerBase:
     def create_node(self, kind: str, target: Target, args: Tuple, kwargs: Dict[str, Any],
                     name: Optional[str] = None, type_expr: Optional[Any] = None) -> Node:
         """Insert a node into ``self.graph``, stamping ``meta['source']``."""
+        if self._finished:                      # (a Proxy that forward or a hook stored, used after the trace)
+            raise _leaked(self, kind, target)
         dtype = autocast.region_dtype(self._autocast_at_start) if kind not in ("placeholder", "output", "get_attr") \
             else None
         if dtype is not None and target is not _AUTOCAST_CAST:
@@ -579,6 +596,7 @@ class Tracer(TracerBase):
             inputs, result, def_loc = attempt
             self._create_output(result, def_loc)
             self._finish(inputs)
+        self._finished = True
         return self.graph
 
     def _attempt(self, root, concrete_args: Dict[str, Any], example_inputs, promoted: Dict[int, Callable]):
@@ -619,7 +637,7 @@ class Tracer(TracerBase):
             self.root, fn, bound = root, calling_hooks(root, type(root).forward), (root,)
         else:
             self.root, fn, bound = torch.nn.Module(), root, ()
-        self.graph = Graph()
+        self.graph, self._finished = Graph(), False
         self._module_stack, self._attr_nodes, self._constant_count, self._speculative = [], {}, 0, []
         self._state = StateCapture(self)
         # autocast regions the forward enters are recorded as casts (fxla.frontend.autocast); the caller's is not

@@ -564,3 +564,40 @@ def test_hooks_registered_or_removed_after_compiling_are_seen():
     with torch.no_grad():
         want = model(x).square().mean().item()
     assert abs(step(x).item() - want) < 1e-5
+
+
+def test_hooks_that_change_hooks_and_backward_hooks_with_concrete_shapes():
+    """A hook that removes itself runs on the first call only, as in eager (the hooks are recorded before a trace,
+    so the change it makes is seen at the next call); a backward hook also refuses the gradient of a
+    concrete_shapes model (its per-shape traces share the model's hook watch)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    fast = fxla.compile(model)
+    x = torch.randn(3, 4)
+    handles = []
+
+    def once(mod, inp, out):
+        handles[0].remove()
+        return out * 3
+    handles.append(model[0].register_forward_hook(once))
+    want = model(x)                             # (eager: the hook runs once and goes)
+    handles[0] = model[0].register_forward_hook(once)
+    torch.testing.assert_close(fast(x), want, **TOL)
+    torch.testing.assert_close(fast(x), model(x), **TOL)
+    concrete = fxla.compile(model, concrete_shapes=True)
+    concrete(x)
+    model[2].register_full_backward_hook(lambda mod, gi, go: None)
+    with pytest.raises(fxla.GradientError, match="backward hook"):
+        concrete(torch.randn(3, 4, requires_grad=True)).sum().backward()
+
+
+def test_a_traced_value_a_hook_stored_is_an_error_when_used():
+    """A forward hook that stores its output (feature collection) ran once, while tracing, and stored a Proxy; using
+    it later silently recorded into a finished graph.  Now that use is a TraceError that says why and what to do."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    features = []
+    model[0].register_forward_hook(lambda mod, inp, out: features.append(out))
+    fxla.compile(model)(torch.randn(2, 4))
+    with pytest.raises(fxla.TraceError, match="used after fxla's trace had finished") as info:
+        features[0] * 2
+    assert "fix: return the tensors from forward" in str(info.value)

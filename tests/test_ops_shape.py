@@ -81,7 +81,8 @@ case((torch.chunk, torch.Tensor.chunk), "chunk", lambda x: (torch.chunk(x, 3), x
      dtypes=(F32, I64))
 case((torch.tensor_split, torch.Tensor.tensor_split), "tensor_split",
      lambda x: (torch.tensor_split(x, 3), x.tensor_split([1, 3], dim=1), x.tensor_split([3, 1, 7], 0),
-                x.tensor_split((-1, 2), dim=1)), t(5, 4))
+                x.tensor_split((-1, 2), dim=1), torch.tensor_split(x, indices=[4, 2]), x.tensor_split(sections=3),
+                x.tensor_split(indices=[1, 3], dim=1)), t(5, 4))
 case((torch.unbind, torch.Tensor.unbind), "unbind",
      lambda x: (torch.unbind(x), x.unbind(-1), [a + b for a, b in [x.unbind(1)[:2]]]), t(2, 3, 2),
      dtypes=(F32, I64))

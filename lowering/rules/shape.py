@@ -258,8 +258,10 @@ def _chunk(ctx, input, chunks, dim=0):
 
 
 @register(torch.tensor_split, torch.Tensor.tensor_split)
-def _tensor_split(ctx, input, indices_or_sections, dim=0):
-    return _pieces(ctx, input, dim, indices=_index_list(indices_or_sections))
+def _tensor_split(ctx, input, indices_or_sections=None, dim=0, *, indices=None, sections=None):
+    """``tensor_split(x, 3)``, ``(x, [1, 4])``, or with torch's keywords ``indices=`` / ``sections=``."""
+    given = next(v for v in (indices_or_sections, indices, sections) if v is not None)
+    return _pieces(ctx, input, dim, indices=_index_list(given))
 
 
 @register(torch.unbind, torch.Tensor.unbind)
