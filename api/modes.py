@@ -81,10 +81,24 @@ class HookWatch:
     that held hooks (removals); only when one moved are the hook ids compared."""
 
     def __init__(self, modules):
-        named = [(n, vars(m).get(n)) for m in modules for n in _HOOK_DICTS] + list(_global_hook_dicts().items())
+        self.modules = modules
+        self._collect()
+        self.record()
+
+    def _collect(self) -> None:
+        named = [(n, vars(m).get(n)) for m in self.modules for n in _HOOK_DICTS] + list(_global_hook_dicts().items())
         self.dicts = [d for _, d in named if d is not None]
         self._backward = [d for n, d in named if d is not None and n in _BACKWARD]
-        self.record()
+
+    def refresh(self) -> None:
+        """The model was written to (``m._forward_hooks = OrderedDict()`` replaces a dict): the dicts are looked up
+        again, and the next :meth:`changed` compares their hooks."""
+        old = self.dicts
+        self._collect()
+        if len(old) != len(self.dicts) or any(a is not b for a, b in zip(old, self.dicts)):
+            self._filled = [d for d in self.dicts if d]
+            self._sizes = tuple(map(len, self._filled))
+            self._next = -1
 
     def record(self) -> None:
         """The hooks a trace just saw."""
@@ -190,11 +204,11 @@ class ModeWatch:
         self()
 
     def __call__(self) -> None:
-        if self.hooks is not None and self.on_hooks is not None and self.hooks.changed():
-            self.on_hooks(False)
         written = self._written
         if written[0]:                                  # (the model was written to: fxla.structure_watch)
             written[0] = False
+            if self.hooks is not None:
+                self.hooks.refresh()
             structure = self.structure
             if structure.restructured[0]:
                 from .pipeline import COMPILING
@@ -207,6 +221,8 @@ class ModeWatch:
             ids = list(structure.written_to)
             structure.written_to.difference_update(ids)
             self.attributes.refresh(ids)
+        if self.hooks is not None and self.on_hooks is not None and self.hooks.changed():
+            self.on_hooks(False)
         flags = tuple(map(self._read, self._sources))   # (current()'s parts, inline: this runs before every call)
         attributes = self.attributes
         if flags != self._flags or attributes.names and (
