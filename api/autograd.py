@@ -169,7 +169,7 @@ def _compile_gradient(module, entry, args, mask) -> GradientEntry:
                     for name in diff.forward.param_names]
     # (its outputs are torch tensors already, made by _Call.forward: built as they are, with no guard)
     handler = ResultHandler(program.layout, program.output_spec, outputs, program.mutated_inputs, "jax", None,
-                            module.__name__, views=entry.program.output_views if module.output == "torch" else ())
+                            module.__name__, remade=entry.program.output_views if module.output == "torch" else ())
     backward_keys = [module._store.key(diff.backward, n, ()) for n in diff.params]
     derivatives = Derivatives(module, entry.compiled, module.graph_module)     # (create_graph=True: made when asked)
     keys = _keys(module, entry)

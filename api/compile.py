@@ -50,7 +50,8 @@ from fxla.frontend.state_capture import watched_attributes
 from fxla.frontend.symbolic import Dim
 from .symbolic import DynamicSpec, SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
-from .write_back import InputMutationError, check_writable, write_back  # noqa: F401  (public names of fxla.compile)
+from .write_back import (InputMutationError, SharedInputError,  # noqa: F401  (public names of fxla.compile)
+                         check_writable, write_back)
 
 
 class OptionError(FxlaError):
@@ -273,7 +274,7 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     checked plan where each call must be checked against its inputs (writes them back, views them, reads indices
     or random bits), else the plan with its shortcuts."""
     program = entry.program
-    from_inputs = any(v.base[0] == "input" for v in entry.handler.views)      # (outputs made from the arguments)
+    from_inputs = any(v.base[0] == "input" for v in entry.handler.remade)     # (outputs made from the arguments)
     if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
             program.value_checks or from_inputs:    # (its check code is read after each call: fxla.value_checks)
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
@@ -284,7 +285,8 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     else:
         plan = call_plan(module.__name__, entry.executable, args, entry.params, module.output, program.output_spec,
                          program.output_static, results, entry.guard,
-                         grad_call=functools.partial(_grad_call, weakref.ref(module), entry), views=entry.handler.views)
+                         grad_call=functools.partial(_grad_call, weakref.ref(module), entry),
+                         remade=entry.handler.remade)
     module._plans[key] = plan
     if module._cpp_call is not None and plan.direct is None:
         module._front_plans[key] = plan
@@ -302,21 +304,25 @@ _NOT_RUN = object()
 
 
 def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
-    """Before a call runs its forward alone: ``(value, None)`` when another path made the call's value -- a variant
-    for inputs sharing memory with a changed one (fxla.input_aliases), or autograd recording it (fxla.autograd) --
-    else ``(_NOT_RUN, mask)``: ``mask`` the gradient sources of a call fxla could not differentiate (what else the
-    call makes gets its outputs' guard: fxla.autograd.guard_refused), or ``None``."""
+    """Before a call runs its forward alone: ``(value, None, None)`` when another path made the call's value --
+    autograd recording it (fxla.autograd), or, for a changed input sharing memory with another input (the
+    ``SharedInputError`` of the checks, which run before anything is written), a variant of the graph
+    (fxla.input_aliases) -- else ``(_NOT_RUN, mask, writable)``: ``mask`` the gradient sources of a call fxla could
+    not differentiate (what else the call makes gets its outputs' guard: fxla.autograd.guard_refused), or ``None``;
+    ``writable``: the handler's check of the changed inputs (:meth:`ResultHandler.writable`)."""
     handler, program = entry.handler, entry.program
-    if handler.mutated_inputs:
+    try:
+        check_input_indices(module.__name__, () if entry.input_shardings else program.input_checks, leaves)
+        mask = gradient_sources(program, leaves) if entry.guard is not None else None
+        value = run_with_grad(module, entry, leaves, mask, bound) if mask is not None else None
+        if value is not None:
+            return value, None, None
+        return _NOT_RUN, mask, handler.writable(leaves, entry.guard is not None)   # (refused before the run)
+    except SharedInputError:
         value = module._aliases.run(module.graph_module, bound, handler.mutated_inputs)
-        if value is not _NO_VARIANT:
-            return value, None
-    check_input_indices(module.__name__, () if entry.input_shardings else program.input_checks, leaves)
-    mask = gradient_sources(program, leaves) if entry.guard is not None else None
-    if mask is None:
-        return _NOT_RUN, None
-    value = run_with_grad(module, entry, leaves, mask, bound)
-    return (_NOT_RUN, mask) if value is None else (value, None)
+        if value is _NO_VARIANT:
+            raise
+        return value, None, None
 
 
 def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
@@ -664,11 +670,10 @@ class CompiledModule(CompileControl):
         """Run ``entry``'s program on the call's ``leaves`` (``planned``: a checked plan's call, whose signature has
         its plan already)."""
         program, handler = entry.program, entry.handler
-        value, refused = _run_elsewhere(self, entry, bound, leaves)
+        value, refused, writable = _run_elsewhere(self, entry, bound, leaves)
         if value is not _NOT_RUN:
             return value
         mutates = handler.layout.mutates          # (the layout computed once, when the signature was compiled)
-        writable = handler.writable(leaves, entry.guard is not None)     # (refused before the run: state intact)
         results = entry.executable(self._device_args(entry, leaves), wait=shared or mutates)
         parts = handler.split(results, leaves, writable)   # (changed inputs written back)
         entry.written_back(writable)

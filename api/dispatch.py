@@ -49,17 +49,10 @@ def fast_key(args: Sequence[Any]) -> Optional[Tuple]:
 _first = operator.itemgetter(0)
 
 
-def _builder(output_spec, output_static, views=()) -> Callable[[List[Any]], Any]:
-    """A function from the list of converted results to the call's return value (``views``: outputs made again
+def _builder(output_spec, output_static, remade=()) -> Callable[[List[Any]], Any]:
+    """A function from the list of converted results to the call's return value (``remade``: outputs made again
     from other outputs, :func:`fxla.outputs.remake`)."""
-    if views:
-        def build_views(values):
-            it = iter(values)
-            leaves = [next(it) if s is None else s for s in output_static]
-            remake(views, leaves, ())
-            return pytree.tree_unflatten(leaves, output_spec)
-        return build_views
-    if all(s is None for s in output_static):
+    if all(s is None for s in output_static) and not remade:
         if output_spec.is_leaf():
             return _first
         if output_spec.type is tuple and all(c.is_leaf() for c in output_spec.children()):
@@ -67,13 +60,16 @@ def _builder(output_spec, output_static, views=()) -> Callable[[List[Any]], Any]
 
     def build(values):
         it = iter(values)
-        return pytree.tree_unflatten([next(it) if s is None else s for s in output_static], output_spec)
+        leaves = [next(it) if s is None else s for s in output_static]
+        if remade:
+            remake(remade, leaves, ())
+        return pytree.tree_unflatten(leaves, output_spec)
     return build
 
 
 def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array], output: str, output_spec,
               output_static, outs: Sequence[jax.Array], guard, grad_call=None,
-              views=()) -> Callable[[Sequence[Any]], Any]:
+              remade=()) -> Callable[[Sequence[Any]], Any]:
     """The call path of one compiled single-device signature of module ``name`` (see the module docstring): a
     function of the call's positional arguments (``args`` is the call that compiled it, ``outs`` its device
     results; ``guard``: the :class:`fxla.gradients.GradientGuard` its torch outputs pass through).  A call with
@@ -100,13 +96,13 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
 
     ``plan.executable`` is the :class:`fxla.runtime.Executable` it runs.  ``grad_call(args)`` runs a call that
     records gradients (:mod:`fxla.autograd`; it returns ``None`` when none is needed): a torch-output plan asks it
-    first whenever grad mode is on.  ``views``: outputs made again from other outputs after the call (duplicates,
+    first whenever grad mode is on.  ``remade``: outputs made again from other outputs after the call (duplicates,
     ``v[:, :2]`` of an output ``v``: :func:`fxla.outputs.remake`)."""
     device = executable.device
     # JAX's C++ dispatch of the compiled program (a jax.stages.Compiled): once called, its C++ call object,
     # which skips a Python frame per call (fxla.base.jax_private.compiled_call; covered by tests/test_dispatch.py)
     run = jax_private.compiled_call(executable.runner)
-    build = _builder(output_spec, output_static, views)
+    build = _builder(output_spec, output_static, remade)
     params = tuple(params)
     jax_only = all(isinstance(a, jax.Array) for a in args)
     # per argument: what the C++ dispatch is handed (torch tensors: see fxla.runtime.host_input)

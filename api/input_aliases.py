@@ -1,37 +1,37 @@
 """Calls whose inputs share memory with an input the program changes in place: one traced program per pattern.
 
 A compiled program reads every input before it writes any, so fxla refuses a call that changes an input which
-another input of the same call shares memory with (:func:`fxla.write_back.check_writable`).  Such calls are
-common on the torch.compile backend: after a graph break the next graph gets a tensor and a view of it
-(``v`` and ``w = v[:, :2]``, or ``x`` and ``x[1:]``) and changes one of them (``w.add_(1)``), which eager shows
-through the other.  Where one input of such a group is a view of another that basic indexing reaches -- integer
-and slice indices (steps too), a permutation and size-1 dims (a write through the permutation or a new
-size-1 dim is refused by functionalization, below), as :func:`~fxla.frontend.view_recipes.view_recipe` works out from the two
-tensors' sizes, strides and offsets (:mod:`fxla.frontend.view_recipes`) -- the call runs a variant of the graph
-in which the view's placeholder is that indexing of the base's: functionalization then writes through it as
-eager does (:mod:`fxla.frontend.passes.functionalize`), the base is the input written back, and an output that
-is the view is made again from it (:mod:`fxla.frontend.passes.output_views`).  An unchanged input is preferred
-as the base (a write into a view is written through; a changed base whose view is read afterwards is refused), and
-the other choice is tried when functionalization refuses the first.  A group with no such view (two overlapping
-slices, a reshaped view), and one whose every variant functionalization refuses (``a.add_(1); return b * 2`` with
-``b = a[1:]``), keep the clear ``InputMutationError``.  Arguments may be tensors and Python numbers (dynamo's
-sizes); a call with a list or dict argument gets no variant, nor does a group with a tensor that requires grad
-(under grad mode): whether each shares the other's autograd history (``a`` and ``a.detach()[1:]``) is not in
-its strides.
+another input of the same call shares memory with (:func:`fxla.write_back.check_writable`). Such calls are common on
+the torch.compile backend: after a graph break the next graph gets a tensor and a view of it (``v`` and
+``w = v[:, :2]``, or ``x`` and ``x[1:]``) and changes one of them (``w.add_(1)``), which eager shows through the
+other. The check raises ``SharedInputError`` before anything is written, and only then is a variant looked for. Where
+one input of such a group is a view of another that basic indexing reaches -- integer and slice indices (steps too),
+a permutation and size-1 dims (a write through the permutation or a new size-1 dim is refused by functionalization,
+below), as :func:`~fxla.frontend.view_recipes.view_recipe` works out from the two tensors' sizes, strides and
+offsets (:mod:`fxla.frontend.view_recipes`) -- the call runs a variant of the graph in which the view's placeholder
+is that indexing of the base's: functionalization then writes through it as eager does
+(:mod:`fxla.frontend.passes.functionalize`), the base is the input written back, and an output that is the view is
+made again from it (:mod:`fxla.frontend.passes.output_views`). An unchanged input is preferred as the base (a write
+into a view is written through; a changed base whose view is read afterwards is refused), and the other choice is
+tried when functionalization refuses the first. A group with no such view (two overlapping slices, a reshaped view),
+and one whose every variant functionalization refuses (``a.add_(1); return b * 2`` with ``b = a[1:]``), keep the
+clear ``InputMutationError``. Arguments may be tensors and Python numbers (dynamo's sizes); a call with a list or
+dict argument gets no variant, nor does a group with a tensor that requires grad (under grad mode): whether each
+shares the other's autograd history (``a`` and ``a.detach()[1:]``) is not in its strides.
 
 Each pattern (which input is which indexing of which) is one variant, compiled as a member of the module (its
-parameter store and name; its own signatures), kept at most ``MAX_VARIANTS`` at a time (least recently used
-dropped first).
+parameter store and name; its own signatures), kept at most ``MAX_VARIANTS`` at a time (least recently used dropped
+first).
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Sequence, Tuple
 
 import torch
 
 from fxla.frontend import GraphModule, PassError
-from fxla.frontend.view_recipes import Recipe, recipe_nodes, view_recipe
+from fxla.frontend.view_recipes import Recipe, from_each_base, recipe_nodes, storage_groups
 from fxla.runtime.buffers import is_array
 
 __all__ = ["alias_plans", "variant_graph", "AliasVariants", "MAX_VARIANTS", "NO_VARIANT"]
@@ -57,22 +57,15 @@ def alias_plans(args: Sequence[Any], mutated: Sequence[int]) -> List[Plan]:
         return []                               # (a list or dict argument: its tensors are not placeholders)
     positions = [i for i, a in enumerate(args) if is_array(a)]
     changed = {positions[k] for k in mutated if k < len(positions)}
-    groups: Dict[int, List[int]] = {}
-    for i in positions:
-        t = args[i]
-        if isinstance(t, torch.Tensor) and t.numel():
-            groups.setdefault(t.untyped_storage().data_ptr(), []).append(i)
     options: List[List[Plan]] = []
-    for members in groups.values():
+    for members in storage_groups((i, args[i]) for i in positions):
         if len(members) < 2 or not changed.intersection(members):
             continue
         if torch.is_grad_enabled() and any(args[i].requires_grad for i in members):
             return []               # (which of them carry history, ``a`` and ``a.detach()[1:]``, is not in strides)
-        found = []
-        for base in sorted(members, key=lambda i: i in changed):
-            recipes = [(i, view_recipe(args[i], args[base])) for i in members if i != base]
-            if all(r is not None for _, r in recipes):
-                found.append(tuple((i, base, r) for i, r in recipes))
+        tensors = {i: args[i] for i in members}
+        found = [tuple((i, base, r) for i, r in recipes)
+                 for base, recipes in from_each_base(tensors, members, sorted(members, key=lambda i: i in changed))]
         if not found:
             return []
         options.append(found)
@@ -111,9 +104,8 @@ class AliasVariants:
         self._variants: "OrderedDict[Tuple[int, Plan], Any]" = OrderedDict()
 
     def run(self, gm: GraphModule, args: Sequence[Any], mutated: Sequence[int]):
-        """The call's value through its variant, or :data:`NO_VARIANT` when it needs none (or has none)."""
-        if len(args) < 2:
-            return NO_VARIANT
+        """The call's value through its variant, or :data:`NO_VARIANT` when it needs none (or has none); asked only
+        for a call whose checks found a changed input sharing memory with another (``SharedInputError``)."""
         for plan in alias_plans(args, mutated):
             key = (id(gm), plan)
             if key in self._variants:

@@ -31,10 +31,10 @@ def _same(value):
     return value
 
 
-def remake(views: Sequence[Any], values: List[Any], args: Sequence[Any]) -> None:
-    """Make each output of ``views`` (:class:`~fxla.frontend.passes.output_views.OutputView`, in their order: a
+def remake(remade: Sequence[Any], values: List[Any], args: Sequence[Any]) -> None:
+    """Make each output of ``remade`` (:class:`~fxla.frontend.passes.output_views.OutputView`, in their order: a
     base output before those made from it) again in ``values``, the output leaves, from the call's ``args``."""
-    for view in views:
+    for view in remade:
         kind, n = view.base
         base = args[n] if kind == "input" else values[n]
         if not all(_torch_only(args[i]) for i in ((n,) if kind == "input" else ()) + view.reads):
@@ -55,13 +55,13 @@ class ResultHandler:
     ``output_static``: per output leaf, ``None`` for the next tensor result or the static value itself;
     ``mutated_inputs``: the numbers (among the tensor inputs) of the inputs the program changes in place
     (``quiet_inputs``: those it changes only under ``torch.no_grad()``);
-    ``name``: the module's, for errors; ``views``: the outputs made again from the tensor they share memory with
+    ``name``: the module's, for errors; ``remade``: the outputs made again from the tensor they share memory with
     (:class:`~fxla.frontend.passes.output_views.OutputView`, torch outputs only: a ``jax.Array`` shares nothing).
     """
 
     def __init__(self, layout: ResultLayout, output_spec, output_static: Sequence[Any],
                  mutated_inputs: Sequence[int], output: str, guard, name: Optional[str] = None,
-                 quiet_inputs: Sequence[int] = (), views: Sequence[Any] = ()):
+                 quiet_inputs: Sequence[int] = (), remade: Sequence[Any] = ()):
         self.layout = layout
         self.name = name
         self.output_spec = output_spec
@@ -71,7 +71,7 @@ class ResultHandler:
         self.convert = from_device if output == "torch" else _same
         self.guard = guard
         self._views: Optional[List[Any]] = None     # per changed input's result: its converter to torch
-        self.views = tuple(views)
+        self.remade = tuple(remade)
 
     def writable(self, leaves, guarded: bool) -> Optional[List[Any]]:
         """:func:`fxla.write_back.check_writable` for this signature's changed inputs (before the run)."""
@@ -92,12 +92,12 @@ class ResultHandler:
 
     def build(self, outputs: Sequence[Any], leaves, args: Optional[Sequence[Any]] = None) -> Any:
         """The call's return value from the program's tensor ``outputs``; ``args``: the call's arguments in
-        placeholder order (``leaves`` when they are all tensors), which the outputs in :attr:`views` are made from."""
+        placeholder order (``leaves`` when they are all tensors), which the outputs in :attr:`remade` are made from."""
         results = iter(outputs)
         convert = self.convert
         values = [convert(next(results)) if static is None else static for static in self.output_static]
         if self.guard is not None:
             values = self.guard(leaves, values)
-        if self.views:
-            remake(self.views, values, leaves if args is None else args)
+        if self.remade:
+            remake(self.remade, values, leaves if args is None else args)
         return pytree.tree_unflatten(values, self.output_spec)

@@ -36,6 +36,11 @@ class InputMutationError(FxlaError):
     be changed (a ``jax.Array``), or asked to run where nothing can be written back (``as_jax_function``)."""
 
 
+class SharedInputError(InputMutationError):
+    """An input the program changes in place shares memory with another input of the call (a compiled module may
+    still run such a call as eager would: :mod:`fxla.input_aliases`)."""
+
+
 def _span(t: torch.Tensor):
     """The [first, last] storage element ``t`` touches (``None`` when it is empty)."""
     if t.numel() == 0:
@@ -117,7 +122,7 @@ def check_writable(name: str, mutated: Sequence[int], leaves, guarded: bool = Tr
                     by_storage.setdefault(o.untyped_storage().data_ptr(), []).append(i)
         others = [i for i in by_storage[t.untyped_storage().data_ptr()] if i != index and shares_memory(t, tensors[i])]
         if others:
-            raise InputMutationError(
+            raise SharedInputError(
                 f"{name} changes its tensor input {index} in place (e.g. `x += 1`), but input {others[0]} shares its "
                 f"memory (the same tensor, or an overlapping view of it, passed twice)\n"
                 f"why: eager PyTorch would show the change through the other input too; the compiled program read "

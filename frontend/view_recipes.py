@@ -9,14 +9,14 @@ share memory; :mod:`fxla.frontend.passes.output_views`: outputs that do).
 from __future__ import annotations
 
 import operator
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 
 from .graph import Graph
 from .node import Node
 
-__all__ = ["Recipe", "view_recipe", "apply_recipe", "recipe_nodes"]
+__all__ = ["Recipe", "view_recipe", "apply_recipe", "recipe_nodes", "storage_groups", "from_each_base"]
 
 #: ``(index, permutation, unsqueezed)``: ``base[index].permute(permutation)`` then ``unsqueeze`` at each position;
 #: an index entry is an int (select) or ``(start, stop, step)`` (a slice)
@@ -83,6 +83,26 @@ def view_recipe(view: torch.Tensor, base: torch.Tensor) -> Optional[Recipe]:
         return recipe if _same_view(apply_recipe(recipe, base), view) else None
     except (IndexError, RuntimeError):
         return None
+
+
+def storage_groups(tensors: Iterable[Tuple[Hashable, Any]]) -> List[List[Hashable]]:
+    """The keys of ``tensors`` (``(key, value)`` pairs: the torch tensors among the values, strided and not empty)
+    grouped by the storage their tensor is in, in order."""
+    groups: Dict[int, List[Hashable]] = {}
+    for key, t in tensors:
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided and t.numel():
+            groups.setdefault(t.untyped_storage().data_ptr(), []).append(key)
+    return list(groups.values())
+
+
+def from_each_base(tensors: Dict[Hashable, torch.Tensor], members: List[Hashable],
+                   bases: Iterable[Hashable]) -> Iterator[Tuple[Hashable, List[Tuple[Hashable, Recipe]]]]:
+    """For each of ``bases`` (keys of ``members``, in that order) from which every other member has a recipe:
+    ``(base, [(member, its recipe), ...])``."""
+    for base in bases:
+        recipes = [(key, view_recipe(tensors[key], tensors[base])) for key in members if key != base]
+        if all(recipe is not None for _, recipe in recipes):
+            yield base, recipes
 
 
 def recipe_nodes(graph: Graph, base: Node, recipe: Recipe) -> Node:

@@ -63,8 +63,7 @@ def _numbered(meta, name: str, count: List[int]):
         count[0] += 1
         return _Leaf(input_source(name, count[0] - 1))
     if isinstance(meta, (tuple, list)):
-        return type(meta)(_numbered(m, name, count) for m in meta) if type(meta) in (tuple, list) \
-            else [_numbered(m, name, count) for m in meta]
+        return [_numbered(m, name, count) for m in meta]
     if isinstance(meta, dict):
         return {k: _numbered(m, name, count) for k, m in meta.items()}
     return None

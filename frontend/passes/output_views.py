@@ -23,6 +23,7 @@ an empty tensor of ``y``'s static shape stands in); any other argument makes the
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -36,7 +37,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
-from ..view_recipes import recipe_nodes, view_recipe
+from ..view_recipes import from_each_base, recipe_nodes, storage_groups
 from .aliasing import view_sources
 from .functionalize import mutated_base
 
@@ -103,7 +104,7 @@ def _chain(gm: GraphModule, node: Node, outputs: Dict[Node, int], leaf: int):
     steps: List[Node] = []
     current = node
     while True:
-        if current is not node and current in outputs or current is node and outputs.get(current, leaf) != leaf:
+        if outputs.get(current, leaf) != leaf:  # (another output: ``leaf`` is numbered for ``node`` alone)
             return current, steps[::-1]
         if current.op == "placeholder":
             return current, steps[::-1]
@@ -176,22 +177,15 @@ def _shape_only(shape, dtype) -> torch.Tensor:
 def _constant_views(gm: GraphModule, leaves: List[Any]) -> List[OutputView]:
     """Outputs that are tensors the tracer computed (``get_attr`` constants: a graph with no inputs, as dynamo
     hands over ``v = torch.zeros(3, 8); return v, v[:, :4]``) and views of another such output."""
-    groups: Dict[int, List[Tuple[int, torch.Tensor]]] = {}
-    for k, leaf in enumerate(leaves):
-        if isinstance(leaf, Node) and leaf.op == "get_attr":
-            value = functools.reduce(lambda owner, name: getattr(owner, name, None), leaf.target.split("."), gm)
-            if isinstance(value, torch.Tensor) and value.layout == torch.strided and value.numel():
-                groups.setdefault(value.untyped_storage().data_ptr(), []).append((k, value))
+    constants = {k: functools.reduce(lambda owner, name: getattr(owner, name, None), leaf.target.split("."), gm)
+                 for k, leaf in enumerate(leaves) if isinstance(leaf, Node) and leaf.op == "get_attr"}
     found = []
-    for members in groups.values():
-        for k, base in members:
-            recipes = [(j, view_recipe(view, base)) for j, view in members if j != k]
-            if all(recipe is not None for _, recipe in recipes):
-                for j, recipe in recipes:
-                    graph = Graph()
-                    graph.output(recipe_nodes(graph, graph.placeholder("base"), recipe))
-                    found.append(OutputView(j, ("output", k), GraphModule(torch.nn.Module(), graph, "OutputView")))
-                break
+    for members in storage_groups(constants.items()):
+        for k, recipes in itertools.islice(from_each_base(constants, members, members), 1):
+            for j, recipe in recipes:
+                graph = Graph()
+                graph.output(recipe_nodes(graph, graph.placeholder("base"), recipe))
+                found.append(OutputView(j, ("output", k), GraphModule(torch.nn.Module(), graph, "OutputView")))
     return found
 
 
@@ -213,7 +207,7 @@ def output_views(gm: GraphModule) -> List[OutputView]:
         if chain is None:
             continue
         base, steps = chain
-        where = ("output", outputs[base]) if outputs.get(base, k) != k else ("input", placeholders[base])
+        where = _where(base, outputs, placeholders, k)
         if not steps:
             found.append(OutputView(k, where))
             continue
@@ -221,6 +215,11 @@ def output_views(gm: GraphModule) -> List[OutputView]:
         found.append(OutputView(k, where, replay.build(steps[-1]), tuple(replay.reads)))
     found += _part_views(gm, leaves, outputs, placeholders)
     return found                                # (a base's own output comes before the outputs made from it)
+
+
+def _where(base: Node, outputs: Dict[Node, int], placeholders: Dict[Node, int], leaf: int) -> Tuple[str, int]:
+    """:attr:`OutputView.base` of output ``leaf`` made from the node ``base``: another output, else an input."""
+    return ("output", outputs[base]) if outputs.get(base, leaf) != leaf else ("input", placeholders[base])
 
 
 def _replayed(gm: GraphModule, placeholders: Dict[Node, int], base: Node, steps: List[Node], leaf: int) -> _Replay:
@@ -246,7 +245,7 @@ def _part_views(gm: GraphModule, leaves: List[Any], outputs: Dict[Node, int],
         if chain is None:
             continue
         base, steps = chain
-        where = ("output", outputs[base]) if base in outputs else ("input", placeholders[base])
+        where = _where(base, outputs, placeholders, k)
         for part in range(len(meta)):
             replay = _replayed(gm, placeholders, base, steps, k)
             replay.env[leaf] = replay.graph.call_function(operator.getitem, (replay.env[leaf], part))
