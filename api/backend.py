@@ -49,6 +49,7 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import DYNAMO
 from fxla.base.shown import abbreviate
 from fxla.base.suggest import closest, did_you_mean
+from fxla.backend_weights import DynamoCall, hold_parameters
 from fxla.compile import MAX_SIGNATURES, META_WHY, CompiledModule, OptionError, refuse_meta_tensors
 from fxla.dumps import GraphDump, open_dumps
 from fxla.errors import FxlaError
@@ -270,21 +271,6 @@ def _dynamic_dims(fx_gm: torch.fx.GraphModule, converted: GraphModule) -> Option
     return DynamicSpec({**tensors, **ints}, lambda what, fix: BackendError(what, fix=fix), "", strict=False)
 
 
-class _PassNumbers:
-    """The compiled graph of a dynamo graph with unspecialised numbers: the inputs at ``positions`` arrive as
-    0-d tensors and are passed on as Python numbers (``.item()``); ``compiled`` is the CompiledModule."""
-
-    def __init__(self, compiled: CompiledModule, positions: Sequence[int]):
-        self.compiled = compiled
-        self.positions = tuple(positions)
-
-    def __call__(self, *args):
-        args = list(args)
-        for i in self.positions:
-            args[i] = args[i].item()
-        return self.compiled(*args)
-
-
 class _UserLines:
     """The user's source lines dynamo recorded for the nodes of the converted graph ``gm``, found from a line of
     its generated code (``name = ...`` assigns the node ``name``): what fxla's tracer records as the source of
@@ -400,24 +386,45 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
     """The TorchDynamo backend: ``torch.compile(model, backend="fxla", options={"device": "cpu"})`` (torch hands
     the dict over as ``options=``; a direct call may pass the same names as keywords).
 
-    Returns the graph compiled by fxla (a :class:`~fxla.CompiledModule`, or a call adapter over one that passes
-    dynamo's unspecialised numbers as Python numbers; see the module docstring)."""
+    Returns the graph compiled by fxla: a :class:`~fxla.CompiledModule`, or a
+    :class:`fxla.backend_weights.DynamoCall` over one that holds the graph's parameters (uploaded once, in the
+    layout their consumers want) and passes dynamo's unspecialised numbers as Python numbers (see the module
+    docstring)."""
     options = {**(options or {}), **direct}
     _check_options(options)
     number = next(_GRAPH_NUMBERS)
     folder = _received(number, gm, example_inputs, options.get("dump_dir"))
     _check_materialized(gm, example_inputs)
     converted, numbers = _convert(gm)
+    dynamic = _dynamic_dims(gm, converted)
+    examples = [_example(n) for n in gm.graph.nodes if n.op == "placeholder"]
+    held = hold_parameters(converted, example_inputs, examples, skip=numbers)
+    label = f"dynamo graph #{number}"
+    compiled = _compiled(converted, options, dynamic, label, folder)
+    if not numbers and not held:
+        return compiled
+
+    def make(args):                      # another set of parameters held, or (None) every parameter an input
+        again = _convert(gm)[0]
+        spec = _dynamic_dims(gm, again)  # (before holding: it pairs the placeholders with dynamo's)
+        more = hold_parameters(again, args, examples, skip=numbers) if args is not None else []
+        suffix = "another set of parameters held" if more else "every parameter an input"
+        return _compiled(again, options, spec, f"{label}, {suffix}", folder), more
+    return DynamoCall(compiled, len(examples), numbers, held, make, label)
+
+
+def _compiled(converted: GraphModule, options: Dict[str, Any], dynamic: Optional[DynamicSpec], label: str,
+              folder: Optional[GraphDump]) -> CompiledModule:
+    """The CompiledModule of the converted graph ``converted``, errors pointed at the user's lines."""
     try:
         with spelled_as(COMPILE):     # (not the remedies of dynamic=, which name this very route)
             compiled = CompiledModule(converted, device=options.get("device"), dump_dir=options.get("dump_dir"),
-                                      max_signatures=options.get("max_signatures", MAX_SIGNATURES),
-                                      dynamic=_dynamic_dims(gm, converted))
-        compiled._graph_label, compiled._graph_dump = f"dynamo graph #{number}", folder
+                                      max_signatures=options.get("max_signatures", MAX_SIGNATURES), dynamic=dynamic)
+        compiled._graph_label, compiled._graph_dump = label, folder
     except FxlaError as err:
         _point_at_user_code(err, _UserLines(converted))
         raise
     except Exception as err:          # noqa: BLE001  (anything else is a bug to report, in fxla's words)
         raise _backend_error(err, _UserLines(converted)) from err
     _carry_sources(_UserLines(converted), compiled)
-    return _PassNumbers(compiled, numbers) if numbers else compiled
+    return compiled

@@ -33,6 +33,7 @@ from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_devi
 from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, portable_bytecode, program_interface,
                                    read_artifact, write_artifact)
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
+from fxla.runtime.executable import forward_xla_options
 from fxla.runtime.sharding import signature_of
 
 from fxla.lowering.index_bounds import InputIndexCheck, check_input_indices
@@ -40,6 +41,7 @@ from .artifact_guards import LoadedGuards, export_guards
 from .export_symbolic import PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
+from .pipeline import device_target
 
 WEIGHTS = "weights.bin"
 
@@ -233,8 +235,20 @@ class LoadedModule:
             t = tensors.get(p["name"])
             if t is None or list(t.shape) != p["shape"] or _dtype_name(t.dtype) != p["dtype"]:
                 raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
-        self.executable = compile_stablehlo(program.text, self.device, cache_dir=cache_dir, n_params=len(names))
+        # the device passes fxla.compile runs (CPU: grouped convolutions, channels-last pools, parameters stored in
+        # the layout their dots and convolutions want); the artifact holds the portable program before them
+        target = device_target(program.text, program.text, names, self.device.platform)
+        if any(names[i] in target.layouts for i in self._state):
+            raise ArtifactError(f"fxla bug: the layout passes permuted a parameter the program at '{self.path}' "
+                                f"updates\nfix: report this artifact as an fxla issue")
+        self.executable = compile_stablehlo(target.debug_text, self.device, cache_dir=cache_dir,
+                                            cache_text=target.text, n_params=len(names),
+                                            xla_options=forward_xla_options(target.dot_rows))
+        #: the parameters in torch's layout (programs refined from a symbolic artifact take these), and as
+        #: ``self.executable`` takes them (some stored permuted: ``target.layouts``)
         self._params = [to_device(tensors[n], self.device) for n in names]
+        self._laid_out = [to_device(tensors[n].permute(target.layouts[n]).contiguous(), self.device)
+                          if n in target.layouts else p for n, p in zip(names, self._params)]
         self._guards = LoadedGuards(self.path, meta, files, tensors, len(self._inputs), self.device, cache_dir,
                                     self._bad) if "guards" in meta else None
         self._cache_dir = cache_dir
@@ -316,10 +330,11 @@ class LoadedModule:
         writable = None
         if self._mutated:                 # (refused inputs before running: nothing changes)
             writable = self._results.writable(leaves, self._guard is not None)
-        results = executable(tensors + self._params, wait=shared or bool(self._mutated))
+        params = self._laid_out if executable is self.executable else self._params
+        results = executable(tensors + params, wait=shared or bool(self._mutated))
         parts = self._results.split(results, leaves, writable)    # (x += 1 on an input: written back)
         for i, value in zip(self._state, parts.state):      # buffers the program updates: kept for the next call
-            self._params[i] = value
+            self._params[i] = self._laid_out[i] = value     # (never permuted: checked at load)
         written = iter(parts.attributes)
         for name, spec, leaves_of in self._written:         # (after the input check, as CompiledModule does)
             self.attributes[name] = pytree.tree_unflatten(

@@ -167,6 +167,30 @@ class Target:
     dot_rows: Optional[int] = None
 
 
+def device_target(text: str, debug_text: str, param_names: Sequence[str], platform: str, *,
+                  partitioned: bool = False, printed: Optional[Callable[[str, Any], None]] = None) -> Target:
+    """The :class:`Target` of the verified StableHLO ``text`` (``debug_text``: the same with source locations) for
+    a ``platform`` device: the device passes (:func:`fxla.lowering.passes.device_layouts`) on a fresh parse, the
+    trailing arguments ``param_names`` being the parameters.  A ``partitioned`` program (the SPMD partitioner lays
+    it out) gets ``fxla-full-precision`` alone, off the CPU.  ``printed(pass, module)`` after each pass.  What
+    :meth:`Pipeline.layout` and :func:`fxla.load` run."""
+    if partitioned and platform == "cpu":
+        return Target(text, debug_text)
+    module = verify_stablehlo(debug_text)
+    after = None if printed is None else (lambda name: printed(name, module))
+    if partitioned:
+        changed, layouts = bool(full_precision_pass(module)), {}
+        if after is not None:
+            after("fxla-full-precision")
+    else:
+        small_dots = forward_xla_options(largest_dot_rows(module)) is not None if platform == "cpu" else False
+        changed, layouts = device_layouts(module, param_names, platform, after_pass=after, small_dots=small_dots)
+    rows = largest_dot_rows(module) if platform == "cpu" and not partitioned else None
+    if not changed:
+        return Target(text, debug_text, dot_rows=rows)
+    return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts, rows)
+
+
 class Pipeline:
     """fxla's compile pipeline (see the module docstring): one method per stage, each reporting to the
     ``observers``.  Holds no state between calls; a caller makes one per compilation or keeps one."""
@@ -297,24 +321,11 @@ class Pipeline:
         return self._stage("layout", self._layout, stages, platform, partitioned)
 
     def _layout(self, stages: Stages, platform: str, partitioned: bool) -> Target:
-        if partitioned and platform == "cpu":
-            return Target(stages.stablehlo, stages.stablehlo_debug)
-        module = verify_stablehlo(stages.stablehlo_debug)
         printed = None
         if self.print_ir_after_all:
-            printed = lambda name: self._print_ir(name, module.operation.get_asm())  # noqa: E731
-        if partitioned:
-            changed, layouts = bool(full_precision_pass(module)), {}
-            if printed is not None:
-                printed("fxla-full-precision")
-        else:
-            small_dots = forward_xla_options(largest_dot_rows(module)) is not None if platform == "cpu" else False
-            changed, layouts = device_layouts(module, stages.program.param_names, platform, after_pass=printed,
-                                              small_dots=small_dots)
-        rows = largest_dot_rows(module) if platform == "cpu" and not partitioned else None
-        if not changed:
-            return Target(stages.stablehlo, stages.stablehlo_debug, dot_rows=rows)
-        return Target(module.operation.get_asm(), module.operation.get_asm(enable_debug_info=True), layouts, rows)
+            printed = lambda name, module: self._print_ir(name, module.operation.get_asm())  # noqa: E731
+        return device_target(stages.stablehlo, stages.stablehlo_debug, stages.program.param_names, platform,
+                             partitioned=partitioned, printed=printed)
 
     def compile(self, stages: Stages, target: Target, device, *, partitioning=None,
                 cache_dir: Optional[str] = None, donate: Sequence[int] = (), gradients: bool = False) -> Executable:

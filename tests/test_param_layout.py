@@ -1,5 +1,6 @@
 """fxla-param-layout: parameters that dots/convolutions consume are stored in the layout those want
 (nn.Linear's weight as [in, out], conv kernels as HWIO), so XLA does not transpose them on every call."""
+import json
 import re
 
 import pytest
@@ -101,12 +102,21 @@ def test_jax_interop_uses_the_stored_layout():
                                atol=1e-5, rtol=1e-5)
 
 
-def test_export_keeps_torch_layout(tmp_path):
-    model = torch.nn.Linear(6, 4).eval()
-    x = torch.randn(3, 6)
-    fxla.export(model, (x,), tmp_path / "lin")
-    loaded = fxla.load(tmp_path / "lin")
-    torch.testing.assert_close(loaded(x), model(x).detach(), atol=1e-5, rtol=1e-5)
+def test_export_keeps_torch_layout_and_load_lays_the_weights_out(tmp_path):
+    """The artifact is portable (torch's layout); fxla.load runs the device passes, as fxla.compile does."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten(), torch.nn.Linear(144, 5)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    fxla.export(model, (x,), tmp_path / "net")
+    params = json.loads((tmp_path / "net" / "metadata.json").read_text())["params"]
+    assert sorted(p["shape"] for p in params) == [[4], [4, 3, 3, 3], [5], [5, 144]]
+    loaded = fxla.load(tmp_path / "net")
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x), model(x), atol=1e-5, rtol=1e-5)
+    hlo = loaded.executable.hlo_text()
+    entry = hlo[hlo.index("ENTRY"):]
+    assert re.search(r"f32\[3,3,3,4\]\{[0-9,]+\} parameter", entry), entry
+    assert re.search(r"f32\[144,5\]\{[0-9,]+\} parameter", entry), entry
 
 
 _MAIN = """

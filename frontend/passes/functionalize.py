@@ -143,13 +143,15 @@ def _module_is_inplace(gm: GraphModule, node: Node) -> bool:
     return getattr(mod, "inplace", False) is True
 
 
-def mutated_base(gm: GraphModule, node: Node) -> Optional[Node]:
-    """The tensor node ``node`` mutates in place, or ``None``."""
+def mutated_base(gm: GraphModule, node: Node, *, untyped: bool = False) -> Optional[Node]:
+    """The tensor node ``node`` mutates in place, or ``None``.  ``untyped``: the graph has no shape metadata yet
+    (dynamo's graph before fxla traces it): any node argument is taken for a tensor."""
+    tensor = (lambda arg: isinstance(arg, Node)) if untyped else _is_tensor
     out = node.kwargs.get("out") if node.op in ("call_function", "call_method") else None
-    if _is_tensor(out):                             # torch.div(a, b, out=v): v gets the result
+    if tensor(out):                                 # torch.div(a, b, out=v): v gets the result
         return out
     base = node.args[0] if node.args else None
-    if not _is_tensor(base):
+    if not tensor(base):
         return None
     if node.op == "call_method":
         if node.target in _INPLACE_METHODS or node.target in ("fill_", "zero_", "copy_", *_RANDOM_FILLS) \
