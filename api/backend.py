@@ -49,7 +49,7 @@ from torch.utils import _pytree as pytree
 from fxla.base.logs import DYNAMO
 from fxla.base.shown import abbreviate
 from fxla.base.suggest import closest, did_you_mean
-from fxla.backend_weights import DynamoCall, hold_parameters
+from fxla.backend_weights import DynamoCall, hold_parameters, written_inputs
 from fxla.compile import MAX_SIGNATURES, META_WHY, CompiledModule, OptionError, refuse_meta_tensors
 from fxla.dumps import GraphDump, open_dumps
 from fxla.errors import FxlaError
@@ -173,7 +173,8 @@ def _unspecialised_scalar(fx_node) -> bool:
 
 
 #: dynamo's spelling of an op fxla lowers under its public name (``F.pad`` calls ``torch._C._nn.pad`` as is)
-_ALIASES = {torch._C._nn.pad: torch.nn.functional.pad}
+_ALIASES = {torch._C._nn.pad: torch.nn.functional.pad,
+            torch._C._autograd._get_data_attr: torch.detach}     # (``x.data`` in dynamo's graphs)
 #: tensor methods dynamo records for Python operators (``mask & other`` is ``call_method __and__``): the operator
 _OPERATOR_METHODS = {"__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
                      "__invert__": operator.invert}
@@ -398,6 +399,7 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
     converted, numbers = _convert(gm)
     dynamic = _dynamic_dims(gm, converted)
     examples = [_example(n) for n in gm.graph.nodes if n.op == "placeholder"]
+    written = written_inputs(converted)
     held = hold_parameters(converted, example_inputs, examples, skip=numbers)
     label = f"dynamo graph #{number}"
     compiled = _compiled(converted, options, dynamic, label, folder)
@@ -410,7 +412,7 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
         more = hold_parameters(again, args, examples, skip=numbers) if args is not None else []
         suffix = "another set of parameters held" if more else "every parameter an input"
         return _compiled(again, options, spec, f"{label}, {suffix}", folder), more
-    return DynamoCall(compiled, len(examples), numbers, held, make, label)
+    return DynamoCall(compiled, len(examples), numbers, held, make, label, written)
 
 
 def _compiled(converted: GraphModule, options: Dict[str, Any], dynamic: Optional[DynamicSpec], label: str,

@@ -415,8 +415,8 @@ class CompiledModule(CompileControl):
     new input signature (shapes, dtypes, non-tensor arguments) is lowered, verified and compiled once and
     cached (at most ``max_signatures``, least recently used dropped first); parameters and buffers are uploaded
     to the device at their first use and stay there; a weight changed in place afterwards (``w.mul_(2)``,
-    ``load_state_dict``, an optimizer step, ``w.data = t``) is uploaded again before the next call (fxla.weights;
-    not a change through ``w.data``: compile again after that).  Changes the
+    ``load_state_dict``, an optimizer step, ``w.data = t``, ``w.data.mul_(2)``) is uploaded again before the next
+    call (fxla.weights).  Changes the
     program itself makes (``self.steps += 1``, batch norm's running statistics in training mode) are written back
     to the module and to the resident buffers, one call at a time.  Random ops (dropout in training mode,
     ``torch.rand`` ...) draw a seed from torch's default generator per call (docs/training.md).  Inputs may be

@@ -237,10 +237,9 @@ class LoadedModule:
                 raise self._bad(f"{WEIGHTS} does not hold parameter {p['name']!r} as {p['dtype']}{p['shape']}")
         # the device passes fxla.compile runs (CPU: grouped convolutions, channels-last pools, parameters stored in
         # the layout their dots and convolutions want); the artifact holds the portable program before them
-        target = device_target(program.text, program.text, names, self.device.platform)
-        if any(names[i] in target.layouts for i in self._state):
-            raise ArtifactError(f"fxla bug: the layout passes permuted a parameter the program at '{self.path}' "
-                                f"updates\nfix: report this artifact as an fxla issue")
+        # (a buffer the program updates keeps torch's layout: the next call passes the value this one returns)
+        target = device_target(program.text, program.text, names, self.device.platform,
+                               fixed=[names[i] for i in self._state])
         self.executable = compile_stablehlo(target.debug_text, self.device, cache_dir=cache_dir,
                                             cache_text=target.text, n_params=len(names),
                                             xla_options=forward_xla_options(target.dot_rows))
@@ -334,7 +333,7 @@ class LoadedModule:
         results = executable(tensors + params, wait=shared or bool(self._mutated))
         parts = self._results.split(results, leaves, writable)    # (x += 1 on an input: written back)
         for i, value in zip(self._state, parts.state):      # buffers the program updates: kept for the next call
-            self._params[i] = self._laid_out[i] = value     # (never permuted: checked at load)
+            self._params[i] = self._laid_out[i] = value     # (never permuted: fixed= above)
         written = iter(parts.attributes)
         for name, spec, leaves_of in self._written:         # (after the input check, as CompiledModule does)
             self.attributes[name] = pytree.tree_unflatten(

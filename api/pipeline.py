@@ -168,12 +168,13 @@ class Target:
 
 
 def device_target(text: str, debug_text: str, param_names: Sequence[str], platform: str, *,
-                  partitioned: bool = False, printed: Optional[Callable[[str, Any], None]] = None) -> Target:
+                  partitioned: bool = False, printed: Optional[Callable[[str, Any], None]] = None,
+                  fixed: Sequence[str] = ()) -> Target:
     """The :class:`Target` of the verified StableHLO ``text`` (``debug_text``: the same with source locations) for
     a ``platform`` device: the device passes (:func:`fxla.lowering.passes.device_layouts`) on a fresh parse, the
     trailing arguments ``param_names`` being the parameters.  A ``partitioned`` program (the SPMD partitioner lays
-    it out) gets ``fxla-full-precision`` alone, off the CPU.  ``printed(pass, module)`` after each pass.  What
-    :meth:`Pipeline.layout` and :func:`fxla.load` run."""
+    it out) gets ``fxla-full-precision`` alone, off the CPU.  ``printed(pass, module)`` after each pass; ``fixed``:
+    parameters that keep torch's layout.  What :meth:`Pipeline.layout` and :func:`fxla.load` run."""
     if partitioned and platform == "cpu":
         return Target(text, debug_text)
     module = verify_stablehlo(debug_text)
@@ -184,7 +185,8 @@ def device_target(text: str, debug_text: str, param_names: Sequence[str], platfo
             after("fxla-full-precision")
     else:
         small_dots = forward_xla_options(largest_dot_rows(module)) is not None if platform == "cpu" else False
-        changed, layouts = device_layouts(module, param_names, platform, after_pass=after, small_dots=small_dots)
+        changed, layouts = device_layouts(module, param_names, platform, after_pass=after, small_dots=small_dots,
+                                          fixed=fixed)
     rows = largest_dot_rows(module) if platform == "cpu" and not partitioned else None
     if not changed:
         return Target(text, debug_text, dot_rows=rows)

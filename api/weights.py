@@ -13,9 +13,15 @@ bumping the version counters (torch 2.13 on the CPU), so a compiled module kept 
 before the step.  A global optimizer step post-hook (:func:`_after_fused_step`) bumps the counters of the
 parameters of a fused group that a watch records, after each step, as an unfused step does.
 
-Not seen, by design of torch's ``.data``: an in-place change made through ``weight.data`` (``w.data.add_(1)``):
-``.data`` is a tensor with a version counter of its own; compile again after one (docs/runtime.md, "Weights that
-change").  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
+A change made through a parameter's ``.data`` (``p.data.add_(-lr * p.grad)``, an EMA's ``p.data.mul_(d)``, WGAN's
+``p.data.clamp_(-c, c)``) bumps no counter of the parameter's: ``.data`` is a tensor with a version counter of its
+own.  So ``nn.Parameter.data`` is a property here (:func:`_data_of`) that, for a parameter a watch records, notes
+each tensor it hands out (a weak reference); a noted parameter counts as changed at the next call, and stays
+changed while such a tensor (or a view of it) is alive, since a write through it may come at any time
+(``d = p.data`` kept, then ``d.mul_(2)`` between calls).  Reads through ``.data`` cost an upload, never a wrong
+value.  Not seen: writes through raw memory (a numpy array of ``p.detach().numpy()``, a data pointer), and
+through a *buffer*'s ``.data`` (buffers are plain tensors; their in-place changes made through the buffer itself
+are seen).  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
 (:class:`fxla.structure_watch.ModelStructureError`): the compiled program holds the objects it traced.
 """
 from __future__ import annotations
@@ -30,6 +36,40 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 #: id -> weak reference of every tensor a WeightWatch has recorded (what _after_fused_step looks for; by id: a
 #: WeakSet would compare tensors with their elementwise ``==``)
 _WATCHED: Dict[int, "weakref.ref[torch.Tensor]"] = {}
+
+
+#: id of a watched parameter -> weak references of the tensors its ``.data`` handed out since its last upload
+_DATA_TAKEN: Dict[int, List["weakref.ref[torch.Tensor]"]] = {}
+_TENSOR_DATA = torch._C.TensorBase.data           # (torch's own ``.data`` getter and setter)
+
+
+def _data_of(param: torch.nn.Parameter) -> torch.Tensor:
+    """``param.data``, noted when a watch records ``param`` (see the module docstring)."""
+    data = _TENSOR_DATA.__get__(param, type(param))
+    ref = _WATCHED.get(id(param))
+    if ref is not None and ref() is param:
+        taken = _DATA_TAKEN.setdefault(id(param), [])
+        if len(taken) >= 64:                      # (a loop taking ``.data`` many times between two calls)
+            taken[:] = [r for r in taken if r() is not None]
+        taken.append(weakref.ref(data))
+    return data
+
+
+def _set_data_of(param: torch.nn.Parameter, value: torch.Tensor) -> None:
+    _TENSOR_DATA.__set__(param, value)
+
+
+torch.nn.Parameter.data = property(_data_of, _set_data_of, doc=_TENSOR_DATA.__doc__)
+
+
+def _settle(tensor: torch.Tensor) -> None:
+    """``tensor`` was just uploaded: forget the ``.data`` tensors it handed out that are gone (every write through
+    them is in the upload); those still alive keep it changed."""
+    taken = _DATA_TAKEN.get(id(tensor))
+    if taken is not None:
+        taken[:] = [r for r in taken if r() is not None]
+        if not taken:
+            del _DATA_TAKEN[id(tensor)]
 
 
 def _watched(tensor: torch.Tensor) -> None:
@@ -66,6 +106,7 @@ class WeightWatch:
     def record(self, name: str, tensor: torch.Tensor) -> None:
         """``tensor`` (the model's parameter or buffer ``name``) is what the device buffers of ``name`` hold now."""
         _watched(tensor)
+        _settle(tensor)
         self._seen[name] = (tensor, tensor._version, tensor.data_ptr())
         self.entries = tuple((n, t, v, p) for n, (t, v, p) in self._seen.items())
 
@@ -79,11 +120,14 @@ class WeightWatch:
 
     def __call__(self) -> None:
         """Run :attr:`on_change` if an uploaded tensor changed (what a module's C dispatch runs before a call)."""
+        if _DATA_TAKEN and any(id(t) in _DATA_TAKEN for _, t, _, _ in self.entries):
+            self.on_change(self.changed())
+            return
         for _, t, v, p in self.entries:
             if t._version != v or t.data_ptr() != p:
                 self.on_change(self.changed())
                 return
 
     def changed(self) -> List[str]:
-        """The names of the uploaded tensors that changed since they were uploaded."""
-        return [n for n, t, v, p in self.entries if t._version != v or t.data_ptr() != p]
+        """The names of the uploaded tensors that changed since they were uploaded (``.data`` taken included)."""
+        return [n for n, t, v, p in self.entries if t._version != v or t.data_ptr() != p or id(t) in _DATA_TAKEN]

@@ -198,15 +198,16 @@ def permute_param_layouts(module, params: Mapping[int, str], *, verify: bool = T
     return chosen
 
 
-def permute_trailing_params(module, names: Sequence[str]) -> Dict[str, Perm]:
+def permute_trailing_params(module, names: Sequence[str], fixed: Sequence[str] = ()) -> Dict[str, Perm]:
     """:func:`permute_param_layouts` for the usual argument order of an fxla program: the parameters ``names``
-    are the last ``len(names)`` arguments of ``@main``."""
+    are the last ``len(names)`` arguments of ``@main``; those in ``fixed`` keep their layout (buffers a loaded
+    artifact's program updates: the next call passes the value it returned)."""
     root = module.operation if isinstance(module, ir.Module) else module
     fn = _main(root)
     if fn is None or not names:
         return {}
     first = len(fn.regions[0].blocks[0].arguments) - len(names)
-    return permute_param_layouts(root, {first + i: n for i, n in enumerate(names)})
+    return permute_param_layouts(root, {first + i: n for i, n in enumerate(names) if n not in fixed})
 
 
 def _arg_attrs(fn) -> Sequence[ir.DictAttr]:
