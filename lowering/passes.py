@@ -167,10 +167,11 @@ def device_layouts(module, param_names: Sequence[str], platform: str,
     """The layout passes ``fxla.compile`` runs (in place) on the verified StableHLO of a single-device program
     before XLA compiles it, and ``fxla-dump``'s hlo stage with it: on ``platform == "cpu"`` ``fxla-grouped-conv``
     (where its cost model says it pays), ``fxla-pool-layout`` and ``fxla-channels-last``, on any other platform
-    ``fxla-full-precision``; then ``fxla-param-layout`` on the trailing parameters ``param_names``.  ``after_pass(name)`` is called after
-    each (``--print-ir-after-all``).  ``small_dots``: XLA will run the program's dots on YNNPACK (its products are
-    small, :func:`fxla.runtime.executable.forward_xla_options`), where ``fxla-grouped-conv`` also turns dense
-    convolutions of few output positions into im2col.  ``fixed``: parameters that keep their layout.  Returns ``(changed, layouts)``: whether the module changed, and
+    ``fxla-full-precision``; then ``fxla-param-layout`` on the trailing parameters ``param_names`` (but those in
+    ``fixed``, which keep their layout).  ``after_pass(name)`` is called after each (``--print-ir-after-all``).
+    ``small_dots``: XLA will run the program's dots on YNNPACK (its products are small,
+    :func:`fxla.runtime.executable.forward_xla_options`), where ``fxla-grouped-conv`` also turns dense convolutions
+    of few output positions into im2col.  Returns ``(changed, layouts)``: whether the module changed, and
     ``{parameter: permutation}`` for the parameters stored permuted."""
     report = after_pass or (lambda name: None)
     if platform == "cpu":
