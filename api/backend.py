@@ -200,12 +200,14 @@ def _converted(graph: Graph, node, arg: Callable[[Any], Any]):
     return graph.create_node(node.op, target, args, kwargs, name=node.name)
 
 
-def _convert(fx_gm: torch.fx.GraphModule) -> Tuple[GraphModule, List[int]]:
+def _convert(fx_gm: torch.fx.GraphModule, known: Optional[Sequence[int]] = None) -> Tuple[GraphModule, List[int]]:
     """fxla's GraphModule of ``fx_gm`` (see :func:`graph_module_from_fx`) and the positions of the inputs the
-    caller passes as Python numbers (``.item()`` of dynamo's argument) instead of 0-d tensors."""
+    caller passes as Python numbers (``.item()`` of dynamo's argument) instead of 0-d tensors.  ``known``: those
+    positions, found by a first conversion (dynamo drops the placeholders' ``grapharg`` after its compile)."""
     graph = Graph()
     env: Dict[Any, Any] = {}
     numbers: List[int] = []
+    scalars = set()                 # (dynamo's placeholders of those numbers)
 
     def arg(a):
         # torch.fx keeps args in immutable containers; rebuild plain ones with fxla nodes in place of fx nodes
@@ -226,13 +228,13 @@ def _convert(fx_gm: torch.fx.GraphModule) -> Tuple[GraphModule, List[int]]:
         if node.op == "output":
             graph.output(arg(node.args[0]))
             continue
-        if node.op == "call_method" and node.target == "item" and node.args[0] in env \
-                and _unspecialised_scalar(node.args[0]):
+        if node.op == "call_method" and node.target == "item" and node.args[0] in scalars:
             env[node] = env[node.args[0]]          # the number itself: the caller passes .item() of the tensor
             continue
         if node.op == "placeholder":
-            if _unspecialised_scalar(node):
+            if placeholders in known if known is not None else _unspecialised_scalar(node):
                 numbers.append(placeholders)
+                scalars.add(node)
             placeholders += 1
         new = _converted(graph, node, arg)
         new.meta[M.SOURCE] = _source_of(node)
@@ -407,7 +409,7 @@ def fxla_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: O
         return compiled
 
     def make(args):                      # another set of parameters held, or (None) every parameter an input
-        again = _convert(gm)[0]
+        again = _convert(gm, numbers)[0]
         spec = _dynamic_dims(gm, again)  # (before holding: it pairs the placeholders with dynamo's)
         more = hold_parameters(again, args, examples, skip=numbers) if args is not None else []
         suffix = "another set of parameters held" if more else "every parameter an input"

@@ -15,10 +15,12 @@ parameters of a fused group that a watch records, after each step, as an unfused
 
 A change made through a parameter's ``.data`` (``p.data.add_(-lr * p.grad)``, an EMA's ``p.data.mul_(d)``, WGAN's
 ``p.data.clamp_(-c, c)``) bumps no counter of the parameter's: ``.data`` is a tensor with a version counter of its
-own.  So ``nn.Parameter.data`` is a property here (:func:`_data_of`) that, for a parameter a watch records, notes
-each tensor it hands out (a weak reference); a noted parameter counts as changed at the next call, and stays
-changed while such a tensor (or a view of it) is alive, since a write through it may come at any time
-(``d = p.data`` kept, then ``d.mul_(2)`` between calls).  Reads through ``.data`` cost an upload, never a wrong
+own.  So ``nn.Parameter.data`` is a property here (:func:`_data_of`) that counts the tensors it hands out and
+keeps a weak reference of each: a watch records that count at upload, so a parameter whose ``.data`` was taken
+since counts as changed at the next call (for every module watching it), and one with such a tensor (or a view
+of it) alive, taken before or after the upload, counts as changed on every call, since a write through it may come
+at any time (``d = p.data`` kept, then ``d.mul_(2)`` between calls).  A watch compares the counts only when one of
+the process's ``.data`` counts moved, or while such a tensor is alive.  Reads through ``.data`` cost an upload, never a wrong
 value.  Not seen: writes through raw memory (a numpy array of ``p.detach().numpy()``, a data pointer), and
 through a *buffer*'s ``.data`` (buffers are plain tensors; their in-place changes made through the buffer itself
 are seen).  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
@@ -31,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.autograd.graph import increment_version
+from torch.utils.weak import WeakIdKeyDictionary
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 #: id -> weak reference of every tensor a WeightWatch has recorded (what _after_fused_step looks for; by id: a
@@ -38,20 +41,36 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 _WATCHED: Dict[int, "weakref.ref[torch.Tensor]"] = {}
 
 
-#: id of a watched parameter -> weak references of the tensors its ``.data`` handed out since its last upload
-_DATA_TAKEN: Dict[int, List["weakref.ref[torch.Tensor]"]] = {}
+class _Taken:
+    """What ``.data`` handed out for one parameter: how many tensors, and weak references of those that may be
+    alive (a write through one may come at any time)."""
+
+    __slots__ = ("count", "alive", "limit")
+
+    def __init__(self):
+        self.count, self.alive, self.limit = 0, [], 64
+
+
+#: parameter -> :class:`_Taken`, for every parameter whose ``.data`` was taken (by identity: a tensor's ``==`` is
+#: elementwise; an entry goes with its parameter)
+_DATA_TAKEN = WeakIdKeyDictionary()
+#: how many tensors ``.data`` handed out in this process (``[n]``: a watch compares marks only when it moved)
+_DATA_EPOCH = [0]
 _TENSOR_DATA = torch._C.TensorBase.data           # (torch's own ``.data`` getter and setter)
 
 
 def _data_of(param: torch.nn.Parameter) -> torch.Tensor:
-    """``param.data``, noted when a watch records ``param`` (see the module docstring)."""
+    """``param.data``, noted (see the module docstring)."""
     data = _TENSOR_DATA.__get__(param, type(param))
-    ref = _WATCHED.get(id(param))
-    if ref is not None and ref() is param:
-        taken = _DATA_TAKEN.setdefault(id(param), [])
-        if len(taken) >= 64:                      # (a loop taking ``.data`` many times between two calls)
-            taken[:] = [r for r in taken if r() is not None]
-        taken.append(weakref.ref(data))
+    taken = _DATA_TAKEN.get(param)
+    if taken is None:
+        taken = _DATA_TAKEN[param] = _Taken()
+    taken.count += 1
+    if len(taken.alive) >= taken.limit:           # (many taken between two calls: prune, amortised)
+        taken.alive = [r for r in taken.alive if r() is not None]
+        taken.limit = max(64, 2 * len(taken.alive))
+    taken.alive.append(weakref.ref(data))
+    _DATA_EPOCH[0] += 1
     return data
 
 
@@ -62,14 +81,14 @@ def _set_data_of(param: torch.nn.Parameter, value: torch.Tensor) -> None:
 torch.nn.Parameter.data = property(_data_of, _set_data_of, doc=_TENSOR_DATA.__doc__)
 
 
-def _settle(tensor: torch.Tensor) -> None:
-    """``tensor`` was just uploaded: forget the ``.data`` tensors it handed out that are gone (every write through
-    them is in the upload); those still alive keep it changed."""
-    taken = _DATA_TAKEN.get(id(tensor))
-    if taken is not None:
-        taken[:] = [r for r in taken if r() is not None]
-        if not taken:
-            del _DATA_TAKEN[id(tensor)]
+def _data_mark(tensor: torch.Tensor) -> int:
+    """How many tensors ``tensor``'s ``.data`` has handed out, or ``-1`` while one of them (or a view of it) is
+    alive: a watch that recorded another mark, or ``-1``, counts the tensor as changed."""
+    taken = _DATA_TAKEN.get(tensor) if isinstance(tensor, torch.nn.Parameter) else None
+    if taken is None:
+        return 0
+    taken.alive = [r for r in taken.alive if r() is not None]
+    return -1 if taken.alive else taken.count
 
 
 def _watched(tensor: torch.Tensor) -> None:
@@ -94,35 +113,47 @@ register_optimizer_step_post_hook(_after_fused_step)
 
 
 class WeightWatch:
-    """The uploaded tensors of one module family, with the version counter and data pointer each had then."""
+    """The uploaded tensors of one module family, with the version counter, data pointer and ``.data`` mark
+    (:func:`_data_mark`) each had then."""
 
     def __init__(self, on_change: Optional[Callable[[List[str]], None]] = None):
         #: what a call (:meth:`__call__`) runs with the names of the changed tensors
         self.on_change = on_change
-        self._seen: Dict[str, Tuple[torch.Tensor, int, int]] = {}
+        self._seen: Dict[str, Tuple[torch.Tensor, int, int, int]] = {}
         #: ``(name, tensor, version, data pointer)`` per uploaded tensor (what every call compares)
         self.entries: Tuple[Tuple[str, torch.Tensor, int, int], ...] = ()
+        self._marks: Tuple[Tuple[torch.Tensor, int], ...] = ()
+        self._epoch = -1              # (the _DATA_EPOCH of the last call that found every mark unchanged)
+        self._sticky = False          # (a recorded tensor has a live ``.data`` tensor: changed on every call)
 
     def record(self, name: str, tensor: torch.Tensor) -> None:
         """``tensor`` (the model's parameter or buffer ``name``) is what the device buffers of ``name`` hold now."""
         _watched(tensor)
-        _settle(tensor)
-        self._seen[name] = (tensor, tensor._version, tensor.data_ptr())
-        self.entries = tuple((n, t, v, p) for n, (t, v, p) in self._seen.items())
+        self._seen[name] = (tensor, tensor._version, tensor.data_ptr(), _data_mark(tensor))
+        self._refresh()
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
             self._seen.pop(name, None)
-        self.entries = tuple((n, t, v, p) for n, (t, v, p) in self._seen.items())
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self.entries = tuple((n, t, v, p) for n, (t, v, p, _) in self._seen.items())
+        self._marks = tuple((t, m) for t, _, _, m in self._seen.values())
+        self._sticky = any(m < 0 for _, m in self._marks)
+        self._epoch = -1
 
     def clear(self) -> None:
         self.forget(list(self._seen))
 
     def __call__(self) -> None:
         """Run :attr:`on_change` if an uploaded tensor changed (what a module's C dispatch runs before a call)."""
-        if _DATA_TAKEN and any(id(t) in _DATA_TAKEN for _, t, _, _ in self.entries):
-            self.on_change(self.changed())
-            return
+        if self._sticky or self._epoch != _DATA_EPOCH[0]:
+            epoch = _DATA_EPOCH[0]
+            if any(m < 0 or _data_mark(t) != m for t, m in self._marks):
+                self.on_change(self.changed())
+                return
+            self._epoch = epoch
         for _, t, v, p in self.entries:
             if t._version != v or t.data_ptr() != p:
                 self.on_change(self.changed())
@@ -130,4 +161,5 @@ class WeightWatch:
 
     def changed(self) -> List[str]:
         """The names of the uploaded tensors that changed since they were uploaded (``.data`` taken included)."""
-        return [n for n, t, v, p in self.entries if t._version != v or t.data_ptr() != p or id(t) in _DATA_TAKEN]
+        return [n for n, (t, v, p, m) in self._seen.items()
+                if t._version != v or t.data_ptr() != p or m < 0 or _data_mark(t) != m]
