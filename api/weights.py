@@ -78,7 +78,11 @@ def _set_data_of(param: torch.nn.Parameter, value: torch.Tensor) -> None:
     _TENSOR_DATA.__set__(param, value)
 
 
-torch.nn.Parameter.data = property(_data_of, _set_data_of, doc=_TENSOR_DATA.__doc__)
+def _del_data_of(param: torch.nn.Parameter) -> None:
+    _TENSOR_DATA.__delete__(param)                # (torch's own error)
+
+
+torch.nn.Parameter.data = property(_data_of, _set_data_of, _del_data_of, doc=_TENSOR_DATA.__doc__)
 
 
 def _data_mark(tensor: torch.Tensor) -> int:
