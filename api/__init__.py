@@ -77,3 +77,8 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+if "torch" in sys.modules:
+    # nn.Parameter.data notes the tensors it hands out (fxla.weights: a write through a kept one is seen), which
+    # must begin before a training loop keeps any; without torch loaded, at the first compile
+    importlib.import_module("fxla.weights")

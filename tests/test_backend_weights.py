@@ -175,9 +175,13 @@ def test_writes_through_dot_data_are_seen(route):
     """``p.data.mul_`` bumps no version counter of ``p``'s: fxla notes what ``.data`` handed out."""
     torch.manual_seed(0)
     net, x = torch.nn.Linear(4, 3), torch.randn(2, 4)
+    early = net.weight.data                                 # kept before compiling (an old-style optimizer)
     fast = torch.compile(net, backend="fxla") if route == "backend" else fxla.compile(net)
     with torch.no_grad():
         fast(x)
+        early.add_(1)
+        torch.testing.assert_close(fast(x), net(x))
+        del early
         net.weight.data.mul_(2)                             # a temporary: seen once
         torch.testing.assert_close(fast(x), net(x))
         kept = net.weight.data                              # kept: seen on every call while it lives
