@@ -71,22 +71,15 @@ def _group(gm: GraphModule, node):
     return group
 
 
+def _changed(gm: GraphModule, group) -> bool:
+    """Whether the graph may write a tensor of ``group`` (a node and its views) in place."""
+    return any(_writes(gm, user, group) for member in group for user in member.users)
+
+
 def _only_read(gm: GraphModule, node, outputs) -> bool:
     """Whether the graph neither returns ``node`` (or a view of it) nor writes it (or a view of it) in place."""
     group = _group(gm, node)
-    if group & outputs:
-        return False
-    return not any(_writes(gm, user, group) for member in group for user in member.users)
-
-
-def _written(gm: GraphModule, placeholders) -> List[int]:
-    """The positions of the placeholders the graph may write in place (directly or through a view)."""
-    written = []
-    for i, node in enumerate(placeholders):
-        group = _group(gm, node)
-        if any(_writes(gm, user, group) for member in group for user in member.users):
-            written.append(i)
-    return written
+    return not group & outputs and not _changed(gm, group)
 
 
 def _holdable(value, example) -> bool:
@@ -96,7 +89,8 @@ def _holdable(value, example) -> bool:
 
 def written_inputs(gm: GraphModule) -> List[int]:
     """The positions of the converted dynamo graph's inputs it may write in place (before :func:`hold_parameters`)."""
-    return _written(gm, [n for n in gm.graph.nodes if n.op == "placeholder"])
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return [i for i, node in enumerate(placeholders) if _changed(gm, _group(gm, node))]
 
 
 def hold_parameters(gm: GraphModule, example_inputs: Sequence[Any], examples: Sequence[Any],
