@@ -15,7 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Tuple
 
 from torch.utils import _pytree as pytree
 
-from fxla.lowering.to_fxla import NoneOutput
+from fxla.lowering.to_fxla import NoneOutput, SizeOutput
 from fxla.lowering.value_checks import ValueCheck
 from fxla.runtime.artifact import ArtifactError, ProgramInterface
 
@@ -31,7 +31,7 @@ class _Tensor:
 TENSOR = _Tensor()
 
 #: encoding name <-> container type (what ``_portable`` in fxla.export leaves in a spec)
-_KINDS = {"tuple": tuple, "list": list, "dict": dict, "odict": collections.OrderedDict}
+_KINDS = {"tuple": tuple, "list": list, "dict": dict, "odict": collections.OrderedDict, "size": SizeOutput}
 _NAMES = {t: name for name, t in _KINDS.items()}
 _NAMES[collections.defaultdict] = "dict"       # loads as a plain dict: its factory would need the model's code
 
@@ -43,7 +43,8 @@ TORCH_OF_MLIR = {m: t for t, m in MLIR_OF_TORCH.items()}
 
 def encode_spec(spec: pytree.TreeSpec) -> Any:
     """``spec`` (of built-in containers) as JSON data: ``null`` for a leaf, ``{"tuple"|"list": [children]}``,
-    ``{"dict"|"odict": [[key, child], ...]}`` (keys: str or int), ``{"none": []}`` for a ``None`` output."""
+    ``{"dict"|"odict": [[key, child], ...]}`` (keys: str or int), ``{"none": []}`` for a ``None`` output,
+    ``{"size": [null, ...]}`` for a ``torch.Size`` output (its numbers are static outputs)."""
     if spec.is_leaf():
         return None
     if spec.type is NoneOutput:                # a None among the outputs (no leaves; loads back as None)
@@ -53,7 +54,7 @@ def encode_spec(spec: pytree.TreeSpec) -> Any:
         raise ArtifactError(f"cannot export a structure holding a {getattr(spec.type, '__qualname__', spec.type)}"
                             f"\nfix: use tuples, lists and dicts")
     children = [encode_spec(c) for c in spec.children()]
-    if name in ("tuple", "list"):
+    if name in ("tuple", "list", "size"):
         return {name: children}
     keys = list(spec.context)
     if not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in keys):
@@ -77,7 +78,9 @@ def _decode(value: Any, bad, depth: int) -> pytree.TreeSpec:
     kind = _KINDS.get(name)
     if kind is None or not isinstance(items, list):
         raise bad(f"a structure has the unknown container {str(name)[:40]!r}")
-    if kind in (tuple, list):
+    if kind is SizeOutput and not all(c is None for c in items):
+        raise bad("a 'size' structure entry holds more than numbers")
+    if kind in (tuple, list, SizeOutput):
         return pytree.TreeSpec(kind, None, [_decode(c, bad, depth + 1) for c in items])
     if not all(isinstance(i, list) and len(i) == 2 and isinstance(i[0], (str, int)) and not isinstance(i[0], bool)
                for i in items):

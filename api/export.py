@@ -26,7 +26,7 @@ from fxla.frontend.remedies import EXPORT, spelled_as
 from fxla.frontend.symbolic import ShapeConstraintError
 from fxla.lowering import ResultLayout
 from fxla.frontend.object_outputs import ObjectBuilder
-from fxla.lowering.to_fxla import NoneOutput
+from fxla.lowering.to_fxla import NoneOutput, SizeOutput
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
@@ -175,7 +175,7 @@ def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
     children = [_portable(c) for c in spec.children()]
     if isinstance(spec.type, type) and issubclass(spec.type, ObjectBuilder):     # an object (a KV cache): its tensors by attribute path
         return pytree.TreeSpec(dict, list(spec.type.fields.paths), children)
-    if spec.type in _BUILTIN_CONTAINERS:
+    if spec.type in _BUILTIN_CONTAINERS or spec.type is SizeOutput:    # (a torch.Size loads as one)
         return pytree.TreeSpec(spec.type, spec.context, children)
     if spec.type is collections.namedtuple or issubclass(spec.type, tuple):   # (pytree's node type of a
         return pytree.TreeSpec(tuple, None, children)                          # named tuple is namedtuple)

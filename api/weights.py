@@ -23,10 +23,10 @@ at any time (``d = p.data`` kept, then ``d.mul_(2)`` between calls).  A watch co
 the process's ``.data`` counts moved, or while such a tensor is alive.  Reads through ``.data`` cost an upload,
 never a wrong value.  Not seen (docs/runtime.md, "Weights that change"): writes through raw memory (a numpy array
 of ``p.detach().numpy()``, a data pointer); through a *buffer*'s ``.data`` (buffers are plain tensors; their
-in-place changes made through the buffer itself are seen); through ``.data`` inside a ``torch.compile``\ d
-function (dynamo calls torch's C getter); through a flat buffer ``p.data = t`` made ``p`` a view of; and through
-``.data`` tensors kept before the watch began (``import fxla`` begins it when torch is loaded, else the first
-compile).  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
+in-place changes made through the buffer itself are seen); through ``.data`` inside a function compiled by
+``torch.compile`` (dynamo calls torch's C getter); through a flat buffer ``p.data = t`` made ``p`` a view of; and
+through ``.data`` tensors kept before the watch began (``import fxla`` begins it when torch is loaded, else the
+first compile).  Replacing a parameter object (``net.fc.weight = nn.Parameter(...)``) is refused at the next call
 (:class:`fxla.structure_watch.ModelStructureError`): the compiled program holds the objects it traced.
 """
 from __future__ import annotations

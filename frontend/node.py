@@ -72,7 +72,7 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """Apply ``fn`` to every leaf of ``a``, rebuilding tuples, lists, dicts and slices.
 
     Named tuples and struct sequences (``torch.return_types.max`` …) keep their type;
-    ``torch.Size`` stays a ``torch.Size`` when all of its mapped elements are still ints.
+    ``torch.Size`` stays a ``torch.Size`` when all of its mapped elements are still ints (or SymInts).
     """
     # fast paths for the exact built-in containers (what almost every node's args are); leaves are mapped
     # in place, subclasses and slices take the general path below -- same results, same order of fn calls
@@ -86,7 +86,7 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     if isinstance(a, tuple):
         t = tuple(map_aggregate(e, fn) for e in a)
         if isinstance(a, torch.Size):
-            return torch.Size(t) if all(type(e) is int for e in t) else t
+            return torch.Size(t) if all(type(e) is int or type(e) is torch.SymInt for e in t) else t
         if hasattr(a, "_fields"):
             return type(a)(*t)
         return type(a)(t) if hasattr(type(a), "n_sequence_fields") else t

@@ -164,10 +164,14 @@ def plain(value: Any) -> Any:
             known = v.node.maybe_as_int() if isinstance(v, torch.SymInt) else \
                 v.node.maybe_as_float() if isinstance(v, torch.SymFloat) else v.node.maybe_as_bool()
             return v if known is None else known
+        if isinstance(v, torch.Size):       # (torch's pytree would make it a tuple)
+            return torch.Size([one(d) for d in v]) if not is_symbolic(v) else v
         return v
-    if isinstance(value, torch.Size):
-        return torch.Size([one(v) for v in value]) if not is_symbolic(value) else value
-    return pytree.tree_map(one, value)
+    return pytree.tree_map(one, value, is_leaf=_is_size)
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, torch.Size)
 
 
 # ---- which node made which guard ----------------------------------------------------------------------------------
@@ -304,7 +308,7 @@ class SymbolicShapes:
             if isinstance(v, torch.Size):
                 return torch.Size([one(d) for d in v])
             return v
-        return pytree.tree_map(one, value)
+        return pytree.tree_map(one, value, is_leaf=_is_size)
 
     def violation(self, leaves: Sequence[Any], names: Sequence[str],
                   guards: Optional[int] = None) -> Optional[ShapeConstraintError]:

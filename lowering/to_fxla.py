@@ -128,6 +128,27 @@ pytree.register_pytree_node(NoneOutput, lambda _: ([], None), lambda _children, 
 _NONE_OUTPUT = NoneOutput()
 
 
+class SizeOutput(tuple):
+    """A ``torch.Size`` in a program's outputs (``return y, x.shape``).  torch's pytree unflattens a ``torch.Size``
+    node as a plain tuple; this node unflattens back to a ``torch.Size``, as eager returns it (to a tuple when an
+    item is not an int)."""
+
+
+def _size_of(children, _context):
+    return torch.Size(children) if all(type(c) is int for c in children) else tuple(children)
+
+
+pytree.register_pytree_node(SizeOutput, lambda size: (list(size), None), _size_of,
+                            serialized_type_name="fxla.SizeOutput")
+
+
+def output_nodes(value):
+    """``value`` (a program's return value) with each ``None`` as a :class:`NoneOutput` and each ``torch.Size`` as
+    a :class:`SizeOutput`, the pytree nodes that unflatten back to them."""
+    return pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else SizeOutput(v) if isinstance(v, torch.Size) else v,
+                           value, is_leaf=lambda v: isinstance(v, torch.Size))
+
+
 def lower_to_fxla(graph: Union[GraphModule, PreparedGraph], example_inputs=None, *,
                   func_name: str = "main", symbols=None) -> FxlaProgram:
     """Lower a prepared graph (:func:`fxla.frontend.passes.prepare.prepare_graph`: shapes propagated for example
@@ -190,7 +211,7 @@ def _lower(graph, example_inputs, func_name: str, symbols) -> FxlaProgram:
                             _see_assignments(env, ctx.assignments[assigned:])
                             assigned = len(ctx.assignments)
             out_leaves, output_spec = pytree.tree_flatten(
-                pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, results))
+                output_nodes(results))
             views = _leaf_views(prepared.output_views, gm.graph.output_node, env, len(out_leaves))
             returned = [v for v in out_leaves if isinstance(v, ir.Value)]
             inputs, quiet = {}, []
@@ -239,7 +260,7 @@ def _leaf_views(views, output, env, count: int) -> list:
     for leaf in pytree.tree_leaves(pytree.tree_map(lambda v: () if v is None else v, output.args[0])):
         value = env[leaf] if isinstance(leaf, Node) else leaf
         starts.append(at)
-        sizes.append(len(pytree.tree_leaves(pytree.tree_map(lambda v: _NONE_OUTPUT if v is None else v, value))))
+        sizes.append(len(pytree.tree_leaves(output_nodes(value))))
         at += sizes[-1]
     if at != count or any(v.leaf >= len(starts) or (v.part or 0) >= sizes[v.leaf] for v in views):
         raise LoweringError(f"internal error: forward's return value has {count} leaves, but its views were "

@@ -151,3 +151,50 @@ def test_export_with_a_named_tuple_input_is_an_artifact_error(tmp_path):
     with pytest.raises(fxla.ArtifactError, match=r"(?s)cannot export a program whose inputs have the structure.*"
                                                  r"fix: pass the inputs as tensors in tuples, lists or dicts"):
         fxla.export(lambda p: p.a + p.b, (Pair(torch.ones(2), torch.ones(2)),), tmp_path / "art")
+
+
+class Sizes(torch.nn.Module):
+    def forward(self, x):
+        return x * 2, x.shape, {"s": [x.size(), x.shape[1:]], "n": x.size(0)}
+
+
+def _assert_sizes(out, x):
+    torch.testing.assert_close(out[0], x * 2)
+    assert type(out[1]) is torch.Size and out[1] == x.shape
+    assert [type(s) for s in out[2]["s"]] == [torch.Size, torch.Size]
+    assert out[2]["s"] == [x.shape, x.shape[1:]] and out[2]["n"] == x.shape[0]
+
+
+@pytest.mark.parametrize("route", ["compile", "concrete_shapes", "dynamic", "backend"])
+def test_torch_size_outputs_stay_torch_sizes(route):
+    """torch's pytree unflattens a torch.Size as a tuple; a compiled call returns eager's torch.Size."""
+    model = Sizes()
+    compiled = {"compile": lambda: fxla.compile(model), "dynamic": lambda: fxla.compile(model, dynamic=True),
+                "concrete_shapes": lambda: fxla.compile(model, concrete_shapes=True),
+                "backend": lambda: torch.compile(model, backend="fxla", dynamic=False)}[route]()
+    for shape in [(2, 3), (4, 5)]:
+        x = torch.randn(shape)
+        _assert_sizes(compiled(x), x)
+    _assert_sizes(model(x), x)               # (eager, the reference)
+
+
+def test_torch_size_outputs_through_export_and_as_jax_function(tmp_path):
+    x = torch.randn(2, 3)
+    fxla.export(Sizes(), (x,), tmp_path / "art")
+    assert json.loads((tmp_path / "art" / "metadata.json").read_text())["output_spec"]["tuple"][1] == \
+        {"size": [None, None]}
+    _assert_sizes(fxla.load(tmp_path / "art")(x), x)
+    import jax.numpy as jnp
+    out = fxla.compile(Sizes()).as_jax_function(x)(jnp.ones((2, 3)))
+    assert type(out[1]) is torch.Size and out[1] == (2, 3)
+
+
+def test_a_size_structure_holding_containers_is_an_artifact_error(tmp_path):
+    x = torch.randn(2, 3)
+    fxla.export(Sizes(), (x,), tmp_path / "art")
+    path = tmp_path / "art" / "metadata.json"
+    meta = json.loads(path.read_text())
+    meta["output_spec"] = {"tuple": [None, {"size": [{"tuple": [None]}, None]}, meta["output_spec"]["tuple"][2]]}
+    path.write_text(json.dumps(meta))
+    with pytest.raises(fxla.ArtifactError, match="'size' structure entry holds more than numbers"):
+        fxla.load(tmp_path / "art")
