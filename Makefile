@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml constraints.txt setup.py runtime/_fastcall.c utils/inst
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
-# pytest on every CPU (pytest-xdist, at most 4 workers: each holds torch, jax and compiled models); the slow
-# (cross-process, big-model) tests go first, see tests/conftest.py.  lit imports torch and jax once (lit.cfg.py).
+# pytest on every CPU (pytest-xdist, at most 4 workers: each holds torch, jax and compiled models and keeps to its
+# own share of the cores); the slow (cross-process, big-model) tests go first, see tests/conftest.py.  lit imports
+# torch and jax once (lit.cfg.py).
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load tests
 	$(VENV)/bin/lit -sv lit_tests
