@@ -63,7 +63,8 @@ def encode_spec(spec: pytree.TreeSpec) -> Any:
     return {name: [[k, c] for k, c in zip(keys, children)]}
 
 
-def _decode(value: Any, bad, depth: int) -> pytree.TreeSpec:
+def _decode(value: Any, bad, depth: int, sizes: bool = False) -> pytree.TreeSpec:
+    """``value`` (:func:`encode_spec`'s JSON) as a spec; ``sizes``: it may hold ``torch.Size`` entries (outputs)."""
     if value is None:
         return pytree.treespec_leaf()
     if depth > MAX_DEPTH:
@@ -76,19 +77,19 @@ def _decode(value: Any, bad, depth: int) -> pytree.TreeSpec:
             raise bad("a 'none' structure entry has children")
         return pytree.TreeSpec(NoneOutput, None, [])
     kind = _KINDS.get(name)
-    if kind is None or not isinstance(items, list):
+    if kind is None or not isinstance(items, list) or (kind is SizeOutput and not sizes):
         raise bad(f"a structure has the unknown container {str(name)[:40]!r}")
     if kind is SizeOutput and not all(c is None for c in items):
         raise bad("a 'size' structure entry holds more than numbers")
     if kind in (tuple, list, SizeOutput):
-        return pytree.TreeSpec(kind, None, [_decode(c, bad, depth + 1) for c in items])
+        return pytree.TreeSpec(kind, None, [_decode(c, bad, depth + 1, sizes) for c in items])
     if not all(isinstance(i, list) and len(i) == 2 and isinstance(i[0], (str, int)) and not isinstance(i[0], bool)
                for i in items):
         raise bad(f"a {name} structure's entries are not [key, child] pairs with str or int keys")
     keys = [k for k, _ in items]
     if len(set(keys)) != len(keys):
         raise bad(f"a {name} structure repeats a key")
-    return pytree.TreeSpec(kind, keys, [_decode(c, bad, depth + 1) for _, c in items])
+    return pytree.TreeSpec(kind, keys, [_decode(c, bad, depth + 1, sizes) for _, c in items])
 
 
 class Interface(NamedTuple):
@@ -141,6 +142,22 @@ def _leaves(values: list, spec: pytree.TreeSpec, bad, what: str) -> list:
     return out
 
 
+def _check_sizes(spec: pytree.TreeSpec, static: list, bad, at: int = 0) -> int:
+    """Refuse a ``torch.Size`` output (``spec``) whose recorded leaves (``static``, from leaf ``at`` on) are not
+    sizes: ints in ``[0, 2**63)``.  Returns the number of the leaf after ``spec``'s."""
+    if spec.is_leaf():
+        return at + 1
+    if spec.type is SizeOutput:
+        for value in static[at:at + spec.num_leaves]:
+            if type(value) is not int or not 0 <= value < 2 ** 63:
+                held = "a tensor" if value is TENSOR else str(value)[:40]
+                raise bad(f"a 'size' output holds {held}, not a size (an int from 0 to 2**63 - 1)")
+        return at + spec.num_leaves
+    for child in spec.children():
+        at = _check_sizes(child, static, bad, at)
+    return at
+
+
 def _type_of(entry) -> Tuple[Tuple[int, ...], str]:
     return tuple(entry["shape"]), MLIR_OF_TORCH[entry["dtype"]]
 
@@ -155,9 +172,12 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
     for key in ("input_spec", "output_spec"):
         if key not in meta:
             raise bad(f"'{key}' is missing")
-    input_spec, output_spec = _decode(meta["input_spec"], bad, 0), _decode(meta["output_spec"], bad, 0)
+    input_spec, output_spec = _decode(meta["input_spec"], bad, 0), _decode(meta["output_spec"], bad, 0, sizes=True)
     input_static = _leaves(_list(meta, "input_static", bad), input_spec, bad, "input")
     output_static = _leaves(_list(meta, "output_static", bad), output_spec, bad, "output")
+    if any(v is None for v in output_static):          # (a None output is a {"none": []} entry, without leaves)
+        raise bad("an output leaf is null")
+    _check_sizes(output_spec, output_static, bad)
     inputs = [_tensor(v, bad, f"inputs[{i}]") for i, v in enumerate(_list(meta, "inputs", bad))]
     params = [_tensor(v, bad, f"params[{i}]") for i, v in enumerate(_list(meta, "params", bad))]
     if not all(isinstance(p.get("name"), str) for p in params) or len({p["name"] for p in params}) != len(params):
@@ -169,8 +189,10 @@ def check(meta: dict, program: ProgramInterface, bad) -> Interface:
     for i, w in enumerate(_list(meta, "written_attributes", bad)):
         if not isinstance(w, dict) or not isinstance(w.get("name"), str) or not isinstance(w.get("leaves"), list):
             raise bad(f"written_attributes[{i}] is not a {{'name', 'spec', 'leaves'}} entry")
-        wspec = _decode(w.get("spec"), bad, 0)
-        written.append((w["name"], wspec, _leaves(w["leaves"], wspec, bad, f"written_attributes[{i}]")))
+        wspec = _decode(w.get("spec"), bad, 0, sizes=True)
+        leaves = _leaves(w["leaves"], wspec, bad, f"written_attributes[{i}]")
+        _check_sizes(wspec, leaves, bad)
+        written.append((w["name"], wspec, leaves))
 
     # The program's own interface decides; the metadata must say the same.
     arg_roles, res_roles = program.arg_roles, program.result_roles

@@ -53,10 +53,24 @@ def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> Li
                     f"{name.rsplit('.', 1)[-1]} = (r[0], r[1]), or the one you need")
             if isinstance(value, ir.Value):
                 returned.append(value)
-                value = None
+                value = _RESULT
             leaves.append(value)
-        written.append(WrittenAttribute(name, spec, leaves))
+        # (each torch.Size a SizeOutput node, as in the outputs: the attribute is set to a torch.Size again)
+        leaves, spec = pytree.tree_flatten(output_nodes(pytree.tree_unflatten(leaves, _size_nodes(spec))))
+        written.append(WrittenAttribute(name, spec, [None if v is _RESULT else v for v in leaves]))
     return written
+
+
+#: a written attribute's leaf that is the next program result
+_RESULT = object()
+
+
+def _size_nodes(spec: pytree.TreeSpec) -> pytree.TreeSpec:
+    """``spec`` with each ``torch.Size`` node a :class:`SizeOutput` (which unflattens to a ``torch.Size``)."""
+    if spec.is_leaf():
+        return spec
+    return pytree.TreeSpec(SizeOutput if spec.type is torch.Size else spec.type, spec.context,
+                           [_size_nodes(c) for c in spec.children()])
 
 
 def node_location(node) -> ir.Location:

@@ -184,17 +184,64 @@ def test_torch_size_outputs_through_export_and_as_jax_function(tmp_path):
     assert json.loads((tmp_path / "art" / "metadata.json").read_text())["output_spec"]["tuple"][1] == \
         {"size": [None, None]}
     _assert_sizes(fxla.load(tmp_path / "art")(x), x)
+
+
+
+def test_a_jax_function_returns_sizes_as_tuples_under_jit_and_vmap():
+    """A JAX function returns JAX pytrees: jax.jit and jax.vmap take a tuple of numbers, not a torch.Size."""
+    import jax
     import jax.numpy as jnp
-    out = fxla.compile(Sizes()).as_jax_function(x)(jnp.ones((2, 3)))
-    assert type(out[1]) is torch.Size and out[1] == (2, 3)
+    f = fxla.compile(Sizes()).as_jax_function(torch.randn(2, 3))
+    for out in (f(jnp.ones((2, 3))), jax.jit(f)(jnp.ones((2, 3)))):
+        assert type(out[1]) is tuple and tuple(int(n) for n in out[1]) == (2, 3)
+        assert [type(s) for s in out[2]["s"]] == [tuple, tuple]
+    assert jax.vmap(f)(jnp.ones((4, 2, 3)))[0].shape == (4, 2, 3)
 
 
-def test_a_size_structure_holding_containers_is_an_artifact_error(tmp_path):
+@pytest.mark.parametrize("edit,why", [
+    (lambda m: m["output_spec"]["tuple"].__setitem__(1, {"size": [{"tuple": [None]}, None]}),
+     "'size' structure entry holds more than numbers"),
+    (lambda m: m["output_static"].__setitem__(1, 10 ** 30), "'size' output holds 1000000000000000000000000000000"),
+    (lambda m: m["output_static"].__setitem__(1, -1), "'size' output holds -1, not a size"),
+    (lambda m: m["output_static"].__setitem__(2, "3"), "'size' output holds 3, not a size"),
+    (lambda m: m["output_static"].__setitem__(2, True), "'size' output holds True, not a size"),
+    (lambda m: m.__setitem__("input_spec", {"size": [None]}), "unknown container 'size'"),
+    (lambda m: m["output_static"].__setitem__(1, None), "an output leaf is null"),
+])
+def test_a_size_output_that_is_not_a_size_is_an_artifact_error(tmp_path, edit, why):
     x = torch.randn(2, 3)
     fxla.export(Sizes(), (x,), tmp_path / "art")
     path = tmp_path / "art" / "metadata.json"
     meta = json.loads(path.read_text())
-    meta["output_spec"] = {"tuple": [None, {"size": [{"tuple": [None]}, None]}, meta["output_spec"]["tuple"][2]]}
+    assert meta["output_static"][1:3] == [2, 3]
+    edit(meta)
     path.write_text(json.dumps(meta))
-    with pytest.raises(fxla.ArtifactError, match="'size' structure entry holds more than numbers"):
+    with pytest.raises(fxla.ArtifactError, match=why):
         fxla.load(tmp_path / "art")
+
+
+class SizeAttributes(torch.nn.Module):
+    def forward(self, x):
+        self.last = x.shape
+        self.both = (x.shape, x.shape[0], None)
+        return x * 2
+
+
+@pytest.mark.parametrize("options", [{}, {"concrete_shapes": True}, {"dynamic": True}])
+def test_a_torch_size_assigned_to_an_attribute_stays_a_torch_size(options):
+    model = SizeAttributes()
+    compiled = fxla.compile(model, **options)
+    for shape in [(2, 3), (4, 5)]:
+        compiled(torch.randn(shape))
+        assert type(model.last) is torch.Size and model.last == shape
+        assert type(model.both[0]) is torch.Size and model.both[1:] == (shape[0], None)
+
+
+def test_an_exported_torch_size_attribute_loads_as_one(tmp_path):
+    """(fxla.export wrote such an attribute as a list, which fxla.load refused)"""
+    x = torch.randn(2, 3)
+    fxla.export(SizeAttributes(), (x,), tmp_path / "art")
+    loaded = fxla.load(tmp_path / "art")
+    loaded(x)
+    assert loaded.attributes == {"last": torch.Size([2, 3]), "both": (torch.Size([2, 3]), 2, None)}
+    assert type(loaded.attributes["last"]) is torch.Size and type(loaded.attributes["both"][0]) is torch.Size
