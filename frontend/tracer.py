@@ -167,7 +167,17 @@ def _stateless(m: torch.nn.Module) -> bool:
 
 def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
     """A TypeError that names fxla's Proxy (a C function wanted a real tensor: ``zlib.crc32(x)``,
-    ``memoryview(x)``, ``torch.Tensor.add_(x, 1)``) as a TraceError at the user's line."""
+    ``memoryview(x)``, ``torch.Tensor.add_(x, 1)``; ``torch.Size`` of traced sizes) as a TraceError at the user's
+    line."""
+    if _SIZE_OF_PROXIES.search(str(e)):
+        return TraceError(
+            f"torch.Size() of traced sizes (such as x.shape[0] * 2): {e}",
+            where=traceback_location(e.__traceback__, module_path),
+            why="fxla traces the model once for every input shape, so sizes read from x.shape are symbolic "
+                "values (Proxies) that record the arithmetic; torch.Size, a C type, takes ints only",
+            fix="pass the sizes as a tuple (x.reshape((n, m)), x.new_zeros((n, m)) and the like take one), or "
+                "compile with concrete_shapes=True (one trace per input shape, with ints for sizes; with "
+                "dynamic= as well, the marked dims stay symbolic)")
     descriptor = _DESCRIPTOR.match(str(e))
     if descriptor:
         name = descriptor.group(1)
@@ -187,6 +197,7 @@ def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
 
 
 _DESCRIPTOR = re.compile(r"descriptor '(\w+)' for '[\w.]+' objects doesn't apply")
+_SIZE_OF_PROXIES = re.compile(r"torch\.Size\(\) takes an iterable of 'int' \(item \d+ is 'Proxy'\)")
 
 
 def _caught_error(err: TraceError, def_loc, module_path: str) -> TraceError:

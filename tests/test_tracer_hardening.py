@@ -195,6 +195,20 @@ def test_host_conversions_are_trace_errors(fn, marker, what, concrete):
     assert what in msg and ("has no values" in msg or "no data" in msg)
 
 
+def f_size_of_sizes(x):
+    return x.reshape(torch.Size([x.shape[0] // 3, 3]))  # @size-line
+
+
+def test_a_torch_size_of_traced_sizes_is_a_trace_error_with_the_fix():
+    with pytest.raises(TraceError) as info:
+        trace(f_size_of_sizes, None, torch.randn(6))
+    msg = _located(info.value, "@size-line")
+    assert "torch.Size() of traced sizes" in msg and "takes ints only" in msg
+    assert "pass the sizes as a tuple" in msg and "concrete_shapes=True" in msg
+    x = torch.randn(6)                     # (as the fix says: a concrete-shapes trace takes it)
+    torch.testing.assert_close(trace(f_size_of_sizes, True, x)(x), f_size_of_sizes(x))
+
+
 def f_iter(x):
     return sum(v for v in x)  # @iter-line
 
