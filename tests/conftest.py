@@ -72,6 +72,16 @@ def root_dir():
     return ROOT
 
 
+@pytest.fixture
+def fresh_dynamo():
+    """A dynamo without the graphs another test left (before and after the test): dynamo caches compiled frames
+    per code object for the whole process."""
+    import torch
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):      # a pytest-xdist worker (every worker sorts alike)

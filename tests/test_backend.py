@@ -8,11 +8,7 @@ from fxla.backend import graph_module_from_fx
 from support import tiny_gpt2
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")      # (tests/conftest.py)
 
 
 def test_backend_is_registered_by_entry_point():

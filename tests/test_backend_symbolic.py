@@ -15,11 +15,7 @@ from fxla.compile import OptionError
 SIZES = [(2, 6), (3, 8), (5, 10)]
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")      # (tests/conftest.py)
 
 
 class Recorder:

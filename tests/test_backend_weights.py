@@ -16,11 +16,7 @@ from fxla.backend import fxla_backend
 from fxla.backend_weights import MAX_HELD_SETS, DynamoCall, release_parameters
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")      # (tests/conftest.py)
 
 
 class _Keep:

@@ -20,13 +20,6 @@ def _bert():
     return transformers.BertModel(config).eval()
 
 
-@pytest.fixture
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def test_a_length_loop_compiles_a_few_programs_and_equals_eager(fresh_dynamo):
     model = _bert()
     compiled = torch.compile(model, backend="fxla")
