@@ -173,7 +173,7 @@ def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
         return TraceError(
             f"torch.Size() of traced sizes (such as x.shape[0] * 2): {e}",
             where=traceback_location(e.__traceback__, module_path),
-            why="fxla traces the model once for every input shape, so sizes read from x.shape are symbolic "
+            why="fxla traces the model once for all input shapes, so sizes read from x.shape are symbolic "
                 "values (Proxies) that record the arithmetic; torch.Size, a C type, takes ints only",
             fix="pass the sizes as a tuple (x.reshape((n, m)), x.new_zeros((n, m)) and the like take one), or "
                 "compile with concrete_shapes=True (one trace per input shape, with ints for sizes; with "
