@@ -9,7 +9,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.lowering.autodiff import differentiable_args, differentiable_results
-from fxla.lowering.to_fxla import SizeOutput
+from fxla.lowering.to_fxla import SizeOutput, retyped
 from fxla.lowering.value_checks import raise_failed
 from fxla.runtime import to_device
 from fxla.runtime.buffers import is_array
@@ -45,7 +45,8 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
     out_avals = [jax.core.ShapedArray(shape, numpy_dtype(dt)) for shape, dt in signature_of(entry.stablehlo)[1]]
     call = stablehlo_function(entry.stablehlo, in_avals, out_avals)
     statics = [None if is_array(v) else v for v in leaves]
-    out_spec = _sizes_as_tuples(program.output_spec)
+    # (a JAX function's outputs are JAX pytrees: jax.jit and jax.vmap take a tuple of numbers, not a torch.Size)
+    out_spec = retyped(program.output_spec, SizeOutput, tuple)
     run = _differentiable(call, in_avals[:len(in_avals) - len(params)], params, gradient)
 
     def fxla_function(*inputs):
@@ -64,18 +65,6 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
 
     fxla_function.__name__ = f"fxla_{name}"
     return fxla_function
-
-
-def _sizes_as_tuples(spec: pytree.TreeSpec) -> pytree.TreeSpec:
-    """``spec`` with each ``torch.Size`` output a tuple: a JAX function's outputs are JAX pytrees, and ``jax.jit``
-    and ``jax.vmap`` take tuples of numbers, not a ``torch.Size``."""
-    if spec.is_leaf():
-        return spec
-    children = [_sizes_as_tuples(c) for c in spec.children()]
-    if spec.type is SizeOutput:
-        return pytree.TreeSpec(tuple, None, children)
-    return spec if all(n is o for n, o in zip(children, spec.children())) else \
-        pytree.TreeSpec(spec.type, spec.context, children)
 
 
 def _differentiable(call, in_avals, params, gradient):

@@ -56,7 +56,8 @@ def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> Li
                 value = _RESULT
             leaves.append(value)
         # (each torch.Size a SizeOutput node, as in the outputs: the attribute is set to a torch.Size again)
-        leaves, spec = pytree.tree_flatten(output_nodes(pytree.tree_unflatten(leaves, _size_nodes(spec))))
+        value = pytree.tree_unflatten(leaves, retyped(spec, torch.Size, SizeOutput))
+        leaves, spec = pytree.tree_flatten(output_nodes(value))
         written.append(WrittenAttribute(name, spec, [None if v is _RESULT else v for v in leaves]))
     return written
 
@@ -65,12 +66,16 @@ def _written_attributes(prepared: PreparedGraph, env, returned: List[Any]) -> Li
 _RESULT = object()
 
 
-def _size_nodes(spec: pytree.TreeSpec) -> pytree.TreeSpec:
-    """``spec`` with each ``torch.Size`` node a :class:`SizeOutput` (which unflattens to a ``torch.Size``)."""
+def retyped(spec: pytree.TreeSpec, old: type, new: type) -> pytree.TreeSpec:
+    """``spec`` with each ``old`` node a ``new`` node of the same context and children (``torch.Size`` ->
+    :class:`SizeOutput`, which unflattens to a ``torch.Size``; ``SizeOutput`` -> ``tuple``); ``spec`` itself when
+    it holds none."""
     if spec.is_leaf():
         return spec
-    return pytree.TreeSpec(SizeOutput if spec.type is torch.Size else spec.type, spec.context,
-                           [_size_nodes(c) for c in spec.children()])
+    children = [retyped(c, old, new) for c in spec.children()]
+    if spec.type is not old and all(n is o for n, o in zip(children, spec.children())):
+        return spec
+    return pytree.TreeSpec(new if spec.type is old else spec.type, spec.context, children)
 
 
 def node_location(node) -> ir.Location:
