@@ -110,7 +110,8 @@ class Graph:
       functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value;
     * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the
       call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
-    * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under ``torch.no_grad()`` (passes.grad_mode).
+    * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under ``torch.no_grad()`` or through
+      ``detach()``/``.data`` (passes.grad_mode).
     Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /

@@ -39,7 +39,8 @@ MUTATIONS]``                                                      buffer's final
 ``graph.meta[VALUE_         ``list`` of ``value_guards.Guard``    the concrete-shapes tracer with value guards:
 GUARDS]``                                                         data-dependent values it decided
 ``graph.meta[QUIET_         ``frozenset`` of placeholder names    :mod:`~.passes.grad_mode`: the mutated inputs
-MUTATIONS]``                                                      changed only under ``torch.no_grad()``
+MUTATIONS]``                                                      changed only under ``torch.no_grad()`` or
+                                                                  through ``detach()``/``.data``
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not

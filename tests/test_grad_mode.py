@@ -192,8 +192,47 @@ class ClampInput(nn.Module):
         return self.a(x).pow(2).sum()
 
 
+class DetachActivation(nn.Module):
+    """An activation changed in place through ``detach()`` and ``.data`` (outside no_grad): eager changes its values
+    and keeps its history (the change itself is not recorded)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.a(x) * 1
+        h.detach().mul_(2)
+        h.data.clamp_(-0.3, 0.3)
+        return (h * h).sum()
+
+
+class ClipWeight(nn.Module):
+    """WGAN-style weight clipping in forward through ``.data``: the parameter changes, its gradient is eager's."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.a.weight.data.clamp_(-0.2, 0.2)
+        return self.a(x).pow(2).sum()
+
+
+class DetachInput(nn.Module):
+    """The input, a leaf that requires grad, scaled in place through ``detach()``: eager allows it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x.detach().mul_(0.5)
+        return self.a(x).pow(2).sum()
+
+
 @pytest.mark.parametrize("route", ["compile", "backend"])
-@pytest.mark.parametrize("build", [Renorm, ScaleActivation, Ema, ClampInput])
+@pytest.mark.parametrize("build", [Renorm, ScaleActivation, Ema, ClampInput, DetachActivation, ClipWeight, DetachInput])
 def test_in_place_changes_under_no_grad_keep_the_history(route, build):
     torch.manual_seed(0)
     model = build()

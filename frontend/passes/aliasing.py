@@ -33,7 +33,7 @@ from ..node import Node, map_arg
 from ..shape_prop import TensorMeta
 
 __all__ = ["is_view", "view_sources", "aliases", "lineage", "broadcasts", "overlap", "whole_root", "index_path",
-           "layout_sensitive_inputs"]
+           "layout_sensitive_inputs", "drops_history"]
 
 #: Tensor methods (and ``getattr`` attributes: ``x.T``, ``x.data``) whose result is, or may be, a view of self
 VIEW_METHODS = frozenset({
@@ -263,6 +263,14 @@ def _never_copies(gm: GraphModule, node: Node) -> bool:
         except AttributeError:
             return False
     return False
+
+
+def drops_history(node: Node) -> bool:
+    """Whether ``node`` is a view with its source's memory but none of its history: ``x.detach()``, ``x.data``."""
+    if node.op == "call_method":
+        return node.target == "detach"
+    return node.op == "call_function" and (node.target in (torch.detach, torch.Tensor.detach) or
+                                           (node.target is getattr and node.args[1:2] == ("data",)))
 
 
 def whole_root(gm: GraphModule, node: Node):

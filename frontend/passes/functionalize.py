@@ -70,8 +70,9 @@ from ..errors import PassError
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import TensorMeta
-from .aliasing import (DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, index_path, is_view, lineage, overlap,
-                       whole_root)
+from .aliasing import (DROPOUT_FUNCTIONS, _bound, _drops, aliases, broadcasts, drops_history, index_path, is_view,
+                       lineage, overlap, whole_root)
+from .grad_mode import keep_history
 
 __all__ = ["functionalize", "setitem", "mutated_base"]
 
@@ -439,6 +440,19 @@ def _rewrite(graph, node: Node, base: Node) -> Node:
     return typed
 
 
+def _kept(graph, new: Node, whole: Node) -> Node:
+    """``keep_history(new, whole)``: the new value of ``whole`` made by a write through a view without its history
+    (``y.detach().add_(1)``, ``y.data.clamp_(-c, c)``): eager changes ``y``'s elements and keeps its history, so
+    the gradient reaches what ``y`` reached (the write itself is not recorded)."""
+    with graph.inserting_after(new):
+        kept = graph.call_function(keep_history, (new, whole))
+    kept.meta[M.SOURCE] = new.meta.get(M.SOURCE)
+    kept.meta.update({M.TENSOR_META: whole.meta[M.TENSOR_META], M.FUNCTIONALIZED: True, M.REPLACES: whole})
+    if new.meta.get(M.GRAD_DISABLED):
+        kept.meta[M.GRAD_DISABLED] = True
+    return kept
+
+
 def functionalize(gm: GraphModule) -> GraphModule:
     """``gm`` with in-place tensor mutation rewritten out of place (see the module docstring); ``gm`` itself
     when it has none, else a new GraphModule on a copy of the graph (``gm`` is not changed).  Raises
@@ -469,6 +483,8 @@ def functionalize(gm: GraphModule) -> GraphModule:
         new = _rewrite(graph, node, base)
         # (the new value keeps the history of what it replaces: passes.history and, under no_grad, grad_mode)
         new.meta[M.REPLACES] = whole if whole is not None else base
+        if whole is not None and any(map(drops_history, lineage(out, base)[0])):
+            new = _kept(graph, new, whole)      # `y.detach().add_(1)`: eager's y keeps its history
         for user, old in later:
             user.replace_input_with(old, new)
         target = whole if whole is not None else base

@@ -40,7 +40,7 @@ from ..custom_functions import custom_function_output
 from ..wrap import wrap
 from .aliasing import CASTS, DROPOUT_FUNCTIONS, _bound, _drops, _on_cpu
 
-__all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions"]
+__all__ = ["apply_grad_mode", "keep_history", "unknown_history", "has_regions", "regions", "mark_quiet_mutations"]
 
 #: methods and functions that return the tensor itself when its shape and dtype stay (and, on fxla's CPU inputs,
 #: its device): casts, ``flatten`` that merges no dims, ``atleast_nd`` of a tensor that has the dims, ``conj`` of a
@@ -220,25 +220,34 @@ def regions(gm: GraphModule) -> Dict[Node, bool]:
 
 
 def _quietly_changed(final: Node) -> bool:
-    """Whether every in-place change leading to ``final`` (an input's value after the call) was made under grad
-    mode off: the chain of values each change replaced reaches the input through such changes alone."""
+    """Whether every in-place change leading to ``final`` (an input's value after the call) is one autograd does not
+    record: made under grad mode off, or through a view without history (``x.detach().add_(1)``, ``x.data`` ...:
+    functionalization's ``keep_history``).  The chain of values each change replaced reaches the input through such
+    changes alone."""
     node = final
     while node.op != "placeholder":
+        if node.op == "call_function" and node.target is keep_history:
+            node = node.args[1]
+            continue
         if not node.meta.get(M.GRAD_DISABLED) or node.meta.get(M.REPLACES) is None:
             return False
         node = node.meta[M.REPLACES]
     return True
 
 
-def apply_grad_mode(gm: GraphModule) -> None:
-    """Make the ``torch.no_grad()`` regions of ``gm``'s graph explicit, in place (see the module docstring), and
-    name the inputs it changes in place only under ``torch.no_grad()`` (``graph.meta["quiet_mutations"]``: eager
-    allows that on a tensor that requires grad)."""
-    regions = _Regions(gm)
-    regions.rewrite()
+def mark_quiet_mutations(gm: GraphModule) -> None:
+    """Name the inputs ``gm`` changes in place only in ways autograd does not record (under ``torch.no_grad()``,
+    through ``detach()``/``.data``): ``graph.meta["quiet_mutations"]``; eager allows that on a tensor that requires
+    grad."""
     mutations = gm.graph.meta.get(M.INPUT_MUTATIONS, {})
     quiet = frozenset(name for name, final in mutations.items() if _quietly_changed(final))
     if quiet:
         gm.graph.meta[M.QUIET_MUTATIONS] = quiet
+
+
+def apply_grad_mode(gm: GraphModule) -> None:
+    """Make the ``torch.no_grad()`` regions of ``gm``'s graph explicit, in place (see the module docstring)."""
+    regions = _Regions(gm)
+    regions.rewrite()
     gm.graph.lint()
     gm.recompile()

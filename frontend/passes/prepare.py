@@ -18,7 +18,7 @@ from ..node import Node
 from ..shape_prop import propagate_shapes
 from ..tracer import final_attribute_writes
 from .functionalize import functionalize
-from .grad_mode import apply_grad_mode, has_regions
+from .grad_mode import apply_grad_mode, has_regions, mark_quiet_mutations
 from .history import Histories, output_histories
 from .output_views import OutputView, output_views
 
@@ -72,6 +72,7 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
         if functional is gm:
             functional = GraphModule(gm, gm.graph.copy(), class_name=type(gm).__name__)
         apply_grad_mode(functional)
+    mark_quiet_mutations(functional)            # (inputs changed under no_grad or through detach() alone)
     attributes = final_attribute_writes(functional.graph)
     histories = output_histories(functional, attributes)
     for node in functional.graph.nodes:        # (read by the two passes above; a Node in meta is not kept)
