@@ -20,11 +20,19 @@ through ``generate`` compiles a few prefills::
 
 Padding is only right where the model ignores the padded positions -- an attention mask of zeros over them, and
 no op mixing positions without it (a mean over the sequence, a bidirectional attention without the mask).  fxla
-cannot prove that for a model, so it checks: the first call of each bucket also runs the unpadded inputs, finds
-the output dims that padding lengthened by exactly the padding (those are cut back, at this and every later call
-of the bucket), and compares the results (float tolerance by dtype, exact for integers and
-booleans); a difference raises :class:`BucketError` (and the bucket is never used).  So a bucket costs one extra program once, and a model that
-padding changes is refused rather than answered differently.
+cannot prove that for a model, so it checks: the first call of each length also runs the unpadded inputs, finds
+the output dims that padding lengthened (each is cut back by what padding added, at this and every later call of
+that length: a pooled or strided output dim by less than the padding), and compares the results (float tolerance
+by dtype, exact for integers and booleans); a difference raises :class:`BucketError` (again at every call of that
+length).  So each new length costs one unpadded
+call once, and a model that padding changes is refused rather than answered differently.
+
+``check="bucket"`` checks only the first two lengths of each bucket and then pads every other length of the
+bucket unchecked, cutting the dims those two checks agreed padding lengthens by exactly the padding (a bucket
+then compiles at most three programs, not one more per length): the caller vouches that the model ignores the
+padding at every length, which fxla cannot check there (an op that reads a fixed number of leading positions,
+``x[:, :8]``, may see padding at a short length only).  A cut that does not fit an output raises
+:class:`BucketError`.
 """
 from __future__ import annotations
 
@@ -52,7 +60,12 @@ class BucketError(FxlaError):
 class Bucketed:
     """``fn`` with its variable length padded to a few sizes (see the module docstring)."""
 
-    def __init__(self, fn: Callable, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right"):
+    def __init__(self, fn: Callable, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right",
+                 check: str = "length"):
+        if check not in ("length", "bucket"):
+            raise BucketError(f"check={check!r}: check each new 'length' against an unpadded call, or the first two "
+                              f"lengths of each 'bucket'", fix="pass check='length' (default) or check='bucket'")
+        self.check = check
         if side not in ("right", "left"):
             raise BucketError(f"side={side!r}: pad on the 'right' (the end) or the 'left' (the start)",
                               fix="pass side='right' (default) or side='left'")
@@ -75,8 +88,11 @@ class Bucketed:
         if unknown:
             raise BucketError(f"pad= names {unknown}, which {getattr(fn, '__name__', type(fn).__name__)} does not "
                               f"take", fix="name the arguments of the model's forward")
-        #: bucket -> per output leaf, the dims padding lengthens (learnt and checked at the bucket's first call)
-        self.plans: Dict[int, list] = {}
+        #: bucket -> {length: per output leaf, the dims padding lengthens} (learnt and checked at the length's
+        #: first call)
+        self.plans: Dict[int, Dict[int, list]] = {}
+        #: bucket -> the plan its first two checked lengths agreed on (``check="bucket"``: used unchecked)
+        self.trusted: Dict[int, list] = {}
         self._lock = threading.Lock()
 
     def bucket(self, length: int) -> Optional[int]:
@@ -120,19 +136,30 @@ class Bucketed:
             padded[name] = torch.cat([filler, t] if self.left else [t, filler], dim=dim)
         extra = size - length
         with self._lock:
-            plan = self.plans.get(size)
+            plan = self.plans.get(size, {}).get(length)
+            if plan is None and self.check == "bucket":
+                plan = self.trusted.get(size)
         if plan is not None:
-            return _unpad(self.fn(**padded), plan, extra, self.left)
+            return _unpad(self.fn(**padded), plan, extra, self.left, length, size)
         want = self.fn(**values)
         got = self.fn(**padded)
-        plan = [[d for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n - m == extra]
+        plan = [[(d, n - m) for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n > m]
                 if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor) and g.dim() == w.dim() else []
                 for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want))]
-        result = _unpad(got, plan, extra, self.left)
+        result = _unpad(got, plan, extra, self.left, length, size)
         self._check(result, want, length, size)
         with self._lock:
-            self.plans[size] = plan
+            checked = self.plans.setdefault(size, {})
+            checked[length] = plan
+            if len(checked) == 2:
+                # the dims both lengths cut by exactly their padding; a bucket whose checks cut otherwise (a
+                # strided or pooled output) keeps checking each new length
+                both = [[[(d, None) for d, _ in leaf] for leaf in p]
+                        if all(cut == size - n for leaf in p for _, cut in leaf) else None for n, p in checked.items()]
+                if both[0] is not None and both[0] == both[1]:
+                    self.trusted[size] = both[0]
         return result
+
 
     def _check(self, got, want, length: int, size: int) -> None:
         got_leaves, got_spec = pytree.tree_flatten(got)
@@ -157,26 +184,38 @@ class Bucketed:
                 problem = f"output {i} is {g!r} padded, {w!r} unpadded"
         if problem is not None:
             raise BucketError(f"padding length {length} to the bucket {size} changes the result: {problem}",
-                              why="the model does not ignore the padded positions (no attention mask over them, "
+                              why="why: the model does not ignore the padded positions (no attention mask over them, "
                                   "or an op that mixes positions without it)",
                               fix="pass the mask that covers the padding in pad= (fill 0), or do not bucket this "
                                   "model (symbolic dims alone compile one program per length)")
 
 
-def _unpad(result, plan, extra: int, left: bool):
-    """``result`` with each tensor leaf cut by ``extra`` elements (at the start if ``left``) along its dims in
-    ``plan``."""
+def _unpad(result, plan, extra: int, left: bool, length: int, size: int):
+    """``result`` with each tensor leaf cut along the dims of ``plan`` (per leaf ``(dim, elements)``; ``None``
+    elements: ``extra``), at the start if ``left``; a cut that does not fit the leaf raises :class:`BucketError`."""
     leaves, spec = pytree.tree_flatten(result)
     out = []
-    for leaf, dims in zip(leaves, plan + [[]] * (len(leaves) - len(plan))):
-        for d in dims:
-            leaf = leaf.narrow(d, extra if left else 0, leaf.shape[d] - extra)
+    for i, (leaf, dims) in enumerate(zip(leaves, plan + [[]] * (len(leaves) - len(plan)))):
+        for d, cut in dims:
+            cut = extra if cut is None else cut
+            if not isinstance(leaf, torch.Tensor) or d >= leaf.dim() or leaf.shape[d] < cut:
+                shape = tuple(leaf.shape) if isinstance(leaf, torch.Tensor) else type(leaf).__name__
+                raise BucketError(
+                    f"cannot cut the padding of length {length} (bucket {size}) off output {i}: it is {shape}, and "
+                    f"dim {d} was to lose {cut} elements",
+                    why="why: check='bucket' cuts the dims that padding lengthened by exactly the padding at the "
+                        "bucket's first two lengths; at this length padding lengthens this output otherwise (a "
+                        "strided or pooled output length)",
+                    fix="use check='length' (the default: each new length is checked once against an unpadded call)")
+            leaf = leaf.narrow(d, cut if left else 0, leaf.shape[d] - cut)
         out.append(leaf)
     return pytree.tree_unflatten(out, spec)
 
 
-def bucketed(fn: Callable, *, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right") -> Bucketed:
+def bucketed(fn: Callable, *, sizes: Sequence[int], pad: Dict[str, Tuple[int, Any]], side: str = "right",
+             check: str = "length") -> Bucketed:
     """``fn`` (a model, compiled or not, or a method such as ``model.generate``) with the variable length of the
-    ``pad`` arguments padded to the next of ``sizes`` (at the end, or the start with ``side="left"``); see
-    :mod:`fxla.buckets`."""
-    return Bucketed(fn, sizes, pad, side)
+    ``pad`` arguments padded to the next of ``sizes`` (at the end, or the start with ``side="left"``); each new
+    length is checked once against an unpadded call (``check="bucket"``: the first two lengths of each bucket);
+    see :mod:`fxla.buckets`."""
+    return Bucketed(fn, sizes, pad, side, check)

@@ -23,7 +23,8 @@ def _bert():
 def test_a_length_loop_compiles_a_few_programs_and_equals_eager(fresh_dynamo):
     model = _bert()
     compiled = torch.compile(model, backend="fxla")
-    serve = fxla.bucketed(compiled, sizes=(8, 16, 32), pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+    serve = fxla.bucketed(compiled, sizes=(8, 16, 32), pad={"input_ids": (1, 0), "attention_mask": (1, 0)},
+                          check="bucket")
     gen = torch.Generator().manual_seed(0)
     before = compile_stats()["compiles"] + compile_stats()["disk_hits"]
     with torch.no_grad():
@@ -37,8 +38,9 @@ def test_a_length_loop_compiles_a_few_programs_and_equals_eager(fresh_dynamo):
             torch.testing.assert_close(got.last_hidden_state, want.last_hidden_state, rtol=1e-4, atol=1e-4)
             torch.testing.assert_close(got.pooler_output, want.pooler_output, rtol=1e-4, atol=1e-4)
     executables = compile_stats()["compiles"] + compile_stats()["disk_hits"] - before
-    assert executables <= 2 * 3 + 1, executables       # each bucket, and one unpadded check per bucket
-    assert sorted(serve.plans) == [8, 16, 32]           # (each checked once against an unpadded call)
+    assert executables <= 3 * 3, executables           # each bucket, and two unpadded checks per bucket
+    assert {size: sorted(checked) for size, checked in serve.plans.items()} == {8: [3, 5], 16: [9, 12], 32: [20, 26]}
+    assert sorted(serve.trusted) == [8, 16, 32]
 
 
 class Unmasked(nn.Module):
@@ -72,6 +74,8 @@ def test_bad_arguments():
         fxla.bucketed(model, sizes=(8,), pad={"mask": (1, 0)})
     with pytest.raises(fxla.BucketError, match="sizes="):
         fxla.bucketed(model, sizes=(), pad={"x": (1, 0)})
+    with pytest.raises(fxla.BucketError, match="check="):
+        fxla.bucketed(model, sizes=(8,), pad={"x": (1, 0)}, check="never")
 
     def two(a, b):
         return a + b
@@ -82,8 +86,8 @@ def test_bad_arguments():
 
 def test_a_prompt_loop_through_generate_compiles_a_few_programs(fresh_dynamo):
     """Prompts of 20 lengths through ``generate`` (static cache), padded on the left to 3 buckets: the tokens are
-    eager's (unpadded) for every prompt, and XLA compiles at most 4 programs per bucket (prefill and decode, padded
-    and the unpadded check), not 2 per length."""
+    eager's (unpadded) for every prompt, and XLA compiles at most 6 programs per bucket (prefill and decode, padded
+    and the two unpadded checks), not 2 per length."""
     torch.manual_seed(0)
     model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128,
                                                                 n_positions=256, bos_token_id=0, eos_token_id=None))
@@ -95,10 +99,64 @@ def test_a_prompt_loop_through_generate_compiles_a_few_programs(fresh_dynamo):
     with torch.no_grad():
         want = [model.generate(input_ids=p, attention_mask=torch.ones_like(p), **options) for p in prompts]
     model.forward = torch.compile(model.forward, backend="fxla")
-    generate = fxla.bucketed(model.generate, sizes=(8, 16, 32), side="left",
+    generate = fxla.bucketed(model.generate, sizes=(8, 16, 32), side="left", check="bucket",
                              pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
     before = compile_stats()["compiles"] + compile_stats()["disk_hits"]
     with torch.no_grad():
         for p, expected in zip(prompts, want):
             assert torch.equal(generate(input_ids=p, attention_mask=torch.ones_like(p), **options), expected)
-    assert compile_stats()["compiles"] + compile_stats()["disk_hits"] - before <= 4 * 3
+    assert compile_stats()["compiles"] + compile_stats()["disk_hits"] - before <= 6 * 3
+
+
+class Down(nn.Module):
+    """Masked features downsampled by 2 (a strided front end): padding lengthens the output by half the padding."""
+
+    def forward(self, x, mask):
+        return nn.functional.avg_pool1d(x * mask[:, None, :], 2, 2)
+
+
+@pytest.mark.parametrize("check", ["length", "bucket"])
+def test_an_output_padding_lengthens_by_less_than_the_padding_is_cut_right_at_every_length(check):
+    """(Once the plan learnt at a bucket's first length cut every other length by its padding: a (1, 3, 4) result
+    where eager's is (1, 3, 10), and a raw narrow() error at length 10.)"""
+    torch.manual_seed(0)
+    model = Down()
+    serve = fxla.bucketed(fxla.compile(model, dynamic=True), sizes=(32,), pad={"x": (2, 0.0), "mask": (1, 0.0)},
+                          check=check)
+    for length in (31, 20, 10, 20, 5):
+        x, mask = torch.randn(1, 3, length), torch.ones(1, length)
+        got, want = serve(x=x, mask=mask), model(x, mask)
+        assert got.shape == want.shape == (1, 3, length // 2)
+        torch.testing.assert_close(got, want)
+    assert sorted(serve.plans[32]) == [5, 10, 20, 31]    # (each length checked: the cuts are not the padding)
+    assert serve.trusted == {}
+
+
+def test_each_length_is_checked():
+    """A model that padding changes at one length of a bucket only (a max over the first 8 positions, which see
+    padding below length 8) is refused at that length, not answered with the padding's values."""
+    def head(x):
+        return x[:, :8].amax(1)
+
+    serve = fxla.bucketed(fxla.compile(head, dynamic=True), sizes=(16,), pad={"x": (1, 0.0)})
+    x = -torch.rand(2, 12) - 1
+    torch.testing.assert_close(serve(x), head(x))
+    with pytest.raises(fxla.BucketError, match="padding length 5 to the bucket 16 changes the result"):
+        serve(-torch.rand(2, 5) - 1)
+    x = -torch.rand(2, 9) - 1
+    torch.testing.assert_close(serve(x), head(x))
+
+
+def test_check_bucket_refuses_a_cut_that_does_not_fit():
+    """``check="bucket"`` trusts the cut its first two lengths agreed on; where that cut does not fit an output it
+    raises BucketError, not narrow()'s error."""
+    def tail(x, mask):
+        return (x * mask)[:, 20:]
+
+    serve = fxla.bucketed(tail, sizes=(32,), pad={"x": (1, 0.0), "mask": (1, 0.0)}, check="bucket")
+    for length in (30, 25):
+        x, mask = torch.randn(2, length), torch.ones(2, length)
+        torch.testing.assert_close(serve(x, mask), tail(x, mask))
+    assert 32 in serve.trusted
+    with pytest.raises(fxla.BucketError, match="cannot cut the padding of length 10 .bucket 32. off output 0"):
+        serve(torch.randn(2, 10), torch.ones(2, 10))
