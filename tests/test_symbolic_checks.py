@@ -123,3 +123,32 @@ def test_list_indices_through_the_torch_compile_backend():
             x = torch.arange(2.0 * n).reshape(n, 2)
             for got, want in zip(compiled(x), pick(x)):
                 assert torch.equal(got, want)
+
+
+def _third(x):
+    return F.interpolate(x, scale_factor=1 / 3, mode="nearest")
+
+
+def test_an_interpolate_output_size_of_zero_is_refused_as_eager_refuses_it(fresh_dynamo):
+    """floor(n / 3) is 0 at n = 2, where torch's kernels raise: the program relies on every output size being
+    positive (a constraint checked per call), and a static size of 0 is a lowering error -- not an empty result."""
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        _third(torch.randn(1, 3, 2))
+    named = fxla.compile(_third, dynamic={"x": {2: fxla.Dim("n", max=64)}})
+    loose = fxla.compile(_third, dynamic=True)
+    dynamo = torch.compile(_third, backend="fxla", dynamic=True)
+    for fast in (named, loose, dynamo):
+        for n in (12, 9, 6, 13):
+            x = torch.randn(1, 3, n)
+            torch.testing.assert_close(fast(x), _third(x))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(n = 2\) break the constraint .*> 0"):
+        named(torch.randn(1, 3, 2))
+    for fast in (loose, dynamo):
+        with pytest.raises(fxla.FxlaError, match="greater than 0"):
+            fast(torch.randn(1, 3, 2))
+    x = torch.randn(1, 1, 3, 10)                         # H = 3 at factor 0.25: eager raises at any size
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        F.interpolate(x, scale_factor=0.25, mode="bilinear")
+    with pytest.raises(fxla.FxlaError, match=r"output sizes should be greater than 0, but got input \(3, 10\) and "
+                                             r"output \(0, 2\)"):
+        fxla.compile(lambda x: F.interpolate(x, scale_factor=0.25, mode="bilinear"))(x)

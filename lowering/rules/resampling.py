@@ -195,6 +195,12 @@ def _interpolate(ctx, input, size=None, scale_factor=None, mode="nearest", align
         raise ctx.error("interpolate(antialias=True) is not supported", "no lowering yet", "use antialias=False")
     if mode == "area":               # torch's definition: adaptive average pooling to the output size
         return ctx.lower(_ADAPTIVE_AVG_POOL[n], input, out)
+    if any(isinstance(d, int) and d == 0 for d in tuple(s.shape[2:]) + tuple(out)):
+        raise ctx.error(f"interpolate(mode={mode!r}): input and output sizes should be greater than 0, but got "
+                        f"input {tuple(s.shape[2:])} and output {tuple(out)}",
+                        "why: torch's kernels refuse an empty input or output size (a scale factor that rounds a "
+                        "size down to 0) and raise RuntimeError at this call", "pass a size or scale factor that "
+                        "gives every spatial dim at least one output")
     if not (mode in ("nearest", "nearest-exact", "bicubic") or mode in _LINEAR_MODES):
         raise ctx.error(f"interpolate(mode={mode!r}) is not supported yet", "fxla lowers nearest, nearest-exact, "
                         "linear, bilinear, trilinear, bicubic and area", "use one of those modes")
@@ -251,7 +257,9 @@ def _interpolate_meta(input, size=None, scale_factor=None, mode="nearest", align
     """F.interpolate's result on meta/fake tensors: torch's own where the input's sizes are numbers; for symbolic
     ones its output sizes by arithmetic (torch's upsample kernels read the sizes as doubles, which would fix every
     dim, the channels too), ``size`` as given or ``floor(in * scale_factor)`` (:func:`_scaled_size`).  The
-    lowering rule checks the arguments; torch's own checks ran on the traced call."""
+    lowering rule checks the arguments; torch's own checks ran on the traced call, and a symbolic output size
+    must be positive, as torch's kernels check at every call (a guard: each call's sizes are checked against
+    it).  Static sizes of 0 the lowering rule refuses."""
     if not has_symbolic_sizes(input) or size is None and scale_factor is None:
         return F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
     n = input.dim() - 2
@@ -259,6 +267,11 @@ def _interpolate_meta(input, size=None, scale_factor=None, mode="nearest", align
         out = list(size) if isinstance(size, (list, tuple)) else [size] * n
     else:
         out = [_scaled_size(d, f) for d, f in zip(input.shape[2:], ntuple(scale_factor, n))]
+    if mode != "area":                 # (area is adaptive average pooling, which takes an empty output)
+        for d, o in zip(input.shape[2:], out):
+            if isinstance(o, torch.SymInt):
+                torch._check(o > 0, lambda d=d, o=o: f"F.interpolate: input and output sizes should be greater "
+                             f"than 0, but got input {d} and output {o}")
     return input.new_empty(tuple(input.shape[:2]) + tuple(out))
 
 
