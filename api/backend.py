@@ -149,15 +149,30 @@ def _tensor_of_numbers(fx_node) -> bool:
             and len(fx_node.args) == 1 and all(_is_scalar(_example(n)) for n in fx_node.all_input_nodes))
 
 
+def _spelled_out(graph: Graph, fx_data, data):
+    """``data`` (fxla's mapping of dynamo's ``fx_data``) with every node whose example value is a ``torch.Size``
+    or tuple (``torch.tensor(x.shape)``, ``as_tensor(x.shape[1:])``) spelled out as a list of its items."""
+    if isinstance(fx_data, (tuple, list)):
+        return [_spelled_out(graph, f, d) for f, d in zip(fx_data, data)]
+    example = _example(fx_data) if isinstance(fx_data, torch.fx.Node) else None
+    if isinstance(example, (tuple, list)):
+        return [graph.create_node("call_function", operator.getitem, (data, i), {}) for i in range(len(example))]
+    return data
+
+
 def _full_of(graph: Graph, fx_node, data):
     """The tensor ``torch.tensor(data)`` makes (dtype and shape of dynamo's example value), from fxla ops:
-    ``torch.full((), number, dtype=...)`` per number, stacked and reshaped for a (nested) list."""
+    ``torch.full((), number, dtype=...)`` per number, stacked and reshaped for a (nested) list or a size."""
     example = _example(fx_node)
+    data = _spelled_out(graph, fx_node.args[0], data)
     if not isinstance(data, (tuple, list)):
         return graph.create_node("call_function", torch.full, ((), data), {"dtype": example.dtype},
                                  name=fx_node.name)
     numbers = [graph.create_node("call_function", torch.full, ((), v), {"dtype": example.dtype})
                for v in pytree.tree_leaves(data)]
+    if not numbers:                                   # (an empty size: torch.tensor(x.shape[2:]) of a 2-d x)
+        return graph.create_node("call_function", torch.zeros, (tuple(int(d) for d in example.shape),),
+                                 {"dtype": example.dtype}, name=fx_node.name)
     stacked = graph.create_node("call_function", torch.stack, (numbers,), {})
     return graph.create_node("call_method", "reshape", (stacked, tuple(int(d) for d in example.shape)), {},
                              name=fx_node.name)

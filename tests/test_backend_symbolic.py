@@ -76,6 +76,10 @@ CASES = {
     "tensor_of_sizes": lambda x: x * torch.tensor([[x.shape[0], x.shape[1]], [1, x.shape[0]]]).sum(),
     "as_tensor_of_ratio": lambda x: x * torch.as_tensor(x.shape[1] / 4),
     "scalar_tensor": lambda x: x * torch.scalar_tensor(x.shape[1]),
+    "tensor_of_shape": lambda x: torch.tensor(x.shape, dtype=torch.float32).sum() + x,   # (a torch.Size node:
+    "as_tensor_of_shape_slice": lambda x: torch.as_tensor(x.shape[1:]) * x.sum(),      # once a raw TypeError)
+    "new_tensor_of_shape": lambda x: x.new_tensor(x.shape) + x.sum(),
+    "tensor_of_empty_shape": lambda x: x + torch.tensor(x.shape[2:]).sum(),
     "pad_to_multiple": lambda x: torch.nn.functional.pad(x, (0, 8 - x.shape[1] % 8)),
     "size_returned": lambda x: (x * 2, x.shape[0], x.shape),
 }
