@@ -232,3 +232,15 @@ def test_dynamic_true_keeps_size_1_dims_static_and_the_rest_symbolic():
         x = torch.randn(1, n, 16)
         torch.testing.assert_close(fast(x), m(x), rtol=1e-5, atol=1e-5)
     assert fast._dynamic.lowerings == 1
+
+
+@pytest.mark.parametrize("fn", [lambda x: torch.roll(x, x.shape[1] // 3, 1),
+                                lambda x: x.roll((-(x.shape[1] // 2) - 1, 1), (1, 0))],
+                         ids=["shift_of_size", "negative_shifts_of_sizes"])
+def test_roll_by_a_shift_computed_from_a_size(fn):
+    """A SymInt shift (once a raw TypeError in the rule: ``tuple(SymInt)``) is size arithmetic of one program."""
+    fast = fxla.compile(fn, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+    for n in (10, 7, 9, 12, 3):
+        x = torch.randn(3, n)
+        torch.testing.assert_close(fast(x), fn(x), rtol=0, atol=0)
+    assert fast._dynamic.lowerings == 1

@@ -377,7 +377,7 @@ def _roll(ctx, input, shifts, dims=None):
         shape = ctx.sig(input).shape
         flat = ctx.reshape(input, (math.prod(shape),))
         return ctx.reshape(_roll(ctx, flat, shifts, 0), shape)
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    shifts = (shifts,) if isinstance(shifts, (int, torch.SymInt)) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     y = input
     for shift, dim in zip(shifts, dims):
