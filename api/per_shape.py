@@ -258,9 +258,15 @@ class SizeVariants:
     def choose(self, call: SizedCall, inputs):
         """``(the module of the first trace whose size guards and value guards hold for the call, None)``; else
         ``(None, what the most recent trace's size guards say)``, or ``(None, None)`` where some trace's size
-        guards hold and the call's data decides otherwise (a new trace, whatever the Dims)."""
+        guards hold and the call's data decides otherwise (a new trace, whatever the Dims).  A trace whose
+        polymorphic lowering failed (a named Dim's error: nothing was compiled from it) is dropped, so the next
+        call is traced again and meets that error, not the guards of a program that never existed."""
         first, sizes_hold = None, False
         for item in list(self.items):
+            if getattr(item.module, "_symbolic_failed", False):
+                self.items.remove(item)
+                self._drop(item)
+                continue
             problem = item.symbols.violation(call.leaves, call.leaf_names, guards=item.symbols.traced)
             if problem is not None:
                 first = first or problem

@@ -177,6 +177,7 @@ class SymbolicPrograms:
             # are lowered on their own (a static lowering raises what is wrong with the program itself, if anything)
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
             if self.spec.strict:
+                module._symbolic_failed = True              # (a concrete-shapes trace of it is no variant: per_shape)
                 _raise_static_error(module, gm, args)      # (what is wrong at these very shapes, if anything)
                 raise ShapeConstraintError(
                     f"the program cannot be lowered once for every size of its Dims: {first}",
@@ -191,6 +192,7 @@ class SymbolicPrograms:
         fixed = symbols.specialized()
         if fixed and self.spec.strict:
             node = fixed[0][2]
+            module._symbolic_failed = True
             raise fixed_dim_error(
                 fixed, f"{_op_text(node, gm) if node is not None else 'an op'} needs it to be",
                 why="that op's shape rule (torch's, or fxla's lowering of it) reads the size as a fixed number, so "

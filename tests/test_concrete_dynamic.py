@@ -290,3 +290,28 @@ def test_masked_select_with_symbolic_sizes(traces):
     for s in (6, 9):
         x = torch.rand(2, s)
         torch.testing.assert_close(fast(x), f(x))
+
+
+def test_a_trace_whose_lowering_failed_is_no_variant_whose_guards_later_sizes_break(monkeypatch):
+    """Nothing is compiled from a trace whose polymorphic lowering failed: a later size is traced again and meets
+    that error, not 'the sizes of this call (n = 7) break the constraint n > 8' of a program that never existed."""
+    from fxla.lowering import RULES          # (complete: the rules are imported)
+    relu = RULES[torch.relu]
+
+    def static_only(ctx, x, *args, **kwargs):
+        if not all(type(n) is int for n in ctx.sig(x).shape):      # (a symbolic size)
+            raise ValueError("relu: a ? size for the test")
+        return relu(ctx, x, *args, **kwargs)
+    monkeypatch.setitem(RULES, torch.relu, static_only)
+
+    def fn(x):
+        return torch.relu(x * 2 if x.shape[1] > 8 else x)
+    fast = fxla.compile(fn, concrete_shapes=True, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+    for n in (10, 7, 11):
+        with pytest.raises(fxla.ShapeConstraintError, match="cannot be lowered once for every size of its Dims: "
+                                                            "relu: a . size for the test"):
+            fast(torch.randn(3, n))
+    monkeypatch.setitem(RULES, torch.relu, relu)
+    for n in (7, 5):                         # (the failed traces are gone: this branch is traced and lowered afresh)
+        x = torch.randn(3, n)
+        torch.testing.assert_close(fast(x), fn(x))
