@@ -175,7 +175,7 @@ class SymbolicPrograms:
         except (FxlaError, ValueError, TypeError, RuntimeError, AttributeError) as err:
             # an op whose lowering (or torch's shape rule) cannot take symbolic sizes yet: the shapes of this call
             # are lowered on their own (a static lowering raises what is wrong with the program itself, if anything)
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            first = symbols.named(str(err).splitlines()[0]) if str(err) else type(err).__name__   # (s3 -> seq)
             if self.spec.strict:
                 module._symbolic_failed = True              # (a concrete-shapes trace of it is no variant: per_shape)
                 _raise_static_error(module, gm, args)      # (what is wrong at these very shapes, if anything)

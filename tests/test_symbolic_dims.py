@@ -244,3 +244,42 @@ def test_roll_by_a_shift_computed_from_a_size(fn):
         x = torch.randn(3, n)
         torch.testing.assert_close(fast(x), fn(x), rtol=0, atol=0)
     assert fast._dynamic.lowerings == 1
+
+
+INDEXING = {"from_the_end": lambda x: x[..., -x.shape[-1]:] * 2, "twice_from_the_end": lambda x: x[:, -2 * x.shape[1]:],
+            "int_of_size": lambda x: x[:, x.shape[1] // 2], "negative_int_of_size": lambda x: x[:, -(x.shape[1] // 2)],
+            "middle_of_sorted": lambda x: x.sort(1).values[:, x.shape[1] // 2],
+            "two_ints": lambda x: x[x.shape[1] // 4, x.shape[1] // 2 - 1, ...]}
+
+
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_indexing_by_sizes_is_one_program(name, fresh_dynamo):
+    """``x[..., -n:]`` (once 'slice [-s69:s69:1] is not a forward slice') and an int index that is a SymInt
+    (``x[:, n // 2]``: once refused, and torch's own indexing fixed the size) lower once for every size."""
+    fn = INDEXING[name]
+    named = fxla.compile(fn, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+    loose = fxla.compile(fn, dynamic=True)
+    dynamo = torch.compile(fn, backend="fxla", dynamic=True)
+    for n in (10, 7, 9, 12, 3, 2):
+        x = torch.randn(5, n, 3)
+        for fast in (named, loose, dynamo):
+            torch.testing.assert_close(fast(x), fn(x), rtol=0, atol=0)
+    assert named._dynamic.lowerings == 1
+
+
+def test_an_int_index_of_a_size_must_lie_in_its_dim():
+    fn = lambda x: x[:, 2 * x.shape[1] // 3 + 5]      # noqa: E731 (in range from n = 16 on)
+    fast = fxla.compile(fn, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+    for n in (20, 16, 30):
+        x = torch.randn(3, n)
+        torch.testing.assert_close(fast(x), fn(x), rtol=0, atol=0)
+    with pytest.raises(IndexError):
+        fn(torch.randn(3, 10))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(n = 10\) break the constraint .*\+ 5 < n"):
+        fast(torch.randn(3, 10))
+
+
+def test_a_refused_slice_names_the_dim_not_an_internal_symbol():
+    fast = fxla.compile(lambda x: x[:, torch.sym_max(x.shape[1] - 20, -3):], dynamic={"x": {1: fxla.Dim("n")}})
+    with pytest.raises(fxla.ShapeConstraintError, match=r"slice \[Min\(n, Max\(-3, n - 20\)\):n:1\] .* size n "):
+        fast(torch.randn(3, 10))

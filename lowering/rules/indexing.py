@@ -8,9 +8,11 @@ import operator
 
 import torch
 import torch.nn.functional as F
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
+from fxla.frontend.shape_prop import register_meta_function
 
 from ..emit import dim_size, expand_key, merge_tensor_indices, slice_bounds, tensor_index
 from ..registry import register, register_module
@@ -31,16 +33,16 @@ def _getitem(ctx, input, idx):
         size = sig.shape[d]
         if isinstance(k, tuple) and all(isinstance(e, int) and not isinstance(e, bool) for e in k):
             k = list(k)        # a tuple inside the index is a sequence of positions, as a list (dynamo's x[:, [-1]])
-        if isinstance(k, bool) or not isinstance(k, (int, slice, ir.Value, list)):
+        if isinstance(k, bool) or not isinstance(k, (int, torch.SymInt, slice, ir.Value, list)):
             raise ctx.error(f"indexing with {type(k).__name__} is not supported", "fxla lowers ints, slices, "
                             "None, '...' and one integer tensor index", "rewrite the index with those")
-        if isinstance(k, int):
+        if isinstance(k, (int, torch.SymInt)):       # (a SymInt: x[:, n // 2]; its sign a guard if not known)
             i = k + size if k < 0 else k
             starts.append(i), limits.append(i + 1), strides.append(1)
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
                 raise ctx.error("slice steps must be positive", "torch rejects them too", "use torch.flip")
-            lo, hi, step, length = slice_bounds(k, size)
+            lo, hi, step, length = slice_bounds(_from_the_end(k, size), size)
             starts.append(lo), limits.append(hi), strides.append(step)
             shape.append(length)
         else:
@@ -52,7 +54,9 @@ def _getitem(ctx, input, idx):
             shape.append(size)
         d += 1
     y = input
-    if (tuple(starts), tuple(limits)) != ((0,) * sig.rank, sig.shape) or any(s != 1 for s in strides):
+    # (compared without guards: a bound of a size, x[n // 4], may be 0 at some sizes and not at others)
+    if not all(statically_known_true(lo == 0) and statically_known_true(hi == n) and step == 1
+               for lo, hi, step, n in zip(starts, limits, strides, sig.shape)):
         y = ctx.emit(ops.slice, y, start=starts, limit=limits, stride=strides)
     y = ctx.reshape(y, shape)
     if tensor_at is None:
@@ -73,6 +77,46 @@ def _getitem(ctx, input, idx):
 
 
 register(operator.getitem)(_getitem)
+
+
+def _getitem_meta(value, idx):
+    """``value[idx]`` on meta values, where an int entry of ``idx`` may be a ``SymInt`` (``x[:, n // 2]``): torch's
+    own indexing reads such an index as its number, which would fix the size it comes from; the result's shape is
+    that of index 0 there, and the index lying in its dim is a guard (eager raises IndexError otherwise)."""
+    key = idx if isinstance(idx, tuple) else (idx,)
+    if not (isinstance(value, torch.Tensor) and any(isinstance(k, torch.SymInt) for k in key)
+            and all(k is None or k is Ellipsis or isinstance(k, (int, torch.SymInt, slice)) for k in key)):
+        return value[idx]
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    d, plain = 0, []
+    for k in key:
+        if k is Ellipsis:
+            d += value.dim() - used
+        elif k is not None:
+            if isinstance(k, torch.SymInt):
+                size = value.shape[d]
+                torch._check(k >= -size, lambda k=k, size=size, d=d: f"index {k} is out of bounds for dim {d} "
+                             f"with size {size}")
+                torch._check(k < size, lambda k=k, size=size, d=d: f"index {k} is out of bounds for dim {d} with "
+                             f"size {size}")
+                k = 0
+            d += 1
+        plain.append(k)
+    return value[tuple(plain)]
+
+
+register_meta_function(operator.getitem, _getitem_meta)
+
+
+def _from_the_end(k: slice, size) -> slice:
+    """``k`` with each symbolic bound the ShapeEnv knows to be negative (``x[..., -n:]``) counted from the end as
+    torch counts it, ``max(bound + size, 0)``."""
+    def bound(v):
+        if isinstance(v, torch.SymInt) and statically_known_true(v < 0):
+            v = v + size
+            return v if statically_known_true(v >= 0) else torch.sym_max(v, 0)
+        return v
+    return slice(bound(k.start), bound(k.stop), k.step)
 
 
 
