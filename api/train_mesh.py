@@ -31,11 +31,12 @@ from torch.utils import _pytree as pytree
 from fxla.base.shown import abbreviate
 from fxla.lowering.train_step import StepLayout
 from fxla.runtime.buffers import host_data, is_array
+from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import Partitioning, ShardingError, as_mesh, signature_of
 
 from .shard_plan import ShardPlan
 
-__all__ = ["MeshResidency", "StepSharding"]
+__all__ = ["MeshResidency", "StepSharding", "step_sharding"]
 
 _MODEL = "model."            # the step's objective holds the model under this name (fxla.train_step._Objective)
 
@@ -87,11 +88,12 @@ class StepSharding:
             args += [n for n, _ in states]
             labels += [f"optimizer state {n}/{s}" for n, s in states]
             outs += trainable + [n for n, _ in states]
-        if layout.accumulators:
-            args += trainable
-            labels += [f"accumulator {n}" for n in trainable]
+        if layout.accumulators:      # (the trainable parameters', then the clipping's other parameters')
+            accumulated = [_user_name(n) for n in layout.differentiated]
+            args += accumulated
+            labels += [f"accumulator {n}" for n in accumulated]
             if not update:
-                outs += trainable
+                outs += accumulated
         outs += [None] * bool(layout.value_checks)      # (the check code: replicated)
         n_args = len(signature_of(stablehlo)[0])
         rest = n_args - len(args)                       # the scalar packs and the clipping norm: replicated
@@ -156,3 +158,30 @@ def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
     64-bit words where the size allows."""
     word = np.uint64 if a.nbytes % 8 == 0 else np.uint8
     return bool(np.array_equal(a.reshape(-1).view(word), b.reshape(-1).view(word)))
+
+
+def unplaced(value, _placement):
+    """``to_device`` of a partitioned step: the value itself (its arguments are placed at once, later)."""
+    return value
+
+
+def unplaced_input(_position: int, value):
+    """``InputBuffers.put`` of a partitioned step: the value itself."""
+    return value
+
+
+def step_sharding(model, mesh, shard, device, concrete_shapes) -> Optional[StepSharding]:
+    """The partitioning of ``fxla.compile_step(mesh=, shard=)``, or None without ``mesh``."""
+    if shard and mesh is None:
+        raise ShardingError("fxla.compile_step: shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh("
+                            "{'data': 4}) (or fxla.distributed.mesh(...)) as well")
+    if mesh is None:
+        return None
+    if device is not None:
+        raise ShardingError("fxla.compile_step: pass either device= or mesh=, not both\nfix: a partitioned step "
+                            "runs on every device of its mesh; drop device=")
+    if concrete_shapes and spans_processes(as_mesh(mesh)):
+        raise ShardingError("fxla.compile_step: concrete_shapes=True cannot be combined with a mesh over several "
+                            "processes\nwhy: a concrete-shapes trace reads the batch's data, and each process holds "
+                            "only its part of it\nfix: drop concrete_shapes=True")
+    return StepSharding(mesh, shard)

@@ -18,12 +18,13 @@ the loss, differentiates it (:mod:`fxla.lowering.autodiff`) and builds the step
 (:func:`fxla.lowering.train_step.build_step`, update math in :mod:`fxla.lowering.optim`).
 
 Supported optimizers: ``torch.optim.SGD`` (momentum, dampening, nesterov, weight decay, maximize), ``Adam`` and
-``AdamW`` (amsgrad, weight decay, maximize); anything else raises :class:`StepError`.
+``AdamW`` (amsgrad, weight decay, maximize); anything else (a subclass's own ``step``) raises :class:`StepError`.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
@@ -41,13 +42,13 @@ from fxla.lowering.value_checks import raise_failed, read_code
 from fxla.runtime import to_device as _to_device
 from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
 from fxla.runtime.host_memory import retain_after_compile
-from fxla.runtime.multihost import place_sharded, spans_processes
-from fxla.runtime.sharding import ShardingError, as_mesh
+from fxla.runtime.multihost import place_sharded
 
 from .pipeline import COMPILING
 from .residency import Residency, resident_platform
 from .symbolic_gradients import step_for
-from .train_mesh import MeshResidency, StepSharding
+from .train_mesh import MeshResidency, _user_name as _user, step_sharding as _step_sharding, \
+    unplaced as _unplaced, unplaced_input as _unplaced_input
 from .signature import signature_key
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
@@ -67,7 +68,25 @@ class _Objective(torch.nn.Module):
         self.loss_fn = loss_fn
 
     def forward(self, *batch):
-        return self.loss_fn(self.model, *batch)
+        return _loss_first(self.loss_fn(self.model, *batch))
+
+
+class _MappingLoss(NamedTuple):
+    """The objective's result for a mapping (dict, ``ModelOutput``): its ``"loss"``, then the mapping itself."""
+    loss: Any
+    output: Any
+
+
+def _loss_first(out):
+    """``loss_fn``'s result with the loss as its first tensor: a mapping's ``"loss"`` (as Hugging Face's)."""
+    if isinstance(out, Mapping):
+        if "loss" not in out:
+            raise StepError(f"loss_fn returned a {type(out).__name__} without a 'loss' key (keys: "
+                            f"{abbreviate(list(out.keys()))})\nwhy: fxla.compile_step minimises a mapping's "
+                            f"'loss' entry, and none of its other entries is known to be the loss\nfix: return "
+                            f"the loss tensor (or a tuple with the loss first), or put it under 'loss'")
+        return _MappingLoss(out["loss"], out)
+    return out
 
 
 def _batch_names(loss_fn, n: int) -> List[str]:
@@ -92,7 +111,7 @@ def _objective(model, loss_fn, n: int) -> _Objective:
     names = _batch_names(loss_fn, n)
 
     def forward(self, *batch, **named):
-        return self.loss_fn(self.model, *batch, *[named[name] for name in names[len(batch):]])
+        return _loss_first(self.loss_fn(self.model, *batch, *[named[name] for name in names[len(batch):]]))
     forward.__signature__ = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
         [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
@@ -133,6 +152,24 @@ def _rule(optimizer, group) -> Tuple[UpdateRule, _Scalars]:
                     f"optimizer step (gradients are still fxla's)")
 
 
+_BASES = (torch.optim.AdamW, torch.optim.Adam, torch.optim.SGD)
+
+
+def _check_optimizer_class(optimizer) -> None:
+    """Refuse a subclass of SGD/Adam/AdamW that overrides ``step`` or ``_init_group`` (the step is the base's)."""
+    base = next((b for b in _BASES if isinstance(optimizer, b)), None)
+    if base is None:
+        return                                            # (_rule refuses it)
+    for name in ("step", "_init_group"):
+        own, base_method = getattr(type(optimizer), name, None), getattr(base, name, None)    # (torch wraps a
+        if own is not None and inspect.unwrap(own) is not inspect.unwrap(base_method):     # class's step once)
+            raise StepError(f"{type(optimizer).__name__} overrides torch.optim.{base.__name__}.{name}()\n"
+                            f"why: fxla.compile_step compiles {base.__name__}'s update itself, so the override "
+                            f"would never run\nfix: use torch.optim.{base.__name__} itself (its options and "
+                            f"param_groups work), or train with fxla.compile(model) and this optimizer's eager "
+                            f"step()")
+
+
 def _sgd_scalars(group, state) -> Dict[str, float]:
     first = "momentum_buffer" not in state or state["momentum_buffer"] is None
     momentum = float(group["momentum"])
@@ -170,6 +207,35 @@ def _group_snapshot(optimizer) -> List[Tuple[dict, list, int]]:
     return [(g, g["params"], len(g["params"])) for g in optimizer.param_groups]
 
 
+def _opmath(dtype: torch.dtype) -> torch.dtype:
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _rounded(value: float, dtype: torch.dtype) -> float:
+    return torch.tensor(value, dtype=dtype).item()
+
+
+def _refuse_shared_storage(params: Dict[str, torch.Tensor], trainable: List[str]) -> None:
+    """Refuse a trained parameter whose memory another parameter or buffer (a distinct tensor) overlaps
+    (``out.weight.data = emb.weight.data``): eager updates the memory once per parameter, in turn."""
+    spans: Dict[int, Dict[int, tuple]] = {}      # storage -> id(tensor) -> (name, first byte, end)
+    for name, t in params.items():
+        if t.numel():
+            start = t.storage_offset() * t.element_size()
+            end = start + (sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+            spans.setdefault(t.untyped_storage().data_ptr(), {}).setdefault(id(t), (name, start, end))
+    for held in spans.values():
+        held = list(held.values())
+        for i, (a, s0, e0) in enumerate(held):
+            for b, s1, e1 in held[i + 1:]:
+                if (a in trainable or b in trainable) and s0 < e1 and s1 < e0:
+                    raise StepError(f"the parameters {_user(a)} and {_user(b)} are distinct tensors sharing memory "
+                                    f"(tied through .data), and one of them is trained\nwhy: eager's optimizer "
+                                    f"updates the shared memory once per parameter, in turn; fxla.compile_step "
+                                    f"computes every update from the values before the step\nfix: tie them as one "
+                                    f"Parameter (model.out.weight = model.emb.weight), or freeze one of them")
+
+
 class _Program:
     """A compiled step program and its call plan, resolved once when it is built: the torch tensors of its
     parameter arguments, per trainable parameter its rule, optimizer group and scalar computation, and the
@@ -191,6 +257,7 @@ class _Program:
         #: per trainable parameter of an update: (name, tensor, rule, keeps state, Adam, scalars, pack)
         self.updates: List[tuple] = []
         self.pack_dtypes: List[torch.dtype] = []
+        self.pack_half: List[Optional[torch.dtype]] = []
         if layout.rules is not None:
             pack_of = {n: i for i, members in enumerate(layout.scalar_packs) for n in members}
             for n in layout.trainable:
@@ -199,8 +266,14 @@ class _Program:
                 # (eager SGD without momentum keeps no state for a parameter: neither does this)
                 self.updates.append((n, params[n], rule, bool(rule.state) or adam, adam,
                                      _rule(optimizer, group_of[n])[1], pack_of.get(n)))
-            self.pack_dtypes = [params[members[0]].dtype for members in layout.scalar_packs]
+            # (f16/bf16 parameters: float32 scalars, as torch's opmath reads Python scalars; fxla.lowering.optim)
+            #: per pack, the half type of its parameters (or None): the scalars torch rounds to it are rounded
+            self.pack_half = [params[m[0]].dtype if _opmath(params[m[0]].dtype) != params[m[0]].dtype else None
+                              for m in layout.scalar_packs]
+            self.pack_dtypes = [_opmath(params[members[0]].dtype) for members in layout.scalar_packs]
         self.groups = [group_of[n] for n in layout.trainable]       # each trainable parameter's group
+        #: the tensors whose gradients the step computes (trainable, then clipping's: StepLayout.differentiated)
+        self.differentiated = [params[n] for n in layout.differentiated]
         self._snapshot = _group_snapshot(optimizer)
         self.converters: Optional[List[Callable]] = None           # per result: device array -> torch tensor
         self.labels: Optional[List[str]] = None     # partitioned: what a multi-process mismatch calls each argument
@@ -248,6 +321,7 @@ class TrainStep:
                             f"fix: pass how many micro-batches to sum gradients over before each update")
         for group in optimizer.param_groups:
             _rule(optimizer, group)                       # (refuses what is not supported, now)
+        _check_optimizer_class(optimizer)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.max_grad_norm = max_grad_norm
         self.accumulation_steps = accumulation_steps
@@ -271,7 +345,8 @@ class TrainStep:
         self._programs: Dict[Tuple, List[_Program]] = {}       # key -> its programs, the latest first
         self._inputs = InputBuffers(self.device)                   # the batch's device buffers, kept while unchanged
         self._micro = 0
-        self._accumulated: Optional[List[Any]] = None
+        #: the gradient accumulators of this update's earlier micro-steps: name -> (its tensor, accumulator)
+        self._accumulated: Optional[Dict[str, Tuple[torch.Tensor, Any]]] = None
         self.compiles = 0
 
     # -- compilation ---------------------------------------------------------------------------------------------
@@ -295,25 +370,36 @@ class TrainStep:
         prepared = pipeline.prepare(compiled.graph_module, batch)
         return pipeline, prepared, pipeline.to_fxla(prepared)
 
-    def _trainable(self, program) -> Tuple[List[str], Dict[str, dict], Dict[str, str]]:
-        """The names of the parameters the step updates, the optimizer group of each, and the other names of
-        tied parameters (one tensor read under two names) -> the name the step uses."""
+    def _trainable(self, program) -> tuple:
+        """The names of the parameters the step updates, the optimizer group of each, the other names of tied
+        parameters (one tensor read under two names) -> the name the step uses, and when clipping the names of
+        the other model parameters with a gradient (they count in ``clip_grad_norm_(model.parameters())``) and
+        of the trained ones that are not the model's (they do not)."""
         groups = {id(p): g for g in self.optimizer.param_groups for p in g["params"]}
         names, group_of, first, tied, in_loss = [], {}, {}, {}, _in_loss(program)
+        clip_only, unclipped = [], []
+        model = {id(p) for p in self.model.parameters()} if self.max_grad_norm is not None else None
         for name in program.param_names:
             tensor = program.params[name]
             if id(tensor) in first:
                 tied[name] = first[id(tensor)]
                 continue
             first[id(tensor)] = name
-            if id(tensor) in groups and tensor.requires_grad and id(tensor) in in_loss:
+            if not tensor.requires_grad or id(tensor) not in in_loss:
+                continue
+            if id(tensor) in groups:
                 names.append(name)
                 group_of[name] = groups[id(tensor)]
+                if model is not None and id(tensor) not in model:
+                    unclipped.append(name)
+            elif model is not None and id(tensor) in model:
+                clip_only.append(name)
         if not names:
             raise StepError("none of the optimizer's parameters that require grad is read by the loss\n"
                             "fix: build the optimizer from the model's parameters: optimizer = "
                             "torch.optim.AdamW(model.parameters())")
-        return names, group_of, tied
+        _refuse_shared_storage(program.params, names)
+        return names, group_of, tied, clip_only, unclipped
 
     def _program(self, batch, update: bool) -> _Program:
         """The step program of this call: per what it depends on besides the weights' values: the batch's
@@ -377,6 +463,9 @@ class TrainStep:
         layout = program.layout
         device = self.device
         leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)
+        if any(getattr(t, "requires_grad", False) for t in leaves):
+            self._refuse_trained_inputs(batch, leaves)
+        _clear_grads(program)
         if program.objective.random:    # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
         # (partitioned: the arguments are collected as they are and placed at once, below)
@@ -405,8 +494,8 @@ class TrainStep:
             optimizer_state = self.optimizer.state
             for n, tensor, rule, keeps, adam, _, _ in program.updates:
                 state = optimizer_state[tensor] if keeps else {}
-                if adam and "step" not in state:
-                    state["step"] = torch.tensor(0.0, dtype=torch.float32)     # (eager's key order: step first)
+                if adam and "step" not in state:       # (eager's key order and dtype: step first, float64 when the
+                    state["step"] = torch.tensor(0.0, dtype=torch_optimizer._get_scalar_dtype())   # default is)
                 states.append(state)
                 for s in rule.state:
                     value = state.get(s)
@@ -415,15 +504,12 @@ class TrainStep:
                     else:
                         args.append(to_device(value if value is not None else torch.zeros_like(tensor), device))
         if layout.accumulators:
-            if self._accumulated is None:
-                zeros = owned_copy if isinstance(resident, Residency) else to_device
-                self._accumulated = [zeros(torch.zeros_like(program.objective.params[n]), device)
-                                     for n in layout.trainable]
-            args += self._accumulated
+            args += self._accumulators(program)
         if update:
             args += self._packs(program, states)
             if layout.clip:
-                args.append(self._scalar(float(self.max_grad_norm), torch.float32))
+                args.append(self._scalar(float(self.max_grad_norm),
+                                         torch.float64 if layout.clip_dtype == "f64" else torch.float32))
         if self._sharding is not None:         # (the processes of a multi-process run compare them first)
             args = place_sharded(args, program.executable.in_shardings, program.executable.label, check=check,
                                  names=program.labels)
@@ -433,6 +519,37 @@ class TrainStep:
             self.optimizer._opt_called = True      # (what a learning-rate scheduler checks: optimizer.step() ran)
             self._hooks("post")
         return value
+
+    def _refuse_trained_inputs(self, batch, leaves) -> None:
+        """Refuse a batch tensor the optimizer trains (``step(x, y, temperature)``): it would never be updated."""
+        trained = {id(p) for g in self.optimizer.param_groups for p in g["params"]}
+        names = _batch_names(self.loss_fn, len(batch))
+        for t in leaves:
+            if getattr(t, "requires_grad", False) and id(t) in trained:
+                where = next((f"batch argument {n!r}" for n, b in zip(names, batch) if b is t), "a batch argument")
+                raise StepError(f"{where} is a parameter of the optimizer (shape {tuple(t.shape)})\nwhy: "
+                                f"fxla.compile_step updates the parameters it reads from the model or loss_fn's "
+                                f"closure, never a batch input\nfix: make it a model attribute (model.t = "
+                                f"nn.Parameter(...)) or read it from loss_fn's closure, not from step()'s arguments")
+
+    def _accumulators(self, program: _Program) -> List[Any]:
+        """Per differentiated parameter, its accumulator from the earlier micro-steps, or zeros (eager's ``.grad``
+        is this step's alone); a parameter accumulated that this program does not differentiate is refused."""
+        held = self._accumulated or {}
+        wanted = {id(t) for t in program.differentiated}
+        lost = [n for n, (t, _) in held.items() if id(t) not in wanted]
+        if lost:
+            raise StepError(f"micro-step {self._micro + 1} of accumulation_steps={self.accumulation_steps} does not "
+                            f"compute a gradient for {', '.join(_user(n) for n in lost[:4])}"
+                            f"{' ...' if len(lost) > 4 else ''}, accumulated by the earlier micro-step(s)\nwhy: the "
+                            f"parameters trained changed within one accumulation (requires_grad, the optimizer's "
+                            f"groups, or which parameters the loss reads for this batch); eager would still "
+                            f"update them from their .grad, which fxla.compile_step cannot\nfix: change which "
+                            f"parameters are trained only after an update (every accumulation_steps calls)")
+        by_tensor = {id(t): array for t, array in held.values()}
+        zeros = owned_copy if isinstance(self._residency, Residency) else _to_device
+        return [by_tensor[id(t)] if id(t) in by_tensor else zeros(torch.zeros_like(t), self.device)
+                for t in program.differentiated]
 
     def _packs(self, program: _Program, states: List[dict]) -> List[Any]:
         """The scalar packs of an update (see :class:`~fxla.lowering.train_step.StepLayout`): each parameter's
@@ -446,11 +563,13 @@ class TrainStep:
             if pack is None:
                 continue
             # (a group decides its parameters' rule; groups are held by program.groups, so their ids stay theirs)
-            key = (id(group), scalars.state_key(state))
+            half = program.pack_half[pack]
+            key = (id(group), scalars.state_key(state), half)
             values = memo.get(key)
             if values is None:
                 computed = scalars.values(group, state)
-                values = memo[key] = tuple(computed[s] for s in rule.scalars)
+                values = memo[key] = tuple(_rounded(computed[s], half) if half and s in rule.rounded else computed[s]
+                                           for s in rule.scalars)
             packs[pack] += values
         return [self._pack(tuple(values), dtype) for values, dtype in zip(packs, program.pack_dtypes)]
 
@@ -510,8 +629,9 @@ class TrainStep:
             for name in layout.changed_buffers:
                 _store(resident, name, params[name], *next(rest))
             if not update:
-                if not failed or layout.accumulators:
-                    self._accumulated = [r for _, (_, r) in zip(layout.trainable, rest)]
+                if not failed or layout.accumulators:     # (per parameter name: its tensor and accumulator)
+                    self._accumulated = {n: (t, r) for n, t, (_, r) in
+                                         zip(layout.differentiated, program.differentiated, rest)}
                 self._micro += not failed
             else:
                 for n, tensor, *_ in program.updates:
@@ -527,8 +647,9 @@ class TrainStep:
         if failed:
             raise_failed(layout.value_checks, results[-1], type(self.model).__name__)
         values = iter(outputs)
-        return pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
-                                     objective.output_spec)
+        value = pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
+                                      objective.output_spec)
+        return value.output if isinstance(value, _MappingLoss) else value
 
 
 _INDEX_DTYPES = frozenset((torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8))
@@ -558,32 +679,6 @@ def _indices_in_range(checks, values) -> bool:
     return True
 
 
-def _unplaced(value, _placement):
-    """``to_device`` of a partitioned step: the value itself (its arguments are placed at once, later)."""
-    return value
-
-
-def _unplaced_input(_position: int, value):
-    """``InputBuffers.put`` of a partitioned step: the value itself."""
-    return value
-
-
-def _step_sharding(model, mesh, shard, device, concrete_shapes) -> Optional[StepSharding]:
-    if shard and mesh is None:
-        raise ShardingError("fxla.compile_step: shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh("
-                            "{'data': 4}) (or fxla.distributed.mesh(...)) as well")
-    if mesh is None:
-        return None
-    if device is not None:
-        raise ShardingError("fxla.compile_step: pass either device= or mesh=, not both\nfix: a partitioned step "
-                            "runs on every device of its mesh; drop device=")
-    if concrete_shapes and spans_processes(as_mesh(mesh)):
-        raise ShardingError("fxla.compile_step: concrete_shapes=True cannot be combined with a mesh over several "
-                            "processes\nwhy: a concrete-shapes trace reads the batch's data, and each process holds "
-                            "only its part of it\nfix: drop concrete_shapes=True")
-    return StepSharding(mesh, shard)
-
-
 def _leaves(batch) -> List[Any]:
     return [t for t in pytree.tree_leaves(batch) if is_array(t)]
 
@@ -606,7 +701,7 @@ def _donated(layout: StepLayout, n_inputs: int, update: bool, consumed: frozense
         donate += range(position, position + n_state)
         position += n_state
     if layout.accumulators and not update:      # (an update reads them and returns none: nothing to reuse)
-        donate += range(position, position + len(layout.trainable))
+        donate += range(position, position + len(layout.differentiated))
     return tuple(donate)
 
 
@@ -623,6 +718,21 @@ def _store(resident: Optional[Residency], slot, tensor: Optional[torch.Tensor], 
     return tensor
 
 
+def _clear_grads(program: _Program) -> None:
+    """Refuse gradient hooks on the parameters a step differentiates, and set their ``.grad`` to None (as
+    ``optimizer.zero_grad()``): the step's gradients stay in the program, an earlier ``.grad`` would be stale."""
+    for t in program.differentiated:
+        if t._backward_hooks or t._post_accumulate_grad_hooks:
+            name = next(n for n, u, _ in program.slots if u is t)
+            raise StepError(f"the parameter {_user(name)} has a gradient hook (Tensor.register_hook or "
+                            f"register_post_accumulate_grad_hook)\nwhy: fxla.compile_step computes and applies "
+                            f"the gradients inside one compiled program, where a Python hook cannot run\nfix: "
+                            f"remove the hook (freeze a parameter with requires_grad_(False); mask a gradient in "
+                            f"loss_fn), or train this model with fxla.compile(model) and an eager optimizer")
+        if t.grad is not None:
+            t.grad = None
+
+
 def _in_loss(program) -> set:
     """The ids of the parameters in the loss's history (its result 0): eager gives the others no gradient, None,
     and the optimizer leaves them as they are, weight decay included (one used only under no_grad, or in a
@@ -634,7 +744,7 @@ def _in_loss(program) -> set:
 
 def _build(step: TrainStep, objective, update: bool):
     """``(the step program of objective, (its StepLayout, the optimizer group of each trained parameter))``."""
-    trainable, group_of, tied = step._trainable(objective)
+    trainable, group_of, tied, clip_only, unclipped = step._trainable(objective)
     changed = [n for n in objective.mutated_params if tied.get(n, n) in trainable]
     if changed:
         raise StepError(f"forward changes the trained parameter(s) {', '.join(changed)} in place (e.g. clamping a "
@@ -644,7 +754,8 @@ def _build(step: TrainStep, objective, update: bool):
                         f"optimizer")
     rules = {n: _rule(step.optimizer, group_of[n])[0] for n in trainable} if update else None
     program, layout = build_step(objective, trainable, rules, accumulators=step.accumulation_steps > 1,
-                                 clip=update and step.max_grad_norm is not None, tied=tied)
+                                 clip=update and step.max_grad_norm is not None, tied=tied, clip_only=clip_only,
+                                 unclipped=unclipped)
     return program, (layout, group_of)
 
 
@@ -655,6 +766,8 @@ def _polymorphic_step(step: TrainStep, compiled, batch, update: bool):
     trained), or ``None`` where it is built for the batch's shapes alone."""
     optimizer = step.optimizer
     trained = tuple((id(p), p.requires_grad, i) for i, g in enumerate(optimizer.param_groups) for p in g["params"])
+    if step.max_grad_norm is not None:      # (the model's other parameters with a gradient count in the norm)
+        trained += tuple(p.requires_grad for p in step.model.parameters())
     key = (update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups), step.max_grad_norm is not None,
            step.accumulation_steps > 1, trained)
     return step_for(compiled._dynamic, compiled, compiled.graph_module, batch, key,
@@ -668,10 +781,10 @@ def compile_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_
     """A training step of ``model`` with ``optimizer`` as one compiled program: ``step = fxla.compile_step(model,
     optimizer, loss_fn)``, then ``loss = step(*batch)`` per batch (see docs/training.md).
 
-    ``loss_fn(model, *batch)`` computes the loss (a 0-d tensor, first if it returns a tuple), e.g.
+    ``loss_fn(model, *batch)`` computes the loss (a 0-d tensor, first of a tuple, a mapping's ``"loss"``), e.g.
     ``lambda m, x, y: F.cross_entropy(m(x), y)`` or ``lambda m, ids, labels: m(input_ids=ids, labels=labels).loss``.
-    ``max_grad_norm``: clip the gradients' total 2-norm before the update, as
-    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)``.  ``accumulation_steps``: sum the
+    ``max_grad_norm``: clip the gradients' total 2-norm before the update, as ``clip_grad_norm_(model.parameters(),
+    max_grad_norm)`` after ``model.zero_grad()`` and the backward (docs/training.md).  ``accumulation_steps``: sum the
     gradients of this many calls (micro-batches) and update on the last of them (divide the loss in ``loss_fn``
     to average, as with eager gradient accumulation).  ``concrete_shapes``: trace per input signature (Hugging Face
     models).  ``device``: as for :func:`fxla.compile`.  ``mesh`` / ``shard``: partition the step over a mesh (of

@@ -23,7 +23,7 @@ from fxla.dialects.mlir import func, ir
 from .autodiff.context import VJPContext
 from .autodiff.transform import differentiate, main_function
 from .errors import LoweringError
-from .optim import UpdateRule
+from .optim import UpdateRule, opmath
 from .program import FxlaProgram
 
 __all__ = ["StepLayout", "build_step"]
@@ -39,10 +39,12 @@ class StepLayout:
     scalar packs (``scalar_packs``: one 1-d argument per element type of the trainable parameters, holding the
     scalars of its rule (``scalars``, in order) of each parameter it names, in order: one argument where a
     scalar per parameter would be dozens, each a transfer and a dispatch check per call), then ``max_norm``
-    (0-d f32) when gradients are clipped.
+    (0-d, ``clip_dtype``) when gradients are clipped.
     Results: the objective's outputs (``n_outputs``: the loss first), the new values of the buffers it changes
     (``changed_buffers``), then either the new trainable parameters and their new state (an update) or the new
     accumulators (a micro-step), then the check code where the objective checks its data (``value_checks``).
+    ``clip_only``: frozen parameters differentiated only for the clipping norm (the model's parameters outside
+    the optimizer), which have accumulators too (after the trainable ones: :attr:`differentiated`).
     """
 
     n_batch: int
@@ -57,6 +59,13 @@ class StepLayout:
     #: the objective's value checks (:mod:`fxla.lowering.value_checks`): the step's last result is then their
     #: check code, and where it is not 0 the step's other state results are the values it was given
     value_checks: Tuple[Any, ...] = ()
+    clip_only: List[str] = field(default_factory=list)
+    clip_dtype: str = "f32"                  # the element type of ``max_norm`` (f64 for float64 gradients)
+
+    @property
+    def differentiated(self) -> List[str]:
+        """The parameters whose gradients the step computes (and accumulates): the trainable, then ``clip_only``."""
+        return self.trainable + self.clip_only
 
 
 def _kept(ctx: VJPContext, code: ir.Value, new: Sequence[ir.Value], old: Sequence[ir.Value]) -> List[ir.Value]:
@@ -81,18 +90,54 @@ def _inline(fn: ir.Operation, args: Sequence[ir.Value]) -> List[ir.Value]:
     return [env[v] for v in operations[-1].operands]
 
 
-def _clip(ctx: VJPContext, grads: List[ir.Value], max_norm: ir.Value) -> List[ir.Value]:
-    """``torch.nn.utils.clip_grad_norm_(params, max_norm)``: the 2-norm of the per-parameter 2-norms, then every
-    gradient times ``min(max_norm / (total + 1e-6), 1)``."""
-    norms = []
-    for g in grads:
-        squares = ctx.emit(ops.sum, ctx.emit(ops.mul, g, g), dims=(), keepdim=False)
-        norms.append(ctx.convert(ctx.emit(ops.sqrt, squares), "f32"))
-    stacked = ctx.emit(ops.concat, [ctx.reshape(n, (1,)) for n in norms], dim=0)
-    total = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, stacked, stacked), dims=(), keepdim=False))
-    coef = ctx.emit(ops.div, max_norm, ctx.emit(ops.add, total, ctx.tensor(1e-6, like=total)))
-    coef = ctx.emit(ops.minimum, coef, ctx.tensor(1.0, like=coef))
-    return [ctx.emit(ops.mul, g, ctx.convert(coef, ctx.sig(g).elem)) for g in grads]
+def _promoted(elems: Sequence[str]) -> str:
+    """torch's promotion of floating element types (f16 with bf16: f32)."""
+    if len(set(elems)) == 1:
+        return elems[0]
+    return "f64" if "f64" in elems else "f32"
+
+
+def _norm(ctx: VJPContext, g: ir.Value) -> ir.Value:
+    """``torch.linalg.vector_norm(g)``: accumulated in float32 for f16/bf16 (torch's opmath), in g's type."""
+    elem = ctx.sig(g).elem
+    acc = opmath(elem)
+    g = ctx.convert(g, acc)
+    squares = ctx.emit(ops.sum, ctx.emit(ops.mul, g, g), dims=(), keepdim=False)
+    return ctx.convert(ctx.emit(ops.sqrt, squares), elem)
+
+
+def clip_dtype(elems: Sequence[str]) -> str:
+    """The element type of the clipping's ``max_norm`` argument for gradients of ``elems``."""
+    return opmath(_promoted(list(elems))) if elems else "f32"
+
+
+def _clip(ctx: VJPContext, grads: List[ir.Value], counted: Sequence[bool], max_norm: ir.Value) -> List[ir.Value]:
+    """``torch.nn.utils.clip_grad_norm_(params, max_norm)`` over the gradients ``counted`` says, as torch computes
+    it: each gradient's 2-norm in its own type, the 2-norm of those stacked (in their promoted type), then
+    ``clamp(reciprocal(total + 1e-6) * max_norm, max=1)``, each op in that type (float32 opmath for f16/bf16),
+    and every counted gradient times it (``g.mul_(coef)``: in their promoted type, rounded to g's)."""
+    chosen = [g for g, c in zip(grads, counted) if c]
+    if not chosen:                    # (eager: no gradients, nothing clipped)
+        return grads
+    elem = _promoted([ctx.sig(g).elem for g in chosen])
+    acc = opmath(elem)
+
+    def rounded(v):                   # one torch op on 0-d `elem` tensors: computed in acc, rounded to elem
+        return ctx.convert(ctx.convert(v, elem), acc)
+    stacked = ctx.emit(ops.concat, [ctx.reshape(ctx.convert(_norm(ctx, g), elem), (1,)) for g in chosen], dim=0)
+    total = ctx.convert(_norm(ctx, stacked), acc)
+    total = rounded(ctx.emit(ops.add, total, ctx.tensor(1e-6, like=total)))
+    coef = rounded(ctx.emit(ops.div, ctx.tensor(1.0, like=total), total))          # max_norm / t: reciprocal(t) * ..
+    coef = rounded(ctx.emit(ops.mul, coef, ctx.convert(max_norm, acc)))
+    coef = ctx.convert(ctx.emit(ops.minimum, coef, ctx.tensor(1.0, like=coef)), elem)
+    out = []
+    for g, c in zip(grads, counted):
+        if c:
+            e = ctx.sig(g).elem
+            both = _promoted([e, elem])
+            g = ctx.convert(ctx.emit(ops.mul, ctx.convert(g, both), ctx.convert(coef, both)), e)
+        out.append(g)
+    return out
 
 
 def _unpack(ctx: VJPContext, packs: Sequence[ir.Value], members: List[List[str]],
@@ -112,22 +157,25 @@ def _unpack(ctx: VJPContext, packs: Sequence[ir.Value], members: List[List[str]]
 
 
 def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional[Dict[str, UpdateRule]], *,
-               accumulators: bool = False, clip: bool = False, tied: Optional[Dict[str, str]] = None) -> tuple:
+               accumulators: bool = False, clip: bool = False, tied: Optional[Dict[str, str]] = None,
+               clip_only: Sequence[str] = (), unclipped: Sequence[str] = ()) -> tuple:
     """The step program of ``objective`` (see the module docstring) and its :class:`StepLayout`.  ``rules``:
     the update of each trainable parameter (``None``: a micro-step that only adds the gradients to the
     accumulators, which it then needs).  ``tied``: parameter names of the objective that are another name of the
     same tensor (tied weights: a language model's embedding and output layer) -> the name the step uses for it;
-    the step takes it once and updates it with the sum of both gradients, as autograd accumulates them."""
+    the step takes it once and updates it with the sum of both gradients, as autograd accumulates them.
+    ``clip_only``: frozen parameters whose gradients count in the clipping norm (and are accumulated);
+    ``unclipped``: trainable parameters whose gradients neither count nor are clipped (not the model's)."""
     if rules is None and not accumulators:
         raise ValueError("a step without an update must accumulate")
     if objective.mutated_inputs or objective.written_attributes:
         raise LoweringError("a training step cannot change its inputs in place or assign module attributes\n"
                             "fix: compute new tensors in the model instead of changing its inputs/attributes")
-    trainable = list(trainable)
+    trainable, clip_only = list(trainable), list(clip_only)
     tied = dict(tied or {})
     names = objective.param_names
     canonical = [n for n in names if n not in tied]
-    missing = [n for n in trainable if n not in names]
+    missing = [n for n in trainable + clip_only if n not in names]
     if missing:
         raise LoweringError(f"internal error: trainable parameters {missing} are not read by the objective\n"
                             "fix: report this as an fxla bug")
@@ -142,32 +190,38 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
             raise LoweringError("the training objective must return a 0-d floating-point loss first\n"
                                 "fix: return the loss (e.g. F.cross_entropy(model(x), y)) from the loss function")
         param_arg = {n: n_batch + i for i, n in enumerate(names)}
-        wrt_names = [n for n in names if tied.get(n, n) in trainable]
+        differentiated = trainable + clip_only
+        wrt_names = [n for n in names if tied.get(n, n) in differentiated]
         diff = differentiate(objective, [param_arg[n] for n in wrt_names], [0])
         frozen = [n for n in canonical if n not in trainable]
         layout = StepLayout(n_batch, frozen, trainable, rules, accumulators, clip, objective.layout.outputs,
-                            list(objective.mutated_params), value_checks=tuple(objective.value_checks))
+                            list(objective.mutated_params), value_checks=tuple(objective.value_checks),
+                            clip_only=clip_only)
 
         types = [a.type for a in block.arguments]
+        layout.clip_dtype = clip_dtype([sig_of(types[param_arg[n]]).elem for n in differentiated
+                                        if n not in unclipped])
         arg_types = types[:n_batch] + [types[param_arg[n]] for n in frozen] + [types[param_arg[n]] for n in trainable]
         state_names = {n: rules[n].state if rules is not None else () for n in trainable}
         scalar_names = {n: rules[n].scalars if rules is not None else () for n in trainable}
         for n in trainable:
             arg_types += [types[param_arg[n]]] * len(state_names[n])
         if accumulators:
-            arg_types += [types[param_arg[n]] for n in trainable]
+            arg_types += [types[param_arg[n]] for n in differentiated]
         packs: Dict[str, List[str]] = {}               # element type -> the parameters whose scalars it holds
         pack_types: Dict[str, ir.Type] = {}
         for n in trainable:
             if scalar_names[n]:
-                elem_type = ir.RankedTensorType(types[param_arg[n]]).element_type
-                packs.setdefault(str(elem_type), []).append(n)
-                pack_types[str(elem_type)] = elem_type
+                elem = sig_of(types[param_arg[n]]).elem     # (f16/bf16: float32 scalars, as torch's opmath)
+                packs.setdefault(opmath(elem), []).append(n)
+                pack_types[opmath(elem)] = ir.RankedTensorType(types[param_arg[n]]).element_type \
+                    if opmath(elem) == elem else ir.F32Type.get()
         layout.scalar_packs = list(packs.values())
         for elem, members in packs.items():
             arg_types.append(ir.RankedTensorType.get([sum(len(scalar_names[n]) for n in members)], pack_types[elem]))
         if clip:
-            arg_types.append(ir.RankedTensorType.get([], ir.F32Type.get()))
+            arg_types.append(ir.RankedTensorType.get([], ir.F64Type.get() if layout.clip_dtype == "f64"
+                                                     else ir.F32Type.get()))
 
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
@@ -178,7 +232,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         values = {n: next(args) for n in frozen}
         values.update({n: next(args) for n in trainable})
         state = {n: {s: next(args) for s in state_names[n]} for n in trainable}
-        acc = {n: next(args) for n in trainable} if accumulators else {}
+        acc = {n: next(args) for n in differentiated} if accumulators else {}
         pack_args = [next(args) for _ in packs]
         max_norm = next(args) if clip else None
         original = batch + [values[tied.get(n, n)] for n in names]
@@ -201,19 +255,19 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
                 for n, g in zip(wrt_names, partial):         # (tied names: their gradients add up)
                     key = tied.get(n, n)
                     summed[key] = g if key not in summed else ctx.emit(ops.add, summed[key], g)
-                grads = [summed[n] for n in trainable]
+                grads = [summed[n] for n in differentiated]
                 if accumulators:
-                    grads = [ctx.emit(ops.add, acc[n], g) for n, g in zip(trainable, grads)]
+                    grads = [ctx.emit(ops.add, acc[n], g) for n, g in zip(differentiated, grads)]
                 returned = list(outputs)
                 if code is not None:      # a failed check keeps every state the step donates as it was
                     returned[layout.n_outputs:] = _kept(ctx, code, returned[layout.n_outputs:],
                                                         [values[n] for n in layout.changed_buffers])
                 if rules is None:
                     returned += grads if code is None or not accumulators else \
-                        _kept(ctx, code, grads, [acc[n] for n in trainable])
+                        _kept(ctx, code, grads, [acc[n] for n in differentiated])
                 else:
                     if clip:
-                        grads = _clip(ctx, grads, max_norm)
+                        grads = _clip(ctx, grads, [n not in unclipped for n in differentiated], max_norm)
                     scalars = _unpack(ctx, pack_args, layout.scalar_packs, scalar_names)
                     new_params, new_states = [], []
                     for n, g in zip(trainable, grads):
