@@ -152,3 +152,26 @@ def test_an_interpolate_output_size_of_zero_is_refused_as_eager_refuses_it(fresh
     with pytest.raises(fxla.FxlaError, match=r"output sizes should be greater than 0, but got input \(3, 10\) and "
                                              r"output \(0, 2\)"):
         fxla.compile(lambda x: F.interpolate(x, scale_factor=0.25, mode="bilinear"))(x)
+
+
+def _crop(x):
+    return F.pad(x, (-2, 1, 1, -3))
+
+
+def test_a_negative_padding_longer_than_a_symbolic_dim_is_refused_as_eager_refuses_it(fresh_dynamo):
+    """torch crops H = 2 by 3 after padding 1 (narrow(): length must be non-negative); the polymorphic program
+    gave an empty tensor there.  The crops are constraints of the program now."""
+    with pytest.raises(RuntimeError, match="narrow"):
+        _crop(torch.randn(1, 2, 2, 4))
+    named = fxla.compile(_crop, dynamic={"x": {2: fxla.Dim("h")}})
+    loose = fxla.compile(_crop, dynamic=True)
+    dynamo = torch.compile(_crop, backend="fxla", dynamic=True)
+    for fast in (named, loose, dynamo):
+        for h in (5, 3, 8):
+            x = torch.randn(1, 2, h, 4)
+            torch.testing.assert_close(fast(x), _crop(x))
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(h = 2\) break the constraint h - 3 >= 0"):
+        named(torch.randn(1, 2, 2, 4))
+    for fast in (loose, dynamo):
+        with pytest.raises(fxla.FxlaError, match="crops dim 2 of size 2 by .1, -3., more than it holds"):
+            fast(torch.randn(1, 2, 2, 4))

@@ -123,12 +123,25 @@ def _pad_meta(input, pad, mode="constant", value=None):
     """F.pad's result on meta/fake tensors, by shape arithmetic alone: torch's kernel for constant padding reads
     the sizes as plain ints, so a symbolic size would be fixed to its traced value (the padded sizes are
     ``size + low + high`` in every mode; the modes' limits are checked by the lowering rule above; constant
-    padding by a symbolic amount keeps it symbolic)."""
+    padding by a symbolic amount keeps it symbolic).  Constant padding's crops of a symbolic size are guards:
+    torch crops by each negative amount in turn and raises where a crop is longer than what is left."""
     shape = list(input.shape)
     for d, low, high in _pairs(len(shape), _amounts(pad, mode)):
         if d >= 0:                      # (more pairs than dims: the lowering rule refuses the call)
+            if mode == "constant":
+                _crop_guards(shape[d], low, high, d)
             shape[d] = shape[d] + low + high
     return input.new_empty(shape)
+
+
+def _crop_guards(size, low, high, dim) -> None:
+    """:func:`_check_crop` for a symbolic size or amount: each length left after a crop must be non-negative (a
+    guard of the program, so checked at every call's sizes; static ones the rule checks)."""
+    left = size + torch.sym_min(low, 0)
+    for length in (left, left + torch.sym_min(high, 0), size + low + high):
+        if isinstance(length, torch.SymInt):
+            torch._check(length >= 0, lambda: f"F.pad crops dim {dim} of size {size} by ({low}, {high}), more than "
+                         f"it holds (narrow(): length must be non-negative)")
 
 
 register_meta_function(F.pad, _pad_meta)
