@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -26,16 +27,21 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.base.errors import FxlaError
+from fxla.base.source import user_frame_location
 
 from . import meta as M
 
-__all__ = ["Dim", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node", "plain"]
+__all__ = ["Dim", "DimError", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node", "plain"]
 
 
 class ShapeConstraintError(FxlaError):
     """A call's sizes break a constraint of a polymorphic program: a :class:`Dim`'s bounds or divisibility, two
     uses of one :class:`Dim` with different sizes, or a condition the traced program relied on (a ``view`` that
     needs ``seq % heads == 0``)."""
+
+
+class DimError(FxlaError, ValueError):
+    """A :class:`Dim` made with a name or range it cannot have (``Dim("n", min=1)``)."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +58,20 @@ class Dim:
     multiple_of: int = 1
 
     def __post_init__(self):
-        if not self.name.isidentifier():
-            raise ValueError(f"Dim name {self.name!r} must be a Python identifier")
-        if self.min < 2 or (self.max is not None and self.max < self.min) or self.multiple_of < 1:
-            raise ValueError(f"Dim({self.name!r}): need 2 <= min <= max and multiple_of >= 1 (got min={self.min}, "
-                             f"max={self.max}, multiple_of={self.multiple_of})")
+        where = user_frame_location(frame=sys._getframe(2))      # (the caller of the dataclass's __init__)
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise DimError(f"Dim name {self.name!r} must be a Python identifier", where=where,
+                           fix="name it like a variable: Dim('seq')")
+        if self.min < 2:
+            raise DimError(f"Dim({self.name!r}, min={self.min}): min must be at least 2", where=where,
+                           why="why: sizes 0 and 1 are never symbolic (torch's and TorchDynamo's convention: a size-1 "
+                               "dim broadcasts); a call where the Dim's dims have such a size is compiled for its "
+                               "shapes alone, without a Dim, so min=2 already takes every size",
+                           fix="leave min out (2); an exported artifact takes sizes from 2 only")
+        if (self.max is not None and self.max < self.min) or self.multiple_of < 1:
+            raise DimError(f"Dim({self.name!r}): need 2 <= min <= max and multiple_of >= 1 (got min={self.min}, "
+                           f"max={self.max}, multiple_of={self.multiple_of})", where=where,
+                           fix="pass a max of at least min, and a positive multiple_of")
 
     def problem(self, size: int) -> Optional[str]:
         """Why ``size`` is outside this dim's range, or ``None``."""

@@ -209,7 +209,10 @@ def test_option_errors():
     with pytest.raises(fxla.OptionError, match=r"names \['y'\], which the traced program does not take"):
         fast(torch.randn(2, 5, 16))
     with pytest.raises(ValueError, match="need 2 <= min <= max"):
-        fxla.Dim("seq", min=1)
+        fxla.Dim("seq", min=3, max=2)
+    with pytest.raises(fxla.FxlaError, match=r"(?s)Dim\('seq', min=1\): min must be at least 2\n  at .*"
+                                             r"test_symbolic_dims.py.*why: sizes 0 and 1 are never symbolic"):
+        fxla.Dim("seq", min=1)                     # (a ValueError too)
 
 
 def test_torch_compile_lowers_each_symbolic_graph_once(caplog):
