@@ -36,7 +36,7 @@ from fxla.runtime.sharding import ShardingError, as_mesh
 from .autocast import check_not_autocast
 from .autograd import gradient_sources, gradient_texts, guard_refused, run_with_grad
 from .dispatch import call_plan, checked_plan, fast_key
-from .gradients import guard_for
+from .gradients import check_reverse_mode, guard_for
 from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
 from .interop import jax_function
 from .modes import CallWatch, ModeTraces
@@ -658,6 +658,7 @@ class CompiledModule(CompileControl):
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         if shared:
             check_not_autocast(self.__name__)
+            check_reverse_mode(self.__name__, leaves)
         entry = self._entry(bound)      # (the weights were checked by the Dispatch that sent the call here)
         if entry.layout_sensitive:
             self._binding.check_layouts(self.graph_module, entry, bound)

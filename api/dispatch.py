@@ -32,6 +32,7 @@ from fxla.runtime._fastcall import DirectCall, HostCall
 from fxla.runtime.buffers import host_array, host_input, to_device, viewer
 
 from .autocast import check_not_autocast
+from .gradients import check_reverse_mode
 from .outputs import remake
 
 
@@ -158,6 +159,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
 
             def call(args):
                 check_not_autocast(name)
+                check_reverse_mode(name, args)
                 value = convert0(args[0])
                 try:
                     outs = run(*params, value)
@@ -167,6 +169,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
         else:
             def call(args):
                 check_not_autocast(name)
+                check_reverse_mode(name, args)
                 values = [convert(a) if convert else a for convert, a in zip(inputs, args)]
                 try:
                     outs = run(*params, *values)
@@ -211,6 +214,7 @@ def checked_plan(name: str, executable, run: Callable, args: Sequence[Any], sens
             return general(*args)
         if tensors:
             check_not_autocast(name)
+            check_reverse_mode(name, args)
         if lock is None:
             return run(args)
         with lock:

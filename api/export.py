@@ -20,6 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fxla.autocast import check_not_autocast
+from fxla.gradients import check_reverse_mode
 from fxla.base.shown import abbreviate
 from fxla.compile import CompiledModule
 from fxla.frontend.remedies import EXPORT, spelled_as
@@ -319,6 +320,7 @@ class LoadedModule:
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
             check_not_autocast(self.__name__)
+            check_reverse_mode(self.__name__, leaves)
         if self._results.layout.mutates:                 # state-writing calls: one at a time
             with self._state_lock:
                 return self._run(executable, tensors, leaves, shared)

@@ -19,9 +19,10 @@ import sys
 from typing import Any, List, Mapping, Optional, Sequence
 
 import torch
+from torch.autograd import forward_ad
 
-from fxla.errors import FxlaError, format_location
-from fxla.frontend.source import location_at, user_frame
+from fxla.errors import FxlaError, format_location, format_message
+from fxla.frontend.source import location_at, user_frame, user_frame_location
 
 _SHOWN = 4          # sources of gradient named in the message (more: the first 3, and a count)
 
@@ -140,3 +141,23 @@ def guard_for(name: str, params: Optional[Mapping[str, Any]], output: str) -> Op
     """The guard of a module's calls, or ``None`` when its outputs are not torch tensors (``output="jax"``:
     jax arrays have no autograd)."""
     return GradientGuard(name, params or {}) if output == "torch" else None
+
+
+def check_reverse_mode(name: str, tensors: Sequence[Any]) -> None:
+    """Raise :class:`GradientError` for a call made under forward-mode AD with a dual tensor among ``tensors``
+    (``torch.autograd.forward_ad``) or inside a ``torch.func`` transform (``jvp``, ``jacfwd``, ``vmap``, ``grad``):
+    fxla differentiates its programs in reverse mode only, and torch would get the outputs without a tangent (or
+    batch) -- a silent wrong answer.  Cheap when neither is active (a module global and one C call)."""
+    why = None
+    if forward_ad._current_level >= 0 and any(
+            isinstance(t, torch.Tensor) and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        why = ("why: it was given a dual tensor (torch.autograd.forward_ad): fxla differentiates its programs in reverse "
+               "mode only, so the outputs would come back without a tangent")
+    elif torch._C._functorch.peek_interpreter_stack() is not None:
+        why = ("why: it runs inside a torch.func transform (jvp, jacfwd, vmap, grad ...), whose wrapped tensors a compiled "
+               "program cannot take: it would get their plain values, without the transform's tangents or batch")
+    if why is not None:
+        raise GradientError(format_message(
+            f"{name} cannot follow forward-mode automatic differentiation", user_frame_location(), why=why,
+            fix="use reverse mode (loss.backward(), torch.autograd.grad, torch.autograd.functional.jacobian / "
+                "hvp), or call the model eagerly inside the transform"))

@@ -216,3 +216,13 @@ def safe_softmax(ctx, scores):
     zero = ctx.tensor(0.0, like=scores)
     weights = ctx.emit(ops.softmax, ctx.emit(ops.where, empty, zero, scores), dim=-1)
     return ctx.emit(ops.where, empty, zero, weights)
+
+
+def norm_root(ctx, total, p: float = 2.0):
+    """``total ** (1 / p)`` (``sqrt`` for 2) of a norm's sum of powers, with torch's ``norm_backward`` at 0: no
+    gradient where ``total`` is 0 (``std``, ``pairwise_distance``, the norms of ``cosine_similarity``); the root of
+    a zero is taken of 1 and dropped, so no ``inf * 0`` reaches the gradient, also when differentiated again."""
+    zero = ctx.emit(ops.eq, total, ctx.tensor(0.0, like=total))
+    safe = ctx.emit(ops.where, zero, ctx.tensor(1.0, like=total), total)
+    root = ctx.emit(ops.sqrt, safe) if p == 2 else ctx.emit(ops.pow, safe, ctx.tensor(1.0 / p, like=total))
+    return ctx.emit(ops.where, zero, ctx.tensor(0.0, like=total), root)

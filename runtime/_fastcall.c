@@ -9,9 +9,10 @@
      plan = plans.get(key)                        none, or keyword arguments: general(*args, **kwargs)
      plan.host   = HostCall(run, params, views, build, grad):
                    torch tensors in and out (views: (dtype, shape) per result):
-                   torch autocast enabled (torch._C._is_any_autocast_enabled()), or grad is True and
-                   torch.is_grad_enabled(): return plan(args) (the plan refuses autocast, fxla.autocast, and
-                   gives the outputs autograd's behaviour, fxla.gradients);
+                   torch autocast enabled (torch._C._is_any_autocast_enabled()), forward-mode AD active
+                   (torch.autograd.forward_ad._current_level >= 0), or grad is True and
+                   torch.is_grad_enabled(): return plan(args) (the plan refuses autocast, fxla.autocast, and dual
+                   tensors, and gives the outputs autograd's behaviour, fxla.gradients);
                    outs = run(*params, *[a.numpy() for a in args]);
                    for each out: out.block_until_ready(), then
                      torch.from_numpy(<writable ndarray of dtype and shape on out's buffer, keeping out alive>);
@@ -55,7 +56,8 @@
 static PyTypeObject HostCallType, DirectCallType;
 
 static PyObject *torch_from_numpy, *torch_is_grad_enabled, *torch_any_autocast;
-static PyObject *str_shape, *str_dtype, *str_numpy, *str_host, *str_direct, *str_block_until_ready,
+static PyObject *forward_ad; /* torch.autograd.forward_ad: its _current_level >= 0 inside a dual_level */
+static PyObject *str_shape, *str_dtype, *str_numpy, *str_current_level, *str_host, *str_direct, *str_block_until_ready,
     *str_unsafe_buffer_pointer;
 
 typedef struct {
@@ -342,6 +344,15 @@ static PyObject *host_call(PyObject *host, PyObject *const *args, Py_ssize_t nar
         return NULL;
     Py_DECREF(autocast);
     if (autocast == Py_True)
+        return NULL;
+    PyObject *level = PyObject_GetAttr(forward_ad, str_current_level); /* the plan refuses a dual tensor */
+    if (level == NULL)
+        return NULL;
+    long dual_level = PyLong_AsLong(level);
+    Py_DECREF(level);
+    if (dual_level == -1 && PyErr_Occurred())
+        return NULL;
+    if (dual_level >= 0)
         return NULL;
     if (PyTuple_GET_ITEM(host, 4) == Py_True) { /* parameters require grad: with grad mode on, the plan's */
         PyObject *enabled = PyObject_CallNoArgs(torch_is_grad_enabled);
@@ -630,7 +641,8 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
         return NULL;
     torch_any_autocast = PyObject_GetAttrString(torch_c, "_is_any_autocast_enabled");
     Py_DECREF(torch_c);
-    if (torch_from_numpy == NULL || torch_is_grad_enabled == NULL || torch_any_autocast == NULL)
+    forward_ad = PyImport_ImportModule("torch.autograd.forward_ad");
+    if (torch_from_numpy == NULL || torch_is_grad_enabled == NULL || torch_any_autocast == NULL || forward_ad == NULL)
         return NULL;
 #define INTERN(var, text)                                                                                          \
     if ((var = PyUnicode_InternFromString(text)) == NULL)                                                          \
@@ -638,6 +650,7 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     INTERN(str_shape, "shape");
     INTERN(str_dtype, "dtype");
     INTERN(str_numpy, "numpy");
+    INTERN(str_current_level, "_current_level");
     INTERN(str_host, "host");
     INTERN(str_direct, "direct");
     INTERN(str_block_until_ready, "block_until_ready");

@@ -85,10 +85,11 @@ def test_max_min_with_dim_ties_go_to_the_index():
     _check(lambda a: torch.max(a, 1)[0] + torch.min(a, -1, keepdim=True)[0].sum(), TIES)
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/rules/reduce.py lowers torch.max(x) to fxla.amax; on NaN torch.max's "
-                   "gradient splits among the NaNs (evenly_distribute_backward) where amax's is NaN everywhere")
 def test_full_max_nan_splits_among_nans():
+    # torch.max(x)'s evenly_distribute_backward: on NaN the gradient splits among the NaNs (amax's is NaN everywhere)
     _check(lambda a: torch.max(a), _t([1.0, NAN, 3.0, NAN]))
+    _check(lambda a: torch.min(a) * 3, _t([[1.0, NAN], [-2.0, 5.0]]))
+    _check(lambda a: torch.amax(a), _t([1.0, NAN, 3.0]))                # (amax's own: NaN everywhere, as torch's)
 
 
 # -- prod ------------------------------------------------------------------------------------------------------------
@@ -143,10 +144,10 @@ def test_var_half_precision():
     _check(lambda a: torch.std(a, 0, correction=0), _randn(7, 3, dtype=F16))
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/rules/reduce.py lowers torch.std to sqrt(fxla.var): at a constant "
-                   "slice torch's std_backward masks the gradient to 0, sqrt's then var's gradient is NaN")
 def test_std_of_a_constant_slice():
+    # torch's std_backward masks the gradient to 0 where std is 0 (fxla: the root of a zero gets no gradient)
     _check(lambda a: torch.std(a, 1), _t([[3.0, 3.0, 3.0], [1.0, 2.0, 4.0]]))
+    _check(lambda a: torch.std(a, correction=0), _t([5.0, 5.0]))
 
 
 # -- logsumexp -------------------------------------------------------------------------------------------------------

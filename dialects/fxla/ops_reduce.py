@@ -59,8 +59,13 @@ sum = OpDef("sum", "Sum over `dims`; bool/integer input gives i64.", _X, _DIMS, 
             infer=partial(infer.reduction, widen_int=True), torch="torch.sum")
 mean = OpDef("mean", "Arithmetic mean over `dims`.", (FloatOperand("input"),), _DIMS,
              infer=partial(infer.reduction, float_only=True), torch="torch.mean")
-amax = OpDef("amax", "Maximum over `dims` (NaN propagates).", _X, _DIMS, infer=infer.reduction, torch="torch.amax")
-amin = OpDef("amin", "Minimum over `dims` (NaN propagates).", _X, _DIMS, infer=infer.reduction, torch="torch.amin")
+_NAN_TIES = Attr("nan_ties", BOOL, "set by torch.max(x) / torch.min(x) of all elements: where the result is NaN "
+                 "the gradient is shared among the NaNs (torch's evenly_distribute_backward; unset, amax's: NaN)",
+                 default=None)
+amax = OpDef("amax", "Maximum over `dims` (NaN propagates).", _X, _DIMS + (_NAN_TIES,), infer=infer.reduction,
+             torch="torch.amax")
+amin = OpDef("amin", "Minimum over `dims` (NaN propagates).", _X, _DIMS + (_NAN_TIES,), infer=infer.reduction,
+             torch="torch.amin")
 argmax = OpDef("argmax", "Index (int64) of the first maximum along `dim`, or of the flattened tensor.", _X,
                (Attr("dim", I64, "the reduced dim; absent: the flattened tensor", default=None), _KEEP),
                infer=_arg_reduce, torch="torch.argmax")

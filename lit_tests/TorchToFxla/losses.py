@@ -288,9 +288,12 @@ def cosine_embedding(a, b, y):
 
 # swap: d(a, n) becomes min(d(a, n), d(p, n))
 # CHECK-LABEL: case torch.nn.functional.triplet_margin_loss:
-# CHECK:         %[[DAP:.+]] = fxla.sqrt
-# CHECK:         %[[DAN:.+]] = fxla.sqrt
-# CHECK:         %[[DPN:.+]] = fxla.sqrt
+# CHECK:         fxla.sqrt
+# CHECK:         %[[DAP:.+]] = fxla.where
+# CHECK:         fxla.sqrt
+# CHECK:         %[[DAN:.+]] = fxla.where
+# CHECK:         fxla.sqrt
+# CHECK:         %[[DPN:.+]] = fxla.where
 # CHECK:         fxla.minimum %[[DAN]], %[[DPN]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
 # CHECK:         fxla.clamp
 @case(F.triplet_margin_loss, t(3, 4), t(3, 4), t(3, 4))

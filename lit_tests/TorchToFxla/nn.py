@@ -183,10 +183,14 @@ def softmax2d():
     return nn.Softmax2d()
 
 
+# cosine_similarity: torch clamps the norms in place under no_grad, so the gradient goes through them unclamped
+# (keep_history), and a zero norm gets none (torch's norm_backward)
 # CHECK-LABEL: case torch.cosine_similarity:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<2x3x4xf32>, %[[Y:.+]]: tensor<1x3x4xf32>)
 # CHECK:         %[[EXPAND:.+]] = fxla.expand %[[Y]] {shape = [2, 3, 4]} : tensor<1x3x4xf32> -> tensor<2x3x4xf32>
 # CHECK:         %[[MUL:.+]] = fxla.mul %[[X]], %[[X]] : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+# CHECK:         %[[CLAMPED:.+]] = fxla.maximum %[[NORM:.+]], %{{.+}} : tensor<2x1x4xf32>, tensor<f32> -> tensor<2x1x4xf32>
+# CHECK:         fxla.keep_history %[[CLAMPED]], %[[NORM]] : tensor<2x1x4xf32>, tensor<2x1x4xf32> -> tensor<2x1x4xf32>
 # CHECK:         %[[SUM:.+]] = fxla.sum %{{.+}} {dims = [1], keepdim = false} : tensor<2x3x4xf32> -> tensor<2x4xf32>
 # CHECK:         return %[[SUM]] : tensor<2x4xf32>
 @case(F.cosine_similarity, t(2, 3, 4), t(1, 3, 4))
@@ -198,8 +202,10 @@ def cosine_similarity(x, y):
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>, %[[Y:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[SUB:.+]] = fxla.sub %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
 # CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<9.99999997E-7> : tensor<f32>} : () -> tensor<f32>
+# CHECK:         %[[ZERO:.+]] = fxla.eq %{{.+}}, %{{.+}} : tensor<3xf32>, tensor<f32> -> tensor<3xi1>
 # CHECK:         %[[SQRT:.+]] = fxla.sqrt %{{.+}} : tensor<3xf32> -> tensor<3xf32>
-# CHECK:         return %[[SQRT]] : tensor<3xf32>
+# CHECK:         %[[NORM:.+]] = fxla.where %[[ZERO]], %{{.+}}, %[[SQRT]] : tensor<3xi1>, tensor<f32>, tensor<3xf32> -> tensor<3xf32>
+# CHECK:         return %[[NORM]] : tensor<3xf32>
 @case(F.pairwise_distance, t(3, 4), t(3, 4))
 def pairwise_distance(x, y):
     return F.pairwise_distance(x, y)
@@ -221,7 +227,8 @@ def cosine_similarity_module():
 # CHECK:         %[[SUB:.+]] = fxla.sub %[[X]], %[[Y]] : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
 # CHECK:         %[[CONSTANT:.+]] = fxla.constant {value = dense<9.99999997E-7> : tensor<f32>} : () -> tensor<f32>
 # CHECK:         %[[POW:.+]] = fxla.pow %{{.+}}, %{{.+}} : tensor<3x1xf32>, tensor<f32> -> tensor<3x1xf32>
-# CHECK:         return %[[POW]] : tensor<3x1xf32>
+# CHECK:         %[[NORM:.+]] = fxla.where %{{.+}}, %{{.+}}, %[[POW]] : tensor<3x1xi1>, tensor<f32>, tensor<3x1xf32> -> tensor<3x1xf32>
+# CHECK:         return %[[NORM]] : tensor<3x1xf32>
 @case(nn.PairwiseDistance, t(3, 4), t(3, 4))
 def pairwise_distance_module():
     return nn.PairwiseDistance(p=1.0, keepdim=True)

@@ -145,10 +145,14 @@ def tensor_argmin(x):
     return x.argmin(0)
 
 
+# std: the root of the variance, taken of 1 where it is 0 and dropped there (torch's std_backward: no gradient
+# where std is 0)
 # CHECK-LABEL: case torch.std:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [1], keepdim = false, correction = 1} : tensor<3x4xf32> -> tensor<3xf32>
-# CHECK:         %[[SQRT:.+]] = fxla.sqrt %[[VAR]] : tensor<3xf32> -> tensor<3xf32>
+# CHECK:         %[[ZERO:.+]] = fxla.eq %[[VAR]], %{{.+}} : tensor<3xf32>, tensor<f32> -> tensor<3xi1>
+# CHECK:         %[[SQRT:.+]] = fxla.sqrt %{{.+}} : tensor<3xf32> -> tensor<3xf32>
+# CHECK:         fxla.where %[[ZERO]], %{{.+}}, %[[SQRT]] : tensor<3xi1>, tensor<f32>, tensor<3xf32> -> tensor<3xf32>
 @case(torch.std, t(3, 4))
 def std(x):
     return torch.std(x, dim=1)
@@ -157,7 +161,7 @@ def std(x):
 # CHECK-LABEL: case Tensor.std:
 # CHECK:         func.func @main(%[[X:.+]]: tensor<3x4xf32>)
 # CHECK:         %[[VAR:.+]] = fxla.var %[[X]] {dims = [0], keepdim = true, correction = 0} : tensor<3x4xf32> -> tensor<1x4xf32>
-# CHECK:         %[[SQRT:.+]] = fxla.sqrt %[[VAR]] : tensor<1x4xf32> -> tensor<1x4xf32>
+# CHECK:         %[[SQRT:.+]] = fxla.sqrt %{{.+}} : tensor<1x4xf32> -> tensor<1x4xf32>
 @case(torch.Tensor.std, t(3, 4))
 def tensor_std_correction(x):
     return x.std(0, correction=0, keepdim=True)

@@ -277,17 +277,20 @@ def _mish(g, x, y):
 
 @_unary(ops.softplus)
 def _softplus(g, x, y, *, beta, threshold):
+    # torch: beta * x > threshold ? grad : grad * z / (z + 1), z = exp(beta * x); its double backward is 0 where
+    # beta * x >= threshold, so there the value is a constant of x (z / (z + 1) at beta * x = threshold)
     bx = x * beta
     z = bx.map(ops.exp)
-    return _where(bx.gt(threshold), g, g * z / (z + 1.0))
+    at = math.exp(threshold)
+    edge = np.float32(at / (at + 1.0)).item() if math.isfinite(at) else 1.0
+    return _where(bx.gt(threshold), g, _where(bx.eq(threshold), g * edge, g * z / (z + 1.0)))
 
 
 @_unary(ops.logsigmoid)
 def _logsigmoid(g, x, y):
-    # torch: z = exp(-|x|); grad * (x < 0 ? 1 - z / (1 + z) : z / (1 + z))
-    z = (-x.map(ops.abs)).map(ops.exp)
-    s = z / (1.0 + z)
-    return g * _where(x.lt(0.0), 1.0 - s, s)
+    # torch: z = exp(-|x|); grad * (x < 0 ? 1 - z / (1 + z) : z / (1 + z)), which is sigmoid(-x) on both sides:
+    # written so, differentiating it again has the curvature at 0 (through |x|, sign(0) = 0 would drop it)
+    return g * (-x).map(ops.sigmoid)
 
 
 @_unary(ops.leaky_relu)
@@ -297,8 +300,9 @@ def _leaky_relu(g, x, y, *, negative_slope):
 
 @_unary(ops.elu)
 def _elu(g, x, y, *, alpha):
-    # torch's elu_backward: x <= 0 ? grad * alpha * exp(x) : grad
-    return _where(x.le(0.0), g * alpha * x.map(ops.exp), g)
+    # torch's elu_backward: x <= 0 ? grad * alpha * exp(x) : grad; its double backward takes the x < 0 side only,
+    # so at 0 the value grad * alpha (exp(0) = 1) is a constant of x
+    return _where(x.lt(0.0), g * alpha * x.map(ops.exp), _where(x.eq(0.0), g * alpha, g))
 
 
 @_unary(ops.hardswish)

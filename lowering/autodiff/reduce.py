@@ -70,9 +70,12 @@ def _mean(ctx, ct, x, *, result, dims, keepdim):
 
 
 @vjp_rule(ops.amax, ops.amin)
-def _extreme(ctx, ct, x, *, result, dims, keepdim):
-    # torch's scale_grad_by_count: (grad / mask.sum(dims, keepdim=True)) * mask, mask = (x == result)
+def _extreme(ctx, ct, x, *, result, dims, keepdim, nan_ties=None):
+    # torch's scale_grad_by_count: (grad / mask.sum(dims, keepdim=True)) * mask, mask = (x == result); torch.max(x)
+    # (nan_ties): evenly_distribute_backward, whose mask is isnan(x) where the result is NaN
     mask = ctx.emit(ops.eq, x, _kept(ctx, result, x, dims))
+    if nan_ties:
+        mask = ctx.emit(ops.where, ctx.emit(ops.ne, result, result), ctx.emit(ops.ne, x, x), mask)
     count = ctx.emit(ops.sum, mask, dims=_reduced(ctx.sig(x).rank, dims), keepdim=True)
     share = ctx.emit(ops.div, _kept(ctx, ct, x, dims), count)
     return (ctx.like(ctx.emit(ops.mul, share, mask), x),)
@@ -117,14 +120,17 @@ def _prod(ctx, ct, x, *, result, dims, keepdim):
         return (ctx.zeros_like(x),)
     reduced = _reduced(sig.rank, dims)
     grad = _kept(ctx, ct, x, dims)
-    plain = ctx.emit(ops.mul, grad, ctx.emit(ops.div, _kept(ctx, result, x, dims), x))
-    safe = ctx.emit(ops.mul, grad, _exclusive_products(ctx, x, reduced))
     is_zero = ctx.emit(ops.eq, x, _zero(ctx, x))
+    # (result / x where no x is 0; divided by 1 at a zero, where `safe` is taken, so that differentiating this
+    # again sends no 0 * inf = NaN through the branch `where` drops)
+    nonzero = ctx.emit(ops.where, is_zero, ctx.tensor(1.0, like=x), x)
+    plain = ctx.emit(ops.mul, grad, ctx.emit(ops.div, _kept(ctx, result, x, dims), nonzero))
+    safe = ctx.emit(ops.mul, grad, _exclusive_products(ctx, x, reduced))
     out = ctx.emit(ops.where, ctx.emit(ops.any, is_zero, dims=(), keepdim=False), safe, plain)
-    if not dims:
+    if not dims:                # (torch: zeros, its shortcut outside grad mode; differentiated, the safe form's)
         zeros = ctx.emit(ops.sum, is_zero, dims=(), keepdim=False)
         several = ctx.emit(ops.gt, zeros, ctx.tensor(1, like=zeros))
-        out = ctx.emit(ops.where, several, _zero(ctx, out), out)
+        out = ctx.emit(ops.keep_history, ctx.emit(ops.where, several, _zero(ctx, out), out), out)
     return (ctx.like(ctx.expand(out, sig.shape), x),)
 
 

@@ -43,12 +43,12 @@ def _reduce_to_result(b: Builder, x, dims, init, body):
 
 
 @pattern(ops.amax)
-def _amax(b: Builder, x, *, dims, keepdim):
+def _amax(b: Builder, x, *, dims, keepdim, nan_ties=None):
     return _reduce_to_result(b, x, dims, b.lowest(b.result.elem), hlo.MaxOp)
 
 
 @pattern(ops.amin)
-def _amin(b: Builder, x, *, dims, keepdim):
+def _amin(b: Builder, x, *, dims, keepdim, nan_ties=None):
     return _reduce_to_result(b, x, dims, b.highest(b.result.elem), hlo.MinOp)
 
 

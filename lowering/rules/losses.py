@@ -89,7 +89,8 @@ register(F.l1_loss)(partial(_pointwise_loss, formula=_absolute))
 def _smooth(ctx, d, *, threshold: float, quadratic: float, linear_scale: float, offset: float):
     """|d| < threshold ? quadratic * d² : linear_scale * (|d| - offset) (smooth L1 and Huber)."""
     a = ctx.emit(ops.abs, d)
-    small = ctx.emit(ops.mul, ctx.tensor(quadratic, like=a), ctx.emit(ops.mul, a, a))
+    # (d * d, not |d| * |d|: the same value, and its second derivative at 0 is not lost to sign(0) = 0)
+    small = ctx.emit(ops.mul, ctx.tensor(quadratic, like=a), ctx.emit(ops.mul, d, d))
     large = ctx.emit(ops.mul, ctx.tensor(linear_scale, like=a), ctx.emit(ops.sub, a, ctx.tensor(offset, like=a)))
     return ctx.emit(ops.where, ctx.emit(ops.lt, a, ctx.tensor(threshold, like=a)), small, large)
 

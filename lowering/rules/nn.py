@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from fxla.dialects.fxla import ops
 
-from ..emit import ntuple
+from ..emit import norm_root, ntuple
 from ..registry import register, register_module
 
 
@@ -190,14 +190,16 @@ def _softmax2d(ctx, input, *, mod):
 # -- distances -------------------------------------------------------------------------------------------------
 @register(F.cosine_similarity)
 def _cosine_similarity(ctx, x1, x2, dim=1, eps=1e-8):
-    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps)), dim), torch's formula (the norms clamped apart)."""
+    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps)), dim), torch's formula (the norms clamped apart; torch
+    clamps them in place under no_grad, so the gradient goes through the norm unclamped: keep_history)."""
     shape = tuple(torch.broadcast_shapes(ctx.sig(x1).shape, ctx.sig(x2).shape))
     x1, x2 = (t if ctx.sig(t).shape == shape else ctx.emit(ops.expand, t, shape=shape) for t in (x1, x2))
     d = dim % len(shape)
 
     def unit(x):
-        norm = ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(d,), keepdim=True))
-        return ctx.emit(ops.div, x, ctx.emit(ops.maximum, norm, ctx.tensor(float(eps), like=norm)))
+        norm = norm_root(ctx, ctx.emit(ops.sum, ctx.emit(ops.mul, x, x), dims=(d,), keepdim=True))
+        clamped = ctx.emit(ops.keep_history, ctx.emit(ops.maximum, norm, ctx.tensor(float(eps), like=norm)), norm)
+        return ctx.emit(ops.div, x, clamped)
     return ctx.emit(ops.sum, ctx.emit(ops.mul, unit(x1), unit(x2)), dims=(d,), keepdim=False)
 
 
@@ -212,10 +214,9 @@ def _pairwise_distance(ctx, x1, x2, p=2.0, eps=1e-6, keepdim=False):
         raise ctx.error(f"pairwise_distance with p={p} is not supported", "fxla lowers p > 0 and p = inf",
                         "use p=1, 2 or another positive p")
     if p == 2:
-        return ctx.emit(ops.sqrt, ctx.emit(ops.sum, ctx.emit(ops.mul, diff, diff), dims=last, keepdim=keepdim))
+        return norm_root(ctx, ctx.emit(ops.sum, ctx.emit(ops.mul, diff, diff), dims=last, keepdim=keepdim))
     powered = ctx.emit(ops.pow, ctx.emit(ops.abs, diff), ctx.tensor(float(p), like=diff))
-    total = ctx.emit(ops.sum, powered, dims=last, keepdim=keepdim)
-    return ctx.emit(ops.pow, total, ctx.tensor(1.0 / p, like=total))
+    return norm_root(ctx, ctx.emit(ops.sum, powered, dims=last, keepdim=keepdim), float(p))
 
 
 register_module(torch.nn.CosineSimilarity, F.cosine_similarity, attrs=("dim", "eps"))

@@ -11,7 +11,7 @@ from fxla.dialects.fxla.types import is_float
 from fxla.dialects.mlir import ir
 
 from ..dtypes import elem_of
-from ..emit import refuse_bool
+from ..emit import norm_root, refuse_bool
 from ..registry import register
 
 
@@ -47,8 +47,9 @@ def _max_min(ctx, input, dim=None, keepdim=False, *, extreme, arg, elementwise, 
     """torch.max(x) / torch.max(x, dim, keepdim) -> (values, indices) / torch.max(x, other)."""
     if isinstance(dim, ir.Value):
         return ctx.emit(elementwise, input, dim)
-    if dim is None:
-        return ctx.emit(extreme, input, dims=(), keepdim=False)
+    if dim is None:             # (torch's gradient is shared among the NaNs where the result is NaN)
+        nan_ties = True if is_float(ctx.sig(input).elem) else None
+        return ctx.emit(extreme, input, dims=(), keepdim=False, nan_ties=nan_ties)
     indices = ctx.emit(arg, input, dim=dim, keepdim=bool(keepdim))
     if not is_float(ctx.sig(input).elem):
         return result((ctx.emit(extreme, input, dims=(dim,), keepdim=bool(keepdim)), indices))
@@ -87,7 +88,7 @@ def _variance(ctx, input, dim=None, unbiased=None, keepdim=False, *, correction=
     if correction is None:
         correction = 0 if unbiased is False else 1
     y = ctx.emit(ops.var, input, dims=_dims(dim), keepdim=bool(keepdim), correction=int(correction))
-    return ctx.emit(ops.sqrt, y) if root else y
+    return norm_root(ctx, y) if root else y      # (std: no gradient where it is 0, torch's std_backward)
 
 
 register(torch.var, torch.Tensor.var)(_variance)

@@ -506,17 +506,19 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// softplus (beta 2, threshold 10): grad where beta * x > threshold, else grad * z / (z + 1), z = exp(beta * x).
+// softplus (beta 2, threshold 10): grad where beta * x > threshold, else grad * z / (z + 1), z = exp(beta * x);
+// at beta * x == threshold that value as a constant of x (torch's double backward is 0 there).
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<4xf32>, %[[X:.+]]: tensor<4xf32>) -> tensor<4xf32>
 // CHECK:         %[[BX:.+]] = fxla.mul %[[X]], %{{.+}}
 // CHECK:         %[[Z:.+]] = fxla.exp %[[BX]]
-// CHECK:         %[[TH:.+]] = fxla.constant {value = dense<1.000000e+01> : tensor<f32>}
-// CHECK:         %[[LIN:.+]] = fxla.gt %[[BX]], %[[TH]]
+// CHECK:         %[[LIN:.+]] = fxla.gt %[[BX]], %{{.+}}
+// CHECK:         %[[EDGE:.+]] = fxla.eq %[[BX]], %{{.+}}
 // CHECK:         %[[GZ:.+]] = fxla.mul %[[CT]], %[[Z]]
 // CHECK:         %[[Z1:.+]] = fxla.add %[[Z]], %{{.+}}
 // CHECK:         %[[SMOOTH:.+]] = fxla.div %[[GZ]], %[[Z1]]
-// CHECK:         fxla.where %[[LIN]], %[[CT]], %[[SMOOTH]]
+// CHECK:         %[[BELOW:.+]] = fxla.where %[[EDGE]], %{{.+}}, %[[SMOOTH]]
+// CHECK:         fxla.where %[[LIN]], %[[CT]], %[[BELOW]]
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fxla.softplus"(%x) {beta = 2.000000e+00 : f64, threshold = 1.000000e+01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -524,15 +526,13 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// logsigmoid: torch's stable form, z = exp(-|x|): 1 - z / (1 + z) where x < 0, else z / (1 + z).
+// logsigmoid: torch's stable form (1 - z / (1 + z) where x < 0, else z / (1 + z), z = exp(-|x|)) is sigmoid(-x)
+// on both sides, written so that its own derivative at 0 is not lost to |x|'s.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<4xf32>, %[[X:.+]]: tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[A:.+]] = fxla.abs %[[X]]
-// CHECK:         %[[N:.+]] = fxla.neg %[[A]]
-// CHECK:         %[[Z:.+]] = fxla.exp %[[N]]
-// CHECK:         %[[NEG:.+]] = fxla.lt %[[X]], %{{.+}}
-// CHECK:         %[[D:.+]] = fxla.where %[[NEG]], %{{.+}}, %{{.+}}
-// CHECK:         fxla.mul %[[CT]], %[[D]]
+// CHECK:         %[[N:.+]] = fxla.neg %[[X]]
+// CHECK:         %[[S:.+]] = fxla.sigmoid %[[N]]
+// CHECK:         fxla.mul %[[CT]], %[[S]]
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fxla.logsigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -554,15 +554,16 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// elu (alpha 1.5): grad * alpha * exp(x) where x <= 0, else grad.
+// elu (alpha 1.5): grad * alpha * exp(x) where x < 0, grad * alpha at 0 (a constant of x: torch's double backward
+// is 0 there), else grad.
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME:    (%[[CT:.+]]: tensor<4xf32>, %[[X:.+]]: tensor<4xf32>) -> tensor<4xf32>
-// CHECK:         %[[LE:.+]] = fxla.le %[[X]], %{{.+}}
-// CHECK:         %[[ALPHA:.+]] = fxla.constant {value = dense<1.500000e+00> : tensor<f32>}
-// CHECK:         %[[GA:.+]] = fxla.mul %[[CT]], %[[ALPHA]]
+// CHECK:         %[[LT:.+]] = fxla.lt %[[X]], %{{.+}}
 // CHECK:         %[[E:.+]] = fxla.exp %[[X]]
-// CHECK:         %[[NEG:.+]] = fxla.mul %[[GA]], %[[E]]
-// CHECK:         fxla.where %[[LE]], %[[NEG]], %[[CT]]
+// CHECK:         %[[NEG:.+]] = fxla.mul %{{.+}}, %[[E]]
+// CHECK:         %[[ZERO:.+]] = fxla.eq %[[X]], %{{.+}}
+// CHECK:         %[[AT0:.+]] = fxla.where %[[ZERO]], %{{.+}}, %[[CT]]
+// CHECK:         fxla.where %[[LT]], %[[NEG]], %[[AT0]]
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fxla.elu"(%x) {alpha = 1.500000e+00 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>

@@ -69,12 +69,14 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 
 // -----
 
-// prod over everything: the flattened input; more than one zero gives a zero gradient (torch's prod_backward).
+// prod over everything: the flattened input; more than one zero gives a zero gradient (torch's prod_backward
+// outside grad mode), keep_history'd to the safe form, whose derivative is that of torch's create_graph formula.
 // CHECK-LABEL: func.func @backward
 // CHECK:         fxla.reshape %{{.+}} {shape = [6]} : tensor<2x3xf32> -> tensor<6xf32>
 // CHECK:         %[[ZEROS:.+]] = fxla.sum %{{.+}} {dims = [], keepdim = false} : tensor<2x3xi1> -> tensor<i64>
 // CHECK:         %[[SEVERAL:.+]] = fxla.gt %[[ZEROS]], %{{.+}}
-// CHECK:         %[[G:.+]] = fxla.where %[[SEVERAL]], %{{.+}}, %{{.+}} : tensor<i1>, tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:         %[[V:.+]] = fxla.where %[[SEVERAL]], %{{.+}}, %[[OUT:.+]] : tensor<i1>, tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[G:.+]] = fxla.keep_history %[[V]], %[[OUT]]
 // CHECK-NEXT:    return %[[G]]
 func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
   %0 = "fxla.prod"(%x) {dims = array<i64>, keepdim = false} : (tensor<2x3xf32>) -> tensor<f32>

@@ -1,7 +1,7 @@
 // RUN: fxla-opt %s --split-input-file --fxla-vjp | FileCheck %s
 
 // VJP rules of the scan family (lowering/autodiff/scan.py), torch's derivatives: reversed scans, cumprod's
-// zero-aware form, cummax/cummin through their indices.
+// division-free suffix scan, cummax/cummin through their indices.
 
 // cumsum: the reversed cumulative sum of the cotangent (negative dim normalised).
 // CHECK-LABEL: func.func @backward
@@ -16,14 +16,19 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// cumprod: reversed_cumsum(result * grad) / x before each slice's first zero, torch's form at the first zero
-// (products after it times result[z1 - 1], gathered), zero after it.
+// cumprod: torch's O(n) form as the value (reversed_cumsum(result * grad) / x before each slice's first zero,
+// torch's form at that zero: products after it times result[z1 - 1], gathered; zero after it), keep_history'd to
+// exclusive_cumprod(x) * A, A_k = grad_k + x_{k+1} A_{k+1} by a suffix scan of log2(4) = 2 steps: no division, so
+// its derivative is exact at zeros of x.
 // CHECK-LABEL: func.func @backward
 // CHECK:         %[[ZS:.+]] = fxla.cumsum %{{.+}} {dim = 1} : tensor<2x4xi1> -> tensor<2x4xi64>
-// CHECK:         %[[HEAD:.+]] = fxla.div %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
-// CHECK:         %[[PROD:.+]] = fxla.cumprod %{{.+}} {dim = 1}
 // CHECK:         %[[PREV:.+]] = fxla.gather %{{.+}}, %{{.+}} {dim = 1} : tensor<2x4xf32>, tensor<2x1xi64> -> tensor<2x1xf32>
-// CHECK:         %[[G:.+]] = fxla.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4xi1>, tensor<2x1xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK:         %[[TORCH:.+]] = fxla.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4xi1>, tensor<2x1xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK:         %[[EXCL:.+]] = fxla.cumprod %{{.+}} {dim = 1} : tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK:         %[[B1:.+]] = fxla.add %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK:         %[[B2:.+]] = fxla.add %[[B1]], %{{.+}} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[EXACT:.+]] = fxla.mul %[[EXCL]], %[[B2]]
+// CHECK-NEXT:    %[[G:.+]] = fxla.keep_history %[[TORCH]], %[[EXACT]]
 // CHECK-NEXT:    return %[[G]]
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %0 = "fxla.cumprod"(%x) {dim = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
