@@ -29,6 +29,7 @@ from .node import empty_dict_like
 from .object_outputs import objects_as_fields
 from .proxy import Proxy, UntracedMutation, tracing_isinstance
 from .custom_functions import traced_custom_functions
+from .eager_values import check_constant
 from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
 from .proxy import _isinstance as _real_isinstance
@@ -557,6 +558,7 @@ class Tracer(TracerBase):
     def _tensor_node(self, t: torch.Tensor) -> Node:
         entry = self._tensor_attrs.get(id(t))
         if entry is None or entry[1] is not t:
+            check_constant(t, self.module_path)      # (not a value computed eagerly from parameters)
             name = f"_tensor_constant{self._constant_count}"
             while hasattr(self.root, name):
                 self._constant_count += 1

@@ -399,3 +399,39 @@ def test_stateless_layers_made_inside_forward_are_traced_through(concrete):
     torch.testing.assert_close(fxla.compile(model, concrete_shapes=concrete)(x, y), model(x, y))
     with pytest.raises(TraceError, match=r"random fill .uniform_\(\) of a tensor that is not traced \(a parameter"):
         fxla.compile(_LinearInForward(), concrete_shapes=concrete)(x)
+
+
+class _PenaltyThroughParameters(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.linear(x).sum() + sum(p.abs().sum() for p in self.parameters())     # (real tensors: eager ops)
+
+
+class _PenaltyThroughAttributes(_PenaltyThroughParameters):
+    def forward(self, x):
+        return self.linear(x).sum() + sum(self.get_parameter(n).abs().sum() for n, _ in self.named_parameters())
+
+
+@pytest.mark.parametrize("concrete", MODES)
+def test_values_computed_eagerly_from_parameters_are_refused_not_frozen(concrete):
+    """``self.parameters()`` yields the real tensors: ops on them run while tracing, and the result would be a
+    constant (stale after an update, no gradient; found by a bug hunt).  It is a TraceError at the user's line; the
+    same sum through ``get_parameter`` is traced, and trains as eager."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    with pytest.raises(TraceError, match=r"(?s)computed eagerly from tensors that require grad.*self.parameters"):
+        fxla.compile(_PenaltyThroughParameters(), concrete_shapes=concrete)(x)
+    model = _PenaltyThroughAttributes()
+    fast = fxla.compile(model, concrete_shapes=concrete)
+    with torch.no_grad():
+        model.linear.weight.mul_(3)                          # (read at each call, as eager)
+    fast(x).backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).backward()
+    for p, w in zip(model.parameters(), want):
+        torch.testing.assert_close(w, p.grad)
+    torch.testing.assert_close(fast(x), model(x))
