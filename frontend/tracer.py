@@ -24,15 +24,14 @@ from .attribute_reads import AttributeReads
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
 from .graph import Graph
-from .node import CALL_OPCODES, Argument, Node, Target
-from .node import empty_dict_like
+from .node import CALL_OPCODES, Argument, Node, Target, empty_dict_like
 from .object_outputs import objects_as_fields
-from .proxy import Proxy, UntracedMutation, tracing_isinstance
+from .proxy import Proxy, UntracedMutation, tracing_isinstance, _isinstance as _real_isinstance
 from .custom_functions import traced_custom_functions
 from .eager_values import check_constant
+from .untraceable import check_call
 from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
-from .proxy import _isinstance as _real_isinstance
 from .source import location_of_code, traceback_location, user_frame_location
 from .hooks import call_layer, calling_hooks, hooked, inline
 from .state_capture import AttributeWrite, StateCapture, check_state_versions, final_attribute_writes, state_versions
@@ -348,6 +347,7 @@ class TracerBase:
         """Insert a node into ``self.graph``, stamping ``meta['source']``."""
         if self._finished:                      # (a Proxy that forward or a hook stored, used after the trace)
             raise _leaked(self, kind, target)
+        check_call(kind, target, self.module_path)     # (torch.autograd.grad in forward)
         dtype = autocast.region_dtype(self._autocast_at_start) if kind not in ("placeholder", "output", "get_attr") \
             else None
         if dtype is not None and target is not _AUTOCAST_CAST:

@@ -435,3 +435,30 @@ def test_values_computed_eagerly_from_parameters_are_refused_not_frozen(concrete
     for p, w in zip(model.parameters(), want):
         torch.testing.assert_close(w, p.grad)
     torch.testing.assert_close(fast(x), model(x))
+
+
+class _PenaltyInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(2, 1)
+
+    def forward(self, x):
+        (g,) = torch.autograd.grad(self.linear(x).tanh().sum(), x, create_graph=True)
+        return g.pow(2).sum()
+
+
+def test_autograd_inside_forward_is_a_trace_error_and_the_penalty_works_outside():
+    """torch.autograd.grad of traced values was recorded as a node and failed later with a raw InterpreterError;
+    now a TraceError at the line, whose fix (the gradient of the compiled call, create_graph=True) matches eager."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 2, requires_grad=True)
+    with pytest.raises(TraceError, match=r"(?s)asks autograd for gradients.*\n  at .*test_tracer_hardening.py"):
+        fxla.compile(_PenaltyInForward())(x)
+    model = _PenaltyInForward()
+    fast = fxla.compile(model.linear)
+    (g,) = torch.autograd.grad(fast(x).tanh().sum(), x, create_graph=True)
+    g.pow(2).sum().backward()
+    got = model.linear.weight.grad.clone()
+    model.zero_grad()
+    model(x).backward()
+    torch.testing.assert_close(got, model.linear.weight.grad)
