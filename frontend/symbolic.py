@@ -31,7 +31,8 @@ from fxla.base.source import user_frame_location
 
 from . import meta as M
 
-__all__ = ["Dim", "DimError", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic", "observe_node", "plain"]
+__all__ = ["Dim", "DimError", "DynamicSpec", "ShapeConstraintError", "SymbolicShapes", "is_symbolic",
+           "observe_node", "plain"]
 
 
 class ShapeConstraintError(FxlaError):
