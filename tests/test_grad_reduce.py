@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import fxla
 
 from grad_support import check_grad
 
@@ -206,11 +207,14 @@ def test_sort_default_duplicates_through_the_returned_indices():
     _through_returned_indices(lambda a: tuple(torch.sort(a, 0)), DUPS, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="the forward sort (lowering/patterns/reduce.py) orders -0.0 before 0.0 (its "
-                   "x + 0.0 canonicalisation is folded away), where torch ties them in index order: the values' "
-                   "gradients land on swapped elements")
 def test_sort_signed_zeros_tie():
+    # torch ties -0.0 and 0.0 in index order (the sort compares +0.0 for both: a select XLA cannot fold away)
     _check(lambda a: torch.sort(a, stable=True)[0], _t([0.0, -0.0, 1.0, -0.0]))
+    x = _t([0.0, -0.0, 1.0, -0.0, -1.0, 0.0])
+    for descending in (False, True):
+        got = fxla.compile(lambda a: torch.sort(a, descending=descending, stable=True))(x)
+        want = torch.sort(x, descending=descending, stable=True)
+        assert torch.equal(got.indices, want.indices) and torch.equal(got.values.signbit(), want.values.signbit())
 
 
 def test_sort_topk_edge_shapes():

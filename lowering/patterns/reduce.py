@@ -158,11 +158,13 @@ def _sorted(b: Builder, x, dim: int, descending: bool):
         direction = "GT" if descending else "LT"
         kind = "TOTALORDER" if is_float(xs.elem) else \
             ("SIGNED" if xs.elem in INT_TYPES and xs.elem not in UNSIGNED_TYPES else "UNSIGNED")
-        if is_float(xs.elem):                    # +0.0 and -0.0 are equal in torch: compare x + 0.0
+        if is_float(xs.elem):                    # +0.0 and -0.0 are equal in torch: compare +0.0 for both
             zero, nan = b.splat(0.0, xs.elem), b.splat(float("nan"), xs.elem)
-            ne = hlo.ComparisonDirectionAttr.get("NE")
-            # every NaN is the largest value in torch, whatever its sign bit (in total order -nan is smallest)
-            lhs, rhs = (hlo.SelectOp(hlo.CompareOp(v, v, ne).result, nan, hlo.AddOp(v, zero).result).result
+            ne, eq = hlo.ComparisonDirectionAttr.get("NE"), hlo.ComparisonDirectionAttr.get("EQ")
+            # (a select, not x + 0.0: XLA folds that add away); every NaN is the largest value in torch, whatever
+            # its sign bit (in total order -nan is smallest)
+            lhs, rhs = (hlo.SelectOp(hlo.CompareOp(v, v, ne).result, nan,
+                                     hlo.SelectOp(hlo.CompareOp(v, zero, eq).result, zero, v).result).result
                         for v in (lhs, rhs))
         hlo.ReturnOp([hlo.CompareOp(lhs, rhs, hlo.ComparisonDirectionAttr.get(direction),
                                     compare_type=hlo.ComparisonTypeAttr.get(kind)).result])

@@ -137,7 +137,7 @@ func.func @var_f32(%x: tensor<2x5xf32>) -> tensor<2xf32> {
 // -----
 
 // topk is a stable sort of (value, iota) in total order (descending), then slices of the first k; -0.0 compares
-// as +0.0 and every NaN as +NaN (torch: NaN is the largest, whatever its sign bit).
+// as +0.0 (a select: x + 0.0 would be folded away) and every NaN as +NaN (torch: NaN is the largest, whatever its sign bit).
 // CHECK-LABEL: func.func @topk
 // CHECK:   %[[V0:.+]] = stablehlo.iota dim = 1 : tensor<3x5xi64>
 // CHECK:   %[[V1:.+]]:2 = "stablehlo.sort"(%arg0, %[[V0]]) <{dimension = 1 : i64, is_stable = true}> ({
@@ -145,7 +145,8 @@ func.func @var_f32(%x: tensor<2x5xf32>) -> tensor<2xf32> {
 // CHECK:   %[[ZERO:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
 // CHECK:   %[[NAN:.+]] = stablehlo.constant dense<0x7FC00000> : tensor<f32>
 // CHECK:   %[[ISNAN:.+]] = stablehlo.compare NE, %arg1, %arg1
-// CHECK:   %[[V3A:.+]] = stablehlo.add %arg1, %[[ZERO]] : tensor<f32>
+// CHECK:   %[[ISZERO:.+]] = stablehlo.compare EQ, %arg1, %[[ZERO]]
+// CHECK:   %[[V3A:.+]] = stablehlo.select %[[ISZERO]], %[[ZERO]], %arg1 : tensor<i1>, tensor<f32>
 // CHECK:   %[[V3:.+]] = stablehlo.select %[[ISNAN]], %[[NAN]], %[[V3A]]
 // CHECK:   %[[V4:.+]] = stablehlo.select %{{.+}}, %[[NAN]], %{{.+}}
 // CHECK:   %[[V5:.+]] = stablehlo.compare GT, %[[V3]], %[[V4]], TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
@@ -278,10 +279,12 @@ func.func @logsumexp(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 // CHECK:         %[[CST:[a-z0-9_]+]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
 // CHECK:         %[[CST_0:[a-z0-9_]+]] = stablehlo.constant dense<0x7FC00000> : tensor<f32>
 // CHECK:         %[[V2:[a-z0-9_]+]] = stablehlo.compare NE, %arg1, %arg1 : (tensor<f32>, tensor<f32>) -> tensor<i1>
-// CHECK:         %[[V3:[a-z0-9_]+]] = stablehlo.add %arg1, %[[CST]] : tensor<f32>
+// CHECK:         %[[Z1:[a-z0-9_]+]] = stablehlo.compare EQ, %arg1, %[[CST]] : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK:         %[[V3:[a-z0-9_]+]] = stablehlo.select %[[Z1]], %[[CST]], %arg1 : tensor<i1>, tensor<f32>
 // CHECK:         %[[V4:[a-z0-9_]+]] = stablehlo.select %[[V2]], %[[CST_0]], %[[V3]] : tensor<i1>, tensor<f32>
 // CHECK:         %[[V5:[a-z0-9_]+]] = stablehlo.compare NE, %arg2, %arg2 : (tensor<f32>, tensor<f32>) -> tensor<i1>
-// CHECK:         %[[V6:[a-z0-9_]+]] = stablehlo.add %arg2, %[[CST]] : tensor<f32>
+// CHECK:         %[[Z2:[a-z0-9_]+]] = stablehlo.compare EQ, %arg2, %[[CST]] : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK:         %[[V6:[a-z0-9_]+]] = stablehlo.select %[[Z2]], %[[CST]], %arg2 : tensor<i1>, tensor<f32>
 // CHECK:         %[[V7:[a-z0-9_]+]] = stablehlo.select %[[V5]], %[[CST_0]], %[[V6]] : tensor<i1>, tensor<f32>
 // CHECK:         %[[V8:[a-z0-9_]+]] = stablehlo.compare GT, %[[V4]], %[[V7]], TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // CHECK:         stablehlo.return %[[V8]] : tensor<i1>
