@@ -32,6 +32,7 @@ _LAZY = {
     "export": "fxla.export", "load": "fxla.export", "LoadedModule": "fxla.export",
     "explain": "fxla.explain", "Explanation": "fxla.explain",
     "Dim": "fxla.frontend.symbolic", "ShapeConstraintError": "fxla.frontend.symbolic",
+    "DimError": "fxla.frontend.symbolic",
     "IndexOutOfRangeError": "fxla.lowering.index_bounds", "bucketed": "fxla.buckets", "BucketError": "fxla.buckets",
     "ArtifactError": "fxla.runtime", "Mesh": "fxla.runtime", "set_cache_dir": "fxla.runtime",
     "ProcessMismatchError": "fxla.distributed",
@@ -47,7 +48,7 @@ __all__ = ["compile", "CompiledModule", "Stages", "symbolic_trace", "wrap", "Tra
            "OptionError", "SignatureError", "InputMutationError", "ArgumentError", "SpecializationError",
            "GradientError", "AutocastError", "compile_step", "TrainStep", "StepError", "NotDifferentiableError",
            "explain", "Explanation", "Dim", "ShapeConstraintError", "IndexOutOfRangeError", "bucketed",
-           "BucketError", "ProcessMismatchError"]
+           "BucketError", "ProcessMismatchError", "DimError"]
 
 
 def __getattr__(name):

@@ -388,10 +388,11 @@ def bench_serving(out, quick: bool = False, inductor: bool = True, calls: Option
         with fresh_caches(), listening() as log:
             sizes = (16, 32, 64, 128) if quick else (32, 64, 128, 256, 512)
             label = (f'fxla: `fxla.bucketed(torch.compile(model, backend="fxla"), sizes={sizes}, '
-                     f'pad={{"input_ids": (1, 0), "attention_mask": (1, 0)}})`')
+                     f'pad={{"input_ids": (1, 0), "attention_mask": (1, 0)}}, check="bucket")`')
             before, graphs = _stats(), _dynamo_graphs()
             compiled = torch.compile(model, backend="fxla")
-            serve = fxla.bucketed(compiled, sizes=sizes, pad={"input_ids": (1, 0), "attention_mask": (1, 0)})
+            serve = fxla.bucketed(compiled, sizes=sizes, pad={"input_ids": (1, 0), "attention_mask": (1, 0)},
+                                  check="bucket")
             try:
                 row = _serve(
                     label, lambda ids, mask: serve(input_ids=ids, attention_mask=mask), inputs, want,
