@@ -153,6 +153,12 @@ def test_an_interpolate_output_size_of_zero_is_refused_as_eager_refuses_it(fresh
                                              r"output \(0, 2\)"):
         fxla.compile(lambda x: F.interpolate(x, scale_factor=0.25, mode="bilinear"))(x)
 
+    # area mode and adaptive average pooling to size 0: eager returns an empty tensor, and so does fxla (before: a
+    # raw ZeroDivisionError from the lowering rule)
+    for fn in (lambda v: F.interpolate(v, size=0, mode="area"), lambda v: F.adaptive_avg_pool2d(v, (0, 2)) * 2):
+        got, want = fxla.compile(fn)(x), fn(x)
+        assert got.shape == want.shape and got.dtype == want.dtype and want.numel() == 0
+
 
 def _crop(x):
     return F.pad(x, (-2, 1, 1, -3))

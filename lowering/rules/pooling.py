@@ -142,6 +142,8 @@ def _adaptive_avg_pool(ctx, input, output_size, *, n):
         # a global average over symbolic sizes: the mean over the pooled dims (its divisor is the size as a value;
         # a pool's window would be a symbolic kernel size, which StableHLO's reduce_window cannot take)
         return ctx.emit(ops.mean, input, dims=list(range(s.rank - n, s.rank)), keepdim=True)
+    if any(type(o) is int and o == 0 for o in out):     # an empty output (eager's too): no window to average
+        return ctx.expand(ctx.tensor(0.0, like=input), tuple(ctx.result_sig.shape))
     static = all(isinstance(size, int) and isinstance(o, int) for size, o in zip(sizes, out))
     if static and all(size % o == 0 for size, o in zip(sizes, out)):   # even windows: a plain average pool
         kernel = tuple(size // o for size, o in zip(sizes, out))
