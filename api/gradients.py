@@ -143,6 +143,9 @@ def guard_for(name: str, params: Optional[Mapping[str, Any]], output: str) -> Op
     return GradientGuard(name, params or {}) if output == "torch" else None
 
 
+_functorch_stack = torch._C._functorch.peek_interpreter_stack      # (torch 2.13: the transforms' stack, or None)
+
+
 def check_reverse_mode(name: str, tensors: Sequence[Any]) -> None:
     """Raise :class:`GradientError` for a call made under forward-mode AD with a dual tensor among ``tensors``
     (``torch.autograd.forward_ad``) or inside a ``torch.func`` transform (``jvp``, ``jacfwd``, ``vmap``, ``grad``):
@@ -151,13 +154,15 @@ def check_reverse_mode(name: str, tensors: Sequence[Any]) -> None:
     why = None
     if forward_ad._current_level >= 0 and any(
             isinstance(t, torch.Tensor) and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
-        why = ("why: it was given a dual tensor (torch.autograd.forward_ad): fxla differentiates its programs in reverse "
-               "mode only, so the outputs would come back without a tangent")
-    elif torch._C._functorch.peek_interpreter_stack() is not None:
-        why = ("why: it runs inside a torch.func transform (jvp, jacfwd, vmap, grad ...), whose wrapped tensors a compiled "
-               "program cannot take: it would get their plain values, without the transform's tangents or batch")
+        why = ("why: it was given a dual tensor (torch.autograd.forward_ad): fxla differentiates its programs in "
+               "reverse mode only, so the outputs would come back without a tangent")
+    elif _functorch_stack() is not None:
+        why = ("why: it runs inside a torch.func transform (jvp, jacfwd, vmap, grad ...), whose wrapped tensors a "
+               "compiled program cannot take: it would get their plain values, without the transform's tangents or "
+               "batch")
     if why is not None:
         raise GradientError(format_message(
-            f"{name} cannot follow forward-mode automatic differentiation", user_frame_location(), why=why,
+            f"{name} cannot run under forward-mode automatic differentiation or a torch.func transform",
+            user_frame_location(), why=why,
             fix="use reverse mode (loss.backward(), torch.autograd.grad, torch.autograd.functional.jacobian / "
                 "hvp), or call the model eagerly inside the transform"))
