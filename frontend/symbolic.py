@@ -293,7 +293,8 @@ class SymbolicShapes:
 
     def specialized(self) -> List[Tuple[str, int, Any]]:
         """``(Dim name, size, node)`` for each symbol the trace or the lowering fixed to one size (a rule that
-        needed it as a number; an op whose shape rule compares it with a constant)."""
+        needed it as a number; an op whose shape rule compares it with a constant), or pinned to a size or two by
+        a guard over it alone (:meth:`_pinning_guard`: ``Tensor.unfold``'s window count, float math on a size)."""
         import sympy
         out = []
         for name, symbol in self.symbols.items():
@@ -301,7 +302,44 @@ class SymbolicShapes:
             if isinstance(value, sympy.Integer):
                 index = next((i for i, g in enumerate(self.env.guards) if symbol in g.expr.free_symbols), 0)
                 out.append((name, int(value), self._node_of(index)))
+                continue
+            index = self._pinning_guard(symbol)
+            if index is not None:
+                out.append((name, int(self.env.backed_var_to_val[symbol]), self._node_of(index)))
         return out
+
+    def _pinning_guard(self, symbol) -> Optional[int]:
+        """The index of a guard over ``symbol`` alone that holds at no more than two of the sizes around the traced
+        one (up to 32 either side, within its range): ``Eq((n - 3) // 2 + 1, 4)``, ``Eq(ToFloat(n) - 0.5, 9.5)``.
+        Such a program is right for those sizes only, as if the size were fixed (a ``Mod(n, 4)`` guard holds at
+        every fourth size, and is a constraint).  ``None`` when there is none."""
+        import sympy
+        traced = int(self.env.backed_var_to_val[symbol])
+        bounds = self.env.var_to_range.get(symbol)
+        low, high = max(2, traced - 32), traced + 32
+        if bounds is not None:
+            if bounds.lower.is_Integer:
+                low = max(low, int(bounds.lower))
+            if bounds.upper.is_Integer:
+                high = min(high, int(bounds.upper))
+        sizes = range(low, high + 1)
+        if len(sizes) < 8:
+            return None
+        for index, guard in enumerate(self.env.guards):
+            expr = self.env.replace(guard.expr)
+            if not isinstance(expr, sympy.Eq) or expr.free_symbols != {symbol}:    # (a range holds at many sizes)
+                continue
+            held = 0
+            try:
+                for n in sizes:
+                    held += bool(expr.xreplace({symbol: sympy.Integer(n)}))
+                    if held > 2:
+                        break
+            except (TypeError, ValueError, ZeroDivisionError):
+                continue
+            if held <= 2:
+                return index
+        return None
 
     def values(self, leaves: Sequence[Any]) -> Dict[str, int]:
         """Each Dim's size in a call's tensor leaves (from its first use)."""

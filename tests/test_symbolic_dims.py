@@ -286,3 +286,34 @@ def test_a_refused_slice_names_the_dim_not_an_internal_symbol():
     fast = fxla.compile(lambda x: x[:, torch.sym_max(x.shape[1] - 20, -3):], dynamic={"x": {1: fxla.Dim("n")}})
     with pytest.raises(fxla.ShapeConstraintError, match=r"slice \[Min\(n, Max\(-3, n - 20\)\):n:1\] .* size n "):
         fast(torch.randn(3, 10))
+
+
+def test_a_dim_pinned_by_a_guard_is_the_documented_first_compile_error():
+    """Tensor.unfold's window count and float math on a size pin a Dim by an Eq guard over it alone (it holds at one
+    or two sizes): the first compile names the op, as for a size read as a number, instead of every later size
+    failing an Eq constraint that said eager would fail; dynamic=True lowers such a program per size, and a
+    constraint that holds at many sizes (n % 4 == 0) stays a constraint."""
+    def windows(x):
+        return x.unfold(1, 3, 2).sum(-1)
+
+    def scaled(x):
+        return x / (x.shape[1] - 0.5)
+
+    for fn, op in ((windows, "unfold"), (scaled, "truediv")):
+        fast = fxla.compile(fn, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+        with pytest.raises(fxla.ShapeConstraintError, match=rf"Dim 'n' cannot stay symbolic: %{op}"):
+            fast(torch.randn(3, 10))
+        loose = fxla.compile(fn, dynamic=True)
+        for n in (10, 11, 14):
+            x = torch.randn(3, n)
+            torch.testing.assert_close(loose(x), fn(x))
+
+    def fours(x):
+        return x.view(x.shape[0], -1, 4).sum(-1)
+
+    fast = fxla.compile(fours, dynamic={"x": {1: fxla.Dim("n", max=64)}})
+    for n in (8, 12, 20):
+        x = torch.randn(3, n)
+        torch.testing.assert_close(fast(x), fours(x))
+    with pytest.raises(fxla.ShapeConstraintError):
+        fast(torch.randn(3, 10))
