@@ -50,6 +50,7 @@ from .symbolic_gradients import step_for
 from .train_mesh import MeshResidency, _user_name as _user, step_sharding as _step_sharding, \
     unplaced as _unplaced, unplaced_input as _unplaced_input
 from .signature import signature_key
+from .write_back import shares_memory
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
 
@@ -218,17 +219,15 @@ def _rounded(value: float, dtype: torch.dtype) -> float:
 def _refuse_shared_storage(params: Dict[str, torch.Tensor], trainable: List[str]) -> None:
     """Refuse a trained parameter whose memory another parameter or buffer (a distinct tensor) overlaps
     (``out.weight.data = emb.weight.data``): eager updates the memory once per parameter, in turn."""
-    spans: Dict[int, Dict[int, tuple]] = {}      # storage -> id(tensor) -> (name, first byte, end)
+    spans: Dict[int, Dict[int, tuple]] = {}      # storage -> id(tensor) -> (name, tensor)
     for name, t in params.items():
         if t.numel():
-            start = t.storage_offset() * t.element_size()
-            end = start + (sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1) * t.element_size()
-            spans.setdefault(t.untyped_storage().data_ptr(), {}).setdefault(id(t), (name, start, end))
+            spans.setdefault(t.untyped_storage().data_ptr(), {}).setdefault(id(t), (name, t))
     for held in spans.values():
         held = list(held.values())
-        for i, (a, s0, e0) in enumerate(held):
-            for b, s1, e1 in held[i + 1:]:
-                if (a in trainable or b in trainable) and s0 < e1 and s1 < e0:
+        for i, (a, ta) in enumerate(held):
+            for b, tb in held[i + 1:]:      # (element by element: interleaved views, flat[0::2] and [1::2], do not)
+                if (a in trainable or b in trainable) and shares_memory(ta, tb):
                     raise StepError(f"the parameters {_user(a)} and {_user(b)} are distinct tensors sharing memory "
                                     f"(tied through .data), and one of them is trained\nwhy: eager's optimizer "
                                     f"updates the shared memory once per parameter, in turn; fxla.compile_step "

@@ -212,9 +212,11 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
         pack_types: Dict[str, ir.Type] = {}
         for n in trainable:
             if scalar_names[n]:
-                elem = sig_of(types[param_arg[n]]).elem     # (f16/bf16: float32 scalars, as torch's opmath)
-                packs.setdefault(opmath(elem), []).append(n)
-                pack_types[opmath(elem)] = ir.RankedTensorType(types[param_arg[n]]).element_type \
+                # (f16/bf16: float32 scalars, as torch's opmath; a pack per parameter type all the same, since the
+                # scalars torch rounds are rounded to that type: api.train_step._packs)
+                elem = sig_of(types[param_arg[n]]).elem
+                packs.setdefault(elem, []).append(n)
+                pack_types[elem] = ir.RankedTensorType(types[param_arg[n]]).element_type \
                     if opmath(elem) == elem else ir.F32Type.get()
         layout.scalar_packs = list(packs.values())
         for elem, members in packs.items():

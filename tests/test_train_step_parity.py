@@ -137,15 +137,21 @@ def test_distinct_parameters_sharing_memory_are_refused():
         step(torch.tensor([1, 2, 3]))
 
     class Flat(nn.Module):           # views of one buffer that do not overlap: updated as eager
-        def __init__(self):
+        def __init__(self, interleaved):
             super().__init__()
-            flat = torch.randn(8)
-            self.a, self.b = nn.Parameter(flat[:4]), nn.Parameter(flat[4:])
+            flat = torch.randn(8, generator=torch.Generator().manual_seed(3))
+            halves = (flat[0::2], flat[1::2]) if interleaved else (flat[:4], flat[4:])
+            self.a, self.b = nn.Parameter(halves[0]), nn.Parameter(halves[1])
 
         def forward(self, x):
             return (x * self.a).sum() + (x * self.b * self.b).sum()
-    me = Flat()
-    mf = copy.deepcopy(me)
+    for interleaved in (False, True):
+        me, mf = Flat(interleaved), Flat(interleaved)       # (not a deepcopy: it would give each its own memory)
+        assert mf.a.untyped_storage().data_ptr() == mf.b.untyped_storage().data_ptr()
+        _train_flat(me, mf)
+
+
+def _train_flat(me, mf):
     oe = torch.optim.SGD(me.parameters(), lr=0.1)
     step = fxla.compile_step(mf, torch.optim.SGD(mf.parameters(), lr=0.1), lambda m, x: m(x))
     x = torch.randn(4)
@@ -273,3 +279,39 @@ def test_grad_is_none_after_a_step():
     step = fxla.compile_step(m, torch.optim.SGD(m.parameters(), lr=0.1), _ce)
     step(x, y)
     assert all(p.grad is None for p in m.parameters())
+
+
+class _Mixed(nn.Module):
+    """A half-precision parameter (read first) and a float32 one: each rounds its optimizer scalars as eager
+    does for its own type (before: one pack for both, rounded to the half type -- NaN with f16 Adam's eps)."""
+
+    def __init__(self, half, n, g, half_first=True):
+        super().__init__()
+        self.half_first = half_first
+        self.p = nn.Parameter(torch.randn(n, generator=g).to(half))
+        self.w = nn.Parameter(torch.randn(n, generator=g))
+
+    def forward(self, c, d):
+        half, full = (self.p * c).sum().float(), (self.w * d).sum()
+        return half + full if self.half_first else full + half
+
+
+@pytest.mark.parametrize("half,opt,kw", [(torch.bfloat16, torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                                         (torch.float16, torch.optim.Adam, dict(lr=1e-3)),
+                                         (torch.float16, torch.optim.AdamW, dict(lr=1e-3, weight_decay=0.1))])
+@pytest.mark.parametrize("half_first", [True, False])
+def test_half_and_float32_parameters_each_round_as_eager(half, opt, kw, half_first):
+    g = torch.Generator().manual_seed(3)
+    me = _Mixed(half, 512, g, half_first)
+    mf = copy.deepcopy(me)
+    oe = opt(me.parameters(), **kw)
+    step = fxla.compile_step(mf, opt(mf.parameters(), **kw), lambda m, c, d: m(c, d))
+    for _ in range(3):
+        c, d = torch.randn(512, generator=g).to(half), torch.randn(512, generator=g)
+        d[:8] = 0                                       # (float32 entries with a zero gradient: Adam's eps matters)
+        oe.zero_grad()
+        me(c, d).backward()
+        oe.step()
+        step(c, d)
+    assert torch.equal(mf.p, me.p)                      # (half updates: bit-equal to eager's)
+    torch.testing.assert_close(mf.w, me.w, rtol=1e-5, atol=1e-6)
