@@ -32,7 +32,6 @@ from torch.optim import optimizer as torch_optimizer
 from torch.utils import _pytree as pytree
 
 from fxla.base.shown import abbreviate
-from fxla.errors import FxlaError
 from fxla.frontend.remedies import COMPILE_STEP, spelled_as
 from fxla.lowering.optim import AdamRule, SGDRule, UpdateRule
 from fxla.lowering.index_bounds import check_input_indices
@@ -50,13 +49,10 @@ from .symbolic_gradients import step_for
 from .train_mesh import MeshResidency, _user_name as _user, step_sharding as _step_sharding, \
     unplaced as _unplaced, unplaced_input as _unplaced_input
 from .signature import signature_key
-from .write_back import shares_memory
+from .train_refusals import (StepError, batch_names, check_optimizer_class, refuse_shared_storage,
+                             refuse_trained_inputs)
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
-
-
-class StepError(FxlaError):
-    """``fxla.compile_step`` got an optimizer, option or model it does not support."""
 
 
 class _Objective(torch.nn.Module):
@@ -90,13 +86,6 @@ def _loss_first(out):
     return out
 
 
-def _batch_names(loss_fn, n: int) -> List[str]:
-    """The names of ``n`` batch arguments: ``loss_fn``'s parameters after the model, where it names them."""
-    params = list(inspect.signature(loss_fn).parameters.values())[1:]
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:n]
-    return names + [f"batch{i}" for i in range(len(names), n)]
-
-
 def _refuse_backward_hooks(compiled) -> None:
     """A step program differentiates with fxla's own gradients, which do not run backward hooks."""
     hooks = compiled._modes.watch.hooks
@@ -109,7 +98,7 @@ def _refuse_backward_hooks(compiled) -> None:
 def _objective(model, loss_fn, n: int) -> _Objective:
     """An :class:`_Objective` whose ``forward`` takes exactly ``n`` batch arguments (named after ``loss_fn``'s
     parameters when it names them)."""
-    names = _batch_names(loss_fn, n)
+    names = batch_names(loss_fn, n)
 
     def forward(self, *batch, **named):
         return _loss_first(self.loss_fn(self.model, *batch, *[named[name] for name in names[len(batch):]]))
@@ -151,24 +140,6 @@ def _rule(optimizer, group) -> Tuple[UpdateRule, _Scalars]:
                     f"why: fxla compiles the optimizer's update itself and knows SGD, Adam and AdamW\n"
                     f"fix: use torch.optim.SGD, Adam or AdamW, or train with fxla.compile(model) and an eager "
                     f"optimizer step (gradients are still fxla's)")
-
-
-_BASES = (torch.optim.AdamW, torch.optim.Adam, torch.optim.SGD)
-
-
-def _check_optimizer_class(optimizer) -> None:
-    """Refuse a subclass of SGD/Adam/AdamW that overrides ``step`` or ``_init_group`` (the step is the base's)."""
-    base = next((b for b in _BASES if isinstance(optimizer, b)), None)
-    if base is None:
-        return                                            # (_rule refuses it)
-    for name in ("step", "_init_group"):
-        own, base_method = getattr(type(optimizer), name, None), getattr(base, name, None)    # (torch wraps a
-        if own is not None and inspect.unwrap(own) is not inspect.unwrap(base_method):     # class's step once)
-            raise StepError(f"{type(optimizer).__name__} overrides torch.optim.{base.__name__}.{name}()\n"
-                            f"why: fxla.compile_step compiles {base.__name__}'s update itself, so the override "
-                            f"would never run\nfix: use torch.optim.{base.__name__} itself (its options and "
-                            f"param_groups work), or train with fxla.compile(model) and this optimizer's eager "
-                            f"step()")
 
 
 def _sgd_scalars(group, state) -> Dict[str, float]:
@@ -214,25 +185,6 @@ def _opmath(dtype: torch.dtype) -> torch.dtype:
 
 def _rounded(value: float, dtype: torch.dtype) -> float:
     return torch.tensor(value, dtype=dtype).item()
-
-
-def _refuse_shared_storage(params: Dict[str, torch.Tensor], trainable: List[str]) -> None:
-    """Refuse a trained parameter whose memory another parameter or buffer (a distinct tensor) overlaps
-    (``out.weight.data = emb.weight.data``): eager updates the memory once per parameter, in turn."""
-    spans: Dict[int, Dict[int, tuple]] = {}      # storage -> id(tensor) -> (name, tensor)
-    for name, t in params.items():
-        if t.numel():
-            spans.setdefault(t.untyped_storage().data_ptr(), {}).setdefault(id(t), (name, t))
-    for held in spans.values():
-        held = list(held.values())
-        for i, (a, ta) in enumerate(held):
-            for b, tb in held[i + 1:]:      # (element by element: interleaved views, flat[0::2] and [1::2], do not)
-                if (a in trainable or b in trainable) and shares_memory(ta, tb):
-                    raise StepError(f"the parameters {_user(a)} and {_user(b)} are distinct tensors sharing memory "
-                                    f"(tied through .data), and one of them is trained\nwhy: eager's optimizer "
-                                    f"updates the shared memory once per parameter, in turn; fxla.compile_step "
-                                    f"computes every update from the values before the step\nfix: tie them as one "
-                                    f"Parameter (model.out.weight = model.emb.weight), or freeze one of them")
 
 
 class _Program:
@@ -320,7 +272,7 @@ class TrainStep:
                             f"fix: pass how many micro-batches to sum gradients over before each update")
         for group in optimizer.param_groups:
             _rule(optimizer, group)                       # (refuses what is not supported, now)
-        _check_optimizer_class(optimizer)
+        check_optimizer_class(optimizer)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.max_grad_norm = max_grad_norm
         self.accumulation_steps = accumulation_steps
@@ -397,7 +349,7 @@ class TrainStep:
             raise StepError("none of the optimizer's parameters that require grad is read by the loss\n"
                             "fix: build the optimizer from the model's parameters: optimizer = "
                             "torch.optim.AdamW(model.parameters())")
-        _refuse_shared_storage(program.params, names)
+        refuse_shared_storage(program.params, names)
         return names, group_of, tied, clip_only, unclipped
 
     def _program(self, batch, update: bool) -> _Program:
@@ -440,7 +392,7 @@ class TrainStep:
             donate = _donated(layout, n_inputs, update, consumed) if isinstance(self._residency, Residency) else ()
             part = labels = None
             if sharding is not None:
-                names = _batch_names(self.loss_fn, len(batch))
+                names = batch_names(self.loss_fn, len(batch))
                 sharding.check_names(self.model, names)
                 part, labels = sharding.partitioning(layout, names, batch, objective.random, update,
                                                      stages.stablehlo)
@@ -463,7 +415,7 @@ class TrainStep:
         device = self.device
         leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)
         if any(getattr(t, "requires_grad", False) for t in leaves):
-            self._refuse_trained_inputs(batch, leaves)
+            refuse_trained_inputs(self, batch, leaves)
         _clear_grads(program)
         if program.objective.random:    # dropout in training mode: a fresh seed per step (fxla.lowering.program)
             leaves.append(draw_seed())
@@ -503,9 +455,9 @@ class TrainStep:
                     else:
                         args.append(to_device(value if value is not None else torch.zeros_like(tensor), device))
         if layout.accumulators:
-            args += self._accumulators(program)
+            args += _accumulators(self, program)
         if update:
-            args += self._packs(program, states)
+            args += _packs(self, program, states)
             if layout.clip:
                 args.append(self._scalar(float(self.max_grad_norm),
                                          torch.float64 if layout.clip_dtype == "f64" else torch.float32))
@@ -518,59 +470,6 @@ class TrainStep:
             self.optimizer._opt_called = True      # (what a learning-rate scheduler checks: optimizer.step() ran)
             self._hooks("post")
         return value
-
-    def _refuse_trained_inputs(self, batch, leaves) -> None:
-        """Refuse a batch tensor the optimizer trains (``step(x, y, temperature)``): it would never be updated."""
-        trained = {id(p) for g in self.optimizer.param_groups for p in g["params"]}
-        names = _batch_names(self.loss_fn, len(batch))
-        for t in leaves:
-            if getattr(t, "requires_grad", False) and id(t) in trained:
-                where = next((f"batch argument {n!r}" for n, b in zip(names, batch) if b is t), "a batch argument")
-                raise StepError(f"{where} is a parameter of the optimizer (shape {tuple(t.shape)})\nwhy: "
-                                f"fxla.compile_step updates the parameters it reads from the model or loss_fn's "
-                                f"closure, never a batch input\nfix: make it a model attribute (model.t = "
-                                f"nn.Parameter(...)) or read it from loss_fn's closure, not from step()'s arguments")
-
-    def _accumulators(self, program: _Program) -> List[Any]:
-        """Per differentiated parameter, its accumulator from the earlier micro-steps, or zeros (eager's ``.grad``
-        is this step's alone); a parameter accumulated that this program does not differentiate is refused."""
-        held = self._accumulated or {}
-        wanted = {id(t) for t in program.differentiated}
-        lost = [n for n, (t, _) in held.items() if id(t) not in wanted]
-        if lost:
-            raise StepError(f"micro-step {self._micro + 1} of accumulation_steps={self.accumulation_steps} does not "
-                            f"compute a gradient for {', '.join(_user(n) for n in lost[:4])}"
-                            f"{' ...' if len(lost) > 4 else ''}, accumulated by the earlier micro-step(s)\nwhy: the "
-                            f"parameters trained changed within one accumulation (requires_grad, the optimizer's "
-                            f"groups, or which parameters the loss reads for this batch); eager would still "
-                            f"update them from their .grad, which fxla.compile_step cannot\nfix: change which "
-                            f"parameters are trained only after an update (every accumulation_steps calls)")
-        by_tensor = {id(t): array for t, array in held.values()}
-        zeros = owned_copy if isinstance(self._residency, Residency) else _to_device
-        return [by_tensor[id(t)] if id(t) in by_tensor else zeros(torch.zeros_like(t), self.device)
-                for t in program.differentiated]
-
-    def _packs(self, program: _Program, states: List[dict]) -> List[Any]:
-        """The scalar packs of an update (see :class:`~fxla.lowering.train_step.StepLayout`): each parameter's
-        scalars, computed from its group's hyperparameters and its state as torch computes them, once per group
-        and state key (:class:`_Scalars`); each pack is a device array kept per distinct content, so a step
-        whose hyperparameters did not change (no scheduler step) places nothing, and a changed learning rate is
-        a new pack: keyed by the values themselves, never stale."""
-        memo: Dict[tuple, tuple] = {}
-        packs: List[list] = [[] for _ in program.pack_dtypes]
-        for (_, _, rule, _, _, scalars, pack), group, state in zip(program.updates, program.groups, states):
-            if pack is None:
-                continue
-            # (a group decides its parameters' rule; groups are held by program.groups, so their ids stay theirs)
-            half = program.pack_half[pack]
-            key = (id(group), scalars.state_key(state), half)
-            values = memo.get(key)
-            if values is None:
-                computed = scalars.values(group, state)
-                values = memo[key] = tuple(_rounded(computed[s], half) if half and s in rule.rounded else computed[s]
-                                           for s in rule.scalars)
-            packs[pack] += values
-        return [self._pack(tuple(values), dtype) for values, dtype in zip(packs, program.pack_dtypes)]
 
     def _pack(self, values: tuple, dtype: torch.dtype):
         """The device array of the scalar pack ``values`` (Python floats) as ``dtype``: placed once per distinct
@@ -649,6 +548,49 @@ class TrainStep:
         value = pytree.tree_unflatten([next(values) if s is None else s for s in objective.output_static],
                                       objective.output_spec)
         return value.output if isinstance(value, _MappingLoss) else value
+
+
+def _accumulators(step: "TrainStep", program: _Program) -> List[Any]:
+    """Per differentiated parameter, its accumulator from the earlier micro-steps, or zeros (eager's ``.grad``
+    is this step's alone); a parameter accumulated that this program does not differentiate is refused."""
+    held = step._accumulated or {}
+    wanted = {id(t) for t in program.differentiated}
+    lost = [n for n, (t, _) in held.items() if id(t) not in wanted]
+    if lost:
+        raise StepError(f"micro-step {step._micro + 1} of accumulation_steps={step.accumulation_steps} does not "
+                        f"compute a gradient for {', '.join(_user(n) for n in lost[:4])}"
+                        f"{' ...' if len(lost) > 4 else ''}, accumulated by the earlier micro-step(s)\nwhy: the "
+                        f"parameters trained changed within one accumulation (requires_grad, the optimizer's "
+                        f"groups, or which parameters the loss reads for this batch); eager would still "
+                        f"update them from their .grad, which fxla.compile_step cannot\nfix: change which "
+                        f"parameters are trained only after an update (every accumulation_steps calls)")
+    by_tensor = {id(t): array for t, array in held.values()}
+    zeros = owned_copy if isinstance(step._residency, Residency) else _to_device
+    return [by_tensor[id(t)] if id(t) in by_tensor else zeros(torch.zeros_like(t), step.device)
+            for t in program.differentiated]
+
+
+def _packs(step: "TrainStep", program: _Program, states: List[dict]) -> List[Any]:
+    """The scalar packs of an update (see :class:`~fxla.lowering.train_step.StepLayout`): each parameter's
+    scalars, computed from its group's hyperparameters and its state as torch computes them, once per group
+    and state key (:class:`_Scalars`); each pack is a device array kept per distinct content, so a step
+    whose hyperparameters did not change (no scheduler step) places nothing, and a changed learning rate is
+    a new pack: keyed by the values themselves, never stale."""
+    memo: Dict[tuple, tuple] = {}
+    packs: List[list] = [[] for _ in program.pack_dtypes]
+    for (_, _, rule, _, _, scalars, pack), group, state in zip(program.updates, program.groups, states):
+        if pack is None:
+            continue
+        # (a group decides its parameters' rule; groups are held by program.groups, so their ids stay theirs)
+        half = program.pack_half[pack]
+        key = (id(group), scalars.state_key(state), half)
+        values = memo.get(key)
+        if values is None:
+            computed = scalars.values(group, state)
+            values = memo[key] = tuple(_rounded(computed[s], half) if half and s in rule.rounded else computed[s]
+                                       for s in rule.scalars)
+        packs[pack] += values
+    return [step._pack(tuple(values), dtype) for values, dtype in zip(packs, program.pack_dtypes)]
 
 
 _INDEX_DTYPES = frozenset((torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8))

@@ -1,0 +1,77 @@
+"""What ``fxla.compile_step`` refuses rather than train differently from eager PyTorch: optimizer subclasses that
+override the update, distinct parameters sharing memory, a trained parameter passed as a batch argument (each a
+:class:`StepError` with why and fix; :mod:`fxla.train_step` has the others, next to what they guard)."""
+from __future__ import annotations
+
+import inspect
+from typing import Dict, List
+
+import torch
+
+from fxla.errors import FxlaError
+
+from .train_mesh import _user_name as _user
+from .write_back import shares_memory
+
+__all__ = ["StepError", "check_optimizer_class", "refuse_shared_storage", "refuse_trained_inputs", "batch_names"]
+
+
+class StepError(FxlaError):
+    """``fxla.compile_step`` got an optimizer, option or model it does not support."""
+
+
+def batch_names(loss_fn, n: int) -> List[str]:
+    """The names of ``n`` batch arguments: ``loss_fn``'s parameters after the model, where it names them."""
+    params = list(inspect.signature(loss_fn).parameters.values())[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:n]
+    return names + [f"batch{i}" for i in range(len(names), n)]
+
+
+_BASES = (torch.optim.AdamW, torch.optim.Adam, torch.optim.SGD)
+
+
+def check_optimizer_class(optimizer) -> None:
+    """Refuse a subclass of SGD/Adam/AdamW that overrides ``step`` or ``_init_group`` (the step is the base's)."""
+    base = next((b for b in _BASES if isinstance(optimizer, b)), None)
+    if base is None:
+        return                                            # (_rule refuses it)
+    for name in ("step", "_init_group"):
+        own, base_method = getattr(type(optimizer), name, None), getattr(base, name, None)    # (torch wraps a
+        if own is not None and inspect.unwrap(own) is not inspect.unwrap(base_method):     # class's step once)
+            raise StepError(f"{type(optimizer).__name__} overrides torch.optim.{base.__name__}.{name}()\n"
+                            f"why: fxla.compile_step compiles {base.__name__}'s update itself, so the override "
+                            f"would never run\nfix: use torch.optim.{base.__name__} itself (its options and "
+                            f"param_groups work), or train with fxla.compile(model) and this optimizer's eager "
+                            f"step()")
+
+
+def refuse_shared_storage(params: Dict[str, torch.Tensor], trainable: List[str]) -> None:
+    """Refuse a trained parameter whose memory another parameter or buffer (a distinct tensor) overlaps
+    (``out.weight.data = emb.weight.data``): eager updates the memory once per parameter, in turn."""
+    spans: Dict[int, Dict[int, tuple]] = {}      # storage -> id(tensor) -> (name, tensor)
+    for name, t in params.items():
+        if t.numel():
+            spans.setdefault(t.untyped_storage().data_ptr(), {}).setdefault(id(t), (name, t))
+    for held in spans.values():
+        held = list(held.values())
+        for i, (a, ta) in enumerate(held):
+            for b, tb in held[i + 1:]:      # (element by element: interleaved views, flat[0::2] and [1::2], do not)
+                if (a in trainable or b in trainable) and shares_memory(ta, tb):
+                    raise StepError(f"the parameters {_user(a)} and {_user(b)} are distinct tensors sharing memory "
+                                    f"(tied through .data), and one of them is trained\nwhy: eager's optimizer "
+                                    f"updates the shared memory once per parameter, in turn; fxla.compile_step "
+                                    f"computes every update from the values before the step\nfix: tie them as one "
+                                    f"Parameter (model.out.weight = model.emb.weight), or freeze one of them")
+
+
+def refuse_trained_inputs(step, batch, leaves) -> None:
+    """Refuse a batch tensor the optimizer trains (``step(x, y, temperature)``): it would never be updated."""
+    trained = {id(p) for g in step.optimizer.param_groups for p in g["params"]}
+    names = batch_names(step.loss_fn, len(batch))
+    for t in leaves:
+        if getattr(t, "requires_grad", False) and id(t) in trained:
+            where = next((f"batch argument {n!r}" for n, b in zip(names, batch) if b is t), "a batch argument")
+            raise StepError(f"{where} is a parameter of the optimizer (shape {tuple(t.shape)})\nwhy: "
+                            f"fxla.compile_step updates the parameters it reads from the model or loss_fn's "
+                            f"closure, never a batch input\nfix: make it a model attribute (model.t = "
+                            f"nn.Parameter(...)) or read it from loss_fn's closure, not from step()'s arguments")
