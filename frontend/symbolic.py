@@ -309,22 +309,21 @@ class SymbolicShapes:
         return out
 
     def _pinning_guard(self, symbol) -> Optional[int]:
-        """The index of a guard over ``symbol`` alone that holds at no more than two of the sizes around the traced
-        one (up to 32 either side, within its range): ``Eq((n - 3) // 2 + 1, 4)``, ``Eq(ToFloat(n) - 0.5, 9.5)``.
-        Such a program is right for those sizes only, as if the size were fixed (a ``Mod(n, 4)`` guard holds at
-        every fourth size, and is a constraint).  ``None`` when there is none."""
+        """The index of a guard over ``symbol`` alone that holds at no more than two of the sizes tried, within its
+        range: those up to 32 either side of the traced one, and the traced one plus powers of two and times 2, 3
+        and 5 (``Eq((n - 3) // 2 + 1, 4)``, ``Eq(ToFloat(n) - 0.5, 9.5)``).  Such a program is right for those sizes
+        only, as if the size were fixed; a divisibility guard (``Mod(n, 64)`` is 0) holds at several of them, and
+        is a constraint.  ``None`` when there is none."""
         import sympy
         traced = int(self.env.backed_var_to_val[symbol])
         bounds = self.env.var_to_range.get(symbol)
-        low, high = max(2, traced - 32), traced + 32
-        if bounds is not None:
-            if bounds.lower.is_Integer:
-                low = max(low, int(bounds.lower))
-            if bounds.upper.is_Integer:
-                high = min(high, int(bounds.upper))
-        sizes = range(low, high + 1)
-        if len(sizes) < 8:
+        low = int(bounds.lower) if bounds is not None and bounds.lower.is_Integer else 2
+        high = int(bounds.upper) if bounds is not None and bounds.upper.is_Integer else 1 << 62
+        near = range(max(low, 2, traced - 32), min(high, traced + 32) + 1)
+        if len(near) < 8:
             return None
+        far = {traced + (1 << j) for j in range(6, 13)} | {traced * k for k in (2, 3, 5)}
+        sizes = list(near) + sorted(n for n in far if low <= n <= high and n not in near)
         for index, guard in enumerate(self.env.guards):
             expr = self.env.replace(guard.expr)
             if not isinstance(expr, sympy.Eq) or expr.free_symbols != {symbol}:    # (a range holds at many sizes)

@@ -308,12 +308,13 @@ def test_a_dim_pinned_by_a_guard_is_the_documented_first_compile_error():
             x = torch.randn(3, n)
             torch.testing.assert_close(loose(x), fn(x))
 
-    def fours(x):
-        return x.view(x.shape[0], -1, 4).sum(-1)
+    for width, sizes in ((4, (8, 12, 20)), (64, (128, 192, 64)), (100, (200, 300))):     # (n % width == 0)
+        def rows(x, width=width):
+            return x.view(x.shape[0], -1, width).sum(-1)
 
-    fast = fxla.compile(fours, dynamic={"x": {1: fxla.Dim("n", max=64)}})
-    for n in (8, 12, 20):
-        x = torch.randn(3, n)
-        torch.testing.assert_close(fast(x), fours(x))
-    with pytest.raises(fxla.ShapeConstraintError):
-        fast(torch.randn(3, 10))
+        fast = fxla.compile(rows, dynamic={"x": {1: fxla.Dim("n", max=4096)}})
+        for n in sizes:
+            x = torch.randn(3, n)
+            torch.testing.assert_close(fast(x), rows(x))
+        with pytest.raises(fxla.ShapeConstraintError):
+            fast(torch.randn(3, sizes[0] + 2))
