@@ -281,8 +281,8 @@ def _softplus(g, x, y, *, beta, threshold):
     # beta * x >= threshold, so there the value is a constant of x (z / (z + 1) at beta * x = threshold)
     bx = x * beta
     z = bx.map(ops.exp)
-    at = math.exp(threshold)
-    edge = np.float32(at / (at + 1.0)).item() if math.isfinite(at) else 1.0
+    t = float(threshold)         # (z / (z + 1) at z = exp(t), as a sigmoid that overflows for no threshold)
+    edge = np.float32(1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))).item()
     return _where(bx.gt(threshold), g, _where(bx.eq(threshold), g * edge, g * z / (z + 1.0)))
 
 
