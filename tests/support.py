@@ -47,3 +47,17 @@ def tiny_gpt2(head: bool = True, layers: int = 1):
                                      bos_token_id=0, eos_token_id=0)
     model = (transformers.GPT2LMHeadModel if head else transformers.GPT2Model)(config).eval()
     return model, torch.randint(0, 64, (1, 8))
+
+
+def relu_static_only(monkeypatch) -> None:
+    """Make torch.relu's lowering rule refuse symbolic sizes (``ValueError("relu: a ? size for the test")``), to
+    test what fxla does with a rule that cannot take them."""
+    import torch
+    from fxla.lowering import RULES          # (complete: the rules are imported)
+    relu = RULES[torch.relu]
+
+    def static_only(ctx, x, *args, **kwargs):
+        if not all(type(n) is int for n in ctx.sig(x).shape):      # (a symbolic size)
+            raise ValueError("relu: a ? size for the test")
+        return relu(ctx, x, *args, **kwargs)
+    monkeypatch.setitem(RULES, torch.relu, static_only)

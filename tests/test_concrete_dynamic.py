@@ -10,7 +10,7 @@ import torch
 
 import fxla
 from fxla import per_shape
-from support import marker_line
+from support import marker_line, relu_static_only
 from zoo import hf
 
 
@@ -295,14 +295,7 @@ def test_masked_select_with_symbolic_sizes(traces):
 def test_a_trace_whose_lowering_failed_is_no_variant_whose_guards_later_sizes_break(monkeypatch):
     """Nothing is compiled from a trace whose polymorphic lowering failed: a later size is traced again and meets
     that error, not 'the sizes of this call (n = 7) break the constraint n > 8' of a program that never existed."""
-    from fxla.lowering import RULES          # (complete: the rules are imported)
-    relu = RULES[torch.relu]
-
-    def static_only(ctx, x, *args, **kwargs):
-        if not all(type(n) is int for n in ctx.sig(x).shape):      # (a symbolic size)
-            raise ValueError("relu: a ? size for the test")
-        return relu(ctx, x, *args, **kwargs)
-    monkeypatch.setitem(RULES, torch.relu, static_only)
+    relu_static_only(monkeypatch)
 
     def fn(x):
         return torch.relu(x * 2 if x.shape[1] > 8 else x)
@@ -311,7 +304,7 @@ def test_a_trace_whose_lowering_failed_is_no_variant_whose_guards_later_sizes_br
         with pytest.raises(fxla.ShapeConstraintError, match="cannot be lowered once for every size of its Dims: "
                                                             "relu: a . size for the test"):
             fast(torch.randn(3, n))
-    monkeypatch.setitem(RULES, torch.relu, relu)
+    monkeypatch.undo()                       # (the rule as it is)
     for n in (7, 5):                         # (the failed traces are gone: this branch is traced and lowered afresh)
         x = torch.randn(3, n)
         torch.testing.assert_close(fast(x), fn(x))

@@ -16,6 +16,7 @@ from fxla.frontend.passes.prepare import prepare_graph
 from fxla.frontend.symbolic import SymbolicShapes
 from fxla.lowering import lower_to_fxla
 from fxla.lowering.refine import refine
+from support import relu_static_only
 
 
 class Attention(nn.Module):
@@ -139,14 +140,7 @@ def test_an_op_fxla_cannot_lower_is_that_error_under_a_named_dim():
 
 
 def test_a_rule_that_cannot_take_symbolic_sizes_is_a_dim_error_naming_it(monkeypatch, caplog):
-    from fxla.lowering import RULES          # (complete: the rules are imported)
-    relu = RULES[torch.relu]
-
-    def static_only(ctx, x, *args, **kwargs):
-        if not all(type(n) is int for n in ctx.sig(x).shape):      # (a symbolic size)
-            raise ValueError("relu: a ? size for the test")
-        return relu(ctx, x, *args, **kwargs)
-    monkeypatch.setitem(RULES, torch.relu, static_only)
+    relu_static_only(monkeypatch)
     fast = fxla.compile(lambda x: torch.relu(x) * 2, dynamic={"x": {1: fxla.Dim("n")}})
     with pytest.raises(fxla.ShapeConstraintError, match="cannot be lowered once for every size of its Dims: "
                                                         "relu: a . size for the test"):
