@@ -33,10 +33,9 @@ from fxla.runtime.buffers import is_array
 from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
-from .autocast import check_not_autocast
 from .autograd import gradient_sources, gradient_texts, guard_refused, run_with_grad
 from .dispatch import call_plan, checked_plan, fast_key
-from .gradients import check_reverse_mode, guard_for
+from .gradients import check_torch_call, guard_for
 from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
 from .interop import jax_function
 from .modes import CallWatch, ModeTraces
@@ -657,8 +656,7 @@ class CompiledModule(CompileControl):
         reject_unusable(self.__name__, leaves)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
         if shared:
-            check_not_autocast(self.__name__)
-            check_reverse_mode(self.__name__, leaves)
+            check_torch_call(self.__name__, leaves)
         entry = self._entry(bound)      # (the weights were checked by the Dispatch that sent the call here)
         if entry.layout_sensitive:
             self._binding.check_layouts(self.graph_module, entry, bound)

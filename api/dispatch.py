@@ -31,8 +31,7 @@ from fxla.base import jax_private
 from fxla.runtime._fastcall import DirectCall, HostCall
 from fxla.runtime.buffers import host_array, host_input, to_device, viewer
 
-from .autocast import check_not_autocast
-from .gradients import check_reverse_mode
+from .gradients import check_torch_call
 from .outputs import remake
 
 
@@ -158,8 +157,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
             convert0 = inputs[0]
 
             def call(args):
-                check_not_autocast(name)
-                check_reverse_mode(name, args)
+                check_torch_call(name, args)
                 value = convert0(args[0])
                 try:
                     outs = run(*params, value)
@@ -168,8 +166,7 @@ def call_plan(name: str, executable, args: Sequence[Any], params: List[jax.Array
                 return finish(outs, args)
         else:
             def call(args):
-                check_not_autocast(name)
-                check_reverse_mode(name, args)
+                check_torch_call(name, args)
                 values = [convert(a) if convert else a for convert, a in zip(inputs, args)]
                 try:
                     outs = run(*params, *values)
@@ -213,8 +210,7 @@ def checked_plan(name: str, executable, run: Callable, args: Sequence[Any], sens
         if not usable(args):
             return general(*args)
         if tensors:
-            check_not_autocast(name)
-            check_reverse_mode(name, args)
+            check_torch_call(name, args)
         if lock is None:
             return run(args)
         with lock:

@@ -19,8 +19,7 @@ import jaxlib
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.autocast import check_not_autocast
-from fxla.gradients import check_reverse_mode
+from fxla.gradients import check_torch_call
 from fxla.base.shown import abbreviate
 from fxla.compile import CompiledModule
 from fxla.frontend.remedies import EXPORT, spelled_as
@@ -319,8 +318,7 @@ class LoadedModule:
             check_input_indices(self.__name__, checks, tensors)
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)
         if shared:
-            check_not_autocast(self.__name__)
-            check_reverse_mode(self.__name__, leaves)
+            check_torch_call(self.__name__, leaves)
         if self._results.layout.mutates:                 # state-writing calls: one at a time
             with self._state_lock:
                 return self._run(executable, tensors, leaves, shared)

@@ -24,6 +24,8 @@ from torch.autograd import forward_ad
 from fxla.errors import FxlaError, format_location, format_message
 from fxla.frontend.source import location_at, user_frame, user_frame_location
 
+from .autocast import check_not_autocast
+
 _SHOWN = 4          # sources of gradient named in the message (more: the first 3, and a count)
 
 
@@ -166,3 +168,11 @@ def check_reverse_mode(name: str, tensors: Sequence[Any]) -> None:
             user_frame_location(), why=why,
             fix="use reverse mode (loss.backward(), torch.autograd.grad, torch.autograd.functional.jacobian / "
                 "hvp), or call the model eagerly inside the transform"))
+
+
+def check_torch_call(name: str, tensors: Sequence[Any]) -> None:
+    """What a compiled call given torch tensors cannot follow, refused before it runs: ``torch.autocast``
+    (:func:`fxla.autocast.check_not_autocast`), then forward-mode AD and ``torch.func`` transforms
+    (:func:`check_reverse_mode`)."""
+    check_not_autocast(name)
+    check_reverse_mode(name, tensors)
