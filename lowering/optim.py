@@ -16,7 +16,9 @@ from typing import Dict, Tuple
 from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 
-__all__ = ["UpdateRule", "SGDRule", "AdamRule", "HALF", "opmath"]
+from .emit import compute_elem
+
+__all__ = ["UpdateRule", "SGDRule", "AdamRule"]
 
 
 @dataclass(frozen=True)
@@ -35,16 +37,6 @@ class UpdateRule:
         raise NotImplementedError
 
 
-#: the element types whose updates torch computes in float32 ("opmath"): each torch op reads the half values and
-#: Python scalars as float32 and rounds its result once
-HALF = frozenset(("f16", "bf16"))
-
-
-def opmath(elem: str) -> str:
-    """The element type torch computes an update of ``elem`` parameters in (and the scalar packs' type)."""
-    return "f32" if elem in HALF else elem
-
-
 class _Opmath:
     """Builds an update as torch's ops compute it: for f16/bf16 parameters every value is float32 and each torch
     op's result is rounded to the parameter's type (:meth:`r`), so a compound op (``add(alpha=)``, ``addcmul``,
@@ -54,7 +46,7 @@ class _Opmath:
 
     def __init__(self, ctx, param: ir.Value):
         self.ctx, self.elem = ctx, ctx.sig(param).elem
-        self.acc = opmath(self.elem)
+        self.acc = compute_elem(self.elem)      # (torch's opmath: f32 for f16/bf16)
 
     def up(self, value: ir.Value) -> ir.Value:
         return self.ctx.convert(value, self.acc)

@@ -23,7 +23,8 @@ from fxla.dialects.mlir import func, ir
 from .autodiff.context import VJPContext
 from .autodiff.transform import differentiate, main_function
 from .errors import LoweringError
-from .optim import UpdateRule, opmath
+from .emit import compute_elem
+from .optim import UpdateRule
 from .program import FxlaProgram
 
 __all__ = ["StepLayout", "build_step"]
@@ -100,7 +101,7 @@ def _promoted(elems: Sequence[str]) -> str:
 def _norm(ctx: VJPContext, g: ir.Value) -> ir.Value:
     """``torch.linalg.vector_norm(g)``: accumulated in float32 for f16/bf16 (torch's opmath), in g's type."""
     elem = ctx.sig(g).elem
-    acc = opmath(elem)
+    acc = compute_elem(elem)
     g = ctx.convert(g, acc)
     squares = ctx.emit(ops.sum, ctx.emit(ops.mul, g, g), dims=(), keepdim=False)
     return ctx.convert(ctx.emit(ops.sqrt, squares), elem)
@@ -108,7 +109,7 @@ def _norm(ctx: VJPContext, g: ir.Value) -> ir.Value:
 
 def clip_dtype(elems: Sequence[str]) -> str:
     """The element type of the clipping's ``max_norm`` argument for gradients of ``elems``."""
-    return opmath(_promoted(list(elems))) if elems else "f32"
+    return compute_elem(_promoted(list(elems))) if elems else "f32"
 
 
 def _clip(ctx: VJPContext, grads: List[ir.Value], counted: Sequence[bool], max_norm: ir.Value) -> List[ir.Value]:
@@ -120,7 +121,7 @@ def _clip(ctx: VJPContext, grads: List[ir.Value], counted: Sequence[bool], max_n
     if not chosen:                    # (eager: no gradients, nothing clipped)
         return grads
     elem = _promoted([ctx.sig(g).elem for g in chosen])
-    acc = opmath(elem)
+    acc = compute_elem(elem)
 
     def rounded(v):                   # one torch op on 0-d `elem` tensors: computed in acc, rounded to elem
         return ctx.convert(ctx.convert(v, elem), acc)
@@ -217,7 +218,7 @@ def build_step(objective: FxlaProgram, trainable: Sequence[str], rules: Optional
                 elem = sig_of(types[param_arg[n]]).elem
                 packs.setdefault(elem, []).append(n)
                 pack_types[elem] = ir.RankedTensorType(types[param_arg[n]]).element_type \
-                    if opmath(elem) == elem else ir.F32Type.get()
+                    if compute_elem(elem) == elem else ir.F32Type.get()
         layout.scalar_packs = list(packs.values())
         for elem, members in packs.items():
             arg_types.append(ir.RankedTensorType.get([sum(len(scalar_names[n]) for n in members)], pack_types[elem]))
