@@ -10,6 +10,7 @@ logical layout) and its StableHLO is verified and compiled like any program.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -17,7 +18,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.dialects.fxla import ops, sig_of, verify_module
 from fxla.dialects.fxla.opdef import type_cache
-from fxla.dialects.fxla.types import is_float
+from fxla.dialects.fxla.types import is_float, promote_pair
 from fxla.dialects.mlir import func, ir
 
 from .autodiff.context import VJPContext
@@ -93,9 +94,7 @@ def _inline(fn: ir.Operation, args: Sequence[ir.Value]) -> List[ir.Value]:
 
 def _promoted(elems: Sequence[str]) -> str:
     """torch's promotion of floating element types (f16 with bf16: f32)."""
-    if len(set(elems)) == 1:
-        return elems[0]
-    return "f64" if "f64" in elems else "f32"
+    return functools.reduce(promote_pair, elems)
 
 
 def _norm(ctx: VJPContext, g: ir.Value) -> ir.Value:
