@@ -24,14 +24,8 @@ import numpy as np
 from fxla.dialects.fxla import ops
 from fxla.dialects.fxla.types import is_float
 
+from ..emit import compute_elem
 from .registry import vjp_rule, zero_gradient
-
-_HALF = ("f16", "bf16")
-
-
-def _compute_elem(elem: str) -> str:
-    """The element type torch's CPU backward kernels compute ``elem`` gradients in."""
-    return "f32" if elem in _HALF else elem
 
 
 class _T:
@@ -139,7 +133,7 @@ vjp_rule(ops.minimum)(partial(_extremum, loses=_T.gt))
 def _pow(ctx, ct, base, exponent, *, result):
     """torch's pow_backward_self / pow_backward_exponent: ``grad * exponent * base ** (exponent - 1)``, 0 where
     the exponent is 0; ``grad * result * log(base)``, 0 where the base is 0 and the exponent >= 0."""
-    elem = _compute_elem(ctx.sig(result).elem)
+    elem = compute_elem(ctx.sig(result).elem)
     g, b, e, y = _wrap(ctx, elem, ct, base, exponent, result)
     # exponent - 1 in the exponent's own type, as torch computes it (an f32 exponent of an f64 base: in f32)
     e_minus_1 = (_T(ctx, exponent) - 1).to(elem)
@@ -151,7 +145,7 @@ def _pow(ctx, ct, base, exponent, *, result):
 @vjp_rule(ops.fmod)
 def _fmod(ctx, ct, lhs, rhs, *, result):
     # torch: self gets grad; other gets -grad * self.div(other, rounding_mode="trunc") (f16/bf16: in f32)
-    g, a, b = _wrap(ctx, _compute_elem(ctx.sig(result).elem), ct, lhs, rhs)
+    g, a, b = _wrap(ctx, compute_elem(ctx.sig(result).elem), ct, lhs, rhs)
     return _back(ctx, ct, lhs), _back(ctx, -g * (a / b).map(ops.trunc), rhs)
 
 
@@ -188,7 +182,7 @@ def _unary(*opdefs):
     def register(formula):
         @vjp_rule(*opdefs)
         def rule(ctx, ct, x, *, result, **attrs):
-            g, xc, y = _wrap(ctx, _compute_elem(ctx.sig(result).elem), ct, x, result)
+            g, xc, y = _wrap(ctx, compute_elem(ctx.sig(result).elem), ct, x, result)
             return (ctx.like(formula(g, xc, y, **attrs).v, x),)
         return formula
     return register
