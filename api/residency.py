@@ -21,6 +21,7 @@ from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 import jax
 import torch
+from torch.autograd.graph import increment_version
 
 from fxla.runtime.buffers import cpu_view, owned_copy
 
@@ -74,6 +75,10 @@ class Residency:
             tensor = view(result)
         elif self._sole.pop(slot, False):
             tensor.data = view(result)
+            # (eager's step changes the tensor in place, which bumps its version counter; the result is at the
+            # same address, so without the bump a compiled module's weight watch, fxla.weights, would keep the
+            # old upload, and autograd would not see the change)
+            increment_version(tensor)
         else:
             tensor.copy_(view(result))
             return tensor
