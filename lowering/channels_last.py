@@ -206,9 +206,9 @@ def _hoistable(value, perm: List[int]) -> bool:
                               perm for op in uses)
 
 
-def _hoist_into(value, perm: List[int]) -> bool:
+def _hoist_into(value, perm: List[int], erased: set) -> bool:
     """Rewrite the op defining ``value`` (whose every use is a transpose by ``perm``) to compute the transposed
-    value itself; whether it was."""
+    value itself; whether it was.  The results of the transposes it erases are added to ``erased``."""
     op = _op(value)
     if op is None or len(op.results) != 1:
         return False
@@ -227,6 +227,7 @@ def _hoist_into(value, perm: List[int]) -> bool:
     value.set_type(_permuted_type(value.type, perm))
     for transpose in transposes:
         transpose.results[0].replace_all_uses_with(value)
+        erased.add(transpose.results[0])
         transpose.erase()
     return True
 
@@ -246,7 +247,11 @@ def _hoist(root) -> int:
             return ir.WalkResult.ADVANCE
 
         root.walk(collect)
-        rounds = sum(1 for value, perm in found.items() if _hoistable(value, perm) and _hoist_into(value, perm))
+        # (a value found may be the result of a transpose an earlier hoist of this round erased, as in
+        # `h @ h.transpose(1, 2)` after a convolution: it is skipped, never read: its op is gone)
+        erased: set = set()
+        rounds = sum(1 for value, perm in found.items()
+                     if value not in erased and _hoistable(value, perm) and _hoist_into(value, perm, erased))
         if not rounds:
             return hoisted
         hoisted += rounds

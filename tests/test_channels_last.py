@@ -168,3 +168,25 @@ func.func @f(%a: tensor<2x4x6x6xf32>, %b: tensor<2x4x6x6xf32>) -> tensor<2x6x6x4
   return %t : tensor<2x6x6x4xf32>
 }""")
     assert text.count("stablehlo.transpose") == 1 and "stablehlo.add %arg0, %arg1 : tensor<2x4x6x6xf32>" in text
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_value_used_with_its_own_transpose_after_a_convolution(grad):
+    # (a hoist erased the transpose another value of the same round was the result of: a crash, not an error)
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(8, 8, 3, padding=1)
+
+        def forward(self, h):
+            h = self.conv(h.transpose(1, 2)).transpose(1, 2)
+            return h @ h.transpose(1, 2)
+
+    torch.manual_seed(0)
+    model, x = M(), torch.randn(2, 5, 8, requires_grad=grad)
+    want = model(x)
+    got = fxla.compile(model)(x)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    if grad:
+        (gx,) = torch.autograd.grad(got.sum(), x)
+        torch.testing.assert_close(gx, torch.autograd.grad(want.sum(), x)[0], atol=1e-5, rtol=1e-5)
