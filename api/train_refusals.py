@@ -1,19 +1,24 @@
 """What ``fxla.compile_step`` refuses rather than train differently from eager PyTorch: optimizer subclasses that
-override the update, distinct parameters sharing memory, a trained parameter passed as a batch argument (each a
-:class:`StepError` with why and fix; :mod:`fxla.train_step` has the others, next to what they guard)."""
+override the update, distinct parameters sharing memory, a batch argument that requires grad (a trained parameter
+or not), an optimizer pre-step hook that changes the trained parameters (each a :class:`StepError` with why and
+fix; :mod:`fxla.train_step` has the others, next to what they guard)."""
 from __future__ import annotations
 
 import inspect
-from typing import Dict, List
+from typing import Dict, List, Sequence, Tuple
 
 import torch
+from torch.optim import optimizer as torch_optimizer
 
 from fxla.errors import FxlaError
 
+from .higher_order import stamp
 from .train_mesh import _user_name as _user
+from .weights import _data_mark
 from .write_back import shares_memory
 
-__all__ = ["StepError", "check_optimizer_class", "refuse_shared_storage", "refuse_trained_inputs", "batch_names"]
+__all__ = ["StepError", "check_optimizer_class", "refuse_shared_storage", "refuse_trained_inputs", "batch_names",
+           "run_step_hooks"]
 
 
 class StepError(FxlaError):
@@ -65,13 +70,47 @@ def refuse_shared_storage(params: Dict[str, torch.Tensor], trainable: List[str])
 
 
 def refuse_trained_inputs(step, batch, leaves) -> None:
-    """Refuse a batch tensor the optimizer trains (``step(x, y, temperature)``): it would never be updated."""
+    """Refuse a batch tensor that requires grad: one the optimizer trains (``step(x, y, temperature)``) would
+    never be updated; any other (adversarial training's ``x.requires_grad_()``, an output of another model not
+    detached) would get no gradient, where eager's ``backward()`` fills ``x.grad`` or reaches what made it."""
     trained = {id(p) for g in step.optimizer.param_groups for p in g["params"]}
     names = batch_names(step.loss_fn, len(batch))
     for t in leaves:
-        if getattr(t, "requires_grad", False) and id(t) in trained:
-            where = next((f"batch argument {n!r}" for n, b in zip(names, batch) if b is t), "a batch argument")
+        if not getattr(t, "requires_grad", False):
+            continue
+        where = next((f"batch argument {n!r}" for n, b in zip(names, batch) if b is t), "a batch argument")
+        if id(t) in trained:
             raise StepError(f"{where} is a parameter of the optimizer (shape {tuple(t.shape)})\nwhy: "
                             f"fxla.compile_step updates the parameters it reads from the model or loss_fn's "
                             f"closure, never a batch input\nfix: make it a model attribute (model.t = "
                             f"nn.Parameter(...)) or read it from loss_fn's closure, not from step()'s arguments")
+        raise StepError(f"{where} requires grad (shape {tuple(t.shape)})\nwhy: fxla.compile_step differentiates "
+                        f"the loss with respect to the optimizer's parameters only, so the input would get no "
+                        f".grad (and whatever made it no gradient), where eager's backward() gives them one\nfix: "
+                        f"pass it detached (x.detach()) when its gradient is not wanted; for an input gradient "
+                        f"(adversarial training) compute it with fxla.compile(model) and torch.autograd.grad, "
+                        f"then call the step")
+
+
+def run_step_hooks(optimizer, when: str, trained: Sequence[Tuple[str, torch.Tensor]] = ()) -> bool:
+    """Run the optimizer's step hooks ``when`` (``"pre"`` or ``"post"``; global ones first), as
+    ``optimizer.step()`` runs them (with no arguments: a hook may not change them); whether there were any.  A
+    pre-hook that changes a ``trained`` tensor (``(name, tensor)`` pairs: in place, through ``.data`` or by
+    rebinding it) is refused: eager's ``backward()`` ran before it, so its update applies the gradient of the
+    weights as they were to the changed ones, while the step's one program computes both from the same values."""
+    global_hooks = getattr(torch_optimizer, f"_global_optimizer_{when}_hooks")
+    own_hooks = getattr(optimizer, f"_optimizer_step_{when}_hooks")
+    if not global_hooks and not own_hooks:
+        return False
+    marks = [(stamp(t), _data_mark(t)) for _, t in trained]
+    for hook in list(global_hooks.values()) + list(own_hooks.values()):
+        hook(optimizer, (), {})
+    changed = [n for (n, t), mark in zip(trained, marks) if (stamp(t), _data_mark(t)) != mark]
+    if changed:
+        raise StepError(f"an optimizer pre-step hook changed the trained parameter {_user(changed[0])}"
+                        f"{f' (and {len(changed) - 1} more)' if len(changed) > 1 else ''}\nwhy: eager computes "
+                        f"the gradient before optimizer.step() runs the hook and updates the changed weights with "
+                        f"it; fxla.compile_step computes the gradient and the update in one program, from the "
+                        f"weights as they are before the step\nfix: change the weights before calling the step "
+                        f"(or in a post-step hook), not in a pre-step hook")
+    return True

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from operator import is_
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -50,7 +51,7 @@ from .train_mesh import MeshResidency, _user_name as _user, step_sharding as _st
     unplaced as _unplaced, unplaced_input as _unplaced_input
 from .signature import signature_key
 from .train_refusals import (StepError, batch_names, check_optimizer_class, refuse_shared_storage,
-                             refuse_trained_inputs)
+                             refuse_trained_inputs, run_step_hooks)
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
 
@@ -173,10 +174,11 @@ _SGD_SCALARS = _Scalars(_sgd_scalars, _sgd_state_key)
 _ADAM_SCALARS = _Scalars(_adam_scalars, _adam_state_key)
 
 
-def _group_snapshot(optimizer) -> List[Tuple[dict, list, int]]:
-    """What the optimizer's groups are now (each group dict, its ``params`` list and that list's length), held
-    (not ids: a dict freed and another made at its address must not look the same)."""
-    return [(g, g["params"], len(g["params"])) for g in optimizer.param_groups]
+def _group_snapshot(optimizer) -> List[Tuple[dict, list, tuple]]:
+    """What the optimizer's groups are now (each group dict, its ``params`` list and that list's members), held
+    (not ids: a dict freed and another made at its address must not look the same; the members: a list changed
+    in place, ``g["params"][:] = ...``, moves parameters between groups)."""
+    return [(g, g["params"], tuple(g["params"])) for g in optimizer.param_groups]
 
 
 def _opmath(dtype: torch.dtype) -> torch.dtype:
@@ -237,8 +239,9 @@ class _Program:
         if [t.requires_grad for _, t, _ in self.slots] != self._requires_grad:
             return False
         current, snapshot = optimizer.param_groups, self._snapshot
-        if len(current) == len(snapshot) and all(g is held and g["params"] is params and len(params) == n
-                                                 for g, (held, params, n) in zip(current, snapshot)):
+        if len(current) == len(snapshot) and all(
+                g is held and g["params"] is params and len(params) == len(members) and all(map(is_, params, members))
+                for g, (held, params, members) in zip(current, snapshot)):
             return True
         by_param = {id(p): g for g in current for p in g["params"]}
         for n, tensor, _ in self.slots:           # (trained: in a group and requiring grad, as _trainable says)
@@ -438,7 +441,8 @@ class TrainStep:
                 check()
         states = []
         if update:
-            if self._hooks("pre") and not program.applies(self.optimizer):
+            if run_step_hooks(self.optimizer, "pre", [(n, t) for n, t, *_ in program.updates]) and \
+                    not program.applies(self.optimizer):
                 raise StepError("an optimizer pre-step hook changed which parameters are trained (their groups, "
                                 "rules or requires_grad) after the step was chosen\nfix: change the optimizer's "
                                 "groups before calling the step, not in a step pre-hook")
@@ -468,7 +472,7 @@ class TrainStep:
         value = self._write_back(results, program, states, update)
         if update:
             self.optimizer._opt_called = True      # (what a learning-rate scheduler checks: optimizer.step() ran)
-            self._hooks("post")
+            run_step_hooks(self.optimizer, "post")
         return value
 
     def _pack(self, values: tuple, dtype: torch.dtype):
@@ -498,18 +502,6 @@ class TrainStep:
         """The compiled executable of the update step for ``batch``'s signature (compiled if needed; its
         ``hlo_text()`` is XLA's optimised HLO)."""
         return self._program(batch, True).executable
-
-    def _hooks(self, when: str) -> bool:
-        """Run the optimizer's step hooks (global ones first), as ``optimizer.step()`` runs them; a pre-hook may
-        not change the arguments (there are none).  Whether there were any (a pre-hook may change the groups:
-        the caller re-reads them)."""
-        global_hooks = getattr(torch_optimizer, f"_global_optimizer_{when}_hooks")
-        own_hooks = getattr(self.optimizer, f"_optimizer_step_{when}_hooks")
-        if not global_hooks and not own_hooks:
-            return False
-        for hook in list(global_hooks.values()) + list(own_hooks.values()):
-            hook(self.optimizer, (), {})
-        return True
 
     def _write_back(self, results, program: _Program, states: List[dict], update: bool):
         layout, objective = program.layout, program.objective

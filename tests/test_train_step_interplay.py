@@ -1,13 +1,16 @@
-"""fxla.compile_step beside the other routes on the same model, against eager PyTorch: a module compiled with
-``fxla.compile`` (an evaluation forward, or training with an eager optimizer in between) must see every step's
-new weights and buffers, as eager code between steps does."""
+"""fxla.compile_step beside the rest of a training loop, against eager PyTorch: a module compiled with
+``fxla.compile`` (an evaluation forward, or training with an eager optimizer in between) sees every step's new
+weights and buffers, as eager code between steps does; optimizer groups changed in place and step hooks; what
+is refused rather than computed differently (a pre-step hook changing the weights, an input requiring grad)."""
 import copy
 
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import fxla
+from fxla.train_step import StepError
 
 
 def _ce(m, x, y):
@@ -61,3 +64,67 @@ def test_steps_alternating_with_a_compiled_forward_and_an_eager_optimizer_match_
             opt.step()
     for (name, a), b in zip(ref.state_dict().items(), model.state_dict().values()):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_parameters_moved_between_groups_in_place_take_their_new_groups_options():
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.a(x) + self.b(x)
+
+    torch.manual_seed(0)
+    ref = Two()
+    model = copy.deepcopy(ref)
+
+    def make(m):
+        return torch.optim.SGD([{"params": list(m.a.parameters()), "lr": 0.5},
+                                {"params": list(m.b.parameters()), "lr": 0.0}], lr=0.1)
+
+    opt, opt_ref = make(model), make(ref)
+    step = fxla.compile_step(model, opt, _ce)
+    g = torch.Generator().manual_seed(1)
+    for i in range(4):
+        x, y = _batch(g)
+        if i == 2:                  # the same lists, the same lengths: the heads swap roles
+            for o, m in ((opt, model), (opt_ref, ref)):
+                o.param_groups[0]["params"][:] = list(m.b.parameters())
+                o.param_groups[1]["params"][:] = list(m.a.parameters())
+        opt_ref.zero_grad()
+        _ce(ref, x, y).backward()
+        opt_ref.step()
+        step(x, y)
+    for (name, a), b in zip(ref.state_dict().items(), model.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_a_pre_step_hook_changing_the_trained_weights_is_refused():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = fxla.compile_step(model, opt, _ce)
+    x, y = _batch(torch.Generator().manual_seed(1))
+    step(x, y)
+    handle = opt.register_step_pre_hook(lambda o, args, kwargs: o.param_groups[0].update(lr=0.05))
+    step(x, y)                      # (a hook changing the learning rate only is fine)
+    handle.remove()
+
+    def shrink(o, args, kwargs):
+        with torch.no_grad():
+            model.bias.mul_(0.5)
+
+    opt.register_step_pre_hook(shrink)
+    with pytest.raises(StepError, match=r"pre-step hook changed the trained parameter bias(.|\n)*fix: change the "):
+        step(x, y)
+
+
+def test_a_batch_input_that_requires_grad_is_refused():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), _ce)
+    x, y = _batch(torch.Generator().manual_seed(1))
+    with pytest.raises(StepError, match=r"batch argument 'x' requires grad(.|\n)*fix: pass it detached"):
+        step(x.requires_grad_(), y)
+    step(x.detach(), y)
