@@ -27,6 +27,10 @@ ASSIGNMENT]``                                                     writes a param
 ``node.meta[STATE_READS]``  ``dict``: qualified name -> Node      functionalization: a ``call_module``'s
                                                                   parameters/buffers forward changed before
                                                                   the call, and their values then
+``node.meta[CLASS_          :class:`AssumedClass`                 the tracer's ``isinstance``: a placeholder
+ASSUMED]``                                                        whose class Python code asked while
+                                                                  tracing, and the class the trace took it
+                                                                  for (checked against each call's value)
 ``graph.meta[               ``dict``: ``inputs`` (name ->         the concrete-shapes tracer: what the graph
 SPECIALIZATION]``           TensorMeta or value), ``fixed``       is valid for
                             (name -> value), ``device``
@@ -55,7 +59,7 @@ import torch
 from .source import SourceLocation
 
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
-           "GRAD_DISABLED", "REPLACES", "STATE_READS",
+           "GRAD_DISABLED", "REPLACES", "STATE_READS", "CLASS_ASSUMED", "AssumedClass",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
            "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
@@ -79,6 +83,17 @@ INPUT_MUTATIONS = "input_mutations"
 STATE_MUTATIONS = "state_mutations"
 VALUE_GUARDS = "value_guards"
 QUIET_MUTATIONS = "quiet_mutations"
+CLASS_ASSUMED = "class_assumed"
+
+
+class AssumedClass(NamedTuple):
+    """``node.meta[CLASS_ASSUMED]`` of a placeholder: the class ``isinstance`` took it for while tracing (a
+    shape-agnostic trace's inputs are tensors), where the first such check was, and the remedies of the entry
+    point that traced it (:mod:`fxla.frontend.remedies`)."""
+
+    cls: type
+    where: Optional[SourceLocation]
+    remedies: Any
 
 
 class AttributeWrite(NamedTuple):
@@ -106,6 +121,7 @@ class NodeMeta(TypedDict, total=False):
     grad_disabled: bool
     replaces: Any               # Node
     state_reads: Dict[str, Any]     # qualified name -> Node
+    class_assumed: AssumedClass
 
 
 class GraphMeta(TypedDict, total=False):
@@ -152,6 +168,7 @@ _NODE_CHECKS = {
     GRAD_DISABLED: (lambda v: isinstance(v, bool), "a bool"),
     REPLACES: (lambda v: _is_node(v), "a Node"),
     STATE_READS: (_is_node_map, "a dict of qualified name -> Node"),
+    CLASS_ASSUMED: (lambda v: isinstance(v, AssumedClass), "an AssumedClass"),
 }
 
 _GRAPH_CHECKS = {

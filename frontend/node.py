@@ -201,6 +201,9 @@ class Node:
         new value replaces (read and removed by :mod:`~fxla.frontend.passes.grad_mode`).
       - ``"state_reads"`` (``STATE_READS``) -- functionalization: on a ``call_module``, its parameters/buffers
         forward changed before the call -> their values then (what the lowering reads).
+      - ``"class_assumed"`` (``CLASS_ASSUMED``) -- the tracer, on a placeholder whose class the model's own
+        ``isinstance`` asked in a shape-agnostic trace: the class taken (a tensor), checked against each call's
+        value before it is compiled (``prepare_graph``).
     * ``type``   -- optional Python type annotation of the value.
 
     Use-lists: every node knows ``all_input_nodes`` (nodes it reads) and ``users``

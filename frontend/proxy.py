@@ -12,7 +12,9 @@ import torch
 
 from .errors import TraceError
 from .symbolic import is_symbolic, plain
-from .remedies import sizes_only, unknown_value_fix
+from . import meta as M
+from .meta import AssumedClass
+from .remedies import current, sizes_only, unknown_value_fix
 from .node import Node, map_aggregate
 from .source import is_internal_file, user_frame_location
 
@@ -386,8 +388,13 @@ def tracing_isinstance(obj: Any, cls: Any) -> bool:
     ``torch.Tensor`` would fool that parser too: ``torch.pow(proxy, 3.0)`` then crashes the process.)"""
     if _isinstance(obj, Proxy) and not _isinstance(obj, cls):
         eager = eager_class(obj)
-        if eager is Proxy:
-            return False
+        if eager is not Proxy and obj.node.op == "placeholder" and M.CLASS_ASSUMED not in obj.node.meta and \
+                not is_internal_file(sys._getframe(1).f_code.co_filename):    # (the model's own check: each
+            obj.node.meta[M.CLASS_ASSUMED] = AssumedClass(                    # call's value is checked against
+                eager, user_frame_location(obj.tracer.module_path), current())    # it: prepare_graph)
+        if eager is Proxy:          # (a concrete-shapes input holding tensors, a dict or tuple: its meta's class)
+            meta = obj._meta() if type(obj) is Proxy else _NO_META
+            return meta is not _NO_META and meta is not None and _isinstance(meta, cls)
         return _is_subclass(eager, cls)
     return _isinstance(obj, cls)
 

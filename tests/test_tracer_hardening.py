@@ -462,3 +462,52 @@ def test_autograd_inside_forward_is_a_trace_error_and_the_penalty_works_outside(
     model.zero_grad()
     model(x).backward()
     torch.testing.assert_close(got, model.linear.weight.grad)
+
+
+class _ByClass(nn.Module):
+    """Dispatches on its argument's class, as loss functions and HF-style forwards do."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 3)
+
+    def forward(self, x, w):
+        if isinstance(w, float):  # class-check
+            return self.l(x) * w
+        if isinstance(w, dict):
+            return self.l(x) * w["scale"]
+        return (self.l(x) * w).sum(0)
+
+
+def test_an_input_class_checked_while_tracing_must_match_each_call():
+    # default mode: every input is a tensor while tracing; a float or dict in a call would take the other branch
+    model, x = _ByClass(), torch.randn(6, 4)
+    fast = fxla.compile(model)
+    torch.testing.assert_close(fast(x, torch.ones(3)), model(x, torch.ones(3)))
+    for value in (0.5, {"scale": torch.ones(3)}):
+        with pytest.raises(TraceError, match=r"class of its input 'w' \(isinstance\)(.|\n)*this call passes (.|\n)*"
+                                             r"fix: pass the value as a constant") as err:
+            fast(x, value)
+        assert err.value.where.line == marker_line(THIS_FILE, "class-check")
+    # concrete shapes: plain values are constants, and a dict input is a dict (its meta's class)
+    fast = fxla.compile(model, concrete_shapes=True)
+    for value in (0.5, {"scale": torch.full((3,), 2.0)}, torch.ones(3)):
+        torch.testing.assert_close(fast(x, value), model(x, value))
+
+
+def test_a_step_whose_loss_checks_a_batch_arguments_class_is_refused_not_trained_differently():
+    def loss_fn(m, x, y, w):
+        if isinstance(w, float):
+            return nn.functional.cross_entropy(m(x), y) * w
+        return (nn.functional.cross_entropy(m(x), y, reduction="none") * w).sum()
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn)
+    x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+    with pytest.raises(TraceError, match=r"input 'w'(.|\n)*fix: compile the step with concrete shapes"):
+        step(x, y, 0.5)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn, concrete_shapes=True)
+    with torch.no_grad():
+        want = loss_fn(model, x, y, 0.5)
+    torch.testing.assert_close(step(x, y, 0.5), want)

@@ -77,7 +77,7 @@ def test_lint_checks_the_types_of_known_meta_keys():
 def test_meta_keys_are_listed_in_the_node_and_graph_specs():
     from fxla.frontend import Graph, Node
     node_keys = [meta.SOURCE, meta.TENSOR_META, meta.VALUE, meta.ATTRIBUTE_WRITES, meta.STATE_ASSIGNMENT,
-                 meta.FUNCTIONALIZED, meta.GRAD_DISABLED, meta.REPLACES, meta.STATE_READS]
+                 meta.FUNCTIONALIZED, meta.GRAD_DISABLED, meta.REPLACES, meta.STATE_READS, meta.CLASS_ASSUMED]
     graph_keys = [meta.SPECIALIZATION, meta.ATTRIBUTE_CONSTANTS, meta.ATTRIBUTE_STARTS, meta.ATTRIBUTE_READS,
                   meta.INPUT_MUTATIONS,
                   meta.STATE_MUTATIONS, meta.VALUE_GUARDS, meta.QUIET_MUTATIONS]

@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from fxla.base.shown import abbreviate
+
 from .. import meta as M
+from ..errors import TraceError
 from ..graph_module import GraphModule
 from ..node import Node
 from ..shape_prop import propagate_shapes
@@ -63,6 +66,7 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
     raises the frontend's errors (``TraceError``/``DataDependentError`` at the user's line, ``PassError`` for a
     mutation fxla cannot rewrite)."""
     example_inputs = tuple(example_inputs)
+    check_assumed_classes(gm, example_inputs)
     propagate_shapes(gm, *example_inputs)
     views = output_views(gm)                    # (on the graph as traced: the user's views and bases)
     functional = functionalize(gm)              # in-place mutation -> out-of-place ops (needs the shapes)
@@ -80,3 +84,28 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
     meta = functional.graph.meta
     return PreparedGraph(functional, gm, example_inputs, dict(meta.get("input_mutations", {})),
                          dict(meta.get("state_mutations", {})), attributes, histories, views)
+
+
+def check_assumed_classes(gm: GraphModule, example_inputs) -> None:
+    """Raise :class:`TraceError` where the call's value of an input is not of the class the trace took it for
+    when Python code asked (``node.meta[CLASS_ASSUMED]``: ``isinstance(w, float)`` while tracing with ``w`` a
+    shape-agnostic input, a tensor): the branch that took is baked into the graph, and eager would take the other
+    for this value (a float, ``None``, a dict)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        assumed = node.meta.get(M.CLASS_ASSUMED)
+        if assumed is None:
+            continue
+        value = example_inputs[i] if i < len(example_inputs) else node.args[0] if node.args else None
+        if isinstance(value, assumed.cls):
+            continue
+        remedies = assumed.remedies
+        fix = f"{remedies.concrete_args}, or {remedies.concrete_shapes}" if remedies.concrete_args else \
+            remedies.concrete_shapes
+        raise TraceError(
+            f"forward checked the class of its input {node.target!r} (isinstance) while tracing, when the "
+            f"shape-agnostic trace took it for a {assumed.cls.__module__}.{assumed.cls.__qualname__}; this call "
+            f"passes {abbreviate(value)} ({type(value).__name__})", where=assumed.where,
+            why="why: the branch the check took is part of the graph, and eager would take the one for this "
+                "value",
+            fix=f"{fix}, which makes plain Python arguments constants of the trace")
