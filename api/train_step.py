@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
+from torch._dynamo.eval_frame import OptimizedModule
 from torch.optim import optimizer as torch_optimizer
 from torch.utils import _pytree as pytree
 
@@ -44,6 +45,7 @@ from fxla.runtime.buffers import InputBuffers, is_array, owned_copy, viewer
 from fxla.runtime.host_memory import retain_after_compile
 from fxla.runtime.multihost import place_sharded
 
+from .gradients import check_torch_call
 from .pipeline import COMPILING
 from .residency import Residency, resident_platform
 from .symbolic_gradients import step_for
@@ -267,6 +269,11 @@ class TrainStep:
         if not isinstance(model, torch.nn.Module):
             raise StepError(f"fxla.compile_step expects the nn.Module to train, got {type(model).__name__}\n"
                             f"fix: fxla.compile_step(model, optimizer, loss_fn)")
+        if isinstance(model, OptimizedModule):
+            raise StepError("fxla.compile_step was given a torch.compile'd model (an OptimizedModule)\nwhy: the step "
+                            "traces, differentiates and compiles the model's own forward itself; dynamo's wrapper "
+                            "cannot be traced\nfix: pass the module itself: fxla.compile_step(model._orig_mod, "
+                            "optimizer, loss_fn), or leave out torch.compile")
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise StepError(f"fxla.compile_step expects a torch.optim optimizer, got {type(optimizer).__name__}\n"
                             f"fix: fxla.compile_step(model, torch.optim.AdamW(model.parameters()), loss_fn)")
@@ -417,6 +424,7 @@ class TrainStep:
         layout = program.layout
         device = self.device
         leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)
+        check_torch_call(type(self.model).__name__, leaves)    # (an ambient torch.autocast, forward-mode AD)
         if any(getattr(t, "requires_grad", False) for t in leaves):
             refuse_trained_inputs(self, batch, leaves)
         _clear_grads(program)

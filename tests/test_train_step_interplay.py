@@ -128,3 +128,19 @@ def test_a_batch_input_that_requires_grad_is_refused():
     with pytest.raises(StepError, match=r"batch argument 'x' requires grad(.|\n)*fix: pass it detached"):
         step(x.requires_grad_(), y)
     step(x.detach(), y)
+
+
+def test_a_step_called_under_an_ambient_autocast_is_refused():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    step = fxla.compile_step(model, torch.optim.SGD(model.parameters(), lr=0.1), _ce)
+    x, y = _batch(torch.Generator().manual_seed(1))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with pytest.raises(fxla.AutocastError):
+            step(x, y)
+
+
+def test_a_torch_compiled_model_is_refused_with_the_module_to_pass():
+    model = nn.Linear(4, 3)
+    with pytest.raises(StepError, match=r"torch.compile'd model(.|\n)*fix: pass the module itself"):
+        fxla.compile_step(torch.compile(model), torch.optim.SGD(model.parameters(), lr=0.1), _ce)
