@@ -57,7 +57,7 @@ from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
 from .write_back import check_writable
 
-__all__ = ["GradientEntry", "gradient_sources", "run_with_grad", "guard_refused", "NotDifferentiableError",
+__all__ = ["GradientEntry", "gradient_sources", "check_grad_enabled_regions", "run_with_grad", "guard_refused", "NotDifferentiableError",
            "SavedValuesError"]
 
 #: how many of the tensors a gradient program differentiates with respect to its log record names
@@ -116,6 +116,25 @@ def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
     mask = tuple(isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point() for t in tensors) + \
         tuple(bool(getattr(program.params[n], "requires_grad", False)) for n in program.param_names)
     return mask if any(mask) else None
+
+
+def check_grad_enabled_regions(name: str, program, leaves, where) -> None:
+    """Under ``torch.no_grad()``, refuse a call of a program whose forward turns grad mode on
+    (:mod:`fxla.frontend.grad_enables`; ``where``: the line) when a tensor input or parameter requires grad: eager
+    gives that region's results a history even then, and the call would run its forward alone."""
+    if torch.is_grad_enabled():
+        return
+    if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in leaves) and \
+            not any(getattr(program.params[n], "requires_grad", False) for n in program.param_names):
+        return
+    raise GradientError(
+        f"{name}'s forward turns grad mode on (torch.enable_grad()) and was called under torch.no_grad()",
+        where=where,
+        why="why: eager gives what that region computes a history even under no_grad, so its gradients reach the "
+            "parameters; a compiled call under no_grad runs the forward alone, and the region's gradients would be "
+            "lost",
+        fix="call it with grad mode on (outside torch.no_grad(); detach what needs no gradient), or turn the "
+            "gradients off where none is wanted (model.requires_grad_(False))")
 
 
 def _input_names(module, entry) -> List[str]:

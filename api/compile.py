@@ -33,7 +33,7 @@ from fxla.runtime.buffers import is_array
 from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
-from .autograd import gradient_sources, gradient_texts, guard_refused, run_with_grad
+from .autograd import check_grad_enabled_regions, gradient_sources, gradient_texts, guard_refused, run_with_grad
 from .dispatch import call_plan, checked_plan, fast_key
 from .gradients import check_torch_call, guard_for
 from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
@@ -275,7 +275,8 @@ def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> 
     program = entry.program
     from_inputs = any(v.base[0] == "input" for v in entry.handler.remade)     # (outputs made from the arguments)
     if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
-            program.value_checks or from_inputs:    # (its check code is read after each call: fxla.value_checks)
+            program.value_checks or from_inputs or entry.grad_enabled_at is not False:   # (value_checks: its
+        # check code is read after each call, fxla.value_checks; grad_enabled_at: the grad mode, _run_elsewhere)
         sensitive = [i for i, node in enumerate(module._binding.placeholders) if node.target in entry.layout_sensitive]
         shared = any(isinstance(a, torch.Tensor) for a in args)
         run = functools.partial(_run_planned, weakref.ref(module), entry, shared)
@@ -312,6 +313,8 @@ def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
     handler, program = entry.handler, entry.program
     try:
         check_input_indices(module.__name__, () if entry.input_shardings else program.input_checks, leaves)
+        if entry.grad_enabled_at is not False:          # (forward's torch.enable_grad() under a no_grad call)
+            check_grad_enabled_regions(module.__name__, program, leaves, entry.grad_enabled_at)
         mask = gradient_sources(program, leaves) if entry.guard is not None else None
         value = run_with_grad(module, entry, leaves, mask, bound) if mask is not None else None
         if value is not None:
@@ -587,6 +590,7 @@ class CompiledModule(CompileControl):
                                             program.mutated_inputs, self.output, guard, self.__name__,
                                             program.quiet_inputs,
                                             program.output_views if self.output == "torch" else ()))
+        entry.grad_enabled_at = self.graph_module.graph.meta.get(M.GRAD_ENABLED_AT, False)
         self._signatures.put(key, entry)
         entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry

@@ -112,6 +112,8 @@ class Graph:
       call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
     * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under ``torch.no_grad()`` or through
       ``detach()``/``.data`` (passes.grad_mode).
+    * ``"grad_enabled_at"`` (``GRAD_ENABLED_AT``) -- where forward turns grad mode on at the caller's level
+      (``torch.enable_grad()``; :mod:`fxla.frontend.grad_enables`).
     Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /

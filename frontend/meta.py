@@ -45,6 +45,9 @@ GUARDS]``                                                         data-dependent
 ``graph.meta[QUIET_         ``frozenset`` of placeholder names    :mod:`~.passes.grad_mode`: the mutated inputs
 MUTATIONS]``                                                      changed only under ``torch.no_grad()`` or
                                                                   through ``detach()``/``.data``
+``graph.meta[GRAD_          ``SourceLocation`` or ``None``        the tracer (:mod:`~.grad_enables`): where
+ENABLED_AT]``                                                     forward turns grad mode on at the caller's
+                                                                  level (``torch.enable_grad()``)
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -61,7 +64,7 @@ from .source import SourceLocation
 __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNMENT", "FUNCTIONALIZED",
            "GRAD_DISABLED", "REPLACES", "STATE_READS", "CLASS_ASSUMED", "AssumedClass",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
-           "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS",
+           "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS", "GRAD_ENABLED_AT",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -84,6 +87,7 @@ STATE_MUTATIONS = "state_mutations"
 VALUE_GUARDS = "value_guards"
 QUIET_MUTATIONS = "quiet_mutations"
 CLASS_ASSUMED = "class_assumed"
+GRAD_ENABLED_AT = "grad_enabled_at"
 
 
 class AssumedClass(NamedTuple):
@@ -135,6 +139,7 @@ class GraphMeta(TypedDict, total=False):
     state_mutations: Dict[str, Any]                 # qualified name -> Node
     value_guards: List[Any]                         # fxla.frontend.value_guards.Guard
     quiet_mutations: frozenset                      # placeholder names
+    grad_enabled_at: Optional[SourceLocation]
 
 
 def _is_tensor_meta(value: Any) -> bool:
@@ -187,6 +192,7 @@ _GRAPH_CHECKS = {
     VALUE_GUARDS: (lambda v: isinstance(v, list) and all(hasattr(g, "holds") for g in v), "a list of Guard"),
     QUIET_MUTATIONS: (lambda v: isinstance(v, frozenset) and all(isinstance(n, str) for n in v),
                       "a frozenset of placeholder names"),
+    GRAD_ENABLED_AT: (lambda v: v is None or isinstance(v, SourceLocation), "a SourceLocation or None"),
 }
 
 

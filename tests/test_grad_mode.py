@@ -644,3 +644,58 @@ def test_a_traced_value_a_hook_stored_is_an_error_when_used():
     with pytest.raises(fxla.TraceError, match="used after fxla's trace had finished") as info:
         features[0] * 2
     assert "fix: return the tensors from forward" in str(info.value)
+
+
+class _EnablesGrad(nn.Module):
+    """An energy-model style forward: its own torch.enable_grad() region, and a no_grad one."""
+
+    def __init__(self):
+        super().__init__()
+        self.l, self.k = nn.Linear(3, 3), nn.Linear(3, 3)
+
+    def forward(self, x):
+        with torch.no_grad():
+            x = self.k(x)
+        with torch.enable_grad():
+            return torch.tanh(self.l(x))
+
+
+@pytest.mark.parametrize("route", ["compile", "backend"])
+def test_forward_enabling_grad_under_a_no_grad_call_is_refused_not_run_without_its_gradients(route):
+    torch.manual_seed(0)
+    eager = _EnablesGrad()
+    model = copy.deepcopy(eager)
+    fast = fxla.compile(model) if route == "compile" else torch.compile(model, backend="fxla")
+    x = torch.randn(2, 3)
+    with torch.no_grad(), pytest.raises(fxla.GradientError, match=r"turns grad mode on(.|\n)*fix: call it with "
+                                                                   r"grad mode on"):
+        fast(x)
+    # with grad mode on it is an ordinary call: eager's gradients
+    fast(x).sum().backward()
+    eager(x).sum().backward()
+    for p, q in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad) if q.grad is not None else None
+    assert model.k.weight.grad is None and model.l.weight.grad is not None
+    # nothing requires grad: nothing to lose, it runs
+    model.requires_grad_(False)
+    eager.requires_grad_(False)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), eager(x))
+
+
+def test_a_no_grad_region_alone_runs_under_a_no_grad_call():
+    class OnlyNoGrad(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(3, 3)
+
+        def forward(self, x):
+            with torch.no_grad():
+                y = self.l(x)
+            return torch.tanh(y) + x
+
+    model, x = OnlyNoGrad(), torch.randn(2, 3)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x))
+        torch.testing.assert_close(fast(x), model(x))           # (the planned call too)

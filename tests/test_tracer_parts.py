@@ -80,7 +80,7 @@ def test_meta_keys_are_listed_in_the_node_and_graph_specs():
                  meta.FUNCTIONALIZED, meta.GRAD_DISABLED, meta.REPLACES, meta.STATE_READS, meta.CLASS_ASSUMED]
     graph_keys = [meta.SPECIALIZATION, meta.ATTRIBUTE_CONSTANTS, meta.ATTRIBUTE_STARTS, meta.ATTRIBUTE_READS,
                   meta.INPUT_MUTATIONS,
-                  meta.STATE_MUTATIONS, meta.VALUE_GUARDS, meta.QUIET_MUTATIONS]
+                  meta.STATE_MUTATIONS, meta.VALUE_GUARDS, meta.QUIET_MUTATIONS, meta.GRAD_ENABLED_AT]
     assert set(meta.NodeMeta.__annotations__) == set(node_keys)
     assert set(meta.GraphMeta.__annotations__) == set(graph_keys)
     assert all(f'``"{k}"``' in Node.__doc__ for k in node_keys)

@@ -1,0 +1,62 @@
+"""Forward's own ``torch.enable_grad()`` at the caller's level, noted while tracing.
+
+A trace runs with grad mode on, whatever the caller's mode (forward's own ``torch.no_grad()`` regions are
+recorded: :mod:`fxla.frontend.passes.grad_mode`).  A region that turns grad mode *on* inside forward changes
+nothing then, but eager gives its results a history even when the caller runs under ``torch.no_grad()``
+(an energy model's forces, an inner adversarial step), and a compiled call under ``no_grad`` runs forward
+only.  The tracer notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]`` (the user's line); a compiled
+call under ``no_grad`` whose inputs or parameters require grad is then refused
+(:func:`fxla.autograd.check_grad_enabled_regions`) rather than run without the region's gradients.
+
+Seen: ``torch.enable_grad()`` and ``torch.set_grad_enabled(True)`` (as ``with`` blocks or decorators) entered
+where grad mode is on, i.e. where the caller's mode rules (inside forward's own ``no_grad`` region such a switch
+is a region of its own, which the trace already records right).
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from typing import Iterator
+
+import torch
+import torch.autograd.grad_mode
+import torch.utils._contextlib
+
+from . import meta as M
+from .source import is_internal_file, user_frame_location
+
+__all__ = ["recorded"]
+
+
+@contextlib.contextmanager
+def recorded(tracer) -> Iterator[None]:
+    """While ``tracer`` traces: note in its graph's meta where forward first turns grad mode on at the caller's
+    level (see the module docstring).  torch's switches set the mode through ``torch._C._set_grad_enabled``,
+    looked up when they run."""
+    original = torch._C._set_grad_enabled
+    thread = threading.get_ident()
+
+    def set_grad_enabled(mode):
+        if mode and torch.is_grad_enabled() and not tracer._paused and threading.get_ident() == thread \
+                and M.GRAD_ENABLED_AT not in tracer.graph.meta and _switched_by_user(sys._getframe(1)):
+            tracer.graph.meta[M.GRAD_ENABLED_AT] = user_frame_location(tracer.module_path)
+        return original(mode)
+
+    torch._C._set_grad_enabled = set_grad_enabled
+    try:
+        yield
+    finally:
+        torch._C._set_grad_enabled = original
+
+
+#: the files of torch's grad-mode switches (the context managers, their decorator form) and contextlib
+_SWITCH_FILES = frozenset(m.__file__ for m in (torch.autograd.grad_mode, torch.utils._contextlib, contextlib))
+
+
+def _switched_by_user(frame) -> bool:
+    """Whether the switch setting grad mode from ``frame`` was made by the model's code (not by torch's or fxla's
+    own code running inside forward)."""
+    while frame is not None and frame.f_code.co_filename in _SWITCH_FILES:
+        frame = frame.f_back
+    return frame is not None and not is_internal_file(frame.f_code.co_filename)
