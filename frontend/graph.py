@@ -110,10 +110,8 @@ class Graph:
       functionalization: placeholder name / parameter-or-buffer qualified name -> the node of its final value;
     * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the
       call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
-    * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under ``torch.no_grad()`` or through
-      ``detach()``/``.data`` (passes.grad_mode).
-    * ``"grad_enabled_at"`` (``GRAD_ENABLED_AT``) -- where forward turns grad mode on at the caller's level
-      (``torch.enable_grad()``; :mod:`fxla.frontend.grad_enables`).
+    * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under no_grad or through ``.data``;
+    * ``"grad_enabled_at"`` (``GRAD_ENABLED_AT``) -- where forward's ``torch.enable_grad()`` is (grad_enables).
     Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /
