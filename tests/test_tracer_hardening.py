@@ -511,3 +511,36 @@ def test_a_step_whose_loss_checks_a_batch_arguments_class_is_refused_not_trained
     with torch.no_grad():
         want = loss_fn(model, x, y, 0.5)
     torch.testing.assert_close(step(x, y, 0.5), want)
+
+
+class _HookInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.linear(x))
+        h.register_hook(lambda g: g * 3)  # hook-in-forward
+        return h * 2
+
+
+@pytest.mark.parametrize("route", ["compile", "backend"])
+def test_a_gradient_hook_registered_in_forward_is_a_trace_error(route):
+    model, x = _HookInForward(), torch.randn(2, 3)
+    with pytest.raises(Exception, match=r"registers a gradient hook on a traced tensor(.|\n)*fix: register the "
+                                        r"hook on the compiled call's output") as err:      # (compile: traced now)
+        fast = fxla.compile(model) if route == "compile" else torch.compile(model, backend="fxla")
+        fast(x)
+    if route == "compile":
+        assert isinstance(err.value, TraceError)
+        assert err.value.where.line == marker_line(THIS_FILE, "hook-in-forward")
+
+
+def test_the_gradient_reversal_the_hook_error_suggests_is_eagers():
+    x = torch.randn(4, requires_grad=True)
+    a = 0.7
+    fast = fxla.compile(lambda h: (h.detach() * (1 + a) - h * a) * 2)
+    y = fast(x)
+    torch.testing.assert_close(y, x.detach() * 2)
+    (g,) = torch.autograd.grad(y.sum(), x)
+    torch.testing.assert_close(g, torch.full((4,), -2 * a))
