@@ -90,6 +90,9 @@ class AttributeWatch:
         self._object_names: List[str] = []
         self._object_dicts: Tuple[dict, ...] = ()
         self._object_attrs: Tuple[str, ...] = ()
+        #: closure cells forward's code reads (fxla.frontend.global_reads): read before every call too
+        self._cell_names: List[str] = []
+        self._cells: Tuple[Any, ...] = ()
         self._raw: Optional[Tuple[Any, ...]] = None
         self._mutable = False
         self._tokens: Tuple[Any, ...] = ()
@@ -111,6 +114,16 @@ class AttributeWatch:
             self._object_dicts += (holder,)
             self._object_attrs += (attr,)
             self._raw = None
+        return True
+
+    def add_cell(self, cell: Any, name: str) -> bool:
+        """Watch the closure cell ``cell`` (its contents), named ``name``; whether it is new."""
+        if name in self.names:
+            return False
+        self.names += (name,)
+        self._cell_names.append(name)
+        self._cells += (cell,)
+        self._raw = None
         return True
 
     def _moved(self, holder: dict, attr: str, name: str, owner: Any) -> bool:
@@ -147,9 +160,11 @@ class AttributeWatch:
 
     def tokens(self) -> Tuple[Any, ...]:
         """The object attributes' keys now (the same tuple object while nothing changed)."""
-        if not self._object_dicts:
+        if not self._object_dicts and not self._cells:
             return ()
         raw = tuple(map(dict.get, self._object_dicts, self._object_attrs))
+        if self._cells:
+            raw += tuple(map(_cell_value, self._cells))
         if self._raw is not None and _equal(raw, self._raw) and not self._mutable:
             return self._tokens
         tokens = tuple(_key(v) for v in raw)       # (a list or dict may have changed in place: by content)
@@ -161,13 +176,13 @@ class AttributeWatch:
     def state(self) -> Tuple[Any, ...]:
         """The watched values' keys: the module attributes' as of the last :meth:`refresh`, then the object
         attributes' now (hashable; equal while nothing watched changed)."""
-        return self.values + ((self.tokens(),) if self._object_dicts else ())
+        return self.values + ((self.tokens(),) if self._object_dicts or self._cells else ())
 
     def describe(self, state: Tuple[Any, ...]) -> Dict[str, Any]:
         """``{qualified name: key}`` of a :meth:`state`."""
         out = dict(zip(self._module_names, state))
-        if self._object_dicts and len(state) > len(self._module_names):
-            out.update(zip(self._object_names, state[len(self._module_names)]))
+        if (self._object_dicts or self._cells) and len(state) > len(self._module_names):
+            out.update(zip(self._object_names + self._cell_names, state[len(self._module_names)]))
         return out
 
     def changed(self, old: Tuple[Any, ...], new: Tuple[Any, ...]) -> List[str]:
@@ -175,6 +190,13 @@ class AttributeWatch:
         before, after = self.describe(old), self.describe(new)
         return [f"{n}: {_shown(before.get(n, _MISSING))} -> {_shown(after.get(n, _MISSING))}"
                 for n in after if n not in before or not _equal(before[n], after[n])]
+
+
+def _cell_value(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:                              # (deleted: ``del beta`` in the enclosing function)
+        return _MISSING
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -36,6 +36,7 @@ from torch.utils.hooks import RemovableHandle
 from fxla.base.errors import FxlaError
 
 from fxla.frontend.attribute_reads import holder_of
+from fxla.frontend.global_reads import plain_reads, traced_functions
 
 from .attribute_watch import AttributeWatch
 from .structure_watch import ModelStructureError, StructureWatch
@@ -136,8 +137,15 @@ class ModeWatch:
         plain = all("training" in vars(m) for m in self.modules)
         self._sources = tuple(vars(m) for m in self.modules) if plain else self.modules
         self._read = _FLAG if plain else _TRAINING
-        #: the plain attributes the traces read or change (see the module docstring)
+        #: the plain attributes the traces read or change (see the module docstring), and the plain globals and
+        #: closure variables the code they start from reads (fxla.frontend.global_reads)
         self.attributes = AttributeWatch()
+        for fn in traced_functions(root):
+            for kind, holder, key, label in plain_reads(fn):
+                if kind == "cell":
+                    self.attributes.add_cell(holder, label)
+                else:
+                    self.attributes.add(holder, key, label, fn)
         self.structure = StructureWatch(root) if self.modules else None
         self._written = self.structure.written if self.structure is not None else [False]
         self._flags: Tuple[bool, ...] = ()
@@ -368,7 +376,7 @@ class ModeTraces:
                     "needs a trace of its own",
                 fix="keep state that changes every call in a buffer (self.register_buffer('steps', "
                     "torch.zeros((), dtype=torch.long)); fxla writes it back each call), or pass the value to "
-                    "forward as a tensor argument")
+                    "forward (a global or closure variable: to the step, step(x, y, beta)) as a tensor argument")
 
 
 class CallWatch:

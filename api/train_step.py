@@ -66,6 +66,7 @@ class _Objective(torch.nn.Module):
         super().__init__()
         self.model = model
         self.loss_fn = loss_fn
+        self._fxla_traced_functions = (loss_fn,)     # (its plain globals are watched: fxla.frontend.global_reads)
 
     def forward(self, *batch):
         return _loss_first(self.loss_fn(self.model, *batch))
