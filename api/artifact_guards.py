@@ -9,6 +9,12 @@ the weights the guard program takes, from the artifact's weights file).  :class:
 program before every call of the loaded module and raises :class:`GuardError` when a guard does not hold: the
 artifact then refuses the call (``fxla.compile`` would trace again; an artifact cannot), never computing an
 answer for data it was not exported for.
+
+An artifact exported with ``dynamic_shapes=`` as well holds the guard program polymorphically too, as it holds
+the main program (:mod:`fxla.export_symbolic`): :data:`GUARDS_POLYMORPHIC` (and
+:data:`GUARDS_POLYMORPHIC_STABLEHLO` where it has one) and ``metadata.json``'s ``"guard_symbolic"`` (its Dims,
+constraints and result shapes).  A call at other sizes runs the guard program refined and compiled for them (once
+per size), so the guards are checked at every size the Dims allow.
 """
 from __future__ import annotations
 
@@ -16,15 +22,20 @@ import os
 from typing import Any, Dict, List, Sequence
 
 from fxla.frontend.value_guards import Guard, check_guards
+from fxla.lowering.index_bounds import check_input_indices
 from fxla.lowering.value_checks import ValueCheck, raise_failed
 from fxla.runtime import compile_stablehlo, to_device
 from fxla.runtime.artifact import annotate_roles, portable_bytecode, program_interface
 from fxla.runtime.buffers import InputError
 
-__all__ = ["GUARDS", "GuardError", "export_guards", "LoadedGuards"]
+__all__ = ["GUARDS", "GUARDS_POLYMORPHIC", "GUARDS_POLYMORPHIC_STABLEHLO", "GuardError", "export_guards",
+           "export_polymorphic_guards", "LoadedGuards"]
 
 #: the guard program's file in an artifact
 GUARDS = "guards.mlirbc"
+#: the polymorphic guard program (fxla dialect) and its polymorphic StableHLO (``dynamic_shapes=``)
+GUARDS_POLYMORPHIC = "guards.polymorphic.mlirbc"
+GUARDS_POLYMORPHIC_STABLEHLO = "guards.polymorphic.stablehlo.mlirbc"
 
 
 class GuardError(InputError):
@@ -51,6 +62,31 @@ def export_guards(member, values) -> tuple:
     return {GUARDS: bytecode}, meta, params
 
 
+def export_polymorphic_guards(member, args, leaves) -> tuple:
+    """``(files, metadata["guard_symbolic"])``: the guard program of ``member`` (as :func:`export_guards`; traced
+    with symbolic sizes, ``dynamic=``) as a polymorphic program, for the call ``args`` (its flat ``leaves``)."""
+    from fxla.frontend.symbolic import ShapeConstraintError
+    from fxla.runtime.artifact import ArtifactError
+
+    from .export_symbolic import POLYMORPHIC, POLYMORPHIC_STABLEHLO, polymorphic_parts
+    checker = member.guard_checker
+    problem = "its trace has no symbolic sizes" if getattr(checker, "_dynamic", None) is None else None
+    if problem is None:
+        try:
+            files, spec = polymorphic_parts(checker, args, leaves)
+        except (ShapeConstraintError, ArtifactError) as err:
+            problem = str(err).splitlines()[0]
+    if problem is not None:
+        raise ArtifactError(f"cannot export {member.__name__} with dynamic_shapes=: the program that checks its "
+                            f"data-dependent values ({'; '.join(g.describe() for g in member.value_guards[:3])}) "
+                            f"cannot be polymorphic: {problem}\nwhy: a loaded artifact checks those values at every "
+                            f"call, at every size its Dims allow\nfix: export without dynamic_shapes= (an artifact "
+                            f"per size), or keep the decision in the program (torch.where instead of an `if` on "
+                            f"tensor values)")
+    names = {POLYMORPHIC: GUARDS_POLYMORPHIC, POLYMORPHIC_STABLEHLO: GUARDS_POLYMORPHIC_STABLEHLO}
+    return {names[name]: data for name, data in files.items()}, spec
+
+
 def _where(where: Any) -> str:
     """``file:line`` with the file's name only (an artifact holds no paths of the exporting machine)."""
     file, line = getattr(where, "file", None), getattr(where, "line", None)
@@ -70,8 +106,9 @@ def _guard(entry: Any, bad) -> Guard:
 class LoadedGuards:
     """The guards of a loaded artifact (see the module docstring)."""
 
-    def __init__(self, path: str, meta: dict, files: Dict[str, bytes], tensors: Dict[str, Any], n_inputs: int,
-                 device, cache_dir, bad):
+    def __init__(self, path: str, meta: dict, files: Dict[str, bytes], tensors: Dict[str, Any],
+                 shapes: Sequence[Sequence[int]], device, cache_dir, bad):
+        n_inputs = len(shapes)
         entries, names = meta.get("guards"), meta.get("guard_params")
         if not isinstance(entries, list) or not entries or not isinstance(names, list) or \
                 not all(isinstance(n, str) for n in names):
@@ -97,10 +134,31 @@ class LoadedGuards:
             raise bad(f"the weights file holds no {missing[0]!r}, which {GUARDS} reads")
         self.executable = compile_stablehlo(program.text, device, cache_dir=cache_dir, n_params=len(names))
         self.params = [to_device(tensors[n], device) for n in names]
+        self.shapes = [tuple(s) for s in shapes]     # (the example's: self.executable's)
+        self.device, self.cache_dir, self._bad = device, cache_dir, bad
+        #: the polymorphic guard program (an artifact exported with dynamic_shapes=), or None
+        self.symbolic = None
+        if "symbolic" in meta:
+            if "guard_symbolic" not in meta:
+                raise bad("it has a polymorphic program and guards, but no polymorphic guard program "
+                          "('guard_symbolic')")
+            from .export_symbolic import PolymorphicArtifact
+            self.symbolic = PolymorphicArtifact(path, meta, files, [s for s, _ in program.result_types], len(names),
+                                                bad, "guard_symbolic",
+                                                (GUARDS_POLYMORPHIC, GUARDS_POLYMORPHIC_STABLEHLO))
 
     def check(self, name: str, tensors: Sequence[Any]) -> None:
-        """Raise :class:`GuardError` unless every guard holds for the call's input buffers ``tensors``."""
-        values = self.executable(list(tensors) + self.params, wait=True)
+        """Raise :class:`GuardError` unless every guard holds for the call's input buffers ``tensors`` (at sizes
+        other than the example's: the polymorphic guard program refined to them; the caller checked the sizes)."""
+        executable = self.executable
+        shapes = [tuple(t.shape) for t in tensors]
+        if shapes != self.shapes:
+            if self.symbolic is None:                   # (the caller refuses such shapes before: defensive)
+                raise self._bad(f"its guard program takes the example's shapes {self.shapes} only, not {shapes}")
+            executable, checks = self.symbolic.executable_for(shapes, self.device, self.cache_dir)
+            if checks:
+                check_input_indices(name, checks, tensors)
+        values = executable(list(tensors) + self.params, wait=True)
         if self.value_checks:
             raise_failed(self.value_checks, values[-1], name)
         broken = check_guards(self.guards, values)

@@ -3,7 +3,8 @@
 An artifact directory holds the program as StableHLO portable bytecode, the parameters in fxla's pickle-free
 ``tensors.bin`` format (raw bytes + JSON index), and ``metadata.json`` with the input/output specs, parameter
 names, versions and the SHA-256 of every file (see :mod:`fxla.runtime.artifact`).  Loading checks all of it
-and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modified file.  A program that draws
+and raises :class:`~fxla.runtime.ArtifactError` on a missing, truncated or modified file (``metadata.json``
+included: it records the digest of its own content).  A program that draws
 random numbers (dropout in training mode) is refused: export the model in eval mode.
 """
 from __future__ import annotations
@@ -30,14 +31,14 @@ from fxla.lowering.to_fxla import NoneOutput, SizeOutput
 from fxla.gradients import guard_for
 from fxla.frontend.tensor_file import TensorFileError, decode_tensors, encode_tensors
 from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_device
-from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, portable_bytecode, program_interface,
-                                   read_artifact, write_artifact)
+from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, check_metadata_digest, portable_bytecode,
+                                   program_interface, read_artifact, write_artifact)
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
 from fxla.runtime.executable import forward_xla_options
 from fxla.runtime.sharding import signature_of
 
 from fxla.lowering.index_bounds import InputIndexCheck, check_input_indices
-from .artifact_guards import LoadedGuards, export_guards
+from .artifact_guards import GUARDS, LoadedGuards, export_guards, export_polymorphic_guards
 from .export_symbolic import PolymorphicArtifact, polymorphic_parts
 from .artifact_meta import TENSOR, TORCH_OF_MLIR, check, encode_spec
 from .outputs import ResultHandler
@@ -150,6 +151,10 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
                                        ">= 2, or without dynamic_shapes=")
         poly_args = compiled._binding.bind(values, {}) if per_signature else args
         polymorphic_files, meta["symbolic"] = polymorphic_parts(compiled, poly_args, pytree.tree_leaves(poly_args))
+        if GUARDS in guard_files:            # (the guard program at every size too: fxla.artifact_guards)
+            files, meta["guard_symbolic"] = export_polymorphic_guards(compiled, poly_args,
+                                                                      pytree.tree_leaves(poly_args))
+            polymorphic_files.update(files)
         guard_files.update(polymorphic_files)
     write_artifact(path, meta, {PROGRAM: bytecode, WEIGHTS: weights, **guard_files}, overwrite=overwrite)
     return meta
@@ -173,7 +178,8 @@ def _portable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
     if spec.is_leaf() or spec.type is NoneOutput:
         return spec
     children = [_portable(c) for c in spec.children()]
-    if isinstance(spec.type, type) and issubclass(spec.type, ObjectBuilder):     # an object (a KV cache): its tensors by attribute path
+    if isinstance(spec.type, type) and issubclass(spec.type, ObjectBuilder):
+        # an object (a KV cache): its tensors by attribute path
         return pytree.TreeSpec(dict, list(spec.type.fields.paths), children)
     if spec.type in _BUILTIN_CONTAINERS or spec.type is SizeOutput:    # (a torch.Size loads as one)
         return pytree.TreeSpec(spec.type, spec.context, children)
@@ -248,13 +254,13 @@ class LoadedModule:
         self._params = [to_device(tensors[n], self.device) for n in names]
         self._laid_out = [to_device(tensors[n].permute(target.layouts[n]).contiguous(), self.device)
                           if n in target.layouts else p for n, p in zip(names, self._params)]
-        self._guards = LoadedGuards(self.path, meta, files, tensors, len(self._inputs), self.device, cache_dir,
-                                    self._bad) if "guards" in meta else None
+        self._guards = LoadedGuards(self.path, meta, files, tensors, [i["shape"] for i in self._inputs],
+                                    self.device, cache_dir, self._bad) if "guards" in meta else None
         self._cache_dir = cache_dir
         self._input_checks = _input_checks(meta.get("input_checks", []), len(self._inputs), self._bad)
-        self._symbolic = PolymorphicArtifact(self.path, meta, files, meta["symbolic"].get("outputs", []) if
-                                             isinstance(meta["symbolic"], dict) else [], len(names), self._bad) \
-            if "symbolic" in meta else None
+        self._symbolic = PolymorphicArtifact(self.path, meta, files, [s for s, _ in program.result_types],
+                                             len(names), self._bad) if "symbolic" in meta else None
+        check_metadata_digest(self.path, meta)      # (last: a malformed field gets its own message first)
         name = meta.get("name", "loaded")
         self.__name__ = name if isinstance(name, str) and name.isidentifier() else "loaded"
         self._guard = guard_for(self.__name__, {}, output)      # (its weights are its own: only inputs need grad)
@@ -308,12 +314,12 @@ class LoadedModule:
                 raise InputError(f"{self.__name__}: input leaf {i} is {abbreviate(value)}, but the artifact was "
                                  f"specialised to {abbreviate(static)}\nfix: pass {abbreviate(static)}, or export "
                                  f"again with this value")
-        if self._guards is not None:                     # (decided from the example's data: fxla.artifact_guards)
-            self._guards.check(self.__name__, tensors)
         checks = self._input_checks
-        if executable is None:
+        if executable is None:                           # (the sizes checked first: the guards' program needs them)
             executable, checks = self._symbolic.executable_for([tuple(t.shape) for t in tensors], self.device,
                                                                self._cache_dir)
+        if self._guards is not None:                     # (decided from the example's data: fxla.artifact_guards)
+            self._guards.check(self.__name__, tensors)
         if checks:                                       # (inputs used as indices: eager's IndexError, no clamp)
             check_input_indices(self.__name__, checks, tensors)
         shared = any(isinstance(v, torch.Tensor) for v in leaves)       # see Executable.__call__(wait=)

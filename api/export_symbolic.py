@@ -196,38 +196,63 @@ def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[Dict[str, 
 
 
 # ---- load ---------------------------------------------------------------------------------------------------------
-class PolymorphicArtifact:
-    """The polymorphic program of a loaded artifact (see the module docstring)."""
+def _outputs(outputs: Any, results: Sequence[Sequence[int]], key: str, bad) -> List[Dict[str, Any]]:
+    """``outputs`` (metadata.json's ``key`` ``"outputs"``: one ``{"shape": [int or null, ...]}`` per result of the
+    program) checked against ``results``, the shapes of the program of the example's sizes: as many, each of the
+    same rank, and a size that is not symbolic (``null``) the same."""
+    def fits(o, shape) -> bool:
+        return isinstance(o, dict) and set(o) == {"shape"} and isinstance(o["shape"], list) and \
+            len(o["shape"]) == len(shape) and all(d is None or (type(d) is int and d == n)
+                                                  for d, n in zip(o["shape"], shape))
+    if not isinstance(outputs, list) or len(outputs) != len(results):
+        raise bad(f"{key!r} 'outputs' is not a list of the program's {len(results)} results")
+    for i, (o, shape) in enumerate(zip(outputs, results)):
+        if not fits(o, shape):
+            raise bad(f"{key!r} 'outputs' entry {i} is {str(o)[:80]}, not {{'shape': [...]}} with a size or null "
+                      f"for each dim of the program's {list(shape)}")
+    return outputs
 
-    def __init__(self, path: str, meta: Dict[str, Any], files: Dict[str, bytes], outputs: List[Dict[str, Any]],
-                 n_params: int, bad: Callable[[str], ArtifactError]):
+
+class PolymorphicArtifact:
+    """The polymorphic program of a loaded artifact (see the module docstring): metadata.json's ``key`` entry
+    (``"symbolic"``; ``"guard_symbolic"``: the guard program's, :mod:`fxla.artifact_guards`), the program in
+    ``files[names[0]]`` (and its polymorphic StableHLO in ``files[names[1]]``, if there); ``results``: the result
+    shapes of the artifact's program of the example's sizes."""
+
+    def __init__(self, path: str, meta: Dict[str, Any], files: Dict[str, bytes], results: Sequence[Sequence[int]],
+                 n_params: int, bad: Callable[[str], ArtifactError], key: str = "symbolic",
+                 names: Tuple[str, str] = (POLYMORPHIC, POLYMORPHIC_STABLEHLO)):
         from fxla.dialects.mlir import fxla_context, ir, read_untrusted_bytecode
-        self.path, self.name, self._bad, self.n_params, self.outputs = path, meta.get("name"), bad, n_params, outputs
-        spec = meta["symbolic"]
-        if POLYMORPHIC not in files or not isinstance(spec, dict) or spec.get("format") != 1:
-            raise bad(f"'symbolic' is malformed or {POLYMORPHIC} is missing")
+        self.path, self.name, self._bad, self.n_params = path, meta.get("name"), bad, n_params
+        spec = meta[key]
+        program, stablehlo_file = names
+        if program not in files or not isinstance(spec, dict) or spec.get("format") != 1:
+            raise bad(f"{key!r} is malformed or {program} is missing")
         try:
             self.dims = [(str(d["name"]), int(d["min"]), None if d["max"] is None else int(d["max"]),
                           int(d["multiple_of"]), [(int(t), int(k)) for t, k in d["uses"]]) for d in spec["dims"]]
             self.guards = [(g["expr"], str(g["node"])) for g in spec["guards"]]
         except (KeyError, TypeError, ValueError):
-            raise bad("'symbolic' is malformed") from None
+            raise bad(f"{key!r} is malformed") from None
+        if any(multiple < 1 or low < 0 for _, low, _, multiple, _ in self.dims):
+            raise bad(f"{key!r} has a Dim whose min is negative or multiple_of below 1")
+        self.outputs = _outputs(spec.get("outputs"), results, key, bad)
         self.context = fxla_context()
         try:
-            self.module, _ = read_untrusted_bytecode(files[POLYMORPHIC],
+            self.module, _ = read_untrusted_bytecode(files[program],
                                                      lambda raw: ir.Module.parse(raw, context=self.context))
         except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)
-            raise bad(f"{POLYMORPHIC} is not an fxla program ({str(err).strip()[:300]})") from None
+            raise bad(f"{program} is not an fxla program ({str(err).strip()[:300]})") from None
         self.stablehlo = None               # (the polymorphic StableHLO as MLIR bytecode, if the artifact has it)
-        if POLYMORPHIC_STABLEHLO in files:
+        if stablehlo_file in files:
             from fxla.runtime.artifact import parse_program
             try:
-                _, stablehlo = parse_program(files[POLYMORPHIC_STABLEHLO])
+                _, stablehlo = parse_program(files[stablehlo_file])
                 buffer = io.BytesIO()
                 stablehlo.operation.write_bytecode(buffer)
                 self.stablehlo = buffer.getvalue()
             except Exception as err:  # noqa: BLE001  (MLIR raises ValueError/MLIRError with its diagnostics)
-                raise bad(f"{POLYMORPHIC_STABLEHLO} is not a StableHLO portable artifact "
+                raise bad(f"{stablehlo_file} is not a StableHLO portable artifact "
                           f"({str(err).strip()[:300]})") from None
         self.symbolic = {(t, k) for _, _, _, _, uses in self.dims for t, k in uses}
         self._executables: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
@@ -244,11 +269,20 @@ class PolymorphicArtifact:
                                            f"{sorted(seen)}) need one size, got {sorted(set(seen.values()))}",
                                            fix="pass inputs whose marked dims agree")
             size = next(iter(seen.values()))
-            if size < low or (high is not None and size > high) or size % multiple:
+            span = f"[{low}, {'inf' if high is None else high}]" + (f", multiples of {multiple}" if multiple > 1
+                                                                      else "")
+            if size < low or (high is not None and size > high):
                 raise ShapeConstraintError(f"{self.name}: Dim {name!r} = {size} is outside [{low}, "
-                                           f"{'inf' if high is None else high}] (a multiple of {multiple})",
+                                           f"{'inf' if high is None else high}]" + (
+                                               f" (and must be a multiple of {multiple})" if multiple > 1 else ""),
                                            why="the artifact was exported for that range",
                                            fix="pass sizes in the Dim's range, or export with a wider Dim")
+            if size % multiple:
+                raise ShapeConstraintError(f"{self.name}: Dim {name!r} = {size} is not a multiple of {multiple} (the "
+                                           f"artifact runs {name} in {span})",
+                                           why=f"the Dim was exported with multiple_of={multiple}",
+                                           fix=f"pass a multiple of {multiple} (pad the input), or export with "
+                                               f"another Dim")
             sizes[name] = size
         evaluate = _Eval(sizes)
         for tree, node in self.guards:
@@ -259,10 +293,32 @@ class PolymorphicArtifact:
             if not holds:
                 shown = ", ".join(f"{n} = {v}" for n, v in sizes.items())
                 raise ShapeConstraintError(f"{self.name}: the sizes of this call ({shown}) break a constraint the "
-                                           f"exported program relies on (made by %{node}): {show(tree)}",
+                                           f"exported program relies on (made by %{node}): {show(tree)}"
+                                           + self._runs(sizes),
                                            why="the program is only defined where its constraints hold",
                                            fix="pass sizes that satisfy it")
         return sizes
+
+    def _runs(self, sizes: Dict[str, int], tries: int = 256) -> str:
+        """The first sizes of each Dim the artifact runs, the call's other sizes kept (of ``tries`` candidates from
+        the Dim's min; Dims with none left out): a range its constraints narrowed, said in numbers."""
+        notes = []
+        for name, low, high, multiple, _ in self.dims:
+            runs = []
+            for size in range(low, low + tries * multiple, multiple):
+                if high is not None and size > high:
+                    break
+                evaluate = _Eval(dict(sizes, **{name: size}))
+                try:
+                    if all(bool(evaluate(tree)) for tree, _ in self.guards):
+                        runs.append(size)
+                except (ValueError, TypeError, OverflowError):
+                    return ""
+                if len(runs) == 4:
+                    break
+            if runs:
+                notes.append(f"{name} = {', '.join(map(str, runs))}{', ...' if len(runs) == 4 else ''}")
+        return f" (with this call's other sizes, it runs {'; '.join(notes)})" if notes else ""
 
     def executable_for(self, shapes: Sequence[Sequence[int]], device, cache_dir):
         """``(executable, input index checks)`` of the call's tensor input ``shapes`` (constraints checked; refined

@@ -2,7 +2,8 @@
 
 Layout of an artifact directory::
 
-    metadata.json        {"format": "fxla.artifact", "version": 2, ..., "files": {name: {sha256, size}}}
+    metadata.json        {"format": "fxla.artifact", "version": 3, ..., "files": {name: {sha256, size}},
+                          "metadata_sha256": the SHA-256 of the rest of it (:func:`metadata_digest`)}
     program.mlirbc       StableHLO portable artifact (stablehlo.serialize_portable_artifact_str)
     <other files>        e.g. weights.bin (written by the API layer; opaque here)
 
@@ -11,8 +12,11 @@ to ``path`` and renamed into place; an existing folder is replaced only when it 
 ``metadata.json`` says so and it holds nothing but the files that metadata lists) and the caller passed
 ``overwrite=True``, and then only those files are removed.  Reading opens only regular files inside the folder
 (no symlinks, FIFOs or devices), never more bytes than recorded, and checks the format, every listed file's size
-and SHA-256; anything else is an :class:`ArtifactError` (with ``fix:``).  The hashes detect corruption and
-accidental edits, not a malicious author: loading an artifact runs its program (see docs/runtime.md, Security).
+and SHA-256; anything else is an :class:`ArtifactError` (with ``fix:``).  ``metadata.json`` itself (the Dims and
+constraints of a polymorphic program, the guards, every spec) is bound to those hashes by its own digest
+(:func:`check_metadata_digest`, which the loader calls once it has checked every field, so a malformed field gets
+its own message first).  The hashes detect corruption and accidental edits, not a malicious author: loading an
+artifact runs its program (see docs/runtime.md, Security).
 
 The program's ``@main`` carries the role of every argument and result (``fxla.role``: ``input``,
 ``param:<name>``, ``output``, ``input:<k>``, ``attribute:<name>``; :func:`annotate_roles`), so a loader takes
@@ -30,8 +34,9 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 from fxla.base.errors import FxlaError
 
 FORMAT = "fxla.artifact"
-VERSION = 2            # 2: roles on @main, fxla's own structure encoding (1 used torch's treespec JSON)
+VERSION = 3            # 3: metadata_sha256; 2: roles on @main, fxla's own structure encoding (1: torch's treespecs)
 METADATA = "metadata.json"
+DIGEST = "metadata_sha256"
 PROGRAM = "program.mlirbc"
 MAX_METADATA_BYTES = 16 << 20
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -43,6 +48,31 @@ class ArtifactError(FxlaError):
 
 def _bad(path: str, what: str, fix: str = "re-export the model with fxla.export") -> ArtifactError:
     return ArtifactError(f"cannot load the fxla artifact at '{path}': {what}\nfix: {fix}")
+
+
+def metadata_digest(meta: dict) -> str:
+    """The SHA-256 of ``meta`` (as read back from JSON) without its :data:`DIGEST` entry, in a canonical form (sorted
+    keys, no spaces, ASCII): what :data:`DIGEST` records."""
+    body = {k: v for k, v in meta.items() if k != DIGEST}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_metadata_digest(path, meta: dict) -> None:
+    """Raise :class:`ArtifactError` unless ``meta`` (the artifact at ``path``'s metadata, every field already
+    checked by the loader) is what export wrote: its :data:`DIGEST` is that of the rest."""
+    recorded = meta.get(DIGEST)
+    if not isinstance(recorded, str):
+        raise _bad(os.fspath(path), f"{METADATA} records no {DIGEST} (not written by fxla.export, or edited)")
+    try:
+        digest = metadata_digest(meta)
+    except (TypeError, ValueError, RecursionError):
+        digest = None
+    if digest != recorded:
+        raise _bad(os.fspath(path), f"{METADATA} was modified after export (its content does not match its "
+                                    f"{DIGEST})\nwhy: it holds what the program relies on (shapes, Dims and their "
+                                    f"constraints, guards); an edited copy could run inputs the program was not "
+                                    f"made for")
 
 
 def portable_bytecode(text: str) -> Tuple[bytes, str]:
@@ -144,21 +174,27 @@ def program_interface(path: str, data: bytes) -> ProgramInterface:
 # ---------------------------------------------------------------------------------------------------------------
 # writing
 # ---------------------------------------------------------------------------------------------------------------
-def _existing_artifact(path: str) -> Optional[List[str]]:
-    """The files of the fxla artifact at ``path`` (an existing folder), or ``None`` if it is not one: its
+def _existing_artifact(path: str) -> Tuple[Optional[List[str]], str]:
+    """``(the files of the fxla artifact at path, "")`` (an existing folder), or ``(None, why it is not one)``: its
     metadata.json must say so and the folder must hold exactly the listed files and metadata.json."""
+    not_fxla = "it is a non-empty folder that is not an fxla artifact"
     try:
         meta = json.loads(_read_file(path, METADATA, MAX_METADATA_BYTES).decode())
     except (ArtifactError, ValueError, RecursionError):
-        return None
+        return None, not_fxla
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or not isinstance(meta.get("files"), dict):
-        return None
+        return None, not_fxla
     names = sorted([METADATA, *meta["files"]])
     present = sorted(os.listdir(path))
+    extra = [n for n in present if n not in names]
+    if extra:
+        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+        return None, (f"it holds an fxla artifact, but also {shown}, which export did not write (a folder with "
+                      f"files of yours is not an fxla artifact export may replace)")
     if present != names or not all(os.path.isfile(os.path.join(path, n)) and
                                    not os.path.islink(os.path.join(path, n)) for n in names):
-        return None
-    return names
+        return None, "it is an fxla artifact with missing or replaced files (a symlink or a folder in their place)"
+    return names, ""
 
 
 def write_artifact(path, metadata: dict, files: Dict[str, bytes], *, overwrite: bool = False) -> None:
@@ -174,20 +210,33 @@ def write_artifact(path, metadata: dict, files: Dict[str, bytes], *, overwrite: 
             raise ArtifactError(f"cannot export to '{path}': it exists and is not a folder\n"
                                 f"fix: choose a new path")
         if os.listdir(path):
-            old_files = _existing_artifact(path)
+            old_files, why_not = _existing_artifact(path)
             if old_files is None:
-                raise ArtifactError(f"cannot export to '{path}': it is a non-empty folder that is not an fxla "
-                                    f"artifact\nwhy: export never deletes or overwrites files it did not write\n"
+                raise ArtifactError(f"cannot export to '{path}': {why_not}\nwhy: export never deletes or "
+                                    f"overwrites files it did not write\n"
                                     f"fix: choose a new path (or an empty folder)")
             if not overwrite:
                 raise ArtifactError(f"cannot export to '{path}': an fxla artifact is already there\n"
                                     f"fix: pass overwrite=True to replace it, or choose a new path")
     parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
     meta = dict(metadata, format=FORMAT, version=VERSION,
                 files={name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
                        for name, data in files.items()})
-    tmp = tempfile.mkdtemp(prefix=".fxla-export-", dir=parent)
+    meta = json.loads(json.dumps(meta, allow_nan=False))        # (as a loader reads it back: the digest's input)
+    meta[DIGEST] = metadata_digest(meta)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".fxla-export-", dir=parent)
+    except OSError as err:      # (a file on the way, no permission, a read-only file system)
+        reason = err.strerror or str(err)
+        above = parent
+        while not os.path.lexists(above) and os.path.dirname(above) != above:
+            above = os.path.dirname(above)
+        if os.path.lexists(above) and not os.path.isdir(above):
+            reason = f"'{above}' is a file, not a folder"
+        raise ArtifactError(f"cannot export to '{path}': its folder '{parent}' cannot be made or written "
+                            f"({reason})\nwhy: export writes the artifact next to its path first, then renames it "
+                            f"into place\nfix: choose a path under a folder you can write") from None
     written = [*files, METADATA]
     try:
         for name, data in files.items():
@@ -203,9 +252,12 @@ def write_artifact(path, metadata: dict, files: Dict[str, bytes], *, overwrite: 
         os.replace(tmp, path)
         _remove(os.path.join(old, "a"), old_files)
         _remove(old, [])
-    except BaseException:
+    except BaseException as err:
         if os.path.isdir(tmp):
             _remove(tmp, [n for n in written if os.path.exists(os.path.join(tmp, n))])
+        if isinstance(err, OSError):        # (a full disk, a folder that vanished or changed meanwhile)
+            raise ArtifactError(f"cannot export to '{path}': writing failed ({err.strerror or err})\nfix: check "
+                                f"the free space and permissions there, or choose another path") from None
         raise
 
 

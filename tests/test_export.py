@@ -66,7 +66,7 @@ def test_round_trip_structure_and_values(net, inputs, artifact):
 def test_layout_and_metadata(net, artifact):
     assert sorted(os.listdir(artifact)) == ["metadata.json", "program.mlirbc", "weights.bin"]
     meta = json.loads((artifact / "metadata.json").read_text())
-    assert meta["format"] == "fxla.artifact" and meta["version"] == 2
+    assert meta["format"] == "fxla.artifact" and meta["version"] == 3 and len(meta["metadata_sha256"]) == 64
     assert meta["inputs"] == [{"shape": [3, 8], "dtype": "float32"}, {"shape": [3, 4], "dtype": "float32"}]
     assert meta["outputs"] == [{"shape": [3, 4], "dtype": "float32"}] * 2
     assert sorted(p["name"] for p in meta["params"]) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight",
