@@ -82,6 +82,7 @@ def _differentiable(call, in_avals, params, gradient):
     def forward(*values):
         parts = gradient()
         diff = parts.diff
+        _check_wide_residuals(parts.forward, diff.residuals)
         outs = _program_function(parts, diff.forward, parts.forward,
                                  dict(zip(diff.forward.param_names, parts.forward_params)))(*values[:n_in])
         n_res = diff.residuals
@@ -101,6 +102,24 @@ def _differentiable(call, in_avals, params, gradient):
 
     run.defvjp(forward, backward)
     return run
+
+
+def _check_wide_residuals(text: str, n_residuals: int) -> None:
+    """With JAX's x64 off, refuse a forward whose 64-bit results are only the values its backward saves (int64
+    indices of max, sort, gather, cross_entropy's targets): the caller's own inputs and outputs are fine, so the
+    general 64-bit refusal's fix (32-bit inputs) would not help."""
+    if jax.config.jax_enable_x64 or not n_residuals:
+        return
+    outs = signature_of(text)[1]
+    width = [np.dtype(numpy_dtype(dt)) for _, dt in outs]
+    wide = [d for d in width[len(outs) - n_residuals:] if d.itemsize == 8]
+    if wide and all(d.itemsize < 8 for d in width[:len(outs) - n_residuals]):
+        raise InteropError(
+            f"jax.grad of this program needs 64-bit values: its backward saves {wide[0].name} values (the indices "
+            f"torch's max, sort, gather, indexing or cross_entropy pick), and JAX runs with x64 off, so JAX "
+            f"arrays cannot carry them from the forward to the backward\nfix: enable x64 in this process "
+            f"(jax.config.update('jax_enable_x64', True)), or take the gradient through torch "
+            f"(fxla.compile(model) and loss.backward())")
 
 
 def _program_function(parts, program, text: str, params):

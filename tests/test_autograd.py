@@ -322,6 +322,23 @@ def test_as_jax_function_under_jax_grad_uses_fxlas_backward():
     np.testing.assert_allclose(np.asarray(grad), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
+def test_jax_grad_of_a_program_saving_int64_indices_says_x64_is_needed():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    x = torch.randn(3, 4)
+    f = fxla.compile(lambda t: t.max(-1).values).as_jax_function(x)
+    xj = jnp.asarray(x.numpy())
+    np.testing.assert_allclose(np.asarray(f(xj)), x.max(-1).values.numpy())      # (the forward is 32-bit)
+    with pytest.raises(fxla.FxlaError, match=r"its backward saves int64 values(.|\n)*fix: enable x64"):
+        jax.grad(lambda a: jnp.sum(f(a)))(xj)
+    with jax.enable_x64(True):
+        grad = jax.grad(lambda a: jnp.sum(f(a)))(jnp.asarray(x.numpy()))
+    xt = x.clone().requires_grad_()
+    xt.max(-1).values.sum().backward()
+    np.testing.assert_allclose(np.asarray(grad), xt.grad.numpy())
+
+
 def test_outputs_that_do_not_depend_on_what_requires_grad_have_no_grad_as_in_eager():
     """A float output computed from sizes or through an integer op has no history in eager (requires_grad False,
     a backward through it alone raises); fxla's autograd node gave it one."""
