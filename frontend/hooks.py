@@ -22,7 +22,7 @@ from torch.nn.modules import module as _module
 
 from .proxy import Proxy
 
-__all__ = ["hooked", "call_with_hooks", "call_layer", "calling_hooks", "inline"]
+__all__ = ["hooked", "call_with_hooks", "call_layer", "calling_hooks", "inline", "traced_through"]
 
 
 def hooked(m: torch.nn.Module) -> bool:
@@ -85,6 +85,16 @@ def calling_hooks(root: torch.nn.Module, forward: Callable) -> Callable:
         bound = signature.bind(self, *args, **kwargs)
         return torch.nn.Module.__call__(self, *bound.args[1:], **bound.kwargs)
     return call
+
+
+def traced_through(m: torch.nn.Module) -> bool:
+    """Whether a leaf layer the traced module does not hold can be traced through (its forward run inline): one
+    with no parameters or buffers (``loss_fct = nn.CrossEntropyLoss()`` made in ``forward``, as Hugging Face
+    models do), or a loss whose parameters are frozen (``nn.CrossEntropyLoss(weight=w)`` in a ``loss_fn``
+    closure: its class-weight buffer is read as the tensors of a closure are)."""
+    if next(iter(m.parameters()), None) is None and next(iter(m.buffers()), None) is None:
+        return True
+    return isinstance(m, torch.nn.modules.loss._Loss) and not any(p.requires_grad for p in m.parameters())
 
 
 def inline(tracer, m: torch.nn.Module, qualname, args: Tuple, kwargs: Dict, forward=None) -> Any:

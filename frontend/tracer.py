@@ -33,7 +33,7 @@ from .untraceable import check_call
 from .random_calls import recorded_random_calls
 from .remedies import argument_fix, current
 from .source import location_of_code, traceback_location, user_frame_location
-from .hooks import call_layer, calling_hooks, hooked, inline
+from .hooks import call_layer, calling_hooks, hooked, inline, traced_through
 from .state_capture import AttributeWrite, StateCapture, check_state_versions, final_attribute_writes, state_versions
 
 #: the target of the casts recorded in autocast regions (the function :func:`autocast.autocast_cast` wraps)
@@ -159,10 +159,6 @@ def _parameters(fn, def_loc) -> list:
                          why="fxla names the traced function's parameters from its Python signature, and a builtin "
                              "(torch.fmod, a C function) has none",
                          fix="wrap it in a Python function: fxla.compile(lambda a, b: torch.fmod(a, b))") from None
-
-
-def _stateless(m: torch.nn.Module) -> bool:
-    return next(iter(m.parameters()), None) is None and next(iter(m.buffers()), None) is None
 
 
 def _proxy_type_error(e: TypeError, module_path: str) -> TraceError:
@@ -513,18 +509,18 @@ class Tracer(TracerBase):
 
     def call_module(self, m: torch.nn.Module, forward: Callable[..., Any], args: Tuple, kwargs: Dict) -> Any:
         """Record a leaf as one ``call_module`` node; run a non-leaf's ``forward`` inline, and a leaf the traced
-        module does not hold when it has no parameters or buffers (``loss_fct = nn.CrossEntropyLoss()`` made in
-        ``forward``, as Hugging Face models do)."""
+        module does not hold when it can be traced through (:func:`fxla.frontend.hooks.traced_through`)."""
         qualname = self.path_of_module(m)
         if qualname is not None and self.is_leaf_module(m, qualname) and not (
                 isinstance(m, autocast.TRACED_THROUGH) and autocast.region_dtype(self._autocast_at_start)):
             return call_layer(self, m, qualname, args, kwargs)
-        if qualname is None and self.is_leaf_module(m, type(m).__name__) and not _stateless(m):
+        if qualname is None and self.is_leaf_module(m, type(m).__name__) and not traced_through(m):
             raise TraceError(
                 f"called a {type(m).__name__} that is not a submodule of the traced module",
                 where=user_frame_location(self.module_path),
                 why="a leaf module becomes a call_module node naming its qualified path, and this one has none",
-                fix="create the module in __init__ and assign it to an attribute (self.name = ...)")
+                fix="create the module in __init__ and assign it to an attribute (self.name = ...; for "
+                    "fxla.compile_step: an attribute of the model, or of a wrapper module holding both)")
         return inline(self, m, qualname, args, kwargs, forward)
 
     def create_arg(self, a: Any) -> Argument:

@@ -144,3 +144,33 @@ def test_a_torch_compiled_model_is_refused_with_the_module_to_pass():
     model = nn.Linear(4, 3)
     with pytest.raises(StepError, match=r"torch.compile'd model(.|\n)*fix: pass the module itself"):
         fxla.compile_step(torch.compile(model), torch.optim.SGD(model.parameters(), lr=0.1), _ce)
+
+
+def test_a_class_weighted_loss_module_in_the_loss_closure_trains_as_eager():
+    torch.manual_seed(0)
+    ref = nn.Linear(4, 3)
+    model = copy.deepcopy(ref)
+    weight = torch.tensor([1.0, 2.0, 3.0])
+    criterion = nn.CrossEntropyLoss(weight=weight)          # (its weight is a buffer)
+
+    def loss_fn(m, x, y):
+        return criterion(m(x), y)
+
+    opt_ref, opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (ref, model))
+    step = fxla.compile_step(model, opt, loss_fn)
+    g = torch.Generator().manual_seed(3)
+    for i in range(3):
+        x, y = _batch(g)
+        if i == 2:
+            weight.mul_(0.5)                                # (changed in place between steps: seen)
+        opt_ref.zero_grad()
+        want = loss_fn(ref, x, y)
+        want.backward()
+        opt_ref.step()
+        torch.testing.assert_close(step(x, y), want.detach())
+    torch.testing.assert_close(model.weight, ref.weight)
+    # a module with trainable parameters outside the model is still refused, saying where it can go
+    other = nn.Linear(3, 3)
+    step = fxla.compile_step(model, opt, lambda m, x, y: F.cross_entropy(other(m(x)), y))
+    with pytest.raises(fxla.TraceError, match=r"not a submodule(.|\n)*fxla.compile_step: an attribute of the model"):
+        step(*_batch(g))
