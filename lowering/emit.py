@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from fxla.dialects.fxla import ops
@@ -38,6 +39,47 @@ def compute_elem(elem: str) -> str:
     """The element type a float composition computes in: f32 for half precision (f16/bf16, rounded to it once at
     the end, like torch's CPU kernels), else ``elem`` itself."""
     return "f32" if elem in ("f16", "bf16") else elem
+
+
+def dense_only(ctx, weight, sparse: bool, op: str):
+    """The weight of an embedding (``op``: ``embedding``, ``embedding_bag``); with ``sparse=True`` one no gradient
+    may reach: torch's is a sparse tensor (what SparseAdam takes, and Adam refuses), fxla's gradients are dense."""
+    if not sparse:
+        return weight
+    return ctx.emit(ops.no_gradient, weight, op=f"{op}(sparse=True)", reason=(
+        "torch gives the weight a sparse gradient (a torch.sparse_coo tensor: SparseAdam takes it, Adam "
+        "refuses it); fxla's gradients are dense, so an optimizer would do otherwise than in eager. Build the "
+        "layer with sparse=False (the same values, a dense gradient)"))
+
+
+def gradient_by_frequency(ctx, rows, flat, bag_kernel: bool = False):
+    """Embedding ``rows`` (``[n, ...]``, looked up at the 1-D ``flat`` indices) whose gradient is divided by how
+    often each index occurs in ``flat`` (``scale_grad_by_freq``); the values are the rows (written with
+    ``fxla.detach``).  ``bag_kernel``: as torch's CPU ``embedding_bag`` backward divides instead (its
+    ``counts[indices[i]]`` reads the sorted indices at the unique index's rank ``i``, not at its first place):
+    the rows of the ``i``-th smallest distinct index by the count of the index at sorted position ``i``."""
+    n = ctx.sig(flat).shape[0]
+    column, line = ctx.reshape(flat, (n, 1)), ctx.reshape(flat, (1, n))
+    same = ctx.emit(ops.eq, column, line)                                   # [j, k]: flat[j] == flat[k]
+    counts = ctx.emit(ops.sum, ctx.convert(same, "i32"), dims=(1,), keepdim=False)
+    if bag_kernel:
+        earlier = ctx.emit(ops.constant, value=ir.DenseElementsAttr.get(np.tri(n, n, -1, dtype=bool)))
+        first = ctx.emit(ops.logical_not, ctx.emit(ops.any, ctx.emit(ops.logical_and, same, earlier), dims=(1,),
+                                                   keepdim=False))         # flat[k]'s first place
+        smaller = ctx.emit(ops.lt, line, column)                            # [j, k]: flat[k] < flat[j]
+        rank = ctx.emit(ops.sum, ctx.convert(ctx.emit(ops.logical_and, smaller, ctx.reshape(first, (1, n))), "i32"),
+                        dims=(1,), keepdim=False)                           # distinct indices below flat[j]
+        below = ctx.emit(ops.sum, ctx.convert(smaller, "i32"), dims=(1,), keepdim=False)   # its sorted place
+        low, high = ctx.reshape(below, (1, n)), ctx.reshape(ctx.emit(ops.add, below, counts), (1, n))
+        at = ctx.reshape(rank, (n, 1))                          # [j, k]: sorted place rank[j] holds flat[k]
+        holds = ctx.emit(ops.logical_and, ctx.emit(ops.le, low, at), ctx.emit(ops.lt, at, high))
+        counts = ctx.emit(ops.amax, ctx.emit(ops.where, holds, ctx.reshape(counts, (1, n)),
+                                             ctx.tensor(0, like=counts)), dims=(1,), keepdim=False)
+    counts = ctx.convert(counts, ctx.sig(rows).elem)
+    frozen = ctx.emit(ops.detach, rows)
+    scaled = ctx.emit(ops.div, ctx.emit(ops.sub, rows, frozen),
+                      ctx.reshape(counts, (n,) + (1,) * (ctx.sig(rows).rank - 1)))
+    return ctx.emit(ops.add, frozen, scaled)
 
 
 def refuse_bool(ctx, input, op: str) -> None:

@@ -50,6 +50,41 @@ def test_embedding_repeated_rows():
     _grad(lambda i, w: F.embedding(i, w), torch.tensor([5, 5, 5, 2]), _randn(6, 2))
 
 
+@pytest.mark.parametrize("make", [lambda: nn.Embedding(6, 3, sparse=True),
+                                  lambda: nn.EmbeddingBag(6, 3, mode="sum", sparse=True)])
+def test_a_sparse_embeddings_gradient_is_refused_not_made_dense(make):
+    import fxla
+    torch.manual_seed(0)
+    layer, ids = make(), torch.tensor([[1, 4, 1], [1, 0, 4]])
+    fast = fxla.compile(layer)
+    with torch.no_grad():                   # (the values are eager's)
+        torch.testing.assert_close(fast(ids), layer(ids))
+    with pytest.raises(fxla.GradientError, match=r"sparse=True(.|\n)*sparse gradient(.|\n)*sparse=False"):
+        fast(ids).sum().backward()
+
+
+@pytest.mark.parametrize("mode, padding_idx, offsets, weighted", [
+    ("sum", None, None, False), ("mean", None, None, False), ("sum", 1, None, False),
+    ("sum", None, [0, 2, 5], False), ("mean", 4, [0, 2, 5], False), ("sum", None, [0, 3], True)])
+def test_embedding_bag_scale_grad_by_freq_divides_as_torchs_cpu_kernel(mode, padding_idx, offsets, weighted):
+    # (torch's embedding_bag divides the rows of the i-th distinct index by the count of the index at sorted
+    # position i, not by their own count: index 4, seen twice, is divided by 3 below)
+    import copy
+    import fxla
+    torch.manual_seed(0)
+    eager = nn.EmbeddingBag(8, 3, mode=mode, padding_idx=padding_idx, scale_grad_by_freq=True)
+    layer = copy.deepcopy(eager)
+    if offsets is None:
+        args = (torch.tensor([[1, 4, 1], [1, 0, 4]]),)
+    else:
+        flat = torch.tensor([1, 4, 1, 1, 0, 4, 7, 7, 7, 5][:max(offsets) + 3])
+        args = (flat, torch.tensor(offsets))
+    kwargs = {"per_sample_weights": torch.rand(args[0].numel())} if weighted else {}
+    eager(*args, **kwargs).pow(2).sum().backward()
+    fxla.compile(layer)(*args, **kwargs).pow(2).sum().backward()
+    torch.testing.assert_close(layer.weight.grad, eager.weight.grad, rtol=1e-5, atol=1e-6)
+
+
 def test_half_precision_index_select_accumulates():
     x = _randn(3, 8, dtype=torch.float16)
     _grad(lambda x, i: torch.index_select(x, 0, i), x, torch.tensor([0] * 20 + [2]))

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from fxla.dialects.fxla import Sig, ops, type_of
 from fxla.dialects.mlir import ir
 
-from ..emit import compute_elem
+from ..emit import compute_elem, dense_only, gradient_by_frequency
 from ..registry import register
 from ..value_checks import check_indices
 
@@ -96,6 +96,11 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
                         "drop max_norm for inference")
     if per_sample_weights is not None and mode != "sum":
         raise ctx.error("per_sample_weights needs mode='sum'", "torch rejects it too", "use mode='sum'")
+    if scale_grad_by_freq and mode == "max":
+        raise ctx.error("embedding_bag(mode='max', scale_grad_by_freq=True)",
+                        "torch's backward refuses it too ('max mode does not support scaling the gradient by the "
+                        "frequency')", "use mode='sum' or 'mean', or scale_grad_by_freq=False")
+    weight = dense_only(ctx, weight, sparse, "embedding_bag")
     rank = ctx.sig(input).rank
     if (rank == 2) != (offsets is None) or rank not in (1, 2):
         raise ctx.error("embedding_bag takes a 2-D [bags, size] input without offsets, or a 1-D input with "
@@ -107,7 +112,10 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
     check_indices(ctx, input, ctx.sig(weight).shape[0], "embedding_bag")
     if rank == 2 and padding_idx is None:
         bags, size = ctx.sig(input).shape
-        rows = ctx.emit(ops.index_select, weight, ctx.reshape(input, (bags * size,)), dim=0)
+        flat = ctx.reshape(input, (bags * size,))
+        rows = ctx.emit(ops.index_select, weight, flat, dim=0)
+        if scale_grad_by_freq and bags * size:
+            rows = gradient_by_frequency(ctx, rows, flat, bag_kernel=True)
         rows = ctx.reshape(rows, (bags, size, dim))
         if per_sample_weights is not None:
             rows = ctx.emit(ops.mul, rows, ctx.reshape(per_sample_weights, (bags, size, 1)))
@@ -131,7 +139,10 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
         padded = ctx.emit(ops.eq, flat, ctx.tensor(int(padding_idx), like=flat))
         ids, count_ids = (ctx.emit(ops.where, padded, ctx.tensor(bags, like=v), v) for v in (ids, count_ids))
     elem = compute_elem(w_elem) if mode != "max" else w_elem
-    rows = ctx.convert(ctx.emit(ops.index_select, weight, flat, dim=0), elem)
+    rows = ctx.emit(ops.index_select, weight, flat, dim=0)
+    if scale_grad_by_freq and n:
+        rows = gradient_by_frequency(ctx, rows, flat, bag_kernel=True)
+    rows = ctx.convert(rows, elem)
     if per_sample_weights is not None:
         rows = ctx.emit(ops.mul, rows, ctx.reshape(ctx.convert(per_sample_weights, elem), (n, 1)))
     return ctx.convert(_segments(ctx, rows, ids, count_ids, bags, mode), w_elem)
@@ -140,5 +151,6 @@ def _embedding_bag(ctx, input, weight, offsets=None, max_norm=None, norm_type=2,
 @register(torch.nn.EmbeddingBag)
 def _embedding_bag_module(ctx, input, offsets=None, per_sample_weights=None, *, mod):
     return _embedding_bag(ctx, input, ctx.module_param("weight", mod), offsets, mod.max_norm, mod.norm_type,
-                          mode=mod.mode, per_sample_weights=per_sample_weights,
+                          mod.scale_grad_by_freq, mode=mod.mode, sparse=mod.sparse,
+                          per_sample_weights=per_sample_weights,
                           include_last_offset=mod.include_last_offset, padding_idx=mod.padding_idx)

@@ -14,7 +14,7 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function
 
-from ..emit import dim_size, expand_key, merge_tensor_indices, slice_bounds, tensor_index
+from ..emit import dense_only, dim_size, gradient_by_frequency, expand_key, merge_tensor_indices, slice_bounds, tensor_index
 from ..registry import register, register_module
 from ..value_checks import check_indices
 
@@ -245,11 +245,7 @@ def _lookup(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     rows = ctx.emit(ops.index_select, weight, flat, dim=0)
     n, width = ctx.sig(flat).shape[0], ctx.sig(weight).shape[1:]
     if scale_grad_by_freq and n:
-        same = ctx.emit(ops.eq, ctx.reshape(flat, (n, 1)), ctx.reshape(flat, (1, n)))
-        counts = ctx.convert(ctx.emit(ops.sum, same, dims=(1,), keepdim=False), ctx.sig(rows).elem)
-        frozen = ctx.emit(ops.detach, rows)
-        scaled = ctx.emit(ops.div, ctx.emit(ops.sub, rows, frozen), ctx.reshape(counts, (n,) + (1,) * len(width)))
-        rows = ctx.emit(ops.add, frozen, scaled)
+        rows = gradient_by_frequency(ctx, rows, flat)
     if padding_idx is not None and n:
         padding_idx = padding_idx + ctx.sig(weight).shape[0] if padding_idx < 0 else padding_idx
         mask = ctx.reshape(ctx.emit(ops.eq, flat, ctx.tensor(int(padding_idx), like=flat)), (n,) + (1,) * len(width))
@@ -263,16 +259,17 @@ def _embedding(ctx, input, weight, padding_idx=None, max_norm=None, norm_type=2.
     if max_norm is not None:
         raise ctx.error("embedding(max_norm=...) is not supported", "it renormalises the weight in place",
                         "drop max_norm for inference")
-    return _lookup(ctx, weight, input, padding_idx, scale_grad_by_freq)
+    return _lookup(ctx, dense_only(ctx, weight, sparse, "embedding"), input, padding_idx, scale_grad_by_freq)
 
 
 @register(torch.embedding)
 def _torch_embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _lookup(ctx, weight, indices, None if padding_idx == -1 else padding_idx, scale_grad_by_freq)
+    return _lookup(ctx, dense_only(ctx, weight, sparse, "embedding"), indices,
+                   None if padding_idx == -1 else padding_idx, scale_grad_by_freq)
 
 
 register_module(torch.nn.Embedding, F.embedding, params=("weight",),
-                attrs=("padding_idx", "max_norm", "scale_grad_by_freq"))
+                attrs=("padding_idx", "max_norm", "scale_grad_by_freq", "sparse"))
 
 
 @register(torch.diff, torch.Tensor.diff)
