@@ -225,7 +225,12 @@ class _ProgramCall:
 
     def __init__(self, derivatives: Derivatives, order: _Order, key: Tuple, arguments: List[Argument]):
         self.derivatives, self.order, self.key, self.arguments = derivatives, order, key, arguments
-        self.mask = tuple(a.eligible and _is_source(a.value) for a in arguments)
+        mask = [a.eligible and _is_source(a.value) for a in arguments]
+        # (an argument no result depends on but through a detach -- a parameter the forward read under
+        # torch.no_grad() -- is no source: its .grad stays None, as eager's, not zeros)
+        for k in [k for k, m in enumerate(mask) if m]:
+            mask[k] = bool(order.dependent_on(tuple(i == k for i in range(len(mask)))))
+        self.mask = tuple(mask)
 
     def forward(self) -> List[torch.Tensor]:
         device = self.derivatives.module.device

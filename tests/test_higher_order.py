@@ -64,6 +64,30 @@ def test_a_gradient_penalty_through_a_cnn_in_training_mode():
     torch.testing.assert_close(model[1].running_mean, reference[1].running_mean)
 
 
+def test_a_parameter_read_only_under_no_grad_gets_no_gradient_of_a_gradient():
+    # (eager leaves its .grad None; a zero would let AdamW's weight decay step it)
+    class Distilled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.student, self.teacher = nn.Linear(4, 5), nn.Linear(4, 5)
+
+        def forward(self, x):
+            with torch.no_grad():
+                target = self.teacher(x)
+            return (torch.tanh(self.student(x)) - target).pow(2).sum()
+
+    torch.manual_seed(0)
+    eager = Distilled()
+    model = copy.deepcopy(eager)
+    fast = fxla.compile(model)
+    for m, f in ((eager, eager), (model, fast)):
+        x = torch.randn(3, 4, generator=torch.Generator().manual_seed(1), requires_grad=True)
+        (gx,) = torch.autograd.grad(f(x), x, create_graph=True)
+        gx.pow(2).sum().backward()
+    assert model.teacher.weight.grad is None and eager.teacher.weight.grad is None
+    torch.testing.assert_close(model.student.weight.grad, eager.student.weight.grad, rtol=1e-4, atol=1e-5)
+
+
 def test_third_derivatives_and_hessians():
     f = fxla.compile(lambda t: torch.tanh(t * 1.5).sum())
     t = torch.randn(5, requires_grad=True)
