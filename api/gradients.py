@@ -48,8 +48,9 @@ def refuse_vmap(cts: Sequence[Any], name: str) -> None:
     if any(ct is not None and (torch._C._functorch.is_batchedtensor(ct) or not _has_storage(ct)) for ct in cts):
         raise GradientError(
             f"a backward through fxla-compiled {name} was run under torch.vmap (jacobian/hessian with "
-            f"vectorize=True)\nwhy: the compiled backward takes one cotangent per output, not a batch of them\n"
-            f"fix: pass vectorize=False (the default), which runs one backward per row")
+            f"vectorize=True, or torch.autograd.grad with is_grads_batched=True)\nwhy: the compiled backward "
+            f"takes one cotangent per output, not a batch of them\nfix: pass vectorize=False (the default) or "
+            f"is_grads_batched=False and loop over the rows: one backward per row")
 
 
 class SavedValuesError(GradientError, RuntimeError):
