@@ -19,7 +19,8 @@ The second trace checks that the numbered call is the same function (traced Pyth
 another order on a second run is refused with a :class:`TraceError`).  A tensor made otherwise (``torch.zeros(3)
 + 1``, ``torch.tensor([...])``) is still refused with the error's fix.  (The functions also take sizes as varargs
 with a traced size among them, ``torch.zeros(x.shape[0], 4)``, which torch's argument parser would reject: the
-call is recorded with the sizes packed into one tuple.)
+call is recorded with the sizes packed into one tuple; so are the tensor methods :data:`SIZE_VARARG_METHODS` of a
+concrete tensor, ``torch.tensor(idx).expand(x.shape[0], 3)``.)
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ FACTORIES = (torch.zeros, torch.ones, torch.empty, torch.full, torch.arange, tor
 #: several size ints with a plain TypeError before ``__torch_function__`` is consulted, so while tracing these
 #: names of the ``torch`` module record the call with the sizes packed into one tuple (which it accepts).
 SIZE_VARARGS = (torch.zeros, torch.ones, torch.empty, torch.rand, torch.randn)
+#: the ``torch.Tensor`` methods whose parser does the same (``t.expand(x.shape[0], 3)`` of a concrete ``t``): while
+#: tracing, a call of one with a traced size is recorded as the method, several sizes packed into one tuple
+SIZE_VARARG_METHODS = ("expand", "new_zeros", "new_ones", "new_empty")
 
 
 class FactoryCalls:
@@ -115,16 +119,40 @@ def _recorder(fn: Callable, tracer, calls: FactoryCalls, thread: int) -> Callabl
     return record
 
 
+def _packing(method: Callable, tracer, thread: int) -> Callable:
+    """``method`` of a concrete tensor recording its call with a traced size (see :data:`SIZE_VARARG_METHODS`) as
+    ``__torch_function__`` records a tensor method (torch would hand it this wrapper as the method)."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if tracer._paused or threading.get_ident() != thread or not _has_proxy(args, kwargs):
+            return method(self, *args, **kwargs)
+        return tracer.create_proxy("call_method", method.__name__, (self, *_packed(args)), kwargs)
+    return call
+
+
+def _packed(args: Tuple) -> Tuple:
+    return (tuple(args),) if len(args) >= 2 else args
+
+
 @contextlib.contextmanager
 def patched_factories(tracer, calls: FactoryCalls) -> Iterator[None]:
-    """The ``torch`` module's factory functions routed through ``calls`` (and the size-vararg ones packing traced
-    sizes), restored afterwards."""
+    """The ``torch`` module's factory functions routed through ``calls`` (and the size-vararg ones, and
+    :data:`SIZE_VARARG_METHODS`, packing traced sizes), restored afterwards."""
     functions = {fn.__name__: fn for fn in (*FACTORIES, *SIZE_VARARGS)}
     thread = threading.get_ident()
     for name, fn in functions.items():
         setattr(torch, name, _recorder(fn, tracer, calls, thread))
+    methods = {name: torch.Tensor.__dict__.get(name) for name in SIZE_VARARG_METHODS}
+    torch.overrides.is_tensor_method_or_property(torch.Tensor.expand)  # (torch's cache of them: made before)
+    for name in methods:
+        setattr(torch.Tensor, name, _packing(getattr(torch.Tensor, name), tracer, thread))
     try:
         yield
     finally:
         for name, fn in functions.items():
             setattr(torch, name, fn)
+        for name, method in methods.items():
+            if method is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, method)

@@ -1,6 +1,6 @@
 """Activation checkpointing (torch.utils.checkpoint, Hugging Face's gradient_checkpointing_enable()) is traced as the
 plain call it is, on every route, with eager's values and gradients; what eager computes otherwise is refused
-(fxla.frontend.checkpointing)."""
+(fxla.frontend.checkpointing).  Also: a concrete tensor's size-vararg method with a traced size (``expand``)."""
 from __future__ import annotations
 
 import copy
@@ -193,3 +193,28 @@ def test_hf_gpt2_with_gradient_checkpointing_trains_like_eager_under_torch_compi
                 q -= 0.1 * q.grad
                 p.grad = q.grad = None
 
+
+# ---- a concrete tensor's method with traced sizes among its varargs -------------------------------------------------
+@pytest.mark.parametrize("kw", [{}, {"dynamic": True}], ids=["default", "dynamic"])
+@pytest.mark.parametrize("fn", [
+    lambda x: x.gather(2, torch.tensor([[[0, 6]]]).expand(x.shape[0], x.shape[1], 2)),
+    lambda x: x + torch.ones(1, 1, 12).expand(x.shape[0], x.shape[1], 12),
+    lambda x: x + torch.ones(1).new_zeros(x.shape[0], 3, 12),
+    lambda x: x + torch.ones(1).new_ones(x.shape[0], x.shape[1], 12),
+], ids=["expand_gather", "expand", "new_zeros", "new_ones"])
+def test_a_concrete_tensors_method_with_traced_varargs_sizes(fn, kw):
+    x = torch.randn(2, 3, 12)
+    torch.testing.assert_close(fxla.compile(fn, **kw)(x), fn(x))
+    assert "expand" not in torch.Tensor.__dict__
+
+
+@pytest.mark.parametrize("kw", [{}, {"dynamic": True}], ids=["default", "dynamic"])
+@pytest.mark.parametrize("fn", [
+    lambda x: x + torch.ones(1, 1, 12).expand((x.shape[0], x.shape[1], 12)),
+    lambda x: x + torch.ones(1, 1, 12).expand(x.shape),
+    lambda x: x + torch.ones(1).new_zeros((x.shape[0], 3, 12)),
+], ids=["expand_tuple", "expand_shape", "new_zeros_tuple"])
+def test_the_sizes_as_one_tuple_still_trace(fn, kw):
+    # (the patched method is what torch hands __torch_function__ for these: they are recorded as the method)
+    x = torch.randn(2, 3, 12)
+    torch.testing.assert_close(fxla.compile(fn, **kw)(x), fn(x))
