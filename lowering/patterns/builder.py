@@ -230,13 +230,15 @@ class Builder:
         return hlo.DynamicIotaOp(t, self.shape_value(self._resolve(shape)), dim).result
 
     def dot(self, lhs: ir.Value, rhs: ir.Value, out_shape: Sequence[int], *, lhs_contract, rhs_contract,
-            lhs_batch=(), rhs_batch=()) -> ir.Value:
-        """``stablehlo.dot_general`` of ``lhs`` and ``rhs`` (result shape ``out_shape``, ``lhs``'s element type)."""
+            lhs_batch=(), rhs_batch=(), elem: Optional[str] = None) -> ir.Value:
+        """``stablehlo.dot_general`` of ``lhs`` and ``rhs`` (result shape ``out_shape``; element type ``elem``,
+        else ``lhs``'s: f32 for half operands keeps the products' sum unrounded, as JAX's
+        ``preferred_element_type``)."""
         dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lhs_batch),
                                          rhs_batching_dimensions=list(rhs_batch),
                                          lhs_contracting_dimensions=list(lhs_contract),
                                          rhs_contracting_dimensions=list(rhs_contract))
-        return hlo.DotGeneralOp(self.type(out_shape, self.sig(lhs).elem), lhs, rhs, dn).result
+        return hlo.DotGeneralOp(self.type(out_shape, elem or self.sig(lhs).elem), lhs, rhs, dn).result
 
     def coordinates(self, index: ir.Value, dim: int) -> ir.Value:
         """``[*index.shape, rank]`` full coordinates: ``index`` along ``dim``, the position (iota) along the other
