@@ -39,6 +39,7 @@ from .errors import TraceError
 from .node import Node
 from .proxy import Proxy
 from .source import user_frame_location
+from .value_guards import draws
 
 __all__ = ["traced"]
 
@@ -64,8 +65,7 @@ def _tag_activation_checkpoint() -> Optional[type]:
 
 def _draws(tracer, node: Node) -> bool:
     """Whether ``node`` draws random numbers (a dropout that is off draws none)."""
-    from .value_guards import _draws as may_draw
-    if not may_draw(tracer.root, node):
+    if not draws(tracer.root, node):
         return False
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
     if node.op == "call_function" and name in _DROPOUTS:

@@ -40,7 +40,7 @@ from .node import Node, map_arg
 from .random_calls import RANDOM_FILLS, RANDOM_FUNCTIONS
 
 __all__ = ["Guard", "ValueGuards", "RealValues", "NotGuardable", "guard_graph", "guards_of", "check_guards",
-           "DECOMPOSITIONS"]
+           "DECOMPOSITIONS", "draws"]
 
 
 class NotGuardable(Exception):
@@ -87,7 +87,7 @@ _RANDOM_NAMES = frozenset(RANDOM_FUNCTIONS) | frozenset(RANDOM_FILLS) | frozense
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu"})
 
 
-def _draws(root: torch.nn.Module, node: Node) -> bool:
+def draws(root: torch.nn.Module, node: Node) -> bool:
     """Whether ``node`` draws random numbers (its replay would not be the program's draw)."""
     if node.op == "call_module":
         try:
@@ -151,7 +151,7 @@ class RealValues:
         from .passes.functionalize import mutated_base
         if n.op == "placeholder":
             raise NotGuardable(f"the input %{n.name} has no value here")
-        if _draws(self.root, n):
+        if draws(self.root, n):
             raise NotGuardable(f"it depends on random numbers (%{n.name})")
         if n.op != "get_attr" and mutated_base(self.root, n) is not None:
             raise NotGuardable(f"it depends on an in-place change (%{n.name}), which replaying would repeat")
