@@ -8,9 +8,11 @@ only.  The tracer notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]``
 call under ``no_grad`` whose inputs or parameters require grad is then refused
 (:func:`fxla.autograd.check_grad_enabled_regions`) rather than run without the region's gradients.
 
-Seen: ``torch.enable_grad()`` and ``torch.set_grad_enabled(True)`` (as ``with`` blocks or decorators) entered
-where grad mode is on, i.e. where the caller's mode rules (inside forward's own ``no_grad`` region such a switch
-is a region of its own, which the trace already records right).
+Seen: ``torch.enable_grad()`` (a ``with`` block or a decorator), and ``torch._C._set_grad_enabled(True)`` called
+directly (as dynamo's graphs switch a region on), where grad mode is on, i.e. where the caller's mode rules (inside forward's own ``no_grad`` region it is a region of its own, which the trace already
+records right).  Not seen: ``torch.set_grad_enabled(mode)``, which mostly follows a flag or the caller's own mode
+(``set_grad_enabled(torch.is_grad_enabled())``; the trace cannot tell its value's origin, and refusing every such
+call under ``no_grad`` would refuse plain inference).
 """
 from __future__ import annotations
 
@@ -31,23 +33,34 @@ __all__ = ["recorded"]
 
 @contextlib.contextmanager
 def recorded(tracer) -> Iterator[None]:
-    """While ``tracer`` traces: note in its graph's meta where forward first turns grad mode on at the caller's
-    level (see the module docstring).  torch's switches set the mode through ``torch._C._set_grad_enabled``,
-    looked up when they run."""
-    original = torch._C._set_grad_enabled
+    """While ``tracer`` traces: note in its graph's meta where forward first enters ``torch.enable_grad()`` at the
+    caller's level (see the module docstring; its ``__enter__`` is looked up when the ``with`` runs)."""
+    original, set_mode = _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled
     thread = threading.get_ident()
 
-    def set_grad_enabled(mode):
-        if mode and torch.is_grad_enabled() and not tracer._paused and threading.get_ident() == thread \
-                and M.GRAD_ENABLED_AT not in tracer.graph.meta and _switched_by_user(sys._getframe(1)):
+    def note(frame) -> None:
+        if torch.is_grad_enabled() and not tracer._paused and threading.get_ident() == thread \
+                and M.GRAD_ENABLED_AT not in tracer.graph.meta and _switched_by_user(frame):
             tracer.graph.meta[M.GRAD_ENABLED_AT] = user_frame_location(tracer.module_path)
-        return original(mode)
 
-    torch._C._set_grad_enabled = set_grad_enabled
+    def enter(self):
+        note(sys._getframe(1))
+        return original(self)
+
+    def set_grad_enabled(mode):         # (called directly: dynamo's graphs switch grad mode so, not by torch's
+        frame = sys._getframe(1)        # context managers, whose calls come from their own file)
+        if mode and frame.f_code.co_filename not in _SWITCH_FILES:
+            note(frame)
+        return set_mode(mode)
+
+    _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled = enter, set_grad_enabled
     try:
         yield
     finally:
-        torch._C._set_grad_enabled = original
+        _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled = original, set_mode
+
+
+_ENABLE_GRAD = torch.autograd.grad_mode.enable_grad
 
 
 #: the files of torch's grad-mode switches (the context managers, their decorator form) and contextlib

@@ -389,14 +389,25 @@ def tracing_isinstance(obj: Any, cls: Any) -> bool:
     if _isinstance(obj, Proxy) and not _isinstance(obj, cls):
         eager = eager_class(obj)
         if eager is not Proxy and obj.node.op == "placeholder" and M.CLASS_ASSUMED not in obj.node.meta and \
-                not is_internal_file(sys._getframe(1).f_code.co_filename):    # (the model's own check: each
-            obj.node.meta[M.CLASS_ASSUMED] = AssumedClass(                    # call's value is checked against
-                eager, user_frame_location(obj.tracer.module_path), current())    # it: prepare_graph)
+                _asked_by_model(sys._getframe(1)):      # (the model's own check: each call's value is checked
+            obj.node.meta[M.CLASS_ASSUMED] = AssumedClass(                      # against it: prepare_graph)
+                eager, user_frame_location(obj.tracer.module_path), current())
         if eager is Proxy:          # (a concrete-shapes input holding tensors, a dict or tuple: its meta's class)
             meta = obj._meta() if type(obj) is Proxy else _NO_META
             return meta is not _NO_META and meta is not None and _isinstance(meta, cls)
         return _is_subclass(eager, cls)
     return _isinstance(obj, cls)
+
+
+def _asked_by_model(frame) -> bool:
+    """Whether the isinstance call made from ``frame`` is the model's own (``torch.is_tensor(t)`` too, whose
+    isinstance runs in torch's file), not torch's or fxla's code."""
+    if frame.f_code is _IS_TENSOR_CODE:
+        frame = frame.f_back
+    return frame is not None and not is_internal_file(frame.f_code.co_filename)
+
+
+_IS_TENSOR_CODE = torch.is_tensor.__code__
 
 
 def _is_subclass(eager: type, cls: Any) -> bool:

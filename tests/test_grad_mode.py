@@ -699,3 +699,33 @@ def test_a_no_grad_region_alone_runs_under_a_no_grad_call():
     with torch.no_grad():
         torch.testing.assert_close(fast(x), model(x))
         torch.testing.assert_close(fast(x), model(x))           # (the planned call too)
+
+
+class _FollowsCallersMode(nn.Module):
+    """Switches grad mode with set_grad_enabled: back to the caller's mode, and by a flag."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.finetune = nn.Linear(4, 4), nn.Linear(4, 4), True
+
+    def forward(self, x):
+        grad = torch.is_grad_enabled()
+        with torch.no_grad():
+            stats = self.a(x).mean()
+        with torch.set_grad_enabled(self.finetune):
+            h = self.b(x)
+        with torch.set_grad_enabled(grad):
+            return h - stats
+
+
+def test_set_grad_enabled_following_the_caller_runs_under_a_no_grad_call():
+    torch.manual_seed(0)
+    model, x = _FollowsCallersMode(), torch.randn(3, 4)
+    fast = fxla.compile(model)
+    fast(x)
+    model.eval()
+    with torch.no_grad():
+        want = model(x)
+        got = fast(x)
+    torch.testing.assert_close(got, want)
+    assert not got.requires_grad and not want.requires_grad

@@ -485,7 +485,7 @@ def test_an_input_class_checked_while_tracing_must_match_each_call():
     fast = fxla.compile(model)
     torch.testing.assert_close(fast(x, torch.ones(3)), model(x, torch.ones(3)))
     for value in (0.5, {"scale": torch.ones(3)}):
-        with pytest.raises(TraceError, match=r"class of its input 'w' \(isinstance\)(.|\n)*this call passes (.|\n)*"
+        with pytest.raises(TraceError, match=r"class of its input 'w' \(isinstance\)(.|\n)*this call gives it (.|\n)*"
                                              r"fix: pass the value as a constant") as err:
             fast(x, value)
         assert err.value.where.line == marker_line(THIS_FILE, "class-check")
@@ -493,6 +493,16 @@ def test_an_input_class_checked_while_tracing_must_match_each_call():
     fast = fxla.compile(model, concrete_shapes=True)
     for value in (0.5, {"scale": torch.full((3,), 2.0)}, torch.ones(3)):
         torch.testing.assert_close(fast(x, value), model(x, value))
+
+
+def test_torch_is_tensor_counts_as_the_models_class_check():
+    def f(x, t):
+        return x * t if torch.is_tensor(t) else x - t
+
+    fast, x = fxla.compile(f), torch.randn(2, 4)
+    torch.testing.assert_close(fast(x, torch.tensor(0.5)), f(x, torch.tensor(0.5)))
+    with pytest.raises(TraceError, match=r"class of its input 't'(.|\n)*gives it 0.5 \(float"):
+        fast(x, 0.5)
 
 
 def test_a_step_whose_loss_checks_a_batch_arguments_class_is_refused_not_trained_differently():

@@ -105,7 +105,8 @@ def check_assumed_classes(gm: GraphModule, example_inputs) -> None:
         raise TraceError(
             f"forward checked the class of its input {node.target!r} (isinstance) while tracing, when the "
             f"shape-agnostic trace took it for a {assumed.cls.__module__}.{assumed.cls.__qualname__}; this call "
-            f"passes {abbreviate(value)} ({type(value).__name__})", where=assumed.where,
+            f"gives it {abbreviate(value)} ({type(value).__name__}; passed, or its default)",
+            where=assumed.where,
             why="why: the branch the check took is part of the graph, and eager would take the one for this "
                 "value",
             fix=f"{fix}, which makes plain Python arguments constants of the trace")
