@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-__all__ = ["AttributeWatch"]
+__all__ = ["AttributeWatch", "shown"]
 
 _MISSING = object()
 
@@ -188,7 +188,7 @@ class AttributeWatch:
     def changed(self, old: Tuple[Any, ...], new: Tuple[Any, ...]) -> List[str]:
         """``"name: old -> new"`` for each attribute whose key differs between the states ``old`` and ``new``."""
         before, after = self.describe(old), self.describe(new)
-        return [f"{n}: {_shown(before.get(n, _MISSING))} -> {_shown(after.get(n, _MISSING))}"
+        return [f"{n}: {shown(before.get(n, _MISSING))} -> {shown(after.get(n, _MISSING))}"
                 for n in after if n not in before or not _equal(before[n], after[n])]
 
 
@@ -206,7 +206,7 @@ def _equal(a: Any, b: Any) -> bool:
         return False
 
 
-def _shown(key: Any) -> str:
+def shown(key: Any) -> str:
     """A key as the value it stands for (for messages)."""
     if key is _MISSING:
         return "(not set)"
@@ -216,4 +216,4 @@ def _shown(key: Any) -> str:
 
 
 def _shown_items(items: Any) -> str:
-    return repr(tuple(_shown(k) for k in items))[:60]
+    return repr(tuple(shown(k) for k in items))[:60]

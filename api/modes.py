@@ -38,7 +38,7 @@ from fxla.base.errors import FxlaError
 from fxla.frontend.attribute_reads import holder_of
 from fxla.frontend.global_reads import plain_reads, traced_functions
 
-from .attribute_watch import AttributeWatch
+from .attribute_watch import AttributeWatch, shown
 from .structure_watch import ModelStructureError, StructureWatch
 
 __all__ = ["ModeWatch", "ModeTraces", "CallWatch", "HookWatch", "mode_of", "StateChangeError", "ModelStructureError",
@@ -368,12 +368,13 @@ class ModeTraces:
             now = attrs.describe(mode[n:])
             varying = [name for name, value in now.items()
                        if any(attrs.describe(key[n:]).get(name, value) != value for key in same)]
-            values = ", ".join(f"{name} = {now[name]!r}" for name in varying[:4])
+            values = ", ".join(f"{name} = {shown(now[name])}" for name in varying[:4])
             raise StateChangeError(
-                f"the plain attribute(s) {', '.join(varying[:4])} changed on call after call (now {values}); "
+                f"the plain value(s) {', '.join(varying[:4])} changed on call after call (now {values}); "
                 f"{made} traces were made for their values already",
-                why="a compiled program reads a plain Python attribute once, when it is traced, so each value "
-                    "needs a trace of its own",
+                why="a compiled program reads a plain Python attribute, global or closure variable once, when it "
+                    "is traced, so each value needs a trace of its own (one read for logging alone too: fxla "
+                    "cannot tell that it changes nothing)",
                 fix="keep state that changes every call in a buffer (self.register_buffer('steps', "
                     "torch.zeros((), dtype=torch.long)); fxla writes it back each call), or pass the value to "
                     "forward (a global or closure variable: to the step, step(x, y, beta)) as a tensor argument")

@@ -88,7 +88,8 @@ _ABSENT = object()
 def traced_functions(root: Any) -> List[Callable]:
     """The functions a trace of ``root`` starts from: each module class's ``forward`` (once per class; not torch's
     own layers), and the functions a module lists in its ``_fxla_traced_functions`` attribute
-    (``fxla.compile_step``'s loss); a function root itself."""
+    (``fxla.compile_step``'s loss).  A function root is listed too, but a compiled function has no watch before
+    its calls (:class:`fxla.modes.ModeWatch` runs for modules), so its globals are not followed (docs/tracing.md)."""
     if not isinstance(root, torch.nn.Module):
         return [root]
     functions, classes = [], set()

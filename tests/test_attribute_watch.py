@@ -81,7 +81,7 @@ def test_an_attribute_changed_on_every_call_is_refused_after_the_bound():
     torch.manual_seed(0)
     model, x = Knobs(), torch.randn(3, 4)
     fast = fxla.compile(model)
-    with pytest.raises(fxla.modes.StateChangeError, match=r"the plain attribute\(s\) scale changed on call after call"):
+    with pytest.raises(fxla.modes.StateChangeError, match=r"the plain value\(s\) scale changed on call after call"):
         for i in range(20):
             model.scale = float(i)
             _same(fast, model, x)

@@ -57,7 +57,7 @@ def test_a_counter_in_a_plain_attribute_is_counted_then_refused(concrete):
     model, eager = Counter(), Counter()
     fast = fxla.compile(model, concrete_shapes=concrete)
     x = torch.ones(2)
-    with pytest.raises(fxla.modes.StateChangeError, match=r"the plain attribute\(s\) steps changed on call "
+    with pytest.raises(fxla.modes.StateChangeError, match=r"the plain value\(s\) steps changed on call "
                                                           r"after call") as info:
         for _ in range(20):
             got = fast(x)
