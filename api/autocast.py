@@ -28,5 +28,6 @@ def check_not_autocast(name: str) -> None:
                 "program runs none of them and computes in the dtypes it was traced with, so its results would "
                 "have other dtypes than eager's",
             fix="call it outside the autocast region (with torch.autocast(..., enabled=False): around the call), "
-                "or compile a lower-precision model: fxla.compile(model.to(torch.bfloat16)) called with "
-                "bfloat16 inputs"))
+                "and put the autocast region inside the compiled code (forward, or fxla.compile_step's loss_fn: "
+                "fxla traces it as eager runs it), or compile a lower-precision model: "
+                "fxla.compile(model.to(torch.bfloat16)) called with bfloat16 inputs"))
