@@ -92,12 +92,14 @@ GRAD_ENABLED_AT = "grad_enabled_at"
 
 class AssumedClass(NamedTuple):
     """``node.meta[CLASS_ASSUMED]`` of a placeholder: the class ``isinstance`` took it for while tracing (a
-    shape-agnostic trace's inputs are tensors), where the first such check was, and the remedies of the entry
-    point that traced it (:mod:`fxla.frontend.remedies`)."""
+    shape-agnostic trace's inputs are tensors), where the first such check was, the remedies of the entry
+    point that traced it (:mod:`fxla.frontend.remedies`), and each check's ``(cls, answer)``: a call's value
+    must give the same answers."""
 
     cls: type
     where: Optional[SourceLocation]
     remedies: Any
+    decisions: List[Tuple[Any, bool]]
 
 
 class AttributeWrite(NamedTuple):

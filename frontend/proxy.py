@@ -388,14 +388,17 @@ def tracing_isinstance(obj: Any, cls: Any) -> bool:
     ``torch.Tensor`` would fool that parser too: ``torch.pow(proxy, 3.0)`` then crashes the process.)"""
     if _isinstance(obj, Proxy) and not _isinstance(obj, cls):
         eager = eager_class(obj)
-        if eager is not Proxy and obj.node.op == "placeholder" and M.CLASS_ASSUMED not in obj.node.meta and \
-                _asked_by_model(sys._getframe(1)):      # (the model's own check: each call's value is checked
-            obj.node.meta[M.CLASS_ASSUMED] = AssumedClass(                      # against it: prepare_graph)
-                eager, user_frame_location(obj.tracer.module_path), current())
         if eager is Proxy:          # (a concrete-shapes input holding tensors, a dict or tuple: its meta's class)
             meta = obj._meta() if type(obj) is Proxy else _NO_META
             return meta is not _NO_META and meta is not None and _isinstance(meta, cls)
-        return _is_subclass(eager, cls)
+        answer = _is_subclass(eager, cls)
+        if obj.node.op == "placeholder" and _asked_by_model(sys._getframe(1)):    # (the model's own check: each
+            assumed = obj.node.meta.get(M.CLASS_ASSUMED)                            # call's value must answer it
+            if assumed is None:                                                     # alike: prepare_graph)
+                assumed = obj.node.meta[M.CLASS_ASSUMED] = AssumedClass(
+                    eager, user_frame_location(obj.tracer.module_path), current(), [])
+            assumed.decisions.append((cls, answer))
+        return answer
     return _isinstance(obj, cls)
 
 

@@ -495,6 +495,19 @@ def test_an_input_class_checked_while_tracing_must_match_each_call():
         torch.testing.assert_close(fast(x, value), model(x, value))
 
 
+def test_a_class_check_whose_answer_the_call_keeps_runs():
+    # (`isinstance(past, Cache)` is False for the traced tensor and for the call's None: eager's branch)
+    class Cache:
+        pass
+
+    def f(x, past=None):
+        return x * 0 if isinstance(past, Cache) else x + 1
+
+    fast, x = fxla.compile(f), torch.randn(3)
+    torch.testing.assert_close(fast(x), f(x))
+    torch.testing.assert_close(fast(x, None), f(x, None))
+
+
 def test_torch_is_tensor_counts_as_the_models_class_check():
     def f(x, t):
         return x * t if torch.is_tensor(t) else x - t

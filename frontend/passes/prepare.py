@@ -87,18 +87,18 @@ def prepare_graph(gm: GraphModule, example_inputs) -> PreparedGraph:
 
 
 def check_assumed_classes(gm: GraphModule, example_inputs) -> None:
-    """Raise :class:`TraceError` where the call's value of an input is not of the class the trace took it for
-    when Python code asked (``node.meta[CLASS_ASSUMED]``: ``isinstance(w, float)`` while tracing with ``w`` a
-    shape-agnostic input, a tensor): the branch that took is baked into the graph, and eager would take the other
-    for this value (a float, ``None``, a dict)."""
+    """Raise :class:`TraceError` where the call's value of an input answers one of the ``isinstance`` checks the
+    model's code made of it while tracing otherwise than the traced tensor did (``node.meta[CLASS_ASSUMED]``:
+    ``isinstance(w, float)`` with ``w`` a shape-agnostic input, a tensor): the branch that took is baked into
+    the graph, and eager would take the other for this value (a float, a dict)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(placeholders):
         assumed = node.meta.get(M.CLASS_ASSUMED)
         if assumed is None:
             continue
         value = example_inputs[i] if i < len(example_inputs) else node.args[0] if node.args else None
-        if isinstance(value, assumed.cls):
-            continue
+        if all(isinstance(value, cls) == answer for cls, answer in assumed.decisions):
+            continue                        # (every check takes the branch eager takes for this value)
         remedies = assumed.remedies
         fix = f"{remedies.concrete_args}, or {remedies.concrete_shapes}" if remedies.concrete_args else \
             remedies.concrete_shapes
