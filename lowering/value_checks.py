@@ -118,7 +118,10 @@ def check_indices(ctx, index: ir.Value, size, what: str, *, low=0, inputs_checke
         return
     ok = ctx.emit(ops.logical_and, ctx.emit(ops.ge, index, ctx.tensor(low, like=index)),
                   ctx.emit(ops.lt, index, ctx.tensor(size, like=index)))
-    ctx.check(ok, f"{what}: every index must lie in [{low}, {size})",
+    # (a symbolic size -- a dim dynamo or dynamic= made symbolic -- has no number when the message is made)
+    bound = size if isinstance(size, int) else "the size of the dim it indexes"
+    lower = low if isinstance(low, int) else "minus that size"
+    ctx.check(ok, f"{what}: every index must lie in [{lower}, {bound})",
               "compute indices within the dim they index (token ids below the vocabulary size, positions below "
               "the position table's length)", kind="index")
 

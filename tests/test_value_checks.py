@@ -385,3 +385,13 @@ def test_shifted_labels_are_checked_on_the_host_where_they_are_read(tmp_path):
     torch.testing.assert_close(loaded(ids, first), model(ids, first))
     with pytest.raises(IndexError):
         loaded(ids, bad)
+
+
+def test_an_index_check_along_a_symbolic_dim_names_no_internal_symbol():
+    def f(x, i):
+        return x.index_select(0, i * 3)
+
+    fast = fxla.compile(f, dynamic={"x": {0: fxla.Dim("n")}})
+    with pytest.raises(fxla.FxlaError, match=r"index_select: every index must lie in \[0, the size of the dim it "
+                                             r"indexes\)"):
+        fast(torch.randn(5, 3), torch.tensor([0, 1, 2]))
