@@ -5,7 +5,7 @@ fix; :mod:`fxla.train_step` has the others, next to what they guard)."""
 from __future__ import annotations
 
 import inspect
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence
 
 import torch
 from torch.optim import optimizer as torch_optimizer
@@ -92,20 +92,20 @@ def refuse_trained_inputs(step, batch, leaves) -> None:
                         f"then call the step")
 
 
-def run_step_hooks(optimizer, when: str, trained: Sequence[Tuple[str, torch.Tensor]] = ()) -> bool:
+def run_step_hooks(optimizer, when: str, trained: Sequence[tuple] = ()) -> bool:
     """Run the optimizer's step hooks ``when`` (``"pre"`` or ``"post"``; global ones first), as
     ``optimizer.step()`` runs them (with no arguments: a hook may not change them); whether there were any.  A
-    pre-hook that changes a ``trained`` tensor (``(name, tensor)`` pairs: in place, through ``.data`` or by
-    rebinding it) is refused: eager's ``backward()`` ran before it, so its update applies the gradient of the
+    pre-hook that changes a ``trained`` tensor (tuples starting ``(name, tensor)``: in place, through ``.data`` or
+    by rebinding it) is refused: eager's ``backward()`` ran before it, so its update applies the gradient of the
     weights as they were to the changed ones, while the step's one program computes both from the same values."""
     global_hooks = getattr(torch_optimizer, f"_global_optimizer_{when}_hooks")
     own_hooks = getattr(optimizer, f"_optimizer_step_{when}_hooks")
     if not global_hooks and not own_hooks:
         return False
-    marks = [(stamp(t), _data_mark(t)) for _, t in trained]
+    marks = [(stamp(t), _data_mark(t)) for _, t, *_ in trained]
     for hook in list(global_hooks.values()) + list(own_hooks.values()):
         hook(optimizer, (), {})
-    changed = [n for (n, t), mark in zip(trained, marks) if (stamp(t), _data_mark(t)) != mark]
+    changed = [n for (n, t, *_), mark in zip(trained, marks) if (stamp(t), _data_mark(t)) != mark]
     if changed:
         raise StepError(f"an optimizer pre-step hook changed the trained parameter {_user(changed[0])}"
                         f"{f' (and {len(changed) - 1} more)' if len(changed) > 1 else ''}\nwhy: eager computes "

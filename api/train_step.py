@@ -450,7 +450,7 @@ class TrainStep:
                 check()
         states = []
         if update:
-            if run_step_hooks(self.optimizer, "pre", [(n, t) for n, t, *_ in program.updates]) and \
+            if run_step_hooks(self.optimizer, "pre", program.updates) and \
                     not program.applies(self.optimizer):
                 raise StepError("an optimizer pre-step hook changed which parameters are trained (their groups, "
                                 "rules or requires_grad) after the step was chosen\nfix: change the optimizer's "
