@@ -18,7 +18,7 @@ from .weights import _data_mark
 from .write_back import shares_memory
 
 __all__ = ["StepError", "check_optimizer_class", "refuse_shared_storage", "refuse_trained_inputs", "batch_names",
-           "run_step_hooks"]
+           "run_step_hooks", "missing_state"]
 
 
 class StepError(FxlaError):
@@ -90,6 +90,16 @@ def refuse_trained_inputs(step, batch, leaves) -> None:
                         f"pass it detached (x.detach()) when its gradient is not wanted; for an input gradient "
                         f"(adversarial training) compute it with fxla.compile(model) and torch.autograd.grad, "
                         f"then call the step")
+
+
+def missing_state(name: str, key: str) -> StepError:
+    """The error for an Adam state without ``key`` after it has stepped (``amsgrad`` switched on mid-training):
+    eager's ``step()`` raises ``KeyError`` there."""
+    return StepError(f"the optimizer state of {_user(name)} has no {key!r} although it has stepped before (amsgrad "
+                     f"switched on after training started?)\nwhy: eager's Adam makes its state once, at a "
+                     f"parameter's first step, and raises KeyError: {key!r} here; fxla.compile_step does not start it "
+                     f"from zeros instead\nfix: set amsgrad when the optimizer is made, or add the state yourself "
+                     f"(optimizer.state[p][{key!r}] = torch.zeros_like(p))")
 
 
 def run_step_hooks(optimizer, when: str, trained: Sequence[tuple] = ()) -> bool:

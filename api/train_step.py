@@ -53,7 +53,7 @@ from .train_mesh import MeshResidency, _user_name as _user, step_sharding as _st
     unplaced as _unplaced, unplaced_input as _unplaced_input
 from .signature import signature_key
 from .train_refusals import (StepError, batch_names, check_optimizer_class, refuse_shared_storage,
-                             refuse_trained_inputs, run_step_hooks)
+                             missing_state, refuse_trained_inputs, run_step_hooks)
 
 __all__ = ["StepError", "TrainStep", "compile_step"]
 
@@ -463,6 +463,8 @@ class TrainStep:
                 states.append(state)
                 for s in rule.state:
                     value = state.get(s)
+                    if value is None and adam and "exp_avg" in state:    # (amsgrad switched on mid-training)
+                        raise missing_state(n, s)
                     if resident is not None:
                         args.append(resident.argument((n, s), value, like=tensor))
                     else:

@@ -174,3 +174,24 @@ def test_a_class_weighted_loss_module_in_the_loss_closure_trains_as_eager():
     step = fxla.compile_step(model, opt, lambda m, x, y: F.cross_entropy(other(m(x)), y))
     with pytest.raises(fxla.TraceError, match=r"not a submodule(.|\n)*fxla.compile_step: an attribute of the model"):
         step(*_batch(g))
+
+
+def test_amsgrad_switched_on_mid_training_is_refused_as_eager_fails():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    step = fxla.compile_step(model, opt, _ce)
+    g = torch.Generator().manual_seed(1)
+    step(*_batch(g))
+    opt.param_groups[0]["amsgrad"] = True
+    with pytest.raises(StepError, match=r"has no 'max_exp_avg_sq' although it has stepped(.|\n)*KeyError"):
+        step(*_batch(g))
+    ref = copy.deepcopy(model)
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+    ref_opt.zero_grad()
+    _ce(ref, *_batch(g)).backward()
+    ref_opt.step()
+    ref_opt.param_groups[0]["amsgrad"] = True
+    _ce(ref, *_batch(g)).backward()
+    with pytest.raises(KeyError):             # (what eager does)
+        ref_opt.step()
