@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+import torch
+
 from fxla.base.shown import abbreviate
 
 from .. import meta as M
@@ -97,8 +99,9 @@ def check_assumed_classes(gm: GraphModule, example_inputs) -> None:
         if assumed is None:
             continue
         value = example_inputs[i] if i < len(example_inputs) else node.args[0] if node.args else None
-        if all(isinstance(value, cls) == answer for cls, answer in assumed.decisions):
-            continue                        # (every check takes the branch eager takes for this value)
+        if isinstance(value, torch.Tensor) or all(isinstance(value, cls) == answer for cls, answer in
+                                                  assumed.decisions):
+            continue        # (a tensor -- fake ones too -- was answered for; else every check as eager's for it)
         remedies = assumed.remedies
         fix = f"{remedies.concrete_args}, or {remedies.concrete_shapes}" if remedies.concrete_args else \
             remedies.concrete_shapes
