@@ -59,12 +59,23 @@ class _Order:
     params: List[str]       # ... and the parameters it reads, by name (after ``inputs``)
     #: per set of its own arguments that are sources: the results that depend on them (the others have none)
     dependent: Dict[Tuple[bool, ...], List[int]] = field(default_factory=dict)
+    #: per set of candidate sources: those some result depends on (:meth:`live_sources`)
+    live: Dict[Tuple[bool, ...], Tuple[bool, ...]] = field(default_factory=dict)
 
     def dependent_on(self, mask: Tuple[bool, ...]) -> List[int]:
         found = self.dependent.get(mask)
         if found is None:
             found = self.dependent[mask] = active_results(self.program, [k for k, m in enumerate(mask) if m],
                                                           through_comparisons=True)
+        return found
+
+    def live_sources(self, mask: Tuple[bool, ...]) -> Tuple[bool, ...]:
+        """``mask`` without the arguments no result depends on but through a detach (a parameter the forward read
+        under ``torch.no_grad()``: no source, so its ``.grad`` stays None, as eager's, not zeros); once per mask."""
+        found = self.live.get(mask)
+        if found is None:
+            found = self.live[mask] = tuple(
+                m and bool(self.dependent_on(tuple(i == k for i in range(len(mask))))) for k, m in enumerate(mask))
         return found
 
 
@@ -225,12 +236,7 @@ class _ProgramCall:
 
     def __init__(self, derivatives: Derivatives, order: _Order, key: Tuple, arguments: List[Argument]):
         self.derivatives, self.order, self.key, self.arguments = derivatives, order, key, arguments
-        mask = [a.eligible and _is_source(a.value) for a in arguments]
-        # (an argument no result depends on but through a detach -- a parameter the forward read under
-        # torch.no_grad() -- is no source: its .grad stays None, as eager's, not zeros)
-        for k in [k for k, m in enumerate(mask) if m]:
-            mask[k] = bool(order.dependent_on(tuple(i == k for i in range(len(mask)))))
-        self.mask = tuple(mask)
+        self.mask = order.live_sources(tuple(a.eligible and _is_source(a.value) for a in arguments))
 
     def forward(self) -> List[torch.Tensor]:
         device = self.derivatives.module.device
