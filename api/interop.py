@@ -110,16 +110,24 @@ def _check_wide_residuals(text: str, n_residuals: int) -> None:
     general 64-bit refusal's fix (32-bit inputs) would not help."""
     if jax.config.jax_enable_x64 or not n_residuals:
         return
-    outs = signature_of(text)[1]
-    width = [np.dtype(numpy_dtype(dt)) for _, dt in outs]
-    wide = [d for d in width[len(outs) - n_residuals:] if d.itemsize == 8]
-    if wide and all(d.itemsize < 8 for d in width[:len(outs) - n_residuals]):
+    wide = _wide_residual(text, n_residuals)
+    if wide is not None:
         raise InteropError(
-            f"jax.grad of this program needs 64-bit values: its backward saves {wide[0].name} values (the indices "
+            f"jax.grad of this program needs 64-bit values: its backward saves {wide} values (the indices "
             f"torch's max, sort, gather, indexing or cross_entropy pick), and JAX runs with x64 off, so JAX "
             f"arrays cannot carry them from the forward to the backward\nfix: enable x64 in this process "
             f"(jax.config.update('jax_enable_x64', True)), or take the gradient through torch "
             f"(fxla.compile(model) and loss.backward())")
+
+
+@functools.lru_cache(maxsize=64)
+def _wide_residual(text: str, n_residuals: int):
+    """The name of the first 64-bit type among the last ``n_residuals`` results of ``text``'s ``@main`` when the
+    others have none, else None (parsed once per program: the forward runs at every call)."""
+    outs = signature_of(text)[1]
+    width = [np.dtype(numpy_dtype(dt)) for _, dt in outs]
+    wide = [d for d in width[len(outs) - n_residuals:] if d.itemsize == 8]
+    return wide[0].name if wide and all(d.itemsize < 8 for d in width[:len(outs) - n_residuals]) else None
 
 
 def _program_function(parts, program, text: str, params):
