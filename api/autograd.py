@@ -57,8 +57,8 @@ from .pipeline import COMPILING
 from .symbolic_gradients import gradient_for
 from .write_back import check_writable
 
-__all__ = ["GradientEntry", "gradient_sources", "check_grad_enabled_regions", "run_with_grad", "guard_refused", "NotDifferentiableError",
-           "SavedValuesError"]
+__all__ = ["GradientEntry", "gradient_sources", "check_grad_enabled_regions", "run_with_grad", "guard_refused",
+           "NotDifferentiableError", "SavedValuesError"]
 
 #: how many of the tensors a gradient program differentiates with respect to its log record names
 _SHOWN_SOURCES = 6

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from operator import is_
 from collections.abc import Mapping
+from operator import is_
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch

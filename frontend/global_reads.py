@@ -24,6 +24,7 @@ import torch
 __all__ = ["plain_reads", "traced_functions", "is_plain"]
 
 _SCALARS = (bool, int, float, complex, str, bytes)
+_ABSENT = object()
 
 
 def is_plain(value: Any, depth: int = 0) -> bool:
@@ -81,8 +82,6 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, str, str]]:
             found.append(("cell", cell, name, f"{where}: closure variable {name}"))
     return found
 
-
-_ABSENT = object()
 
 
 def traced_functions(root: Any) -> List[Callable]:

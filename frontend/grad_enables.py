@@ -9,8 +9,9 @@ call under ``no_grad`` whose inputs or parameters require grad is then refused
 (:func:`fxla.autograd.check_grad_enabled_regions`) rather than run without the region's gradients.
 
 Seen: ``torch.enable_grad()`` (a ``with`` block or a decorator), and ``torch._C._set_grad_enabled(True)`` called
-directly (as dynamo's graphs switch a region on), where grad mode is on, i.e. where the caller's mode rules (inside forward's own ``no_grad`` region it is a region of its own, which the trace already
-records right).  Not seen: ``torch.set_grad_enabled(mode)``, which mostly follows a flag or the caller's own mode
+directly (as dynamo's graphs switch a region on), where grad mode is on, i.e. where the caller's mode rules
+(inside forward's own ``no_grad`` region it is a region of its own, which the trace already records right).
+Not seen: ``torch.set_grad_enabled(mode)``, which mostly follows a flag or the caller's own mode
 (``set_grad_enabled(torch.is_grad_enabled())``; the trace cannot tell its value's origin, and refusing every such
 call under ``no_grad`` would refuse plain inference).
 """

@@ -28,9 +28,9 @@ ASSIGNMENT]``                                                     writes a param
                                                                   parameters/buffers forward changed before
                                                                   the call, and their values then
 ``node.meta[CLASS_          :class:`AssumedClass`                 the tracer's ``isinstance``: a placeholder
-ASSUMED]``                                                        whose class Python code asked while
-                                                                  tracing, and the class the trace took it
-                                                                  for (checked against each call's value)
+ASSUMED]``                                                        whose class the model's code asked while
+                                                                  tracing, and the answers the trace gave
+                                                                  (each call's value must give them too)
 ``graph.meta[               ``dict``: ``inputs`` (name ->         the concrete-shapes tracer: what the graph
 SPECIALIZATION]``           TensorMeta or value), ``fixed``       is valid for
                             (name -> value), ``device``

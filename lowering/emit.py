@@ -67,8 +67,8 @@ def gradient_by_frequency(ctx, rows, flat, bag_kernel: bool = False):
         first = ctx.emit(ops.logical_not, ctx.emit(ops.any, ctx.emit(ops.logical_and, same, earlier), dims=(1,),
                                                    keepdim=False))         # flat[k]'s first place
         smaller = ctx.emit(ops.lt, line, column)                            # [j, k]: flat[k] < flat[j]
-        rank = ctx.emit(ops.sum, ctx.convert(ctx.emit(ops.logical_and, smaller, ctx.reshape(first, (1, n))), "i32"),
-                        dims=(1,), keepdim=False)                           # distinct indices below flat[j]
+        below_first = ctx.emit(ops.logical_and, smaller, ctx.reshape(first, (1, n)))
+        rank = ctx.emit(ops.sum, ctx.convert(below_first, "i32"), dims=(1,), keepdim=False)   # distinct ones below
         below = ctx.emit(ops.sum, ctx.convert(smaller, "i32"), dims=(1,), keepdim=False)   # its sorted place
         low, high = ctx.reshape(below, (1, n)), ctx.reshape(ctx.emit(ops.add, below, counts), (1, n))
         at = ctx.reshape(rank, (n, 1))                          # [j, k]: sorted place rank[j] holds flat[k]

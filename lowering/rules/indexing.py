@@ -14,7 +14,8 @@ from fxla.dialects.fxla import ops
 from fxla.dialects.mlir import ir
 from fxla.frontend.shape_prop import register_meta_function
 
-from ..emit import dense_only, dim_size, gradient_by_frequency, expand_key, merge_tensor_indices, slice_bounds, tensor_index
+from ..emit import (dense_only, dim_size, expand_key, gradient_by_frequency, merge_tensor_indices, slice_bounds,
+                    tensor_index)
 from ..registry import register, register_module
 from ..value_checks import check_indices
 
