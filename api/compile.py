@@ -39,6 +39,7 @@ from .gradients import check_torch_call, guard_for
 from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
 from .interop import jax_function
 from .modes import CallWatch, ModeTraces
+from .none_inputs import NoneVariants, none_inputs
 from .outputs import ResultHandler
 from .params import Entry, ParameterStore, SignatureCache
 from .per_shape import PerShapeTraces, drop_traces, modules_of
@@ -208,6 +209,7 @@ def _drop_programs(module: "CompiledModule") -> None:
             drop_traces(made, module._drop_member)
     else:
         module._modes.traces.clear()
+        module._nones.clear()
     if module._dynamic is not None:
         module._dynamic.forget()
     module._store.clear()
@@ -328,13 +330,25 @@ def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
 
 
 def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
-    """The compiled module of a variant graph for calls with shared inputs (fxla.input_aliases)."""
+    """The compiled module of a variant graph (fxla.input_aliases, fxla.none_inputs)."""
     module = _live(module_ref)
     graph_module = module.graph_module
     try:
         return module._member(gm)
     finally:
         module.graph_module = graph_module
+
+
+def _none_member(module_ref, nones) -> "CompiledModule":
+    """The compiled module of a trace with the inputs ``nones`` fixed at ``None`` (fxla.none_inputs)."""
+    module = _live(module_ref)
+    tracer, concrete_args, remedies = module._tracing
+    gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
+    _drop_stale_traces(module)
+    member = _alias_member(module_ref, gm)
+    if module._dynamic is not None:
+        member._dynamic = SymbolicPrograms(module._dynamic.spec.restricted(member._binding.names), _option_error)
+    return member
 
 
 def _grad_call(module_ref, entry, args):
@@ -400,12 +414,13 @@ def _jax_function(module: "CompiledModule", example_inputs):
                            "fix: compile without mesh= and shard with jax.jit around the function")
     args = tuple(example_inputs)
     module._modes.watch()
-    entry = module._entry(args)
+    target, values = module._routed(args, {})     # (None inputs: their variant's program takes the rest)
+    entry = target._entry(args if target is module else values)
     if entry.program.random:
         raise InteropError(_random_refused(module.__name__, "as_jax_function (JAX would pass a key)",
                                            "pass the noise as an input"))
     return jax_function(module.__name__, entry, args, module.device, module._describe_call(args),
-                        gradient=functools.partial(gradient_texts, module, entry))
+                        gradient=functools.partial(gradient_texts, target, entry))
 
 
 class CompiledModule(CompileControl):
@@ -462,6 +477,8 @@ class CompiledModule(CompileControl):
         self._tracing = (tracer, concrete_args, current(COMPILE_DYNAMIC if dynamic else COMPILE))
         self._modes = _mode_traces(self, fn)
         self._setup_calls(fn, jax_dispatch=not concrete_shapes)
+        self._nones = NoneVariants(functools.partial(_none_member, weakref.ref(self)), self._drop_member,
+                                   functools.partial(getattr, self._modes, "mode"), COMPILING)
         if concrete_shapes:     # (each new input signature is traced: graph_module is the latest's)
             self._per_shape = PerShapeTraces(self.__name__, fn, concrete_args, functools.partial(_made, self),
                                              self._drop_member, max_signatures, self._dynamic.spec if dynamic else None)
@@ -514,6 +531,7 @@ class CompiledModule(CompileControl):
         member._dynamic = symbols and SymbolicPrograms.seeded(self._dynamic.spec, gm, symbols, _option_error)
         member.original, member.__name__, member._options, member._per_shape = gm, self.__name__, self._options, None
         member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
+        member._nones = None                    # (its owner's calls with None inputs went to their variant)
         member._configure(**self._options)
         member._store = self._store
         member._modes = ModeTraces(None, None, None, hooks=self._modes.watch.hooks)     # (the owner checks them)
@@ -540,6 +558,9 @@ class CompiledModule(CompileControl):
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
+        target, values = self._routed(example_inputs, {})
+        if target is not self:
+            return target.lower(*values)
         with COMPILING:
             stages = self._pipeline.lower(self.graph_module, example_inputs) if self._dynamic is None else \
                 self._dynamic.lower(self, self.graph_module, example_inputs)
@@ -555,7 +576,18 @@ class CompiledModule(CompileControl):
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(args, kwargs)
             return module.graph_module, values
-        return self.graph_module, self._binding.bind(args, kwargs)
+        module, values = self._routed(args, kwargs)
+        return module.graph_module, values
+
+    def _routed(self, args, kwargs):
+        """``(module, arguments)``: this module and the call bound to its placeholders, or, for a call giving
+        ``None`` to some of them, the module of their trace with those fixed at ``None`` and the other arguments
+        (fxla.none_inputs)."""
+        bound = self._binding.bind(args, kwargs)
+        nones = self._nones is not None and none_inputs(self._binding.names, bound)
+        if not nones:
+            return self, bound
+        return self._nones.member(nones), tuple(v for v in bound if v is not None)
 
     def _describe_call(self, args, shown: int = 8) -> str:
         return self._binding.describe(args, shown)
@@ -618,7 +650,8 @@ class CompiledModule(CompileControl):
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(args, {})
             return module.executable_for(*values)
-        return self._entry(args).executable
+        module, values = self._routed(args, {})
+        return self._entry(args).executable if module is self else module.executable_for(*values)
 
     @property
     def cache_size(self) -> int:
@@ -655,7 +688,9 @@ class CompiledModule(CompileControl):
             reject_unusable(self.__name__, pytree.tree_leaves((args, kwargs)))
             module, values = self._per_shape.module_for(args, kwargs)
             return module(*values)
-        bound = self._binding.bind(args, kwargs)
+        module, bound = self._routed(args, kwargs)
+        if module is not self:                  # (None inputs: fxla.none_inputs)
+            return module(*bound)
         leaves = call_leaves(bound)
         reject_unusable(self.__name__, leaves)
         shared = any(isinstance(t, torch.Tensor) for t in leaves)   # device buffers aliasing torch memory
@@ -739,7 +774,9 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     ``concrete_shapes``: trace lazily, once per input signature, with concrete shapes (``Tracer(concrete_shapes=
     True)``), so models that branch on shapes or compute with sizes (Hugging Face transformers) compile directly;
     every signature's graph is shape-specialised and the parameters are shared.  Without it, the module is
-    traced once, shape-agnostically, at construction.  With ``dynamic=`` as well, the marked dims stay symbolic in
+    traced once, shape-agnostically, at construction; a call that gives ``None`` to an input (passed, or a default)
+    runs a trace with those parameters fixed at ``None``, one per set of them (``if mask is None:`` answers as in
+    eager: :mod:`fxla.none_inputs`).  With ``dynamic=`` as well, the marked dims stay symbolic in
     each trace (one trace for all their sizes; what the model's Python decides from a size is a guard checked per
     call: docs/shapes.md, "Models that branch on shapes").
     ``max_signatures``: how many input signatures stay compiled (default 64); a new one beyond that drops the least

@@ -324,8 +324,8 @@ class TrainStep:
         compiled._modes.watch()
         return compiled
 
-    def _objective_program(self, batch):
-        compiled = self._objective(len(batch))
+    def _objective_program(self, compiled, batch):
+        """The objective's program for ``batch`` (``compiled``: its compiled objective, routed: see _program)."""
         if compiled._per_shape is not None:
             compiled, batch = compiled._per_shape.module_for(batch, {})
         pipeline = compiled._pipeline
@@ -388,12 +388,14 @@ class TrainStep:
         _refuse_backward_hooks(compiled)
         with COMPILING:
             # dynamic=: the step program refined from the polymorphic one of the batch's symbolic signature
-            found = _polymorphic_step(self, compiled, batch, update) if compiled._dynamic is not None else None
+            # (None batch arguments: the objective's trace with them fixed at None, fxla.none_inputs)
+            routed, values = (compiled, batch) if compiled._per_shape is not None else compiled._routed(batch, {})
+            found = _polymorphic_step(self, routed, values, update) if routed._dynamic is not None else None
             if found is not None:
                 pipeline, prepared, objective = compiled._pipeline, found.prepared, found.objective
                 program, (layout, group_of) = found.program, found.extra
             else:
-                pipeline, prepared, objective = self._objective_program(batch)
+                pipeline, prepared, objective = self._objective_program(routed, values)
                 program, (layout, group_of) = _build(self, objective, update)
             stages = pipeline.lower_program(program, prepared, found.stablehlo if found is not None else None)
             sharding = self._sharding
