@@ -9,7 +9,6 @@ and the device-resident weights), :mod:`fxla.outputs` (results, shared with ``fx
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
 import time
 import weakref
@@ -18,7 +17,6 @@ from typing import Any, Dict, Optional, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
-from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
 from fxla.frontend import GraphModule, Tracer
 from fxla.frontend import meta as M
@@ -30,7 +28,6 @@ from fxla.lowering.program import draw_seed
 from fxla.runtime import Executable, cpp_dispatch, resolve_device
 from fxla.runtime._fastcall import Dispatch
 from fxla.runtime.buffers import is_array
-from fxla.runtime.multihost import spans_processes
 from fxla.runtime.sharding import ShardingError, as_mesh
 
 from .autograd import check_grad_enabled_regions, gradient_sources, gradient_texts, guard_refused, run_with_grad
@@ -38,6 +35,8 @@ from .dispatch import call_plan, checked_plan, fast_key
 from .gradients import check_torch_call, guard_for
 from .input_aliases import NO_VARIANT as _NO_VARIANT, AliasVariants
 from .interop import jax_function
+from .compile_options import (MAX_SIGNATURES, META_FIX, META_WHY, OptionError,  # noqa: F401  (fxla.compile's names)
+                              check_options, not_callable, option_error, refuse_meta_tensors)
 from .modes import CallWatch, ModeTraces
 from .none_inputs import NoneVariants, none_inputs
 from .outputs import ResultHandler
@@ -47,46 +46,10 @@ from .recompile import CompileControl, CompileHistory, log_trace, logger, phase_
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
 from fxla.frontend.state_capture import watched_attributes
-from fxla.frontend.symbolic import Dim
-from .symbolic import DynamicSpec, SymbolicPrograms
+from .symbolic import SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
 from .write_back import (InputMutationError, SharedInputError,  # noqa: F401  (public names of fxla.compile)
                          check_writable, write_back)
-
-
-class OptionError(FxlaError):
-    """An ``fxla.compile`` argument or option with a value fxla does not support (e.g. something that is not an
-    ``nn.Module`` or function to compile)."""
-
-
-#: how many input signatures a module keeps compiled by default (``fxla.compile(max_signatures=)``)
-MAX_SIGNATURES = 64
-
-
-#: why a tensor on the meta device is refused (:func:`refuse_meta_tensors`)
-META_WHY = "a meta tensor has a shape but no data, and a compiled program computes with its values"
-#: how to give it data
-META_FIX = ("materialize it first: a module with module.to_empty(device='cpu') then load its weights "
-            "(module.load_state_dict(...)); a tensor with torch.empty_like(t, device='cpu') filled with its "
-            "values; or create it without device='meta'")
-
-
-def refuse_meta_tensors(named, what: str, *, where=None, why: str = META_WHY, fix: str = META_FIX) -> None:
-    """Raise :class:`OptionError` ``"<what> on the meta device: [names]"`` when any of ``named`` (``(name,
-    value)`` pairs) is a tensor on the meta device; the names are abbreviated (:func:`fxla.base.shown.abbreviate`:
-    the first few and how many more).  ``where(name)`` gives the location of the first such tensor's use."""
-    meta = [name for name, value in named if getattr(value, "is_meta", False) is True]
-    if meta:
-        names = abbreviate(meta, lambda v: v if isinstance(v, str) else None)
-        raise OptionError(f"{what} on the meta device: {names}", where=where(meta[0]) if where else None, why=why,
-                          fix=fix)
-
-
-def _check_materialized(fn) -> None:
-    """A model whose parameters or buffers are on the meta device (no data) cannot run compiled."""
-    if isinstance(fn, torch.nn.Module):
-        refuse_meta_tensors(itertools.chain(fn.named_parameters(), fn.named_buffers()),
-                            f"cannot compile a {type(fn).__name__} whose parameters/buffers are")
 
 
 def _check_materialized_state(owner: str, program, graph) -> None:
@@ -95,44 +58,6 @@ def _check_materialized_state(owner: str, program, graph) -> None:
     reads = {n.target: n.meta.get(M.SOURCE) for n in graph.nodes if n.op == "get_attr"}
     refuse_meta_tensors(((name, program.params[name]) for name in program.param_names),
                         f"{owner} reads tensor(s)", where=reads.get)
-
-
-def _option_error(what: str, fix: str) -> OptionError:
-    return OptionError(what, why="dynamic= marks dims of the tensor inputs as symbolic", fix=fix)
-
-
-def _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, concrete_shapes, tracer) -> None:
-    if not callable(fn):
-        raise OptionError(not_callable(fn))
-    if concrete_shapes and tracer is not None:
-        raise OptionError("concrete_shapes=True traces with fxla's own concrete-shape Tracer; a custom "
-                          "tracer= cannot be combined with it\nfix: drop one of the two options")
-    if concrete_shapes and isinstance(dynamic, dict) and any(isinstance(d, Dim) for d in dynamic.values()):
-        ints = sorted(k for k, d in dynamic.items() if isinstance(d, Dim))
-        raise _option_error(f"dynamic= marks the int argument(s) {ints} as a Dim's size, but concrete_shapes=True "
-                            f"makes a Python int a constant of its trace",
-                            "mark the tensor dims whose size it is, and drop the int's entry")
-    _check_materialized(fn)
-    if output not in ("torch", "jax"):
-        raise OptionError(f"output={abbreviate(output)} is not supported\nfix: pass output='torch' (default) or "
-                          f"output='jax'")
-    if not (dynamic is None or isinstance(dynamic, (bool, dict, DynamicSpec))):
-        raise OptionError(f"dynamic={abbreviate(dynamic)} is not supported\nfix: pass dynamic=True (every dim of "
-                          f"every tensor input symbolic), {{argument name: {{dim: fxla.Dim(name)}}}}, or False")
-    if not isinstance(max_signatures, int) or isinstance(max_signatures, bool) or max_signatures < 1:
-        raise OptionError(f"max_signatures={abbreviate(max_signatures)}: it must be a positive int\nfix: pass how many "
-                          f"input signatures to keep compiled (default {MAX_SIGNATURES})")
-    if shard and mesh is None:
-        raise ShardingError("shard= was given without mesh=\nfix: pass mesh=fxla.runtime.Mesh({'x': 4}) "
-                            "(or a jax.sharding.Mesh) as well")
-    if mesh is not None and device is not None:
-        raise ShardingError("pass either device= or mesh=, not both\nfix: a sharded program runs on every "
-                            "device of its mesh; drop device=")
-    if concrete_shapes and mesh is not None and spans_processes(as_mesh(mesh)):
-        raise ShardingError("concrete_shapes=True cannot be combined with a mesh over several processes\n"
-                            "why: a concrete-shapes trace reads the data of the call's inputs, and each process "
-                            "holds only its part of them\nfix: drop concrete_shapes=True, or compile per process "
-                            "(a mesh of this process's devices)")
 
 
 def _carry_attribute_writes(source, graph) -> None:
@@ -182,7 +107,7 @@ def _made(module: "CompiledModule", gm: GraphModule, symbols=None) -> "CompiledM
     """The compiled module of a concrete_shapes trace just made (``module._member``), after the traces it made
     stale went."""
     _drop_stale_traces(module)
-    return module._member(gm, symbols)
+    return _member(module, gm, symbols)
 
 
 def _drop_stale_traces(module: "CompiledModule") -> None:
@@ -247,19 +172,6 @@ def _use_trace(module: "CompiledModule", made):
 def _random_refused(name: str, where: str, fix: str) -> str:
     return (f"{name} draws random numbers (dropout in training mode, torch.rand ...), which fxla does not support "
             f"in {where} yet\nfix: call model.eval() first (dropout is then the identity), or {fix}")
-
-
-def not_callable(fn, api: str = "fxla.compile", usage: str = "fast = fxla.compile(model); fast(*inputs)") -> str:
-    """The message of the :class:`OptionError` for ``api`` (``"fxla.compile"``, ``"fxla.explain"``) given ``fn``,
-    which is not callable; ``usage``: the right call, in the fix (after unpacking a ``(model, inputs)`` pair)."""
-    kind = type(fn).__name__
-    what = f"{'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}" + (
-        f" of {len(fn)} item{'s' * (len(fn) != 1)}" if isinstance(fn, (tuple, list)) else "")
-    fix = f"pass the model or function itself: {usage}"
-    if isinstance(fn, (tuple, list)) and fn and callable(fn[0]):
-        fix = f"its first item is a {type(fn[0]).__name__}: unpack first (model, inputs = ...; {usage})"
-    return (f"{api} expects an nn.Module or a function to {api.rpartition('.')[2]}, got {what}\n"
-            f"why: fxla traces what it is given by calling it with proxies, so it must be callable\nfix: {fix}")
 
 
 def _live(module_ref) -> "CompiledModule":
@@ -334,7 +246,7 @@ def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
     module = _live(module_ref)
     graph_module = module.graph_module
     try:
-        return module._member(gm)
+        return _member(module, gm)
     finally:
         module.graph_module = graph_module
 
@@ -347,7 +259,7 @@ def _none_member(module_ref, nones) -> "CompiledModule":
     _drop_stale_traces(module)
     member = _alias_member(module_ref, gm)
     if module._dynamic is not None:
-        member._dynamic = SymbolicPrograms(module._dynamic.spec.restricted(member._binding.names), _option_error)
+        member._dynamic = SymbolicPrograms(module._dynamic.spec.restricted(member._binding.names), option_error)
     return member
 
 
@@ -423,6 +335,36 @@ def _jax_function(module: "CompiledModule", example_inputs):
                         gradient=functools.partial(gradient_texts, target, entry))
 
 
+def _member(owner: "CompiledModule", gm: GraphModule, symbols=None) -> "CompiledModule":
+    """The compiled module of a concrete_shapes trace (``symbols``: its sizes' symbols, ``dynamic=``) or a variant
+    graph: ``owner``'s parameter store, name and watched attributes (fxla.modes); its own signature cache, plans
+    and lowerings."""
+    member = object.__new__(type(owner))
+    member._dynamic = symbols and SymbolicPrograms.seeded(owner._dynamic.spec, gm, symbols, option_error)
+    member.original, member.__name__, member._options, member._per_shape = gm, owner.__name__, owner._options, None
+    member._remat, member._history = owner._remat, owner._history    # (numbers, budget and dumps: shared)
+    member._nones = None                    # (its owner's calls with None inputs went to their variant)
+    member._configure(**owner._options)
+    member._store = owner._store
+    member._modes = ModeTraces(None, None, None, hooks=owner._modes.watch.hooks)     # (the owner checks them)
+    member._setup_calls(gm, jax_dispatch=True)
+    member._set_graph(gm)
+    owner._modes.changed_state(owner._store.root, watched_attributes(gm.graph))
+    owner.graph_module = gm
+    return member
+
+
+def _routed(module: "CompiledModule", args, kwargs):
+    """``(module, arguments)``: ``module`` and the call bound to its placeholders, or, for a call giving ``None`` to
+    some of them, the module of their trace with those fixed at ``None`` and the other arguments
+    (fxla.none_inputs)."""
+    bound = module._binding.bind(args, kwargs)
+    nones = module._nones is not None and none_inputs(module._binding.names, bound)
+    if not nones:
+        return module, bound
+    return module._nones.member(nones), tuple(v for v in bound if v is not None)
+
+
 class CompiledModule(CompileControl):
     """A model or function compiled by fxla; call it like the original (positional or keyword arguments).
 
@@ -462,8 +404,8 @@ class CompiledModule(CompileControl):
                  tracer: Optional[Tracer] = None, output: str = "torch", dynamic: bool = False,
                  cache_dir=None, mesh=None, shard: Optional[Dict[str, Any]] = None, concrete_shapes: bool = False,
                  max_signatures: int = MAX_SIGNATURES, remat: bool = False, dump_dir=None):
-        _check_options(fn, output, dynamic, max_signatures, mesh, shard, device, concrete_shapes, tracer)
-        self._dynamic = SymbolicPrograms(dynamic, _option_error) if dynamic else None
+        check_options(fn, output, dynamic, max_signatures, mesh, shard, device, concrete_shapes, tracer)
+        self._dynamic = SymbolicPrograms(dynamic, option_error) if dynamic else None
         self.original = fn
         self._remat, self._history = bool(remat), CompileHistory(dump_dir)    # (fxla.recompile, fxla.dumps)
         functools.update_wrapper(self, fn, updated=())
@@ -511,6 +453,8 @@ class CompiledModule(CompileControl):
         watch = self._store.weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
         if watch is not None and self._modes.watch.modules:
             watch = CallWatch(self._modes.watch, watch)   # train()/eval() since the trace (fxla.modes), then weights
+        elif watch is None and self._modes.watch.state_names:   # (a function's globals and closure variables)
+            watch = self._modes.watch
         self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
         self._dispatch = (Dispatch(self._front_plans, cpp_call, bypass=cpp_dispatch.ARRAY_TYPE, watch=watch)
@@ -523,23 +467,6 @@ class CompiledModule(CompileControl):
         if self._shard_plan is not None:
             self._shard_plan.check_names(self._binding.names, [n for n, _ in gm.named_parameters()]
                                          + [n for n, _ in gm.named_buffers()])
-
-    def _member(self, gm: GraphModule, symbols=None) -> "CompiledModule":
-        """The compiled module of a concrete_shapes trace (``symbols``: its sizes' symbols, ``dynamic=``): this module's
-        parameter store, name and watched attributes (fxla.modes); its own signature cache, plans and lowerings."""
-        member = object.__new__(type(self))
-        member._dynamic = symbols and SymbolicPrograms.seeded(self._dynamic.spec, gm, symbols, _option_error)
-        member.original, member.__name__, member._options, member._per_shape = gm, self.__name__, self._options, None
-        member._remat, member._history = self._remat, self._history    # (numbers, budget and dumps: shared)
-        member._nones = None                    # (its owner's calls with None inputs went to their variant)
-        member._configure(**self._options)
-        member._store = self._store
-        member._modes = ModeTraces(None, None, None, hooks=self._modes.watch.hooks)     # (the owner checks them)
-        member._setup_calls(gm, jax_dispatch=True)
-        member._set_graph(gm)
-        self._modes.changed_state(self._store.root, watched_attributes(gm.graph))
-        self.graph_module = gm
-        return member
 
     def _drop_member(self, member: "CompiledModule") -> None:
         """A concrete_shapes trace was dropped: its signatures no longer follow the parameter store."""
@@ -580,14 +507,7 @@ class CompiledModule(CompileControl):
         return module.graph_module, values
 
     def _routed(self, args, kwargs):
-        """``(module, arguments)``: this module and the call bound to its placeholders, or, for a call giving
-        ``None`` to some of them, the module of their trace with those fixed at ``None`` and the other arguments
-        (fxla.none_inputs)."""
-        bound = self._binding.bind(args, kwargs)
-        nones = self._nones is not None and none_inputs(self._binding.names, bound)
-        if not nones:
-            return self, bound
-        return self._nones.member(nones), tuple(v for v in bound if v is not None)
+        return _routed(self, args, kwargs)
 
     def _describe_call(self, args, shown: int = 8) -> str:
         return self._binding.describe(args, shown)
@@ -658,7 +578,7 @@ class CompiledModule(CompileControl):
         """How many input signatures have been compiled."""
         if self._per_shape is not None:
             return sum(m.cache_size for entry in self._per_shape.compiled.values() for m in modules_of(entry))
-        return len(self._cache)
+        return len(self._cache) + (self._nones.cache_size() if self._nones is not None else 0)
 
     # -- execution -----------------------------------------------------------------------------------------------
     def _device_args(self, entry: Entry, leaves) -> Sequence[Any]:

@@ -117,3 +117,94 @@ def test_only_plain_values_loaded_by_the_code_are_watched():
     labels = [label for *_, label in plain_reads(fn)]
     assert labels == ["test_only_plain_values_loaded_by_the_code_are_watched.<locals>.fn: global SCALE",
                       "test_only_plain_values_loaded_by_the_code_are_watched.<locals>.fn: closure variable limit"]
+
+
+class _Config:
+    def __init__(self):
+        self.beta = 1.0
+        self.train = type("Train", (), {})()
+        self.train.lr = 0.5
+
+
+CONFIG = _Config()
+HP = {"beta": 1.0, "name": "a"}
+
+
+def _helper(x):
+    return x * SCALE + HP["beta"]
+
+
+def _outer_helper(x):
+    return _helper(x) - CONFIG.train.lr
+
+
+class _Helped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self._tail(_outer_helper(self.l(x)))
+
+    def _tail(self, y):
+        return y * CONFIG.beta
+
+
+def _set(name, value):
+    global SCALE
+    if name == "SCALE":
+        SCALE = value
+    elif name == "HP":
+        HP["beta"] = value
+    elif name == "CONFIG.beta":
+        CONFIG.beta = value
+    elif name == "CONFIG.train":
+        CONFIG.train = type("Train", (), {"__init__": lambda s: setattr(s, "lr", value)})()
+    else:
+        CONFIG.train.lr = value
+
+
+@pytest.mark.parametrize("name", ["SCALE", "HP", "CONFIG.beta", "CONFIG.train.lr", "CONFIG.train"])
+def test_values_read_by_helpers_methods_and_through_objects_are_followed(name):
+    """Globals of helper functions (two calls deep), of a method forward calls, an attribute of a global object,
+    a key of a global dict, a nested attribute (and the object holding it replaced)."""
+    saved = (SCALE, dict(HP), CONFIG.beta, CONFIG.train)
+    model, x = _Helped(), torch.randn(2, 4)
+    fast = fxla.compile(model)
+    try:
+        for value in (2.0, 3.0, 2.0):
+            _set(name, value)
+            torch.testing.assert_close(fast(x), model(x))
+    finally:
+        _set("SCALE", saved[0])
+        HP.update(saved[1])
+        CONFIG.beta, CONFIG.train = saved[2], saved[3]
+
+
+def test_a_compiled_function_follows_its_globals_and_closure_variables():
+    global SCALE
+    offset = 1.0
+
+    def fn(x):
+        return _helper(x) + offset
+
+    fast, jax_fast = fxla.compile(fn), fxla.compile(fn, output="jax")
+    x = torch.randn(3)
+    try:
+        for value in (1.0, 2.0):
+            SCALE, offset = value, value * 10
+            torch.testing.assert_close(fast(x), fn(x))
+            torch.testing.assert_close(torch.from_numpy(jax_fast(x).__array__().copy()), fn(x))
+    finally:
+        SCALE = 1.0
+
+
+def test_library_code_and_non_plain_values_are_not_followed():
+    from fxla.frontend.global_reads import traced_functions
+    found = traced_functions(_Helped())
+    names = {getattr(f, "__qualname__", "") for f in found}
+    assert {"_Helped.forward", "_Helped._tail", "_outer_helper", "_helper"} <= names
+    assert not [f for f in found if f.__module__.startswith(("torch", "fxla"))]   # (F.relu, nn.Linear: library)
+    labels = [label for fn in found for *_, label in plain_reads(fn)]
+    assert "_helper: global HP['beta']" in labels and "_outer_helper: global CONFIG.train.lr" in labels
+    assert not any("F." in label or "nn." in label for label in labels)
