@@ -90,11 +90,12 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     per_signature = compiled._per_shape is not None
     if per_signature:                                   # the trace of this signature (fxla.per_shape)
         compiled, values = compiled._per_shape.module_for(given, {})
-        stages = compiled._lower_for_call(compiled._binding.bind(values, {}))
-        args = given                                    # (its Python values: statics of the artifact's inputs)
-    else:
-        args = compiled._binding.bind(given, {})
-        stages = compiled._lower_for_call(args)
+        values = compiled._binding.bind(values, {})
+    else:                                   # (None inputs: the trace with them fixed at None, fxla.none_inputs)
+        compiled, values = compiled._routed(given, {})
+    routed = compiled is not model          # (the call's Python values, None too: statics of the artifact's inputs)
+    stages = compiled._lower_for_call(values)
+    args = given if per_signature else model._binding.bind(given, {}) if routed else values
     program = stages.program
     if program.random:
         raise ArtifactError(f"cannot export {compiled.__name__}: it draws random numbers (dropout in training mode, "
@@ -119,8 +120,8 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     meta = {
         "name": compiled.__name__,
         "inputs": inputs,
-        "input_spec": _input_spec(pytree.tree_flatten(given)[1] if per_signature else program.input_spec),
-        "input_static": _statics([is_array(v) for v in leaves], leaves if per_signature else program.input_static,
+        "input_spec": _input_spec(pytree.tree_flatten(args)[1] if routed else program.input_spec),
+        "input_static": _statics([is_array(v) for v in leaves], leaves if routed else program.input_static,
                                  "input leaf"),
         "outputs": outputs,
         "output_spec": encode_spec(_portable(program.output_spec)),
@@ -149,7 +150,7 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
             raise ShapeConstraintError(f"{compiled.__name__}: no polymorphic program for these inputs: a marked dim "
                                        f"has size 0 or 1", fix="export with example inputs whose marked dims are "
                                        ">= 2, or without dynamic_shapes=")
-        poly_args = compiled._binding.bind(values, {}) if per_signature else args
+        poly_args = values
         polymorphic_files, meta["symbolic"] = polymorphic_parts(compiled, poly_args, pytree.tree_leaves(poly_args))
         if GUARDS in guard_files:            # (the guard program at every size too: fxla.artifact_guards)
             files, meta["guard_symbolic"] = export_polymorphic_guards(compiled, poly_args,

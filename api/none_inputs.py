@@ -57,6 +57,10 @@ class NoneVariants:
                     self._drop(self._variants.popitem(last=False)[1])
         return compiled
 
+    def cache_size(self) -> int:
+        """How many input signatures the variants have compiled."""
+        return sum(compiled.cache_size for compiled in self._variants.values())
+
     def clear(self) -> None:
         for compiled in self._variants.values():
             self._drop(compiled)

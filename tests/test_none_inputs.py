@@ -58,7 +58,7 @@ def test_default_none_takes_the_none_branch():
     _same(fast(x, mask), model(x, mask))
     _same(fast(x, None), model(x, None))
     _same(fast(x, mask=None), model(x))
-    assert fast.cache_size == 1                   # (the owner's program: the tensor call's)
+    assert fast.cache_size == 2                   # (the tensor call's program and the None call's)
 
 
 def test_none_after_a_tensor_call_and_in_helpers():
@@ -169,3 +169,12 @@ def test_none_for_a_required_parameter(given):
     got = fast(x, None) if given == "positional" else fast(x, y=None)
     _same(got, model(x, None))
     _same(fast(x, torch.ones(3)), model(x, torch.ones(3)))
+
+
+def test_export_of_a_none_call_holds_the_none_trace(tmp_path):
+    torch.manual_seed(0)
+    model, x, mask = Scaled(), torch.randn(2, 3), torch.ones(3)
+    fxla.export(model, (x,), tmp_path / "none")
+    fxla.export(model, (x, mask), tmp_path / "mask")
+    _same(fxla.load(tmp_path / "none")(x, None), model(x))
+    _same(fxla.load(tmp_path / "mask")(x, mask), model(x, mask))
