@@ -37,8 +37,9 @@ case(torch.matmul, "matmul_batched_broadcast", lambda a, b: torch.matmul(a, b), 
 case(operator.matmul, "op.matmul", lambda a, b: a @ b, t(2, 3, 8), t(8, 4), dtypes=(F32, F16), tol=2)
 case(torch.mm, "torch.mm", lambda a, b: torch.mm(a, b), t(3, 8), t(8, 4), dtypes=(BF16,), tol=2)
 case(torch.bmm, "torch.bmm", lambda a, b: torch.bmm(a, b), t(2, 3, 8), t(2, 8, 4), dtypes=(F16,), tol=2)
-case((torch.mv, torch.Tensor.mv, torch.dot, torch.Tensor.dot), "mv_dot",
-     lambda m, v, w: (torch.mv(m, v), m.mv(v), torch.dot(v, w), v.dot(w)), t(3, 8), t(8), t(8),
+case((torch.mv, torch.Tensor.mv, torch.dot, torch.Tensor.dot, torch.vdot, torch.Tensor.vdot), "mv_dot",
+     lambda m, v, w: (torch.mv(m, v), m.mv(v), torch.dot(v, w), v.dot(w), torch.vdot(v, w), v.vdot(w)), t(3, 8),
+     t(8), t(8),
      dtypes=(F32, BF16), tol=2)
 case((torch.Tensor.matmul, torch.Tensor.mm, torch.Tensor.bmm), "matmul_methods",
      lambda a, b, m, n: (a.matmul(b), m.mm(n), a.bmm(b)), t(2, 3, 8), t(2, 8, 4), t(3, 8), t(8, 4), tol=2)

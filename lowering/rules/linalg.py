@@ -65,9 +65,11 @@ register_meta_module(torch.nn.Bilinear, lambda mod, input1, input2: _bilinear_me
 
 
 @register(torch.matmul, torch.Tensor.matmul, torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm,
-          operator.matmul, torch.mv, torch.Tensor.mv, torch.dot, torch.Tensor.dot)
+          operator.matmul, torch.mv, torch.Tensor.mv, torch.dot, torch.Tensor.dot, torch.vdot, torch.Tensor.vdot)
 def _matmul(ctx, input, other):
-    """(torch.mv and torch.dot are matmuls of the ranks they take: shape propagation refuses others, as eager)"""
+    """(torch.mv and torch.dot are matmuls of the ranks they take: shape propagation refuses others, as eager;
+    torch.vdot is torch.dot of real tensors, the only ones fxla computes with, as spectral_norm's power iteration
+    calls it)"""
     return ctx.emit(ops.matmul, input, other)
 
 
