@@ -128,9 +128,10 @@ def check_grad_enabled_regions(name: str, program, leaves, where) -> None:
             not any(getattr(program.params[n], "requires_grad", False) for n in program.param_names):
         return
     raise GradientError(
-        f"{name}'s forward turns grad mode on (torch.enable_grad()) and was called under torch.no_grad()",
+        f"{name}'s forward turns grad mode on (torch.enable_grad() or set_grad_enabled(True)) and was called under "
+        f"torch.no_grad()",
         where=where,
-        why="why: eager gives what that region computes a history even under no_grad, so its gradients reach the "
+        why="eager gives what that region computes a history even under no_grad, so its gradients reach the "
             "parameters; a compiled call under no_grad runs the forward alone, and the region's gradients would be "
             "lost",
         fix="call it with grad mode on (outside torch.no_grad(); detach what needs no gradient), or turn the "

@@ -8,19 +8,24 @@ only.  The tracer notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]``
 call under ``no_grad`` whose inputs or parameters require grad is then refused
 (:func:`fxla.autograd.check_grad_enabled_regions`) rather than run without the region's gradients.
 
-Seen: ``torch.enable_grad()`` (a ``with`` block or a decorator), and ``torch._C._set_grad_enabled(True)`` called
-directly (as dynamo's graphs switch a region on), where grad mode is on, i.e. where the caller's mode rules
-(inside forward's own ``no_grad`` region it is a region of its own, which the trace already records right).
-Not seen: ``torch.set_grad_enabled(mode)``, which mostly follows a flag or the caller's own mode
-(``set_grad_enabled(torch.is_grad_enabled())``; the trace cannot tell its value's origin, and refusing every such
-call under ``no_grad`` would refuse plain inference).
+Seen: ``torch.enable_grad()`` (a ``with`` block or a decorator), ``torch.set_grad_enabled(True)`` with the constant
+``True`` written in the call (a ``with`` block or a plain call; the same switch), and
+``torch._C._set_grad_enabled(True)`` called directly (as dynamo's graphs switch a region on), where grad mode is
+on, i.e. where the caller's mode rules (inside forward's own ``no_grad`` region it is a region of its own, which
+the trace already records right). Not seen: ``torch.set_grad_enabled(mode)`` with a value computed at run time,
+which mostly follows a flag or the caller's own mode (``set_grad_enabled(torch.is_grad_enabled())``; the trace
+cannot tell its value's origin, and refusing every such call under ``no_grad`` would refuse plain inference), and
+its decorator form.
 """
 from __future__ import annotations
 
 import contextlib
+import dis
+import functools
 import sys
 import threading
-from typing import Iterator
+import types
+from typing import Iterator, Tuple
 
 import torch
 import torch.autograd.grad_mode
@@ -36,7 +41,7 @@ __all__ = ["recorded"]
 def recorded(tracer) -> Iterator[None]:
     """While ``tracer`` traces: note in its graph's meta where forward first enters ``torch.enable_grad()`` at the
     caller's level (see the module docstring; its ``__enter__`` is looked up when the ``with`` runs)."""
-    original, set_mode = _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled
+    original, set_mode, set_init = _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__
     thread = threading.get_ident()
 
     def note(frame) -> None:
@@ -54,14 +59,37 @@ def recorded(tracer) -> Iterator[None]:
             note(frame)
         return set_mode(mode)
 
-    _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled = enter, set_grad_enabled
+    def init(self, mode):               # (torch.set_grad_enabled(True): the constant, written in the call)
+        frame = sys._getframe(1)
+        if mode is True and _passes_true(frame.f_code, frame.f_lasti):
+            note(frame)
+        return set_init(self, mode)
+
+    _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = enter, set_grad_enabled, init
     try:
         yield
     finally:
-        _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled = original, set_mode
+        _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = original, set_mode, set_init
 
 
 _ENABLE_GRAD = torch.autograd.grad_mode.enable_grad
+_SET_GRAD = torch.autograd.grad_mode.set_grad_enabled
+
+
+@functools.lru_cache(maxsize=1024)
+def _instructions(code: types.CodeType) -> Tuple[dis.Instruction, ...]:
+    return tuple(dis.get_instructions(code))
+
+
+def _passes_true(code: types.CodeType, last: int) -> bool:
+    """Whether the call ``code`` is making at offset ``last`` gets the constant ``True`` as its last argument."""
+    before = None
+    for ins in _instructions(code):
+        if ins.offset >= last:
+            break
+        if ins.opname not in ("PRECALL", "KW_NAMES", "PUSH_NULL"):
+            before = ins
+    return before is not None and before.opname == "LOAD_CONST" and before.argval is True
 
 
 #: the files of torch's grad-mode switches (the context managers, their decorator form) and contextlib

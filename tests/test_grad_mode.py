@@ -729,3 +729,38 @@ def test_set_grad_enabled_following_the_caller_runs_under_a_no_grad_call():
         got = fast(x)
     torch.testing.assert_close(got, want)
     assert not got.requires_grad and not want.requires_grad
+
+
+class _SetsGradTrue(nn.Module):
+    """torch.set_grad_enabled(True) written with the constant: the same switch as torch.enable_grad()."""
+
+    def __init__(self, plain_call: bool):
+        super().__init__()
+        self.l, self.plain_call = nn.Linear(3, 3), plain_call
+
+    def forward(self, x):
+        if self.plain_call:
+            torch.set_grad_enabled(True)
+            return torch.tanh(self.l(x))
+        with torch.set_grad_enabled(True):
+            return torch.tanh(self.l(x))
+
+
+@pytest.mark.parametrize("plain_call", [False, True], ids=["with", "call"])
+def test_set_grad_enabled_true_under_a_no_grad_call_is_refused(plain_call):
+    torch.manual_seed(0)
+    eager = _SetsGradTrue(plain_call)
+    model = copy.deepcopy(eager)
+    fast = fxla.compile(model)
+    x = torch.randn(2, 3)
+    try:
+        with torch.no_grad():
+            assert eager(x).requires_grad              # (eager: a history even under no_grad)
+            torch.set_grad_enabled(False)
+            with pytest.raises(fxla.GradientError, match=r"set_grad_enabled\(True\)(.|\n)*at .*test_grad_mode"):
+                fast(x)
+    finally:
+        torch.set_grad_enabled(True)
+    fast(x).sum().backward()
+    eager(x).sum().backward()
+    torch.testing.assert_close(model.l.weight.grad, eager.l.weight.grad)
