@@ -27,14 +27,23 @@ from __future__ import annotations
 import collections
 import io
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
+from fxla.frontend import meta as M
 from fxla.frontend.symbolic import ShapeConstraintError, SymbolicShapes
 from fxla.runtime.artifact import ArtifactError
 
-__all__ = ["POLYMORPHIC", "POLYMORPHIC_STABLEHLO", "MAX_SIZES", "polymorphic_parts", "PolymorphicArtifact"]
+__all__ = ["POLYMORPHIC", "POLYMORPHIC_STABLEHLO", "MAX_SIZES", "polymorphic_parts", "PolymorphicArtifact",
+           "ExportConstraintWarning"]
+
+
+class ExportConstraintWarning(UserWarning):
+    """``fxla.export(..., dynamic_shapes=)``: the exported program relies on constraints between its Dims beyond
+    their declared ranges (``torch.narrow(x, 1, 0, 8)`` needs ``n >= 8``); the loaded artifact refuses sizes that
+    break one (:class:`~fxla.ShapeConstraintError`)."""
 
 POLYMORPHIC = "polymorphic.mlirbc"
 POLYMORPHIC_STABLEHLO = "polymorphic.stablehlo.mlirbc"
@@ -165,7 +174,7 @@ def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[Dict[str, 
         if isinstance(v, torch.Tensor):
             position[i] = len(position)
     names = {symbol: dim for dim, symbol in symbols.symbols.items()}
-    guards = []
+    guards, notices = [], []
     for i, guard in enumerate(symbols.env.guards):
         if not guard.expr.free_symbols:
             continue
@@ -177,6 +186,14 @@ def polymorphic_parts(compiled, args, leaves: Sequence[Any]) -> Tuple[Dict[str, 
                                 f"dynamic_shapes=, or leave that dim static") from None
         node = symbols._node_of(i)
         guards.append({"expr": tree, "node": node.name if node is not None else ""})
+        where = node.meta.get(M.SOURCE) if node is not None else None
+        notices.append(f"{show(tree)} (made by %{guards[-1]['node'] or '?'}{f' at {where}' if where else ''})")
+    if notices:         # (the Dims' own ranges, multiples and the constraints the program added to them)
+        declared = ", ".join(f"{dim} in [{d.min}, {d.max}]" + (f" multiple of {d.multiple_of}" if d.multiple_of > 1
+                                                                else "") for dim, d in symbols.dims.items())
+        warnings.warn(f"fxla.export: {name}: the artifact runs the sizes its Dims allow ({declared}) that also "
+                      f"satisfy the constraint(s) its program relies on: {'; '.join(notices)}; a call of the loaded "
+                      f"artifact breaking one is a ShapeConstraintError", ExportConstraintWarning, stacklevel=3)
     dims = [{"name": dim, "min": d.min, "max": d.max, "multiple_of": d.multiple_of,
              "uses": [[position[leaf], k] for leaf, k in symbols.uses[dim]]} for dim, d in symbols.dims.items()]
     with poly.program.context:

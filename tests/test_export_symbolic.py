@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 
 import pytest
 import torch
@@ -98,6 +99,24 @@ def test_constraints_travel_with_the_artifact(tmp_path):
     with pytest.raises(fxla.ShapeConstraintError, match=r"\(seq = 10\) break a constraint .* \(made by %view\): "
                                                          r".*seq // 4"):
         loaded(torch.randn(2, 10, 3))
+
+
+class _Narrows(torch.nn.Module):
+    def forward(self, x):
+        return torch.narrow(x, 1, 0, 8) * 2
+
+
+def test_export_warns_of_the_constraints_its_program_adds_to_the_dims(tmp_path):
+    from fxla.export_symbolic import ExportConstraintWarning
+    seq = fxla.Dim("seq", max=64)
+    with pytest.warns(ExportConstraintWarning, match=r"Dims allow \(seq in \[2, 64\]\) .*: 0 <= \(-8 \+ seq\) "
+                                                     r"\(made by %narrow at .*test_export_symbolic.py:\d+"):
+        fxla.export(_Narrows(), (torch.randn(2, 16),), str(tmp_path / "narrow"), dynamic_shapes={"x": {1: seq}})
+    with pytest.raises(fxla.ShapeConstraintError, match=r"\(seq = 5\) break a constraint"):
+        fxla.load(str(tmp_path / "narrow"))(torch.randn(2, 5))
+    with warnings.catch_warnings():             # (no constraint beyond the Dims: nothing to say)
+        warnings.simplefilter("error", ExportConstraintWarning)
+        fxla.export(lambda x: x * 2, (torch.randn(2, 16),), str(tmp_path / "plain"), dynamic_shapes={"x": {1: seq}})
 
 
 def _rewrite_symbolic(path, change):
