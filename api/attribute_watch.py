@@ -20,7 +20,7 @@ adds it to the mode, so a call after one changed runs the trace of the new value
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -93,6 +93,11 @@ class AttributeWatch:
         #: closure cells forward's code reads (fxla.frontend.global_reads): read before every call too
         self._cell_names: List[str] = []
         self._cells: Tuple[Any, ...] = ()
+        #: chains of attributes and keys from a global or closure variable (``CONFIG.beta``): each one's end value,
+        #: looked up again before every call (its ``read()``)
+        self._chain_names: List[str] = []
+        self._chains: Tuple[Callable[[], Any], ...] = ()
+        self._chain_keys: set = set()
         self._raw: Optional[Tuple[Any, ...]] = None
         self._mutable = False
         self._tokens: Tuple[Any, ...] = ()
@@ -123,6 +128,18 @@ class AttributeWatch:
         self.names += (name,)
         self._cell_names.append(name)
         self._cells += (cell,)
+        self._raw = None
+        return True
+
+    def add_chain(self, read: Callable[[], Any], key: Any, name: str) -> bool:
+        """Watch the end value of a chain (``read()`` gives it now; ``key`` identifies the chain), named ``name``;
+        whether it is new."""
+        if key in self._chain_keys or name in self.names:
+            return False
+        self._chain_keys.add(key)
+        self.names += (name,)
+        self._chain_names.append(name)
+        self._chains += (read,)
         self._raw = None
         return True
 
@@ -160,11 +177,13 @@ class AttributeWatch:
 
     def tokens(self) -> Tuple[Any, ...]:
         """The object attributes' keys now (the same tuple object while nothing changed)."""
-        if not self._object_dicts and not self._cells:
+        if not self._object_dicts and not self._cells and not self._chains:
             return ()
         raw = tuple(map(dict.get, self._object_dicts, self._object_attrs))
         if self._cells:
             raw += tuple(map(_cell_value, self._cells))
+        if self._chains:
+            raw += tuple(read() for read in self._chains)
         if self._raw is not None and _equal(raw, self._raw) and not self._mutable:
             return self._tokens
         tokens = tuple(_key(v) for v in raw)       # (a list or dict may have changed in place: by content)
@@ -176,13 +195,13 @@ class AttributeWatch:
     def state(self) -> Tuple[Any, ...]:
         """The watched values' keys: the module attributes' as of the last :meth:`refresh`, then the object
         attributes' now (hashable; equal while nothing watched changed)."""
-        return self.values + ((self.tokens(),) if self._object_dicts or self._cells else ())
+        return self.values + ((self.tokens(),) if self._object_dicts or self._cells or self._chains else ())
 
     def describe(self, state: Tuple[Any, ...]) -> Dict[str, Any]:
         """``{qualified name: key}`` of a :meth:`state`."""
         out = dict(zip(self._module_names, state))
-        if (self._object_dicts or self._cells) and len(state) > len(self._module_names):
-            out.update(zip(self._object_names + self._cell_names, state[len(self._module_names)]))
+        if (self._object_dicts or self._cells or self._chains) and len(state) > len(self._module_names):
+            out.update(zip(self._object_names + self._cell_names + self._chain_names, state[len(self._module_names)]))
         return out
 
     def changed(self, old: Tuple[Any, ...], new: Tuple[Any, ...]) -> List[str]:

@@ -144,6 +144,8 @@ class ModeWatch:
             for kind, holder, key, label in plain_reads(fn):
                 if kind == "cell":
                     self.attributes.add_cell(holder, label)
+                elif kind == "chain":
+                    self.attributes.add_chain(holder, (id(key[0]), key[1], key[2]), label)
                 else:
                     self.attributes.add(holder, key, label, fn)
         self.structure = StructureWatch(root) if self.modules else None

@@ -5,149 +5,221 @@ A trace reads a global (``SCALE = 2.0`` used in ``forward``) or a closure variab
 graph, as it does with a module's plain attributes (:mod:`fxla.frontend.attribute_reads`).  Those attributes are
 watched; so are these: :func:`plain_reads` lists, for each function whose reads are watched
 (:func:`traced_functions`), the globals its code loads (``LOAD_GLOBAL``, nested functions and comprehensions
-included) and the closure cells it reads whose value is plain data (numbers, strings, booleans, ``None``, and
-tuples of them), and the plain values it reaches from a global through attributes and constant keys
-(``CONFIG.beta``, ``HP["beta"]``, ``cfg.train.lr``: every link is watched, an object by identity);
-:class:`fxla.modes.ModeWatch` reads them before each call, and a call after one changed runs the trace of the new
-value, as for an attribute.
+included) and the closure variables it reads whose value is plain data (numbers, strings, booleans, ``None``, and
+tuples and small lists of them), and the plain values it reaches from a global or a closure variable through
+attributes, constant keys and constant indices (``CONFIG.beta``, ``HP["beta"]``, ``HP.get("beta")``,
+``cfg.train.lr``, ``LR[0]``, ``Config.beta`` of a class): such a chain is looked up again before every call and only its end value counts, so
+replacing ``cfg.train`` by an object with another ``lr`` is seen, and a change elsewhere in ``HP`` or an equal
+config object made anew is not a change.  :class:`fxla.modes.ModeWatch` reads them before each call, and a call
+after one changed runs the trace of the new value, as for an attribute.
 
 The functions watched are those a trace starts from (every module class's ``forward``, ``fxla.compile_step``'s
 ``loss_fn``, a compiled function) and, in the user's own code (not the standard library, an installed package or
-fxla), the methods of the user's module classes and the functions they name through a global (``helper(x)``,
-``utils.helper(x)``), :data:`MAX_DEPTH` calls deep.  Not seen: globals that library code reads (a Hugging Face
-helper's module constants are constants), a class attribute changed on the class (``Config.beta = 2`` where the
-object has no ``beta`` of its own), values read through ``getattr``, a variable key or a local alias.
+fxla; code typed at a prompt counts as the user's), the functions they name through a global, a closure variable
+or a user module's attribute (``helper(x)``, ``utils.helper(x)``; decorated ones through ``__wrapped__``) and the
+methods, static methods and properties of the model's classes they reach as ``self.<name>``, :data:`MAX_DEPTH`
+calls deep and at most :data:`MAX_FUNCTIONS` of them.  Not seen: globals that library code reads (a Hugging Face
+helper's module constants are constants), values read through ``getattr``, a variable key or a local
+alias (``cfg = CONFIG; cfg.beta``), and methods reached other than as ``self.<name>``.
 """
 from __future__ import annotations
 
+import builtins
 import dis
 import functools
+import inspect
 import os
-import sys
 import sysconfig
 import types
 from typing import Any, Callable, Iterator, List, Tuple
 
 import torch
 
-__all__ = ["plain_reads", "traced_functions", "is_plain", "MAX_DEPTH"]
+__all__ = ["plain_reads", "traced_functions", "is_plain", "MAX_DEPTH", "MAX_FUNCTIONS"]
 
 #: how many calls deep the user's functions are followed from one a trace starts from
-MAX_DEPTH = 4
+MAX_DEPTH = 16
 #: at most this many functions are followed per model
 MAX_FUNCTIONS = 256
 
 _SCALARS = (bool, int, float, complex, str, bytes)
-_ABSENT = object()
+_ABSENT = type("Absent", (), {"__repr__": lambda self: "(not set)", "__slots__": ()})()
 
 
 def is_plain(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is plain data a trace bakes in (and compares by value)."""
     if value is None or isinstance(value, _SCALARS):
         return True
-    return depth < 2 and type(value) is tuple and len(value) <= 16 and all(is_plain(v, depth + 1) for v in value)
+    return depth < 2 and type(value) in (tuple, list) and len(value) <= 16 and \
+        all(is_plain(v, depth + 1) for v in value)
 
 
 def _function(fn: Any) -> Any:
-    """The Python function behind ``fn`` (a bound method, a ``functools.partial``, a callable object), or None."""
+    """The Python function behind ``fn`` (a bound method, a ``functools.partial``, a static or class method, a
+    property's getter, a callable object), or None."""
     for _ in range(8):
         if isinstance(fn, types.FunctionType):
             return fn
-        if isinstance(fn, types.MethodType):
+        if isinstance(fn, (types.MethodType, staticmethod, classmethod)):
             fn = fn.__func__
         elif isinstance(fn, functools.partial):
             fn = fn.func
-        elif callable(fn) and not isinstance(fn, type) and isinstance(getattr(type(fn), "__call__", None),
-                                                                       types.FunctionType):
+        elif isinstance(fn, property):
+            fn = fn.fget
+        elif isinstance(fn, functools.cached_property):
+            fn = fn.func
+        elif callable(fn) and not isinstance(fn, type) and isinstance(
+                inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
             fn = type(fn).__call__
         else:
             return None
     return None
 
 
+def _unwrapped(fn: Any) -> Iterator[types.FunctionType]:
+    """``fn``'s Python function and those of what it wraps (``functools.wraps``' ``__wrapped__``), each once."""
+    for _ in range(8):
+        plain = _function(fn)
+        if plain is not None:
+            yield plain
+        try:
+            fn = inspect.getattr_static(fn, "__wrapped__")
+        except AttributeError:
+            return
 
 
-def _global_chains(code: types.CodeType) -> Iterator[Tuple[Any, ...]]:
-    """``(global name, step, ...)`` for each global the code loads, with the attributes (``LOAD_ATTR``,
-    ``LOAD_METHOD``: a str step) and constant subscripts (``LOAD_CONST k; BINARY_SUBSCR``: ``("key", k)``) read
-    from it right after."""
-    ins = list(dis.get_instructions(code))
-    for i, op in enumerate(ins):
-        if op.opname != "LOAD_GLOBAL":
-            continue
-        chain, j = [op.argval], i + 1
-        while j < len(ins) and len(chain) < 4:
-            if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                chain.append(ins[j].argval)
-                j += 1
-            elif (ins[j].opname == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR"
-                  and isinstance(ins[j].argval, (str, int))):
-                chain.append(("key", ins[j].argval))
-                j += 2
-            else:
-                break
-        yield tuple(chain)
+@functools.lru_cache(maxsize=4096)
+def _instructions(code: types.CodeType) -> Tuple[dis.Instruction, ...]:
+    return tuple(dis.get_instructions(code))
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code`` and the code of the functions and comprehensions nested in it."""
+    yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _global_chains(const)
+            yield from _codes(const)
 
 
-def _link(value: Any, step: Any):
-    """``(holder dict, key, value)``: one step of a chain from ``value``; None where it is not followed."""
-    if isinstance(step, tuple):
-        return (value, step[1], value[step[1]]) if type(value) is dict and step[1] in value else None
-    if isinstance(value, type) or isinstance(value, types.ModuleType) and not _user_module(value):
-        return None                 # (a class's attributes live in a mappingproxy; a library's: constants)
-    holder = getattr(value, "__dict__", None)
-    return (holder, step, holder[step]) if type(holder) is dict and step in holder else None
+def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
+    """``(kind, name, steps)`` of each global (``"global"``) or closure variable (``"cell"``) the code loads, with
+    the attributes (``LOAD_ATTR``, ``LOAD_METHOD``: a str step) and constant subscripts (``LOAD_CONST k;
+    BINARY_SUBSCR``: ``("key", k)``) read from it right after; nested code included."""
+    for part in _codes(code):
+        ins = _instructions(part)
+        for i, op in enumerate(ins):
+            if op.opname not in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+                continue
+            steps, j = [], i + 1
+            while j < len(ins) and len(steps) < 4:
+                if ins[j].opname == "LOAD_METHOD" and ins[j].argval == "get" and j + 1 < len(ins) and \
+                        ins[j + 1].opname == "LOAD_CONST" and type(ins[j + 1].argval) in (str, int):
+                    steps.append(("key", ins[j + 1].argval))           # (d.get("k") / d.get("k", default))
+                    break
+                if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    steps.append(ins[j].argval)
+                    j += 1
+                elif (ins[j].opname == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR"
+                      and type(ins[j].argval) in (str, int)):
+                    steps.append(("key", ins[j].argval))
+                    j += 2
+                else:
+                    break
+            yield ("global" if op.opname == "LOAD_GLOBAL" else "cell"), op.argval, tuple(steps)
 
 
-def _chain_reads(fn: types.FunctionType, where: str) -> Iterator[Tuple[str, Any, Any, str]]:
-    """The watches of ``fn``'s global chains that end at plain data: ``("global", holder, key, label)`` per link."""
-    for chain in dict.fromkeys(_global_chains(fn.__code__)):
-        value = fn.__globals__.get(chain[0], _ABSENT)
-        links, text = [(fn.__globals__, chain[0], chain[0])], chain[0]
-        for step in chain[1:]:
-            if value is _ABSENT or is_plain(value):
-                break
-            found = _link(value, step)
-            if found is None:
-                break
-            holder, key, value = found
-            text += f"[{key!r}]" if isinstance(step, tuple) else f".{key}"
-            links.append((holder, key, text))
-        if value is not _ABSENT and is_plain(value):
-            for holder, key, shown in links:
-                yield "global", holder, key, f"{where}: global {shown}"
+def _step(value: Any, step: Any) -> Any:
+    """``value``'s attribute or constant item ``step``, ``_ABSENT`` where it has none (or reading it fails); a
+    library module's attributes are not read (constants)."""
+    try:
+        if isinstance(step, tuple):
+            key = step[1]
+            if type(value) is dict:
+                return value.get(key, _ABSENT)
+            if type(value) in (list, tuple) and type(key) is int and -len(value) <= key < len(value):
+                return value[key]
+            return _ABSENT
+        if isinstance(value, types.ModuleType) and not _user_module(value):
+            return _ABSENT
+        return getattr(value, step, _ABSENT)
+    except Exception:  # noqa: BLE001  (a __getattr__ that raises something else: not followed)
+        return _ABSENT
+
+
+def _resolve(root: Callable[[], Any], steps: Tuple[Any, ...]) -> Any:
+    """The value at the end of a chain now: ``root()``, then each step (``_ABSENT`` once a link is missing)."""
+    value = root()
+    for step in steps:
+        if value is _ABSENT:
+            break
+        value = _step(value, step)
+    return value
+
+
+def _cell_value(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:                  # (an empty cell: not assigned yet)
+        return _ABSENT
+
+
+def _roots(fn: types.FunctionType):
+    """``(kind, name) -> (holder, read())``: where ``fn``'s globals and closure variables live."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    globals_ = fn.__globals__
+
+    def root(kind: str, name: str):
+        if kind == "cell":
+            cell = cells.get(name)
+            return None if cell is None else (cell, functools.partial(_cell_value, cell))
+        return globals_, functools.partial(globals_.get, name, _ABSENT)
+    return root
 
 
 def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
     """``(kind, holder, key, label)`` of each plain value ``fn``'s code reads (see the module docstring):
-    ``("global", holder dict, key, ...)`` (a global, or a link of a chain from one) or ``("cell", cell, name,
-    ...)``; ``label`` names it for messages."""
+    ``("global", globals dict, name, ...)``, ``("cell", cell, name, ...)`` or, for a chain of attributes and keys,
+    ``("chain", read(), (holder, name, steps), ...)`` (``read()``: the chain's end value now); ``label`` names it
+    for messages (the function's module and qualified name, then the chain)."""
     fn = _function(fn)
     if fn is None:
         return []
-    where = getattr(fn, "__qualname__", fn.__name__)
+    where = f"{fn.__module__}.{fn.__qualname__}" if fn.__module__ not in (None, "__main__") else fn.__qualname__
+    root_of = _roots(fn)
     found, seen = [], set()
-    for read in _chain_reads(fn, where):
-        if (id(read[1]), read[2]) not in seen:
-            seen.add((id(read[1]), read[2]))
-            found.append(read)
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            value = cell.cell_contents
-        except ValueError:                  # (an empty cell: not assigned yet)
+    user = _user_file(fn.__code__.co_filename)      # (library code: its plain globals and cells, no chains)
+    for kind, name, steps in _chains(fn.__code__):
+        steps = steps if user else ()
+        root = root_of(kind, name)
+        if root is None:
             continue
-        if is_plain(value):
-            found.append(("cell", cell, name, f"{where}: closure variable {name}"))
+        holder, read = root
+        value, used = read(), ()
+        if value is _ABSENT and kind == "global" and name in vars(builtins):
+            continue                    # (a builtin: range, len)
+        for step in steps:              # (up to the first plain value: what the code computes with)
+            if value is _ABSENT or is_plain(value):
+                break
+            value, used = _step(value, step), used + (step,)
+        if value is not _ABSENT and not is_plain(value) or (value is _ABSENT and used):
+            continue                    # (not plain data; a chain whose link is missing now is not followed)
+        key = (id(holder), name, used)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = name + "".join(f"[{s[1]!r}]" if isinstance(s, tuple) else f".{s}" for s in used)
+        label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
+        if used:
+            found.append(("chain", functools.partial(_resolve, read, used), (holder, name, used), label))
+        else:
+            found.append((kind, holder, name, label))
     return found
 
 
 @functools.lru_cache(maxsize=None)
 def _library_dirs() -> Tuple[str, ...]:
     paths = sysconfig.get_paths()
-    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs = {paths[k] for k in ("stdlib", "platstdlib") if k in paths}
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # (fxla's own packages)
     dirs.update(os.path.join(here, d) for d in ("api", "frontend", "lowering", "runtime", "dialects", "base"))
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
@@ -155,39 +227,71 @@ def _library_dirs() -> Tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _user_file(filename: str) -> bool:
-    """Whether ``filename`` is the user's code (not the standard library, an installed package or fxla)."""
-    return not filename.startswith("<") and not os.path.realpath(filename).startswith(_library_dirs())
+    """Whether ``filename`` is the user's code: not the standard library, an installed package (any
+    ``site-packages`` / ``dist-packages`` folder) or fxla; code typed at a prompt (``<stdin>``, ``<ipython-input-1>``)
+    is, Python's frozen modules are not."""
+    if filename.startswith("<"):
+        return not filename.startswith("<frozen")
+    path = os.path.realpath(filename)
+    return not path.startswith(_library_dirs()) and \
+        not any(part in ("site-packages", "dist-packages") for part in path.split(os.sep))
 
 
 def _user_module(module: types.ModuleType) -> bool:
-    return _user_file(getattr(module, "__file__", None) or "<>")
+    return _user_file(getattr(module, "__file__", None) or "<module>")
 
 
-def _callees(fn: types.FunctionType) -> Iterator[types.FunctionType]:
-    """The user's functions ``fn`` names through a global, or an attribute of a global module of the user's."""
-    for chain in dict.fromkeys(_global_chains(fn.__code__)):
-        value = fn.__globals__.get(chain[0])
-        if isinstance(value, types.ModuleType) and len(chain) > 1 and isinstance(chain[1], str) \
-                and _user_module(value):
-            value = getattr(value, chain[1], None)
-        callee = _function(value) if callable(value) and not isinstance(value, type) else None
-        if callee is not None and _user_file(callee.__code__.co_filename):
-            yield callee
+def _named(fn: types.FunctionType) -> Iterator[Any]:
+    """What ``fn`` names through a global or a closure variable, and the attributes of those that are user modules
+    (``utils.helper``)."""
+    root_of = _roots(fn)
+    for kind, name, steps in dict.fromkeys(_chains(fn.__code__)):
+        root = root_of(kind, name)
+        value = root[1]() if root is not None else _ABSENT
+        if isinstance(value, types.ModuleType) and steps and isinstance(steps[0], str):
+            value = _step(value, steps[0])
+        elif isinstance(value, type) and steps and isinstance(steps[0], str):      # (Helper.scale: a static method)
+            value = inspect.getattr_static(value, steps[0], _ABSENT)
+        if value is not _ABSENT:
+            yield value
 
 
-def _methods(cls: type) -> Iterator[types.FunctionType]:
-    """The functions the user's classes in ``cls``'s MRO define (not dunder methods: ``__init__`` runs before)."""
-    for klass in cls.__mro__:
-        module = sys.modules.get(klass.__module__)
-        if module is not None and _user_module(module):
-            yield from (f for name, f in vars(klass).items() if isinstance(f, types.FunctionType)
-                        and not name.startswith("__") and _user_file(f.__code__.co_filename))
+def _self_names(fn: types.FunctionType) -> Iterator[str]:
+    """The attributes ``fn`` reads of its first argument (``self.<name>``), nested code included."""
+    code = fn.__code__
+    if not code.co_argcount:
+        return
+    first = code.co_varnames[0]
+    for part in _codes(code):
+        ins = _instructions(part)
+        for i, op in enumerate(ins[:-1]):
+            if op.opname in ("LOAD_FAST", "LOAD_DEREF") and op.argval == first and \
+                    ins[i + 1].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                yield ins[i + 1].argval
+
+
+def _callees(fn: types.FunctionType, classes) -> Iterator[types.FunctionType]:
+    """The user's functions ``fn`` names (see :func:`_named`) and the methods of ``classes`` it reaches as
+    ``self.<name>``, unwrapped."""
+    candidates = list(_named(fn))
+    for name in dict.fromkeys(_self_names(fn)):
+        for cls in classes:
+            try:
+                candidates.append(inspect.getattr_static(cls, name))
+            except AttributeError:
+                continue
+    for value in candidates:
+        if isinstance(value, type):
+            continue
+        for plain in _unwrapped(value):
+            if _user_file(plain.__code__.co_filename):
+                yield plain
 
 
 def _followed(starts: List[Callable], classes) -> List[Callable]:
-    """``starts``, the methods of ``classes`` and the user's functions they call (module docstring), each once."""
+    """``starts`` and the user's functions they reach (see the module docstring), each once."""
     functions: dict = {}
-    layer = list(starts) + [f for cls in classes for f in _methods(cls)]
+    layer = list(starts)
     for _ in range(MAX_DEPTH + 1):
         after = []
         for fn in layer:
@@ -197,7 +301,7 @@ def _followed(starts: List[Callable], classes) -> List[Callable]:
                 continue
             functions[key] = fn
             if plain is not None and _user_file(plain.__code__.co_filename):
-                after.extend(_callees(plain))
+                after.extend(_callees(plain, classes))
         layer = after
     return list(functions.values())
 

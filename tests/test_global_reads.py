@@ -1,6 +1,7 @@
 """Plain globals and closure variables the traced code reads are watched like plain attributes
 (fxla.frontend.global_reads): a call after one changed runs the trace of the new value, as eager reads it."""
 import copy
+import functools
 
 import pytest
 import torch
@@ -115,8 +116,8 @@ def test_only_plain_values_loaded_by_the_code_are_watched():
     def fn(x):
         return [F.relu(x) * SCALE for _ in range(limit)]       # (a comprehension's code, a closure cell)
     labels = [label for *_, label in plain_reads(fn)]
-    assert labels == ["test_only_plain_values_loaded_by_the_code_are_watched.<locals>.fn: global SCALE",
-                      "test_only_plain_values_loaded_by_the_code_are_watched.<locals>.fn: closure variable limit"]
+    where = "test_global_reads.test_only_plain_values_loaded_by_the_code_are_watched.<locals>.fn"
+    assert sorted(labels) == [f"{where}: closure variable limit", f"{where}: global SCALE"]
 
 
 class _Config:
@@ -206,5 +207,170 @@ def test_library_code_and_non_plain_values_are_not_followed():
     assert {"_Helped.forward", "_Helped._tail", "_outer_helper", "_helper"} <= names
     assert not [f for f in found if f.__module__.startswith(("torch", "fxla"))]   # (F.relu, nn.Linear: library)
     labels = [label for fn in found for *_, label in plain_reads(fn)]
-    assert "_helper: global HP['beta']" in labels and "_outer_helper: global CONFIG.train.lr" in labels
+    assert "test_global_reads._helper: global HP['beta']" in labels
+    assert "test_global_reads._outer_helper: global CONFIG.train.lr" in labels
     assert not any("F." in label or "nn." in label for label in labels)
+
+
+# -- the forms a value reaches traced code in (each: eager's result after every change) --------------------------
+LST = [1.0, 2.0]
+
+
+class _Scale:
+    beta = 1.0
+
+    @staticmethod
+    def apply(x):
+        return x * SCALE
+
+
+def _decorated(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+@_decorated
+def _wrapped_helper(x):
+    return x * SCALE
+
+
+@torch.no_grad()
+def _no_grad_helper(x):
+    return x + HP["beta"]
+
+
+class _Forms(nn.Module):
+    def __init__(self, form, cfg=None):
+        super().__init__()
+        self.form, self.cfg = form, cfg
+
+    @property
+    def gain(self):
+        return SCALE * 2
+
+    def forward(self, x):
+        f = self.form
+        if f == "list":
+            return x * LST[0] + sum(LST)
+        if f == "dict_get":
+            return x * HP.get("beta", 0.0)
+        if f == "class_attr":
+            return x * _Scale.beta
+        if f == "staticmethod":
+            return _Scale.apply(x)
+        if f == "decorated":
+            return _wrapped_helper(x) + _no_grad_helper(x)
+        if f == "property":
+            return x * self.gain
+        return x * self.cfg()
+
+
+def _closure_config():
+    cfg = _Config()
+    return (lambda: cfg.beta), cfg
+
+
+def _change(form, value, cfg):
+    global SCALE
+    SCALE = value
+    HP["beta"] = value
+    LST[0] = value
+    _Scale.beta = value
+    if cfg is not None:
+        cfg.beta = value
+
+
+@pytest.mark.parametrize("form", ["list", "dict_get", "class_attr", "staticmethod", "decorated", "property",
+                                  "closure_object"])
+def test_every_form_of_reading_a_plain_value_follows_it(form):
+    saved = (SCALE, dict(HP), list(LST), _Scale.beta)
+    read, cfg = _closure_config() if form == "closure_object" else (None, None)
+    model, x = _Forms(form, read), torch.randn(3)
+    fast = fxla.compile(model)
+    try:
+        for value in (2.0, 3.0, 2.0):
+            _change(form, value, cfg)
+            torch.testing.assert_close(fast(x), model(x))
+    finally:
+        _change(form, saved[0], None)
+        HP.clear()
+        HP.update(saved[1])
+        LST[:] = saved[2]
+        _Scale.beta = saved[3]
+
+
+class _Logs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.l(x) * HP["beta"]
+
+    def log_stats(self):            # (never called by forward: its reads are not watched)
+        return f"step {HP['step']} {SCALE}"
+
+
+def test_values_forward_does_not_read_change_nothing():
+    """A method forward never calls, another key of a dict forward reads, an equal config object made anew: none
+    of them is a change (no trace, no StateChangeError)."""
+    global SCALE, CONFIG
+    saved = (SCALE, dict(HP), CONFIG)
+    model, x = _Logs(), torch.randn(2, 3)
+    fast = fxla.compile(model)
+    try:
+        HP["step"] = 0
+        fast(x)
+        traces = fast._history.compiles
+        for i in range(20):
+            SCALE, HP["step"], CONFIG = float(i), i, _Config()
+            torch.testing.assert_close(fast(x), model(x))
+        assert fast._history.compiles == traces
+    finally:
+        SCALE, CONFIG = saved[0], saved[2]
+        HP.clear()
+        HP.update(saved[1])
+
+
+def test_helpers_of_the_same_name_in_two_modules_are_both_followed():
+    import types
+    for n, scale in (("_mod_a", 1.0), ("_mod_b", 10.0)):
+        mod = types.ModuleType(n)
+        mod.__file__ = __file__
+        exec("SCALE = %r\ndef helper(x):\n    return x * SCALE\n" % scale, vars(mod))
+        globals()[n] = mod
+
+    class Two(nn.Module):
+        def forward(self, x):
+            return _mod_a.helper(x) + _mod_b.helper(x)  # noqa: F821  (made above)
+    model, x = Two(), torch.ones(2)
+    fast = fxla.compile(model)
+    for a, b in ((3.0, 10.0), (3.0, 5.0)):
+        _mod_a.SCALE, _mod_b.SCALE = a, b  # noqa: F821
+        torch.testing.assert_close(fast(x), model(x))
+
+
+class _Slotted:
+    __slots__ = ("_d",)
+
+    def __init__(self):
+        self._d = {"beta": 2.0}
+
+    def __getattr__(self, k):
+        return self._d[k]          # (KeyError for anything else: getattr must not crash the compile)
+
+
+SLOTTED = _Slotted()
+
+
+def test_a_config_whose_getattr_raises_compiles():
+    class M(nn.Module):
+        def forward(self, x):
+            return x * SLOTTED.beta
+    model, x = M(), torch.ones(2)
+    fast = fxla.compile(model)
+    torch.testing.assert_close(fast(x), model(x))
+    SLOTTED._d["beta"] = 4.0
+    torch.testing.assert_close(fast(x), model(x))
