@@ -256,8 +256,16 @@ def _none_member(module_ref, nones) -> "CompiledModule":
     module = _live(module_ref)
     tracer, concrete_args, remedies = module._tracing
     gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
-    _drop_stale_traces(module)
-    member = _alias_member(module_ref, gm)
+    structure = module._modes.watch.structure
+    if structure is not None and structure.moved():     # (it registered a buffer: the mode's trace holds the old)
+        _drop_stale_traces(module)
+        module._modes.traces[module._modes.mode] = _use_trace(module, _trace(module.original, *module._tracing))
+    graph_module, options = module.graph_module, module._options     # (a None input takes no shard= spec)
+    module._options = dict(options, shard={k: v for k, v in module.shard.items() if k not in nones})
+    try:
+        member = _member(module, gm)
+    finally:
+        module.graph_module, module._options = graph_module, options
     if module._dynamic is not None:
         member._dynamic = SymbolicPrograms(module._dynamic.spec.restricted(member._binding.names), option_error)
     return member
@@ -485,13 +493,13 @@ class CompiledModule(CompileControl):
         if self._per_shape is not None:
             module, values = self._per_shape.module_for(example_inputs, {})
             return module.lower(*values)
-        target, values = self._routed(example_inputs, {})
+        target, values = self._routed(example_inputs, {})     # (defaults bound, as a call binds them)
         if target is not self:
             return target.lower(*values)
         with COMPILING:
-            stages = self._pipeline.lower(self.graph_module, example_inputs) if self._dynamic is None else \
-                self._dynamic.lower(self, self.graph_module, example_inputs)
-        stages.compile_for_hlo = functools.partial(self.executable_for, *example_inputs)     # (Stages.hlo)
+            stages = self._pipeline.lower(self.graph_module, values) if self._dynamic is None else \
+                self._dynamic.lower(self, self.graph_module, values)
+        stages.compile_for_hlo = functools.partial(self.executable_for, *values)     # (Stages.hlo)
         return stages
 
     def trace_for(self, *args, **kwargs):
@@ -571,7 +579,7 @@ class CompiledModule(CompileControl):
             module, values = self._per_shape.module_for(args, {})
             return module.executable_for(*values)
         module, values = self._routed(args, {})
-        return self._entry(args).executable if module is self else module.executable_for(*values)
+        return self._entry(values).executable if module is self else module.executable_for(*values)
 
     @property
     def cache_size(self) -> int:

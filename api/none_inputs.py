@@ -9,13 +9,16 @@ trace: it runs a trace of the model made with those parameters fixed at ``None``
 so every ``is None`` test answers as in eager PyTorch. Each set of ``None`` inputs is one variant, compiled as a
 member of the module (its parameter store, name and watched state; its own signatures and call plans), made in the
 mode the call runs in (``train()``/``eval()``, watched attributes: :mod:`fxla.modes`), kept at most
-``MAX_VARIANTS`` at a time (least recently used dropped first).
+``MAX_VARIANTS`` at a time (least recently used dropped first); each keeps up to ``max_signatures`` signatures
+of its own. A variant whose trace changes the model's structure (registers a buffer in its ``None`` branch) drops
+every other program, and the mode's own trace is made again from the model as it is now.
 
 Only arguments that are ``None`` themselves select a variant; a ``None`` inside a tuple, list or dict argument is
 a value of the trace made for that container (``concrete_shapes=True`` traces each call's structure).
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Sequence, Tuple
 
@@ -40,28 +43,37 @@ class NoneVariants:
                  mode: Callable[[], Any], lock):
         self._make, self._drop, self._mode, self._lock = make, drop, mode, lock
         self._variants: "OrderedDict[Any, Any]" = OrderedDict()
+        self._order = threading.Lock()          # (the dict's own: calls look variants up without the other)
 
     def member(self, nones: Tuple[str, ...]):
         """The compiled member for calls giving ``None`` to the inputs ``nones`` (traced now if new)."""
         key = (self._mode(), nones)
-        compiled = self._variants.get(key)
-        if compiled is not None:
-            self._variants.move_to_end(key)
-            return compiled
+        with self._order:
+            compiled = self._variants.get(key)
+            if compiled is not None:
+                self._variants.move_to_end(key)
+                return compiled
         with self._lock:
             compiled = self._variants.get(key)
             if compiled is None:
                 compiled = self._make(nones)
-                self._variants[(self._mode(), nones)] = compiled    # (its trace may have added watched state)
-                while len(self._variants) > MAX_VARIANTS:
-                    self._drop(self._variants.popitem(last=False)[1])
+                with self._order:
+                    self._variants[(self._mode(), nones)] = compiled    # (its trace may have added watched state)
+                    dropped = [self._variants.popitem(last=False)[1]
+                               for _ in range(len(self._variants) - MAX_VARIANTS)]
+                for old in dropped:
+                    self._drop(old)
         return compiled
 
     def cache_size(self) -> int:
         """How many input signatures the variants have compiled."""
-        return sum(compiled.cache_size for compiled in self._variants.values())
+        with self._order:
+            variants = list(self._variants.values())
+        return sum(compiled.cache_size for compiled in variants)
 
     def clear(self) -> None:
-        for compiled in self._variants.values():
+        with self._order:
+            variants = list(self._variants.values())
+            self._variants.clear()
+        for compiled in variants:
             self._drop(compiled)
-        self._variants.clear()

@@ -178,3 +178,31 @@ def test_export_of_a_none_call_holds_the_none_trace(tmp_path):
     fxla.export(model, (x, mask), tmp_path / "mask")
     _same(fxla.load(tmp_path / "none")(x, None), model(x))
     _same(fxla.load(tmp_path / "mask")(x, mask), model(x, mask))
+
+
+class _Resets(torch.nn.Module):
+    """The None branch replaces a buffer (a new object): the tensor call after it reads the new one, as eager."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(3))
+
+    def forward(self, x, reset=None):
+        if reset is None:
+            self.register_buffer("cache", torch.full((3,), 7.0))
+        return x + self.cache
+
+
+def test_a_none_trace_that_replaces_a_buffer_leaves_no_stale_program():
+    model, twin, x = _Resets(), _Resets(), torch.zeros(3)
+    fast = fxla.compile(model)
+    for reset in (torch.ones(3), None, torch.ones(3), None, torch.ones(3)):
+        _same(fast(x, reset), twin(x, reset))
+
+
+def test_lower_and_precompile_bind_defaults_as_a_call_does():
+    fast = fxla.compile(lambda x, w=torch.full((3,), 3.0): x * w)
+    x = torch.ones(3)
+    assert "stablehlo.multiply" in fast.lower(x).stablehlo
+    fast.precompile((x,))
+    _same(fast(x), x * 3)
