@@ -282,8 +282,21 @@ class LoadedModule:
     def _describe(self) -> str:
         return ", ".join(f"{i['dtype']}{i['shape']}" for i in self._inputs)
 
+    def _padded(self, args: tuple) -> tuple:
+        """``args`` and the trailing arguments the export bound to their default ``None`` (an example that gave
+        fewer: ``fxla.export(model, (x,))`` of ``forward(x, mask=None)``), else ``args``."""
+        spec = self._input_spec
+        n = spec.num_children if spec.type is tuple else 0
+        if not len(args) < n:
+            return args
+        children = spec.children()
+        start = sum(c.num_leaves for c in children[:len(args)])
+        if all(c.is_leaf() for c in children[len(args):]) and all(s is None for s in self._input_static[start:]):
+            return args + (None,) * (n - len(args))
+        return args
+
     def __call__(self, *args):
-        leaves, spec = pytree.tree_flatten(tuple(args))
+        leaves, spec = pytree.tree_flatten(self._padded(tuple(args)))
         if spec != self._input_spec:
             raise InputError(f"{self.__name__}: the inputs have structure {spec}, but the artifact was exported "
                              f"for {self._input_spec}\nfix: call it like the example inputs given to fxla.export")

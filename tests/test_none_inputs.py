@@ -177,6 +177,7 @@ def test_export_of_a_none_call_holds_the_none_trace(tmp_path):
     fxla.export(model, (x,), tmp_path / "none")
     fxla.export(model, (x, mask), tmp_path / "mask")
     _same(fxla.load(tmp_path / "none")(x, None), model(x))
+    _same(fxla.load(tmp_path / "none")(x), model(x))          # (called like the example: the default None)
     _same(fxla.load(tmp_path / "mask")(x, mask), model(x, mask))
 
 
