@@ -255,6 +255,8 @@ def _none_member(module_ref, nones) -> "CompiledModule":
     """The compiled module of a trace with the inputs ``nones`` fixed at ``None`` (fxla.none_inputs)."""
     module = _live(module_ref)
     tracer, concrete_args, remedies = module._tracing
+    logger.info("%s: a call gives None to %s: traced with %s fixed at None", module.__name__, ", ".join(nones),
+                "it" if len(nones) == 1 else "them")
     gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
     structure = module._modes.watch.structure
     if structure is not None and structure.moved():     # (it registered a buffer: the mode's trace holds the old)

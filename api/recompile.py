@@ -71,6 +71,10 @@ def phase_observer(module: "CompileControl"):
     return observe
 
 
+#: a name a signature has no input for: a call gave None to it (fxla.none_inputs), or it is a constant of its trace
+_ABSENT = "None/constant"
+
+
 class RecompileWarning(UserWarning):
     """A compiled module compiled more input signatures than its ``recompile_budget``."""
 
@@ -177,7 +181,7 @@ class CompileControl:
             return "the first call"
         number, previous = history.previous
         old, new = dict(previous), dict(inputs)
-        changed = [f"{name} {old.get(name, 'absent')} -> {new.get(name, 'absent')}"
+        changed = [f"{name} {old.get(name, _ABSENT)} -> {new.get(name, _ABSENT)}"
                    for name in dict.fromkeys([*old, *new]) if old.get(name) != new.get(name)]
         more = len(changed) - _SHOWN_CHANGES
         shown = changed[:_SHOWN_CHANGES] + ([f"and {more} more"] if more > 0 else [])
