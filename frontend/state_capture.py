@@ -166,6 +166,21 @@ class StateCapture:
                 fix=f"register the buffer in __init__ (self.register_buffer('{name}', torch.zeros(...))) and "
                     f"assign it in forward (self.{name} = ...), or keep the value in a plain attribute"))
 
+    def registered_buffer(self, mod: torch.nn.Module, name: str, tensor: Any) -> None:
+        """``register_buffer(name, tensor)`` in forward, ``tensor`` made there (not traced): eager registers a new
+        one at every call, so each compiled call writes its value into the buffer (a ``copy_`` of a constant into
+        the buffer's ``get_attr``, ``node.meta["state_assignment"]``): what another trace or the caller changed in
+        the buffer since does not survive the call, as in eager."""
+        tracer = self.tracer
+        path = tracer.path_of_module(mod)
+        if path is None or not isinstance(tensor, torch.Tensor) or isinstance(tensor, Proxy) or tensor.requires_grad:
+            return
+        qualname = f"{path}.{name}" if path else name
+        tracer._tensor_attrs[id(tensor)] = (qualname, tensor)
+        proxy = tracer.create_proxy("call_method", "copy_", (tracer.get_attr_proxy(qualname), tensor.detach().clone()),
+                                    {})
+        proxy.node.meta[M.STATE_ASSIGNMENT] = qualname
+
     def _set(self, mod: torch.nn.Module, name: str, value: Any, orig_setattr: Callable) -> None:
         self._restore.append((mod, name, mod.__dict__[name] if name in mod.__dict__ else _UNSET))
         orig_setattr(mod, name, value)

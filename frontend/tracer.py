@@ -121,7 +121,9 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     def register_buffer(mod, name, tensor, persistent=True):
         if not passing():
             state.check_register_buffer(name, tensor)
-        return orig_register(mod, name, tensor, persistent)
+        orig_register(mod, name, tensor, persistent)
+        if not passing():
+            state.registered_buffer(mod, name, tensor)
 
     versions = state_versions(tracer.root)
     reads.start()
@@ -570,13 +572,13 @@ class Tracer(TracerBase):
         for name, mod in self.root.named_modules(remove_duplicate=False):
             self._module_paths.setdefault(id(mod), name)
             prefix = f"{name}." if name else ""
+            for store in (mod._parameters, mod._buffers):     # (first: a buffer is read by its name, not as a
+                for key, value in store.items():              # constant an earlier trace left pointing to it)
+                    if value is not None:
+                        self._tensor_attrs.setdefault(id(value), (prefix + key, value))
             for key, value in vars(mod).items():
                 if isinstance(value, torch.Tensor):
                     self._tensor_attrs.setdefault(id(value), (prefix + key, value))
-            for store in (mod._parameters, mod._buffers):
-                for key, value in store.items():
-                    if value is not None:
-                        self._tensor_attrs.setdefault(id(value), (prefix + key, value))
 
     # ---- entry point ----------------------------------------------------------------------
     def trace(self, root: Union[torch.nn.Module, Callable[..., Any]],

@@ -191,14 +191,17 @@ class _Resets(torch.nn.Module):
     def forward(self, x, reset=None):
         if reset is None:
             self.register_buffer("cache", torch.full((3,), 7.0))
+        else:
+            self.cache.add_(1.0)            # (the new buffer, changed in place: written back by its name)
         return x + self.cache
 
 
 def test_a_none_trace_that_replaces_a_buffer_leaves_no_stale_program():
-    model, twin, x = _Resets(), _Resets(), torch.zeros(3)
+    model, twin, x, t = _Resets(), _Resets(), torch.zeros(3), torch.ones(3)
     fast = fxla.compile(model)
-    for reset in (torch.ones(3), None, torch.ones(3), None, torch.ones(3)):
+    for reset in (t, t, None, t, t, None, t, t, t):
         _same(fast(x, reset), twin(x, reset))
+        _same(model.cache, twin.cache)
 
 
 def test_lower_and_precompile_bind_defaults_as_a_call_does():

@@ -91,3 +91,21 @@ def test_state_in_a_buffer_needs_no_watch():
     fast = fxla.compile(model)
     assert [fast(torch.ones(2))[0].item() for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert fast._modes.watch.state_names == () and len(fast._modes.traces) == 1
+
+
+def test_a_buffer_registered_in_forward_is_made_again_by_every_call():
+    """forward registers a new buffer at every call: what the caller (or another trace) changed in it meanwhile
+    does not survive the next call, as in eager (each compiled call writes the registered value into it)."""
+    class Fresh(torch.nn.Module):
+        def forward(self, x):
+            self.register_buffer("acc", torch.full((3,), 2.0))
+            self.acc.add_(x)
+            return self.acc * 1
+
+    model, twin, x = Fresh(), Fresh(), torch.ones(3)
+    fast = fxla.compile(model)
+    for _ in range(3):
+        torch.testing.assert_close(fast(x), twin(x))
+        torch.testing.assert_close(model.acc, twin.acc)
+        model.acc.mul_(10)
+        twin.acc.mul_(10)
