@@ -123,8 +123,9 @@ class AttributeWatch:
 
     def add_cell(self, cell: Any, name: str) -> bool:
         """Watch the closure cell ``cell`` (its contents), named ``name``; whether it is new."""
-        if name in self.names:
+        if any(c is cell for c in self._cells):
             return False
+        name = self._unique(name)
         self.names += (name,)
         self._cell_names.append(name)
         self._cells += (cell,)
@@ -134,14 +135,23 @@ class AttributeWatch:
     def add_chain(self, read: Callable[[], Any], key: Any, name: str) -> bool:
         """Watch the end value of a chain (``read()`` gives it now; ``key`` identifies the chain), named ``name``;
         whether it is new."""
-        if key in self._chain_keys or name in self.names:
+        if key in self._chain_keys:
             return False
         self._chain_keys.add(key)
+        name = self._unique(name)
         self.names += (name,)
         self._chain_names.append(name)
         self._chains += (read,)
         self._raw = None
         return True
+
+    def _unique(self, name: str) -> str:
+        """``name``, numbered when another watched value has it (two closures of one factory's functions)."""
+        n, unique = 1, name
+        while unique in self.names:
+            n += 1
+            unique = f"{name} #{n}"
+        return unique
 
     def _moved(self, holder: dict, attr: str, name: str, owner: Any) -> bool:
         if name in self._object_names:

@@ -50,7 +50,7 @@ def is_plain(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is plain data a trace bakes in (and compares by value)."""
     if value is None or isinstance(value, _SCALARS):
         return True
-    return depth < 2 and type(value) in (tuple, list) and len(value) <= 16 and \
+    return depth < 2 and type(value) in (tuple, list) and len(value) <= 64 and \
         all(is_plain(v, depth + 1) for v in value)
 
 
@@ -114,7 +114,7 @@ def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
             while j < len(ins) and len(steps) < 4:
                 if ins[j].opname == "LOAD_METHOD" and ins[j].argval == "get" and j + 1 < len(ins) and \
                         ins[j + 1].opname == "LOAD_CONST" and type(ins[j + 1].argval) in (str, int):
-                    steps.append(("key", ins[j + 1].argval))           # (d.get("k") / d.get("k", default))
+                    steps.append(("get", ins[j + 1].argval))           # (d.get("k") / d.get("k", default))
                     break
                 if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
                     steps.append(ins[j].argval)
@@ -134,8 +134,8 @@ def _step(value: Any, step: Any) -> Any:
     try:
         if isinstance(step, tuple):
             key = step[1]
-            if type(value) is dict:
-                return value.get(key, _ABSENT)
+            if isinstance(value, dict):             # (OrderedDict, a dict subclass: its items, not its __getitem__)
+                return dict.get(value, key, _ABSENT)
             if type(value) in (list, tuple) and type(key) is int and -len(value) <= key < len(value):
                 return value[key]
             return _ABSENT
@@ -201,8 +201,13 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
             if value is _ABSENT or is_plain(value):
                 break
             value, used = _step(value, step), used + (step,)
-        if value is not _ABSENT and not is_plain(value) or (value is _ABSENT and used):
-            continue                    # (not plain data; a chain whose link is missing now is not followed)
+        if user and isinstance(value, torch.nn.Module):     # (CRIT(x): the
+            forward = _function(inspect.getattr_static(type(value), "forward", None))    # self.eps its forward reads)
+            steps = [used + (a,) for a in dict.fromkeys(_self_names(forward))] if forward is not None else []
+            found.extend(_module_reads(holder, name, read, steps, value, where, kind, seen))
+            continue
+        if value is not _ABSENT and not is_plain(value) or (value is _ABSENT and used and used[-1][0] != "get"):
+            continue                    # (not plain data; a chain whose link is missing now: only d.get("k"))
         key = (id(holder), name, used)
         if key in seen:
             continue
@@ -214,6 +219,20 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
         else:
             found.append((kind, holder, name, label))
     return found
+
+
+def _module_reads(holder, name, read, chains, module, where, kind, seen) -> Iterator[Tuple[str, Any, Any, str]]:
+    """The chain watches of the plain attributes a module reached from a global or a closure variable (not part of
+    the model: nothing else watches it) reads as ``self.<attr>`` in its forward."""
+    for used in chains:
+        value = _step(module, used[-1])
+        key = (id(holder), name, used)
+        if value is _ABSENT or not is_plain(value) or key in seen:
+            continue
+        seen.add(key)
+        text = name + "".join(f".{s}" for s in used)
+        label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
+        yield "chain", functools.partial(_resolve, read, used), (holder, name, used), label
 
 
 @functools.lru_cache(maxsize=None)
@@ -250,8 +269,12 @@ def _named(fn: types.FunctionType) -> Iterator[Any]:
         value = root[1]() if root is not None else _ABSENT
         if isinstance(value, types.ModuleType) and steps and isinstance(steps[0], str):
             value = _step(value, steps[0])
+        elif isinstance(value, type) and issubclass(value, torch.autograd.Function) and steps[:1] == ("apply",):
+            value = inspect.getattr_static(value, "forward", _ABSENT)              # (Fn.apply: its forward)
         elif isinstance(value, type) and steps and isinstance(steps[0], str):      # (Helper.scale: a static method)
             value = inspect.getattr_static(value, steps[0], _ABSENT)
+        if isinstance(value, torch.nn.Module):          # (a module instance called: its forward)
+            value = inspect.getattr_static(type(value), "forward", _ABSENT)
         if value is not _ABSENT:
             yield value
 

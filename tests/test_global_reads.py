@@ -1,5 +1,6 @@
 """Plain globals and closure variables the traced code reads are watched like plain attributes
 (fxla.frontend.global_reads): a call after one changed runs the trace of the new value, as eager reads it."""
+import collections
 import copy
 import functools
 
@@ -374,3 +375,67 @@ def test_a_config_whose_getattr_raises_compiles():
     torch.testing.assert_close(fast(x), model(x))
     SLOTTED._d["beta"] = 4.0
     torch.testing.assert_close(fast(x), model(x))
+
+
+class _OrderedConfig(collections.OrderedDict):
+    pass
+
+
+OCFG = _OrderedConfig(beta=1.0)
+HQ: dict = {}
+BIG = [1.0] * 20
+
+
+def _make_scaled(cfg):
+    def scaled(x):
+        return x * cfg.beta
+    return scaled
+
+
+class _Smooth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.eps = 0.0
+
+    def forward(self, x):
+        return x + self.eps + SCALE
+
+
+CRIT = _Smooth()
+
+
+class _ScaleFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * SCALE
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * SCALE
+
+
+def test_more_forms_of_reading_a_plain_value_follow_it():
+    """Closures of one factory's functions (one label), a dict subclass, ``d.get(k, default)`` of a key added
+    later, a global module instance's own attributes and forward, an autograd.Function's forward, a long list."""
+    global SCALE
+    first, second = _Config(), _Config()
+    f1, f2 = _make_scaled(first), _make_scaled(second)
+
+    class M(nn.Module):
+        def forward(self, x):
+            return (f1(x) + 10 * f2(x) + OCFG["beta"] + HQ.get("beta", 1.0) + CRIT(x) + _ScaleFn.apply(x)
+                    + sum(BIG))
+    model, x = M(), torch.ones(2)
+    fast = fxla.compile(model)
+    saved = SCALE
+    try:
+        torch.testing.assert_close(fast(x), model(x))
+        for change in (lambda: setattr(second, "beta", 5.0), lambda: OCFG.__setitem__("beta", 3.0),
+                       lambda: HQ.__setitem__("beta", 6.0), lambda: setattr(CRIT, "eps", 2.0),
+                       lambda: globals().__setitem__("SCALE", 4.0), lambda: BIG.__setitem__(19, 11.0)):
+            change()
+            torch.testing.assert_close(fast(x), model(x))
+    finally:
+        SCALE, CRIT.eps, BIG[19] = saved, 0.0, 1.0
+        OCFG["beta"] = 1.0
+        HQ.clear()
