@@ -85,6 +85,21 @@ def tensor_dot(a, b):
     return a.dot(b)
 
 
+# CHECK-LABEL: case torch.vdot:
+# CHECK:         func.func @main(%[[A:.+]]: tensor<8xf32>, %[[B:.+]]: tensor<8xf32>)
+# CHECK:         %[[DOT:.+]] = fxla.matmul %[[A]], %[[B]] : tensor<8xf32>, tensor<8xf32> -> tensor<f32>
+@case(torch.vdot, t(8), t(8))
+def vdot(a, b):
+    return torch.vdot(a, b)
+
+
+# CHECK-LABEL: case Tensor.vdot:
+# CHECK:         %[[DOT:.+]] = fxla.matmul %{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32> -> tensor<f32>
+@case(torch.Tensor.vdot, t(8), t(8))
+def tensor_vdot(a, b):
+    return a.vdot(b)
+
+
 # CHECK-LABEL: case torch.mm:
 # CHECK:         func.func @main(%[[A:.+]]: tensor<3x8xbf16>, %[[B:.+]]: tensor<8x4xbf16>)
 # CHECK:         %[[MATMUL:.+]] = fxla.matmul %[[A]], %[[B]] : tensor<3x8xbf16>, tensor<8x4xbf16> -> tensor<3x4xbf16>
