@@ -248,9 +248,9 @@ def _library_dirs() -> Tuple[str, ...]:
 def _user_file(filename: str) -> bool:
     """Whether ``filename`` is the user's code: not the standard library, an installed package (any
     ``site-packages`` / ``dist-packages`` folder) or fxla; code typed at a prompt (``<stdin>``, ``<ipython-input-1>``)
-    is, Python's frozen modules are not."""
-    if filename.startswith("<"):
-        return not filename.startswith("<frozen")
+    is, Python's frozen modules and generated graph code are not."""
+    if filename.startswith("<"):        # (not Python's frozen modules, nor fxla's and torch.fx's generated code)
+        return not filename.startswith(("<frozen", "<fxla-generated", "<eval_with_key"))
     path = os.path.realpath(filename)
     return not path.startswith(_library_dirs()) and \
         not any(part in ("site-packages", "dist-packages") for part in path.split(os.sep))
