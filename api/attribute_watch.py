@@ -20,13 +20,16 @@ adds it to the mode, so a call after one changed runs the trace of the new value
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from fxla.frontend.global_reads import ABSENT, cell_value
+
 __all__ = ["AttributeWatch", "shown"]
 
-_MISSING = object()
+_MISSING = ABSENT        # (what a read of a value that is not there gives, as the global reads' chains do)
 
 
 class _Same:
@@ -90,11 +93,8 @@ class AttributeWatch:
         self._object_names: List[str] = []
         self._object_dicts: Tuple[dict, ...] = ()
         self._object_attrs: Tuple[str, ...] = ()
-        #: closure cells forward's code reads (fxla.frontend.global_reads): read before every call too
-        self._cell_names: List[str] = []
-        self._cells: Tuple[Any, ...] = ()
-        #: chains of attributes and keys from a global or closure variable (``CONFIG.beta``): each one's end value,
-        #: looked up again before every call (its ``read()``)
+        #: closure cells forward's code reads and chains of attributes and keys from a global or closure variable
+        #: (``CONFIG.beta``; fxla.frontend.global_reads): each one's value, read again before every call (``read()``)
         self._chain_names: List[str] = []
         self._chains: Tuple[Callable[[], Any], ...] = ()
         self._chain_keys: set = set()
@@ -123,14 +123,7 @@ class AttributeWatch:
 
     def add_cell(self, cell: Any, name: str) -> bool:
         """Watch the closure cell ``cell`` (its contents), named ``name``; whether it is new."""
-        if any(c is cell for c in self._cells):
-            return False
-        name = self._unique(name)
-        self.names += (name,)
-        self._cell_names.append(name)
-        self._cells += (cell,)
-        self._raw = None
-        return True
+        return self.add_chain(functools.partial(cell_value, cell), ("cell", id(cell)), name)
 
     def add_chain(self, read: Callable[[], Any], key: Any, name: str) -> bool:
         """Watch the end value of a chain (``read()`` gives it now; ``key`` identifies the chain), named ``name``;
@@ -187,11 +180,9 @@ class AttributeWatch:
 
     def tokens(self) -> Tuple[Any, ...]:
         """The object attributes' keys now (the same tuple object while nothing changed)."""
-        if not self._object_dicts and not self._cells and not self._chains:
+        if not self._object_dicts and not self._chains:
             return ()
         raw = tuple(map(dict.get, self._object_dicts, self._object_attrs))
-        if self._cells:
-            raw += tuple(map(_cell_value, self._cells))
         if self._chains:
             raw += tuple(read() for read in self._chains)
         if self._raw is not None and _equal(raw, self._raw) and not self._mutable:
@@ -205,13 +196,13 @@ class AttributeWatch:
     def state(self) -> Tuple[Any, ...]:
         """The watched values' keys: the module attributes' as of the last :meth:`refresh`, then the object
         attributes' now (hashable; equal while nothing watched changed)."""
-        return self.values + ((self.tokens(),) if self._object_dicts or self._cells or self._chains else ())
+        return self.values + ((self.tokens(),) if self._object_dicts or self._chains else ())
 
     def describe(self, state: Tuple[Any, ...]) -> Dict[str, Any]:
         """``{qualified name: key}`` of a :meth:`state`."""
         out = dict(zip(self._module_names, state))
-        if (self._object_dicts or self._cells or self._chains) and len(state) > len(self._module_names):
-            out.update(zip(self._object_names + self._cell_names + self._chain_names, state[len(self._module_names)]))
+        if (self._object_dicts or self._chains) and len(state) > len(self._module_names):
+            out.update(zip(self._object_names + self._chain_names, state[len(self._module_names)]))
         return out
 
     def changed(self, old: Tuple[Any, ...], new: Tuple[Any, ...]) -> List[str]:
@@ -219,13 +210,6 @@ class AttributeWatch:
         before, after = self.describe(old), self.describe(new)
         return [f"{n}: {shown(before.get(n, _MISSING))} -> {shown(after.get(n, _MISSING))}"
                 for n in after if n not in before or not _equal(before[n], after[n])]
-
-
-def _cell_value(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:                              # (deleted: ``del beta`` in the enclosing function)
-        return _MISSING
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -8,10 +8,10 @@ watched; so are these: :func:`plain_reads` lists, for each function whose reads 
 included) and the closure variables it reads whose value is plain data (numbers, strings, booleans, ``None``, and
 tuples and small lists of them), and the plain values it reaches from a global or a closure variable through
 attributes, constant keys and constant indices (``CONFIG.beta``, ``HP["beta"]``, ``HP.get("beta")``,
-``cfg.train.lr``, ``LR[0]``, ``Config.beta`` of a class): such a chain is looked up again before every call and only its end value counts, so
-replacing ``cfg.train`` by an object with another ``lr`` is seen, and a change elsewhere in ``HP`` or an equal
-config object made anew is not a change.  :class:`fxla.modes.ModeWatch` reads them before each call, and a call
-after one changed runs the trace of the new value, as for an attribute.
+``cfg.train.lr``, ``LR[0]``, ``Config.beta`` of a class): such a chain is looked up again before every call and
+only its end value counts, so replacing ``cfg.train`` by an object with another ``lr`` is seen, and a change
+elsewhere in ``HP`` or an equal config object made anew is not a change.  :class:`fxla.modes.ModeWatch` reads
+them before each call, and a call after one changed runs the trace of the new value, as for an attribute.
 
 The functions watched are those a trace starts from (every module class's ``forward``, ``fxla.compile_step``'s
 ``loss_fn``, a compiled function) and, in the user's own code (not the standard library, an installed package or
@@ -35,7 +35,10 @@ from typing import Any, Callable, Iterator, List, Tuple
 
 import torch
 
-__all__ = ["plain_reads", "traced_functions", "is_plain", "MAX_DEPTH", "MAX_FUNCTIONS"]
+from .source import is_internal_file
+
+__all__ = ["plain_reads", "traced_functions", "is_plain", "instructions", "cell_value", "ABSENT", "MAX_DEPTH",
+           "MAX_FUNCTIONS"]
 
 #: how many calls deep the user's functions are followed from one a trace starts from
 MAX_DEPTH = 16
@@ -43,7 +46,8 @@ MAX_DEPTH = 16
 MAX_FUNCTIONS = 256
 
 _SCALARS = (bool, int, float, complex, str, bytes)
-_ABSENT = type("Absent", (), {"__repr__": lambda self: "(not set)", "__slots__": ()})()
+#: what a read of a value that is not there gives (a global not defined, an empty cell, a missing key)
+ABSENT = type("Absent", (), {"__repr__": lambda self: "(not set)", "__slots__": ()})()
 
 
 def is_plain(value: Any, depth: int = 0) -> bool:
@@ -89,7 +93,8 @@ def _unwrapped(fn: Any) -> Iterator[types.FunctionType]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _instructions(code: types.CodeType) -> Tuple[dis.Instruction, ...]:
+def instructions(code: types.CodeType) -> Tuple[dis.Instruction, ...]:
+    """``code``'s bytecode instructions (read once per code object)."""
     return tuple(dis.get_instructions(code))
 
 
@@ -106,7 +111,7 @@ def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
     the attributes (``LOAD_ATTR``, ``LOAD_METHOD``: a str step) and constant subscripts (``LOAD_CONST k;
     BINARY_SUBSCR``: ``("key", k)``) read from it right after; nested code included."""
     for part in _codes(code):
-        ins = _instructions(part)
+        ins = instructions(part)
         for i, op in enumerate(ins):
             if op.opname not in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
                 continue
@@ -129,38 +134,39 @@ def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
 
 
 def _step(value: Any, step: Any) -> Any:
-    """``value``'s attribute or constant item ``step``, ``_ABSENT`` where it has none (or reading it fails); a
+    """``value``'s attribute or constant item ``step``, ``ABSENT`` where it has none (or reading it fails); a
     library module's attributes are not read (constants)."""
     try:
         if isinstance(step, tuple):
             key = step[1]
             if isinstance(value, dict):             # (OrderedDict, a dict subclass: its items, not its __getitem__)
-                return dict.get(value, key, _ABSENT)
+                return dict.get(value, key, ABSENT)
             if type(value) in (list, tuple) and type(key) is int and -len(value) <= key < len(value):
                 return value[key]
-            return _ABSENT
+            return ABSENT
         if isinstance(value, types.ModuleType) and not _user_module(value):
-            return _ABSENT
-        return getattr(value, step, _ABSENT)
+            return ABSENT
+        return getattr(value, step, ABSENT)
     except Exception:  # noqa: BLE001  (a __getattr__ that raises something else: not followed)
-        return _ABSENT
+        return ABSENT
 
 
 def _resolve(root: Callable[[], Any], steps: Tuple[Any, ...]) -> Any:
-    """The value at the end of a chain now: ``root()``, then each step (``_ABSENT`` once a link is missing)."""
+    """The value at the end of a chain now: ``root()``, then each step (``ABSENT`` once a link is missing)."""
     value = root()
     for step in steps:
-        if value is _ABSENT:
+        if value is ABSENT:
             break
         value = _step(value, step)
     return value
 
 
-def _cell_value(cell: Any) -> Any:
+def cell_value(cell: Any) -> Any:
+    """A closure cell's contents, or :data:`ABSENT`."""
     try:
         return cell.cell_contents
     except ValueError:                  # (an empty cell: not assigned yet)
-        return _ABSENT
+        return ABSENT
 
 
 def _roots(fn: types.FunctionType):
@@ -171,8 +177,8 @@ def _roots(fn: types.FunctionType):
     def root(kind: str, name: str):
         if kind == "cell":
             cell = cells.get(name)
-            return None if cell is None else (cell, functools.partial(_cell_value, cell))
-        return globals_, functools.partial(globals_.get, name, _ABSENT)
+            return None if cell is None else (cell, functools.partial(cell_value, cell))
+        return globals_, functools.partial(globals_.get, name, ABSENT)
     return root
 
 
@@ -195,10 +201,10 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
             continue
         holder, read = root
         value, used = read(), ()
-        if value is _ABSENT and kind == "global" and name in vars(builtins):
+        if value is ABSENT and kind == "global" and name in vars(builtins):
             continue                    # (a builtin: range, len)
         for step in steps:              # (up to the first plain value: what the code computes with)
-            if value is _ABSENT or is_plain(value):
+            if value is ABSENT or is_plain(value):
                 break
             value, used = _step(value, step), used + (step,)
         if user and isinstance(value, torch.nn.Module):     # (CRIT(x): the
@@ -206,18 +212,9 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
             steps = [used + (a,) for a in dict.fromkeys(_self_names(forward))] if forward is not None else []
             found.extend(_module_reads(holder, name, read, steps, value, where, kind, seen))
             continue
-        if value is not _ABSENT and not is_plain(value) or (value is _ABSENT and used and used[-1][0] != "get"):
+        if value is not ABSENT and not is_plain(value) or (value is ABSENT and used and used[-1][0] != "get"):
             continue                    # (not plain data; a chain whose link is missing now: only d.get("k"))
-        key = (id(holder), name, used)
-        if key in seen:
-            continue
-        seen.add(key)
-        text = name + "".join(f"[{s[1]!r}]" if isinstance(s, tuple) else f".{s}" for s in used)
-        label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
-        if used:
-            found.append(("chain", functools.partial(_resolve, read, used), (holder, name, used), label))
-        else:
-            found.append((kind, holder, name, label))
+        found.extend(_watch(kind, holder, name, read, used, where, seen))
     return found
 
 
@@ -226,33 +223,38 @@ def _module_reads(holder, name, read, chains, module, where, kind, seen) -> Iter
     the model: nothing else watches it) reads as ``self.<attr>`` in its forward."""
     for used in chains:
         value = _step(module, used[-1])
-        key = (id(holder), name, used)
-        if value is _ABSENT or not is_plain(value) or key in seen:
-            continue
-        seen.add(key)
-        text = name + "".join(f".{s}" for s in used)
-        label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
-        yield "chain", functools.partial(_resolve, read, used), (holder, name, used), label
+        if value is not ABSENT and is_plain(value):
+            yield from _watch(kind, holder, name, read, used, where, seen)
+
+
+def _watch(kind, holder, name, read, used, where, seen) -> Iterator[Tuple[str, Any, Any, str]]:
+    """The watch of the value at ``used`` from the global or closure variable ``name`` (in ``holder``; ``read()``
+    gives it now), labelled for messages; nothing when ``seen`` has it already."""
+    key = (id(holder), name, used)
+    if key in seen:
+        return
+    seen.add(key)
+    text = name + "".join(f"[{s[1]!r}]" if isinstance(s, tuple) else f".{s}" for s in used)
+    label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
+    yield ("chain", functools.partial(_resolve, read, used), (holder, name, used), label) if used else \
+        (kind, holder, name, label)
 
 
 @functools.lru_cache(maxsize=None)
-def _library_dirs() -> Tuple[str, ...]:
+def _stdlib_dirs() -> Tuple[str, ...]:
     paths = sysconfig.get_paths()
-    dirs = {paths[k] for k in ("stdlib", "platstdlib") if k in paths}
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # (fxla's own packages)
-    dirs.update(os.path.join(here, d) for d in ("api", "frontend", "lowering", "runtime", "dialects", "base"))
-    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
+    return tuple(os.path.join(os.path.realpath(paths[k]), "") for k in ("stdlib", "platstdlib") if k in paths)
 
 
 @functools.lru_cache(maxsize=4096)
 def _user_file(filename: str) -> bool:
-    """Whether ``filename`` is the user's code: not the standard library, an installed package (any
-    ``site-packages`` / ``dist-packages`` folder) or fxla; code typed at a prompt (``<stdin>``, ``<ipython-input-1>``)
-    is, Python's frozen modules and generated graph code are not."""
+    """Whether ``filename`` is the user's code: not fxla's or torch's (:func:`~fxla.base.source.is_internal_file`),
+    the standard library or an installed package (any ``site-packages`` / ``dist-packages`` folder); code typed at a
+    prompt (``<stdin>``, ``<ipython-input-1>``) is, Python's frozen modules and generated graph code are not."""
     if filename.startswith("<"):        # (not Python's frozen modules, nor fxla's and torch.fx's generated code)
         return not filename.startswith(("<frozen", "<fxla-generated", "<eval_with_key"))
     path = os.path.realpath(filename)
-    return not path.startswith(_library_dirs()) and \
+    return not is_internal_file(filename) and not path.startswith(_stdlib_dirs()) and \
         not any(part in ("site-packages", "dist-packages") for part in path.split(os.sep))
 
 
@@ -266,16 +268,16 @@ def _named(fn: types.FunctionType) -> Iterator[Any]:
     root_of = _roots(fn)
     for kind, name, steps in dict.fromkeys(_chains(fn.__code__)):
         root = root_of(kind, name)
-        value = root[1]() if root is not None else _ABSENT
+        value = root[1]() if root is not None else ABSENT
         if isinstance(value, types.ModuleType) and steps and isinstance(steps[0], str):
             value = _step(value, steps[0])
         elif isinstance(value, type) and issubclass(value, torch.autograd.Function) and steps[:1] == ("apply",):
-            value = inspect.getattr_static(value, "forward", _ABSENT)              # (Fn.apply: its forward)
+            value = inspect.getattr_static(value, "forward", ABSENT)              # (Fn.apply: its forward)
         elif isinstance(value, type) and steps and isinstance(steps[0], str):      # (Helper.scale: a static method)
-            value = inspect.getattr_static(value, steps[0], _ABSENT)
+            value = inspect.getattr_static(value, steps[0], ABSENT)
         if isinstance(value, torch.nn.Module):          # (a module instance called: its forward)
-            value = inspect.getattr_static(type(value), "forward", _ABSENT)
-        if value is not _ABSENT:
+            value = inspect.getattr_static(type(value), "forward", ABSENT)
+        if value is not ABSENT:
             yield value
 
 
@@ -286,7 +288,7 @@ def _self_names(fn: types.FunctionType) -> Iterator[str]:
         return
     first = code.co_varnames[0]
     for part in _codes(code):
-        ins = _instructions(part)
+        ins = instructions(part)
         for i, op in enumerate(ins[:-1]):
             if op.opname in ("LOAD_FAST", "LOAD_DEREF") and op.argval == first and \
                     ins[i + 1].opname in ("LOAD_ATTR", "LOAD_METHOD"):

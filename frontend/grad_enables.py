@@ -20,18 +20,17 @@ its decorator form.
 from __future__ import annotations
 
 import contextlib
-import dis
-import functools
 import sys
 import threading
 import types
-from typing import Iterator, Tuple
+from typing import Iterator
 
 import torch
 import torch.autograd.grad_mode
 import torch.utils._contextlib
 
 from . import meta as M
+from .global_reads import instructions
 from .source import is_internal_file, user_frame_location
 
 __all__ = ["recorded"]
@@ -76,15 +75,10 @@ _ENABLE_GRAD = torch.autograd.grad_mode.enable_grad
 _SET_GRAD = torch.autograd.grad_mode.set_grad_enabled
 
 
-@functools.lru_cache(maxsize=1024)
-def _instructions(code: types.CodeType) -> Tuple[dis.Instruction, ...]:
-    return tuple(dis.get_instructions(code))
-
-
 def _passes_true(code: types.CodeType, last: int) -> bool:
     """Whether the call ``code`` is making at offset ``last`` gets the constant ``True`` as its last argument."""
     before = None
-    for ins in _instructions(code):
+    for ins in instructions(code):
         if ins.offset >= last:
             break
         if ins.opname not in ("PRECALL", "KW_NAMES", "PUSH_NULL"):
