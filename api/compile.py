@@ -369,10 +369,9 @@ def _routed(module: "CompiledModule", args, kwargs):
     some of them, the module of their trace with those fixed at ``None`` and the other arguments
     (fxla.none_inputs)."""
     bound = module._binding.bind(args, kwargs)
-    nones = module._nones is not None and none_inputs(module._binding.names, bound)
-    if not nones:
+    if module._nones is None or all(v is not None for v in bound):     # (the names only for a call with a None)
         return module, bound
-    return module._nones.member(nones), tuple(v for v in bound if v is not None)
+    return module._nones.member(none_inputs(module._binding.names, bound)), tuple(v for v in bound if v is not None)
 
 
 class CompiledModule(CompileControl):
