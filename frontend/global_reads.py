@@ -8,7 +8,8 @@ watched; so are these: :func:`plain_reads` lists, for each function whose reads 
 included) and the closure variables it reads whose value is plain data (numbers, strings, booleans, ``None``, and
 tuples and small lists of them), and the plain values it reaches from a global or a closure variable through
 attributes, constant keys and constant indices (``CONFIG.beta``, ``HP["beta"]``, ``HP.get("beta")``,
-``cfg.train.lr``, ``LR[0]``, ``Config.beta`` of a class): such a chain is looked up again before every call and
+``cfg.train.lr``, ``LR[0]``, ``Config.beta`` of a class, ``getattr(CONFIG, "beta")``, and through a local variable
+assigned once: ``cfg = CONFIG.train; cfg.lr``): such a chain is looked up again before every call and
 only its end value counts, so replacing ``cfg.train`` by an object with another ``lr`` is seen, and a change
 elsewhere in ``HP`` or an equal config object made anew is not a change.  :class:`fxla.modes.ModeWatch` reads
 them before each call, and a call after one changed runs the trace of the new value, as for an attribute.
@@ -19,12 +20,14 @@ fxla; code typed at a prompt counts as the user's), the functions they name thro
 or a user module's attribute (``helper(x)``, ``utils.helper(x)``; decorated ones through ``__wrapped__``) and the
 methods, static methods and properties of the model's classes they reach as ``self.<name>``, :data:`MAX_DEPTH`
 calls deep and at most :data:`MAX_FUNCTIONS` of them.  Not seen: globals that library code reads (a Hugging Face
-helper's module constants are constants), values read through ``getattr``, a variable key or a local
-alias (``cfg = CONFIG; cfg.beta``), and methods reached other than as ``self.<name>``.
+helper's module constants are constants), values read through a variable key (``HP[name]``) or
+``getattr`` with a computed name, through a local variable assigned more than once, and methods reached other
+than as ``self.<name>``.
 """
 from __future__ import annotations
 
 import builtins
+import collections
 import dis
 import functools
 import inspect
@@ -108,29 +111,55 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
     """``(kind, name, steps)`` of each global (``"global"``) or closure variable (``"cell"``) the code loads, with
-    the attributes (``LOAD_ATTR``, ``LOAD_METHOD``: a str step) and constant subscripts (``LOAD_CONST k;
-    BINARY_SUBSCR``: ``("key", k)``) read from it right after; nested code included."""
+    the attributes (``LOAD_ATTR``, ``LOAD_METHOD``, ``getattr(x, "name")``: a str step) and constant subscripts
+    (``LOAD_CONST k; BINARY_SUBSCR``: ``("key", k)``) read from it right after, also through a local variable
+    assigned it once (``cfg = CONFIG.train; cfg.lr``); nested code included."""
     for part in _codes(code):
         ins = instructions(part)
+        stores = collections.Counter(op.argval for op in ins if op.opname == "STORE_FAST")
+        aliases: dict = {}
         for i, op in enumerate(ins):
-            if op.opname not in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+            root = _root(op, aliases)
+            if root is None:
                 continue
-            steps, j = [], i + 1
-            while j < len(ins) and len(steps) < 4:
-                if ins[j].opname == "LOAD_METHOD" and ins[j].argval == "get" and j + 1 < len(ins) and \
-                        ins[j + 1].opname == "LOAD_CONST" and type(ins[j + 1].argval) in (str, int):
-                    steps.append(("get", ins[j + 1].argval))           # (d.get("k") / d.get("k", default))
-                    break
-                if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                    steps.append(ins[j].argval)
-                    j += 1
-                elif (ins[j].opname == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR"
-                      and type(ins[j].argval) in (str, int)):
-                    steps.append(("key", ins[j].argval))
-                    j += 2
-                else:
-                    break
-            yield ("global" if op.opname == "LOAD_GLOBAL" else "cell"), op.argval, tuple(steps)
+            steps, j = _steps(ins, i + 1)
+            if j < len(ins) and ins[j].opname == "STORE_FAST" and stores[ins[j].argval] == 1:
+                aliases[ins[j].argval] = (root[0], root[1], root[2] + steps)     # (a local alias)
+            yield root[0], root[1], root[2] + steps
+            if op.opname == "LOAD_GLOBAL" and op.argval == "getattr" and i + 1 < len(ins):
+                inner = _root(ins[i + 1], aliases)      # (getattr(CONFIG, "beta") / getattr(CONFIG, "beta", 0.5))
+                steps, j = _steps(ins, i + 2) if inner is not None else ((), i)
+                if inner is not None and j < len(ins) and ins[j].opname == "LOAD_CONST" and \
+                        type(ins[j].argval) is str:
+                    yield inner[0], inner[1], inner[2] + steps + (ins[j].argval,)
+
+
+def _root(op: dis.Instruction, aliases: dict):
+    """``(kind, name, steps)`` where ``op`` loads a global, a closure variable or a local alias of one, else None."""
+    if op.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+        return ("global" if op.opname == "LOAD_GLOBAL" else "cell"), op.argval, ()
+    return aliases.get(op.argval) if op.opname == "LOAD_FAST" else None
+
+
+def _steps(ins: Tuple[dis.Instruction, ...], j: int) -> Tuple[Tuple[Any, ...], int]:
+    """The attribute and constant-subscript steps from instruction ``j`` on (see :func:`_chains`), and where they
+    end."""
+    steps: list = []
+    while j < len(ins) and len(steps) < 4:
+        if ins[j].opname == "LOAD_METHOD" and ins[j].argval == "get" and j + 1 < len(ins) and \
+                ins[j + 1].opname == "LOAD_CONST" and type(ins[j + 1].argval) in (str, int):
+            steps.append(("get", ins[j + 1].argval))           # (d.get("k") / d.get("k", default))
+            return tuple(steps), len(ins)
+        if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            steps.append(ins[j].argval)
+            j += 1
+        elif (ins[j].opname == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR"
+              and type(ins[j].argval) in (str, int)):
+            steps.append(("key", ins[j].argval))
+            j += 2
+        else:
+            break
+    return tuple(steps), j
 
 
 def _step(value: Any, step: Any) -> Any:

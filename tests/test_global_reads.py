@@ -265,6 +265,12 @@ class _Forms(nn.Module):
             return _wrapped_helper(x) + _no_grad_helper(x)
         if f == "property":
             return x * self.gain
+        if f == "getattr":
+            return x * getattr(CONFIG, "beta") + getattr(CONFIG.train, "lr", 0.0)
+        if f == "alias":
+            cfg = CONFIG
+            train = cfg.train
+            return x * cfg.beta + train.lr
         return x * self.cfg()
 
 
@@ -281,12 +287,13 @@ def _change(form, value, cfg):
     _Scale.beta = value
     if cfg is not None:
         cfg.beta = value
+    CONFIG.beta = CONFIG.train.lr = value
 
 
 @pytest.mark.parametrize("form", ["list", "dict_get", "class_attr", "staticmethod", "decorated", "property",
-                                  "closure_object"])
+                                  "closure_object", "getattr", "alias"])
 def test_every_form_of_reading_a_plain_value_follows_it(form):
-    saved = (SCALE, dict(HP), list(LST), _Scale.beta)
+    saved = (SCALE, dict(HP), list(LST), _Scale.beta, CONFIG.beta, CONFIG.train.lr)
     read, cfg = _closure_config() if form == "closure_object" else (None, None)
     model, x = _Forms(form, read), torch.randn(3)
     fast = fxla.compile(model)
@@ -300,6 +307,7 @@ def test_every_form_of_reading_a_plain_value_follows_it(form):
         HP.update(saved[1])
         LST[:] = saved[2]
         _Scale.beta = saved[3]
+        CONFIG.beta, CONFIG.train.lr = saved[4], saved[5]
 
 
 class _Logs(nn.Module):
