@@ -257,7 +257,12 @@ def _none_member(module_ref, nones) -> "CompiledModule":
     tracer, concrete_args, remedies = module._tracing
     logger.info("%s: a call gives None to %s: traced with %s fixed at None", module.__name__, ", ".join(nones),
                 "it" if len(nones) == 1 else "them")
-    gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
+    with module._modes.watch.assuming(module._modes.watch.trace_grad()):     # (the caller's grad mode: fxla.modes)
+        return _none_variant(module, nones, _trace(module.original, tracer,
+                                                   {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies))
+
+
+def _none_variant(module: "CompiledModule", nones, gm: GraphModule) -> "CompiledModule":
     structure = module._modes.watch.structure
     if structure is not None and structure.moved():     # (it registered a buffer: the mode's trace holds the old)
         _drop_stale_traces(module)
@@ -322,7 +327,7 @@ def _jax_function(module: "CompiledModule", example_inputs):
     """What :meth:`CompiledModule.as_jax_function` returns."""
     from fxla.runtime.jax_interop import InteropError
     if module._per_shape is not None:
-        member, values = module._per_shape.module_for(example_inputs, {})
+        member, values = module._shaped(example_inputs, {})
         if getattr(member, "value_guards", None):
             raise InteropError(
                 f"as_jax_function: {module.__name__}'s trace for these inputs decided data-dependent values from "
@@ -371,7 +376,28 @@ def _routed(module: "CompiledModule", args, kwargs):
     bound = module._binding.bind(args, kwargs)
     if module._nones is None or all(v is not None for v in bound):     # (the names only for a call with a None)
         return module, bound
-    return module._nones.member(none_inputs(module._binding.names, bound)), tuple(v for v in bound if v is not None)
+    member = module._nones.member(none_inputs(module._binding.names, bound))
+    if _grad_mode_now_read(module):       # (the variant's trace was the first to read it: the mode's trace again)
+        return _routed(module, args, kwargs)
+    return member, tuple(v for v in bound if v is not None)
+
+
+def _grad_mode_now_read(module: "CompiledModule") -> bool:
+    """After a trace made in a call: whether it was the first to read the caller's grad mode, which it assumed on
+    while the caller's is off; the module then switches to the trace of the current mode (fxla.modes)."""
+    watch = module._modes.watch
+    if not watch.reads_grad_mode or watch.mode == watch.current():
+        return False
+    watch()
+    return True
+
+
+def _per_shape_module(module: "CompiledModule", args, kwargs):
+    """``(module, values)``: the per-shape trace (concrete_shapes) of a call, made now if new."""
+    watch = module._modes.watch
+    with watch.assuming(watch.trace_grad()):
+        found = module._per_shape.module_for(args, kwargs)
+    return _per_shape_module(module, args, kwargs) if _grad_mode_now_read(module) else found
 
 
 class CompiledModule(CompileControl):
@@ -462,7 +488,7 @@ class CompiledModule(CompileControl):
         watch = self._store.weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
         if watch is not None and self._modes.watch.modules:
             watch = CallWatch(self._modes.watch, watch)   # train()/eval() since the trace (fxla.modes), then weights
-        elif watch is None and self._modes.watch.state_names:   # (a function's globals and closure variables)
+        elif watch is None:     # (a function's globals and closure variables, the caller's grad mode)
             watch = self._modes.watch
         self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
@@ -492,7 +518,7 @@ class CompiledModule(CompileControl):
         """Trace/lower/verify for ``example_inputs`` and return the IR of every stage (nothing is executed)."""
         self._modes.watch()
         if self._per_shape is not None:
-            module, values = self._per_shape.module_for(example_inputs, {})
+            module, values = self._shaped(example_inputs, {})
             return module.lower(*values)
         target, values = self._routed(example_inputs, {})     # (defaults bound, as a call binds them)
         if target is not self:
@@ -510,13 +536,13 @@ class CompiledModule(CompileControl):
         Python arguments are constants of it, so not among ``placeholder_args``)."""
         self._modes.watch()
         if self._per_shape is not None:
-            module, values = self._per_shape.module_for(args, kwargs)
+            module, values = _per_shape_module(self, args, kwargs)
             return module.graph_module, values
         module, values = self._routed(args, kwargs)
         return module.graph_module, values
 
-    def _routed(self, args, kwargs):
-        return _routed(self, args, kwargs)
+    _routed = _routed                   # (module-level functions: the routes of a call, fxla.none_inputs ...)
+    _shaped = _per_shape_module         # (... and fxla.per_shape)
 
     def _describe_call(self, args, shown: int = 8) -> str:
         return self._binding.describe(args, shown)
@@ -577,7 +603,7 @@ class CompiledModule(CompileControl):
         """The compiled executable for ``args``' signature (compiling it if needed)."""
         self._modes.watch()
         if self._per_shape is not None:
-            module, values = self._per_shape.module_for(args, {})
+            module, values = self._shaped(args, {})
             return module.executable_for(*values)
         module, values = self._routed(args, {})
         return self._entry(values).executable if module is self else module.executable_for(*values)
@@ -615,7 +641,7 @@ class CompiledModule(CompileControl):
         non-tensor arguments, per-shape traces); ``_plan_call`` sends such calls here."""
         if self._per_shape is not None:
             reject_unusable(self.__name__, pytree.tree_leaves((args, kwargs)))
-            module, values = self._per_shape.module_for(args, kwargs)
+            module, values = _per_shape_module(self, args, kwargs)
             return module(*values)
         module, bound = self._routed(args, kwargs)
         if module is not self:                  # (None inputs: fxla.none_inputs)

@@ -89,7 +89,7 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     given = tuple(example_inputs)
     per_signature = compiled._per_shape is not None
     if per_signature:                                   # the trace of this signature (fxla.per_shape)
-        compiled, values = compiled._per_shape.module_for(given, {})
+        compiled, values = compiled._shaped(given, {})
         values = compiled._binding.bind(values, {})
     else:                                   # (None inputs: the trace with them fixed at None, fxla.none_inputs)
         compiled, values = compiled._routed(given, {})

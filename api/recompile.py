@@ -171,7 +171,8 @@ class CompileControl:
         if earlier is not None:
             return (f"the same inputs as signature #{earlier}, which was dropped from the in-memory cache "
                     f"(max_signatures={self.max_signatures})"
-                    + ("" if self._modes.watch.modules else ", or traced again after a train()/eval() switch"))
+                    + ("" if self._modes.watch.modules else ", or traced again for another mode: train()/eval(), "
+                       "a plain value it reads, the caller's grad mode"))
         other = next(((m, n) for (m, seen, name), n in history.seen.items()
                       if seen == inputs and name == self._log_name), None)
         if other is not None:

@@ -327,7 +327,7 @@ class TrainStep:
     def _objective_program(self, compiled, batch):
         """The objective's program for ``batch`` (``compiled``: its compiled objective, routed: see _program)."""
         if compiled._per_shape is not None:
-            compiled, batch = compiled._per_shape.module_for(batch, {})
+            compiled, batch = compiled._shaped(batch, {})
         pipeline = compiled._pipeline
         prepared = pipeline.prepare(compiled.graph_module, batch)
         return pipeline, prepared, pipeline.to_fxla(prepared)
@@ -374,7 +374,7 @@ class TrainStep:
         compiled = self._objective(len(batch))
         variant = None
         if compiled._per_shape is not None:
-            module, _ = compiled._per_shape.module_for(batch, {})
+            module, _ = compiled._shaped(batch, {})
             variant = getattr(module, "variant", None)
         optimizer = self.optimizer
         key = (signature_key(batch), update, tuple(_rule(optimizer, g)[0] for g in optimizer.param_groups),

@@ -111,7 +111,7 @@ class Graph:
     * ``"value_guards"`` (``VALUE_GUARDS``) -- data-dependent values a concrete-shapes trace decided from the
       call's data (:class:`fxla.frontend.value_guards.Guard`), checked before the graph runs on other data.
     * ``"quiet_mutations"`` (``QUIET_MUTATIONS``) -- inputs changed only under no_grad or through ``.data``;
-    * ``"grad_enabled_at"`` (``GRAD_ENABLED_AT``) -- where forward's ``torch.enable_grad()`` is (grad_enables).
+    * ``"grad_enabled_at"`` / ``"grad_mode_read"`` -- where forward turns grad on / reads the caller's mode.
     Other keys are free-form.
 
     New nodes are appended at the end unless inside :meth:`inserting_before` /

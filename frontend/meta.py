@@ -46,8 +46,12 @@ GUARDS]``                                                         data-dependent
 MUTATIONS]``                                                      changed only under ``torch.no_grad()`` or
                                                                   through ``detach()``/``.data``
 ``graph.meta[GRAD_          ``SourceLocation`` or ``None``        the tracer (:mod:`~.grad_enables`): where
-ENABLED_AT]``                                                     forward turns grad mode on at the caller's
-                                                                  level (``torch.enable_grad()``)
+ENABLED_AT]``                                                     forward turns grad mode on
+                                                                  (``torch.enable_grad()``)
+``graph.meta[GRAD_MODE_     ``GradModeRead``                      the tracer (:mod:`~.grad_enables`): the
+READ]``                                                           caller's grad mode forward read
+                                                                  (``torch.is_grad_enabled()``), as the
+                                                                  trace assumed it, and where
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -65,6 +69,7 @@ __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNME
            "GRAD_DISABLED", "REPLACES", "STATE_READS", "CLASS_ASSUMED", "AssumedClass",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
            "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS", "GRAD_ENABLED_AT",
+           "GRAD_MODE_READ", "GradModeRead",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -88,6 +93,15 @@ VALUE_GUARDS = "value_guards"
 QUIET_MUTATIONS = "quiet_mutations"
 CLASS_ASSUMED = "class_assumed"
 GRAD_ENABLED_AT = "grad_enabled_at"
+GRAD_MODE_READ = "grad_mode_read"
+
+
+class GradModeRead(NamedTuple):
+    """``graph.meta[GRAD_MODE_READ]``: forward's code read the grad mode (``torch.is_grad_enabled()``) while it was
+    traced; the trace assumed the caller's mode was ``enabled``; ``where``: the first read (the user's line)."""
+
+    enabled: bool
+    where: Optional[SourceLocation]
 
 
 class AssumedClass(NamedTuple):
@@ -195,6 +209,7 @@ _GRAPH_CHECKS = {
     QUIET_MUTATIONS: (lambda v: isinstance(v, frozenset) and all(isinstance(n, str) for n in v),
                       "a frozenset of placeholder names"),
     GRAD_ENABLED_AT: (lambda v: v is None or isinstance(v, SourceLocation), "a SourceLocation or None"),
+    GRAD_MODE_READ: (lambda v: isinstance(v, GradModeRead), "a GradModeRead"),
 }
 
 

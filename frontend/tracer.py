@@ -587,7 +587,7 @@ class Tracer(TracerBase):
         """Trace ``root`` (a module's ``forward`` or a function) into a new :class:`Graph`.
 
         Each parameter of the signature (after ``self``) becomes a ``placeholder`` (keeping defaults), unless named
-        in ``concrete_args``: those values are baked in.  The trace runs with grad mode on (see create_node).
+        in ``concrete_args``: those values are baked in.  The trace runs in grad_enables.caller_grad()'s mode.
 
         ``example_inputs`` (required by :class:`~fxla.frontend.concrete.ConcreteShapeTracer`, refused by this
         shape-agnostic tracer): a tuple of positional inputs or a dict by parameter name; their shapes/dtypes
@@ -601,7 +601,7 @@ class Tracer(TracerBase):
         with that tensor traced from its creation (:mod:`fxla.frontend.factories`).
         """
         promoted, attempt = {}, None      # (factory calls recorded as nodes: fxla.frontend.factories)
-        with torch.enable_grad():     # (the caller's grad mode is not the graph's: forward's own regions are)
+        with torch.set_grad_enabled(grad_enables.caller_grad()):   # (the caller's mode the trace is for)
             while attempt is None:
                 attempt = self._attempt(root, dict(concrete_args or {}), example_inputs, promoted)
             inputs, result, def_loc = attempt
