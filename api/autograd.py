@@ -118,14 +118,18 @@ def gradient_sources(program, leaves) -> Optional[Tuple[bool, ...]]:
     return mask if any(mask) else None
 
 
-def check_grad_enabled_regions(name: str, program, leaves, where) -> None:
+def check_grad_enabled_regions(name: str, program, leaves, where, sources=None) -> None:
     """Under ``torch.no_grad()``, refuse a call of a program whose forward turns grad mode on
     (:mod:`fxla.frontend.grad_enables`; ``where``: the line) when a tensor input or parameter requires grad: eager
-    gives that region's results a history even then, and the call would run its forward alone."""
+    gives that region's results a history even then, and the call would run its forward alone.  ``sources``: only
+    those tensors and parameters (by name) count (``(tensors, names)``, for a trace made for a ``no_grad`` caller,
+    which knows which ones give an output a history)."""
     if torch.is_grad_enabled():
         return
-    if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in leaves) and \
-            not any(getattr(program.params[n], "requires_grad", False) for n in program.param_names):
+    tensors, names = (leaves, program.param_names) if sources is None else \
+        (sources[0], [n for n in program.param_names if n in sources[1]])
+    if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors) and \
+            not any(getattr(program.params[n], "requires_grad", False) for n in names):
         return
     raise GradientError(
         f"{name}'s forward turns grad mode on (torch.enable_grad() or set_grad_enabled(True)) and was called under "

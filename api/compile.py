@@ -45,6 +45,7 @@ from .per_shape import PerShapeTraces, drop_traces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, logger, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
+from fxla.frontend.grad_enables import history_sources
 from fxla.frontend.state_capture import watched_attributes
 from .symbolic import SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -228,7 +229,8 @@ def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
     try:
         check_input_indices(module.__name__, () if entry.input_shardings else program.input_checks, leaves)
         if entry.grad_enabled_at is not False:          # (forward's torch.enable_grad() under a no_grad call)
-            check_grad_enabled_regions(module.__name__, program, leaves, entry.grad_enabled_at)
+            check_grad_enabled_regions(module.__name__, program, leaves, entry.grad_enabled_at,
+                                       _history_inputs(module, entry, bound))
         mask = gradient_sources(program, leaves) if entry.guard is not None else None
         value = run_with_grad(module, entry, leaves, mask, bound) if mask is not None else None
         if value is not None:
@@ -239,6 +241,18 @@ def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
         if value is _NO_VARIANT:
             raise
         return value, None, None
+
+
+def _history_inputs(module: "CompiledModule", entry: Entry, bound):
+    """``None`` (every tensor input and parameter counts), or ``(tensors, parameter names)``: the call's tensors and
+    the parameters that give an output a history in eager's call under ``no_grad`` (:func:`_grad_regions`)."""
+    sources = entry.history_sources
+    if sources is None:
+        return None
+    inputs = {name for kind, name in sources if kind == "input"}
+    tensors = [leaf for node, value in zip(module._binding.placeholders, bound) if node.target in inputs
+               for leaf in pytree.tree_leaves(value)]
+    return tensors, {name for kind, name in sources if kind == "param"}
 
 
 def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
@@ -276,6 +290,17 @@ def _none_variant(module: "CompiledModule", nones, gm: GraphModule) -> "Compiled
     if module._dynamic is not None:
         member._dynamic = SymbolicPrograms(module._dynamic.spec.restricted(member._binding.names), option_error)
     return member
+
+
+def _grad_regions(module: "CompiledModule"):
+    """``(where, sources)`` of the signature being compiled: where forward turns grad mode on (``False``: nowhere)
+    and, for a trace made for a ``no_grad`` caller, the inputs and parameters eager's call then gives an output a
+    history from (``None``: any that requires grad; fxla.frontend.grad_enables)."""
+    graph = module.graph_module.graph
+    if not graph.meta.get(M.CALLER_GRAD_OFF):
+        return graph.meta.get(M.GRAD_ENABLED_AT, False), None
+    sources, where = history_sources(graph, module.graph_module)
+    return (where if sources else False), sources
 
 
 def _grad_call(module_ref, entry, args):
@@ -577,7 +602,7 @@ class CompiledModule(CompileControl):
                                             program.mutated_inputs, self.output, guard, self.__name__,
                                             program.quiet_inputs,
                                             program.output_views if self.output == "torch" else ()))
-        entry.grad_enabled_at = self.graph_module.graph.meta.get(M.GRAD_ENABLED_AT, False)
+        entry.grad_enabled_at, entry.history_sources = _grad_regions(self)
         self._signatures.put(key, entry)
         entry.compiled = self._log_compile(args, started)    # (fxla.recompile: the log, budget and dump folder)
         return entry

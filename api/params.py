@@ -58,6 +58,7 @@ class Entry:
     inputs: Any = None                        # its input buffers kept between calls (fxla.runtime.buffers.InputBuffers)
     spans: Optional[bool] = None              # whether its mesh spans processes (found at the first call)
     grad_enabled_at: Any = False              # where forward turns grad mode on (fxla.frontend.grad_enables)
+    history_sources: Any = None               # what gives an output a history under no_grad (None: anything)
 
     def place_sharded(self, values, store: "ParameterStore", name: str, leaves) -> List[Any]:
         """A partitioned program's tensor inputs placed as it takes them, after its index checks of the call's

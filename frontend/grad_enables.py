@@ -11,40 +11,39 @@ read by the model's code as ``graph.meta[GRAD_MODE_READ]`` (``GradModeRead(enabl
 trace made for it (:func:`assuming` ``(False)``), where every read answers as eager's.
 
 **Forward turning grad on.** A region that turns grad mode *on* inside forward changes nothing for an enabled
-caller, but eager gives its results a history when the caller runs under ``torch.no_grad()`` (an energy model's
-forces, an inner adversarial step), and a compiled call under ``no_grad`` runs forward only.  The tracer notes the
-first such switch as ``graph.meta[GRAD_ENABLED_AT]`` (the user's line); a compiled call under ``no_grad`` whose
-inputs or parameters require grad is then refused (:func:`fxla.autograd.check_grad_enabled_regions`) rather than
-run without the region's gradients.
+caller, but eager gives what it computes a history when the caller runs under ``torch.no_grad()`` (an energy
+model's forces, an inner adversarial step), and a compiled call under ``no_grad`` runs forward only.  The tracer
+notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]`` (the user's line), and the caller's grad mode
+becomes part of the module's mode as for a read: a call under ``no_grad`` runs a trace made for it
+(``graph.meta[CALLER_GRAD_OFF]``), whose nodes are marked ``GRAD_DISABLED`` exactly where eager's grad mode is off.
+:func:`history_sources` finds in it the inputs and parameters from which an output (or a tensor changed in place)
+gets a history in eager's call -- a region's result used only under ``no_grad`` again gives none -- and such a call
+is refused when one of those requires grad (:func:`fxla.autograd.check_grad_enabled_regions`; the torch.compile
+backend's graphs too), rather than run without the region's gradients.
 
 Seen as such a switch, wherever it is (also inside forward's own ``no_grad`` region, where eager's region has a
-history too): ``torch.enable_grad()`` (a ``with`` block or a decorator), ``torch.set_grad_enabled(True)`` with the
-constant ``True`` written in the call (a ``with`` block or a plain call) and its decorator form with ``True``, and
-``torch._C._set_grad_enabled(True)`` called directly (as dynamo's graphs switch a region on) where grad mode is on
-(where it is off it is the end of a ``no_grad`` region: dynamo's graphs restore the mode so).  A value that follows
-the caller's own mode (``set_grad_enabled(torch.is_grad_enabled())``, a mode saved before a ``no_grad`` block) is a
-read of the mode: the trace a ``no_grad`` call runs has it off.  Not seen: ``set_grad_enabled(flag)`` with another
-value computed at run time, a flag (refusing it would refuse calls whose outputs eager gives no history: a region
-whose result is used only under ``no_grad`` again), and ``is_grad_enabled`` imported by name before the trace
-(``from torch import is_grad_enabled``).
+history too): ``torch.enable_grad()`` (a ``with`` block or a decorator, on forward too),
+``torch.set_grad_enabled(mode)`` with a true ``mode`` (a constant or a flag; a ``with`` block, a plain call or the
+decorator form), and ``torch._C._set_grad_enabled(True)`` called directly (as dynamo's graphs switch a region on)
+where grad mode is on (where it is off it is the end of a ``no_grad`` region: dynamo's graphs restore the mode
+so).  Not seen: ``is_grad_enabled`` imported by name before the trace (``from torch import is_grad_enabled``).
 """
 from __future__ import annotations
 
 import contextlib
+import operator
 import sys
 import threading
-import types
-from typing import Iterator
+from typing import Any, Dict, FrozenSet, Iterator, Tuple
 
 import torch
 import torch.autograd.grad_mode
 import torch.utils._contextlib
 
 from . import meta as M
-from .global_reads import instructions
 from .source import is_internal_file, user_frame_location
 
-__all__ = ["recorded", "caller_grad", "assuming", "GRAD_MODE"]
+__all__ = ["recorded", "caller_grad", "assuming", "history_sources", "GRAD_MODE"]
 
 #: the name the caller's grad mode is watched under where a trace read it (fxla.frontend.state_capture.
 #: watched_attributes)
@@ -101,14 +100,16 @@ def recorded(tracer) -> Iterator[None]:
             note(frame)
         return set_mode(mode)
 
-    def init(self, mode):               # (set_grad_enabled(True) written so in forward, or its decorator's clone;
+    def init(self, mode):               # (set_grad_enabled(True) called by forward, or its decorator's clone;
         frame = sys._getframe(1)        # not no_grad's exit restoring the mode before it)
-        if mode is True and (frame.f_code is _CLONE or _passes_true(frame.f_code, frame.f_lasti)):
+        if mode is True and (frame.f_code is _CLONE or frame.f_code.co_filename not in _SWITCH_FILES):
             note(frame)
         return set_init(self, mode)
 
     _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = enter, set_grad_enabled, init
     torch.is_grad_enabled = torch._C.is_grad_enabled = read
+    if not caller:
+        tracer.graph.meta[M.CALLER_GRAD_OFF] = True
     try:
         yield
     finally:
@@ -116,20 +117,43 @@ def recorded(tracer) -> Iterator[None]:
         torch.is_grad_enabled = torch._C.is_grad_enabled = is_enabled
 
 
+def history_sources(graph, root) -> Tuple[FrozenSet[Tuple[str, str]], Any]:
+    """For a trace made for a caller under ``no_grad`` (``graph.meta[CALLER_GRAD_OFF]``), whose nodes are marked
+    ``GRAD_DISABLED`` wherever eager's grad mode is off: ``(sources, where)``, the inputs (``("input", placeholder
+    name)``) and parameters or buffers (``("param", qualified name)``) from which eager's call gives an output, or a
+    tensor changed in place, a history (through nodes computed with grad mode on: forward's own regions), and where
+    the first node computed so is.  A call under ``no_grad`` needs gradients only when one of them requires grad."""
+    reach: Dict[Any, FrozenSet[Tuple[str, str]]] = {}
+    found: set = set()
+    where = None
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            reach[node] = frozenset({("input", node.target)})
+        elif node.op == "get_attr":
+            reach[node] = frozenset({("param", node.target)})
+        elif node.op == "output":
+            found.update(*(reach.get(n, ()) for n in node.all_input_nodes))
+        elif node.meta.get(M.GRAD_DISABLED) or node.target in _DETACHES:
+            reach[node] = frozenset()
+        else:
+            sources = set().union(*(reach.get(n, ()) for n in node.all_input_nodes))
+            if node.op == "call_module":
+                sources.update(("param", f"{node.target}.{name}")
+                               for name, _ in root.get_submodule(node.target).named_parameters())
+            reach[node] = frozenset(sources)
+            if sources and where is None:
+                where = node.meta.get(M.SOURCE)
+            if sources and (node.op == "call_method" and str(node.target).endswith("_")
+                            or node.target is operator.setitem):
+                found.update(sources)           # (a tensor changed in place with a history: eager's gets one)
+    return frozenset(found), where
+
+
+#: targets whose result has no history (``x.detach()``, ``torch.detach(x)``)
+_DETACHES = frozenset({"detach", torch.detach})
 _ENABLE_GRAD = torch.autograd.grad_mode.enable_grad
 _SET_GRAD = torch.autograd.grad_mode.set_grad_enabled
 _CLONE = _SET_GRAD.clone.__code__
-
-
-def _passes_true(code: types.CodeType, last: int) -> bool:
-    """Whether the call ``code`` is making at offset ``last`` gets the constant ``True`` as its last argument."""
-    before = None
-    for ins in instructions(code):
-        if ins.offset >= last:
-            break
-        if ins.opname not in ("PRECALL", "KW_NAMES", "PUSH_NULL"):
-            before = ins
-    return before is not None and before.opname == "LOAD_CONST" and before.argval is True
 
 
 #: the files of torch's grad-mode switches (the context managers, their decorator form) and contextlib

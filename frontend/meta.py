@@ -52,6 +52,8 @@ ENABLED_AT]``                                                     forward turns 
 READ]``                                                           caller's grad mode forward read
                                                                   (``torch.is_grad_enabled()``), as the
                                                                   trace assumed it, and where
+``graph.meta[CALLER_GRAD_   ``True``                              the tracer: the trace is made for a caller
+OFF]``                                                            under ``no_grad`` (grad_enables)
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -69,7 +71,7 @@ __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNME
            "GRAD_DISABLED", "REPLACES", "STATE_READS", "CLASS_ASSUMED", "AssumedClass",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
            "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS", "GRAD_ENABLED_AT",
-           "GRAD_MODE_READ", "GradModeRead",
+           "GRAD_MODE_READ", "GradModeRead", "CALLER_GRAD_OFF",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -94,6 +96,7 @@ QUIET_MUTATIONS = "quiet_mutations"
 CLASS_ASSUMED = "class_assumed"
 GRAD_ENABLED_AT = "grad_enabled_at"
 GRAD_MODE_READ = "grad_mode_read"
+CALLER_GRAD_OFF = "caller_grad_off"
 
 
 class GradModeRead(NamedTuple):
@@ -210,6 +213,7 @@ _GRAPH_CHECKS = {
                       "a frozenset of placeholder names"),
     GRAD_ENABLED_AT: (lambda v: v is None or isinstance(v, SourceLocation), "a SourceLocation or None"),
     GRAD_MODE_READ: (lambda v: isinstance(v, GradModeRead), "a GradModeRead"),
+    CALLER_GRAD_OFF: (lambda v: v is True, "True"),
 }
 
 

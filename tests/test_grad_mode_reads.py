@@ -220,3 +220,69 @@ def test_the_set_grad_enabled_decorator_under_a_no_grad_call_is_refused():
         with pytest.raises(fxla.GradientError, match="turns grad mode on"):
             fast(x)
     _check(fast, model, x)
+
+
+class _RegionBy(nn.Module):
+    """Turns grad mode on by a flag (``set_grad_enabled(self.flag)``); ``use``: what the output does with the
+    region's result."""
+
+    def __init__(self, use: str):
+        super().__init__()
+        self.a, self.b, self.flag, self.use = nn.Linear(4, 4), nn.Linear(4, 4), True, use
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.a(x)
+        with torch.set_grad_enabled(self.flag):
+            y = self.b(h)
+        if self.use == "returned":
+            return y
+        if self.use == "under_no_grad":         # (the caller's no_grad: eager's output has no history)
+            return y * 2 + self.a(x)
+        with torch.enable_grad():               # ("enable_grad": a second region, only parameters of a)
+            return self.a(x).tanh() + y.detach()
+
+
+@pytest.mark.parametrize("route", ["compile", "backend"])
+def test_a_region_turned_on_by_a_flag_whose_result_is_returned_is_refused_under_no_grad(route):
+    torch.manual_seed(0)
+    model, x = _RegionBy("returned"), torch.randn(2, 4)
+    fast = fxla.compile(model) if route == "compile" else torch.compile(model, backend="fxla")
+    with torch.no_grad():
+        assert model(x).requires_grad
+        with pytest.raises(fxla.GradientError, match=r"turns grad mode on(.|\n)*" + (
+                "test_grad_mode_reads" if route == "compile" else "")):
+            fast(x)
+    model.flag = False                         # (a flag off: no region, it runs)
+    with torch.no_grad():
+        _check(fast, model, x)
+    model.flag = True
+    _check(fast, model, x)
+
+
+@pytest.mark.parametrize("use", ["under_no_grad", "enable_grad"])
+def test_what_gets_a_history_under_no_grad_decides_the_refusal(use):
+    """A region's result used only under the caller's no_grad gives eager's output no history: the call runs; a
+    region reading only some parameters is refused only while one of those requires grad."""
+    torch.manual_seed(0)
+    model, x = _RegionBy(use), torch.randn(2, 4)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        if use == "under_no_grad":
+            _check(fast, model, x)
+            _check(fast, model, x)
+        else:
+            with pytest.raises(fxla.GradientError, match="turns grad mode on"):
+                fast(x)
+            model.a.requires_grad_(False)       # (b's parameters require grad still: b's region is no output's)
+            _check(fast, model, x)
+            _check(fast, model, x)
+            model.a.requires_grad_(True)
+    got, want = _check(fast, model, x)
+    got.sum().backward()
+    grads = [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    want.sum().backward()
+    for g, p in zip(grads, model.parameters()):
+        assert (g is None) == (p.grad is None)
+        torch.testing.assert_close(g, p.grad) if g is not None else None
