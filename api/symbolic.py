@@ -168,6 +168,9 @@ class SymbolicPrograms:
 
     def _lower(self, module, gm, args, dims, ints, leaves, tree, leaf_names):
         symbols = self._seeds.pop(id(gm), None) or SymbolicShapes(dims, leaves, ints)
+        problem = symbols.violation(leaves, leaf_names)     # (the first call's sizes are the trace's: a Dim's bounds,
+        if problem is not None:                             # its uses' agreement and its int size hold, or no trace)
+            raise problem
         fakes = pytree.tree_unflatten(symbols.fake_leaves, tree)
         try:
             prepared = module._pipeline.prepare(gm, fakes, symbols=symbols)

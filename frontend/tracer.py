@@ -19,7 +19,7 @@ import torch
 
 from fxla.base.errors import FxlaError
 
-from . import autocast, checkpointing, grad_enables, meta as M
+from . import autocast, checkpointing, grad_enables, meta as M, torch_checks
 from .attribute_reads import AttributeReads
 from .errors import AutocastError, TraceError
 from .factories import FactoryCalls, patched_factories
@@ -138,7 +138,8 @@ def _patching_torch(tracer: "Tracer", state: StateCapture) -> Iterator[None]:
     torch.compiler._is_compiling_flag = True
     try:
         with patched_factories(tracer, tracer._factories), recorded_random_calls(tracer), \
-                traced_custom_functions(tracer), grad_enables.recorded(tracer), checkpointing.traced(tracer):
+                traced_custom_functions(tracer), grad_enables.recorded(tracer), checkpointing.traced(tracer), \
+                torch_checks.traced(tracer):
             yield
         tracer.graph.meta[M.ATTRIBUTE_READS] = reads.result(tracer.graph)
         check_state_versions(versions)

@@ -181,3 +181,60 @@ def test_a_negative_padding_longer_than_a_symbolic_dim_is_refused_as_eager_refus
     for fast in (loose, dynamo):
         with pytest.raises(fxla.FxlaError, match="crops dim 2 of size 2 by .1, -3., more than it holds"):
             fast(torch.randn(1, 2, 2, 4))
+
+
+def _two_uses(x, y):
+    n = y.shape[1]
+    return y * n, torch.arange(n).float().sum() + x.shape[1]
+
+
+def _int_size(x, n):
+    return x[:, :n - 1] * n, torch.arange(n).float().sum()
+
+
+@pytest.mark.parametrize("concrete_shapes", [False, True])
+def test_the_first_call_is_checked_against_its_dims_too(concrete_shapes):
+    """A named Dim's uses agreeing, its int size and its bounds hold for the first call as for the later ones: the
+    first polymorphic trace was made at the call's sizes unchecked (y's size computed as x's: y * 4 for y * 6)."""
+    seq = fxla.Dim("seq", min=3, max=32)
+    fast = fxla.compile(_two_uses, dynamic={"x": {1: seq}, "y": {1: seq}}, concrete_shapes=concrete_shapes)
+    with pytest.raises(fxla.ShapeConstraintError, match="one Dim 'seq' have different sizes"):
+        fast(torch.ones(2, 4), torch.ones(2, 6))
+    with pytest.raises(fxla.ShapeConstraintError, match="< min 3"):
+        fast(torch.ones(2, 2), torch.ones(2, 2))
+    for n in (6, 4):
+        x, y = torch.randn(2, n), torch.randn(2, n)
+        for got, want in zip(fast(x, y), _two_uses(x, y)):
+            torch.testing.assert_close(got, want)
+    if concrete_shapes:                         # (an int is a constant of a concrete-shapes trace)
+        return
+    sized = fxla.compile(_int_size, dynamic={"x": {1: seq}, "n": seq})
+    with pytest.raises(fxla.ShapeConstraintError, match="n = 3, but it is the size of Dim 'seq'"):
+        sized(torch.ones(3, 5), 3)
+    x = torch.randn(3, 5)
+    for got, want in zip(sized(x, 5), _int_size(x, 5)):
+        torch.testing.assert_close(got, want)
+
+
+def _checked(x):
+    torch._check(x.shape[1] % 2 == 0, lambda: "even please")
+    return x * 2
+
+
+def test_torch_check_on_a_size_is_a_guard_or_a_clear_error():
+    """torch._check(cond) on a traced size is ``if not cond: raise``: a guard where the trace knows the sizes (eager's
+    error at a size that breaks it), the tracer's control-flow error with its fix where it does not."""
+    for options in ({"dynamic": True, "concrete_shapes": True}, {"concrete_shapes": True}):
+        fast = fxla.compile(_checked, **options)
+        for n in (4, 6):
+            x = torch.randn(2, n)
+            torch.testing.assert_close(fast(x), _checked(x))
+        with pytest.raises(RuntimeError, match="even please"):
+            fast(torch.randn(2, 5))
+    strict = fxla.compile(_checked, dynamic={"x": {1: fxla.Dim("s")}}, concrete_shapes=True)
+    strict(torch.randn(2, 4))
+    with pytest.raises(fxla.ShapeConstraintError, match="Mod"):
+        strict(torch.randn(2, 5))
+    for options in ({}, {"dynamic": True}):
+        with pytest.raises(fxla.TraceError, match=r"truth value(.|\n)*test_symbolic_checks(.|\n)*fix:"):
+            fxla.compile(_checked, **options)(torch.randn(2, 4))
