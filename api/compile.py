@@ -45,7 +45,8 @@ from .per_shape import PerShapeTraces, drop_traces, modules_of
 from .recompile import CompileControl, CompileHistory, log_trace, logger, phase_observer
 from .pipeline import COMPILING, Pipeline, Stages  # noqa: F401  (Stages: fxla.Stages)
 from .shard_plan import ShardPlan
-from fxla.frontend.grad_enables import history_sources
+from fxla.frontend import grad_enables
+from fxla.frontend.grad_enables import history_sources, reads_grad_mode
 from fxla.frontend.state_capture import watched_attributes
 from .symbolic import SymbolicPrograms
 from .signature import ArgumentError, CallBinding, SignatureError, call_leaves, reject_unusable, signature_key  # noqa: F401
@@ -133,6 +134,7 @@ def _drop_programs(module: "CompiledModule") -> None:
     if module._per_shape is not None:
         for made in {id(m): m for m in module._modes.traces.values()}.values():
             drop_traces(made, module._drop_member)
+        module._per_shape.drop_no_grad()
     else:
         module._modes.traces.clear()
         module._nones.clear()
@@ -186,7 +188,10 @@ def _live(module_ref) -> "CompiledModule":
 def _record_plan(module: "CompiledModule", key, entry: Entry, args, results) -> None:
     """Record the call plan of ``module``'s signature ``entry`` for the positional call ``args`` (fxla.dispatch): a
     checked plan where each call must be checked against its inputs (writes them back, views them, reads indices
-    or random bits), else the plan with its shortcuts."""
+    or random bits), else the plan with its shortcuts.  None where a call under ``no_grad`` takes another trace
+    (``_routed``): every call is routed then."""
+    if module._nones is not None and reads_grad_mode(module.graph_module.graph):
+        return
     program = entry.program
     from_inputs = any(v.base[0] == "input" for v in entry.handler.remade)     # (outputs made from the arguments)
     if entry.handler.layout.mutates or entry.layout_sensitive or program.random or program.input_checks or \
@@ -216,6 +221,7 @@ def _run_planned(module_ref, entry: Entry, shared: bool, args):
 
 #: what :func:`_run_elsewhere` returns for a call whose value it did not make
 _NOT_RUN = object()
+_IS_GRAD_ENABLED = torch._C.is_grad_enabled      # (not the one a trace reads through: fxla.frontend.grad_enables)
 
 
 def _run_elsewhere(module: "CompiledModule", entry: Entry, bound, leaves):
@@ -265,22 +271,28 @@ def _alias_member(module_ref, gm: GraphModule) -> "CompiledModule":
         module.graph_module = graph_module
 
 
-def _none_member(module_ref, nones) -> "CompiledModule":
-    """The compiled module of a trace with the inputs ``nones`` fixed at ``None`` (fxla.none_inputs)."""
+def _none_member(module_ref, nones, grad: bool = True) -> "CompiledModule":
+    """The compiled module of a trace with the inputs ``nones`` fixed at ``None`` (fxla.none_inputs) made for a
+    caller whose grad mode is ``grad`` (fxla.frontend.grad_enables)."""
     module = _live(module_ref)
     tracer, concrete_args, remedies = module._tracing
-    logger.info("%s: a call gives None to %s: traced with %s fixed at None", module.__name__, ", ".join(nones),
-                "it" if len(nones) == 1 else "them")
-    with module._modes.watch.assuming(module._modes.watch.trace_grad()):     # (the caller's grad mode: fxla.modes)
-        return _none_variant(module, nones, _trace(module.original, tracer,
-                                                   {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies))
+    if nones:
+        logger.info("%s: a call gives None to %s: traced with %s fixed at None", module.__name__, ", ".join(nones),
+                    "it" if len(nones) == 1 else "them")
+    if not grad:
+        logger.info("%s: a call under no_grad of a model that reads the grad mode or turns it on: traced for it",
+                    module.__name__)
+    with grad_enables.assuming(grad):
+        gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
+    return _none_variant(module, nones, gm)
 
 
 def _none_variant(module: "CompiledModule", nones, gm: GraphModule) -> "CompiledModule":
     structure = module._modes.watch.structure
     if structure is not None and structure.moved():     # (it registered a buffer: the mode's trace holds the old)
         _drop_stale_traces(module)
-        module._modes.traces[module._modes.mode] = _use_trace(module, _trace(module.original, *module._tracing))
+        with grad_enables.assuming(True):
+            module._modes.traces[module._modes.mode] = _use_trace(module, _trace(module.original, *module._tracing))
     graph_module, options = module.graph_module, module._options     # (a None input takes no shard= spec)
     module._options = dict(options, shard={k: v for k, v in module.shard.items() if k not in nones})
     try:
@@ -395,34 +407,28 @@ def _member(owner: "CompiledModule", gm: GraphModule, symbols=None) -> "Compiled
 
 
 def _routed(module: "CompiledModule", args, kwargs):
-    """``(module, arguments)``: ``module`` and the call bound to its placeholders, or, for a call giving ``None`` to
-    some of them, the module of their trace with those fixed at ``None`` and the other arguments
-    (fxla.none_inputs)."""
+    """``(module, arguments)``: ``module`` and the call bound to its placeholders, or the module of the call's
+    variant and the other arguments: for a call giving ``None`` to some inputs, the trace with those fixed at
+    ``None`` (fxla.none_inputs); for a call under ``no_grad`` whose trace reads the grad mode or turns it on, the
+    trace made for such a caller (fxla.frontend.grad_enables)."""
     bound = module._binding.bind(args, kwargs)
-    if module._nones is None or all(v is not None for v in bound):     # (the names only for a call with a None)
+    if module._nones is None:
         return module, bound
-    member = module._nones.member(none_inputs(module._binding.names, bound))
-    if _grad_mode_now_read(module):       # (the variant's trace was the first to read it: the mode's trace again)
-        return _routed(module, args, kwargs)
-    return member, tuple(v for v in bound if v is not None)
-
-
-def _grad_mode_now_read(module: "CompiledModule") -> bool:
-    """After a trace made in a call: whether it was the first to read the caller's grad mode, which it assumed on
-    while the caller's is off; the module then switches to the trace of the current mode (fxla.modes)."""
-    watch = module._modes.watch
-    if not watch.reads_grad_mode or watch.mode == watch.current():
-        return False
-    watch()
-    return True
+    nones = none_inputs(module._binding.names, bound) if any(v is None for v in bound) else ()
+    target = module._nones.member(nones) if nones else module
+    if not _IS_GRAD_ENABLED() and reads_grad_mode(target.graph_module.graph):
+        target = module._nones.member(nones, grad=False)
+    return target, (bound if not nones else tuple(v for v in bound if v is not None))
 
 
 def _per_shape_module(module: "CompiledModule", args, kwargs):
-    """``(module, values)``: the per-shape trace (concrete_shapes) of a call, made now if new."""
-    watch = module._modes.watch
-    with watch.assuming(watch.trace_grad()):
-        found = module._per_shape.module_for(args, kwargs)
-    return _per_shape_module(module, args, kwargs) if _grad_mode_now_read(module) else found
+    """``(module, values)``: the per-shape trace (concrete_shapes) of a call, made now if new; under ``no_grad``,
+    where that trace reads the grad mode or turns it on, the one made for such a caller."""
+    found = module._per_shape.module_for(args, kwargs)
+    if _IS_GRAD_ENABLED() or not reads_grad_mode(found[0].graph_module.graph):
+        return found
+    with grad_enables.assuming(False):
+        return module._per_shape.for_no_grad(module._modes.mode).module_for(args, kwargs)
 
 
 class CompiledModule(CompileControl):
@@ -513,7 +519,7 @@ class CompiledModule(CompileControl):
         watch = self._store.weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
         if watch is not None and self._modes.watch.modules:
             watch = CallWatch(self._modes.watch, watch)   # train()/eval() since the trace (fxla.modes), then weights
-        elif watch is None:     # (a function's globals and closure variables, the caller's grad mode)
+        elif watch is None and self._modes.watch.state_names:   # (a function's globals and closure variables)
             watch = self._modes.watch
         self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it

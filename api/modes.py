@@ -27,17 +27,14 @@ compiles each signature once per mode.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
-import threading
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 from torch.utils.hooks import RemovableHandle
 
 from fxla.base.errors import FxlaError
 
-from fxla.frontend import grad_enables
 from fxla.frontend.attribute_reads import holder_of
 from fxla.frontend.global_reads import plain_reads, traced_functions
 
@@ -56,8 +53,6 @@ class StateChangeError(FxlaError):
     between calls): each value would need a trace."""
 
 _TRAINING = operator.attrgetter("training")
-_IS_GRAD_ENABLED = torch._C.is_grad_enabled          # (not the one a trace reads through: fxla.frontend.grad_enables)
-_GRAD_KEY = ("grad mode",)
 _FLAG = operator.itemgetter("training")
 
 
@@ -153,8 +148,6 @@ class ModeWatch:
                     self.attributes.add_chain(holder, (id(key[0]), key[1], key[2]), label)
                 else:
                     self.attributes.add(holder, key, label, fn)
-        #: ``.grad``: the caller's grad mode a trace was made for while its mode is recorded, in this thread
-        self._assumed = threading.local()
         self.structure = StructureWatch(root) if self.modules else None
         self._written = self.structure.written if self.structure is not None else [False]
         self._flags: Tuple[bool, ...] = ()
@@ -196,44 +189,14 @@ class ModeWatch:
         return flags + self.attributes.state()
 
     def watch_state(self, root, names) -> bool:
-        """Also watch the attributes ``names`` (qualified, under ``root``; ``grad_enables.GRAD_MODE``: the caller's
-        grad mode); whether any is new."""
+        """Also watch the attributes ``names`` (qualified, under ``root``); whether any is new."""
         new = False
         for name in names:
-            if name == grad_enables.GRAD_MODE:
-                new = self.attributes.add_chain(self._grad_mode, _GRAD_KEY, name) or new
-                continue
             found = holder_of(root, name) if isinstance(root, torch.nn.Module) else None
             if found is not None:           # (else a module forward made, or one removed since)
                 owner, attr = found
                 new = self.attributes.add(vars(owner), attr, name, owner) or new
         return new
-
-    def _grad_mode(self) -> bool:
-        assumed = getattr(self._assumed, "grad", None)
-        return _IS_GRAD_ENABLED() if assumed is None else assumed
-
-    @property
-    def reads_grad_mode(self) -> bool:
-        """Whether a trace read the caller's grad mode: then it is part of the mode."""
-        return _GRAD_KEY in self.attributes._chain_keys
-
-    def trace_grad(self) -> bool:
-        """The caller's grad mode a trace made now is for: the current one where the mode holds it, else on (a
-        trace that does not read it serves both)."""
-        return _IS_GRAD_ENABLED() if self.reads_grad_mode else True
-
-    @contextlib.contextmanager
-    def assuming(self, grad: bool) -> Iterator[None]:
-        """Traces made in this block are made for a caller whose grad mode is ``grad``, and the mode recorded for
-        them holds it (:mod:`fxla.frontend.grad_enables`)."""
-        before = getattr(self._assumed, "grad", None)
-        self._assumed.grad = grad
-        try:
-            with grad_enables.assuming(grad):
-                yield
-        finally:
-            self._assumed.grad = before
 
     def traced(self) -> None:
         """A trace was made: the model's structure is what it saw (it may register modules or buffers)."""
@@ -293,8 +256,6 @@ class ModeWatch:
         if old[:n] != new[:n]:
             return f"the module's mode changed to {self.describe(new)} (train()/eval())"
         changed = self.attributes.changed(old[n:], new[n:])
-        if len(changed) == 1 and changed[0].startswith(grad_enables.GRAD_MODE):
-            return f"the caller's grad mode changed ({changed[0]})"
         return "plain attribute(s) the program was traced with changed (" + "; ".join(changed[:4]) + (
             f"; and {len(changed) - 4} more" if len(changed) > 4 else "") + ")"
 
@@ -327,15 +288,13 @@ class ModeTraces:
             self.forget()
             self.generation += 1
             self._record_hooks()
-            with self.watch.assuming(self.watch.trace_grad()):
-                made = self.trace()
-                self.watch.traced()
-                self._after_trace()
-                self.traces.clear()
-                self.use(made)
-                self.watch.mode = self.watch.current()
-                self.traces[self.watch.mode] = made
-            self.switch(self.watch.current())   # (it read the caller's grad mode, assuming it on: see switch)
+            made = self.trace()
+            self.watch.traced()
+            self._after_trace()
+            self.traces.clear()
+            self.use(made)
+            self.watch.mode = self.watch.current()
+            self.traces[self.watch.mode] = made
 
     @property
     def mode(self) -> Tuple[bool, ...]:
@@ -346,8 +305,7 @@ class ModeTraces:
         """``made`` is the trace of the mode the module was compiled in."""
         self.watch.traced()
         self._after_trace(calls=2)
-        with self.watch.assuming(grad_enables.caller_grad()):     # (the caller's grad mode it was made for)
-            self.watch.mode = self.watch.current()        # (its trace may have added watched attributes)
+        self.watch.mode = self.watch.current()        # (its trace may have added watched attributes)
         self.traces[self.watch.mode] = made
 
     def changed_state(self, root, names) -> None:
@@ -360,27 +318,20 @@ class ModeTraces:
             self.traces[self.watch.mode] = made
 
     def switch(self, mode: Tuple[Any, ...]) -> None:
-        """Use the trace of ``mode`` (the current one), tracing it the first time. A trace made for a caller whose
-        grad mode is on may be the first to read it (``torch.is_grad_enabled()``): when the caller's is off, the
-        mode of the trace then differs from the current one, and the trace for it is made (:meth:`ModeWatch.
-        trace_grad`)."""
         from .pipeline import COMPILING
         with COMPILING:
-            for _ in range(2):
-                if mode == self.watch.mode:        # (another thread switched meanwhile)
-                    return
-                made = self.traces.get(mode)
-                with self.watch.assuming(self.watch.trace_grad()):
-                    if made is None:      # (a trace error keeps the old trace and mode: the next call retries)
-                        self._check_state_traces(mode)
-                        self._record_hooks()
-                        made = self.trace()
-                        self.watch.traced()
-                        self._after_trace()
-                    self.use(made)                     # (may add watched attributes: the mode is then re-read)
-                    self.watch.mode = self.watch.current()
-                    self.traces[self.watch.mode] = made
-                mode = self.watch.current()
+            if mode == self.watch.mode:        # (another thread switched meanwhile)
+                return
+            made = self.traces.get(mode)
+            if made is None:                   # (a trace error keeps the old trace and mode: the next call retries)
+                self._check_state_traces(mode)
+                self._record_hooks()
+                made = self.trace()
+                self.watch.traced()
+                self._after_trace()
+            self.use(made)                     # (may add watched attributes: the mode is then re-read)
+            self.watch.mode = self.watch.current()
+            self.traces[self.watch.mode] = made
 
     def _record_hooks(self) -> None:
         """The hooks a trace about to begin runs (recorded before it: a hook that registers or removes hooks while

@@ -13,6 +13,10 @@ mode the call runs in (``train()``/``eval()``, watched attributes: :mod:`fxla.mo
 of its own. A variant whose trace changes the model's structure (registers a buffer in its ``None`` branch) drops
 every other program, and the mode's own trace is made again from the model as it is now.
 
+A variant is also made for calls under ``torch.no_grad()`` where the trace they would run reads the caller's grad
+mode or turns it on (:func:`fxla.frontend.grad_enables.reads_grad_mode`): traced for such a caller, with those
+``None`` inputs if any; chosen per call, so threads in both grad modes each run their own.
+
 Only arguments that are ``None`` themselves select a variant; a ``None`` inside a tuple, list or dict argument is
 a value of the trace made for that container (``concrete_shapes=True`` traces each call's structure).
 """
@@ -45,9 +49,10 @@ class NoneVariants:
         self._variants: "OrderedDict[Any, Any]" = OrderedDict()
         self._order = threading.Lock()          # (the dict's own: calls look variants up without the other)
 
-    def member(self, nones: Tuple[str, ...]):
-        """The compiled member for calls giving ``None`` to the inputs ``nones`` (traced now if new)."""
-        key = (self._mode(), nones)
+    def member(self, nones: Tuple[str, ...], grad: bool = True):
+        """The compiled member for calls giving ``None`` to the inputs ``nones`` (traced now if new); ``grad``:
+        False for calls under ``no_grad`` of a model whose trace reads the grad mode or turns it on."""
+        key = (self._mode(), nones, grad)
         with self._order:
             compiled = self._variants.get(key)
             if compiled is not None:
@@ -56,9 +61,9 @@ class NoneVariants:
         with self._lock:
             compiled = self._variants.get(key)
             if compiled is None:
-                compiled = self._make(nones)
+                compiled = self._make(nones, grad)
                 with self._order:
-                    self._variants[(self._mode(), nones)] = compiled    # (its trace may have added watched state)
+                    self._variants[(self._mode(), nones, grad)] = compiled   # (its trace may add watched state)
                     dropped = [self._variants.popitem(last=False)[1]
                                for _ in range(len(self._variants) - MAX_VARIANTS)]
                 for old in dropped:

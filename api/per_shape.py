@@ -60,10 +60,29 @@ class PerShapeTraces:
             params = params[1:]                                    # self
         self.signature = inspect.Signature([p for p in params if p.name not in self.concrete_args])
         self.compiled: Dict[Tuple, Any] = {}                       # signature key -> compiled module
+        #: mode -> the traces made for callers under no_grad, of signatures whose trace reads the grad mode or
+        #: turns it on (fxla.frontend.grad_enables; :meth:`for_no_grad`)
+        self.no_grad: Dict[Tuple, "PerShapeTraces"] = {}
         self.static: set = set()          # symbolic signatures whose trace with symbolic sizes failed (dynamic=True)
         if dynamic is not None and not any(p.kind == p.VAR_KEYWORD for p in params):
             dynamic.check_names([p.name for p in self.signature.parameters.values()],
                                 "use the names of the model's forward arguments")
+
+    def for_no_grad(self, mode) -> "PerShapeTraces":
+        """The traces of ``mode`` made for callers under ``no_grad`` (made empty the first time)."""
+        with COMPILING:
+            made = self.no_grad.get(mode)
+            if made is None:
+                made = self.no_grad[mode] = PerShapeTraces(self.name, self.fn, self.concrete_args, self.make,
+                                                           self.drop, self.max_signatures, self.dynamic)
+                made.remedies = self.remedies
+            return made
+
+    def drop_no_grad(self) -> None:
+        """Every trace made for callers under ``no_grad`` goes."""
+        for made in list(self.no_grad.values()):
+            drop_traces(made.compiled, self.drop)
+        self.no_grad.clear()
 
     def bind(self, args, kwargs) -> Dict[str, Any]:
         """The arguments a call gives explicitly, by parameter name, in parameter order."""

@@ -423,7 +423,8 @@ class TrainStep:
     # -- a step --------------------------------------------------------------------------------------------------
     def __call__(self, *batch):
         update = self._micro == self.accumulation_steps - 1
-        program = self._program(batch, update)
+        with torch.enable_grad():           # (a step computes gradients: traced for a caller with grad mode on)
+            program = self._program(batch, update)
         layout = program.layout
         device = self.device
         leaves = list(batch) if all(map(is_array, batch)) else _leaves(batch)

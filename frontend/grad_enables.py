@@ -6,16 +6,16 @@ made inside :func:`assuming` ``(False)``): the tracer runs forward with grad mod
 an enabled caller serves a caller under ``torch.no_grad()`` too -- unless forward *reads* the mode
 (``torch.is_grad_enabled()``: a branch, ``set_grad_enabled(torch.is_grad_enabled())``, Hugging Face's ``use_cache``
 under gradient checkpointing), which such a graph answered with the trace's ``True``.  The tracer notes the first
-read by the model's code as ``graph.meta[GRAD_MODE_READ]`` (``GradModeRead(enabled, where)``);
-:mod:`fxla.modes` then makes the caller's grad mode part of the module's mode, so a call under ``no_grad`` runs a
-trace made for it (:func:`assuming` ``(False)``), where every read answers as eager's.
+read by the model's code as ``graph.meta[GRAD_MODE_READ]`` (``GradModeRead(enabled, where)``; :func:`reads_grad_mode`);
+a call under ``no_grad`` of such a trace is then routed to a trace made for it (:func:`assuming` ``(False)``;
+``fxla.compile``'s call variants, :mod:`fxla.none_inputs`), where every read answers as eager's.  Grad mode is a
+thread's own: the route is chosen per call, so threads in both modes each run their own trace.
 
 **Forward turning grad on.** A region that turns grad mode *on* inside forward changes nothing for an enabled
 caller, but eager gives what it computes a history when the caller runs under ``torch.no_grad()`` (an energy
 model's forces, an inner adversarial step), and a compiled call under ``no_grad`` runs forward only.  The tracer
-notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]`` (the user's line), and the caller's grad mode
-becomes part of the module's mode as for a read: a call under ``no_grad`` runs a trace made for it
-(``graph.meta[CALLER_GRAD_OFF]``), whose nodes are marked ``GRAD_DISABLED`` exactly where eager's grad mode is off.
+notes the first such switch as ``graph.meta[GRAD_ENABLED_AT]`` (the user's line), and a call under ``no_grad`` is
+routed as for a read, to a trace made for it (``graph.meta[CALLER_GRAD_OFF]``), whose nodes are marked ``GRAD_DISABLED`` exactly where eager's grad mode is off.
 :func:`history_sources` finds in it the inputs and parameters from which an output (or a tensor changed in place)
 gets a history in eager's call -- a region's result used only under ``no_grad`` again gives none -- and such a call
 is refused when one of those requires grad (:func:`fxla.autograd.check_grad_enabled_regions`; the torch.compile
@@ -43,11 +43,7 @@ import torch.utils._contextlib
 from . import meta as M
 from .source import is_internal_file, user_frame_location
 
-__all__ = ["recorded", "caller_grad", "assuming", "history_sources", "GRAD_MODE"]
-
-#: the name the caller's grad mode is watched under where a trace read it (fxla.frontend.state_capture.
-#: watched_attributes)
-GRAD_MODE = "torch.is_grad_enabled()"
+__all__ = ["recorded", "caller_grad", "assuming", "reads_grad_mode", "history_sources"]
 
 _CALLER = threading.local()
 
@@ -115,6 +111,12 @@ def recorded(tracer) -> Iterator[None]:
     finally:
         _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = original, set_mode, set_init
         torch.is_grad_enabled = torch._C.is_grad_enabled = is_enabled
+
+
+def reads_grad_mode(graph) -> bool:
+    """Whether the trace ``graph`` read the caller's grad mode or turned grad mode on: a call under ``no_grad``
+    then needs a trace made for it (``assuming(False)``)."""
+    return M.GRAD_MODE_READ in graph.meta or M.GRAD_ENABLED_AT in graph.meta
 
 
 def history_sources(graph, root) -> Tuple[FrozenSet[Tuple[str, str]], Any]:

@@ -24,7 +24,6 @@ from torch.utils import _pytree as pytree
 
 from . import meta as M
 from .errors import TraceError
-from .grad_enables import GRAD_MODE
 from .graph import Graph
 from .meta import AttributeWrite
 from .node import Node
@@ -78,15 +77,12 @@ def changed_attributes(graph: Graph) -> Dict[str, Any]:
 def watched_attributes(graph: Graph) -> List[str]:
     """The qualified names of the plain attributes a program traced from ``graph`` depends on: those the trace
     read (``graph.meta["attribute_reads"]``: :mod:`fxla.frontend.attribute_reads`) and those forward changes
-    (:func:`changed_attributes`), and :data:`~fxla.frontend.grad_enables.GRAD_MODE` where it read the caller's
-    grad mode or turned grad mode on.  :mod:`fxla.modes` watches them."""
+    (:func:`changed_attributes`).  :mod:`fxla.modes` watches them."""
     # (an attribute forward reads and then sets -- `if not hasattr(self, "cache"): ...; self.cache = t` -- is each
     # call's own: watched only where its value is one the trace started from, by changed_attributes)
     written = final_attribute_writes(graph)
     reads = [n for n in graph.meta.get(M.ATTRIBUTE_READS, {}) if n not in written]
-    grad = [GRAD_MODE] if M.GRAD_MODE_READ in graph.meta or M.GRAD_ENABLED_AT in graph.meta else []   # (the
-    # caller's grad mode, read or turned on by forward: grad_enables)
-    return list(dict.fromkeys([*reads, *changed_attributes(graph), *grad]))
+    return list(dict.fromkeys([*reads, *changed_attributes(graph)]))
 
 
 def _hashable(value: Any) -> bool:

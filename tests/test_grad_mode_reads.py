@@ -134,7 +134,38 @@ def test_the_recompile_log_names_the_grad_mode(caplog):
     fast(x, torch.ones(2, 4))
     with caplog.at_level(logging.INFO, logger="fxla"), torch.no_grad():
         fast(x, torch.ones(2, 4))
-    assert "the caller's grad mode changed (torch.is_grad_enabled(): True -> False)" in caplog.text
+    assert "a call under no_grad of a model that reads the grad mode or turns it on: traced for it" in caplog.text
+
+
+def test_two_threads_in_two_grad_modes_each_get_their_own_result():
+    """Grad mode is a thread's: a call under no_grad in one thread and one with grad in another run their own
+    traces side by side (nothing of the module switches between them)."""
+    import threading
+    torch.manual_seed(0)
+    model, x = _BranchesOnGradMode(), torch.randn(2, 4)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        want = {False: model(x)}
+        fast(x)
+    want[True] = model(x).detach()
+    fast(x)
+    wrong, errors = {True: 0, False: 0}, []
+
+    def calls(grad):
+        try:
+            for _ in range(300):
+                with torch.set_grad_enabled(grad):
+                    y = fast(x)
+                if not torch.allclose(y.detach(), want[grad]) or y.requires_grad != grad:
+                    wrong[grad] += 1
+        except Exception as err:  # noqa: BLE001
+            errors.append(err)
+    threads = [threading.Thread(target=calls, args=(grad,)) for grad in (True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and wrong == {True: 0, False: 0}
 
 
 def test_hugging_face_use_cache_under_gradient_checkpointing_follows_the_mode():
