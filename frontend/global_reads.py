@@ -21,8 +21,9 @@ or a user module's attribute (``helper(x)``, ``utils.helper(x)``; decorated ones
 methods, static methods and properties of the model's classes they reach as ``self.<name>``, :data:`MAX_DEPTH`
 calls deep and at most :data:`MAX_FUNCTIONS` of them.  Not seen: globals that library code reads (a Hugging Face
 helper's module constants are constants), values read through a variable key (``HP[name]``) or
-``getattr`` with a computed name, through a local variable assigned more than once, and methods reached other
-than as ``self.<name>``.
+``getattr`` with a computed name, through a local variable assigned more than once or on a branch (``cfg = A if
+flag else B``), and functions reached other than through a name (a function held in an attribute, ``self.fn =
+helper``) or as ``self.<name>``.
 """
 from __future__ import annotations
 
@@ -111,31 +112,54 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 def _chains(code: types.CodeType) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
     """``(kind, name, steps)`` of each global (``"global"``) or closure variable (``"cell"``) the code loads, with
-    the attributes (``LOAD_ATTR``, ``LOAD_METHOD``, ``getattr(x, "name")``: a str step) and constant subscripts
-    (``LOAD_CONST k; BINARY_SUBSCR``: ``("key", k)``) read from it right after, also through a local variable
-    assigned it once (``cfg = CONFIG.train; cfg.lr``); nested code included."""
-    for part in _codes(code):
+    the attributes (``LOAD_ATTR``, ``LOAD_METHOD``: a str step; ``getattr(x, "name"[, default])``: ``("getattr",
+    name)``) and constant subscripts (``LOAD_CONST k; BINARY_SUBSCR``: ``("key", k)``) read from it right after,
+    also through a local variable assigned it once on a straight path (``cfg = CONFIG.train; cfg.lr``; not a
+    parameter, not ``A if flag else B``; in nested code too, a comprehension's); nested code included."""
+    parts = list(_codes(code))
+    stores = collections.Counter(op.argval for part in parts for op in instructions(part)
+                                 if op.opname in ("STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF"))
+    cells: dict = {}                                # (aliases held in cells: read by nested code)
+    for part in parts:
         ins = instructions(part)
-        stores = collections.Counter(op.argval for op in ins if op.opname == "STORE_FAST")
+        arguments = set(part.co_varnames[:_argument_count(part)])
         aliases: dict = {}
         for i, op in enumerate(ins):
-            root = _root(op, aliases)
+            root = _root(op, aliases, cells)
             if root is None:
                 continue
             steps, j = _steps(ins, i + 1)
-            if j < len(ins) and ins[j].opname == "STORE_FAST" and stores[ins[j].argval] == 1:
-                aliases[ins[j].argval] = (root[0], root[1], root[2] + steps)     # (a local alias)
+            if j < len(ins) and ins[j].opname in ("STORE_FAST", "STORE_DEREF") and stores[ins[j].argval] == 1 \
+                    and ins[j].argval not in arguments and not any(x.is_jump_target for x in ins[i + 1:j + 1]):
+                (aliases if ins[j].opname == "STORE_FAST" else cells)[ins[j].argval] = \
+                    (root[0], root[1], root[2] + steps)                          # (a local alias)
             yield root[0], root[1], root[2] + steps
             if op.opname == "LOAD_GLOBAL" and op.argval == "getattr" and i + 1 < len(ins):
-                inner = _root(ins[i + 1], aliases)      # (getattr(CONFIG, "beta") / getattr(CONFIG, "beta", 0.5))
-                steps, j = _steps(ins, i + 2) if inner is not None else ((), i)
-                if inner is not None and j < len(ins) and ins[j].opname == "LOAD_CONST" and \
-                        type(ins[j].argval) is str:
-                    yield inner[0], inner[1], inner[2] + steps + (ins[j].argval,)
+                yield from _getattr_chain(ins, i + 1, aliases, cells)
 
 
-def _root(op: dis.Instruction, aliases: dict):
+def _argument_count(code: types.CodeType) -> int:
+    return code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \
+        bool(code.co_flags & inspect.CO_VARKEYWORDS)
+
+
+def _getattr_chain(ins, i: int, aliases: dict, cells: dict) -> Iterator[Tuple[str, str, Tuple[Any, ...]]]:
+    """The chain of ``getattr(<chain>, "name")`` or ``getattr(<chain>, "name", <constant>)`` whose object is loaded
+    at instruction ``i`` (after ``LOAD_GLOBAL getattr``), if the call is written so."""
+    inner = _root(ins[i], aliases, cells)
+    if inner is None:
+        return
+    steps, j = _steps(ins, i + 1)
+    if j < len(ins) and ins[j].opname == "LOAD_CONST" and type(ins[j].argval) is str:
+        end = j + 2 if j + 1 < len(ins) and ins[j + 1].opname == "LOAD_CONST" else j + 1
+        if end < len(ins) and ins[end].opname in ("PRECALL", "CALL", "CALL_FUNCTION"):
+            yield inner[0], inner[1], inner[2] + steps + (("getattr", ins[j].argval),)
+
+
+def _root(op: dis.Instruction, aliases: dict, cells: dict):
     """``(kind, name, steps)`` where ``op`` loads a global, a closure variable or a local alias of one, else None."""
+    if op.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and op.argval in cells:
+        return cells[op.argval]
     if op.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
         return ("global" if op.opname == "LOAD_GLOBAL" else "cell"), op.argval, ()
     return aliases.get(op.argval) if op.opname == "LOAD_FAST" else None
@@ -166,6 +190,8 @@ def _step(value: Any, step: Any) -> Any:
     """``value``'s attribute or constant item ``step``, ``ABSENT`` where it has none (or reading it fails); a
     library module's attributes are not read (constants)."""
     try:
+        if isinstance(step, tuple) and step[0] == "getattr":
+            return _step(value, step[1])
         if isinstance(step, tuple):
             key = step[1]
             if isinstance(value, dict):             # (OrderedDict, a dict subclass: its items, not its __getitem__)
@@ -241,8 +267,9 @@ def plain_reads(fn: Any) -> List[Tuple[str, Any, Any, str]]:
             steps = [used + (a,) for a in dict.fromkeys(_self_names(forward))] if forward is not None else []
             found.extend(_module_reads(holder, name, read, steps, value, where, kind, seen))
             continue
-        if value is not ABSENT and not is_plain(value) or (value is ABSENT and used and used[-1][0] != "get"):
-            continue                    # (not plain data; a chain whose link is missing now: only d.get("k"))
+        if value is not ABSENT and not is_plain(value) or (value is ABSENT and used and
+                                                            used[-1][0] not in ("get", "getattr")):
+            continue    # (not plain data; a chain whose link is missing now: only d.get("k"), getattr(o, "k", d))
         found.extend(_watch(kind, holder, name, read, used, where, seen))
     return found
 
@@ -263,7 +290,8 @@ def _watch(kind, holder, name, read, used, where, seen) -> Iterator[Tuple[str, A
     if key in seen:
         return
     seen.add(key)
-    text = name + "".join(f"[{s[1]!r}]" if isinstance(s, tuple) else f".{s}" for s in used)
+    text = name + "".join(f".{s[1]}" if isinstance(s, tuple) and s[0] == "getattr" else f"[{s[1]!r}]"
+                          if isinstance(s, tuple) else f".{s}" for s in used)
     label = f"{where}: {'global' if kind == 'global' else 'closure variable'} {text}"
     yield ("chain", functools.partial(_resolve, read, used), (holder, name, used), label) if used else \
         (kind, holder, name, label)

@@ -447,3 +447,57 @@ def test_more_forms_of_reading_a_plain_value_follow_it():
         SCALE, CRIT.eps, BIG[19] = saved, 0.0, 1.0
         OCFG["beta"] = 1.0
         HQ.clear()
+
+
+_SUFFIX = "ta"
+
+
+def _parameter(x, cfg=None):          # (a parameter assigned a default: the caller's own when given)
+    if cfg is None:
+        cfg = CONFIG
+    return x * cfg.beta
+
+
+def _computed_name(x, cfg=None):      # (getattr with a computed name: not CONFIG.be)
+    return x * getattr(CONFIG, "be" + _SUFFIX)
+
+
+def _missing_then_set(x, cfg=None):   # (getattr with a default, the attribute set later)
+    return x * getattr(CONFIG, "gamma", 0.5)
+
+
+def _genexpr(x, cfg=None):            # (an alias read in a comprehension)
+    conf = CONFIG
+    return sum(x * conf.beta for _ in range(2))
+
+
+def _aliases(fn):
+    """A model whose forward calls ``fn`` (a closure variable: followed)."""
+    class Aliases(nn.Module):
+        def forward(self, x, cfg=None):
+            return fn(x, cfg)
+    return Aliases()
+
+
+@pytest.mark.parametrize("form", ["parameter", "computed_name", "missing_then_set", "genexpr"])
+def test_aliases_and_getattr_forms(form):
+    own = _Config()
+    model, x = _aliases(globals()["_" + form]), torch.randn(3)
+    fast = fxla.compile(model, concrete_args={"cfg": own} if form == "parameter" else None)
+    saved = CONFIG.beta
+    try:
+        for value in range(10):                   # (more values than traces a changing value may have: a watch
+            if form != "computed_name":           # of CONFIG.beta where forward reads own.beta, or of CONFIG.be
+                CONFIG.beta = float(value)        # where it reads CONFIG.beta, is an error)
+            CONFIG.be = value
+            if form == "missing_then_set" and value == 3:
+                CONFIG.gamma = 4.0
+            if form in ("parameter", "computed_name"):
+                torch.testing.assert_close(fast(x), model(x, own) if form == "parameter" else model(x))
+            elif value < 8:
+                torch.testing.assert_close(fast(x), model(x))
+    finally:
+        CONFIG.beta = saved
+        for name in ("be", "gamma"):
+            if hasattr(CONFIG, name):
+                delattr(CONFIG, name)
