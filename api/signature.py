@@ -16,7 +16,7 @@ from torch.utils import _pytree as pytree
 
 from fxla.base.shown import abbreviate
 from fxla.errors import FxlaError
-from fxla.frontend.graph_module import check_specialization, describe_input
+from fxla.frontend.graph_module import check_specialization, describe_input, rebuilt
 from fxla.frontend.shape_prop import TensorMeta, propagate_shapes
 from fxla.runtime.buffers import is_array, torch_dtype
 from fxla.runtime.jax_interop import InteropError
@@ -76,7 +76,7 @@ def _meta(value):
     if is_array(value) and not isinstance(value, torch.Tensor):
         return TensorMeta(tuple(value.shape), torch_dtype(value))
     if isinstance(value, (tuple, list)):
-        return type(value)(_meta(v) for v in value)
+        return rebuilt(value, [_meta(v) for v in value])
     if isinstance(value, dict):
         return {k: _meta(v) for k, v in value.items()}
     return describe_input(value)

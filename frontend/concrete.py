@@ -9,6 +9,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from . import meta as M
 from .errors import TraceError
+from .graph_module import rebuilt
 from .node import Node, Target, map_aggregate, map_arg
 from .proxy import Proxy
 from .shape_prop import (MetaMemo, TensorMeta, _as_meta_device, _contains_tensor, at_traced_sizes,
@@ -340,7 +341,7 @@ def _unsized(meta: Any, hint: bool = False) -> Any:
         return TensorMeta(tuple((int(n.node.hint) if hint else None) if is_symbolic(n) else n for n in meta.shape),
                           meta.dtype)
     if isinstance(meta, (tuple, list)):
-        return type(meta)(_unsized(m, hint) for m in meta)
+        return rebuilt(meta, [_unsized(m, hint) for m in meta])
     if isinstance(meta, dict):
         return {k: _unsized(v, hint) for k, v in meta.items()}
     return meta

@@ -55,13 +55,18 @@ def _assign_from_dict(root: Dict[str, Any], dst: torch.nn.Module, qualname: str)
             and not isinstance(root[qualname], torch.nn.Parameter))
 
 
+def rebuilt(value: Any, items) -> Any:
+    """A tuple or list of ``value``'s type holding ``items`` (a namedtuple takes its fields positionally)."""
+    return type(value)(*items) if isinstance(value, tuple) and hasattr(value, "_fields") else type(value)(items)
+
+
 def describe_input(value: Any) -> Any:
     """What a specialisation records of an input: TensorMeta for tensors (also nested), the value otherwise."""
     from .shape_prop import TensorMeta
     if isinstance(value, torch.Tensor):
         return TensorMeta(tuple(value.shape), value.dtype)
     if isinstance(value, (tuple, list)):
-        return type(value)(describe_input(v) for v in value)
+        return rebuilt(value, [describe_input(v) for v in value])
     if isinstance(value, dict):
         return {k: describe_input(v) for k, v in value.items()}
     return value

@@ -101,7 +101,16 @@ class Proxy:
                     return _concrete_attribute(self, meta, name)
                 if not hasattr(meta, name):  # duck typing (hasattr(x, "jax")) sees a real tensor's answer
                     raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        return Attribute(self, name)
+            elif isinstance(getattr(self._meta_or_none(), name, None), _PLAIN):
+                # (a number of a structure argument, a namedtuple's field: the trace's constant, as a call folds it)
+                return self.tracer.create_proxy("call_function", builtins.getattr, (self, name), {})
+        return (_RequiresGrad if name == "requires_grad" else Attribute)(self, name)
+
+    def _meta_or_none(self) -> Any:
+        try:
+            return self.tracer.meta_value(self)
+        except LookupError:
+            return None
 
     # ---- concrete_shapes mode ----------------------------------------------------------------
     def _meta(self) -> Any:
@@ -526,6 +535,9 @@ def _unpack_length(frame) -> Optional[int]:
     return None
 
 
+_PLAIN = (bool, int, float, complex, str)
+
+
 class Attribute(Proxy):
     """``proxy.name``: a ``call_method`` if called, else (lazily) a ``getattr`` node."""
 
@@ -545,6 +557,32 @@ class Attribute(Proxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class _RequiresGrad(Attribute):
+    """``x.requires_grad`` of a traced tensor: no value a trace could keep (each call's inputs, parameters and grad
+    mode decide it, and one trace serves calls of every kind), so deciding anything from it is a TraceError."""
+
+    @property
+    def node(self) -> Node:
+        if self._node is None:
+            made = self.tracer.create_proxy("call_function", builtins.getattr, (self.root, self.attr), {})
+            if not isinstance(made, Proxy):         # (a concrete-shapes trace folds it to its meta value's answer)
+                raise self._undecided()
+            self._node = made.node
+        return self._node
+
+    def __bool__(self) -> bool:
+        raise self._undecided()
+
+    def _undecided(self) -> TraceError:
+        return self.tracer._note_error(TraceError(
+            "cannot decide `.requires_grad` of a traced tensor while tracing",
+            where=user_frame_location(self.tracer.module_path),
+            why="it depends on each call (the caller's grad mode, which inputs and parameters require grad), and "
+                "one trace serves every such call",
+            fix="branch on torch.is_grad_enabled() (fxla traces calls under no_grad apart where forward reads it), "
+                "on self.training, or on an attribute or argument of your own"))
 
     @property
     def _node_name(self) -> str:

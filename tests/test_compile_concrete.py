@@ -134,3 +134,35 @@ def test_python_arguments_are_constants_of_their_trace():
     module, values = compiled._per_shape.module_for((x,), dict(use_cache=False, scale=2.0))
     assert len(values) == 1 and values[0] is x
     assert [n.op for n in module.graph_module.graph.nodes].count("placeholder") == 1
+
+
+def test_a_namedtuple_argument_and_its_plain_fields():
+    """A namedtuple argument's number is a constant of its trace (a RecursionError before); another value is another
+    signature."""
+    import collections
+    Config = collections.namedtuple("Config", "beta")
+
+    class Scaled(torch.nn.Module):
+        def forward(self, x, cfg):
+            return x * cfg.beta
+
+    model, x = Scaled(), torch.randn(3)
+    fast = fxla.compile(model, concrete_shapes=True)
+    for beta in (1.5, 2.5, 1.5):
+        torch.testing.assert_close(fast(x, Config(beta)), model(x, Config(beta)))
+
+
+@pytest.mark.parametrize("options", [{}, {"concrete_shapes": True}], ids=["default", "concrete_shapes"])
+def test_deciding_from_requires_grad_is_a_clear_error(options):
+    class Branches(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.l(x)
+            return h * 2 if h.requires_grad else h * 3
+
+    with pytest.raises(fxla.TraceError, match=r"`.requires_grad` of a traced tensor(.|\n)*test_compile_concrete"
+                                              r"(.|\n)*fix: branch on torch.is_grad_enabled\(\)"):
+        fxla.compile(Branches(), **options)(torch.randn(2, 4))
