@@ -78,7 +78,8 @@ class Bucketed:
         self.fn = fn
         self.sizes = sorted(set(sizes))
         self.pad = dict(pad)
-        forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        forward = getattr(fn, "_orig_mod", fn).forward if isinstance(fn, torch.nn.Module) else fn   # (_orig_mod:
+        # torch.compile's module, whose forward takes *args: the model's names bind the call)
         try:
             self._signature = inspect.signature(forward)
         except (TypeError, ValueError):
@@ -88,11 +89,13 @@ class Bucketed:
         if unknown:
             raise BucketError(f"pad= names {unknown}, which {getattr(fn, '__name__', type(fn).__name__)} does not "
                               f"take", fix="name the arguments of the model's forward")
-        #: bucket -> {length: per output leaf, the dims padding lengthens} (learnt and checked at the length's
-        #: first call)
-        self.plans: Dict[int, Dict[int, list]] = {}
-        #: bucket -> the plan its first two checked lengths agreed on (``check="bucket"``: used unchecked)
-        self.trusted: Dict[int, list] = {}
+        #: (bucket, the other arguments' key) -> {length: (the outputs' layout, per output leaf the dims padding
+        #: lengthens)} (learnt and checked at the length's first call with such other arguments; used on outputs
+        #: laid out alike only)
+        self.plans: Dict[Tuple, Dict[int, Tuple]] = {}
+        #: (bucket, the other arguments' key) -> the plan its first two checked lengths agreed on
+        #: (``check="bucket"``: used unchecked)
+        self.trusted: Dict[Tuple, Tuple] = {}
         self._lock = threading.Lock()
 
     def bucket(self, length: int) -> Optional[int]:
@@ -105,6 +108,11 @@ class Bucketed:
             raise BucketError("cannot bind the call's arguments by name", fix="bucket a module or a Python function")
         bound = self._signature.bind(*args, **kwargs)
         values = dict(bound.arguments)
+        positional = next((n for n, p in self._signature.parameters.items() if p.kind is p.VAR_POSITIONAL), None)
+        if positional is not None and values.get(positional) and any(n not in self._signature.parameters
+                                                                     for n in self.pad):
+            raise BucketError(f"cannot tell which positional argument is {', '.join(self.pad)}: the function takes "
+                              f"*{positional}", fix="pass the padded arguments by keyword")
         extra = values.pop(next((n for n, p in self._signature.parameters.items() if p.kind is p.VAR_KEYWORD), ""),
                         {})
         values.update(extra)
@@ -135,29 +143,33 @@ class Bucketed:
             filler = torch.full(shape, fill, dtype=t.dtype, device=t.device)
             padded[name] = torch.cat([filler, t] if self.left else [t, filler], dim=dim)
         extra = size - length
+        others = _call_key({k: v for k, v in values.items() if k not in lengths})    # (a flag can change outputs)
         with self._lock:
-            plan = self.plans.get(size, {}).get(length)
+            plan = self.plans.get((size, others), {}).get(length)
             if plan is None and self.check == "bucket":
-                plan = self.trusted.get(size)
+                plan = self.trusted.get((size, others))
         if plan is not None:
-            return _unpad(self.fn(**padded), plan, extra, self.left, length, size)
+            got = self.fn(**padded)
+            if _fits(got, plan):
+                return _unpad(got, plan[1], extra, self.left, length, size)
         want = self.fn(**values)
         got = self.fn(**padded)
-        plan = [[(d, n - m) for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n > m]
+        cuts = [[(d, n - m) for d, (n, m) in enumerate(zip(g.shape, w.shape)) if n > m]
                 if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor) and g.dim() == w.dim() else []
                 for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want))]
-        result = _unpad(got, plan, extra, self.left, length, size)
+        result = _unpad(got, cuts, extra, self.left, length, size)
         self._check(result, want, length, size)
         with self._lock:
-            checked = self.plans.setdefault(size, {})
-            checked[length] = plan
+            checked = self.plans.setdefault((size, others), {})
+            checked[length] = (_layout(got), cuts)
             if len(checked) == 2:
                 # the dims both lengths cut by exactly their padding; a bucket whose checks cut otherwise (a
                 # strided or pooled output) keeps checking each new length
-                both = [[[(d, None) for d, _ in leaf] for leaf in p]
-                        if all(cut == size - n for leaf in p for _, cut in leaf) else None for n, p in checked.items()]
+                both = [(p[0], [[(d, None) for d, _ in leaf] for leaf in p[1]])
+                        if all(cut == size - n for leaf in p[1] for _, cut in leaf) else None
+                        for n, p in checked.items()]
                 if both[0] is not None and both[0] == both[1]:
-                    self.trusted[size] = both[0]
+                    self.trusted[(size, others)] = both[0]
         return result
 
 
@@ -188,6 +200,30 @@ class Bucketed:
                                   "or an op that mixes positions without it)",
                               fix="pass the mask that covers the padding in pad= (fill 0), or do not bucket this "
                                   "model (symbolic dims alone compile one program per length)")
+
+
+def _call_key(values: Dict[str, Any]) -> Tuple:
+    """The arguments other than the padded ones, as far as they can decide the outputs' structure: plain values,
+    tensors' shapes and dtypes, other objects' types."""
+    def key(v):
+        if isinstance(v, torch.Tensor):
+            return ("tensor", tuple(v.shape), v.dtype)
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return (type(v), v)
+        if isinstance(v, (tuple, list)):
+            return (type(v), tuple(key(x) for x in v))
+        return type(v)
+    return tuple((name, key(v)) for name, v in sorted(values.items()))
+
+
+def _layout(result) -> Tuple:
+    """The structure and ranks of a result: a plan is used only on results laid out as the one it was made from."""
+    leaves, spec = pytree.tree_flatten(result)
+    return spec, tuple(leaf.dim() if isinstance(leaf, torch.Tensor) else type(leaf) for leaf in leaves)
+
+
+def _fits(result, plan) -> bool:
+    return _layout(result) == plan[0]
 
 
 def _unpad(result, plan, extra: int, left: bool, length: int, size: int):

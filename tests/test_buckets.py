@@ -39,8 +39,9 @@ def test_a_length_loop_compiles_a_few_programs_and_equals_eager(fresh_dynamo):
             torch.testing.assert_close(got.pooler_output, want.pooler_output, rtol=1e-4, atol=1e-4)
     executables = compile_stats()["compiles"] + compile_stats()["disk_hits"] - before
     assert executables <= 3 * 3, executables           # each bucket, and two unpadded checks per bucket
-    assert {size: sorted(checked) for size, checked in serve.plans.items()} == {8: [3, 5], 16: [9, 12], 32: [20, 26]}
-    assert sorted(serve.trusted) == [8, 16, 32]
+    assert {key[0]: sorted(checked) for key, checked in serve.plans.items()} == {8: [3, 5], 16: [9, 12],
+                                                                                  32: [20, 26]}
+    assert sorted(key[0] for key in serve.trusted) == [8, 16, 32]
 
 
 class Unmasked(nn.Module):
@@ -128,7 +129,8 @@ def test_an_output_padding_lengthens_by_less_than_the_padding_is_cut_right_at_ev
         got, want = serve(x=x, mask=mask), model(x, mask)
         assert got.shape == want.shape == (1, 3, length // 2)
         torch.testing.assert_close(got, want)
-    assert sorted(serve.plans[32]) == [5, 10, 20, 31]    # (each length checked: the cuts are not the padding)
+    assert [sorted(c) for c in serve.plans.values()] == [[5, 10, 20, 31]]    # (each length checked: the cuts
+    # are not the padding)
     assert serve.trusted == {}
 
 
@@ -157,6 +159,48 @@ def test_check_bucket_refuses_a_cut_that_does_not_fit():
     for length in (30, 25):
         x, mask = torch.randn(2, length), torch.ones(2, length)
         torch.testing.assert_close(serve(x, mask), tail(x, mask))
-    assert 32 in serve.trusted
+    assert [key[0] for key in serve.trusted] == [32]
     with pytest.raises(fxla.BucketError, match="cannot cut the padding of length 10 .bucket 32. off output 0"):
         serve(torch.randn(2, 10), torch.ones(2, 10))
+
+
+def test_a_plan_is_kept_per_other_arguments_and_output_layout():
+    """A flag that changes the outputs' structure (a pooled output first) gets its own plan: the plan of the same
+    length without it cut the pooled features (silently wrong shapes before)."""
+    class Pools(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = torch.nn.Linear(6, 6)
+
+        def forward(self, x, mask, pooled=False):
+            h = self.l(x) * mask[..., None]
+            mean = h.sum(1) / mask.sum(1, keepdim=True)
+            return (mean, h) if pooled else (h, mean)
+
+    torch.manual_seed(0)
+    model = Pools().eval()
+    serve = fxla.bucketed(model, sizes=(8,), pad={"x": (1, 0.0), "mask": (1, 0)})
+    x, mask = torch.randn(2, 5, 6), torch.ones(2, 5)
+    with torch.no_grad():
+        for pooled in (False, True, False, True):
+            for got, want in zip(serve(x, mask, pooled=pooled), model(x, mask, pooled=pooled)):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_positional_calls_of_a_torch_compiled_model_are_bucketed():
+    class Masked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = torch.nn.Linear(4, 4)
+
+        def forward(self, x, mask):
+            return self.l(x) * mask[..., None]
+
+    torch.manual_seed(0)
+    model = Masked().eval()
+    serve = fxla.bucketed(torch.compile(model, backend="fxla"), sizes=(8,), pad={"x": (1, 0.0), "mask": (1, 0)})
+    with torch.no_grad():
+        for length in (5, 6):
+            x, mask = torch.randn(2, length, 4), torch.ones(2, length)
+            torch.testing.assert_close(serve(x, mask), model(x, mask))
+    assert [sorted(c) for c in serve.plans.values()] == [[5, 6]]
