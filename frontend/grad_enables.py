@@ -11,6 +11,10 @@ a call under ``no_grad`` of such a trace is then routed to a trace made for it (
 ``fxla.compile``'s call variants, :mod:`fxla.none_inputs`), where every read answers as eager's.  Grad mode is a
 thread's own: the route is chosen per call, so threads in both modes each run their own trace.
 
+torch's ``nn.TransformerEncoder`` reads it too: in ``eval()`` with a ``src_key_padding_mask`` it takes its
+nested-tensor path (padded positions zero) only where grad mode is off or nothing requires grad, so such a call
+counts as a read (fxla lowers the encoder whole: ``fxla.lowering.rules.attention``).
+
 **Forward turning grad on.** A region that turns grad mode *on* inside forward changes nothing for an enabled
 caller, but eager gives what it computes a history when the caller runs under ``torch.no_grad()`` (an energy
 model's forces, an inner adversarial step), and a compiled call under ``no_grad`` runs forward only.  The tracer
@@ -102,8 +106,15 @@ def recorded(tracer) -> Iterator[None]:
             note(frame)
         return set_init(self, mode)
 
+    def encoder_call(self, src, mask=None, src_key_padding_mask=None, *args, **kwargs):
+        if src_key_padding_mask is not None and not self.training and M.GRAD_MODE_READ not in tracer.graph.meta \
+                and tracing():     # (torch's nested-tensor path: taken only where grad is off or nothing needs it)
+            tracer.graph.meta[M.GRAD_MODE_READ] = M.GradModeRead(caller, user_frame_location(tracer.module_path))
+        return torch.nn.Module.__call__(self, src, mask, src_key_padding_mask, *args, **kwargs)
+
     _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = enter, set_grad_enabled, init
     torch.is_grad_enabled = torch._C.is_grad_enabled = read
+    torch.nn.TransformerEncoder.__call__ = encoder_call
     if not caller:
         tracer.graph.meta[M.CALLER_GRAD_OFF] = True
     try:
@@ -111,6 +122,7 @@ def recorded(tracer) -> Iterator[None]:
     finally:
         _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = original, set_mode, set_init
         torch.is_grad_enabled = torch._C.is_grad_enabled = is_enabled
+        del torch.nn.TransformerEncoder.__call__
 
 
 def reads_grad_mode(graph) -> bool:

@@ -174,7 +174,7 @@ def test_multihead_attention_options_not_lowered_are_errors():
 
 def test_transformer_options_not_lowered_are_errors():
     encoder = _encoder(mask_check=False)
-    with pytest.raises(fxla.LoweringError, match=r"mask_check=False\) with a src_key_padding_mask"):
+    with torch.no_grad(), pytest.raises(fxla.LoweringError, match=r"mask_check=False\) with a src_key_padding"):
         fxla.compile(_Layer(encoder, src_key_padding_mask=_LEFT).eval())(torch.randn(3, 5, 8))
     with pytest.raises(fxla.FxlaError, match=r"return self.layer\(x, \*\*self.options\)\n.*Need attn_mask if "
                                              r"specifying the is_causal hint"):   # torch's own check, at the line
@@ -250,3 +250,20 @@ def test_dynamo_records_functional_multi_head_attention(make):
                                    else torch.compile(model, backend="fxla")(x, memory),
                                    model(memory, x) if isinstance(model, nn.Transformer) else model(x, memory),
                                    rtol=1e-5, atol=1e-5)
+
+
+def test_encoder_padding_in_each_grad_mode_as_eager():
+    """torch's TransformerEncoder zeroes padded positions (its nested-tensor path) only where grad mode is off or
+    no parameter requires grad: each grad mode's call matches eager's, also alternating."""
+    torch.manual_seed(0)
+    model, x = _Layer(_encoder(), src_key_padding_mask=_LEFT).eval(), torch.randn(3, 5, 8)
+    fast = fxla.compile(model)
+    for grad in (True, False, True, False):
+        with torch.set_grad_enabled(grad):
+            got, want = fast(x), model(x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        assert got.requires_grad == want.requires_grad
+        assert (want[1, 3:].abs().sum() > 0) == grad
+    model.requires_grad_(False)
+    fresh = fxla.compile(model)
+    torch.testing.assert_close(fresh(x), model(x), rtol=1e-5, atol=1e-5)     # (nothing requires grad: zeros)

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from fxla.dialects.fxla import Sig, ops, type_of
+from fxla.frontend import meta as M
 from fxla.frontend.shape_prop import register_meta_module
 
 from ..emit import safe_softmax
@@ -285,13 +286,18 @@ def _nested_fast_path(ctx, mod, src, mask, src_key_padding_mask) -> bool:
     """Whether torch's TransformerEncoder would run this call on a nested tensor (``use_nested_tensor`` and its
     per-call conditions, decided when fxla lowers: the MHA fast path enabled, eval mode, batched input, a key
     padding mask and no ``mask``, no autocast) — provided the padding mask is left-aligned, which only the data
-    tells.  Then the padded positions of the stack's output are zero.  torch also skips the nested path when grad
-    is enabled and a parameter requires grad; a compiled call is an inference call (its results never require
-    grad), so it is lowered as under ``torch.no_grad()``."""
+    tells.  Then the padded positions of the stack's output are zero.  torch skips the nested path when grad mode
+    is on and a parameter requires grad: the trace of a call under ``no_grad`` is its own (the tracer counts such
+    an encoder call as a read of the grad mode: fxla.frontend.grad_enables), whose node is marked grad-disabled.
+    (Parameters' ``requires_grad`` is read here, when the signature compiles; an input requiring grad is taken as
+    not.)"""
     first = mod.layers[0]
     if not (torch.backends.mha.get_fastpath_enabled() and getattr(mod, "use_nested_tensor", False)
             and not first.training and ctx.sig(src).rank == 3 and src_key_padding_mask is not None
             and mask is None and not torch.is_autocast_enabled()):
+        return False
+    grad_on = ctx.node is not None and not ctx.node.meta.get(M.GRAD_DISABLED)
+    if grad_on and any(p.requires_grad for p in mod.parameters()):
         return False
     if not getattr(mod, "mask_check", True):
         raise ctx.error("nn.TransformerEncoder(mask_check=False) with a src_key_padding_mask is not supported",
