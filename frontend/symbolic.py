@@ -63,6 +63,11 @@ class Dim:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise DimError(f"Dim name {self.name!r} must be a Python identifier", where=where,
                            fix="name it like a variable: Dim('seq')")
+        if any(not isinstance(v, int) or isinstance(v, bool) for v in (self.min, self.multiple_of)) or \
+                not (self.max is None or isinstance(self.max, int) and not isinstance(self.max, bool)):
+            raise DimError(f"Dim({self.name!r}): min, max and multiple_of are ints (got min={self.min!r}, "
+                           f"max={self.max!r}, multiple_of={self.multiple_of!r})", where=where,
+                           fix="pass whole numbers (max=None: unbounded)")
         if self.min < 2:
             raise DimError(f"Dim({self.name!r}, min={self.min}): min must be at least 2", where=where,
                            why="why: sizes 0 and 1 are never symbolic (torch's and TorchDynamo's convention: a size-1 "
@@ -100,6 +105,7 @@ class DynamicSpec:
         self.strict = (not self.all) if strict is None else strict
         self.by_name: Dict[str, Dict[int, Dim]] = {}
         self.ints: Dict[str, Dim] = {}
+        self.ranks: Dict[str, int] = {}             # (a tuple spec: one entry per dim of the tensor)
         if self.all:
             return
         if not isinstance(dynamic, dict) or not dynamic:
@@ -109,12 +115,18 @@ class DynamicSpec:
                 self.ints[name] = dims
                 continue
             if isinstance(dims, (tuple, list)):
+                self.ranks[name] = len(dims)
                 dims = {i: d for i, d in enumerate(dims) if d is not None}
             if not isinstance(name, str) or not isinstance(dims, dict) or \
                     not all(isinstance(i, int) and isinstance(d, Dim) for i, d in dims.items()):
                 raise self._error(f"dynamic[{name!r}] = {dims!r} is not {{dim index: fxla.Dim}} or a tuple of "
                                   f"fxla.Dim/None", fix)
             self.by_name[name] = dict(dims)
+        named: Dict[str, Dim] = {}
+        for dim in [d for dims in self.by_name.values() for d in dims.values()] + list(self.ints.values()):
+            if named.setdefault(dim.name, dim) != dim:      # (one name is one symbol: one range)
+                raise self._error(f"two Dims named {dim.name!r} differ: {named[dim.name]} and {dim}",
+                                  "use one Dim object for dims that are one size, or give the Dims other names")
 
     def restricted(self, names: Sequence[str]) -> "DynamicSpec":
         """This spec for a program that takes only the arguments ``names`` (a ``concrete_shapes`` trace of a call
@@ -155,6 +167,9 @@ class DynamicSpec:
                                               f"dims can be marked on tensor arguments only",
                                               "pass the tensors as separate arguments, or use dynamic=True")
                         dims = self.by_name[name]
+                        if self.ranks.get(name, v.dim()) != v.dim():
+                            raise self._error(f"dynamic[{name!r}] is a tuple of {self.ranks[name]} entries, but "
+                                              f"{name} has {v.dim()} dims", "give one entry (a Dim or None) per dim")
                         bad = [i for i in dims if not -v.dim() <= i < v.dim()]
                         if bad:
                             raise self._error(f"dynamic[{name!r}] marks dim(s) {bad}, but {name} has "

@@ -312,3 +312,22 @@ def test_a_dim_pinned_by_a_guard_is_the_documented_first_compile_error():
             torch.testing.assert_close(fast(x), rows(x))
         with pytest.raises(fxla.ShapeConstraintError):
             fast(torch.randn(3, sizes[0] + 2))
+
+
+def _add(x, y):
+    return x + y
+
+
+def test_dim_specs_that_cannot_be_meant_are_errors():
+    """Two Dims of one name with different ranges (one symbol, whose range was the first's), a float bound, a
+    tuple spec with an entry count other than the tensor's dims."""
+    with pytest.raises(fxla.FxlaError, match="two Dims named 's' differ"):
+        fxla.compile(_add, dynamic={"x": {1: fxla.Dim("s", max=8)}, "y": {1: fxla.Dim("s", max=16)}})
+    with pytest.raises(fxla.FxlaError, match="min, max and multiple_of are ints"):
+        fxla.Dim("s", max=10.5)
+    fast = fxla.compile(lambda x: x * 2, dynamic={"x": (None, fxla.Dim("s"), None)})
+    with pytest.raises(fxla.FxlaError, match="a tuple of 3 entries, but x has 2 dims"):
+        fast(torch.randn(2, 4))
+    same = fxla.Dim("s", max=16)
+    both = fxla.compile(_add, dynamic={"x": {1: same}, "y": {1: fxla.Dim("s", max=16)}})
+    torch.testing.assert_close(both(torch.ones(2, 12), torch.ones(2, 12)), torch.full((2, 12), 2.0))
