@@ -30,7 +30,8 @@ history too): ``torch.enable_grad()`` (a ``with`` block or a decorator, on forwa
 ``torch.set_grad_enabled(mode)`` with a true ``mode`` (a constant or a flag; a ``with`` block, a plain call or the
 decorator form), and ``torch._C._set_grad_enabled(True)`` called directly (as dynamo's graphs switch a region on)
 where grad mode is on (where it is off it is the end of a ``no_grad`` region: dynamo's graphs restore the mode
-so).  Not seen: ``is_grad_enabled`` imported by name before the trace (``from torch import is_grad_enabled``).
+so).  Not seen: ``is_grad_enabled`` imported by name before the trace (``from torch import is_grad_enabled``),
+and ``torch.is_inference_mode_enabled()`` (a call under ``torch.inference_mode()`` runs the ``no_grad`` trace).
 """
 from __future__ import annotations
 
