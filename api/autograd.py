@@ -268,7 +268,8 @@ class GradientTexts:
 
 def gradient_texts(module, entry) -> GradientTexts:
     """:class:`GradientTexts` of the compiled signature ``entry`` of ``module`` (made once, then kept)."""
-    found = entry.gradients.get("jax")
+    key = ("jax", module._store.generation)          # (texts hold the weights of their making)
+    found = entry.gradients.get(key)
     if found is not None:
         return found
     with COMPILING:
@@ -292,7 +293,7 @@ def gradient_texts(module, entry) -> GradientTexts:
         store = module._store
         params = [store.resident(part, [store.key(part, n, ()) for n in part.param_names],
                                  [module.device] * len(part.param_names)) for part in (diff.forward, diff.backward)]
-        found = entry.gradients["jax"] = GradientTexts(diff, texts[0], texts[1], params[0], params[1],
+        found = entry.gradients[key] = GradientTexts(diff, texts[0], texts[1], params[0], params[1],
                                                        weakref.ref(module), prepared, entry.compiled)
     return found
 

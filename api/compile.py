@@ -378,13 +378,23 @@ def _jax_function(module: "CompiledModule", example_inputs):
                            "fix: compile without mesh= and shard with jax.jit around the function")
     args = tuple(example_inputs)
     module._modes.watch()
+    module._store.weights()                         # (weights changed in place: uploaded again first)
     target, values = module._routed(args, {})     # (None inputs: their variant's program takes the rest)
     entry = target._entry(args if target is module else values)
     if entry.program.random:
         raise InteropError(_random_refused(module.__name__, "as_jax_function (JAX would pass a key)",
                                            "pass the noise as an input"))
-    return jax_function(module.__name__, entry, args, module.device, module._describe_call(args),
-                        gradient=functools.partial(gradient_texts, target, entry))
+    made = (target.graph_module, module._store.generation)
+
+    def gradient():     # (made at the first jax.grad: from the trace and weights the function was made with)
+        module._store.weights()
+        if (target.graph_module, module._store.generation) != made:
+            raise InteropError(f"{module.__name__}: jax.grad of a function as_jax_function made before the module "
+                               f"changed (its weights, train()/eval() or a value its trace read): its gradient "
+                               f"would be the changed module's\nfix: call as_jax_function again after the change, "
+                               f"and take jax.grad of the new function")
+        return gradient_texts(target, entry)
+    return jax_function(module.__name__, entry, args, module.device, module._describe_call(args), gradient=gradient)
 
 
 def _member(owner: "CompiledModule", gm: GraphModule, symbols=None) -> "CompiledModule":
@@ -516,11 +526,10 @@ class CompiledModule(CompileControl):
         self._cache, self._plans = self._signatures.entries, self._signatures.plans
         self._front_plans, self._cpp_call = self._signatures.front_plans, cpp_call
         # the call through the compiled signatures' plans (in C; see __call__), else _general_call
-        watch = self._store.weights if isinstance(fn, torch.nn.Module) else None    # (a function has no weights)
-        if watch is not None and self._modes.watch.modules:
-            watch = CallWatch(self._modes.watch, watch)   # train()/eval() since the trace (fxla.modes), then weights
-        elif watch is None and self._modes.watch.state_names:   # (a function's globals and closure variables)
-            watch = self._modes.watch
+        watch = self._store.weights             # (a function's: the global and closure tensors it reads)
+        if self._modes.watch.modules or self._modes.watch.state_names:
+            # train()/eval() since the trace, plain attributes, a function's globals (fxla.modes), then weights
+            watch = CallWatch(self._modes.watch, watch)
         self._plan_call = Dispatch(self._plans, self._general_call, watch=watch)
         # the plans of signatures JAX's C++ dispatch cannot run (torch tensors in): fxla's C dispatch in front of it
         self._dispatch = (Dispatch(self._front_plans, cpp_call, bypass=cpp_dispatch.ARRAY_TYPE, watch=watch)

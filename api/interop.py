@@ -12,7 +12,7 @@ from fxla.lowering.autodiff import differentiable_args, differentiable_results
 from fxla.lowering.to_fxla import SizeOutput, retyped
 from fxla.lowering.value_checks import raise_failed
 from fxla.runtime import to_device
-from fxla.runtime.buffers import is_array
+from fxla.runtime.buffers import is_array, owned_copy
 from fxla.runtime.executable import numpy_dtype
 from fxla.runtime.jax_interop import InteropError, stablehlo_function
 from fxla.runtime.sharding import signature_of
@@ -38,7 +38,9 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
         raise InputMutationError(f"{name} changes {what} in place (e.g. `x += 1`); a JAX function "
                                  f"cannot change its arguments or the module's state\n"
                                  f"fix: compute a new tensor in the model (y = x + 1) and return it")
-    params = entry.params
+    # (the weights of now, in buffers of their own: a parameter's buffer may be a view of torch's memory, which
+    # the caller changes in place, and a JAX array never changes)
+    params = [jax.device_put(p, p.sharding, may_alias=False) for p in entry.params]
     leaves, spec = pytree.tree_flatten(args)
     in_avals = [jax.core.ShapedArray(tuple(v.shape), to_device(v, device).dtype)
                 for v in leaves if is_array(v)] + [jax.core.ShapedArray(p.shape, p.dtype) for p in params]
@@ -55,7 +57,8 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
             raise InteropError(f"{name}: as_jax_function was built for inputs ({described}) and cannot take a "
                                f"different structure or non-tensor values\nfix: call as_jax_function with new "
                                f"example inputs")
-        arrays = [v if not isinstance(v, torch.Tensor) else to_device(v, device) for v in got if is_array(v)]
+        arrays = [v if not isinstance(v, torch.Tensor) else owned_copy(v, device)   # (a torch tensor: copied
+                  for v in got if is_array(v)]     # now, as the caller may change it once the call returns)
         results = run(*arrays)
         if program.value_checks:        # (the check code, read on the host: raises there, fxla.value_checks)
             jax.debug.callback(functools.partial(raise_failed, program.value_checks, name=name),

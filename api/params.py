@@ -157,6 +157,8 @@ class ParameterStore:
     def __init__(self, root, mesh=None):
         self.buffers: Dict[Tuple[str, Tuple[int, ...]], Any] = {}
         self.weights = WeightWatch(functools.partial(_on_change, weakref.ref(self)))
+        #: how many times changed weights were uploaded again
+        self.generation = 0
         self.lock = threading.RLock()
         self.caches: List[SignatureCache] = []
         self.root = root
@@ -208,8 +210,8 @@ class ParameterStore:
                 self.sources[key, perm] = value
                 if spans_processes(placement):   # (what the processes compare before each call)
                     self.digests[key, perm] = digest(host_data(stored))
-                if name == key:             # (a trace's constant never changes: not watched)
-                    self.weights.record(name, value)
+                self.weights.record(key, value)     # (a trace's constant too: a global or closure tensor that
+                # the caller changes in place, as eager's next call reads it)
             found.append(buffer)
         return found
 
@@ -232,6 +234,7 @@ class ParameterStore:
     def reupload(self, names: Sequence[str]) -> None:
         """The weights ``names`` changed in the model (fxla.weights): upload them again and point every compiled
         signature at the new buffers."""
+        self.generation += 1            # (what a JAX function's gradient was made from: fxla.interop)
         with self.lock:
             self._drop(names)
             self._refresh()

@@ -182,8 +182,8 @@ def host_data(t: torch.Tensor) -> np.ndarray:
 def owned_copy(t: torch.Tensor, device: jax.Device) -> jax.Array:
     """A copy of ``t`` in a buffer PJRT owns (never an alias of torch's memory), so that a call may consume it
     (donation); 64-bit dtypes keep their width."""
-    host = _numpy(t.detach().cpu().contiguous())
-    with jax.enable_x64(host.dtype.itemsize == 8):
+    host = np.array(_numpy(t.detach().cpu().contiguous()), copy=True)   # (device_put's may_alias=False still
+    with jax.enable_x64(host.dtype.itemsize == 8):                       # aliases a torch tensor's numpy view)
         return jax.device_put(host, device, may_alias=False)
 
 
