@@ -27,6 +27,7 @@ compiles each signature once per mode.
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -36,6 +37,7 @@ from torch.utils.hooks import RemovableHandle
 from fxla.base.errors import FxlaError
 
 from fxla.frontend.attribute_reads import holder_of
+from fxla.frontend.grad_enables import REQUIRES_GRAD
 from fxla.frontend.global_reads import plain_reads, traced_functions
 
 from .attribute_watch import AttributeWatch, shown
@@ -54,6 +56,10 @@ class StateChangeError(FxlaError):
 
 _TRAINING = operator.attrgetter("training")
 _FLAG = operator.itemgetter("training")
+
+
+def _requires_grad(module: torch.nn.Module) -> Tuple[bool, ...]:
+    return tuple(p.requires_grad for p in module.parameters())
 
 
 def mode_of(modules) -> Tuple[bool, ...]:
@@ -192,6 +198,15 @@ class ModeWatch:
         """Also watch the attributes ``names`` (qualified, under ``root``); whether any is new."""
         new = False
         for name in names:
+            if name.endswith(REQUIRES_GRAD) and isinstance(root, torch.nn.Module):     # (the parameters' flags)
+                path = name[:-len(REQUIRES_GRAD)]
+                try:
+                    module = root.get_submodule(path)
+                except AttributeError:
+                    continue
+                new = self.attributes.add_chain(functools.partial(_requires_grad, module),
+                                                (REQUIRES_GRAD, id(module)), name) or new
+                continue
             found = holder_of(root, name) if isinstance(root, torch.nn.Module) else None
             if found is not None:           # (else a module forward made, or one removed since)
                 owner, attr = found

@@ -12,8 +12,10 @@ a call under ``no_grad`` of such a trace is then routed to a trace made for it (
 thread's own: the route is chosen per call, so threads in both modes each run their own trace.
 
 torch's ``nn.TransformerEncoder`` reads it too: in ``eval()`` with a ``src_key_padding_mask`` it takes its
-nested-tensor path (padded positions zero) only where grad mode is off or nothing requires grad, so such a call
-counts as a read (fxla lowers the encoder whole: ``fxla.lowering.rules.attention``).
+nested-tensor path (padded positions zero) only where grad mode is off or none of its parameters requires grad, so
+such a call counts as a read, and its parameters' ``requires_grad`` as watched values of the trace
+(``graph.meta[REQUIRES_GRAD_READS]``: the encoders' paths; fxla lowers the encoder whole, deciding the path from them:
+``fxla.lowering.rules.attention``).
 
 **Forward turning grad on.** A region that turns grad mode *on* inside forward changes nothing for an enabled
 caller, but eager gives what it computes a history when the caller runs under ``torch.no_grad()`` (an energy
@@ -48,7 +50,11 @@ import torch.utils._contextlib
 from . import meta as M
 from .source import is_internal_file, user_frame_location
 
-__all__ = ["recorded", "caller_grad", "assuming", "reads_grad_mode", "history_sources"]
+__all__ = ["recorded", "caller_grad", "assuming", "reads_grad_mode", "history_sources", "REQUIRES_GRAD"]
+
+#: what a watched name ends with where it stands for the ``requires_grad`` of a module's parameters
+#: (``graph.meta[REQUIRES_GRAD_READS]``; fxla.frontend.state_capture.watched_attributes, fxla.modes)
+REQUIRES_GRAD = ".parameters().requires_grad"
 
 _CALLER = threading.local()
 
@@ -107,15 +113,19 @@ def recorded(tracer) -> Iterator[None]:
             note(frame)
         return set_init(self, mode)
 
-    def encoder_call(self, src, mask=None, src_key_padding_mask=None, *args, **kwargs):
-        if src_key_padding_mask is not None and not self.training and M.GRAD_MODE_READ not in tracer.graph.meta \
-                and tracing():     # (torch's nested-tensor path: taken only where grad is off or nothing needs it)
-            tracer.graph.meta[M.GRAD_MODE_READ] = M.GradModeRead(caller, user_frame_location(tracer.module_path))
-        return torch.nn.Module.__call__(self, src, mask, src_key_padding_mask, *args, **kwargs)
+    def encoder_call(self, *args, **kwargs):    # (torch's nested-tensor path: where grad is off or nothing needs it)
+        if tracing() and not self.training and type(self).forward is _ENCODER.forward and \
+                _padding_mask(args, kwargs) is not None:
+            if M.GRAD_MODE_READ not in tracer.graph.meta:
+                tracer.graph.meta[M.GRAD_MODE_READ] = M.GradModeRead(caller, user_frame_location(tracer.module_path))
+            path = _user_path(tracer, tracer.path_of_module(self))
+            if path is not None:
+                tracer.graph.meta.setdefault(M.REQUIRES_GRAD_READS, set()).add(path)
+        return torch.nn.Module.__call__(self, *args, **kwargs)
 
     _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = enter, set_grad_enabled, init
     torch.is_grad_enabled = torch._C.is_grad_enabled = read
-    torch.nn.TransformerEncoder.__call__ = encoder_call
+    _ENCODER.__call__ = encoder_call
     if not caller:
         tracer.graph.meta[M.CALLER_GRAD_OFF] = True
     try:
@@ -123,7 +133,24 @@ def recorded(tracer) -> Iterator[None]:
     finally:
         _ENABLE_GRAD.__enter__, torch._C._set_grad_enabled, _SET_GRAD.__init__ = original, set_mode, set_init
         torch.is_grad_enabled = torch._C.is_grad_enabled = is_enabled
-        del torch.nn.TransformerEncoder.__call__
+        del _ENCODER.__call__
+
+
+_ENCODER = torch.nn.TransformerEncoder
+
+
+def _user_path(tracer, path):
+    """``path`` (the tracer's) under the user's root: a torch layer traced on its own is the tracer's root's
+    :data:`~fxla.frontend.tracer.LEAF_ROOT`."""
+    from .tracer import LEAF_ROOT
+    if path is not None and type(tracer.root) is torch.nn.Module and LEAF_ROOT in tracer.root._modules:
+        return path[len(LEAF_ROOT):].lstrip(".") if path.split(".")[0] == LEAF_ROOT else None
+    return path
+
+
+def _padding_mask(args, kwargs):
+    """The ``src_key_padding_mask`` of a call of ``TransformerEncoder.forward(src, mask, src_key_padding_mask)``."""
+    return kwargs.get("src_key_padding_mask", args[2] if len(args) > 2 else None)
 
 
 def reads_grad_mode(graph) -> bool:
@@ -135,33 +162,53 @@ def reads_grad_mode(graph) -> bool:
 def history_sources(graph, root) -> Tuple[FrozenSet[Tuple[str, str]], Any]:
     """For a trace made for a caller under ``no_grad`` (``graph.meta[CALLER_GRAD_OFF]``), whose nodes are marked
     ``GRAD_DISABLED`` wherever eager's grad mode is off: ``(sources, where)``, the inputs (``("input", placeholder
-    name)``) and parameters or buffers (``("param", qualified name)``) from which eager's call gives an output, or a
-    tensor changed in place, a history (through nodes computed with grad mode on: forward's own regions), and where
-    the first node computed so is.  A call under ``no_grad`` needs gradients only when one of them requires grad."""
+    name)``) and parameters or buffers (``("param", qualified name)``) from which eager's call gives an output, a
+    tensor changed in place or a tensor forward stores on the module a history (through nodes computed with grad
+    mode on: forward's own regions -- and, computed with it off, a view of such a tensor, the tensor itself a cast
+    returns, or that tensor changed in place, which keep the history), and where the first node computed with grad
+    on from one of them is.  A call under ``no_grad`` needs gradients only when one of them requires grad."""
+    from .passes.aliasing import drops_history, is_view, view_sources
     reach: Dict[Any, FrozenSet[Tuple[str, str]]] = {}
     found: set = set()
     where = None
+
+    def through(node) -> set:
+        return set().union(*(reach.get(n, ()) for n in node.all_input_nodes))
     for node in graph.nodes:
         if node.op == "placeholder":
             reach[node] = frozenset({("input", node.target)})
         elif node.op == "get_attr":
             reach[node] = frozenset({("param", node.target)})
         elif node.op == "output":
-            found.update(*(reach.get(n, ()) for n in node.all_input_nodes))
-        elif node.meta.get(M.GRAD_DISABLED) or node.target in _DETACHES:
+            found.update(through(node))
+        elif drops_history(node) or node.target in _DETACHES:
             reach[node] = frozenset()
+        elif node.meta.get(M.GRAD_DISABLED):        # (a view or the tensor itself keeps its history; so does a
+            changed = _in_place(node) and node.args   # tensor changed in place)
+            kept = view_sources(root, node) if is_view(root, node) else [node.args[0]] if changed else []
+            reach[node] = frozenset(set().union(*(reach.get(n, ()) for n in kept if hasattr(n, "op"))))
         else:
-            sources = set().union(*(reach.get(n, ()) for n in node.all_input_nodes))
+            sources = through(node)
             if node.op == "call_module":
                 sources.update(("param", f"{node.target}.{name}")
                                for name, _ in root.get_submodule(node.target).named_parameters())
             reach[node] = frozenset(sources)
             if sources and where is None:
                 where = node.meta.get(M.SOURCE)
-            if sources and (node.op == "call_method" and str(node.target).endswith("_")
-                            or node.target is operator.setitem):
-                found.update(sources)           # (a tensor changed in place with a history: eager's gets one)
+        if reach.get(node) and (_in_place(node) or M.ATTRIBUTE_WRITES in node.meta):
+            found.update(reach[node])   # (a tensor changed in place with a history, one stored on the module)
     return frozenset(found), where
+
+
+def _in_place(node) -> bool:
+    return node.op == "call_method" and str(node.target).endswith("_") and node.target != "requires_grad_" \
+        or node.target in _IN_PLACE_OPERATORS or node.kwargs.get("inplace") is True
+
+
+#: ``x += y`` and the like, ``x[i] = y``: the tensor changed in place
+_IN_PLACE_OPERATORS = frozenset({operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                                 operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul, operator.iand,
+                                 operator.ior, operator.ixor, operator.ilshift, operator.irshift})
 
 
 #: targets whose result has no history (``x.detach()``, ``torch.detach(x)``)

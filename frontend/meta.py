@@ -54,6 +54,8 @@ READ]``                                                           caller's grad 
                                                                   trace assumed it, and where
 ``graph.meta[CALLER_GRAD_   ``True``                              the tracer: the trace is made for a caller
 OFF]``                                                            under ``no_grad`` (grad_enables)
+``graph.meta[REQUIRES_      ``set`` of module paths               the tracer: modules whose parameters'
+GRAD_READS]``                                                     ``requires_grad`` the program depends on
 ==========================  ====================================  ==========================================
 
 :func:`node_meta_problem` / :func:`graph_meta_problem` check those types (``Graph.lint`` calls them); keys not
@@ -71,7 +73,7 @@ __all__ = ["SOURCE", "TENSOR_META", "VALUE", "ATTRIBUTE_WRITES", "STATE_ASSIGNME
            "GRAD_DISABLED", "REPLACES", "STATE_READS", "CLASS_ASSUMED", "AssumedClass",
            "SPECIALIZATION", "ATTRIBUTE_CONSTANTS", "ATTRIBUTE_STARTS", "ATTRIBUTE_READS",
            "INPUT_MUTATIONS", "STATE_MUTATIONS", "VALUE_GUARDS", "QUIET_MUTATIONS", "GRAD_ENABLED_AT",
-           "GRAD_MODE_READ", "GradModeRead", "CALLER_GRAD_OFF",
+           "GRAD_MODE_READ", "GradModeRead", "CALLER_GRAD_OFF", "REQUIRES_GRAD_READS",
            "NodeMeta", "GraphMeta", "AttributeWrite", "node_meta_problem", "graph_meta_problem"]
 
 # ---- node.meta ----------------------------------------------------------------------------------------------------
@@ -97,6 +99,7 @@ CLASS_ASSUMED = "class_assumed"
 GRAD_ENABLED_AT = "grad_enabled_at"
 GRAD_MODE_READ = "grad_mode_read"
 CALLER_GRAD_OFF = "caller_grad_off"
+REQUIRES_GRAD_READS = "requires_grad_reads"
 
 
 class GradModeRead(NamedTuple):
@@ -214,6 +217,8 @@ _GRAPH_CHECKS = {
     GRAD_ENABLED_AT: (lambda v: v is None or isinstance(v, SourceLocation), "a SourceLocation or None"),
     GRAD_MODE_READ: (lambda v: isinstance(v, GradModeRead), "a GradModeRead"),
     CALLER_GRAD_OFF: (lambda v: v is True, "True"),
+    REQUIRES_GRAD_READS: (lambda v: isinstance(v, set) and all(isinstance(m, str) for m in v),
+                          "a set of module paths"),
 }
 
 

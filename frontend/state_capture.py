@@ -24,6 +24,7 @@ from torch.utils import _pytree as pytree
 
 from . import meta as M
 from .errors import TraceError
+from .grad_enables import REQUIRES_GRAD
 from .graph import Graph
 from .meta import AttributeWrite
 from .node import Node
@@ -77,11 +78,13 @@ def changed_attributes(graph: Graph) -> Dict[str, Any]:
 def watched_attributes(graph: Graph) -> List[str]:
     """The qualified names of the plain attributes a program traced from ``graph`` depends on: those the trace
     read (``graph.meta["attribute_reads"]``: :mod:`fxla.frontend.attribute_reads`) and those forward changes
-    (:func:`changed_attributes`).  :mod:`fxla.modes` watches them."""
+    (:func:`changed_attributes`), and ``<module path>`` + :data:`~fxla.frontend.grad_enables.REQUIRES_GRAD` for
+    each module whose parameters' ``requires_grad`` it depends on.  :mod:`fxla.modes` watches them."""
     # (an attribute forward reads and then sets -- `if not hasattr(self, "cache"): ...; self.cache = t` -- is each
     # call's own: watched only where its value is one the trace started from, by changed_attributes)
     written = final_attribute_writes(graph)
     reads = [n for n in graph.meta.get(M.ATTRIBUTE_READS, {}) if n not in written]
+    reads += sorted(path + REQUIRES_GRAD for path in graph.meta.get(M.REQUIRES_GRAD_READS, ()))
     return list(dict.fromkeys([*reads, *changed_attributes(graph)]))
 
 

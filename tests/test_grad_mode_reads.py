@@ -317,3 +317,53 @@ def test_what_gets_a_history_under_no_grad_decides_the_refusal(use):
     for g, p in zip(grads, model.parameters()):
         assert (g is None) == (p.grad is None)
         torch.testing.assert_close(g, p.grad) if g is not None else None
+
+
+class _KeepsHistory(nn.Module):
+    """A region's result, then under the caller's no_grad: a view, the tensor itself, changed in place, stored on
+    the module -- each keeps eager's history."""
+
+    def __init__(self, form: str):
+        super().__init__()
+        self.l, self.form = nn.Linear(4, 1), form
+
+    def forward(self, x):
+        with torch.enable_grad():
+            e = self.l(x)
+        if self.form == "view":
+            return e.squeeze(-1)
+        if self.form == "same":
+            return e.float().contiguous()
+        if self.form == "in_place":
+            e += 1
+            return e * 1 if False else e
+        self.cache = e
+        return e.detach() * 2
+
+
+@pytest.mark.parametrize("form", ["view", "same", "in_place", "stored"])
+def test_a_history_kept_under_no_grad_is_refused(form):
+    torch.manual_seed(0)
+    model, x = _KeepsHistory(form), torch.randn(3, 4)
+    fast = fxla.compile(model)
+    with torch.no_grad():
+        kept = model(x) if form != "stored" else (model(x), model.cache)[1]
+        assert kept.requires_grad
+        with pytest.raises(fxla.GradientError, match="turns grad mode on"):
+            fast(x)
+    _check(fast, model, x)
+
+
+def test_a_transformer_encoder_frozen_after_compiling_as_eager():
+    """The encoder's nested-tensor path depends on its parameters' requires_grad: watched, so freezing it after the
+    first call (a frozen backbone) takes eager's path."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0)
+    encoder = nn.TransformerEncoder(layer, 2).eval()
+    x, pad = torch.randn(2, 5, 8), torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    fast = fxla.compile(encoder)
+    for frozen in (False, True, False):
+        encoder.requires_grad_(not frozen)
+        got, want = fast(x, src_key_padding_mask=pad), encoder(x, src_key_padding_mask=pad)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        assert bool(want[1, 3:].abs().sum() == 0) == frozen
