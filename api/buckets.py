@@ -212,6 +212,10 @@ def _call_key(values: Dict[str, Any]) -> Tuple:
             return (type(v), v)
         if isinstance(v, (tuple, list)):
             return (type(v), tuple(key(x) for x in v))
+        if isinstance(v, dict):
+            return (type(v), tuple((k, key(x)) for k, x in v.items()))
+        if hasattr(v, "__dict__") and not isinstance(v, torch.nn.Module):     # (a config object's flags)
+            return (type(v), tuple((k, key(x)) for k, x in vars(v).items() if not k.startswith("_")))
         return type(v)
     return tuple((name, key(v)) for name, v in sorted(values.items()))
 

@@ -115,7 +115,7 @@ def recorded(tracer) -> Iterator[None]:
 
     def encoder_call(self, *args, **kwargs):    # (torch's nested-tensor path: where grad is off or nothing needs it)
         if tracing() and not self.training and type(self).forward is _ENCODER.forward and \
-                _padding_mask(args, kwargs) is not None:
+                getattr(self, "use_nested_tensor", False) and _padding_mask(args, kwargs) is not None:
             if M.GRAD_MODE_READ not in tracer.graph.meta:
                 tracer.graph.meta[M.GRAD_MODE_READ] = M.GradModeRead(caller, user_frame_location(tracer.module_path))
             path = _user_path(tracer, tracer.path_of_module(self))

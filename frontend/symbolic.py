@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import numbers
 import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -63,11 +64,15 @@ class Dim:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise DimError(f"Dim name {self.name!r} must be a Python identifier", where=where,
                            fix="name it like a variable: Dim('seq')")
-        if any(not isinstance(v, int) or isinstance(v, bool) for v in (self.min, self.multiple_of)) or \
-                not (self.max is None or isinstance(self.max, int) and not isinstance(self.max, bool)):
+        if any(not isinstance(v, numbers.Integral) or isinstance(v, bool) for v in (self.min, self.multiple_of)) \
+                or not (self.max is None or isinstance(self.max, numbers.Integral) and not isinstance(self.max, bool)):
             raise DimError(f"Dim({self.name!r}): min, max and multiple_of are ints (got min={self.min!r}, "
                            f"max={self.max!r}, multiple_of={self.multiple_of!r})", where=where,
                            fix="pass whole numbers (max=None: unbounded)")
+        for field in ("min", "max", "multiple_of"):           # (numpy's ints as Python's)
+            value = getattr(self, field)
+            if value is not None and type(value) is not int:
+                object.__setattr__(self, field, int(value))
         if self.min < 2:
             raise DimError(f"Dim({self.name!r}, min={self.min}): min must be at least 2", where=where,
                            why="why: sizes 0 and 1 are never symbolic (torch's and TorchDynamo's convention: a size-1 "

@@ -27,7 +27,9 @@ def traced(tracer) -> Iterator[None]:
     original = torch._check_with
 
     def check_with(error_type, cond, message=None):
-        if isinstance(cond, Proxy):
+        if isinstance(cond, Proxy) and cond._tensor_meta() is not None:
+            cond = torch.zeros(())          # (a tensor condition: torch's own TypeError, as eager's)
+        elif isinstance(cond, Proxy):
             cond = bool(cond)               # (a guard, or the tracer's control-flow error at the user's line)
         return original(error_type, cond, message)
 

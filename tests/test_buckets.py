@@ -172,10 +172,10 @@ def test_a_plan_is_kept_per_other_arguments_and_output_layout():
             super().__init__()
             self.l = torch.nn.Linear(6, 6)
 
-        def forward(self, x, mask, pooled=False):
+        def forward(self, x, mask, pooled=False, options=None):
             h = self.l(x) * mask[..., None]
             mean = h.sum(1) / mask.sum(1, keepdim=True)
-            return (mean, h) if pooled else (h, mean)
+            return (mean, h) if pooled or (options or {}).get("pooled") else (h, mean)
 
     torch.manual_seed(0)
     model = Pools().eval()
@@ -184,6 +184,9 @@ def test_a_plan_is_kept_per_other_arguments_and_output_layout():
     with torch.no_grad():
         for pooled in (False, True, False, True):
             for got, want in zip(serve(x, mask, pooled=pooled), model(x, mask, pooled=pooled)):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            options = {"pooled": pooled}                # (a flag inside a dict argument)
+            for got, want in zip(serve(x, mask, options=options), model(x, mask, options=options)):
                 torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 

@@ -238,3 +238,13 @@ def test_torch_check_on_a_size_is_a_guard_or_a_clear_error():
     for options in ({}, {"dynamic": True}):
         with pytest.raises(fxla.TraceError, match=r"truth value(.|\n)*test_symbolic_checks(.|\n)*fix:"):
             fxla.compile(_checked, **options)(torch.randn(2, 4))
+
+
+def test_torch_check_on_a_tensor_is_torchs_type_error():
+    def f(x):
+        torch._check(x.sum() > 0)
+        return x * 2
+    with pytest.raises(TypeError, match="cond must be a bool, but got a Tensor"):
+        f(torch.ones(2, 3))
+    with pytest.raises(TypeError, match="cond must be a bool, but got a Tensor"):
+        fxla.compile(f, concrete_shapes=True)(torch.ones(2, 3))

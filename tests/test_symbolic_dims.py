@@ -325,6 +325,8 @@ def test_dim_specs_that_cannot_be_meant_are_errors():
         fxla.compile(_add, dynamic={"x": {1: fxla.Dim("s", max=8)}, "y": {1: fxla.Dim("s", max=16)}})
     with pytest.raises(fxla.FxlaError, match="min, max and multiple_of are ints"):
         fxla.Dim("s", max=10.5)
+    import numpy as np
+    assert fxla.Dim("s", max=np.int64(64)).max == 64 and type(fxla.Dim("s", max=np.int64(64)).max) is int
     fast = fxla.compile(lambda x: x * 2, dynamic={"x": (None, fxla.Dim("s"), None)})
     with pytest.raises(fxla.FxlaError, match="a tuple of 3 entries, but x has 2 dims"):
         fast(torch.randn(2, 4))
