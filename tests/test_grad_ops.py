@@ -23,8 +23,6 @@ KNOWN = {
                                "of the forward",
     "nn.EmbeddingBag_offsets_mean_last": "torch's backward also credits the trailing rows include_last_offset "
                                          "leaves out of the forward",
-    "nn.TransformerEncoder_padding_nested": "with grad enabled eager skips the nested-tensor path (which zeroes "
-                                            "padded rows) that the no_grad forward, and fxla, take",
     "F.kl_div": "eager's gradient with respect to the target is NaN where the target is 0 (xlogy); fxla's is 0",
     "nn.MultiheadAttention_fully_masked_rows_weights": "a query whose every key is masked is NaN on both sides "
                                                         "(a plain softmax); eager adds the mask as -inf and "
