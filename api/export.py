@@ -34,6 +34,7 @@ from fxla.runtime import compile_stablehlo, from_device, resolve_device, to_devi
 from fxla.runtime.artifact import (PROGRAM, ArtifactError, annotate_roles, check_metadata_digest, portable_bytecode,
                                    program_interface, read_artifact, write_artifact)
 from fxla.runtime.buffers import InputError, is_array, torch_dtype
+from fxla.signature import reject_unusable
 from fxla.runtime.executable import forward_xla_options
 from fxla.runtime.sharding import signature_of
 
@@ -297,6 +298,7 @@ class LoadedModule:
 
     def __call__(self, *args):
         leaves, spec = pytree.tree_flatten(self._padded(tuple(args)))
+        reject_unusable(self.__name__, leaves, loaded=True)     # (JAX tracers: inside jax.jit / jax.grad ...)
         if spec != self._input_spec:
             raise InputError(f"{self.__name__}: the inputs have structure {spec}, but the artifact was exported "
                              f"for {self._input_spec}\nfix: call it like the example inputs given to fxla.export")

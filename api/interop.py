@@ -37,7 +37,10 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
                 f"its attributes {[w.name for w in program.written_attributes]}")
         raise InputMutationError(f"{name} changes {what} in place (e.g. `x += 1`); a JAX function "
                                  f"cannot change its arguments or the module's state\n"
-                                 f"fix: compute a new tensor in the model (y = x + 1) and return it")
+                                 f"fix: compute a new tensor in the model (y = x + 1) and return it" + (
+                                     "; for batch norm's running statistics: model.eval(), or "
+                                     "track_running_stats=False" if any("running_" in n for n in
+                                                                        program.mutated_params) else ""))
     # (the weights of now, in buffers of their own: a parameter's buffer may be a view of torch's memory, which
     # the caller changes in place, and a JAX array never changes)
     params = [jax.device_put(p, p.sharding, may_alias=False) for p in entry.params]
@@ -52,7 +55,8 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
     run = _differentiable(call, in_avals[:len(in_avals) - len(params)], params, gradient)
 
     def fxla_function(*inputs):
-        got, got_spec = pytree.tree_flatten(tuple(inputs))
+        got, got_spec = pytree.tree_flatten(_ordered_like(tuple(inputs), tuple(args)))
+        got = [jax.numpy.asarray(v) if isinstance(v, np.ndarray) else v for v in got]   # (as jax.jit takes them)
         if got_spec != spec or [None if is_array(v) else v for v in got] != statics:
             raise InteropError(f"{name}: as_jax_function was built for inputs ({described}) and cannot take a "
                                f"different structure or non-tensor values\nfix: call as_jax_function with new "
@@ -68,6 +72,17 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
 
     fxla_function.__name__ = f"fxla_{name}"
     return fxla_function
+
+
+def _ordered_like(value, example):
+    """``value`` with each dict's keys in the order of ``example``'s (JAX's transformations rebuild a dict with its
+    keys sorted; the program takes the example's leaves in its order)."""
+    if isinstance(value, dict) and isinstance(example, dict) and value.keys() == example.keys():
+        return type(value)((k, _ordered_like(value[k], example[k])) for k in example)
+    if isinstance(value, (tuple, list)) and isinstance(example, (tuple, list)) and len(value) == len(example) \
+            and not hasattr(value, "_fields"):
+        return type(value)(_ordered_like(v, e) for v, e in zip(value, example))
+    return value
 
 
 def _differentiable(call, in_avals, params, gradient):

@@ -82,15 +82,20 @@ def _meta(value):
     return describe_input(value)
 
 
-def reject_unusable(name: str, leaves) -> None:
-    """Raise a clear error for leaves a compiled call cannot take: JAX tracers, meta and sparse tensors, numpy
-    arrays, unhashable non-tensor values (a non-tensor leaf is part of the signature, so it must be hashable)."""
+def reject_unusable(name: str, leaves, loaded: bool = False) -> None:
+    """Raise a clear error for leaves a compiled call (``loaded``: a loaded artifact's) cannot take: JAX tracers,
+    meta and sparse tensors, numpy arrays, unhashable non-tensor values (a non-tensor leaf is part of the
+    signature, so it must be hashable)."""
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, jax.core.Tracer):        # (a jax.Array too, so checked first)
             raise InteropError(f"{name} was called with JAX tracers (inside jax.jit, jax.vmap, jax.grad "
-                               f"or another JAX transformation)\nwhy: a CompiledModule runs its own compiled "
-                               f"program on concrete arrays\nfix: call fast.as_jax_function(*example_inputs) "
-                               f"inside the transformation instead (it embeds the program in JAX's)")
+                               f"or another JAX transformation)\nwhy: a " + (
+                                   "loaded artifact" if loaded else "CompiledModule") + " runs its own compiled "
+                               f"program on concrete arrays\nfix: " + (
+                                   "call it outside the transformation, or compile the model with fxla.compile and "
+                                   "use fast.as_jax_function(*example_inputs) inside it" if loaded else
+                                   "call fast.as_jax_function(*example_inputs) inside the transformation instead "
+                                   "(it embeds the program in JAX's)"))
         if isinstance(leaf, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
             kind = "meta" if leaf.is_meta else f"{leaf.layout} (sparse)"
             raise SignatureError(

@@ -41,7 +41,7 @@ def torch_dtype(array) -> torch.dtype:
     """The torch dtype of a ``jax.Array`` (or numpy array)."""
     try:
         return _TORCH_OF_NUMPY[np.dtype(array.dtype)]
-    except KeyError:
+    except (KeyError, TypeError):           # (TypeError: a dtype numpy has no name for, a typed PRNG key's)
         raise InputError(f"an input of dtype {array.dtype} has no torch equivalent fxla supports\n"
                          f"fix: cast it to one of {sorted(str(d) for d in _TORCH_OF_NUMPY)}") from None
 

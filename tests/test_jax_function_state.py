@@ -100,3 +100,37 @@ def test_a_compiled_function_sees_its_tensors_changed_in_place():
             weight.mul_(scale)
             bias.add_(scale)
         torch.testing.assert_close(fast(x), f(x))
+
+
+def test_inputs_jax_transformations_hand_over():
+    """A dict input with its keys unsorted (JAX rebuilds dicts sorted under jit, grad, vmap) and numpy arrays are
+    taken; a typed PRNG key is a clear InputError."""
+    def f(batch):
+        return (batch["x"] * batch["mask"]).sum()
+
+    example = {"x": jnp.ones(3), "mask": jnp.full(3, 2.0)}
+    g = fxla.compile(f).as_jax_function(example)
+    assert float(g(example)) == 6.0
+    assert float(jax.jit(g)(example)) == 6.0
+    grads = jax.grad(g)(example)
+    np.testing.assert_allclose(grads["x"], np.full(3, 2.0))
+    np.testing.assert_allclose(grads["mask"], np.ones(3))
+    h = fxla.compile(lambda x: x * 2).as_jax_function(jnp.ones((2, 3)))
+    np.testing.assert_allclose(h(np.ones((2, 3), np.float32)), np.full((2, 3), 2.0))
+    with pytest.raises(fxla.FxlaError, match="key<fry> has no torch equivalent"):
+        fxla.compile(lambda x: x * 2)(jax.random.key(0))
+
+
+def test_a_loaded_artifact_under_a_jax_transformation_is_a_clear_error(tmp_path):
+    model = nn.Linear(3, 2)
+    fxla.export(model, (torch.randn(2, 3),), tmp_path / "linear")
+    loaded = fxla.load(tmp_path / "linear")
+    with pytest.raises(fxla.FxlaError, match="a loaded artifact runs its own compiled program(.|\n)*fix: call it "
+                                             "outside the transformation"):
+        jax.jit(loaded)(jnp.ones((2, 3)))
+
+
+def test_batch_norm_in_training_mode_names_its_fix():
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    with pytest.raises(fxla.FxlaError, match="running statistics: model.eval\\(\\), or track_running_stats=False"):
+        fxla.compile(model).as_jax_function(jnp.ones((4, 3)))
