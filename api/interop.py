@@ -53,6 +53,7 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
     # (a JAX function's outputs are JAX pytrees: jax.jit and jax.vmap take a tuple of numbers, not a torch.Size)
     out_spec = retyped(program.output_spec, SizeOutput, tuple)
     run = _differentiable(call, in_avals[:len(in_avals) - len(params)], params, gradient)
+    taken = [(tuple(a.shape), np.dtype(a.dtype)) for a in in_avals[:len(in_avals) - len(params)]]
 
     def fxla_function(*inputs):
         got, got_spec = pytree.tree_flatten(_ordered_like(tuple(inputs), tuple(args)))
@@ -63,6 +64,12 @@ def jax_function(name: str, entry: Entry, args, device, described: str, gradient
                                f"example inputs")
         arrays = [v if not isinstance(v, torch.Tensor) else owned_copy(v, device)   # (a torch tensor: copied
                   for v in got if is_array(v)]     # now, as the caller may change it once the call returns)
+        given = [(tuple(a.shape), np.dtype(a.dtype)) for a in arrays]
+        if given != taken:
+            raise InteropError(f"{name}: as_jax_function was built for inputs ({described}), and got "
+                               f"{', '.join(f'{d}{list(shape)}' for shape, d in given)}\nwhy: the function is one "
+                               f"compiled signature (also for a module compiled with dynamic=: the example's sizes)"
+                               f"\nfix: call as_jax_function again with example inputs of these shapes/dtypes")
         results = run(*arrays)
         if program.value_checks:        # (the check code, read on the host: raises there, fxla.value_checks)
             jax.debug.callback(functools.partial(raise_failed, program.value_checks, name=name),
