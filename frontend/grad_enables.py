@@ -50,7 +50,8 @@ import torch.utils._contextlib
 from . import meta as M
 from .source import is_internal_file, user_frame_location
 
-__all__ = ["recorded", "caller_grad", "assuming", "reads_grad_mode", "history_sources", "REQUIRES_GRAD"]
+__all__ = ["recorded", "caller_grad", "assuming", "reads_grad_mode", "history_sources", "user_path",
+           "REQUIRES_GRAD"]
 
 #: what a watched name ends with where it stands for the ``requires_grad`` of a module's parameters
 #: (``graph.meta[REQUIRES_GRAD_READS]``; fxla.frontend.state_capture.watched_attributes, fxla.modes)
@@ -118,7 +119,7 @@ def recorded(tracer) -> Iterator[None]:
                 getattr(self, "use_nested_tensor", False) and _padding_mask(args, kwargs) is not None:
             if M.GRAD_MODE_READ not in tracer.graph.meta:
                 tracer.graph.meta[M.GRAD_MODE_READ] = M.GradModeRead(caller, user_frame_location(tracer.module_path))
-            path = _user_path(tracer, tracer.path_of_module(self))
+            path = user_path(tracer, tracer.path_of_module(self))
             if path is not None:
                 tracer.graph.meta.setdefault(M.REQUIRES_GRAD_READS, set()).add(path)
         return torch.nn.Module.__call__(self, *args, **kwargs)
@@ -139,7 +140,7 @@ def recorded(tracer) -> Iterator[None]:
 _ENCODER = torch.nn.TransformerEncoder
 
 
-def _user_path(tracer, path):
+def user_path(tracer, path):
     """``path`` (the tracer's) under the user's root: a torch layer traced on its own is the tracer's root's
     :data:`~fxla.frontend.tracer.LEAF_ROOT`."""
     from .tracer import LEAF_ROOT

@@ -104,7 +104,10 @@ class Proxy:
             elif isinstance(getattr(self._meta_or_none(), name, None), _PLAIN):
                 # (a number of a structure argument, a namedtuple's field: the trace's constant, as a call folds it)
                 return self.tracer.create_proxy("call_function", builtins.getattr, (self, name), {})
-        return (_RequiresGrad if name == "requires_grad" else Attribute)(self, name)
+        if name == "requires_grad":
+            flag = _parameter_flag(self)
+            return _RequiresGrad(self, name) if flag is None else flag
+        return Attribute(self, name)
 
     def _meta_or_none(self) -> Any:
         try:
@@ -559,9 +562,31 @@ class Attribute(Proxy):
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
 
 
+def _parameter_flag(p: "Proxy") -> Optional[bool]:
+    """``p.requires_grad`` where ``p`` is a parameter of the traced model (``self.pos_embed.requires_grad``): the
+    flag itself, watched from then on (``graph.meta[REQUIRES_GRAD_READS]``: a change traces again); else None."""
+    node = p.node
+    if node.op != "get_attr":
+        return None
+    owner, _, attr = node.target.rpartition(".")
+    try:
+        module = p.tracer.root.get_submodule(owner)
+    except AttributeError:
+        return None
+    if not isinstance(module._parameters.get(attr), torch.nn.Parameter):
+        return None
+    from .grad_enables import user_path
+    path = user_path(p.tracer, owner)
+    if path is None:
+        return None
+    p.tracer.graph.meta.setdefault(M.REQUIRES_GRAD_READS, set()).add(path)
+    return module._parameters[attr].requires_grad
+
+
 class _RequiresGrad(Attribute):
-    """``x.requires_grad`` of a traced tensor: no value a trace could keep (each call's inputs, parameters and grad
-    mode decide it, and one trace serves calls of every kind), so deciding anything from it is a TraceError."""
+    """``x.requires_grad`` of a traced tensor other than a parameter: no value a trace could keep (each call's
+    inputs, parameters and grad mode decide it, and one trace serves calls of every kind), so deciding anything
+    from it is a TraceError."""
 
     @property
     def node(self) -> Node:

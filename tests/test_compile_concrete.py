@@ -166,3 +166,21 @@ def test_deciding_from_requires_grad_is_a_clear_error(options):
     with pytest.raises(fxla.TraceError, match=r"`.requires_grad` of a traced tensor(.|\n)*test_compile_concrete"
                                               r"(.|\n)*fix: branch on torch.is_grad_enabled\(\)"):
         fxla.compile(Branches(), **options)(torch.randn(2, 4))
+
+
+@pytest.mark.parametrize("options", [{}, {"concrete_shapes": True}], ids=["default", "concrete_shapes"])
+def test_a_parameters_requires_grad_is_read_and_watched(options):
+    """``self.pos.requires_grad`` of a parameter is its flag (timm's CrossViT reads one): a trace per flag."""
+    class Flags(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos, self.l = torch.nn.Parameter(torch.randn(4)), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.l(x) + self.pos if self.pos.requires_grad else self.l(x) - self.pos
+
+    model, x = Flags(), torch.randn(2, 4)
+    fast = fxla.compile(model, **options)
+    for flag in (True, False, True):
+        model.pos.requires_grad_(flag)
+        torch.testing.assert_close(fast(x), model(x))
