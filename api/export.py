@@ -89,6 +89,7 @@ def export(model, example_inputs, path, *, concrete_args=None, concrete_shapes: 
     compiled._modes.watch()                             # (train()/eval() since it was compiled: fxla.modes)
     given = tuple(example_inputs)
     per_signature = compiled._per_shape is not None
+    _check_marked_not_none(compiled, given, dynamic_shapes)
     if per_signature:                                   # the trace of this signature (fxla.per_shape)
         compiled, values = compiled._shaped(given, {})
         values = compiled._binding.bind(values, {})
@@ -213,6 +214,20 @@ def _types(spec: pytree.TreeSpec):
 def _fxla_version() -> str:
     import fxla
     return getattr(fxla, "__version__", "unknown")
+
+
+def _check_marked_not_none(compiled: CompiledModule, given, dynamic_shapes) -> None:
+    """Refuse ``dynamic_shapes`` marking an argument the example inputs give as ``None`` (the artifact then has no
+    such input, and no dim of it to keep symbolic)."""
+    if not isinstance(dynamic_shapes, dict):
+        return
+    bound = compiled._per_shape.bind(given, {}) if compiled._per_shape is not None else \
+        dict(zip(compiled._binding.names, compiled._binding.bind(given, {})))
+    nones = [name for name in dynamic_shapes if name in bound and bound[name] is None]
+    if nones:
+        raise ArtifactError(f"dynamic_shapes= marks {', '.join(nones)}, which the example inputs give as None\nwhy: "
+                            f"the artifact is exported for the example's call, which has no tensor there\nfix: give "
+                            f"a tensor example for {nones[0]}, or drop its entry from dynamic_shapes=")
 
 
 class LoadedModule:

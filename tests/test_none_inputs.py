@@ -210,3 +210,15 @@ def test_lower_and_precompile_bind_defaults_as_a_call_does():
     assert "stablehlo.multiply" in fast.lower(x).stablehlo
     fast.precompile((x,))
     _same(fast(x), x * 3)
+
+
+def test_export_marking_an_argument_given_as_none_is_a_clear_error(tmp_path):
+    class Masked(torch.nn.Module):
+        def forward(self, x, mask=None):
+            return x * 2 if mask is None else x * mask
+
+    with pytest.raises(fxla.FxlaError, match="marks mask, which the example inputs give as None"):
+        fxla.export(Masked(), (torch.randn(2, 4), None), tmp_path / "a", dynamic_shapes={"mask": {1: fxla.Dim("n")}})
+    fxla.export(Masked(), (torch.randn(2, 4), None), tmp_path / "b", dynamic_shapes={"x": {1: fxla.Dim("n")}})
+    x = torch.randn(2, 7)
+    torch.testing.assert_close(fxla.load(tmp_path / "b")(x), x * 2)
