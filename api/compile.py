@@ -774,8 +774,9 @@ def compile(fn=None, *, device=None, concrete_args=None, tracer=None, output="to
     eager: :mod:`fxla.none_inputs`).  With ``dynamic=`` as well, the marked dims stay symbolic in
     each trace (one trace for all their sizes; what the model's Python decides from a size is a guard checked per
     call: docs/shapes.md, "Models that branch on shapes").
-    ``max_signatures``: how many input signatures stay compiled (default 64); a new one beyond that drops the least
-    recently used (its next call compiles again).  ``fast.clear_cache()`` drops them all.
+    ``max_signatures``: how many input signatures stay compiled (default 64) per trace (the variants of calls
+    with ``None`` inputs or under ``no_grad`` -- at most 8 -- each keep their own); a new one beyond that drops the
+    least recently used (its next call compiles again).  ``fast.clear_cache()`` drops them all.
     ``remat``: for calls that record gradients (grad mode on and an input or parameter requiring grad: see
     docs/training.md), save nothing but the inputs and recompute the forward in the backward program (less
     memory, more compute); by default the forward saves the values the backward reads.
