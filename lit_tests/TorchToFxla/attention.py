@@ -71,7 +71,8 @@ def transformer_encoder():
     return nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
 
 
-# nn.TransformerEncoder with a key padding mask, where torch runs on a nested tensor: the layers' output is
+# nn.TransformerEncoder with a key padding mask, where torch runs on a nested tensor (eval, and here its parameters
+# frozen: with grad mode on and a parameter requiring grad torch takes the plain path): the layers' output is
 # zeroed at the padded positions when every row of the mask is left-aligned (a padded position is followed by
 # padded ones only), before the final norm.
 # CHECK-LABEL: case torch.nn.TransformerEncoder (nested padding):
@@ -92,7 +93,7 @@ def transformer_encoder():
       variant="nested padding")
 def transformer_encoder_padding():
     layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
-    return nn.TransformerEncoder(layer, 1, norm=nn.LayerNorm(8))
+    return nn.TransformerEncoder(layer, 1, norm=nn.LayerNorm(8)).requires_grad_(False)
 
 
 # nn.TransformerDecoder: the layers in turn, each attending over the same memory, then the final norm.
