@@ -159,6 +159,7 @@ class ParameterStore:
         self.weights = WeightWatch(functools.partial(_on_change, weakref.ref(self)))
         #: how many times changed weights were uploaded again
         self.generation = 0
+        self._constants: Dict[int, Tuple[torch.Tensor, int]] = {}     # id(a trace's constant) -> (it, number)
         self.lock = threading.RLock()
         self.caches: List[SignatureCache] = []
         self.root = root
@@ -179,9 +180,13 @@ class ParameterStore:
         another trace's constant."""
         if not name.startswith(CONSTANT_PREFIX) or name in self._owned():
             return name, perm
-        value = program.params[name].detach().contiguous().cpu()
+        tensor = program.params[name]
+        # (and the tensor object's: two equal constants of different tensors, a global each traces read, are
+        # watched and uploaded apart; numbered in first-seen order, as every process of a run sees them)
+        ident = self._constants.setdefault(id(tensor), (tensor, len(self._constants)))[1]
+        value = tensor.detach().contiguous().cpu()
         digest = hashlib.sha256(value.reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()[:32]
-        return f"{name}@{value.dtype}{list(value.shape)}:{digest}", perm
+        return f"{name}@{ident}:{value.dtype}{list(value.shape)}:{digest}", perm
 
     def _owned(self) -> frozenset:
         root = self.root if isinstance(self.root, torch.nn.Module) else None
