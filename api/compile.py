@@ -284,10 +284,6 @@ def _none_member(module_ref, nones, grad: bool = True) -> "CompiledModule":
                     module.__name__)
     with grad_enables.assuming(grad):
         gm = _trace(module.original, tracer, {**(concrete_args or {}), **dict.fromkeys(nones)}, remedies)
-    return _none_variant(module, nones, gm)
-
-
-def _none_variant(module: "CompiledModule", nones, gm: GraphModule) -> "CompiledModule":
     structure = module._modes.watch.structure
     if structure is not None and structure.moved():     # (it registered a buffer: the mode's trace holds the old)
         _drop_stale_traces(module)

@@ -182,7 +182,7 @@ def history_sources(graph, root) -> Tuple[FrozenSet[Tuple[str, str]], Any]:
             reach[node] = frozenset({("param", node.target)})
         elif node.op == "output":
             found.update(through(node))
-        elif drops_history(node) or node.target in _DETACHES:
+        elif drops_history(node):                   # (x.detach(), torch.detach(x), x.data)
             reach[node] = frozenset()
         elif node.meta.get(M.GRAD_DISABLED):        # (a view or the tensor itself keeps its history; so does a
             changed = _in_place(node) and node.args   # tensor changed in place)
@@ -212,8 +212,6 @@ _IN_PLACE_OPERATORS = frozenset({operator.setitem, operator.iadd, operator.isub,
                                  operator.ior, operator.ixor, operator.ilshift, operator.irshift})
 
 
-#: targets whose result has no history (``x.detach()``, ``torch.detach(x)``)
-_DETACHES = frozenset({"detach", torch.detach})
 _ENABLE_GRAD = torch.autograd.grad_mode.enable_grad
 _SET_GRAD = torch.autograd.grad_mode.set_grad_enabled
 _CLONE = _SET_GRAD.clone.__code__
